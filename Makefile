@@ -1,0 +1,142 @@
+# efipt — build, test and boot.
+#   make          build/efipt.efi (UEFI application) and build/efipt (host CLI)
+#   make test     every test: unit, CLI, fuzz smoke, QEMU+OVMF integration
+#   make run      boot efipt.efi under QEMU+OVMF and show what it found
+#   make esp      build/esp/ — a ready EFI System Partition directory tree
+#   make usb      build/efipt-esp.img — a FAT image to dd onto a USB stick
+#   make bench    decoder throughput side by side with libipt
+#   make fuzz     run the fuzz targets for FUZZ_SECONDS each (default 600)
+# Missing Debian packages are installed first (mk/deps.sh).
+
+BUILD   ?= build
+CC      ?= gcc
+CLANG   ?= clang
+ifeq ($(origin CC),default)
+CC      := gcc
+endif
+
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+GITREV  := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+DEFS    := -DEFIPT_VERSION='"$(VERSION)"' -DEFIPT_GITREV='"$(GITREV)"'
+
+CORE_SRC := $(wildcard core/*.c)
+ARCH_SRC := $(wildcard arch/x86_64/*.c)
+EFI_SRC  := $(wildcard efi/*.c)
+HOST_SRC := $(filter-out decode/main.c,$(wildcard decode/*.c))
+# Files that only make sense in one world carry a suffix:
+#   *_efi.c  is built only into efipt.efi, *_host.c only into the host build.
+EFI_ARCH_SRC  := $(filter-out %_host.c,$(ARCH_SRC))
+HOST_ARCH_SRC := $(filter-out %_efi.c,$(ARCH_SRC))
+
+# ---- host build -------------------------------------------------------------
+HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) $(DEFS) -I. -D_GNU_SOURCE
+HOST_LIBS   := -lipt -lZydis -ljansson
+
+HOST_OBJ := $(patsubst %.c,$(BUILD)/host/%.o,$(CORE_SRC) $(HOST_ARCH_SRC) $(HOST_SRC))
+
+# ---- core freestanding check --------------------------------------------------
+# core/ must compile with no libc at all: only the compiler's own headers.
+FREE_CFLAGS := -std=gnu11 -O2 $(WARN) -ffreestanding -nostdlib -nostdinc \
+	-isystem $(shell $(CC) -print-file-name=include) -I. -fno-builtin
+FREE_OBJ := $(patsubst %.c,$(BUILD)/free/%.o,$(CORE_SRC))
+
+# ---- EFI build (gnu-efi) ------------------------------------------------------
+EFI_INC    := /usr/include/efi
+EFI_LIBDIR := /usr/lib
+EFI_CRT0   := $(EFI_LIBDIR)/crt0-efi-x86_64.o
+EFI_CFLAGS := -std=gnu11 -O2 -g $(WARN) $(DEFS) -I. -I$(EFI_INC) -I$(EFI_INC)/x86_64 \
+	-ffreestanding -fpic -fshort-wchar -fno-stack-protector -fno-strict-aliasing \
+	-fno-stack-check -mno-red-zone -maccumulate-outgoing-args \
+	-DGNU_EFI_USE_MS_ABI -DEFIPT_EFI
+EFI_LDFLAGS := -nostdlib -znocombreloc -T linker.ld -shared -Bsymbolic --no-undefined \
+	-L$(EFI_LIBDIR)
+EFI_OBJ := $(patsubst %.c,$(BUILD)/efi/%.o,$(CORE_SRC) $(EFI_ARCH_SRC) $(EFI_SRC))
+
+# ---- tests --------------------------------------------------------------------
+TEST_SRC := $(wildcard tests/unit/test_*.c)
+TEST_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+# Test-only helpers (models, synthesizers) shared by several test programs.
+TEST_LIB_SRC := $(wildcard tests/lib/*.c)
+TEST_LIB_OBJ := $(patsubst %.c,$(BUILD)/host/%.o,$(TEST_LIB_SRC))
+
+# Modules may add targets and prerequisites here (bench, fuzz, extra test data).
+BENCH_TARGETS :=
+FUZZ_TARGETS  :=
+TEST_EXTRA    :=
+-include mk/*.mk
+
+DEPS_STAMP := $(BUILD)/.deps-ok
+
+.PHONY: all deps test run esp usb bench fuzz clean check-core check-efi
+all: $(BUILD)/efipt.efi $(BUILD)/efipt
+
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): mk/deps.sh
+	@mkdir -p $(BUILD)
+	sh mk/deps.sh
+	@touch $@
+
+$(BUILD)/host/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/free/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(FREE_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/efi/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(EFI_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libefipt-host.a: $(HOST_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/efipt: $(BUILD)/host/decode/main.o $(BUILD)/libefipt-host.a
+	$(CC) -o $@ $^ $(HOST_LIBS)
+
+$(BUILD)/efipt.so: $(EFI_OBJ) linker.ld
+	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(EFI_OBJ) -o $@ -lefi -lgnuefi \
+		$(shell $(CC) -print-libgcc-file-name)
+
+$(BUILD)/efipt.efi: $(BUILD)/efipt.so
+	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
+		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
+
+# core/ has no libc: every core file builds freestanding and includes nothing
+# beyond stdint.h, stddef.h, stdbool.h and other core headers.
+check-core: $(FREE_OBJ)
+	@sh mk/check-core.sh
+
+# efipt.efi must resolve every symbol at link time (firmware has no loader).
+check-efi: $(BUILD)/efipt.so
+	@u=$$(nm -u $< | grep -v '^ *w ' || true); \
+	if [ -n "$$u" ]; then echo "undefined symbols in efipt.efi:"; echo "$$u"; exit 1; fi
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libefipt-host.a $(TEST_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(TEST_LIB_OBJ) $(BUILD)/libefipt-host.a $(HOST_LIBS)
+
+test: all $(TEST_BIN) $(TEST_EXTRA) check-core check-efi
+	@sh tests/run.sh
+
+run: all
+	sh ovmf/run.sh
+
+esp: all
+	sh ovmf/mkesp.sh --dir $(BUILD)/esp
+
+usb: all
+	sh ovmf/mkesp.sh --image $(BUILD)/efipt-esp.img
+
+bench: all $(BENCH_TARGETS)
+
+FUZZ_SECONDS ?= 600
+fuzz: $(FUZZ_TARGETS)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

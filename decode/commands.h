@@ -1,0 +1,9 @@
+/* Host CLI subcommands: each lives in decode/cmd_<name>.c. */
+#ifndef EFIPT_DECODE_COMMANDS_H
+#define EFIPT_DECODE_COMMANDS_H
+
+/* argv[0] is the subcommand name. Return the process exit status. */
+int cmd_caps(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+
+#endif

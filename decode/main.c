@@ -1,0 +1,48 @@
+/* efipt — host CLI: dispatch to one subcommand per decode/cmd_<name>.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "decode/commands.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "caps", cmd_caps, "Intel PT capability report from a CPUID dump" },
+	{ "info", cmd_info, "validate and show an efipt run directory" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: efipt COMMAND [OPTIONS] ...\n\n"
+		   "Offline tools for Intel Processor Trace captured by efipt.efi.\n\n"
+		   "commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nRun 'efipt COMMAND --help' for a command's options.\n"
+		   "efipt %s (%s)\n", EFIPT_VERSION, EFIPT_GITREV);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("efipt %s (%s)\n", EFIPT_VERSION, EFIPT_GITREV);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "efipt: unknown command '%s' (see 'efipt --help')\n", argv[1]);
+	return 2;
+}
