@@ -46,7 +46,7 @@ FREE_OBJ := $(patsubst %.c,$(BUILD)/free/%.o,$(CORE_SRC))
 EFI_INC    := /usr/include/efi
 EFI_LIBDIR := /usr/lib
 EFI_CRT0   := $(EFI_LIBDIR)/crt0-efi-x86_64.o
-EFI_CFLAGS := -std=gnu11 -O2 -g $(WARN) $(DEFS) -I. -I$(EFI_INC) -I$(EFI_INC)/x86_64 \
+EFI_CFLAGS := -std=gnu11 -O2 -g $(WARN) $(DEFS) -I. -isystem $(EFI_INC) -isystem $(EFI_INC)/x86_64 \
 	-ffreestanding -fpic -fshort-wchar -fno-stack-protector -fno-strict-aliasing \
 	-fno-stack-check -mno-red-zone -maccumulate-outgoing-args \
 	-DGNU_EFI_USE_MS_ABI -DEFIPT_EFI

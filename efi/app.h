@@ -1,0 +1,34 @@
+/* State of one efipt.efi invocation, shared by the firmware commands. */
+#ifndef EFIPT_EFI_APP_H
+#define EFIPT_EFI_APP_H
+
+#include <efi.h>
+
+#include "core/cpuid_set.h"
+#include "core/pt_caps.h"
+#include "efi/fs.h"
+#include "efi/run.h"
+
+#define APP_MAX_ARGS 64
+
+struct app {
+	EFI_HANDLE image_handle;
+	EFI_LOADED_IMAGE *image;
+	struct esp esp;
+	struct run run;
+	bool have_run;
+	/* the command's own arguments: argv[0] is the command name */
+	int argc;
+	char *argv[APP_MAX_ARGS + 1];
+	char cmdline[1024];     /* as received, for the manifest */
+	const char *args_source; /* "load options", "efipt.args", "none" */
+	struct cpuid_set cpuid;
+	struct ptcaps caps;
+};
+
+/* Read CPUID into app->cpuid/app->caps, write cpuid.txt to the run dir. */
+void app_detect_cpu(struct app *app);
+
+EFI_STATUS efi_cmd_caps(struct app *app);
+
+#endif

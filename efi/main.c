@@ -1,0 +1,266 @@
+/*
+ * efipt.efi — entry point. Reads the command line (UEFI Shell load options,
+ * or efipt.args beside the image when booted without arguments), handles the
+ * global options, runs one command, records the run directory, and powers
+ * off or resets when asked.
+ */
+#include <efi.h>
+#include <efilib.h>
+
+#if __STDC_HOSTED__
+#error "efipt.efi is built freestanding"
+#endif
+
+#include "core/cmdline.h"
+#include "core/mem.h"
+#include "efi/app.h"
+#include "efi/console.h"
+
+static struct app the_app; /* large (CPUID set, run state): not on the stack */
+
+static const char usage_text[] =
+	"usage: efipt.efi [GLOBAL OPTIONS] [COMMAND [OPTIONS]]\n"
+	"\n"
+	"Intel Processor Trace for firmware and boot code, on bare metal.\n"
+	"\n"
+	"commands:\n"
+	"  caps        report Intel PT capabilities of this CPU (default command)\n"
+	"\n"
+	"global options:\n"
+	"  --help      show this text and do nothing else\n"
+	"  --version   show the version\n"
+	"  --shutdown  power the machine off when done (unattended rigs)\n"
+	"  --reboot    reset the machine when done\n"
+	"  --debugcon  also print to I/O port 0xE9 (QEMU debugcon; off on hardware)\n"
+	"  --no-run-dir  do not write a run directory to the ESP\n"
+	"\n"
+	"Arguments come from the UEFI Shell command line. Booted without arguments\n"
+	"(e.g. as \\EFI\\BOOT\\BOOTX64.EFI), efipt.efi reads them from the text file\n"
+	"efipt.args in its own directory. Each run writes \\efipt\\<run-id>\\ on the\n"
+	"volume it was loaded from (manifest.json, cpuid.txt, ...): decode it on a\n"
+	"host with 'efipt info DIR'.\n";
+
+/* Load options hold the shell's command line as UCS-2; boot entries may put
+ * arbitrary bytes there, so only printable UCS-2 text is taken as arguments. */
+static bool load_options_text(EFI_LOADED_IMAGE *img, char *out, UINTN cap)
+{
+	out[0] = 0;
+	if (!img->LoadOptions || img->LoadOptionsSize < 2)
+		return false;
+	const CHAR16 *w = img->LoadOptions;
+	UINTN n = img->LoadOptionsSize / sizeof(CHAR16);
+	UINTN o = 0;
+	for (UINTN i = 0; i < n && w[i]; i++) {
+		if (w[i] > 0x7e || (w[i] < 0x20 && w[i] != '\t'))
+			return false;
+		if (o + 1 >= cap)
+			return false;
+		out[o++] = (char)w[i];
+	}
+	out[o] = 0;
+	return o > 0;
+}
+
+static EFI_STATUS read_args_file(struct app *app, char *out, UINTN cap)
+{
+	CHAR16 path[320];
+	UINTN n = 0;
+	for (const CHAR16 *d = app->esp.image_dir; *d && n < 280; d++)
+		path[n++] = *d;
+	if (n && path[n - 1] != L'\\')
+		path[n++] = L'\\';
+	path[n] = 0;
+	StrCat(path, L"efipt.args");
+	char *data;
+	UINTN len;
+	EFI_STATUS st = esp_read_file(&app->esp, path, cap - 1, &data, &len);
+	if (EFI_ERROR(st))
+		return st;
+	UINTN o = 0;
+	for (UINTN i = 0; i < len && o + 1 < cap; i++) /* control bytes become blanks */
+		out[o++] = ((unsigned char)data[i] < 0x20 && data[i] != '\n') ? ' ' : data[i];
+	out[o] = 0;
+	FreePool(data);
+	return EFI_SUCCESS;
+}
+
+struct globals {
+	bool help, version, shutdown, reboot, no_run_dir;
+};
+
+/* Take global options out of argv (up to a "--"); report the first unknown one. */
+static EFI_STATUS parse_globals(struct app *app, int argc, char **argv, struct globals *g)
+{
+	int out = 0;
+	bool after_dashdash = false;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (after_dashdash) {
+			argv[out++] = argv[i];
+			continue;
+		}
+		if (!efipt_strcmp(a, "--")) {
+			after_dashdash = true;
+			argv[out++] = argv[i];
+		} else if (!efipt_strcmp(a, "--help") || !efipt_strcmp(a, "-h")) {
+			g->help = true;
+		} else if (!efipt_strcmp(a, "--version")) {
+			g->version = true;
+		} else if (!efipt_strcmp(a, "--shutdown")) {
+			g->shutdown = true;
+		} else if (!efipt_strcmp(a, "--reboot")) {
+			g->reboot = true;
+		} else if (!efipt_strcmp(a, "--debugcon")) {
+			con_set_debugcon(true);
+		} else if (!efipt_strcmp(a, "--no-run-dir")) {
+			g->no_run_dir = true;
+		} else {
+			argv[out++] = argv[i];
+		}
+	}
+	app->argc = out;
+	argv[out] = 0;
+	if (g->shutdown && g->reboot) {
+		con_puts("efipt: --shutdown and --reboot exclude each other\n");
+		return EFI_INVALID_PARAMETER;
+	}
+	return EFI_SUCCESS;
+}
+
+typedef EFI_STATUS (*command_fn)(struct app *app);
+
+static const struct {
+	const char *name;
+	command_fn run;
+} commands[] = {
+	{ "caps", efi_cmd_caps },
+};
+
+static command_fn find_command(const char *name)
+{
+	for (unsigned i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!efipt_strcmp(name, commands[i].name))
+			return commands[i].run;
+	return NULL;
+}
+
+static void finish(const struct globals *g, EFI_STATUS st)
+{
+	con_printf("efipt: exit %s\n", efi_status_name(st));
+	if (g->shutdown || g->reboot) {
+		con_printf("efipt: %s\n", g->shutdown ? "powering off" : "resetting");
+		uefi_call_wrapper(RT->ResetSystem, 4, g->shutdown ? EfiResetShutdown : EfiResetCold,
+				  st, 0, NULL);
+	}
+}
+
+static EFI_STATUS run_app(struct app *app, struct globals *g)
+{
+	EFI_GUID lip = LOADED_IMAGE_PROTOCOL;
+	EFI_STATUS st = uefi_call_wrapper(BS->HandleProtocol, 3, app->image_handle, &lip,
+					  (void **)&app->image);
+	if (EFI_ERROR(st)) {
+		con_printf("efipt: cannot get the loaded image protocol: %s\n", efi_status_name(st));
+		return st;
+	}
+	EFI_STATUS esp_st = esp_open(&app->esp, app->image);
+
+	char *text = app->cmdline;
+	app->args_source = "none";
+	if (load_options_text(app->image, text, sizeof(app->cmdline))) {
+		app->args_source = "load options";
+	} else if (!EFI_ERROR(esp_st) &&
+		   !EFI_ERROR(read_args_file(app, text, sizeof(app->cmdline)))) {
+		app->args_source = "efipt.args";
+	}
+	/* trim trailing blanks (an args file ends in a newline) */
+	for (UINTN n = efipt_strlen(text); n && (text[n - 1] == '\n' || text[n - 1] == ' ' ||
+						 text[n - 1] == '\r' || text[n - 1] == '\t');)
+		text[--n] = 0;
+	char split[sizeof(app->cmdline)];
+	efipt_memcpy(split, text, sizeof(split));
+	int argc = cmdline_split(split, app->argv, APP_MAX_ARGS);
+	if (argc < 0) {
+		con_printf("efipt: bad command line (%s): %s\n", app->args_source,
+			   argc == CMDLINE_TOO_MANY ? "more than 64 arguments" : "unclosed quote");
+		return EFI_INVALID_PARAMETER;
+	}
+	char **argv = app->argv;
+	/* the shell passes the image's own name first */
+	if (argc && cmdline_is_image_name(argv[0])) {
+		argv++;
+		argc--;
+	}
+	st = parse_globals(app, argc, argv, g);
+	if (app->argv != argv) /* keep app->argv[0] as the command name */
+		for (int i = 0; i <= app->argc; i++)
+			app->argv[i] = argv[i];
+	if (EFI_ERROR(st))
+		return st;
+
+	if (g->help) {
+		con_puts(usage_text);
+		return EFI_SUCCESS;
+	}
+	if (g->version) {
+		con_printf("efipt.efi %s (%s)\n", EFIPT_VERSION, EFIPT_GITREV);
+		return EFI_SUCCESS;
+	}
+	static char *default_argv[] = { "caps", 0 };
+	if (app->argc == 0) {
+		app->argc = 1;
+		app->argv[0] = default_argv[0];
+		app->argv[1] = 0;
+	}
+	const char *name = app->argv[0];
+	command_fn cmd = find_command(name);
+	if (!cmd) {
+		if (name[0] == '-')
+			con_printf("efipt: unknown option '%s' (see efipt.efi --help)\n", name);
+		else
+			con_printf("efipt: unknown command '%s' (see efipt.efi --help)\n", name);
+		return EFI_INVALID_PARAMETER;
+	}
+	con_printf("efipt.efi %s: %s (arguments from %s)\n", EFIPT_VERSION, name,
+		   app->args_source);
+
+	if (!g->no_run_dir) {
+		if (EFI_ERROR(esp_st)) {
+			con_printf("efipt: cannot open the volume efipt.efi was loaded from (%s): "
+				   "no run directory will be written\n",
+				   efi_status_name(esp_st));
+		} else {
+			EFI_STATUS rs = run_create(&app->run, &app->esp, name, app->cmdline);
+			if (EFI_ERROR(rs))
+				con_printf("efipt: cannot create a run directory under \\efipt: %s\n",
+					   efi_status_name(rs));
+			else
+				app->have_run = true;
+		}
+	}
+	st = cmd(app);
+	if (app->have_run) {
+		if (st == EFI_INVALID_PARAMETER && !efipt_strcmp(app->run.result, "failed"))
+			run_set_result(&app->run, "failed", st, "invalid arguments");
+		EFI_STATUS ms = run_write_manifest(&app->run);
+		if (EFI_ERROR(ms))
+			con_printf("efipt: writing the manifest failed: %s\n", efi_status_name(ms));
+		else
+			con_printf("efipt: run directory \\efipt\\%s written\n", app->run.id);
+	}
+	return st;
+}
+
+EFI_STATUS efi_main(EFI_HANDLE image_handle, EFI_SYSTEM_TABLE *systab);
+EFI_STATUS efi_main(EFI_HANDLE image_handle, EFI_SYSTEM_TABLE *systab)
+{
+	InitializeLib(image_handle, systab);
+	struct app *app = &the_app;
+	efipt_memset(app, 0, sizeof(*app));
+	app->image_handle = image_handle;
+	struct globals g = { 0 };
+	EFI_STATUS st = run_app(app, &g);
+	esp_close(&app->esp);
+	finish(&g, st);
+	return st;
+}

@@ -1,0 +1,135 @@
+/* Run directory and manifest; see run.h and docs/format.md. */
+#include <efi.h>
+#include <efilib.h>
+
+#include "core/mem.h"
+#include "efi/console.h"
+#include "efi/run.h"
+
+static void utf16_path(CHAR16 *out, UINTN cap, const char *a, const char *b)
+{
+	char tmp[128];
+	struct strbuf sb;
+	sb_init(&sb, tmp, sizeof(tmp));
+	sb_puts(&sb, a);
+	sb_puts(&sb, b);
+	ascii_to_ucs2(out, cap, tmp);
+}
+
+EFI_STATUS run_create(struct run *run, struct esp *esp, const char *command,
+		      const char *cmdline)
+{
+	efipt_memset(run, 0, sizeof(*run));
+	run->esp = esp;
+	run->command = command;
+	run->cmdline = cmdline;
+	run->result = "failed";
+	run->status = EFI_ABORTED;
+	efipt_memcpy(run->message, "run did not finish", 19);
+	sb_init(&run->extra_sb, run->extra, sizeof(run->extra));
+
+	EFI_TIME t;
+	char stamp[24];
+	struct strbuf sb;
+	sb_init(&sb, stamp, sizeof(stamp));
+	if (!EFI_ERROR(uefi_call_wrapper(RT->GetTime, 2, &t, NULL))) {
+		sb_printf(&sb, "%04u%02u%02u-%02u%02u%02u", t.Year, t.Month, t.Day, t.Hour,
+			  t.Minute, t.Second);
+		struct strbuf st;
+		sb_init(&st, run->started, sizeof(run->started));
+		sb_printf(&st, "%04u-%02u-%02uT%02u:%02u:%02u", t.Year, t.Month, t.Day, t.Hour,
+			  t.Minute, t.Second);
+	} else {
+		sb_puts(&sb, "00000000-000000");
+		efipt_memcpy(run->started, "unknown", 8);
+	}
+
+	EFI_STATUS st = esp_mkdir(esp, L"\\efipt");
+	if (EFI_ERROR(st))
+		return st;
+	/* same second twice (or no RTC): add a counter, still sorting correctly */
+	for (unsigned n = 0; n < 1000; n++) {
+		struct strbuf idb;
+		sb_init(&idb, run->id, sizeof(run->id));
+		sb_printf(&idb, "%s-%03u", stamp, n);
+		utf16_path(run->dir, sizeof(run->dir) / sizeof(CHAR16), "\\efipt\\", run->id);
+		if (!esp_exists(esp, run->dir))
+			return esp_mkdir(esp, run->dir);
+	}
+	return EFI_ACCESS_DENIED;
+}
+
+EFI_STATUS run_write_file(struct run *run, const char *name, const void *data, UINTN len)
+{
+	CHAR16 wname[48];
+	ascii_to_ucs2(wname, 48, name);
+	EFI_STATUS st = esp_write_atomic(run->esp, run->dir, wname, data, len);
+	if (run->nfiles < RUN_MAX_FILES) {
+		struct run_file *f = &run->files[run->nfiles++];
+		struct strbuf sb;
+		sb_init(&sb, f->name, sizeof(f->name));
+		sb_puts(&sb, name);
+		f->size = len;
+		f->status = st;
+	}
+	if (EFI_ERROR(st))
+		con_printf("efipt: writing \\efipt\\%s\\%s failed: %s\n", run->id, name,
+			   efi_status_name(st));
+	return st;
+}
+
+void run_set_result(struct run *run, const char *result, EFI_STATUS st, const char *message)
+{
+	run->result = result;
+	run->status = st;
+	struct strbuf sb;
+	sb_init(&sb, run->message, sizeof(run->message));
+	sb_puts(&sb, message);
+}
+
+EFI_STATUS run_write_manifest(struct run *run)
+{
+	UINTN cap = 64 * 1024;
+	char *buf = AllocatePool(cap);
+	if (!buf)
+		return EFI_OUT_OF_RESOURCES;
+	struct strbuf sb;
+	sb_init(&sb, buf, cap);
+	sb_puts(&sb, "{\n  \"format\": \"efipt-run\",\n  \"format_version\": 1,\n");
+	sb_printf(&sb, "  \"efipt_version\": \"%s\",\n  \"efipt_gitrev\": \"%s\",\n",
+		  EFIPT_VERSION, EFIPT_GITREV);
+	sb_printf(&sb, "  \"run_id\": \"%s\",\n  \"started\": \"%s\",\n", run->id, run->started);
+	sb_printf(&sb, "  \"command\": \"%s\",\n  \"command_line\": \"", run->command);
+	sb_json_escape(&sb, run->cmdline);
+	char fw[64];
+	ucs2_to_ascii(fw, sizeof(fw), ST->FirmwareVendor ? ST->FirmwareVendor : L"");
+	sb_puts(&sb, "\",\n  \"firmware\": {\"vendor\": \"");
+	sb_json_escape(&sb, fw);
+	sb_printf(&sb, "\", \"revision\": \"0x%08x\", \"uefi\": \"%u.%u\"},\n",
+		  ST->FirmwareRevision, ST->Hdr.Revision >> 16, (ST->Hdr.Revision & 0xffff) / 10);
+	if (run->caps) {
+		sb_puts(&sb, "  \"cpu\": ");
+		ptcaps_json(run->caps, &sb);
+		sb_puts(&sb, ",\n");
+	}
+	if (run->extra_sb.len)
+		sb_printf(&sb, "  %s,\n", run->extra);
+	sb_puts(&sb, "  \"files\": [");
+	for (unsigned i = 0; i < run->nfiles; i++) {
+		struct run_file *f = &run->files[i];
+		sb_printf(&sb, "%s\n    {\"name\": \"", i ? "," : "");
+		sb_json_escape(&sb, f->name);
+		sb_printf(&sb, "\", \"size\": %llu, \"status\": \"%s\"}", (unsigned long long)f->size,
+			  EFI_ERROR(f->status) ? efi_status_name(f->status) : "written");
+	}
+	sb_printf(&sb, "%s],\n", run->nfiles ? "\n  " : "");
+	sb_printf(&sb, "  \"status\": {\"result\": \"%s\", \"efi_status\": \"%s\", \"message\": \"",
+		  run->result, efi_status_name(run->status));
+	sb_json_escape(&sb, run->message);
+	sb_puts(&sb, "\"}\n}\n");
+	EFI_STATUS st = EFI_BUFFER_TOO_SMALL;
+	if (!sb.truncated)
+		st = esp_write_atomic(run->esp, run->dir, L"manifest.json", buf, sb.len);
+	FreePool(buf);
+	return st;
+}

@@ -1,0 +1,53 @@
+/*
+ * The run directory \efipt\<run-id>\ on the ESP: every file the run writes,
+ * and manifest.json last, which says what was written and how the run ended
+ * (docs/format.md).
+ */
+#ifndef EFIPT_EFI_RUN_H
+#define EFIPT_EFI_RUN_H
+
+#include <efi.h>
+
+#include "core/pt_caps.h"
+#include "core/strbuf.h"
+#include "efi/fs.h"
+
+#define RUN_MAX_FILES 64
+
+struct run_file {
+	char name[48];
+	UINT64 size;
+	EFI_STATUS status;
+};
+
+struct run {
+	struct esp *esp;
+	char id[32];
+	CHAR16 dir[64];
+	char started[32];       /* ISO 8601 from the RTC, or "unknown" */
+	const char *command;
+	const char *cmdline;
+	const struct ptcaps *caps; /* NULL until the command detected the CPU */
+	char extra[8192];       /* further manifest members, "key":value,... */
+	struct strbuf extra_sb;
+	unsigned nfiles;
+	struct run_file files[RUN_MAX_FILES];
+	const char *result;     /* "ok", "unsupported", "failed" */
+	EFI_STATUS status;
+	char message[512];
+};
+
+/* Pick a fresh, sortable run-id from the RTC and create the directory. */
+EFI_STATUS run_create(struct run *run, struct esp *esp, const char *command,
+		      const char *cmdline);
+
+/* Write one file into the run directory (atomically) and record it. */
+EFI_STATUS run_write_file(struct run *run, const char *name, const void *data, UINTN len);
+
+/* Record the outcome: result word, status, one-line message. */
+void run_set_result(struct run *run, const char *result, EFI_STATUS st, const char *message);
+
+/* Write manifest.json. Returns the write status. */
+EFI_STATUS run_write_manifest(struct run *run);
+
+#endif

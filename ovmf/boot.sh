@@ -1,0 +1,34 @@
+#!/bin/sh
+# Boot an ESP image under QEMU+OVMF (TCG), always under a timeout.
+#
+#   ovmf/boot.sh IMAGE OUTDIR [TIMEOUT_SECONDS]
+#
+# OUTDIR/debugcon.log  what efipt.efi printed (I/O port 0xE9, clean text;
+#                      efipt.efi writes there when given --debugcon)
+# OUTDIR/serial.log    the firmware's serial console (with ANSI escapes)
+# OUTDIR/qemu.status   QEMU's exit status; 124 means the timeout struck
+# OUTDIR/efipt/        the run directories copied back out of the image
+# Exit status: 0 if QEMU ended by itself, 124 on timeout, else QEMU's status.
+set -u
+image=$1 out=$2 limit=${3:-60}
+code=/usr/share/OVMF/OVMF_CODE_4M.fd
+vars=/usr/share/OVMF/OVMF_VARS_4M.fd
+[ -f "$code" ] || { echo "boot.sh: $code missing (Debian package ovmf)" >&2; exit 2; }
+mkdir -p "$out"
+rm -rf "$out/efipt" "$out/debugcon.log" "$out/serial.log"
+cp "$vars" "$out/vars.fd"
+timeout --kill-after=5 "$limit" qemu-system-x86_64 \
+	-machine q35 -m 512 -smp 1 -accel tcg -cpu "${QEMU_CPU:-max}" \
+	-drive if=pflash,format=raw,unit=0,readonly=on,file="$code" \
+	-drive if=pflash,format=raw,unit=1,file="$out/vars.fd" \
+	-drive format=raw,file="$image" \
+	-debugcon file:"$out/debugcon.log" -global isa-debugcon.iobase=0xe9 \
+	-serial file:"$out/serial.log" \
+	-display none -nodefaults -no-reboot -net none \
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+	</dev/null >"$out/qemu.log" 2>&1
+rc=$?
+echo "$rc" >"$out/qemu.status"
+export MTOOLS_SKIP_CHECK=1
+mcopy -s -n -i "$image" ::/efipt "$out/" 2>/dev/null || true
+exit "$rc"

@@ -1,0 +1,61 @@
+#!/bin/sh
+# Build an EFI System Partition holding efipt.efi, as a directory tree or a
+# FAT image, without root, loop devices or mounting (mkfs.vfat + mtools).
+#
+#   ovmf/mkesp.sh --image FILE [--size MiB] [--args "ARGS"] [--add SRC:ESP/PATH]...
+#   ovmf/mkesp.sh --dir DIR    [--args "ARGS"] [--add SRC:ESP/PATH]...
+#
+# efipt.efi goes to \EFI\BOOT\BOOTX64.EFI (firmware boots it from removable
+# media with no set-up) and to \efipt.efi (for the UEFI Shell). --args writes
+# \EFI\BOOT\efipt.args, the command line used when booted without arguments.
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+efi=${EFIPT_EFI:-$here/build/efipt.efi}
+image="" dir="" size=64 args="" adds=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--image) image=$2; shift 2 ;;
+	--dir) dir=$2; shift 2 ;;
+	--size) size=$2; shift 2 ;;
+	--args) args=$2; shift 2 ;;
+	--add) adds="$adds
+$2"; shift 2 ;;
+	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "mkesp.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+[ -f "$efi" ] || { echo "mkesp.sh: $efi not built (run make)" >&2; exit 1; }
+[ -n "$image$dir" ] || { echo "mkesp.sh: need --image FILE or --dir DIR" >&2; exit 2; }
+
+if [ -n "$dir" ]; then
+	mkdir -p "$dir/EFI/BOOT"
+	cp "$efi" "$dir/EFI/BOOT/BOOTX64.EFI"
+	cp "$efi" "$dir/efipt.efi"
+	[ -z "$args" ] || printf '%s\n' "$args" >"$dir/EFI/BOOT/efipt.args"
+	printf '%s\n' "$adds" | while IFS=: read -r src dst; do
+		[ -n "$src" ] || continue
+		mkdir -p "$dir/$(dirname "$dst")"
+		cp "$src" "$dir/$dst"
+	done
+	echo "ESP tree in $dir: copy its contents to a FAT32-formatted USB stick."
+	exit 0
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+rm -f "$image"
+mkfs.vfat -C -n EFIPT -F 32 "$image" $((size * 1024)) >/dev/null
+export MTOOLS_SKIP_CHECK=1
+mmd -i "$image" ::/EFI ::/EFI/BOOT
+mcopy -i "$image" "$efi" ::/EFI/BOOT/BOOTX64.EFI
+mcopy -i "$image" "$efi" ::/efipt.efi
+if [ -n "$args" ]; then
+	printf '%s\n' "$args" >"$tmp/efipt.args"
+	mcopy -i "$image" "$tmp/efipt.args" ::/EFI/BOOT/efipt.args
+fi
+printf '%s\n' "$adds" | while IFS=: read -r src dst; do
+	[ -n "$src" ] || continue
+	d=$(dirname "$dst")
+	[ "$d" = "." ] || mmd -i "$image" -D s "::/$d" 2>/dev/null || true
+	mcopy -o -i "$image" "$src" "::/$dst"
+done
