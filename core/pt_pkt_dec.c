@@ -1,0 +1,698 @@
+/*
+ * Intel PT packet decoder (SDM Vol. 3C 33.4.2).
+ *
+ * The first byte selects a packet class through one 256-entry table; the
+ * second byte does the same for the extended (0x02) opcodes. Each packet has
+ * one small decode_<packet>() that checks the bytes it needs are there before
+ * reading them and returns the packet size.
+ *
+ * First byte (bit 7 .. bit 0):
+ *   0000 0000  PAD             xxxx xxx0  short TNT (stop bit + 1..6 bits)
+ *   0000 0010  extended        xxxx xx11  CYC
+ *   iii0 0001  TIP.PGD         iii0 1101  TIP
+ *   iii1 0001  TIP.PGE         iii1 1101  FUP
+ *   0001 1001  TSC             0101 1001  MTC        1001 1001  MODE
+ * Inside a packet block, xxxx x100 is a BIP header (33.4.1.1).
+ */
+#include "core/pt_pkt.h"
+#include "core/mem.h"
+
+/* First-byte classes. */
+enum {
+	C_BAD = 0, C_PAD, C_TNT, C_EXT, C_CYC, C_TIP, C_PGE, C_PGD, C_FUP,
+	C_TSC, C_MTC, C_MODE,
+};
+
+/* Extended opcodes: byte 1 after 0x02. */
+enum {
+	X_BAD = 0, X_PSB, X_PSBEND, X_LTNT, X_PIP, X_CBR, X_TMA, X_STOP, X_OVF,
+	X_MNT, X_VMCS, X_PTW, X_EXSTOP, X_MWAIT, X_PWRE, X_PWRX, X_BBP, X_BEP,
+	X_CFE, X_EVD,
+};
+
+#define R4(x) x, x, x, x
+#define R8(x) R4(x), R4(x)
+#define R16(x) R8(x), R8(x)
+
+/*
+ * Class of every first byte, 16 per row (low nibble 0..f). Even bytes are
+ * TNT except 0x00 (PAD) and 0x02 (extended); odd bytes with bits 1:0 = 11
+ * are CYC; the rest is decided by bits 4:0 (IP packets) or the whole byte.
+ */
+#define ROW(ip1, ipd, hi9)                                                    \
+	C_TNT, ip1, C_TNT, C_CYC, C_TNT, C_BAD, C_TNT, C_CYC,                  \
+	C_TNT, hi9, C_TNT, C_CYC, C_TNT, ipd, C_TNT, C_CYC
+static const uint8_t cls1[256] = {
+	/* 0x00: PAD and ext; 0x01 TIP.PGD, 0x0d TIP */
+	C_PAD, C_PGD, C_EXT, C_CYC, C_TNT, C_BAD, C_TNT, C_CYC,
+	C_TNT, C_BAD, C_TNT, C_CYC, C_TNT, C_TIP, C_TNT, C_CYC,
+	/* 0x10: 0x11 TIP.PGE, 0x19 TSC, 0x1d FUP */
+	C_TNT, C_PGE, C_TNT, C_CYC, C_TNT, C_BAD, C_TNT, C_CYC,
+	C_TNT, C_TSC, C_TNT, C_CYC, C_TNT, C_FUP, C_TNT, C_CYC,
+	ROW(C_PGD, C_TIP, C_BAD), ROW(C_PGE, C_FUP, C_BAD),   /* 0x20, 0x30 */
+	ROW(C_PGD, C_TIP, C_BAD), ROW(C_PGE, C_FUP, C_MTC),   /* 0x40, 0x50 */
+	ROW(C_PGD, C_TIP, C_BAD), ROW(C_PGE, C_FUP, C_BAD),   /* 0x60, 0x70 */
+	ROW(C_PGD, C_TIP, C_BAD), ROW(C_PGE, C_FUP, C_MODE),  /* 0x80, 0x90 */
+	ROW(C_PGD, C_TIP, C_BAD), ROW(C_PGE, C_FUP, C_BAD),   /* 0xa0, 0xb0 */
+	ROW(C_PGD, C_TIP, C_BAD), ROW(C_PGE, C_FUP, C_BAD),   /* 0xc0, 0xd0 */
+	ROW(C_PGD, C_TIP, C_BAD), ROW(C_PGE, C_FUP, C_BAD),   /* 0xe0, 0xf0 */
+};
+#undef ROW
+
+/* Class of byte 1 of an extended packet. */
+static const uint8_t cls2[256] = {
+	[0x03] = X_CBR,    [0x23] = X_PSBEND, [0x43] = X_PIP,  [0x73] = X_TMA,
+	[0x83] = X_STOP,   [0xa3] = X_LTNT,   [0xf3] = X_OVF,  [0x82] = X_PSB,
+	[0xc3] = X_MNT,    [0xc8] = X_VMCS,
+	/* PTW: IP | PayloadBytes(2) | 1 0010 (33.4.2.21) */
+	[0x12] = X_PTW, [0x32] = X_PTW, [0x52] = X_PTW, [0x72] = X_PTW,
+	[0x92] = X_PTW, [0xb2] = X_PTW, [0xd2] = X_PTW, [0xf2] = X_PTW,
+	[0x62] = X_EXSTOP, [0xe2] = X_EXSTOP, [0xc2] = X_MWAIT,
+	[0x22] = X_PWRE,   [0xa2] = X_PWRX,   [0x63] = X_BBP,
+	[0x33] = X_BEP,    [0xb3] = X_BEP,    [0x13] = X_CFE,  [0x53] = X_EVD,
+};
+
+/* IP payload bytes by IPBytes (Table 33-18); -1: reserved (101b, 111b). */
+static const int8_t ipc_len[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
+
+int ptpkt_ipc_bytes(unsigned ipc)
+{
+	return ipc < 8 ? ipc_len[ipc] : -1;
+}
+
+/* Size check for a fixed-size packet: truncated, not bad, when cut. */
+#define NEED(n)                                            \
+	do {                                               \
+		if (avail < (size_t)(n))                   \
+			return -ptpkt_err_truncated;       \
+	} while (0)
+
+static inline int decode_fixed(struct ptpkt *pkt, uint8_t type, size_t avail, unsigned n)
+{
+	NEED(n);
+	pkt->type = type;
+	pkt->size = (uint8_t)n;
+	return (int)n;
+}
+
+/* Short TNT: stop bit, then B1 (oldest) .. BN, then 0 (33.4.2.1). */
+static inline int decode_tnt8(const uint8_t *p, struct ptpkt *pkt)
+{
+	unsigned v = (unsigned)p[0] >> 1; /* 2..127: a stop bit is set */
+	unsigned n = 31u - (unsigned)__builtin_clz(v);
+	pkt->type = ptpkt_tnt8;
+	pkt->size = 1;
+	pkt->u.tnt.nbits = (uint8_t)n;
+	pkt->u.tnt.bits = v & ((1u << n) - 1);
+	return 1;
+}
+
+/* Long TNT: 02 a3, then 48 bits with the stop bit as the highest set bit. */
+static inline int decode_tnt64(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	NEED(8);
+	uint64_t v = efipt_load_le(p + 2, 6);
+	if (!v)
+		return -ptpkt_err_bad_packet; /* no stop bit */
+	unsigned n = 63u - (unsigned)__builtin_clzll(v);
+	pkt->type = ptpkt_tnt64;
+	pkt->size = 8;
+	pkt->u.tnt.nbits = (uint8_t)n;
+	pkt->u.tnt.bits = v & ((1ull << n) - 1);
+	return 8;
+}
+
+/* TIP/TIP.PGE/TIP.PGD/FUP: IPBytes in bits 7:5 (33.4.2.2, Table 33-18). */
+static inline int decode_ip(const uint8_t *p, size_t avail, uint8_t type, struct ptpkt *pkt)
+{
+	unsigned ipc = p[0] >> 5;
+	int n = ipc_len[ipc];
+	if (n < 0)
+		return -ptpkt_err_bad_packet;
+	NEED(1 + n);
+	pkt->type = type;
+	pkt->size = (uint8_t)(1 + n);
+	pkt->u.ip.ipc = (uint8_t)ipc;
+	pkt->u.ip.ip = efipt_load_le(p + 1, (unsigned)n);
+	return 1 + n;
+}
+
+/* CYC: Cycle Counter[4:0] | Exp | 11, then bytes Counter[..] | Exp
+ * (33.4.2.14). The counter is 64 bits: at most 10 bytes. */
+static inline int decode_cyc(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	uint64_t v = p[0] >> 3;
+	unsigned i = 1;
+	if (p[0] & 4) {
+		unsigned shift = 5;
+		for (;;) {
+			if (i >= avail)
+				return -ptpkt_err_truncated;
+			uint8_t b = p[i++];
+			uint64_t chunk = (uint64_t)(b >> 1);
+			if (shift == 61 && (chunk >> 3))
+				return -ptpkt_err_bad_packet; /* beyond 64 bits */
+			v |= chunk << shift;
+			if (!(b & 1))
+				break;
+			if (shift == 61)
+				return -ptpkt_err_bad_packet; /* 11th byte */
+			shift += 7;
+		}
+	}
+	pkt->type = ptpkt_cyc;
+	pkt->size = (uint8_t)i;
+	pkt->u.cyc.cyc = v;
+	return (int)i;
+}
+
+/* MODE: 99, Leaf ID in byte 1 bits 7:5 (33.4.2.8). */
+static inline int decode_mode(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	NEED(2);
+	uint8_t b = p[1];
+	switch (b >> 5) {
+	case 0: /* MODE.Exec: IF, CS.D, CS.L & LMA */
+		pkt->type = ptpkt_mode_exec;
+		pkt->u.mode_exec.csl = b & 1;
+		pkt->u.mode_exec.csd = (b >> 1) & 1;
+		pkt->u.mode_exec.iflag = (b >> 2) & 1;
+		break;
+	case 1: /* MODE.TSX: TXAbort, InTX */
+		pkt->type = ptpkt_mode_tsx;
+		pkt->u.mode_tsx.intx = b & 1;
+		pkt->u.mode_tsx.abrt = (b >> 1) & 1;
+		break;
+	default:
+		return -ptpkt_err_bad_packet;
+	}
+	pkt->size = 2;
+	return 2;
+}
+
+static inline int decode_tsc(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	NEED(8);
+	pkt->type = ptpkt_tsc;
+	pkt->size = 8;
+	pkt->u.tsc.tsc = efipt_load_le(p + 1, 7);
+	return 8;
+}
+
+static inline int decode_mtc(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	NEED(2);
+	pkt->type = ptpkt_mtc;
+	pkt->size = 2;
+	pkt->u.mtc.ctc = p[1];
+	return 2;
+}
+
+/* PSB: 02 82 repeated 8 times (33.4.2.17). */
+static inline int decode_psb(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	size_t n = avail < PTPKT_PSB_SIZE ? avail : PTPKT_PSB_SIZE;
+	for (size_t i = 2; i < n; i++)
+		if (p[i] != ((i & 1) ? 0x82 : 0x02))
+			return -ptpkt_err_bad_packet;
+	return decode_fixed(pkt, ptpkt_psb, avail, PTPKT_PSB_SIZE);
+}
+
+/* PIP: CR3[51:5] in bytes 2..7 with NR in bit 0 of byte 2 (33.4.2.7). */
+static inline int decode_pip(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	NEED(8);
+	uint64_t v = efipt_load_le(p + 2, 6);
+	pkt->type = ptpkt_pip;
+	pkt->size = 8;
+	pkt->u.pip.nr = v & 1;
+	pkt->u.pip.cr3 = (v >> 1) << 5;
+	return 8;
+}
+
+static inline int decode_cbr(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	NEED(4);
+	pkt->type = ptpkt_cbr;
+	pkt->size = 4;
+	pkt->u.cbr.ratio = p[2];
+	return 4;
+}
+
+/* TMA: 02 73, CTC[15:0], reserved byte, FastCounter[7:0], FC[8] (33.4.2.13). */
+static inline int decode_tma(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	NEED(7);
+	pkt->type = ptpkt_tma;
+	pkt->size = 7;
+	pkt->u.tma.ctc = efipt_le16(p + 2);
+	pkt->u.tma.fc = (uint16_t)(p[5] | ((p[6] & 1u) << 8));
+	return 7;
+}
+
+/* MNT: 02 c3 88, then 8 bytes (33.4.2.19). */
+static inline int decode_mnt(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	NEED(3);
+	if (p[2] != 0x88)
+		return -ptpkt_err_bad_opc;
+	NEED(11);
+	pkt->type = ptpkt_mnt;
+	pkt->size = 11;
+	pkt->u.mnt.payload = efipt_le64(p + 3);
+	return 11;
+}
+
+/* VMCS: 02 c8, VMCS pointer[51:12] in 5 bytes (33.4.2.15). */
+static inline int decode_vmcs(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	NEED(7);
+	pkt->type = ptpkt_vmcs;
+	pkt->size = 7;
+	pkt->u.vmcs.base = efipt_load_le(p + 2, 5) << 12;
+	return 7;
+}
+
+/* PTW: byte 1 = IP | PayloadBytes(2) | 10010; 00b: 4 bytes, 01b: 8 bytes,
+ * 1xb reserved (33.4.2.21). */
+static inline int decode_ptw(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	unsigned plb = (p[1] >> 5) & 3;
+	if (plb > 1)
+		return -ptpkt_err_bad_packet;
+	unsigned n = plb ? 8 : 4;
+	NEED(2 + n);
+	pkt->type = ptpkt_ptw;
+	pkt->size = (uint8_t)(2 + n);
+	pkt->u.ptw.bytes = (uint8_t)n;
+	pkt->u.ptw.ip = p[1] >> 7;
+	pkt->u.ptw.payload = efipt_load_le(p + 2, n);
+	return (int)(2 + n);
+}
+
+/* MWAIT: 02 c2, Hints[7:0], reserved, EXT[1:0] in byte 6 (33.4.2.23). */
+static inline int decode_mwait(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	NEED(10);
+	pkt->type = ptpkt_mwait;
+	pkt->size = 10;
+	pkt->u.mwait.hints = p[2];
+	pkt->u.mwait.ext = p[6] & 3;
+	return 10;
+}
+
+/* PWRE: 02 22, HW in byte 2 bit 7, C-state:sub C-state in byte 3
+ * (33.4.2.24). */
+static inline int decode_pwre(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	NEED(4);
+	pkt->type = ptpkt_pwre;
+	pkt->size = 4;
+	pkt->u.pwre.hw = p[2] >> 7;
+	pkt->u.pwre.state = p[3] >> 4;
+	pkt->u.pwre.sub = p[3] & 0xf;
+	return 4;
+}
+
+/* PWRX: 02 a2, Last:Deepest core C-state in byte 2, wake reason in byte 3
+ * bits 3:0 (33.4.2.25). */
+static inline int decode_pwrx(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	NEED(7);
+	pkt->type = ptpkt_pwrx;
+	pkt->size = 7;
+	pkt->u.pwrx.last = p[2] >> 4;
+	pkt->u.pwrx.deepest = p[2] & 0xf;
+	pkt->u.pwrx.wr = p[3] & 0xf;
+	return 7;
+}
+
+/* BBP: 02 63, SZ in byte 2 bit 7, Type[4:0] (33.4.2.26). */
+static inline int decode_bbp(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	NEED(3);
+	pkt->type = ptpkt_bbp;
+	pkt->size = 3;
+	pkt->u.bbp.sz = p[2] >> 7;
+	pkt->u.bbp.type = p[2] & 0x1f;
+	return 3;
+}
+
+/* BIP: ID in bits 7:3, 100b, then a 4- or 8-byte payload whose size the
+ * BBP gave (33.4.2.27). */
+static inline int decode_bip(const uint8_t *p, size_t avail, unsigned block, struct ptpkt *pkt)
+{
+	NEED(1 + block);
+	pkt->type = ptpkt_bip;
+	pkt->size = (uint8_t)(1 + block);
+	pkt->u.bip.id = p[0] >> 3;
+	pkt->u.bip.bytes = (uint8_t)block;
+	pkt->u.bip.payload = efipt_load_le(p + 1, block);
+	return (int)(1 + block);
+}
+
+/* CFE: 02 13, IP | Type[4:0], Vector (33.4.2.29). */
+static inline int decode_cfe(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	NEED(4);
+	pkt->type = ptpkt_cfe;
+	pkt->size = 4;
+	pkt->u.cfe.ip = p[2] >> 7;
+	pkt->u.cfe.type = p[2] & 0x1f;
+	pkt->u.cfe.vector = p[3];
+	return 4;
+}
+
+/* EVD: 02 53, Type[5:0], 8-byte payload (33.4.2.30). */
+static inline int decode_evd(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	NEED(11);
+	pkt->type = ptpkt_evd;
+	pkt->size = 11;
+	pkt->u.evd.type = p[2] & 0x3f;
+	pkt->u.evd.payload = efipt_le64(p + 3);
+	return 11;
+}
+
+static inline int decode_ext(const uint8_t *p, size_t avail, struct ptpkt *pkt)
+{
+	NEED(2);
+	switch (cls2[p[1]]) {
+	case X_PSB:    return decode_psb(p, avail, pkt);
+	case X_PSBEND: return decode_fixed(pkt, ptpkt_psbend, avail, 2);
+	case X_LTNT:   return decode_tnt64(p, avail, pkt);
+	case X_PIP:    return decode_pip(p, avail, pkt);
+	case X_CBR:    return decode_cbr(p, avail, pkt);
+	case X_TMA:    return decode_tma(p, avail, pkt);
+	case X_STOP:   return decode_fixed(pkt, ptpkt_stop, avail, 2);
+	case X_OVF:    return decode_fixed(pkt, ptpkt_ovf, avail, 2);
+	case X_MNT:    return decode_mnt(p, avail, pkt);
+	case X_VMCS:   return decode_vmcs(p, avail, pkt);
+	case X_PTW:    return decode_ptw(p, avail, pkt);
+	case X_EXSTOP:
+		NEED(2);
+		pkt->u.exstop.ip = p[1] >> 7;
+		return decode_fixed(pkt, ptpkt_exstop, avail, 2);
+	case X_MWAIT:  return decode_mwait(p, avail, pkt);
+	case X_PWRE:   return decode_pwre(p, avail, pkt);
+	case X_PWRX:   return decode_pwrx(p, avail, pkt);
+	case X_BBP:    return decode_bbp(p, avail, pkt);
+	case X_BEP:
+		pkt->u.bep.ip = p[1] >> 7;
+		return decode_fixed(pkt, ptpkt_bep, avail, 2);
+	case X_CFE:    return decode_cfe(p, avail, pkt);
+	case X_EVD:    return decode_evd(p, avail, pkt);
+	}
+	return -ptpkt_err_bad_opc;
+}
+
+/* The one dispatch: first byte class, then the packet's decoder. */
+static inline __attribute__((always_inline)) int
+decode_one(const uint8_t *p, size_t avail, unsigned block, struct ptpkt *pkt)
+{
+	if (!avail)
+		return -ptpkt_err_eos;
+	uint8_t b = p[0];
+	switch (cls1[b]) {
+	case C_TNT:
+		if (block && (b & 7) == 4)
+			return decode_bip(p, avail, block, pkt);
+		return decode_tnt8(p, pkt);
+	case C_PAD:
+		pkt->type = ptpkt_pad;
+		pkt->size = 1;
+		return 1;
+	case C_CYC:  return decode_cyc(p, avail, pkt);
+	case C_TIP:  return decode_ip(p, avail, ptpkt_tip, pkt);
+	case C_PGE:  return decode_ip(p, avail, ptpkt_tip_pge, pkt);
+	case C_PGD:  return decode_ip(p, avail, ptpkt_tip_pgd, pkt);
+	case C_FUP:  return decode_ip(p, avail, ptpkt_fup, pkt);
+	case C_EXT:  return decode_ext(p, avail, pkt);
+	case C_TSC:  return decode_tsc(p, avail, pkt);
+	case C_MTC:  return decode_mtc(p, avail, pkt);
+	case C_MODE: return decode_mode(p, avail, pkt);
+	}
+	return -ptpkt_err_bad_opc;
+}
+
+int ptpkt_decode(const uint8_t *p, size_t avail, unsigned block, struct ptpkt *pkt)
+{
+	if (!p && avail)
+		return -ptpkt_err_invalid;
+	if (!pkt || (block != 0 && block != 4 && block != 8))
+		return -ptpkt_err_invalid;
+	struct ptpkt tmp;
+	int n = decode_one(p, avail, block, &tmp);
+	if (n > 0)
+		*pkt = tmp;
+	return n;
+}
+
+/* Packets that cannot occur inside a block (Table 33-15), plus OVF, which
+ * ends a block (33.4.1.1), and BEP; BBP opens a new one. */
+static inline unsigned block_after(unsigned block, unsigned type, bool sz)
+{
+	switch (type) {
+	case ptpkt_bbp:
+		return sz ? 4 : 8;
+	case ptpkt_bep: case ptpkt_ovf:
+	case ptpkt_tnt8: case ptpkt_tnt64:
+	case ptpkt_tip: case ptpkt_tip_pge: case ptpkt_tip_pgd:
+	case ptpkt_mode_exec: case ptpkt_mode_tsx: case ptpkt_pip: case ptpkt_vmcs:
+	case ptpkt_stop: case ptpkt_psb: case ptpkt_psbend: case ptpkt_ptw:
+	case ptpkt_mwait:
+		return 0;
+	default:
+		return block;
+	}
+}
+
+unsigned ptpkt_block_after(unsigned block, const struct ptpkt *pkt)
+{
+	return block_after(block, pkt->type, pkt->type == ptpkt_bbp && pkt->u.bbp.sz);
+}
+
+void ptpkt_init(struct ptpkt_decoder *d, const uint8_t *buf, size_t size, uint64_t base)
+{
+	d->begin = buf;
+	d->end = buf + size;
+	d->pos = buf;
+	d->base = base;
+	d->block = 0;
+	d->sync = false;
+}
+
+void ptpkt_set_buffer(struct ptpkt_decoder *d, const uint8_t *buf, size_t size, uint64_t base)
+{
+	d->begin = buf;
+	d->end = buf + size;
+	d->pos = buf;
+	d->base = base;
+}
+
+uint64_t ptpkt_offset(const struct ptpkt_decoder *d)
+{
+	return d->base + (uint64_t)(d->pos - d->begin);
+}
+
+int ptpkt_next(struct ptpkt_decoder *d, struct ptpkt *pkt)
+{
+	if (!d->sync)
+		return -ptpkt_err_nosync;
+	int n = decode_one(d->pos, (size_t)(d->end - d->pos), d->block, pkt);
+	if (n > 0) {
+		d->pos += n;
+		d->block = (uint8_t)block_after(d->block, pkt->type,
+						pkt->type == ptpkt_bbp && pkt->u.bbp.sz);
+	} else if (n != -ptpkt_err_eos && n != -ptpkt_err_truncated) {
+		d->sync = false;
+	}
+	return n;
+}
+
+int ptpkt_scan(struct ptpkt_decoder *d, struct ptpkt_stat *st)
+{
+	if (!d->sync)
+		return -ptpkt_err_nosync;
+	const uint8_t *pos = d->pos, *end = d->end;
+	unsigned block = d->block;
+	struct ptpkt pkt;
+	int n;
+	for (;;) {
+		n = decode_one(pos, (size_t)(end - pos), block, &pkt);
+		if (n <= 0)
+			break;
+		pos += n;
+		st->count[pkt.type]++;
+		st->bytes[pkt.type] += (unsigned)n;
+		/* Outside a block only a BBP changes the block state. */
+		if (__builtin_expect(block != 0 || pkt.type == ptpkt_bbp, 0))
+			block = block_after(block, pkt.type,
+					    pkt.type == ptpkt_bbp && pkt.u.bbp.sz);
+	}
+	d->pos = pos;
+	d->block = (uint8_t)block;
+	if (n != -ptpkt_err_eos && n != -ptpkt_err_truncated)
+		d->sync = false;
+	return n;
+}
+
+static bool is_psb_at(const uint8_t *p, const uint8_t *end)
+{
+	if (end - p < PTPKT_PSB_SIZE)
+		return false;
+	for (unsigned i = 0; i < PTPKT_PSB_SIZE; i += 2)
+		if (p[i] != 0x02 || p[i + 1] != 0x82)
+			return false;
+	return true;
+}
+
+/*
+ * The PSB pattern cannot be formed by any legal packet combination
+ * (33.3.7), so a byte search finds packet boundaries.
+ */
+int ptpkt_sync_forward(struct ptpkt_decoder *d)
+{
+	const uint8_t *p = d->pos + (d->sync && d->pos < d->end ? 1 : 0);
+	for (; p + PTPKT_PSB_SIZE <= d->end; p++) {
+		if (*p == 0x02 && is_psb_at(p, d->end)) {
+			d->pos = p;
+			d->sync = true;
+			d->block = 0;
+			return 0;
+		}
+	}
+	/* Leave pos where a PSB cut by the end could begin. */
+	d->pos = p > d->end ? d->end : p;
+	d->sync = false;
+	return -ptpkt_err_eos;
+}
+
+int ptpkt_sync_backward(struct ptpkt_decoder *d)
+{
+	const uint8_t *p = d->pos;
+	while (p > d->begin) {
+		p--;
+		if (*p == 0x02 && is_psb_at(p, d->end)) {
+			d->pos = p;
+			d->sync = true;
+			d->block = 0;
+			return 0;
+		}
+	}
+	return -ptpkt_err_eos;
+}
+
+int ptpkt_sync_set(struct ptpkt_decoder *d, uint64_t off)
+{
+	if (off < d->base || off - d->base > (uint64_t)(d->end - d->begin))
+		return -ptpkt_err_eos;
+	d->pos = d->begin + (off - d->base);
+	d->sync = true;
+	d->block = 0;
+	return 0;
+}
+
+void ptpkt_lastip_init(struct ptpkt_lastip *l)
+{
+	l->ip = 0;
+}
+
+/* Table 33-18: suppressed upper bytes come from Last IP; 011b sign-extends
+ * bit 47. PSB resets Last IP to zero; IPBytes 000b leaves it as it was. */
+int ptpkt_lastip_apply(struct ptpkt_lastip *l, const struct ptpkt *pkt, uint64_t *ip)
+{
+	switch (pkt->type) {
+	case ptpkt_psb:
+		l->ip = 0;
+		return 0;
+	case ptpkt_tip: case ptpkt_tip_pge: case ptpkt_tip_pgd: case ptpkt_fup:
+		break;
+	default:
+		return 0;
+	}
+	uint64_t v = pkt->u.ip.ip, last = l->ip;
+	switch (pkt->u.ip.ipc) {
+	case 0:
+		return -ptpkt_err_noip;
+	case 1:
+		v = (last & ~0xffffull) | (v & 0xffff);
+		break;
+	case 2:
+		v = (last & ~0xffffffffull) | (v & 0xffffffff);
+		break;
+	case 3:
+		v &= 0xffffffffffffull;
+		if (v & (1ull << 47))
+			v |= 0xffff000000000000ull;
+		break;
+	case 4:
+		v = (last & 0xffff000000000000ull) | (v & 0xffffffffffffull);
+		break;
+	case 6:
+		break;
+	default:
+		return -ptpkt_err_bad_packet;
+	}
+	l->ip = v;
+	if (ip)
+		*ip = v;
+	return 1;
+}
+
+const char *ptpkt_errstr(int err)
+{
+	enum ptpkt_error e = (enum ptpkt_error)(err < 0 ? -err : err);
+	switch (e) {
+	case ptpkt_ok:             return "success";
+	case ptpkt_err_eos:        return "end of trace";
+	case ptpkt_err_truncated:  return "truncated packet (need more bytes)";
+	case ptpkt_err_bad_opc:    return "unknown opcode";
+	case ptpkt_err_bad_packet: return "bad packet payload";
+	case ptpkt_err_nosync:     return "not synchronised (no PSB)";
+	case ptpkt_err_invalid:    return "invalid argument";
+	case ptpkt_err_nospace:    return "no space in output buffer";
+	case ptpkt_err_noip:       return "IP suppressed";
+	}
+	return "unknown error";
+}
+
+const char *ptpkt_name(enum ptpkt_type type)
+{
+	switch (type) {
+	case ptpkt_invalid:   return "invalid";
+	case ptpkt_pad:       return "pad";
+	case ptpkt_psb:       return "psb";
+	case ptpkt_psbend:    return "psbend";
+	case ptpkt_tnt8:      return "tnt.8";
+	case ptpkt_tnt64:     return "tnt.64";
+	case ptpkt_tip:       return "tip";
+	case ptpkt_tip_pge:   return "tip.pge";
+	case ptpkt_tip_pgd:   return "tip.pgd";
+	case ptpkt_fup:       return "fup";
+	case ptpkt_pip:       return "pip";
+	case ptpkt_mode_exec: return "mode.exec";
+	case ptpkt_mode_tsx:  return "mode.tsx";
+	case ptpkt_stop:      return "stop";
+	case ptpkt_tsc:       return "tsc";
+	case ptpkt_tma:       return "tma";
+	case ptpkt_mtc:       return "mtc";
+	case ptpkt_cyc:       return "cyc";
+	case ptpkt_cbr:       return "cbr";
+	case ptpkt_ovf:       return "ovf";
+	case ptpkt_vmcs:      return "vmcs";
+	case ptpkt_mnt:       return "mnt";
+	case ptpkt_ptw:       return "ptw";
+	case ptpkt_exstop:    return "exstop";
+	case ptpkt_mwait:     return "mwait";
+	case ptpkt_pwre:      return "pwre";
+	case ptpkt_pwrx:      return "pwrx";
+	case ptpkt_bbp:       return "bbp";
+	case ptpkt_bip:       return "bip";
+	case ptpkt_bep:       return "bep";
+	case ptpkt_cfe:       return "cfe";
+	case ptpkt_evd:       return "evd";
+	case ptpkt_ntypes:    break;
+	}
+	return "invalid";
+}
