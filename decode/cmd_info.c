@@ -1,12 +1,132 @@
-/* efipt info DIR: validate and show a run directory (filled in below). */
+/* efipt info DIR: validate a run directory and show what it holds. */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "core/cpuid_set.h"
+#include "core/pt_caps.h"
 #include "decode/commands.h"
+#include "decode/file_io.h"
+#include "decode/rundir.h"
+
+static void info_usage(FILE *f)
+{
+	fprintf(f, "usage: efipt info [--caps] DIR\n\n"
+		   "Validate an efipt run directory (\\efipt\\<run-id>\\ from the ESP) and\n"
+		   "print its manifest: the run, the CPU, the outcome and the files.\n\n"
+		   "  --caps   also print the full capability report from its cpuid.txt\n\n"
+		   "Exit status: 0 if the directory is valid, 1 if it is damaged, 2 on usage errors.\n");
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+	return s ? s : "?";
+}
+
+static int show_caps(const struct rundir *rd, int full)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/cpuid.txt", rd->path);
+	size_t len;
+	FILE *probe = fopen(path, "rb");
+	if (!probe)
+		return 0; /* cpuid.txt is optional (a run that failed early) */
+	fclose(probe);
+	char *text = read_small_file(path, 4u << 20, &len);
+	if (!text)
+		return -1;
+	static struct cpuid_set set;
+	unsigned line;
+	int err = cpuidtxt_parse(&set, text, len, 0, &line);
+	free(text);
+	if (err) {
+		fprintf(stderr, "efipt info: %s:%u: %s\n", path, line, cpuidtxt_errstr(err));
+		return -1;
+	}
+	struct ptcaps caps;
+	ptcaps_parse(&caps, &set);
+	static char buf[16384];
+	struct strbuf sb;
+	sb_init(&sb, buf, sizeof(buf));
+	if (full) {
+		ptcaps_report(&caps, &sb);
+	} else if (caps.absent != PTCAPS_PRESENT) {
+		ptcaps_absent_line(&caps, &sb);
+		sb_putc(&sb, '\n');
+	} else {
+		sb_printf(&sb, "Intel PT     supported (ToPA %s, single-range %s, %u address "
+			       "ranges); 'efipt info --caps' for details\n",
+			  caps.topa ? (caps.topa_multi ? "multi-entry" : "single-entry") : "no",
+			  caps.single_range ? "yes" : "no", caps.addr_ranges);
+	}
+	fputs(buf, stdout);
+	return 0;
+}
 
 int cmd_info(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "efipt info: not built yet\n");
-	return 2;
+	static const struct option opts[] = {
+		{ "caps", no_argument, 0, 'c' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	int caps = 0, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			caps = 1;
+			break;
+		case 'h':
+			info_usage(stdout);
+			return 0;
+		default:
+			info_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "efipt info: %s\n",
+			optind == argc ? "a run directory is required" : "one run directory at a time");
+		info_usage(stderr);
+		return 2;
+	}
+	struct rundir rd;
+	if (rundir_open(&rd, argv[optind])) {
+		fprintf(stderr, "efipt info: %s\n", rd.err);
+		rundir_close(&rd);
+		return 1;
+	}
+	json_t *m = rd.manifest;
+	json_t *st = json_object_get(m, "status");
+	json_t *fw = json_object_get(m, "firmware");
+	printf("Run          %s (%s)\n", jstr(m, "run_id"), rd.path);
+	printf("efipt.efi    %s (%s)\n", jstr(m, "efipt_version"), jstr(m, "efipt_gitrev"));
+	printf("Started      %s\n", jstr(m, "started"));
+	printf("Command      %s\n", jstr(m, "command_line"));
+	if (fw)
+		printf("Firmware     %s rev %s, UEFI %s\n", jstr(fw, "vendor"), jstr(fw, "revision"),
+		       jstr(fw, "uefi"));
+	json_t *cpu = json_object_get(m, "cpu");
+	if (cpu)
+		printf("CPU          %s signature %s (family 0x%llx model 0x%llx stepping 0x%llx)\n",
+		       jstr(cpu, "vendor"), jstr(cpu, "signature"),
+		       (long long)json_integer_value(json_object_get(cpu, "family")),
+		       (long long)json_integer_value(json_object_get(cpu, "model")),
+		       (long long)json_integer_value(json_object_get(cpu, "stepping")));
+	int rc = show_caps(&rd, caps) ? 1 : 0;
+	printf("Result       %s (%s): %s\n", jstr(st, "result"), jstr(st, "efi_status"),
+	       jstr(st, "message"));
+	json_t *files = json_object_get(m, "files");
+	size_t i;
+	json_t *f;
+	printf("Files        %zu\n", json_array_size(files));
+	json_array_foreach(files, i, f) {
+		printf("  %-24s %12lld  %s\n", jstr(f, "name"),
+		       (long long)json_integer_value(json_object_get(f, "size")), jstr(f, "status"));
+	}
+	rundir_close(&rd);
+	return rc;
 }

@@ -1,0 +1,158 @@
+/* Run directory loading and validation; see rundir.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "decode/rundir.h"
+
+#define MANIFEST_MAX (4u << 20)
+
+static int fail(struct rundir *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct rundir *rd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(rd->err, sizeof(rd->err), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* key must exist with the given JSON type; name it in the error otherwise. */
+static json_t *need(struct rundir *rd, json_t *obj, const char *where, const char *key,
+		    json_type type, int *bad)
+{
+	static const char *const tname[] = { "an object", "an array", "a string", "an integer",
+					     "a number", "true", "false", "null" };
+	json_t *v = json_object_get(obj, key);
+	if (*bad)
+		return v;
+	if (!v) {
+		*bad = fail(rd, "manifest.json: missing \"%s%s\"", where, key);
+		return NULL;
+	}
+	int ok = json_typeof(v) == type ||
+		 (type == JSON_TRUE && json_typeof(v) == JSON_FALSE);
+	if (!ok) {
+		*bad = fail(rd, "manifest.json: \"%s%s\" must be %s", where, key,
+			    type == JSON_TRUE ? "a boolean" : tname[type]);
+		return NULL;
+	}
+	return v;
+}
+
+static int check_files(struct rundir *rd, json_t *files)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(files, i, f) {
+		int bad = 0;
+		char where[48];
+		snprintf(where, sizeof(where), "files[%zu].", i);
+		if (!json_is_object(f))
+			return fail(rd, "manifest.json: \"files[%zu]\" must be an object", i);
+		json_t *name = need(rd, f, where, "name", JSON_STRING, &bad);
+		json_t *size = need(rd, f, where, "size", JSON_INTEGER, &bad);
+		json_t *status = need(rd, f, where, "status", JSON_STRING, &bad);
+		if (bad)
+			return -1;
+		const char *n = json_string_value(name);
+		if (!*n || strchr(n, '/') || strchr(n, '\\') || !strcmp(n, "..") || !strcmp(n, "."))
+			return fail(rd, "manifest.json: files[%zu].name '%s' is not a plain file name",
+				    i, n);
+		if (strcmp(json_string_value(status), "written"))
+			continue; /* the manifest says it is missing: nothing to check */
+		char p[4200];
+		snprintf(p, sizeof(p), "%s/%s", rd->path, n);
+		struct stat st;
+		if (stat(p, &st))
+			return fail(rd, "%s: listed in manifest.json as written, but %s", p,
+				    strerror(errno));
+		if ((long long)st.st_size != json_integer_value(size))
+			return fail(rd, "%s: %lld bytes, manifest.json says %lld (truncated copy?)",
+				    p, (long long)st.st_size, (long long)json_integer_value(size));
+	}
+	return 0;
+}
+
+int rundir_open(struct rundir *rd, const char *path)
+{
+	memset(rd, 0, sizeof(*rd));
+	struct stat st;
+	if (stat(path, &st))
+		return fail(rd, "%s: %s", path, strerror(errno));
+	snprintf(rd->path, sizeof(rd->path), "%s", path);
+	for (size_t n = strlen(rd->path); n > 1 && rd->path[n - 1] == '/';)
+		rd->path[--n] = 0;
+	if (!S_ISDIR(st.st_mode)) {
+		/* a path to manifest.json names its directory */
+		char *slash = strrchr(rd->path, '/');
+		if (!slash || strcmp(slash + 1, "manifest.json"))
+			return fail(rd, "%s: not a run directory (expected a directory holding "
+					"manifest.json)", path);
+		*slash = 0;
+		if (!rd->path[0])
+			strcpy(rd->path, "/");
+	}
+	char mpath[4200];
+	snprintf(mpath, sizeof(mpath), "%s/manifest.json", rd->path);
+	if (stat(mpath, &st))
+		return fail(rd, "%s: %s (not a run directory, or the run stopped before writing "
+				"its manifest)", mpath, strerror(errno));
+	if (st.st_size > MANIFEST_MAX)
+		return fail(rd, "%s: %lld bytes, larger than any manifest efipt writes", mpath,
+			    (long long)st.st_size);
+	json_error_t je;
+	rd->manifest = json_load_file(mpath, JSON_REJECT_DUPLICATES, &je);
+	if (!rd->manifest)
+		return fail(rd, "%s:%d:%d: invalid JSON: %s%s", mpath, je.line, je.column, je.text,
+			    st.st_size == 0 ? " (empty file)" : "");
+	json_t *m = rd->manifest;
+	if (!json_is_object(m))
+		return fail(rd, "%s: the manifest must be a JSON object", mpath);
+	int bad = 0;
+	json_t *fmt = need(rd, m, "", "format", JSON_STRING, &bad);
+	if (bad)
+		return -1;
+	if (strcmp(json_string_value(fmt), "efipt-run"))
+		return fail(rd, "manifest.json: format is \"%s\", expected \"efipt-run\"",
+			    json_string_value(fmt));
+	json_t *ver = need(rd, m, "", "format_version", JSON_INTEGER, &bad);
+	if (!bad && json_integer_value(ver) != 1)
+		return fail(rd, "manifest.json: format_version %lld is not supported by this efipt "
+				"(it reads version 1)", (long long)json_integer_value(ver));
+	need(rd, m, "", "efipt_version", JSON_STRING, &bad);
+	need(rd, m, "", "run_id", JSON_STRING, &bad);
+	need(rd, m, "", "command", JSON_STRING, &bad);
+	need(rd, m, "", "command_line", JSON_STRING, &bad);
+	json_t *files = need(rd, m, "", "files", JSON_ARRAY, &bad);
+	json_t *status = need(rd, m, "", "status", JSON_OBJECT, &bad);
+	if (bad)
+		return -1;
+	json_t *res = need(rd, status, "status.", "result", JSON_STRING, &bad);
+	need(rd, status, "status.", "efi_status", JSON_STRING, &bad);
+	need(rd, status, "status.", "message", JSON_STRING, &bad);
+	if (bad)
+		return -1;
+	const char *r = json_string_value(res);
+	if (strcmp(r, "ok") && strcmp(r, "unsupported") && strcmp(r, "failed"))
+		return fail(rd, "manifest.json: status.result \"%s\" is not ok, unsupported or "
+				"failed", r);
+	json_t *cpu = json_object_get(m, "cpu");
+	if (cpu && !json_is_object(cpu))
+		return fail(rd, "manifest.json: \"cpu\" must be an object");
+	return check_files(rd, files);
+}
+
+void rundir_close(struct rundir *rd)
+{
+	if (rd->manifest)
+		json_decref(rd->manifest);
+	rd->manifest = NULL;
+}
+
+const char *rundir_str(const struct rundir *rd, const char *key)
+{
+	return json_string_value(json_object_get(rd->manifest, key));
+}

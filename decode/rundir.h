@@ -1,0 +1,24 @@
+/*
+ * Host side of an efipt run directory (docs/format.md): load manifest.json,
+ * check it against the format, and check the files it lists.
+ */
+#ifndef EFIPT_DECODE_RUNDIR_H
+#define EFIPT_DECODE_RUNDIR_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct rundir {
+	char path[4096];      /* the directory */
+	json_t *manifest;     /* owned */
+	char err[1024];       /* why rundir_open failed */
+};
+
+/* Open and validate DIR (or DIR/manifest.json). Returns 0, or -1 with err set. */
+int rundir_open(struct rundir *rd, const char *path);
+void rundir_close(struct rundir *rd);
+
+/* Manifest accessors (NULL/0 when absent). */
+const char *rundir_str(const struct rundir *rd, const char *key);
+
+#endif

@@ -1,0 +1,135 @@
+/* Text helpers of core/: sb_printf, the command-line splitter, cpuid -r text. */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/cmdline.h"
+#include "core/cpuid_set.h"
+#include "core/strbuf.h"
+
+static void check_printf(void)
+{
+	/* compare with the C library's printf on the same formats */
+	static const struct {
+		const char *fmt;
+		long long v;
+	} cases[] = {
+		{ "%d", -42 }, { "%5d", -42 }, { "%-5d|", 7 }, { "%05d", -42 }, { "%u", 0 },
+		{ "%x", 0xbeef }, { "%08x", 0x1f }, { "%X", 0xabc }, { "%llx", -1 },
+		{ "%lld", -9223372036854775807LL - 1 }, { "%016llx", 0x123 }, { "%llu", -1 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char want[64], got[64];
+		struct strbuf sb;
+		sb_init(&sb, got, sizeof(got));
+		if (strstr(cases[i].fmt, "ll")) {
+			snprintf(want, sizeof(want), cases[i].fmt, cases[i].v);
+			sb_printf(&sb, cases[i].fmt, cases[i].v);
+		} else {
+			snprintf(want, sizeof(want), cases[i].fmt, (int)cases[i].v);
+			sb_printf(&sb, cases[i].fmt, (int)cases[i].v);
+		}
+		char name[64];
+		snprintf(name, sizeof(name), "sb_printf \"%s\"", cases[i].fmt);
+		CHECKF(!strcmp(want, got), name, "want '%s' got '%s'", want, got);
+	}
+	char small[8];
+	struct strbuf sb;
+	sb_init(&sb, small, sizeof(small));
+	sb_printf(&sb, "%s=%zu", "abcdef", (size_t)12345);
+	CHECK(sb.truncated && !strcmp(small, "abcdef=") && sb.len == 7,
+	      "sb_printf truncates, terminates, remembers");
+	char js[64];
+	sb_init(&sb, js, sizeof(js));
+	sb_json_escape(&sb, "a\"b\\c\n\x01");
+	CHECKF(!strcmp(js, "a\\\"b\\\\c\\n\\u0001"), "sb_json_escape", "'%s'", js);
+}
+
+static void check_cmdline(void)
+{
+	char buf[200];
+	char *argv[8];
+	strcpy(buf, "  efipt.efi caps  --shutdown\t\"a b\" x\"y z\"w \"q\\\"t\"  ");
+	int n = cmdline_split(buf, argv, 8);
+	CHECKF(n == 6 && !strcmp(argv[0], "efipt.efi") && !strcmp(argv[1], "caps") &&
+		       !strcmp(argv[2], "--shutdown") && !strcmp(argv[3], "a b") &&
+		       !strcmp(argv[4], "xy zw") && !strcmp(argv[5], "q\"t") && argv[6] == NULL,
+	       "cmdline: blanks, quotes, escapes", "n=%d", n);
+	strcpy(buf, "# a comment line\ncaps # trailing\n--reboot\n");
+	n = cmdline_split(buf, argv, 8);
+	CHECKF(n == 2 && !strcmp(argv[0], "caps") && !strcmp(argv[1], "--reboot"),
+	       "cmdline: comments in efipt.args", "n=%d", n);
+	strcpy(buf, "a \"unterminated");
+	CHECK(cmdline_split(buf, argv, 8) == CMDLINE_UNTERMINATED, "cmdline: unclosed quote");
+	strcpy(buf, "1 2 3 4 5 6 7 8 9");
+	CHECK(cmdline_split(buf, argv, 8) == CMDLINE_TOO_MANY, "cmdline: too many words");
+	strcpy(buf, "");
+	CHECK(cmdline_split(buf, argv, 8) == 0 && argv[0] == NULL, "cmdline: empty");
+	CHECK(cmdline_is_image_name("FS0:\\EFI\\BOOT\\BOOTX64.EFI") &&
+		      cmdline_is_image_name("efipt.efi") && !cmdline_is_image_name("caps") &&
+		      !cmdline_is_image_name("efi"),
+	      "cmdline: image name detection");
+}
+
+static void check_cpuidtxt(void)
+{
+	static const char text[] =
+		"# comment\n"
+		"CPU 0:\n"
+		"   0x00000000 0x00: eax=0x00000016 ebx=0x756e6547 ecx=0x6c65746e edx=0x49656e69\n"
+		"   0x00000014 0x01: eax=0x02490002 ebx=0x003f3fff ecx=0x00000000 edx=0x00000000\r\n"
+		"   0x00000014 0x00: eax=0x00000001 ebx=0x0000000f ecx=0x00000007 edx=0x00000000\n"
+		"CPU 1:\n"
+		"   0x00000000 0x00: eax=0x0000001f ebx=0x756e6547 ecx=0x6c65746e edx=0x49656e69\n";
+	static struct cpuid_set s, s2;
+	unsigned line;
+	int err = cpuidtxt_parse(&s, text, sizeof(text) - 1, 0, &line);
+	uint32_t r[4];
+	CHECK(err == 0 && s.n == 3 && cpuid_set_get(&s, 0x14, 1, r) && r[0] == 0x02490002 &&
+		      r[1] == 0x003f3fff,
+	      "cpuidtxt: parse CPU 0 block (CRLF too)");
+	CHECK(s.e[1].leaf == 0x14 && s.e[1].subleaf == 0, "cpuidtxt: leaves kept sorted");
+	err = cpuidtxt_parse(&s2, text, sizeof(text) - 1, 1, &line);
+	CHECK(err == 0 && s2.n == 1 && s2.e[0].r[0] == 0x1f, "cpuidtxt: select CPU 1 block");
+	CHECK(cpuidtxt_parse(&s2, text, sizeof(text) - 1, 2, &line) == CPUIDTXT_NO_CPU,
+	      "cpuidtxt: missing CPU block");
+	/* round trip through the writer */
+	char out[4096];
+	struct strbuf sb;
+	sb_init(&sb, out, sizeof(out));
+	cpuidtxt_write(&s, &sb);
+	err = cpuidtxt_parse(&s2, out, sb.len, 0, &line);
+	CHECK(err == 0 && s2.n == s.n && !memcmp(s2.e, s.e, s.n * sizeof(s.e[0])),
+	      "cpuidtxt: write then parse gives the same set");
+	static const char *const bad[] = {
+		"CPU:\n   0x00000000 0x00: eax=0x1 ebx=0x2 ecx=0x3\n",             /* no edx */
+		"CPU:\n   0x00000000 0x00: eax=0x1 ebx=0x2 ecx=0x3 edx=0x123456789\n", /* 9 digits */
+		"CPU:\n   0x00000000 0x00 eax=0x1 ebx=0x2 ecx=0x3 edx=0x4\n",     /* no colon */
+		"CPU:\n   0x00000000 0x00: eax=0x1 ebx=0x2 ecx=0x3 edx=0x4 junk\n",
+		"CPU:\nhello\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char name[48];
+		snprintf(name, sizeof(name), "cpuidtxt: reject malformed line %zu", i);
+		err = cpuidtxt_parse(&s2, bad[i], strlen(bad[i]), 0, &line);
+		CHECKF(err == CPUIDTXT_SYNTAX && line == 2, name, "err=%d line=%u", err, line);
+	}
+	/* a set that is full reports it instead of overflowing */
+	static char big[CPUID_SET_MAX * 90 + 200];
+	struct strbuf bb;
+	sb_init(&bb, big, sizeof(big));
+	sb_puts(&bb, "CPU:\n");
+	for (unsigned i = 0; i <= CPUID_SET_MAX; i++)
+		sb_printf(&bb, "0x%08x 0x00: eax=0x0 ebx=0x0 ecx=0x0 edx=0x0\n", i);
+	err = cpuidtxt_parse(&s2, big, bb.len, 0, &line);
+	CHECKF(err == CPUIDTXT_FULL && line == CPUID_SET_MAX + 2, "cpuidtxt: too many leaves",
+	       "err=%d line=%u", err, line);
+}
+
+int main(void)
+{
+	check_printf();
+	check_cmdline();
+	check_cpuidtxt();
+	return check_exit();
+}
