@@ -1,0 +1,255 @@
+/* Intel PT enable/disable sequences (SDM 33.3.2); see pt_engine.h. */
+#include "arch/x86_64/pt_engine.h"
+#include "arch/x86_64/pt_msr.h"
+#include "core/mem.h"
+
+void pt_log_init(struct pt_log *log, struct pt_step *steps, unsigned cap)
+{
+	log->steps = steps;
+	log->cap = cap;
+	log->n = 0;
+	log->truncated = false;
+}
+
+static void log_step(struct pt_engine *e, enum pt_op op, uint32_t msr, uint64_t value,
+		     unsigned table, int fault)
+{
+	struct pt_log *log = e->log;
+	if (!log)
+		return;
+	if (log->n >= log->cap) {
+		log->truncated = true;
+		return;
+	}
+	log->steps[log->n++] = (struct pt_step){
+		.op = op, .msr = msr, .value = value, .table = table, .fault = fault,
+	};
+}
+
+static int note_fault(struct pt_engine *e, uint32_t msr, int r)
+{
+	if (r && !e->fault) {
+		e->fault = r;
+		e->fault_msr = msr;
+	}
+	return r;
+}
+
+static int rd(struct pt_engine *e, uint32_t msr, uint64_t *v)
+{
+	*v = 0;
+	int r = e->ops->rdmsr(e->ops->ctx, msr, v);
+	log_step(e, PT_OP_RDMSR, msr, *v, 0, r);
+	return note_fault(e, msr, r);
+}
+
+static int wr(struct pt_engine *e, uint32_t msr, uint64_t v)
+{
+	int r = e->ops->wrmsr(e->ops->ctx, msr, v);
+	log_step(e, PT_OP_WRMSR, msr, v, 0, r);
+	return note_fault(e, msr, r);
+}
+
+const char *pt_msr_name(uint32_t msr)
+{
+	switch (msr) {
+	case MSR_IA32_RTIT_OUTPUT_BASE: return "IA32_RTIT_OUTPUT_BASE";
+	case MSR_IA32_RTIT_OUTPUT_MASK_PTRS: return "IA32_RTIT_OUTPUT_MASK_PTRS";
+	case MSR_IA32_RTIT_CTL: return "IA32_RTIT_CTL";
+	case MSR_IA32_RTIT_STATUS: return "IA32_RTIT_STATUS";
+	case MSR_IA32_RTIT_CR3_MATCH: return "IA32_RTIT_CR3_MATCH";
+	case MSR_IA32_RTIT_ADDR_A(0): return "IA32_RTIT_ADDR0_A";
+	case MSR_IA32_RTIT_ADDR_B(0): return "IA32_RTIT_ADDR0_B";
+	case MSR_IA32_RTIT_ADDR_A(1): return "IA32_RTIT_ADDR1_A";
+	case MSR_IA32_RTIT_ADDR_B(1): return "IA32_RTIT_ADDR1_B";
+	case MSR_IA32_RTIT_ADDR_A(2): return "IA32_RTIT_ADDR2_A";
+	case MSR_IA32_RTIT_ADDR_B(2): return "IA32_RTIT_ADDR2_B";
+	case MSR_IA32_RTIT_ADDR_A(3): return "IA32_RTIT_ADDR3_A";
+	case MSR_IA32_RTIT_ADDR_B(3): return "IA32_RTIT_ADDR3_B";
+	default: return 0;
+	}
+}
+
+void pt_engine_init(struct pt_engine *e, const struct cpu_ops *ops, const struct ptcaps *caps,
+		    const struct ptcfg_settings *set, const struct ptout *out, struct pt_log *log)
+{
+	efipt_memset(e, 0, sizeof(*e));
+	e->ops = ops;
+	e->caps = caps;
+	e->set = set;
+	e->out = out;
+	e->log = log;
+}
+
+static bool has_output_msrs(const struct ptcaps *c)
+{
+	/* 33.2.8.7/8: OUTPUT_BASE and OUTPUT_MASK_PTRS exist with ToPA or single-range. */
+	return c->topa || c->single_range;
+}
+
+static unsigned ranges_present(const struct ptcaps *c)
+{
+	unsigned n = c->ip_filter ? c->addr_ranges : 0;
+	return n > PTCFG_MAX_RANGES ? PTCFG_MAX_RANGES : n;
+}
+
+static int fault_msg(struct pt_engine *e, struct strbuf *msg, const char *when)
+{
+	const char *name = pt_msr_name(e->fault_msr);
+	sb_printf(msg, "%s: access to MSR 0x%x%s%s%s faulted (#GP)", when, e->fault_msr,
+		  name ? " (" : "", name ? name : "", name ? ")" : "");
+	return PT_FAULT;
+}
+
+/* --force: TraceEn was set by someone else; stop it and keep its settings. */
+static int take_over(struct pt_engine *e, uint64_t ctl)
+{
+	const struct ptcaps *c = e->caps;
+	struct pt_saved *s = &e->saved;
+	s->ctl = ctl;
+	/* Clearing TraceEn in the same write is always allowed (33.2.8.3). */
+	if (wr(e, MSR_IA32_RTIT_CTL, ctl & ~RTIT_CTL_TRACEEN))
+		return -1;
+	/* Only now are STATUS and the output MSRs stable (33.3.2.1). */
+	if (rd(e, MSR_IA32_RTIT_STATUS, &s->status))
+		return -1;
+	if (has_output_msrs(c) && (rd(e, MSR_IA32_RTIT_OUTPUT_BASE, &s->base) ||
+				   rd(e, MSR_IA32_RTIT_OUTPUT_MASK_PTRS, &s->mask)))
+		return -1;
+	if (c->cr3_filter && rd(e, MSR_IA32_RTIT_CR3_MATCH, &s->cr3))
+		return -1;
+	s->nranges = ranges_present(c);
+	for (unsigned i = 0; i < s->nranges; i++)
+		if (rd(e, MSR_IA32_RTIT_ADDR_A(i), &s->a[i]) ||
+		    rd(e, MSR_IA32_RTIT_ADDR_B(i), &s->b[i]))
+			return -1;
+	s->valid = true;
+	e->took_over = true;
+	return 0;
+}
+
+int pt_start(struct pt_engine *e, struct strbuf *msg)
+{
+	const struct ptcfg_settings *set = e->set;
+	const struct ptout *out = e->out;
+	uint64_t ctl;
+
+	if (e->running) {
+		sb_puts(msg, "tracing is already running");
+		return PT_STATE;
+	}
+	if (e->caps->absent != PTCAPS_PRESENT || !has_output_msrs(e->caps)) {
+		sb_puts(msg, "Intel PT output to memory is not available on this CPU");
+		return PT_STATE;
+	}
+	if (!out->nreg || out->output != set->output) {
+		sb_puts(msg, "output buffer not built for these settings");
+		return PT_STATE;
+	}
+	for (unsigned t = 0; out->output == PTCFG_OUT_TOPA && t < out->ntab; t++)
+		log_step(e, PT_OP_TOPA, 0, out->tab[t].phys, t, 0);
+
+	if (rd(e, MSR_IA32_RTIT_CTL, &ctl))
+		return fault_msg(e, msg, "reading IA32_RTIT_CTL");
+	if (ctl & RTIT_CTL_TRACEEN) {
+		sb_printf(msg, "Intel PT is already enabled (IA32_RTIT_CTL=0x%llx): firmware or "
+			       "another agent is tracing",
+			  (unsigned long long)ctl);
+		if (!set->force) {
+			sb_puts(msg, "; not touching it (use --force to take over and restore it "
+				     "afterwards)");
+			return PT_BUSY;
+		}
+		sb_puts(msg, "; --force: taking over, its configuration is restored at stop\n");
+		if (take_over(e, ctl))
+			return fault_msg(e, msg, "saving the active configuration");
+	}
+
+	/*
+	 * 33.3.2.1: clear STATUS first (Error and Stopped persist from earlier
+	 * runs; PacketByteCnt=0 makes TraceEn start with a PSB+, 33.2.8.3), then
+	 * the other configuration MSRs, IA32_RTIT_CTL last (writes to the others
+	 * #GP while TraceEn=1, 33.2.8.1).
+	 */
+	if (wr(e, MSR_IA32_RTIT_STATUS, 0) ||
+	    wr(e, MSR_IA32_RTIT_OUTPUT_BASE, out->msr_base) ||
+	    wr(e, MSR_IA32_RTIT_OUTPUT_MASK_PTRS, out->msr_mask))
+		return fault_msg(e, msg, "programming the output");
+	if (set->cr3_filter && wr(e, MSR_IA32_RTIT_CR3_MATCH, set->cr3_match))
+		return fault_msg(e, msg, "programming CR3 filtering");
+	for (unsigned i = 0; i < set->nranges; i++)
+		if (wr(e, MSR_IA32_RTIT_ADDR_A(i), set->addr_a[i]) ||
+		    wr(e, MSR_IA32_RTIT_ADDR_B(i), set->addr_b[i]))
+			return fault_msg(e, msg, "programming address ranges");
+	e->ctl = set->ctl | RTIT_CTL_TRACEEN;
+	if (wr(e, MSR_IA32_RTIT_CTL, e->ctl))
+		return fault_msg(e, msg, "enabling tracing");
+	e->running = true;
+	e->stopped_valid = false;
+	return PT_OK;
+}
+
+static int restore(struct pt_engine *e)
+{
+	const struct ptcaps *c = e->caps;
+	const struct pt_saved *s = &e->saved;
+	/* Same order as an enable: everything else first, IA32_RTIT_CTL last. */
+	if (wr(e, MSR_IA32_RTIT_STATUS, s->status & ~RTIT_STATUS_RO))
+		return -1;
+	if (has_output_msrs(c) && (wr(e, MSR_IA32_RTIT_OUTPUT_BASE, s->base) ||
+				   wr(e, MSR_IA32_RTIT_OUTPUT_MASK_PTRS, s->mask)))
+		return -1;
+	if (c->cr3_filter && wr(e, MSR_IA32_RTIT_CR3_MATCH, s->cr3))
+		return -1;
+	for (unsigned i = 0; i < s->nranges; i++)
+		if (wr(e, MSR_IA32_RTIT_ADDR_A(i), s->a[i]) || wr(e, MSR_IA32_RTIT_ADDR_B(i), s->b[i]))
+			return -1;
+	return wr(e, MSR_IA32_RTIT_CTL, s->ctl);
+}
+
+int pt_stop(struct pt_engine *e, struct strbuf *msg)
+{
+	if (!e->running) {
+		sb_puts(msg, "tracing is not running");
+		return PT_STATE;
+	}
+	/* Clearing TraceEn flushes the buffered packets (33.2.8.3, 33.3.3). */
+	int r = wr(e, MSR_IA32_RTIT_CTL, e->ctl & ~RTIT_CTL_TRACEEN);
+	e->running = false;
+	if (r)
+		return fault_msg(e, msg, "disabling tracing");
+	/* WRMSR does not make the flushed stores globally visible by itself
+	 * (33.2.7.2 footnote): a fence before anyone reads the buffer. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (rd(e, MSR_IA32_RTIT_OUTPUT_BASE, &e->stop_base) ||
+	    rd(e, MSR_IA32_RTIT_OUTPUT_MASK_PTRS, &e->stop_mask) ||
+	    rd(e, MSR_IA32_RTIT_STATUS, &e->stop_status))
+		return fault_msg(e, msg, "reading back the output state");
+	e->stopped_valid = true;
+	if (e->stop_status & RTIT_STATUS_ERROR)
+		sb_printf(msg, "IA32_RTIT_STATUS.Error=1 (0x%llx): an operational error stopped the "
+			       "trace (SDM 33.3.10); the trace is likely incomplete\n",
+			  (unsigned long long)e->stop_status);
+	if (e->stop_status & RTIT_STATUS_STOPPED)
+		sb_printf(msg, "IA32_RTIT_STATUS.Stopped=1: %s\n",
+			  e->out->mode == PTCFG_MODE_STOP && e->out->output == PTCFG_OUT_TOPA
+				  ? "the buffer filled up (ToPA STOP) or a TraceStop range was hit"
+				  : "a TraceStop range was hit");
+	if (e->took_over) {
+		if (restore(e))
+			return fault_msg(e, msg, "restoring the previous configuration");
+		sb_puts(msg, "restored the Intel PT configuration found at start\n");
+	}
+	return PT_OK;
+}
+
+int pt_extract(const struct pt_engine *e, const struct ptout_mem *mem, ptout_span_fn fn,
+	       void *ctx, struct ptout_extent *ext)
+{
+	if (!e->stopped_valid) {
+		efipt_memset(ext, 0, sizeof(*ext));
+		return -1;
+	}
+	return ptout_extract(e->out, e->stop_base, e->stop_mask, e->stop_status, mem, fn, ctx,
+			     ext);
+}
