@@ -29,6 +29,7 @@ struct app {
 /* Read CPUID into app->cpuid/app->caps, write cpuid.txt to the run dir. */
 void app_detect_cpu(struct app *app);
 
+EFI_STATUS efi_parse_caps(struct app *app);
 EFI_STATUS efi_cmd_caps(struct app *app);
 
 #endif

@@ -29,12 +29,17 @@ void app_detect_cpu(struct app *app)
 	FreePool(buf);
 }
 
-EFI_STATUS efi_cmd_caps(struct app *app)
+EFI_STATUS efi_parse_caps(struct app *app)
 {
 	if (app->argc > 1) {
 		con_printf("efipt: caps takes no arguments, got '%s'\n", app->argv[1]);
 		return EFI_INVALID_PARAMETER;
 	}
+	return EFI_SUCCESS;
+}
+
+EFI_STATUS efi_cmd_caps(struct app *app)
+{
 	app_detect_cpu(app);
 	UINTN cap = 16 * 1024;
 	char *buf = AllocatePool(cap);

@@ -127,20 +127,25 @@ static EFI_STATUS parse_globals(struct app *app, int argc, char **argv, struct g
 	return EFI_SUCCESS;
 }
 
-typedef EFI_STATUS (*command_fn)(struct app *app);
-
-static const struct {
+/*
+ * A command checks its arguments first (parse), before anything is written,
+ * so a bad command line changes nothing; then it runs with a run directory.
+ */
+struct command {
 	const char *name;
-	command_fn run;
-} commands[] = {
-	{ "caps", efi_cmd_caps },
+	EFI_STATUS (*parse)(struct app *app);
+	EFI_STATUS (*run)(struct app *app);
 };
 
-static command_fn find_command(const char *name)
+static const struct command commands[] = {
+	{ "caps", efi_parse_caps, efi_cmd_caps },
+};
+
+static const struct command *find_command(const char *name)
 {
 	for (unsigned i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!efipt_strcmp(name, commands[i].name))
-			return commands[i].run;
+			return &commands[i];
 	return NULL;
 }
 
@@ -213,7 +218,7 @@ static EFI_STATUS run_app(struct app *app, struct globals *g)
 		app->argv[1] = 0;
 	}
 	const char *name = app->argv[0];
-	command_fn cmd = find_command(name);
+	const struct command *cmd = find_command(name);
 	if (!cmd) {
 		if (name[0] == '-')
 			con_printf("efipt: unknown option '%s' (see efipt.efi --help)\n", name);
@@ -221,6 +226,9 @@ static EFI_STATUS run_app(struct app *app, struct globals *g)
 			con_printf("efipt: unknown command '%s' (see efipt.efi --help)\n", name);
 		return EFI_INVALID_PARAMETER;
 	}
+	st = cmd->parse(app);
+	if (EFI_ERROR(st))
+		return st;
 	con_printf("efipt.efi %s: %s (arguments from %s)\n", EFIPT_VERSION, name,
 		   app->args_source);
 
@@ -238,10 +246,8 @@ static EFI_STATUS run_app(struct app *app, struct globals *g)
 				app->have_run = true;
 		}
 	}
-	st = cmd(app);
+	st = cmd->run(app);
 	if (app->have_run) {
-		if (st == EFI_INVALID_PARAMETER && !efipt_strcmp(app->run.result, "failed"))
-			run_set_result(&app->run, "failed", st, "invalid arguments");
 		EFI_STATUS ms = run_write_manifest(&app->run);
 		if (EFI_ERROR(ms))
 			con_printf("efipt: writing the manifest failed: %s\n", efi_status_name(ms));

@@ -1,0 +1,26 @@
+# efipt caps --cpuid FILE on real CPU profiles, and bad input.
+. tests/lib.sh
+P=tests/data/cpu-profiles
+expect_rc "caps: Skylake supported" 0 $EFIPT caps --cpuid $P/skylake-s-core-i7-6700k.txt
+contains "caps: Skylake MTC periods listed" "$TMP/out" "MTC periods (MTCFreq, ART(n))              0 3 6 9  (bitmap 0x0249)"
+contains "caps: Skylake PSB periods listed" "$TMP/out" "0 1 2 3 4 5  (bitmap 0x003f)"
+expect_rc "caps: Broadwell supported" 0 $EFIPT caps --cpuid $P/broadwell-h-core-i7-5775c.txt
+contains "caps: Broadwell single-entry ToPA" "$TMP/out" "ToPA tables with multiple output entries     no"
+contains "caps: Broadwell has no subleaf 1" "$TMP/out" "CPUID.(EAX=14H,ECX=1) not enumerated"
+expect_rc "caps: hypervisor profile unsupported" 3 $EFIPT caps --cpuid "$P/comet-lake-xeon-w-1290p-as-seen-under-a-hypervisor-negative-.txt"
+contains "caps: names the CPUID bit" "$TMP/out" "Intel PT not supported: CPUID.(EAX=07H,ECX=0):EBX[25]=0 (GenuineIntel"
+expect_rc "caps: json" 0 $EFIPT caps --json --cpuid $P/alder-lake-s-core-i9-12900k-p-core.txt
+expect "caps: json parses" python3 -c "import json,sys; d=json.load(open('$TMP/out')); assert d['pt'] and d['ptwrite']"
+expect_rc "caps: missing file" 2 $EFIPT caps --cpuid "$TMP/nope.txt"
+contains "caps: missing file named" "$TMP/err" "$TMP/nope.txt: No such file or directory"
+printf 'CPU:\n   0x00000000 0x00: eax=0x1 ebx=0x2\n' >"$TMP/bad.txt"
+expect_rc "caps: malformed dump" 2 $EFIPT caps --cpuid "$TMP/bad.txt"
+contains "caps: malformed line number" "$TMP/err" "bad.txt:2: not a 'cpuid -r' line"
+head -c 100000 /dev/urandom >"$TMP/random.bin"
+expect_rc "caps: random bytes rejected" 2 $EFIPT caps --cpuid "$TMP/random.bin"
+expect_rc "caps: no --cpuid" 2 $EFIPT caps
+expect_rc "caps: bad option" 2 $EFIPT caps --bogus
+expect_rc "caps: help" 0 $EFIPT caps --help
+contains "caps: help text" "$TMP/out" "usage: efipt caps --cpuid FILE"
+expect_rc "efipt: unknown command" 2 $EFIPT frobnicate
+contains "efipt: unknown command named" "$TMP/err" "unknown command 'frobnicate'"

@@ -1,0 +1,41 @@
+# efipt.efi under QEMU+OVMF (TCG, no Intel PT): caps, run directory, --help,
+# bad options. Every boot runs under a timeout; a hang fails the test.
+. tests/lib.sh
+. tests/qemu/lib_qemu.sh
+
+boot caps "caps --debugcon --shutdown"
+L=$TMP/caps/debugcon.log
+contains "caps: reports PT unsupported with the reason" "$L" "Intel PT not supported: CPUID.(EAX=07H,ECX=0):EBX[25]=0 (AuthenticAMD, TCGTCGTCGTCG)"
+contains "caps: exits EFI_UNSUPPORTED" "$L" "efipt: exit EFI_UNSUPPORTED"
+contains "caps: arguments read from efipt.args" "$L" "(arguments from efipt.args)"
+contains "caps: announces run directory" "$L" "efipt: run directory \\efipt\\"
+run=$(rundirs caps | head -n 1)
+if [ -n "$run" ]; then ok "caps: run directory on the ESP"; else nok "caps: run directory on the ESP" "none copied out"; fi
+expect_rc "caps: efipt info accepts the run directory" 0 $EFIPT info "$run"
+contains "caps: info shows unsupported" "$TMP/out" "Result       unsupported (EFI_UNSUPPORTED)"
+expect "caps: manifest says unsupported" python3 -c "
+import json; m=json.load(open('$run/manifest.json'))
+assert m['status']['result']=='unsupported' and m['cpu']['pt'] is False
+assert m['command_line']=='caps --debugcon --shutdown', m['command_line']
+assert [f['name'] for f in m['files']]==['cpuid.txt']"
+expect_rc "caps: cpuid.txt is a valid cpuid -r dump" 3 $EFIPT caps --cpuid "$run/cpuid.txt"
+expect "caps: no temporary files left" sh -c "! ls '$run' | grep -q tmp"
+
+boot intel "caps --debugcon --shutdown" Skylake-Client
+contains "intel model: vendor GenuineIntel named" "$TMP/intel/debugcon.log" "EBX[25]=0 (GenuineIntel, TCGTCGTCGTCG)"
+contains "intel model: family/model reported" "$TMP/intel/debugcon.log" "GenuineIntel family 0x6 model 0x5e"
+
+boot help "--help --debugcon --shutdown"
+contains "help: usage printed" "$TMP/help/debugcon.log" "usage: efipt.efi [GLOBAL OPTIONS]"
+contains "help: exits EFI_SUCCESS" "$TMP/help/debugcon.log" "efipt: exit EFI_SUCCESS"
+[ -z "$(rundirs help)" ] && ok "help: nothing written" || nok "help: nothing written" "a run directory appeared"
+
+boot badopt "caps --bogus --debugcon --shutdown"
+contains "bad option: named" "$TMP/badopt/debugcon.log" "efipt: caps takes no arguments, got '--bogus'"
+contains "bad option: EFI_INVALID_PARAMETER" "$TMP/badopt/debugcon.log" "efipt: exit EFI_INVALID_PARAMETER"
+
+boot badcmd "--frob --debugcon --shutdown"
+contains "unknown option: named" "$TMP/badcmd/debugcon.log" "efipt: unknown option '--frob'"
+contains "unknown option: EFI_INVALID_PARAMETER" "$TMP/badcmd/debugcon.log" "efipt: exit EFI_INVALID_PARAMETER"
+[ -z "$(rundirs badcmd)" ] && ok "unknown option: nothing written" || nok "unknown option: nothing written" "a run directory appeared"
+[ -z "$(rundirs badopt)" ] && ok "bad option: nothing written" || nok "bad option: nothing written" "a run directory appeared"
