@@ -5,5 +5,6 @@
 /* argv[0] is the subcommand name. Return the process exit status. */
 int cmd_caps(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_packets(int argc, char **argv);
 
 #endif

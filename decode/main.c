@@ -13,6 +13,7 @@ struct command {
 static const struct command commands[] = {
 	{ "caps", cmd_caps, "Intel PT capability report from a CPUID dump" },
 	{ "info", cmd_info, "validate and show an efipt run directory" },
+	{ "packets", cmd_packets, "list or count the Intel PT packets of a raw trace" },
 };
 
 static void usage(FILE *f)
