@@ -19,7 +19,14 @@ VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 GITREV  := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-DEFS    := -DEFIPT_VERSION='"$(VERSION)"' -DEFIPT_GITREV='"$(GITREV)"'
+# The version lives in one generated file, rewritten only when it changes,
+# so a new commit relinks without recompiling everything.
+VERSION_C := $(BUILD)/gen/version.c
+$(shell mkdir -p $(BUILD)/gen; \
+  printf '#include "core/version.h"\nconst char efipt_version[] = "%s";\nconst char efipt_gitrev[] = "%s";\n' \
+    '$(VERSION)' '$(GITREV)' > $(VERSION_C).new; \
+  cmp -s $(VERSION_C).new $(VERSION_C) || mv $(VERSION_C).new $(VERSION_C); rm -f $(VERSION_C).new)
+DEFS    :=
 
 CORE_SRC := $(wildcard core/*.c)
 ARCH_SRC := $(wildcard arch/x86_64/*.c)
@@ -34,7 +41,8 @@ HOST_ARCH_SRC := $(filter-out %_efi.c,$(ARCH_SRC))
 HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) $(DEFS) -I. -D_GNU_SOURCE
 HOST_LIBS   := -lipt -lZydis -ljansson
 
-HOST_OBJ := $(patsubst %.c,$(BUILD)/host/%.o,$(CORE_SRC) $(HOST_ARCH_SRC) $(HOST_SRC))
+HOST_OBJ := $(patsubst %.c,$(BUILD)/host/%.o,$(CORE_SRC) $(HOST_ARCH_SRC) $(HOST_SRC)) \
+	$(BUILD)/host/gen/version.o
 
 # ---- core freestanding check --------------------------------------------------
 # core/ must compile with no libc at all: only the compiler's own headers.
@@ -52,7 +60,8 @@ EFI_CFLAGS := -std=gnu11 -O2 -g $(WARN) $(DEFS) -I. -isystem $(EFI_INC) -isystem
 	-DGNU_EFI_USE_MS_ABI -DEFIPT_EFI
 EFI_LDFLAGS := -nostdlib -znocombreloc -T linker.ld -shared -Bsymbolic --no-undefined \
 	-L$(EFI_LIBDIR)
-EFI_OBJ := $(patsubst %.c,$(BUILD)/efi/%.o,$(CORE_SRC) $(EFI_ARCH_SRC) $(EFI_SRC))
+EFI_OBJ := $(patsubst %.c,$(BUILD)/efi/%.o,$(CORE_SRC) $(EFI_ARCH_SRC) $(EFI_SRC)) \
+	$(BUILD)/efi/gen/version.o
 
 # ---- tests --------------------------------------------------------------------
 TEST_SRC := $(wildcard tests/unit/test_*.c)
@@ -90,6 +99,14 @@ $(BUILD)/efi/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(EFI_CFLAGS) -MMD -MP -c $< -o $@
 
+$(BUILD)/host/gen/version.o: $(VERSION_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -c $< -o $@
+
+$(BUILD)/efi/gen/version.o: $(VERSION_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(EFI_CFLAGS) -c $< -o $@
+
 $(BUILD)/libefipt-host.a: $(HOST_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -119,7 +136,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libefipt-host.a $(TEST_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(TEST_LIB_OBJ) $(BUILD)/libefipt-host.a $(HOST_LIBS)
 
-test: all $(TEST_BIN) $(TEST_EXTRA) check-core check-efi
+test: all $(TEST_BIN) $(TEST_EXTRA) $(FREE_OBJ)
 	@sh tests/run.sh
 
 run: all

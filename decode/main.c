@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/version.h"
 #include "decode/commands.h"
 
 struct command {
@@ -24,7 +25,7 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nRun 'efipt COMMAND --help' for a command's options.\n"
-		   "efipt %s (%s)\n", EFIPT_VERSION, EFIPT_GITREV);
+		   "efipt %s (%s)\n", efipt_version, efipt_gitrev);
 }
 
 int main(int argc, char **argv)
@@ -38,7 +39,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("efipt %s (%s)\n", EFIPT_VERSION, EFIPT_GITREV);
+		printf("efipt %s (%s)\n", efipt_version, efipt_gitrev);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

@@ -11,6 +11,7 @@
 #error "efipt.efi is built freestanding"
 #endif
 
+#include "core/version.h"
 #include "core/cmdline.h"
 #include "core/mem.h"
 #include "efi/app.h"
@@ -208,7 +209,7 @@ static EFI_STATUS run_app(struct app *app, struct globals *g)
 		return EFI_SUCCESS;
 	}
 	if (g->version) {
-		con_printf("efipt.efi %s (%s)\n", EFIPT_VERSION, EFIPT_GITREV);
+		con_printf("efipt.efi %s (%s)\n", efipt_version, efipt_gitrev);
 		return EFI_SUCCESS;
 	}
 	static char *default_argv[] = { "caps", 0 };
@@ -229,7 +230,7 @@ static EFI_STATUS run_app(struct app *app, struct globals *g)
 	st = cmd->parse(app);
 	if (EFI_ERROR(st))
 		return st;
-	con_printf("efipt.efi %s: %s (arguments from %s)\n", EFIPT_VERSION, name,
+	con_printf("efipt.efi %s: %s (arguments from %s)\n", efipt_version, name,
 		   app->args_source);
 
 	if (!g->no_run_dir) {

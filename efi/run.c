@@ -2,6 +2,7 @@
 #include <efi.h>
 #include <efilib.h>
 
+#include "core/version.h"
 #include "core/mem.h"
 #include "efi/console.h"
 #include "efi/run.h"
@@ -97,7 +98,7 @@ EFI_STATUS run_write_manifest(struct run *run)
 	sb_init(&sb, buf, cap);
 	sb_puts(&sb, "{\n  \"format\": \"efipt-run\",\n  \"format_version\": 1,\n");
 	sb_printf(&sb, "  \"efipt_version\": \"%s\",\n  \"efipt_gitrev\": \"%s\",\n",
-		  EFIPT_VERSION, EFIPT_GITREV);
+		  efipt_version, efipt_gitrev);
 	sb_printf(&sb, "  \"run_id\": \"%s\",\n  \"started\": \"%s\",\n", run->id, run->started);
 	sb_printf(&sb, "  \"command\": \"%s\",\n  \"command_line\": \"", run->command);
 	sb_json_escape(&sb, run->cmdline);
