@@ -314,6 +314,10 @@ static bool is_timing(unsigned t)
 /* Skip to offset n of the input. */
 static int skip_to(struct reader *r, unsigned long long n)
 {
+	struct stat sb;
+	if (r->f != stdin && fstat(fileno(r->f), &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    n > (unsigned long long)sb.st_size)
+		return -1;
 	if (r->f != stdin && fseeko(r->f, (off_t)n, SEEK_SET) == 0) {
 		ptpkt_init(&r->d, r->buf, 0, n);
 		return 0;
