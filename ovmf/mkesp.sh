@@ -8,19 +8,21 @@
 # efipt.efi goes to \EFI\BOOT\BOOTX64.EFI (firmware boots it from removable
 # media with no set-up) and to \efipt.efi (for the UEFI Shell). --args writes
 # \EFI\BOOT\efipt.args, the command line used when booted without arguments.
+# --no-fallback leaves out BOOTX64.EFI (to boot the firmware's UEFI Shell).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 efi=${EFIPT_EFI:-$here/build/efipt.efi}
-image="" dir="" size=64 args="" adds=""
+image="" dir="" size=64 args="" adds="" fallback=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--image) image=$2; shift 2 ;;
 	--dir) dir=$2; shift 2 ;;
 	--size) size=$2; shift 2 ;;
 	--args) args=$2; shift 2 ;;
+	--no-fallback) fallback=0; shift ;;
 	--add) adds="$adds
 $2"; shift 2 ;;
-	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "mkesp.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -29,7 +31,7 @@ done
 
 if [ -n "$dir" ]; then
 	mkdir -p "$dir/EFI/BOOT"
-	cp "$efi" "$dir/EFI/BOOT/BOOTX64.EFI"
+	[ "$fallback" -eq 0 ] || cp "$efi" "$dir/EFI/BOOT/BOOTX64.EFI"
 	cp "$efi" "$dir/efipt.efi"
 	[ -z "$args" ] || printf '%s\n' "$args" >"$dir/EFI/BOOT/efipt.args"
 	printf '%s\n' "$adds" | while IFS=: read -r src dst; do
@@ -47,7 +49,7 @@ rm -f "$image"
 mkfs.vfat -C -n EFIPT -F 32 "$image" $((size * 1024)) >/dev/null
 export MTOOLS_SKIP_CHECK=1
 mmd -i "$image" ::/EFI ::/EFI/BOOT
-mcopy -i "$image" "$efi" ::/EFI/BOOT/BOOTX64.EFI
+[ "$fallback" -eq 0 ] || mcopy -i "$image" "$efi" ::/EFI/BOOT/BOOTX64.EFI
 mcopy -i "$image" "$efi" ::/efipt.efi
 if [ -n "$args" ]; then
 	printf '%s\n' "$args" >"$tmp/efipt.args"

@@ -39,3 +39,22 @@ contains "unknown option: named" "$TMP/badcmd/debugcon.log" "efipt: unknown opti
 contains "unknown option: EFI_INVALID_PARAMETER" "$TMP/badcmd/debugcon.log" "efipt: exit EFI_INVALID_PARAMETER"
 [ -z "$(rundirs badcmd)" ] && ok "unknown option: nothing written" || nok "unknown option: nothing written" "a run directory appeared"
 [ -z "$(rundirs badopt)" ] && ok "bad option: nothing written" || nok "bad option: nothing written" "a run directory appeared"
+
+# From the firmware's UEFI Shell: arguments arrive as load options
+printf 'fs0:\r\n\\efipt.efi caps --debugcon --shutdown\r\n' >"$TMP/startup.nsh"
+mkdir -p "$TMP/shell"
+sh ovmf/mkesp.sh --image "$TMP/shell/esp.img" --no-fallback --add "$TMP/startup.nsh:startup.nsh" >/dev/null
+sh ovmf/boot.sh "$TMP/shell/esp.img" "$TMP/shell" "$BOOT_TIMEOUT"
+rc=$?
+[ "$rc" -eq 0 ] && ok "shell: boots, runs and powers off" || nok "shell: boots, runs and powers off" "QEMU exit $rc"
+contains "shell: arguments from load options" "$TMP/shell/debugcon.log" "efipt.efi $(cat VERSION): caps (arguments from load options)"
+contains "shell: exits EFI_UNSUPPORTED" "$TMP/shell/debugcon.log" "efipt: exit EFI_UNSUPPORTED"
+
+# A second run on the same ESP gets its own, later run directory
+sh ovmf/boot.sh "$TMP/caps/esp.img" "$TMP/caps2" "$BOOT_TIMEOUT" || true
+n=$(ls -d "$TMP/caps2"/efipt/*/ 2>/dev/null | wc -l)
+first=$(ls "$TMP/caps2/efipt" | head -n 1)
+last=$(ls "$TMP/caps2/efipt" | tail -n 1)
+[ "$n" -eq 2 ] && [ "$first" != "$last" ] && [ "$first" = "$(basename "$(rundirs caps | head -n 1)")" ] &&
+	ok "second run: new run directory, sorted after the first" ||
+	nok "second run: new run directory" "found $n: $first .. $last"
