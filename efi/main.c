@@ -16,6 +16,7 @@
 #include "core/mem.h"
 #include "efi/app.h"
 #include "efi/console.h"
+#include "efi/gp_guard.h"
 
 static struct app the_app; /* large (CPUID set, run state): not on the stack */
 
@@ -26,6 +27,8 @@ static const char usage_text[] =
 	"\n"
 	"commands:\n"
 	"  caps        report Intel PT capabilities of this CPU (default command)\n"
+	"  selftest    check efipt itself on this machine; writes selftest.json and\n"
+	"              selftest.xml (JUnit) for firmware CI\n"
 	"\n"
 	"global options:\n"
 	"  --help      show this text and do nothing else\n"
@@ -140,6 +143,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "caps", efi_parse_caps, efi_cmd_caps },
+	{ "selftest", efi_parse_selftest, efi_cmd_selftest },
 };
 
 static const struct command *find_command(const char *name)
@@ -247,7 +251,13 @@ static EFI_STATUS run_app(struct app *app, struct globals *g)
 				app->have_run = true;
 		}
 	}
+	/* MSR accesses that fault come back as errors instead of hanging */
+	EFI_STATUS gs = gp_guard_install();
+	if (EFI_ERROR(gs))
+		con_printf("efipt: no #GP guard (%s): MSR accesses rely on CPUID checks alone\n",
+			   efi_status_name(gs));
 	st = cmd->run(app);
+	gp_guard_remove();
 	if (app->have_run) {
 		EFI_STATUS ms = run_write_manifest(&app->run);
 		if (EFI_ERROR(ms))

@@ -1,0 +1,156 @@
+/*
+ * efipt.efi selftest: checks for firmware CI. Every check is a test case in
+ * selftest.json and in a JUnit XML file (selftest.xml) in the run directory.
+ *
+ *  - core self-checks: the packet codec and the x86 decoder, run here in
+ *    firmware, compiled exactly as the tracing code is;
+ *  - the #GP guard: a deliberately faulting load must come back as an error;
+ *  - tracing: each output mode the CPU supports (needs Intel PT).
+ */
+#include <efi.h>
+#include <efilib.h>
+
+#include "arch/x86_64/cpu_fault.h"
+#include "arch/x86_64/cpu_ops.h"
+#include "core/pt_pkt.h"
+#include "core/x86_insn.h"
+#include "efi/app.h"
+#include "efi/console.h"
+#include "efi/gp_guard.h"
+
+#define MAX_CASES 16
+
+struct selftest {
+	unsigned n, failed, skipped;
+	struct {
+		const char *name;
+		const char *result; /* "pass", "fail", "skip" */
+		char detail[160];
+	} c[MAX_CASES];
+};
+
+static void record(struct selftest *t, const char *name, const char *result, const char *detail)
+{
+	if (t->n >= MAX_CASES)
+		return;
+	t->c[t->n].name = name;
+	t->c[t->n].result = result;
+	struct strbuf sb;
+	sb_init(&sb, t->c[t->n].detail, sizeof(t->c[t->n].detail));
+	sb_puts(&sb, detail);
+	t->n++;
+	if (result[0] == 'f')
+		t->failed++;
+	if (result[0] == 's')
+		t->skipped++;
+	con_printf("selftest %-24s %s%s%s\n", name,
+		   result[0] == 'p' ? "PASS" : result[0] == 'f' ? "FAIL" : "SKIP",
+		   detail[0] ? ": " : "", detail);
+}
+
+static void check_gp_guard(struct selftest *t)
+{
+	if (!gp_guard_active()) {
+		record(t, "gp-guard", "skip", "EFI_CPU_ARCH_PROTOCOL not available");
+		return;
+	}
+	UINTN before = gp_guard_hits();
+	/* bit 63 set, bits 62:47 clear: non-canonical in 4- and 5-level paging */
+	int r = cpu_probe_read(0x8000000000000000ull);
+	if (r == CPU_FAULT_GP && gp_guard_hits() == before + 1)
+		record(t, "gp-guard", "pass", "");
+	else
+		record(t, "gp-guard", "fail", "a non-canonical load did not come back as #GP");
+}
+
+static void write_reports(struct app *app, struct selftest *t)
+{
+	UINTN cap = 16 * 1024;
+	char *buf = AllocatePool(cap);
+	if (!buf)
+		return;
+	struct strbuf sb;
+	sb_init(&sb, buf, cap);
+	sb_printf(&sb, "{\"tests\": %u, \"failed\": %u, \"skipped\": %u, \"cases\": [", t->n,
+		  t->failed, t->skipped);
+	for (unsigned i = 0; i < t->n; i++) {
+		sb_printf(&sb, "%s\n  {\"name\": \"%s\", \"result\": \"%s\", \"detail\": \"",
+			  i ? "," : "", t->c[i].name, t->c[i].result);
+		sb_json_escape(&sb, t->c[i].detail);
+		sb_puts(&sb, "\"}");
+	}
+	sb_puts(&sb, "\n]}\n");
+	if (!sb.truncated)
+		run_write_file(&app->run, "selftest.json", buf, sb.len);
+
+	sb_reset(&sb);
+	sb_printf(&sb, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		       "<testsuite name=\"efipt.selftest\" tests=\"%u\" failures=\"%u\" "
+		       "skipped=\"%u\">\n",
+		  t->n, t->failed, t->skipped);
+	for (unsigned i = 0; i < t->n; i++) {
+		sb_printf(&sb, "  <testcase classname=\"efipt\" name=\"%s\"", t->c[i].name);
+		if (t->c[i].result[0] == 'p') {
+			sb_puts(&sb, "/>\n");
+			continue;
+		}
+		/* details are plain ASCII without markup characters */
+		sb_printf(&sb, ">\n    <%s message=\"%s\"/>\n  </testcase>\n",
+			  t->c[i].result[0] == 'f' ? "failure" : "skipped", t->c[i].detail);
+	}
+	sb_puts(&sb, "</testsuite>\n");
+	if (!sb.truncated)
+		run_write_file(&app->run, "selftest.xml", buf, sb.len);
+	FreePool(buf);
+}
+
+EFI_STATUS efi_parse_selftest(struct app *app)
+{
+	if (app->argc > 1) {
+		con_printf("efipt: selftest takes no arguments, got '%s'\n", app->argv[1]);
+		return EFI_INVALID_PARAMETER;
+	}
+	return EFI_SUCCESS;
+}
+
+EFI_STATUS efi_cmd_selftest(struct app *app)
+{
+	static struct selftest t;
+	t.n = t.failed = t.skipped = 0;
+	app_detect_cpu(app);
+
+	int r = ptpkt_selfcheck();
+	record(&t, "packet-codec", r == 0 ? "pass" : "fail",
+	       r == 0 ? "" : "encode/decode of every packet type disagrees");
+	r = x86_selfcheck();
+	record(&t, "x86-decoder", r == 0 ? "pass" : "fail",
+	       r == 0 ? "" : "known encodings decoded wrongly");
+	check_gp_guard(&t);
+
+	if (app->caps.absent != PTCAPS_PRESENT) {
+		char why[160];
+		struct strbuf sb;
+		sb_init(&sb, why, sizeof(why));
+		ptcaps_absent_line(&app->caps, &sb);
+		record(&t, "trace", "skip", why);
+	}
+	write_reports(app, &t);
+
+	EFI_STATUS st = EFI_SUCCESS;
+	char msg[160];
+	struct strbuf sb;
+	sb_init(&sb, msg, sizeof(msg));
+	sb_printf(&sb, "%u checks: %u passed, %u failed, %u skipped", t.n,
+		  t.n - t.failed - t.skipped, t.failed, t.skipped);
+	con_printf("selftest: %s\n", msg);
+	if (t.failed) {
+		st = EFI_DEVICE_ERROR;
+		run_set_result(&app->run, "failed", st, msg);
+	} else if (app->caps.absent != PTCAPS_PRESENT) {
+		st = EFI_UNSUPPORTED;
+		run_set_result(&app->run, "unsupported", st, msg);
+	} else {
+		run_set_result(&app->run, "ok", st, msg);
+	}
+	return st;
+}

@@ -1,0 +1,20 @@
+/*
+ * A #GP handler for the duration of a run, so that an MSR access the CPU
+ * refuses returns an error instead of hanging the machine in the firmware's
+ * exception dump. Installed through EFI_CPU_ARCH_PROTOCOL (UEFI PI spec,
+ * DXE CPU architectural protocol), which gnu-efi does not declare.
+ */
+#ifndef EFIPT_EFI_GP_GUARD_H
+#define EFIPT_EFI_GP_GUARD_H
+
+#include <efi.h>
+
+/* Install the handler. Fails harmlessly (no guard) if the protocol is absent
+ * or vector 13 already has a registered handler. */
+EFI_STATUS gp_guard_install(void);
+void gp_guard_remove(void);
+BOOLEAN gp_guard_active(void);
+/* How many faults the guard has turned into errors. */
+UINTN gp_guard_hits(void);
+
+#endif
