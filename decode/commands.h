@@ -6,5 +6,6 @@
 int cmd_caps(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_packets(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 
 #endif

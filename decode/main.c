@@ -15,6 +15,7 @@ static const struct command commands[] = {
 	{ "caps", cmd_caps, "Intel PT capability report from a CPUID dump" },
 	{ "info", cmd_info, "validate and show an efipt run directory" },
 	{ "packets", cmd_packets, "list or count the Intel PT packets of a raw trace" },
+	{ "plan", cmd_plan, "the MSR writes and ToPA tables efipt.efi would use on a CPU" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,130 @@
+# efipt plan --cpuid FILE [trace options] [--format jsonl]: the MSR dry run.
+. tests/lib.sh
+P=tests/data/cpu-profiles
+SKL=$P/skylake-s-core-i7-6700k.txt
+ADL=$P/alder-lake-s-core-i9-12900k-p-core.txt
+BDW=$P/broadwell-u-core-i7-5500u.txt
+HV=$P/comet-lake-xeon-w-1290p-as-seen-under-a-hypervisor-negative-.txt
+
+# check.py FILE [expect]: every line is a DESIGN.md plan object with exactly
+# its keys in order; ToPA tables chain and end where OUTPUT_BASE starts;
+# IA32_RTIT_STATUS is cleared before and IA32_RTIT_CTL written last.
+cat >"$TMP/check.py" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+want = sys.argv[2] if len(sys.argv) > 2 else "ok"
+objs = [json.loads(l) for l in lines]
+hexs = lambda s: isinstance(s, str) and s.startswith("0x") and int(s, 16) >= 0
+if want == "refuse":
+    assert len(objs) == 1 and list(objs[0]) == ["op", "reason"], objs
+    assert objs[0]["op"] == "refuse" and objs[0]["reason"]
+    sys.exit(0)
+tables = {}
+for o in objs:
+    op = o["op"]
+    if op == "rdmsr":
+        assert list(o) == ["op", "msr"] and hexs(o["msr"]), o
+    elif op == "wrmsr":
+        assert list(o) == ["op", "msr", "value"] and hexs(o["msr"]) and hexs(o["value"]), o
+    elif op == "topa":
+        assert list(o) == ["op", "table", "entries"] and hexs(o["table"]), o
+        for e in o["entries"]:
+            assert list(e) == ["base", "size", "end", "stop", "int"], e
+            assert hexs(e["base"]) and isinstance(e["size"], int)
+            assert all(isinstance(e[k], bool) for k in ("end", "stop", "int"))
+            if not e["end"]:
+                assert e["size"] & (e["size"] - 1) == 0 and 4096 <= e["size"] <= 128 << 20, e
+                assert int(e["base"], 16) % e["size"] == 0, e
+            else:
+                assert not e["stop"] and not e["int"], e
+        assert o["entries"][-1]["end"] and not o["entries"][0]["end"], o
+        tables[int(o["table"], 16)] = o["entries"]
+    else:
+        raise AssertionError(o)
+ops = [(o["op"], o.get("msr"), o.get("value")) for o in objs if o["op"] != "topa"]
+assert ops[0] == ("rdmsr", "0x570", None), ops
+assert ops[1] == ("wrmsr", "0x571", "0x0"), ops
+start = [i for i, o in enumerate(ops) if o[0] == "wrmsr" and o[1] == "0x570" and int(o[2], 16) & 1]
+assert len(start) == 1, ops
+ctl = int(ops[start[0]][2], 16)
+assert all(o[1] != "0x570" for o in ops[1:start[0]]), "RTIT_CTL is written last"
+stop = ops[start[0] + 1]
+assert stop[0] == "wrmsr" and stop[1] == "0x570" and int(stop[2], 16) == ctl & ~1, stop
+assert ops[-3:] == [("rdmsr", "0x560", None), ("rdmsr", "0x561", None), ("rdmsr", "0x571", None)]
+base = [int(o[2], 16) for o in ops if o[0] == "wrmsr" and o[1] == "0x560"][0]
+if ctl & (1 << 8):
+    # follow the chain from OUTPUT_BASE: every table once, back to the start
+    t, seen, total = base, [], 0
+    while t not in seen:
+        seen.append(t)
+        ents = tables[t]
+        total += sum(e["size"] for e in ents if not e["end"])
+        if any(e["stop"] for e in ents):
+            assert ents[-2]["stop"] and want in ("stop", "ok"), ents
+        t = int(ents[-1]["base"], 16)
+    assert t == base and sorted(seen) == sorted(tables), (hex(t), seen)
+    print("topa", len(tables), total)
+else:
+    assert not tables
+    print("single", hex(base))
+PY
+
+expect_rc "plan: Skylake default plan" 0 $EFIPT plan --cpuid $SKL --format jsonl
+expect "plan: Skylake jsonl follows DESIGN.md" python3 "$TMP/check.py" "$TMP/out"
+python3 "$TMP/check.py" "$TMP/out" >"$TMP/summary" 2>&1
+contains "plan: default is a 4 MiB ToPA buffer" "$TMP/summary" "topa 1 4194304"
+contains "plan: stop mode sets STOP" "$TMP/out" '"stop":true'
+
+expect_rc "plan: all Skylake options" 0 $EFIPT plan --cpuid $SKL --format jsonl --tsc --mtc=3 \
+	--cyc --psb=8K --noretcomp --cr3 0x1000 --filter 0x1000-0x1fff --stop 0x40000 --size 300M --mode wrap
+expect "plan: all-options jsonl valid" python3 "$TMP/check.py" "$TMP/out"
+contains "plan: CR3_MATCH written" "$TMP/out" '{"op":"wrmsr","msr":"0x572","value":"0x1000"}'
+contains "plan: ADDR1_A written" "$TMP/out" '{"op":"wrmsr","msr":"0x582","value":"0x40000"}'
+contains "plan: RTIT_CTL value" "$TMP/out" '{"op":"wrmsr","msr":"0x570","value":"0x210200ef8f"}'
+if grep -q '"stop":true' "$TMP/out"; then nok "plan: wrap mode has no STOP" "found"; else ok "plan: wrap mode has no STOP"; fi
+
+expect_rc "plan: single-range on Skylake" 0 $EFIPT plan --cpuid $SKL --format jsonl --output single --size 1M
+python3 "$TMP/check.py" "$TMP/out" >"$TMP/summary" 2>&1
+contains "plan: single-range has no ToPA" "$TMP/summary" "single 0x"
+contains "plan: single-range mask" "$TMP/out" '{"op":"wrmsr","msr":"0x561","value":"0xfffff"}'
+
+expect_rc "plan: ADL037 falls back to ToPA" 0 $EFIPT plan --cpuid $ADL --format jsonl --output single --size 64K
+contains "plan: erratum named on stderr" "$TMP/err" "TGL052/ADL037/RPL017"
+expect "plan: ADL fallback jsonl valid" python3 "$TMP/check.py" "$TMP/out"
+
+expect_rc "plan: Broadwell single-entry ToPA" 0 $EFIPT plan --cpuid $BDW --size 3M
+contains "plan: Broadwell rounds to 4M" "$TMP/out" "size 4194304 STOP"
+contains "plan: Broadwell END back to the table" "$TMP/out" "[1] END -> table 0x10000000"
+expect_rc "plan: Broadwell --nobranch refused (BDM106)" 1 $EFIPT plan --cpuid $BDW --nobranch --format jsonl
+expect "plan: refusal is one refuse object" python3 "$TMP/check.py" "$TMP/out" refuse
+contains "plan: BDM106 named" "$TMP/out" "BDM106"
+
+expect_rc "plan: unsupported feature refused" 1 $EFIPT plan --cpuid $SKL --pwr --format jsonl
+contains "plan: refusal names the CPUID bit" "$TMP/out" '{"op":"refuse","reason":"power event trace (--pwr) not supported by this CPU: CPUID.(EAX=14H,ECX=0):EBX[5]=0"}'
+expect_rc "plan: bad MTC period refused" 1 $EFIPT plan --cpuid $SKL --mtc=15
+contains "plan: valid MTC periods listed" "$TMP/out" "valid --mtc=F values (CPUID.(EAX=14H,ECX=1):EAX[31:16]): 0 3 6 9"
+expect_rc "plan: no PT refused" 1 $EFIPT plan --cpuid "$HV" --format jsonl
+contains "plan: no PT reason" "$TMP/out" 'CPUID.(EAX=07H,ECX=0):EBX[25]=0'
+
+# Every profile, default options: a valid plan or a single refusal.
+bad=0
+for f in $P/*.txt; do
+	$EFIPT plan --cpuid "$f" --format jsonl --tsc >"$TMP/p.out" 2>/dev/null
+	rc=$?
+	if [ $rc -eq 0 ]; then python3 "$TMP/check.py" "$TMP/p.out" >/dev/null 2>&1 || { bad=$((bad + 1)); echo "# $f"; }
+	elif [ $rc -eq 1 ]; then python3 "$TMP/check.py" "$TMP/p.out" refuse >/dev/null 2>&1 || { bad=$((bad + 1)); echo "# $f"; }
+	else bad=$((bad + 1)); echo "# $f: exit $rc"; fi
+done
+[ $bad -eq 0 ] && ok "plan: every profile gives a valid plan or refusal" || nok "plan: every profile gives a valid plan or refusal" "$bad profiles failed"
+
+expect_rc "plan: text format" 0 $EFIPT plan --cpuid $SKL --tsc
+contains "plan: text names MSRs" "$TMP/out" "IA32_RTIT_OUTPUT_MASK_PTRS"
+contains "plan: text decodes RTIT_CTL" "$TMP/out" "TraceEn OS User ToPA TSCEn BranchEn"
+expect_rc "plan: no --cpuid" 2 $EFIPT plan --tsc
+expect_rc "plan: missing file" 2 $EFIPT plan --cpuid "$TMP/nope.txt"
+expect_rc "plan: unknown option" 2 $EFIPT plan --cpuid $SKL --bogus
+expect_rc "plan: bad option value" 2 $EFIPT plan --cpuid $SKL --output ring
+contains "plan: bad value explained" "$TMP/err" "--output must be single or topa"
+expect_rc "plan: image filter needs the firmware" 2 $EFIPT plan --cpuid $SKL --filter image=Shell.efi
+expect_rc "plan: help" 0 $EFIPT plan --help
+contains "plan: help lists trace options" "$TMP/out" "--mtc[=F]"
