@@ -11,62 +11,74 @@ HV=$P/comet-lake-xeon-w-1290p-as-seen-under-a-hypervisor-negative-.txt
 # IA32_RTIT_STATUS is cleared before and IA32_RTIT_CTL written last.
 cat >"$TMP/check.py" <<'PY'
 import json, sys
-lines = open(sys.argv[1]).read().splitlines()
-want = sys.argv[2] if len(sys.argv) > 2 else "ok"
-objs = [json.loads(l) for l in lines]
 hexs = lambda s: isinstance(s, str) and s.startswith("0x") and int(s, 16) >= 0
-if want == "refuse":
+
+def check(path, want):
+  objs = [json.loads(l) for l in open(path).read().splitlines()]
+  if want == "refuse":
     assert len(objs) == 1 and list(objs[0]) == ["op", "reason"], objs
     assert objs[0]["op"] == "refuse" and objs[0]["reason"]
-    sys.exit(0)
-tables = {}
-for o in objs:
-    op = o["op"]
-    if op == "rdmsr":
-        assert list(o) == ["op", "msr"] and hexs(o["msr"]), o
-    elif op == "wrmsr":
-        assert list(o) == ["op", "msr", "value"] and hexs(o["msr"]) and hexs(o["value"]), o
-    elif op == "topa":
-        assert list(o) == ["op", "table", "entries"] and hexs(o["table"]), o
-        for e in o["entries"]:
-            assert list(e) == ["base", "size", "end", "stop", "int"], e
-            assert hexs(e["base"]) and isinstance(e["size"], int)
-            assert all(isinstance(e[k], bool) for k in ("end", "stop", "int"))
-            if not e["end"]:
-                assert e["size"] & (e["size"] - 1) == 0 and 4096 <= e["size"] <= 128 << 20, e
-                assert int(e["base"], 16) % e["size"] == 0, e
-            else:
-                assert not e["stop"] and not e["int"], e
-        assert o["entries"][-1]["end"] and not o["entries"][0]["end"], o
-        tables[int(o["table"], 16)] = o["entries"]
-    else:
-        raise AssertionError(o)
-ops = [(o["op"], o.get("msr"), o.get("value")) for o in objs if o["op"] != "topa"]
-assert ops[0] == ("rdmsr", "0x570", None), ops
-assert ops[1] == ("wrmsr", "0x571", "0x0"), ops
-start = [i for i, o in enumerate(ops) if o[0] == "wrmsr" and o[1] == "0x570" and int(o[2], 16) & 1]
-assert len(start) == 1, ops
-ctl = int(ops[start[0]][2], 16)
-assert all(o[1] != "0x570" for o in ops[1:start[0]]), "RTIT_CTL is written last"
-stop = ops[start[0] + 1]
-assert stop[0] == "wrmsr" and stop[1] == "0x570" and int(stop[2], 16) == ctl & ~1, stop
-assert ops[-3:] == [("rdmsr", "0x560", None), ("rdmsr", "0x561", None), ("rdmsr", "0x571", None)]
-base = [int(o[2], 16) for o in ops if o[0] == "wrmsr" and o[1] == "0x560"][0]
-if ctl & (1 << 8):
-    # follow the chain from OUTPUT_BASE: every table once, back to the start
-    t, seen, total = base, [], 0
-    while t not in seen:
-        seen.append(t)
-        ents = tables[t]
-        total += sum(e["size"] for e in ents if not e["end"])
-        if any(e["stop"] for e in ents):
-            assert ents[-2]["stop"] and want in ("stop", "ok"), ents
-        t = int(ents[-1]["base"], 16)
-    assert t == base and sorted(seen) == sorted(tables), (hex(t), seen)
-    print("topa", len(tables), total)
+    return
+  tables = {}
+  for o in objs:
+      op = o["op"]
+      if op == "rdmsr":
+          assert list(o) == ["op", "msr"] and hexs(o["msr"]), o
+      elif op == "wrmsr":
+          assert list(o) == ["op", "msr", "value"] and hexs(o["msr"]) and hexs(o["value"]), o
+      elif op == "topa":
+          assert list(o) == ["op", "table", "entries"] and hexs(o["table"]), o
+          for e in o["entries"]:
+              assert list(e) == ["base", "size", "end", "stop", "int"], e
+              assert hexs(e["base"]) and isinstance(e["size"], int)
+              assert all(isinstance(e[k], bool) for k in ("end", "stop", "int"))
+              if not e["end"]:
+                  assert e["size"] & (e["size"] - 1) == 0 and 4096 <= e["size"] <= 128 << 20, e
+                  assert int(e["base"], 16) % e["size"] == 0, e
+              else:
+                  assert not e["stop"] and not e["int"], e
+          assert o["entries"][-1]["end"] and not o["entries"][0]["end"], o
+          tables[int(o["table"], 16)] = o["entries"]
+      else:
+          raise AssertionError(o)
+  ops = [(o["op"], o.get("msr"), o.get("value")) for o in objs if o["op"] != "topa"]
+  assert ops[0] == ("rdmsr", "0x570", None), ops
+  assert ops[1] == ("wrmsr", "0x571", "0x0"), ops
+  start = [i for i, o in enumerate(ops) if o[0] == "wrmsr" and o[1] == "0x570" and int(o[2], 16) & 1]
+  assert len(start) == 1, ops
+  ctl = int(ops[start[0]][2], 16)
+  assert all(o[1] != "0x570" for o in ops[1:start[0]]), "RTIT_CTL is written last"
+  stop = ops[start[0] + 1]
+  assert stop[0] == "wrmsr" and stop[1] == "0x570" and int(stop[2], 16) == ctl & ~1, stop
+  assert ops[-3:] == [("rdmsr", "0x560", None), ("rdmsr", "0x561", None), ("rdmsr", "0x571", None)]
+  base = [int(o[2], 16) for o in ops if o[0] == "wrmsr" and o[1] == "0x560"][0]
+  if ctl & (1 << 8):
+      # follow the chain from OUTPUT_BASE: every table once, back to the start
+      t, seen, total = base, [], 0
+      while t not in seen:
+          seen.append(t)
+          ents = tables[t]
+          total += sum(e["size"] for e in ents if not e["end"])
+          if any(e["stop"] for e in ents):
+              assert ents[-2]["stop"] and want in ("stop", "ok"), ents
+          t = int(ents[-1]["base"], 16)
+      assert t == base and sorted(seen) == sorted(tables), (hex(t), seen)
+      print("topa", len(tables), total)
+  else:
+      assert not tables
+      print("single", hex(base))
+
+# check.py FILE [refuse] | check.py --many FILE=ok|refuse...
+if sys.argv[1] == "--many":
+    for a in sys.argv[2:]:
+        f, w = a.rsplit("=", 1)
+        try:
+            check(f, w)
+        except Exception as e:
+            print("#", f, e)
+            sys.exit(1)
 else:
-    assert not tables
-    print("single", hex(base))
+    check(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "ok")
 PY
 
 expect_rc "plan: Skylake default plan" 0 $EFIPT plan --cpuid $SKL --format jsonl
@@ -107,15 +119,19 @@ expect_rc "plan: no PT refused" 1 $EFIPT plan --cpuid "$HV" --format jsonl
 contains "plan: no PT reason" "$TMP/out" 'CPUID.(EAX=07H,ECX=0):EBX[25]=0'
 
 # Every profile, default options: a valid plan or a single refusal.
-bad=0
+bad=0 n=0 args=
 for f in $P/*.txt; do
-	$EFIPT plan --cpuid "$f" --format jsonl --tsc >"$TMP/p.out" 2>/dev/null
-	rc=$?
-	if [ $rc -eq 0 ]; then python3 "$TMP/check.py" "$TMP/p.out" >/dev/null 2>&1 || { bad=$((bad + 1)); echo "# $f"; }
-	elif [ $rc -eq 1 ]; then python3 "$TMP/check.py" "$TMP/p.out" refuse >/dev/null 2>&1 || { bad=$((bad + 1)); echo "# $f"; }
-	else bad=$((bad + 1)); echo "# $f: exit $rc"; fi
+	n=$((n + 1))
+	$EFIPT plan --cpuid "$f" --format jsonl --tsc >"$TMP/p$n.out" 2>/dev/null
+	case $? in
+	0) args="$args $TMP/p$n.out=ok" ;;
+	1) args="$args $TMP/p$n.out=refuse" ;;
+	*) bad=$((bad + 1)); echo "# $f: exit status not 0 or 1" ;;
+	esac
 done
-[ $bad -eq 0 ] && ok "plan: every profile gives a valid plan or refusal" || nok "plan: every profile gives a valid plan or refusal" "$bad profiles failed"
+# shellcheck disable=SC2086
+python3 "$TMP/check.py" --many $args >"$TMP/many" 2>&1 || bad=$((bad + 1))
+[ $bad -eq 0 ] && ok "plan: every profile gives a valid plan or refusal" || nok "plan: every profile gives a valid plan or refusal" "$(head -c 300 "$TMP/many")"
 
 expect_rc "plan: text format" 0 $EFIPT plan --cpuid $SKL --tsc
 contains "plan: text names MSRs" "$TMP/out" "IA32_RTIT_OUTPUT_MASK_PTRS"
