@@ -31,6 +31,8 @@ void app_detect_cpu(struct app *app);
 
 EFI_STATUS efi_parse_caps(struct app *app);
 EFI_STATUS efi_cmd_caps(struct app *app);
+EFI_STATUS efi_parse_snapshot(struct app *app);
+EFI_STATUS efi_cmd_snapshot(struct app *app);
 EFI_STATUS efi_parse_selftest(struct app *app);
 EFI_STATUS efi_cmd_selftest(struct app *app);
 

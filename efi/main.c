@@ -29,6 +29,7 @@ static const char usage_text[] =
 	"  caps        report Intel PT capabilities of this CPU (default command)\n"
 	"  selftest    check efipt itself on this machine; writes selftest.json and\n"
 	"              selftest.xml (JUnit) for firmware CI\n"
+	"  snapshot    save the memory map, loaded images and all code memory\n"
 	"\n"
 	"global options:\n"
 	"  --help      show this text and do nothing else\n"
@@ -144,6 +145,7 @@ struct command {
 static const struct command commands[] = {
 	{ "caps", efi_parse_caps, efi_cmd_caps },
 	{ "selftest", efi_parse_selftest, efi_cmd_selftest },
+	{ "snapshot", efi_parse_snapshot, efi_cmd_snapshot },
 };
 
 static const struct command *find_command(const char *name)

@@ -1,0 +1,198 @@
+/* Memory map, loaded images, code snapshots; see sideband.h. */
+#include <efi.h>
+#include <efilib.h>
+
+#include "core/pe_info.h"
+#include "efi/console.h"
+#include "efi/sideband.h"
+
+static const char *memtype_name(UINT32 t)
+{
+	static const char *const names[] = {
+		"Reserved", "LoaderCode", "LoaderData", "BootServicesCode", "BootServicesData",
+		"RuntimeServicesCode", "RuntimeServicesData", "Conventional", "Unusable",
+		"ACPIReclaim", "ACPINVS", "MMIO", "MMIOPortSpace", "PalCode", "Persistent",
+		"Unaccepted",
+	};
+	return t < sizeof(names) / sizeof(names[0]) ? names[t] : "Other";
+}
+
+static bool is_code(UINT32 t)
+{
+	return t == EfiLoaderCode || t == EfiBootServicesCode || t == EfiRuntimeServicesCode;
+}
+
+static EFI_STATUS first_error(EFI_STATUS a, EFI_STATUS b)
+{
+	return EFI_ERROR(a) ? a : b;
+}
+
+#define DESC(map, i, dsize) ((EFI_MEMORY_DESCRIPTOR *)((UINT8 *)(map) + (i) * (dsize)))
+
+static EFI_STATUS write_memmap(struct run *run, EFI_MEMORY_DESCRIPTOR *map, UINTN n,
+			       UINTN dsize, struct sideband_stats *stats)
+{
+	UINTN cap = 256 + n * 160;
+	char *buf = AllocatePool(cap);
+	if (!buf)
+		return EFI_OUT_OF_RESOURCES;
+	struct strbuf sb;
+	sb_init(&sb, buf, cap);
+	sb_puts(&sb, "{\"regions\": [");
+	for (UINTN i = 0; i < n; i++) {
+		EFI_MEMORY_DESCRIPTOR *d = DESC(map, i, dsize);
+		sb_printf(&sb,
+			  "%s\n  {\"type\": \"%s\", \"phys\": \"0x%llx\", \"pages\": %llu, "
+			  "\"attr\": \"0x%llx\"",
+			  i ? "," : "", memtype_name(d->Type), (unsigned long long)d->PhysicalStart,
+			  (unsigned long long)d->NumberOfPages, (unsigned long long)d->Attribute);
+		if (is_code(d->Type))
+			sb_printf(&sb, ", \"snapshot\": \"mem-%016llx.bin\"",
+				  (unsigned long long)d->PhysicalStart);
+		sb_putc(&sb, '}');
+		if (is_code(d->Type)) {
+			stats->regions++;
+			stats->code_bytes += d->NumberOfPages * 4096ull;
+		}
+	}
+	sb_puts(&sb, "\n]}\n");
+	EFI_STATUS st = sb.truncated ? EFI_BUFFER_TOO_SMALL
+				     : run_write_file(run, "memmap.json", buf, sb.len);
+	FreePool(buf);
+	return st;
+}
+
+/*
+ * Text for an image's device path. Firmware drivers live in firmware volumes
+ * and are named by a PI "FvFile(GUID)" node, which gnu-efi cannot print.
+ */
+static void devpath_text(EFI_DEVICE_PATH *dp, char *out, UINTN cap)
+{
+	out[0] = 0;
+	for (EFI_DEVICE_PATH *n = dp; n && !IsDevicePathEnd(n); n = NextDevicePathNode(n)) {
+		/* MEDIA_DEVICE_PATH subtype 6: PI firmware file, 7: firmware volume */
+		if (DevicePathType(n) == MEDIA_DEVICE_PATH &&
+		    (DevicePathSubType(n) == 6 || DevicePathSubType(n) == 7) &&
+		    DevicePathNodeLength(n) >= 4 + 16) {
+			const UINT8 *g = (const UINT8 *)n + 4;
+			struct strbuf sb;
+			sb_init(&sb, out, cap);
+			sb_printf(&sb, "%s(%08X-%04X-%04X-%02X%02X-%02X%02X%02X%02X%02X%02X)",
+				  DevicePathSubType(n) == 6 ? "FvFile" : "Fv",
+				  (unsigned)(g[0] | g[1] << 8 | g[2] << 16 | (unsigned)g[3] << 24),
+				  (unsigned)(g[4] | g[5] << 8), (unsigned)(g[6] | g[7] << 8), g[8], g[9],
+				  g[10], g[11], g[12], g[13], g[14], g[15]);
+			if (DevicePathSubType(n) == 6)
+				return;
+		}
+	}
+	if (out[0])
+		return;
+	CHAR16 *w = DevicePathToStr(dp);
+	if (w) {
+		ucs2_to_ascii(out, cap, w);
+		FreePool(w);
+	}
+}
+
+static void image_entry(struct strbuf *sb, EFI_LOADED_IMAGE *li, bool first)
+{
+	struct pe_info pe;
+	const UINT8 *base = li->ImageBase;
+	int perr = base && li->ImageSize ? pe_read_info(base, li->ImageSize, true, &pe)
+					  : PE_ERR_TRUNCATED;
+	char path[256] = "";
+	if (li->FilePath)
+		devpath_text(li->FilePath, path, sizeof(path));
+	char name[64] = "";
+	if (perr == PE_OK && pe.debug_path[0])
+		pe_debug_name(pe.debug_path, name, sizeof(name));
+	else
+		pe_debug_name(path, name, sizeof(name));
+	sb_printf(sb, "%s\n  {\"name\": \"", first ? "" : ",");
+	sb_json_escape(sb, name);
+	sb_printf(sb, "\", \"base\": \"0x%llx\", \"size\": %llu, \"code_type\": \"%s\", \"path\": \"",
+		  (unsigned long long)(UINTN)li->ImageBase, (unsigned long long)li->ImageSize,
+		  memtype_name(li->ImageCodeType));
+	sb_json_escape(sb, path);
+	sb_puts(sb, "\", \"pdb\": \"");
+	if (perr == PE_OK)
+		sb_json_escape(sb, pe.debug_path);
+	sb_puts(sb, "\"");
+	if (perr == PE_OK)
+		sb_printf(sb, ", \"entry\": \"0x%llx\"",
+			  (unsigned long long)((UINTN)li->ImageBase + pe.entry_rva));
+	else
+		sb_printf(sb, ", \"pe_error\": \"%s\"", pe_errstr(perr));
+	sb_putc(sb, '}');
+}
+
+static EFI_STATUS write_images(struct run *run, struct sideband_stats *stats)
+{
+	EFI_GUID lip = LOADED_IMAGE_PROTOCOL;
+	UINTN nh = 0;
+	EFI_HANDLE *handles = NULL;
+	EFI_STATUS st = uefi_call_wrapper(BS->LocateHandleBuffer, 5, ByProtocol, &lip, NULL, &nh,
+					  &handles);
+	if (EFI_ERROR(st))
+		return st;
+	UINTN cap = 256 + nh * 700;
+	char *buf = AllocatePool(cap);
+	if (!buf) {
+		FreePool(handles);
+		return EFI_OUT_OF_RESOURCES;
+	}
+	struct strbuf sb;
+	sb_init(&sb, buf, cap);
+	sb_puts(&sb, "{\"images\": [");
+	bool first = true;
+	for (UINTN i = 0; i < nh; i++) {
+		EFI_LOADED_IMAGE *li;
+		if (EFI_ERROR(uefi_call_wrapper(BS->HandleProtocol, 3, handles[i], &lip,
+						(void **)&li)))
+			continue;
+		image_entry(&sb, li, first);
+		first = false;
+		stats->images++;
+	}
+	sb_puts(&sb, "\n]}\n");
+	FreePool(handles);
+	st = sb.truncated ? EFI_BUFFER_TOO_SMALL : run_write_file(run, "images.json", buf, sb.len);
+	FreePool(buf);
+	return st;
+}
+
+EFI_STATUS sideband_write(struct run *run, struct sideband_stats *stats)
+{
+	stats->images = stats->regions = 0;
+	stats->code_bytes = 0;
+	UINTN n, key, dsize;
+	UINT32 dver;
+	EFI_MEMORY_DESCRIPTOR *map = LibMemoryMap(&n, &key, &dsize, &dver);
+	if (!map)
+		return EFI_OUT_OF_RESOURCES;
+	EFI_STATUS st = write_memmap(run, map, n, dsize, stats);
+	st = first_error(st, write_images(run, stats));
+	con_printf("efipt: saving %llu KiB of code in %llu regions\n",
+		   (unsigned long long)(stats->code_bytes >> 10), (unsigned long long)stats->regions);
+	UINT64 done = 0;
+	for (UINTN i = 0; i < n; i++) {
+		EFI_MEMORY_DESCRIPTOR *d = DESC(map, i, dsize);
+		if (!is_code(d->Type))
+			continue;
+		char name[48];
+		struct strbuf nb;
+		sb_init(&nb, name, sizeof(name));
+		sb_printf(&nb, "mem-%016llx.bin", (unsigned long long)d->PhysicalStart);
+		UINT64 bytes = d->NumberOfPages * 4096ull;
+		st = first_error(st, run_write_file(run, name, (const void *)(UINTN)d->PhysicalStart,
+						    bytes));
+		done += bytes;
+		if (stats->code_bytes >= (8u << 20))
+			con_printf("efipt:   %3llu%%  %s (%llu KiB)\n",
+				   (unsigned long long)(done * 100 / stats->code_bytes), name,
+				   (unsigned long long)(bytes >> 10));
+	}
+	FreePool(map);
+	return st;
+}

@@ -1,0 +1,26 @@
+/*
+ * What a decoder needs besides the trace, written into the run directory:
+ * the UEFI memory map (memmap.json), the loaded images (images.json), and a
+ * copy of every code region the trace can touch (mem-<phys>.bin for each
+ * LoaderCode, BootServicesCode and RuntimeServicesCode region). Firmware runs
+ * with physical = virtual addresses, so a region's file is code at its
+ * address. Formats: docs/format.md.
+ */
+#ifndef EFIPT_EFI_SIDEBAND_H
+#define EFIPT_EFI_SIDEBAND_H
+
+#include <efi.h>
+
+#include "efi/run.h"
+
+struct sideband_stats {
+	UINTN images;
+	UINTN regions;
+	UINT64 code_bytes;
+};
+
+/* Write memmap.json, images.json and the code snapshots. Each file's
+ * outcome is recorded in the manifest; returns the first failure. */
+EFI_STATUS sideband_write(struct run *run, struct sideband_stats *stats);
+
+#endif
