@@ -160,66 +160,57 @@ static void print_ctl_text(uint64_t ctl)
 			       (unsigned)((ctl & RTIT_CTL_ADDR_CFG_MASK(n)) >> RTIT_CTL_ADDR_CFG_SHIFT(n)));
 }
 
-static void print_topa(const struct ptout *out, struct simmem *mem, unsigned t, bool jsonl)
+static void print_topa_text(const struct ptout *out, struct simmem *mem, unsigned t)
 {
 	const struct ptout_table *tb = &out->tab[t];
-	if (jsonl)
-		printf("{\"op\":\"topa\",\"table\":\"0x%llx\",\"entries\":[",
-		       (unsigned long long)tb->phys);
-	else
-		printf("topa   table 0x%llx, %u entries\n", (unsigned long long)tb->phys, tb->nout + 1);
+	printf("topa   table 0x%llx, %u entries\n", (unsigned long long)tb->phys, tb->nout + 1);
 	for (unsigned i = 0; i <= tb->nout; i++) {
-		/* what is in memory, not what we meant to write */
+		/* what is in memory, not what was meant to be written */
 		uint64_t e = simmem_read64(mem, tb->phys + 8ull * i);
 		uint64_t base = e & ~0xfffull;
-		bool end = e & TOPA_END;
-		uint64_t size = end ? 0 : 4096ull << ((e & TOPA_SIZE_MASK) >> TOPA_SIZE_SHIFT);
-		if (jsonl)
-			printf("%s{\"base\":\"0x%llx\",\"size\":%llu,\"end\":%s,\"stop\":%s,"
-			       "\"int\":%s}",
-			       i ? "," : "", (unsigned long long)base, (unsigned long long)size,
-			       end ? "true" : "false", (e & TOPA_STOP) ? "true" : "false",
-			       (e & TOPA_INT) ? "true" : "false");
-		else if (end)
+		if (e & TOPA_END)
 			printf("         [%u] END -> table 0x%llx\n", i, (unsigned long long)base);
 		else
 			printf("         [%u] base 0x%llx size %llu%s%s\n", i, (unsigned long long)base,
-			       (unsigned long long)size, (e & TOPA_STOP) ? " STOP" : "",
-			       (e & TOPA_INT) ? " INT" : "");
+			       4096ull << ((e & TOPA_SIZE_MASK) >> TOPA_SIZE_SHIFT),
+			       (e & TOPA_STOP) ? " STOP" : "", (e & TOPA_INT) ? " INT" : "");
 	}
-	if (jsonl)
-		fputs("]}\n", stdout);
 }
 
 static void print_steps(const struct pt_log *log, const struct ptout *out, struct simmem *mem,
 			bool jsonl)
 {
+	static char line[1 << 16];
 	for (unsigned i = 0; i < log->n; i++) {
 		const struct pt_step *s = &log->steps[i];
+		if (jsonl) {
+			/* the firmware's own printer: the app can log the same lines */
+			struct strbuf sb;
+			sb_init(&sb, line, sizeof(line));
+			pt_step_jsonl(s, out, &sb);
+			if (sb.truncated) {
+				fprintf(stderr, "efipt plan: step %u too long to print\n", i);
+				continue;
+			}
+			puts(line);
+			continue;
+		}
 		const char *name = pt_msr_name(s->msr);
 		switch (s->op) {
 		case PT_OP_TOPA:
-			print_topa(out, mem, s->table, jsonl);
+			print_topa_text(out, mem, s->table);
 			break;
 		case PT_OP_RDMSR:
-			if (jsonl)
-				printf("{\"op\":\"rdmsr\",\"msr\":\"0x%x\"}\n", s->msr);
-			else
-				printf("rdmsr  0x%x %s\n", s->msr, name ? name : "");
+			printf("rdmsr  0x%x %s\n", s->msr, name ? name : "");
 			break;
 		case PT_OP_WRMSR:
-			if (jsonl) {
-				printf("{\"op\":\"wrmsr\",\"msr\":\"0x%x\",\"value\":\"0x%llx\"}\n",
-				       s->msr, (unsigned long long)s->value);
-			} else {
-				printf("wrmsr  0x%x %-28s 0x%llx", s->msr, name ? name : "",
-				       (unsigned long long)s->value);
-				if (s->msr == MSR_IA32_RTIT_CTL) {
-					printf("  ");
-					print_ctl_text(s->value);
-				}
-				putchar('\n');
+			printf("wrmsr  0x%x %-28s 0x%llx", s->msr, name ? name : "",
+			       (unsigned long long)s->value);
+			if (s->msr == MSR_IA32_RTIT_CTL) {
+				printf("  ");
+				print_ctl_text(s->value);
 			}
+			putchar('\n');
 			break;
 		}
 	}

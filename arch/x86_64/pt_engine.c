@@ -253,3 +253,70 @@ int pt_extract(const struct pt_engine *e, const struct ptout_mem *mem, ptout_spa
 	return ptout_extract(e->out, e->stop_base, e->stop_mask, e->stop_status, mem, fn, ctx,
 			     ext);
 }
+
+void pt_step_jsonl(const struct pt_step *s, const struct ptout *out, struct strbuf *sb)
+{
+	switch (s->op) {
+	case PT_OP_RDMSR:
+		sb_printf(sb, "{\"op\":\"rdmsr\",\"msr\":\"0x%x\"}", s->msr);
+		return;
+	case PT_OP_WRMSR:
+		sb_printf(sb, "{\"op\":\"wrmsr\",\"msr\":\"0x%x\",\"value\":\"0x%llx\"}", s->msr,
+			  (unsigned long long)s->value);
+		return;
+	case PT_OP_TOPA:
+		break;
+	}
+	const struct ptout_table *t = &out->tab[s->table];
+	sb_printf(sb, "{\"op\":\"topa\",\"table\":\"0x%llx\",\"entries\":[",
+		  (unsigned long long)t->phys);
+	for (unsigned i = 0; i <= t->nout; i++) {
+		uint64_t e = ptout_entry(out, s->table, i);
+		bool end = e & TOPA_END;
+		uint64_t size = end ? 0 : 4096ull << ((e & TOPA_SIZE_MASK) >> TOPA_SIZE_SHIFT);
+		sb_printf(sb, "%s{\"base\":\"0x%llx\",\"size\":%llu,\"end\":%s,\"stop\":%s,"
+			      "\"int\":%s}",
+			  i ? "," : "", (unsigned long long)(e & ~0xfffull), (unsigned long long)size,
+			  end ? "true" : "false", (e & TOPA_STOP) ? "true" : "false",
+			  (e & TOPA_INT) ? "true" : "false");
+	}
+	sb_puts(sb, "]}");
+}
+
+static const char *tf(bool v) { return v ? "true" : "false"; }
+
+void pt_trace_json(const struct pt_engine *e, const struct ptout_extent *ext, struct strbuf *sb)
+{
+	const struct ptcfg_settings *s = e->set;
+	const struct ptout *o = e->out;
+	sb_printf(sb, "{\"rtit_ctl\":\"0x%llx\",\"output\":\"%s\",\"mode\":\"%s\",\"size\":%llu,"
+		      "\"regions\":%u,\"tables\":%u,",
+		  (unsigned long long)(s->ctl | RTIT_CTL_TRACEEN),
+		  s->output == PTCFG_OUT_TOPA ? "topa" : "single",
+		  s->mode == PTCFG_MODE_WRAP ? "wrap" : "stop", (unsigned long long)s->size, o->nreg,
+		  o->ntab);
+	if (s->cr3_filter)
+		sb_printf(sb, "\"cr3_match\":\"0x%llx\",", (unsigned long long)s->cr3_match);
+	sb_puts(sb, "\"ranges\":[");
+	for (unsigned i = 0; i < s->nranges; i++) {
+		unsigned cfg = (unsigned)((s->ctl & RTIT_CTL_ADDR_CFG_MASK(i)) >>
+					  RTIT_CTL_ADDR_CFG_SHIFT(i));
+		sb_printf(sb, "%s{\"cfg\":\"%s\",\"a\":\"0x%llx\",\"b\":\"0x%llx\"}", i ? "," : "",
+			  cfg == RTIT_ADDR_CFG_STOP ? "stop" : "filter",
+			  (unsigned long long)s->addr_a[i], (unsigned long long)s->addr_b[i]);
+	}
+	sb_printf(sb, "],\"took_over\":%s", tf(e->took_over));
+	if (e->took_over)
+		sb_printf(sb, ",\"previous_rtit_ctl\":\"0x%llx\"", (unsigned long long)e->saved.ctl);
+	if (e->stopped_valid)
+		sb_printf(sb, ",\"output_base\":\"0x%llx\",\"output_mask_ptrs\":\"0x%llx\","
+			      "\"status\":\"0x%llx\",\"error\":%s,\"stopped\":%s",
+			  (unsigned long long)e->stop_base, (unsigned long long)e->stop_mask,
+			  (unsigned long long)e->stop_status,
+			  tf(e->stop_status & RTIT_STATUS_ERROR), tf(e->stop_status & RTIT_STATUS_STOPPED));
+	if (ext)
+		sb_printf(sb, ",\"bytes\":%llu,\"wrapped\":%s,\"full\":%s,\"bad_pointer\":%s",
+			  (unsigned long long)ext->bytes, tf(ext->wrapped), tf(ext->full),
+			  tf(ext->bad_pointer));
+	sb_putc(sb, '}');
+}

@@ -110,6 +110,25 @@ int pt_stop(struct pt_engine *e, struct strbuf *msg);
 int pt_extract(const struct pt_engine *e, const struct ptout_mem *mem, ptout_span_fn fn,
 	       void *ctx, struct ptout_extent *ext);
 
+/*
+ * One step as a JSON Lines object of the `efipt plan --format jsonl`
+ * contract (DESIGN.md), without the newline:
+ *   {"op":"rdmsr","msr":"0x570"}
+ *   {"op":"wrmsr","msr":"0x570","value":"0x..."}
+ *   {"op":"topa","table":"0x...","entries":[{"base":"0x...","size":N,
+ *    "end":false,"stop":false,"int":false},...]}   (END: size 0)
+ */
+void pt_step_jsonl(const struct pt_step *s, const struct ptout *out, struct strbuf *sb);
+
+/*
+ * The trace configuration and outcome as one JSON object, for the run
+ * manifest: {"rtit_ctl","output","mode","size","regions","tables",
+ * "cr3_match"?, "ranges":[{"cfg","a","b"}], "took_over", and after pt_stop
+ * "output_base","output_mask_ptrs","status","error","stopped", and with ext
+ * "bytes","wrapped","full","bad_pointer"}. Hex strings for MSR values.
+ */
+void pt_trace_json(const struct pt_engine *e, const struct ptout_extent *ext, struct strbuf *sb);
+
 /* "IA32_RTIT_CTL" etc., or NULL for an MSR the engine does not use. */
 const char *pt_msr_name(uint32_t msr);
 

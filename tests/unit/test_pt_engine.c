@@ -12,6 +12,7 @@
  *   - the start/stop sequence order, TraceEn already set, --force restore.
  */
 #include <dirent.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -934,6 +935,46 @@ static void test_sequence(void)
 	       r, msg);
 	CHECK(m.gp == 0 && m.operr == 0, "sequence: no #GP, no operational error");
 	CHECK(pt_stop(&e, &ms) == PT_STATE, "sequence: stop twice is refused");
+
+	/* The shared JSON Lines printer and the manifest object. */
+	{
+		static char line[8192];
+		struct strbuf sb;
+		sb_init(&sb, line, sizeof(line));
+		pt_step_jsonl(&log.steps[0], &out, &sb);
+		json_error_t jerr;
+		json_t *j = json_loads(line, 0, &jerr);
+		json_t *ents = j ? json_object_get(j, "entries") : NULL;
+		json_t *e0 = ents ? json_array_get(ents, 0) : NULL;
+		json_t *last = ents ? json_array_get(ents, json_array_size(ents) - 1) : NULL;
+		char want_base[32];
+		snprintf(want_base, sizeof(want_base), "0x%llx",
+			 (unsigned long long)(simmem_read64(&mem, out.tab[0].phys) & ~0xfffull));
+		CHECKF(e0 && last && !strcmp(json_string_value(json_object_get(j, "op")), "topa") &&
+			       !strcmp(json_string_value(json_object_get(e0, "base")), want_base) &&
+			       json_integer_value(json_object_get(e0, "size")) == 4 << 20 &&
+			       json_is_true(json_object_get(e0, "stop")) &&
+			       json_is_true(json_object_get(last, "end")),
+		       "jsonl: topa step matches the table in memory", "%s", line);
+		json_decref(j);
+		sb_init(&sb, line, sizeof(line));
+		pt_step_jsonl(&log.steps[log.n - 1], &out, &sb);
+		CHECKF(!strcmp(line, "{\"op\":\"rdmsr\",\"msr\":\"0x571\"}"),
+		       "jsonl: rdmsr step", "%s", line);
+		struct ptout_extent ext;
+		pt_extract(&e, &ops, NULL, NULL, &ext);
+		sb_init(&sb, line, sizeof(line));
+		pt_trace_json(&e, &ext, &sb);
+		j = json_loads(line, 0, &jerr);
+		CHECKF(j && !strcmp(json_string_value(json_object_get(j, "output")), "topa") &&
+			       json_integer_value(json_object_get(j, "size")) == 4 << 20 &&
+			       json_is_false(json_object_get(j, "wrapped")) &&
+			       json_integer_value(json_object_get(j, "bytes")) == 0 &&
+			       json_string_value(json_object_get(j, "cr3_match")) &&
+			       json_array_size(json_object_get(j, "ranges")) == 1,
+		       "manifest: trace object parses and says what happened", "%s", line);
+		json_decref(j);
+	}
 
 	/* Firmware already tracing (its own single-range buffer). */
 	uint64_t fw_base;
