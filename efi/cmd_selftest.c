@@ -5,6 +5,8 @@
  *  - core self-checks: the packet codec and the x86 decoder, run here in
  *    firmware, compiled exactly as the tracing code is;
  *  - the #GP guard: a deliberately faulting load must come back as an error;
+ *  - output buffers: ToPA and single-range layouts allocated from this
+ *    machine's memory map, aligned as 33.2.7 demands, tables as written;
  *  - tracing: each output mode the CPU supports (needs Intel PT).
  */
 #include <efi.h>
@@ -17,6 +19,7 @@
 #include "efi/app.h"
 #include "efi/console.h"
 #include "efi/gp_guard.h"
+#include "efi/trace_mem.h"
 
 #define MAX_CASES 16
 
@@ -61,6 +64,57 @@ static void check_gp_guard(struct selftest *t)
 		record(t, "gp-guard", "pass", "");
 	else
 		record(t, "gp-guard", "fail", "a non-canonical load did not come back as #GP");
+}
+
+/*
+ * Lay out a trace buffer in real firmware memory and read it back: every
+ * region aligned to its size and below MAXPHYADDR, every ToPA entry in
+ * memory equal to what the layout says, everything freed again.
+ */
+static void check_output(struct selftest *t, const char *name, enum ptcfg_output kind,
+			 enum ptcfg_mode mode, uint64_t size, unsigned maxphyaddr)
+{
+	static struct ptout_region reg[64];
+	static struct ptout_table tab[4];
+	struct ptcfg_settings set = { 0 };
+	set.output = kind;
+	set.mode = mode;
+	set.size = size;
+	set.topa_multi = true;
+	set.maxphyaddr = maxphyaddr;
+	struct ptout out;
+	ptout_init(&out, reg, 64, tab, 4);
+	char err[160];
+	struct strbuf sb;
+	sb_init(&sb, err, sizeof(err));
+	if (ptout_build(&out, &set, &efi_trace_mem, &sb)) {
+		record(t, name, "fail", err);
+		return;
+	}
+	const char *bad = NULL;
+	uint64_t total = 0;
+	for (unsigned i = 0; i < out.nreg && !bad; i++) {
+		if (out.reg[i].base & (out.reg[i].size - 1))
+			bad = "a region is not aligned to its size";
+		if (maxphyaddr < 64 && out.reg[i].base + out.reg[i].size > (1ull << maxphyaddr))
+			bad = "a region lies above MAXPHYADDR";
+		total += out.reg[i].size;
+	}
+	for (unsigned ti = 0; ti < out.ntab && !bad; ti++)
+		for (unsigned e = 0; e <= out.tab[ti].nout && !bad; e++)
+			if (*(volatile uint64_t *)(UINTN)(out.tab[ti].phys + 8ull * e) !=
+			    ptout_entry(&out, ti, e))
+				bad = "a ToPA entry in memory differs from the layout";
+	if (!bad && total != out.size)
+		bad = "regions do not add up to the buffer size";
+	unsigned nreg = out.nreg, ntab = out.ntab;
+	ptout_free(&out, &efi_trace_mem);
+	sb_reset(&sb);
+	if (!bad)
+		sb_printf(&sb, "%llu KiB in %u region%s, %u ToPA table%s",
+			  (unsigned long long)(size >> 10), nreg, nreg == 1 ? "" : "s", ntab,
+			  ntab == 1 ? "" : "s");
+	record(t, name, bad ? "fail" : "pass", bad ? bad : err);
 }
 
 static void write_reports(struct app *app, struct selftest *t)
@@ -126,6 +180,10 @@ EFI_STATUS efi_cmd_selftest(struct app *app)
 	record(&t, "x86-decoder", r == 0 ? "pass" : "fail",
 	       r == 0 ? "" : "known encodings decoded wrongly");
 	check_gp_guard(&t);
+	check_output(&t, "output-topa", PTCFG_OUT_TOPA, PTCFG_MODE_STOP, 96ull << 20,
+		     app->caps.maxphyaddr);
+	check_output(&t, "output-single", PTCFG_OUT_SINGLE, PTCFG_MODE_WRAP, 1ull << 20,
+		     app->caps.maxphyaddr);
 
 	if (app->caps.absent != PTCAPS_PRESENT) {
 		char why[160];

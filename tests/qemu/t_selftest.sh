@@ -20,3 +20,5 @@ assert d['failed']==0 and d['skipped']>=1"
 expect "selftest: selftest.xml is JUnit XML" python3 -c "
 import xml.etree.ElementTree as ET; r=ET.parse('$run/selftest.xml').getroot()
 assert r.tag=='testsuite' and int(r.get('tests'))==len(r.findall('testcase')) and r.get('failures')=='0'"
+contains "selftest: ToPA buffer laid out in firmware memory" "$L" "selftest output-topa              PASS: 98304 KiB in 2 regions, 1 ToPA table"
+contains "selftest: single-range buffer laid out" "$L" "selftest output-single            PASS: 1024 KiB in 1 region, 0 ToPA tables"
