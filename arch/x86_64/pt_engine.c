@@ -128,6 +128,8 @@ static int take_over(struct pt_engine *e, uint64_t ctl)
 	return 0;
 }
 
+static int restore(struct pt_engine *e);
+
 int pt_start(struct pt_engine *e, struct strbuf *msg)
 {
 	const struct ptcfg_settings *set = e->set;
@@ -171,22 +173,33 @@ int pt_start(struct pt_engine *e, struct strbuf *msg)
 	 * the other configuration MSRs, IA32_RTIT_CTL last (writes to the others
 	 * #GP while TraceEn=1, 33.2.8.1).
 	 */
+	const char *step = "programming the output";
 	if (wr(e, MSR_IA32_RTIT_STATUS, 0) ||
 	    wr(e, MSR_IA32_RTIT_OUTPUT_BASE, out->msr_base) ||
 	    wr(e, MSR_IA32_RTIT_OUTPUT_MASK_PTRS, out->msr_mask))
-		return fault_msg(e, msg, "programming the output");
+		goto failed;
+	step = "programming CR3 filtering";
 	if (set->cr3_filter && wr(e, MSR_IA32_RTIT_CR3_MATCH, set->cr3_match))
-		return fault_msg(e, msg, "programming CR3 filtering");
+		goto failed;
+	step = "programming address ranges";
 	for (unsigned i = 0; i < set->nranges; i++)
 		if (wr(e, MSR_IA32_RTIT_ADDR_A(i), set->addr_a[i]) ||
 		    wr(e, MSR_IA32_RTIT_ADDR_B(i), set->addr_b[i]))
-			return fault_msg(e, msg, "programming address ranges");
+			goto failed;
+	step = "enabling tracing";
 	e->ctl = set->ctl | RTIT_CTL_TRACEEN;
 	if (wr(e, MSR_IA32_RTIT_CTL, e->ctl))
-		return fault_msg(e, msg, "enabling tracing");
+		goto failed;
 	e->running = true;
 	e->stopped_valid = false;
 	return PT_OK;
+
+failed:
+	fault_msg(e, msg, step);
+	/* Give a configuration taken over with --force back as it was. */
+	if (e->took_over && restore(e) == 0)
+		sb_puts(msg, "; restored the previous Intel PT configuration");
+	return PT_FAULT;
 }
 
 static int restore(struct pt_engine *e)

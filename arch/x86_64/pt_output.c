@@ -233,9 +233,14 @@ int ptout_extract(const struct ptout *o, uint64_t base, uint64_t mask, uint64_t 
 	}
 	if (o->output == PTCFG_OUT_SINGLE) {
 		/* 33.2.7.1: the next byte goes to base + (OutputOffset & mask). */
-		if (base != o->reg[0].base || off >= o->size) {
+		if (base != o->reg[0].base) {
 			ext->bad_pointer = true;
 			return -1;
+		}
+		if (off >= o->size) {
+			/* An offset counted past the mask can only mean it went round. */
+			ext->wrapped = true;
+			off &= o->size - 1;
 		}
 		cur = 0;
 	} else {
@@ -268,8 +273,8 @@ int ptout_extract(const struct ptout *o, uint64_t base, uint64_t mask, uint64_t 
 	}
 
 	const struct ptout_region *r = &o->reg[cur];
-	bool wrapped = false;
-	if (o->mode == PTCFG_MODE_WRAP && mem->read) {
+	bool wrapped = ext->wrapped;
+	if (o->mode == PTCFG_MODE_WRAP && !wrapped && mem->read) {
 		if (off < r->size && written(mem, r->base + off, r->size - off))
 			wrapped = true;
 		for (unsigned i = cur + 1; !wrapped && i < o->nreg; i++)

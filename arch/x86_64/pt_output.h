@@ -119,6 +119,9 @@ typedef int (*ptout_span_fn)(void *ctx, uint64_t phys, uint64_t len);
  * Stop mode never wraps. A ToPA STOP leaves OutputOffset at size - 1 for a
  * region that is full (33.2.7.2 "ToPA STOP"): with Stopped set and the
  * pointer on the STOP entry that offset counts as the whole region.
+ * Wrap detection needs mem->read (and mem->fill at build time); without
+ * them a wrap-mode buffer is reported as not wrapped. A single-range
+ * OutputOffset beyond the mask counts as wrapped and is taken modulo the size.
  * Returns 0, or -1 if the MSRs do not point into this layout.
  */
 int ptout_extract(const struct ptout *o, uint64_t base, uint64_t mask, uint64_t status,

@@ -858,6 +858,21 @@ static void test_wrap(void)
 	CHECK(ptout_extract(&out, out.tab[0].phys, (1ull << 7) | 0x7f, 0, &ops, NULL, NULL, &ext) ==
 			      0 && ext.bytes == 8192 && !ext.wrapped,
 	      "extract: pointer at entry 1 offset 0 means region 0 is full");
+	{
+		/* single-range: an offset past the mask means it went round */
+		struct ptcfg_settings ss = s;
+		ss.output = PTCFG_OUT_SINGLE;
+		ss.size = 4096;
+		struct ptout so;
+		static struct ptout_region sreg[1];
+		ptout_init(&so, sreg, 1, NULL, 0);
+		sb_init(&es, err, sizeof(err));
+		ptout_build(&so, &ss, &ops, &es);
+		CHECK(ptout_extract(&so, so.reg[0].base, (0x1010ull << 32) | 0xfff, 0, &ops, NULL,
+				    NULL, &ext) == 0 && ext.wrapped && ext.bytes == 4096 && ext.spans == 2,
+		      "extract: single-range offset beyond the mask counts as a wrap");
+		ptout_free(&so, &ops);
+	}
 	CHECK(ptout_extract(&out, out.tab[0].phys, (2ull << 7) | 0x7f, 0, &ops, NULL, NULL, &ext) ==
 			      0 && ext.bytes == 0,
 	      "extract: pointer on the END entry continues at the next table");
@@ -866,6 +881,26 @@ static void test_wrap(void)
 }
 
 /* ---- sequence ----------------------------------------------------------- */
+
+/* cpu_ops that fail the fail_at-th WRMSR with #GP, else pass to the model. */
+struct faulty {
+	const struct cpu_ops *inner;
+	unsigned fail_at, writes;
+};
+
+static int faulty_rdmsr(void *ctx, uint32_t msr, uint64_t *v)
+{
+	struct faulty *f = ctx;
+	return f->inner->rdmsr(f->inner->ctx, msr, v);
+}
+
+static int faulty_wrmsr(void *ctx, uint32_t msr, uint64_t v)
+{
+	struct faulty *f = ctx;
+	if (++f->writes == f->fail_at)
+		return CPU_FAULT_GP;
+	return f->inner->wrmsr(f->inner->ctx, msr, v);
+}
 
 static void test_sequence(void)
 {
@@ -1007,6 +1042,33 @@ static void test_sequence(void)
 		       m.addr_a[1] == 0x4000 && m.addr_a[0] == 0,
 	       "sequence: --force restores firmware's configuration at stop", "%d %s %s", r, msg,
 	       m.last_gp);
+
+	/* A WRMSR that faults half way: PT stays off, firmware's settings come back. */
+	{
+		unsigned bad = 0;
+		char first[300] = "";
+		for (unsigned k = 1; k <= 12; k++) {
+			ptmodel_init(&m, &p->caps, &p->set, &mem);
+			m.ops.wrmsr(m.ops.ctx, MSR_IA32_RTIT_OUTPUT_BASE, fw_base);
+			m.ops.wrmsr(m.ops.ctx, MSR_IA32_RTIT_OUTPUT_MASK_PTRS, 0x1fff);
+			m.ops.wrmsr(m.ops.ctx, MSR_IA32_RTIT_CTL, fw_ctl);
+			ptmodel_clear_counts(&m);
+			struct faulty f = { .inner = &m.ops, .fail_at = k };
+			struct cpu_ops fops = { .cpuid = m.ops.cpuid, .rdmsr = faulty_rdmsr,
+						.wrmsr = faulty_wrmsr, .rdtsc = m.ops.rdtsc, .ctx = &f };
+			pt_engine_init(&e, &fops, &p->caps, &s, &out, NULL);
+			sb_init(&ms, msg, sizeof(msg));
+			r = pt_start(&e, &ms);
+			bool ok_run = f.writes < k && r == PT_OK;     /* fewer writes than k */
+			bool fault_run = r == PT_FAULT && m.ctl == fw_ctl && m.gp == 0 &&
+					 strstr(msg, "faulted");
+			if (!(ok_run || fault_run) && !bad++)
+				snprintf(first, sizeof(first), "k=%u rc %d ctl 0x%llx %.200s", k, r,
+					 (unsigned long long)m.ctl, msg);
+		}
+		CHECKF(!bad, "sequence: a faulting WRMSR leaves firmware's tracing as it was",
+		       "%u failures, first %s", bad, first);
+	}
 	ptout_free(&out, &ops);
 	simmem_release(&mem);
 
