@@ -1,0 +1,133 @@
+/*
+ * x86 instruction length decoder and branch classifier.
+ *
+ * Decodes one instruction's length and, for the instructions that change
+ * control flow the way Intel PT sees it, its class and direct target. It does
+ * not produce operands: the flow decoder only needs to know where the next
+ * instruction starts, whether this one is a branch, and where a direct branch
+ * goes. Disassembly text is the host's business (decode/, via Zydis).
+ *
+ * Coverage: 16-, 32- and 64-bit code; legacy prefixes (66/67 change the sizes
+ * of immediates, displacements and moffs), REX, the one-byte map, 0F, 0F38,
+ * 0F3A, 3DNow! (0F 0F .. ib), VEX (C4/C5), EVEX (62), XOP (8F), and the
+ * 15-byte limit. Opcodes the CPU does not define are reported as invalid;
+ * encodings that are well-formed but fault for a reason that does not change
+ * the length (LOCK on a non-lockable instruction, CR9, a non-1111 VEX.vvvv, an
+ * EVEX field a given instruction does not accept) are decoded: they raise #UD
+ * when executed, so a trace never continues past them anyway.
+ *
+ * Near branches follow Intel: in 64-bit mode a 66h prefix does not shrink a
+ * relative branch (AMD processors differ; PT is Intel).
+ *
+ * Freestanding: no allocation, no state. Tables are const.
+ */
+#ifndef EFIPT_CORE_X86_INSN_H
+#define EFIPT_CORE_X86_INSN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Code size: CS.L=1 is 64-bit; otherwise CS.D selects 32 or 16. */
+enum x86_mode {
+	X86_MODE_16,
+	X86_MODE_32,
+	X86_MODE_64,
+};
+
+/*
+ * What an instruction does to control flow.
+ *
+ * X86_IC_JCC covers everything that is taken or not taken and so consumes a
+ * TNT bit: Jcc, JCXZ/JECXZ/JRCXZ, LOOP/LOOPE/LOOPNE.
+ * Far transfers (INT*, IRET*, SYS*, VM*, far JMP/CALL/RET) are reported by PT
+ * with a TIP (or FUP+TIP), never with TNT.
+ * The last few classes are not branches but matter to a flow decoder:
+ * MOV CR3 (PIP packets), HLT (power events), UD0/UD1/UD2 (always fault).
+ */
+enum x86_iclass {
+	X86_IC_OTHER,		/* not a branch */
+	X86_IC_JCC,		/* conditional: Jcc, J*CXZ, LOOP* */
+	X86_IC_JMP_DIRECT,	/* JMP rel8/rel16/rel32 */
+	X86_IC_CALL_DIRECT,	/* CALL rel16/rel32 */
+	X86_IC_JMP_INDIRECT,	/* JMP r/m (FF /4) */
+	X86_IC_CALL_INDIRECT,	/* CALL r/m (FF /2) */
+	X86_IC_RET_NEAR,	/* RET, RET imm16 (C3, C2) */
+	X86_IC_FAR_JMP,		/* JMP ptr16:z (EA), JMP m16:z (FF /5) */
+	X86_IC_FAR_CALL,	/* CALL ptr16:z (9A), CALL m16:z (FF /3) */
+	X86_IC_FAR_RET,		/* RETF, RETF imm16 (CB, CA) */
+	X86_IC_INT,		/* INT n, INT3, INT1, INTO */
+	X86_IC_IRET,		/* IRET/IRETD/IRETQ */
+	X86_IC_SYSCALL,
+	X86_IC_SYSRET,
+	X86_IC_SYSENTER,
+	X86_IC_SYSEXIT,
+	X86_IC_VMLAUNCH,
+	X86_IC_VMRESUME,
+	X86_IC_VMCALL,		/* VM exit by design */
+	X86_IC_PTWRITE,		/* F3 (REX.W) 0F AE /4 */
+	X86_IC_MOV_CR3,		/* MOV CR3, r (0F 22 /3): PIP */
+	X86_IC_HLT,
+	X86_IC_UD,		/* UD0, UD1, UD2 */
+	X86_IC_COUNT
+};
+
+/* Errors, returned negated by x86_decode(). */
+enum x86_err {
+	X86_ERR_NEED_MORE = 1,	/* avail ends inside the instruction */
+	X86_ERR_INVALID,	/* undefined opcode or malformed encoding */
+	X86_ERR_TOO_LONG,	/* would exceed 15 bytes (#GP) */
+	X86_ERR_MODE,		/* mode argument out of range */
+};
+
+/* Opcode maps, as reported in x86_insn.map. */
+enum x86_map {
+	X86_MAP_1B,	/* one-byte opcodes */
+	X86_MAP_0F,
+	X86_MAP_0F38,
+	X86_MAP_0F3A,
+	X86_MAP_3DNOW,	/* 0F 0F modrm .. ib; opcode is the trailing ib */
+};
+
+/* x86_insn.enc: how the opcode was encoded. */
+enum x86_enc {
+	X86_ENC_LEGACY,
+	X86_ENC_VEX,
+	X86_ENC_EVEX,
+	X86_ENC_XOP,
+};
+
+struct x86_insn {
+	uint8_t len;		/* 1..15 */
+	uint8_t iclass;		/* enum x86_iclass */
+	uint8_t enc;		/* enum x86_enc */
+	uint8_t map;		/* enum x86_map (legacy), or the VEX/EVEX/XOP map number */
+	uint8_t opcode;		/* last opcode byte */
+	uint8_t modrm;		/* 0 when has_modrm is false */
+	uint8_t osize;		/* effective operand size in bits: 16, 32 or 64 */
+	uint8_t asize;		/* effective address size in bits */
+	bool has_modrm;
+	bool has_target;	/* relative branch: target is valid */
+	bool zero_len_call;	/* CALL with displacement 0 (pushes, is not a call) */
+	uint64_t target;	/* direct target, wrapped to the operand size */
+};
+
+/*
+ * Decode the instruction at bytes[0..avail) whose address is ip.
+ * Returns its length (1..15) and fills *out, or a negative enum x86_err:
+ * -X86_ERR_NEED_MORE only when more bytes could still make it valid (avail
+ * is below 15 and the bytes so far are a proper prefix of an instruction).
+ */
+int x86_decode(struct x86_insn *out, const uint8_t *bytes, size_t avail,
+	       uint64_t ip, enum x86_mode mode);
+
+/* Message for a (negative or positive) x86_err; never NULL. */
+const char *x86_errstr(int err);
+
+/* Lower-case name of an enum x86_iclass ("jcc", "call.direct", ...). */
+const char *x86_iclass_name(int iclass);
+
+/* Decodes a handful of known encodings: 0 if all agree, negative otherwise. */
+int x86_selfcheck(void);
+
+#endif
