@@ -2,6 +2,7 @@
 #include "tests/lib/pt_model.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -171,8 +172,35 @@ static void check_single(struct ptmodel *m)
 			     (unsigned long long)m->base, (unsigned long long)(msk + 1));
 }
 
+struct span {
+	uint64_t a, n;
+};
+
+static int span_cmp(const void *x, const void *y)
+{
+	const struct span *p = x, *q = y;
+	return p->a < q->a ? -1 : p->a > q->a;
+}
+
+/* Trace output landing on a ToPA table or on another region corrupts it. */
+static void check_overlaps(struct ptmodel *m, struct span *sp, unsigned n)
+{
+	qsort(sp, n, sizeof(*sp), span_cmp);
+	for (unsigned i = 1; i < n; i++)
+		if (sp[i].a < sp[i - 1].a + sp[i - 1].n) {
+			m->hazards++;
+			snprintf(m->last_hazard, sizeof(m->last_hazard),
+				 "ToPA: [0x%llx,+0x%llx) overlaps [0x%llx,+0x%llx)",
+				 (unsigned long long)sp[i - 1].a, (unsigned long long)sp[i - 1].n,
+				 (unsigned long long)sp[i].a, (unsigned long long)sp[i].n);
+			return;
+		}
+}
+
 static void check_topa(struct ptmodel *m)
 {
+	static struct span sp[1 << 14];
+	unsigned nsp = 0;
 	const bool multi = m->caps.topa_multi;
 	const uint64_t addr_mask = phys_limit(m) & ~0xfffull;
 	const uint64_t reserved = TOPA_RESERVED_LOW | ~(phys_limit(m));
@@ -195,6 +223,8 @@ static void check_topa(struct ptmodel *m)
 			return operr(m, "ToPA: entry at 0x%llx is not in allocated memory",
 				     (unsigned long long)ea);
 		uint64_t e = simmem_read64(m->mem, ea);
+		if ((idx == 0 || steps == 0) && nsp < (1u << 14))
+			sp[nsp++] = (struct span){ table, 4096 };
 		if (e & reserved)
 			return operr(m, "ToPA: entry %u of table 0x%llx = 0x%llx: reserved bits set",
 				     idx, (unsigned long long)table, (unsigned long long)e);
@@ -230,12 +260,14 @@ static void check_topa(struct ptmodel *m)
 				return operr(m, "ToPA: OutputOffset %llu >= region size %llu",
 					     (unsigned long long)off, (unsigned long long)size);
 			first = false;
+			if (nsp < (1u << 14))
+				sp[nsp++] = (struct span){ rb, size };
 			if (e & TOPA_STOP)
-				return; /* output ends here */
+				return check_overlaps(m, sp, nsp); /* output ends here */
 			idx = idx + 1 > TOPA_MAX_ENTRY_INDEX ? 0 : idx + 1;
 		}
 		if (table == start_table && idx == start_idx)
-			return; /* circular */
+			return check_overlaps(m, sp, nsp); /* circular */
 	}
 	operr(m, "ToPA: table chain from 0x%llx neither ends nor returns",
 	      (unsigned long long)start_table);
@@ -355,9 +387,9 @@ void ptmodel_init(struct ptmodel *m, const struct ptcaps *caps, const struct cpu
 
 void ptmodel_clear_counts(struct ptmodel *m)
 {
-	m->gp = m->operr = m->stale_status = m->enables = m->pmis = 0;
+	m->gp = m->operr = m->stale_status = m->enables = m->pmis = m->hazards = 0;
 	m->rdmsr_count = m->wrmsr_count = 0;
-	m->last_gp[0] = m->last_operr[0] = 0;
+	m->last_gp[0] = m->last_operr[0] = m->last_hazard[0] = 0;
 }
 
 /* ---- packet output ------------------------------------------------------ */

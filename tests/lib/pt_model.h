@@ -30,7 +30,9 @@
  *     OutputOffset >= region size; MENTRY=0 rules (entry 1 must be END back
  *     to the table base); tables/regions outside allocated memory; a table
  *     chain that never ends or comes back
- * Also counted: enabling with STATUS.Error/Stopped still set (stale_status).
+ * Also counted: enabling with STATUS.Error/Stopped still set (stale_status);
+ * ToPA output regions that overlap a table or another region (hazards: not
+ * an SDM error, but the CPU would overwrite its own tables or trace).
  */
 #ifndef EFIPT_TESTS_PT_MODEL_H
 #define EFIPT_TESTS_PT_MODEL_H
@@ -53,8 +55,9 @@ struct ptmodel {
 	uint64_t tsc;
 
 	unsigned gp, operr, stale_status, enables, pmis;
+	unsigned hazards; /* output regions overlapping ToPA tables or each other */
 	unsigned rdmsr_count, wrmsr_count;
-	char last_gp[200], last_operr[200];
+	char last_gp[200], last_operr[200], last_hazard[200];
 	struct cpu_ops ops;
 };
 

@@ -167,7 +167,9 @@ static void run_engine(const struct profile *p, const struct ptcfg *cfg, size_t 
 			 keep, written, (unsigned long long)out.size, out.mode);
 	r->gp = m.gp;
 	r->operr = m.operr;
-	r->stale = m.stale_status;
+	r->stale = m.stale_status + m.hazards;
+	if (m.hazards)
+		snprintf(r->detail, sizeof(r->detail), "hazard: %s", m.last_hazard);
 	if (m.gp)
 		snprintf(r->detail, sizeof(r->detail), "#GP: %s", m.last_gp);
 	else if (m.operr)
@@ -515,8 +517,8 @@ static unsigned model_enable(const struct profile *p, struct simmem *mem, struct
 	sb_init(&sb, b, sizeof(b));
 	pt_start(&e, &sb);
 	pt_stop(&e, &sb);
-	snprintf(why, n, "%.120s%.120s", m.last_gp, m.last_operr);
-	return m.gp + m.operr + m.stale_status;
+	snprintf(why, n, "%.80s%.80s%.80s", m.last_gp, m.last_operr, m.last_hazard);
+	return m.gp + m.operr + m.stale_status + m.hazards;
 }
 
 static void test_topa_layout(void)
@@ -689,6 +691,19 @@ static void test_topa_layout(void)
 		ops.write64(ops.ctx, a, (v | breaks[i].set) & ~breaks[i].clear);
 		CHECKF(model_enable(skl, &mem, &out, &s, why, sizeof(why)) > 0, breaks[i].name,
 		       "no error for entry 0x%llx", (unsigned long long)((v | breaks[i].set)));
+		ptout_free(&out, &ops);
+	}
+	/* A region placed over the table: the model flags the overlap. */
+	{
+		s = topa_settings((4u << 20) + (12u << 10), PTCFG_MODE_WRAP, true);
+		ptout_init(&out, regions, MAXREG, tables, MAXTAB);
+		sb_init(&es, err, sizeof(err));
+		ptout_build(&out, &s, &ops, &es);
+		/* entry 2 is a 4K region: move it onto the table page */
+		ops.write64(ops.ctx, out.tab[0].phys + 16, out.tab[0].phys);
+		CHECKF(model_enable(skl, &mem, &out, &s, why, sizeof(why)) > 0 &&
+			       strstr(why, "overlaps"),
+		       "model: output region over a ToPA table is flagged", "%s", why);
 		ptout_free(&out, &ops);
 	}
 	/* Misaligned table base and bad single-range settings. */
