@@ -331,6 +331,57 @@ static void test_sweep(void)
 		CHECKF(!bad, name, "%u failures, first: %s", bad, first);
 	}
 	printf("# sweep: %lu runs over %u profiles, %lu refused\n", runs, nprofiles, refusals);
+
+	/* --force on every CPU: firmware's configuration read and written back
+	 * using only the MSRs that CPU enumerates. */
+	unsigned forced = 0, bad = 0;
+	char first[400] = "";
+	for (unsigned pi = 0; pi < nprofiles; pi++) {
+		const struct profile *p = &profiles[pi];
+		if (p->caps.absent != PTCAPS_PRESENT)
+			continue;
+		struct simmem mem;
+		simmem_init(&mem, SIMMEM_DEFAULT_BASE);
+		struct ptout_mem ops;
+		simmem_ops(&mem, &ops);
+		struct ptcfg cfg;
+		ptcfg_init(&cfg);
+		cfg.force = true;
+		cfg.output = p->caps.topa ? PTCFG_OUT_TOPA : PTCFG_OUT_SINGLE;
+		cfg.mode = PTCFG_MODE_WRAP;
+		cfg.size = 1u << 20;
+		char msg[1024];
+		struct strbuf ms;
+		sb_init(&ms, msg, sizeof(msg));
+		struct ptcfg_settings set;
+		struct ptout out;
+		ptout_init(&out, regions, MAXREG, tables, MAXTAB);
+		if (ptcfg_validate(&cfg, &p->caps, &set, &ms) || ptout_build(&out, &set, &ops, &ms)) {
+			if (!bad++)
+				snprintf(first, sizeof(first), "%.100s: %.250s", p->name, msg);
+			simmem_release(&mem);
+			continue;
+		}
+		/* firmware traces into a copy of the same layout */
+		struct ptmodel m;
+		ptmodel_init(&m, &p->caps, &p->set, &mem);
+		uint64_t fw_ctl = (set.ctl | RTIT_CTL_TRACEEN);
+		m.ops.wrmsr(m.ops.ctx, MSR_IA32_RTIT_OUTPUT_BASE, out.msr_base);
+		m.ops.wrmsr(m.ops.ctx, MSR_IA32_RTIT_OUTPUT_MASK_PTRS, out.msr_mask);
+		m.ops.wrmsr(m.ops.ctx, MSR_IA32_RTIT_CTL, fw_ctl);
+		struct pt_engine e;
+		pt_engine_init(&e, &m.ops, &p->caps, &set, &out, NULL);
+		int r1 = pt_start(&e, &ms);
+		int r2 = pt_stop(&e, &ms);
+		forced++;
+		if ((r1 || r2 || !e.took_over || m.gp || m.operr || m.ctl != fw_ctl) && !bad++)
+			snprintf(first, sizeof(first), "%.100s: rc %d/%d gp %u operr %u %.100s %.100s",
+				 p->name, r1, r2, m.gp, m.operr, m.last_gp, m.last_operr);
+		ptout_free(&out, &ops);
+		simmem_release(&mem);
+	}
+	CHECKF(!bad && forced > 40, "sweep: --force take-over and restore on every CPU with PT",
+	       "%u failures of %u, first: %s", bad, forced, first);
 	CHECK(nprofiles >= 50, "sweep covers at least 50 CPU profiles");
 }
 
