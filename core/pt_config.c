@@ -430,6 +430,12 @@ static int validate_output(const struct ptcfg *cfg, const struct ptcaps *caps,
 				  "CPUID.(EAX=14H,ECX=0):ECX[2]");
 
 	uint64_t size = cfg->size;
+	if (caps->maxphyaddr < 64 && size > (1ull << caps->maxphyaddr) / 2) {
+		sb_printf(msg, "--size %llu cannot fit in this CPU's physical address space "
+			       "(MAXPHYADDR %u bits)",
+			  (unsigned long long)size, caps->maxphyaddr);
+		return -1;
+	}
 	if (o == PTCFG_OUT_SINGLE) {
 		if (m == PTCFG_MODE_STOP) {
 			/* 33.2.7.1: "This output range is circular". */
