@@ -164,6 +164,8 @@ int ptout_build(struct ptout *o, const struct ptcfg_settings *s, const struct pt
 {
 	o->output = s->output;
 	o->mode = s->mode;
+	if (o->mode == PTCFG_MODE_AUTO) /* as ptcfg_validate resolves it */
+		o->mode = s->output == PTCFG_OUT_SINGLE ? PTCFG_MODE_WRAP : PTCFG_MODE_STOP;
 	o->size = s->size;
 	o->maxphyaddr = s->maxphyaddr ? s->maxphyaddr : 36;
 	o->multi = s->topa_multi;

@@ -533,6 +533,38 @@ static void test_validation(void)
 		sb_init(&ms, msg, sizeof(msg));
 		CHECK(ptcfg_validate(&cfg, &skl->caps, &s, &ms) == 0 && s.addr_a[0] == 0x7000000,
 		      "validation: resolved image filter");
+		/* every option in the usage text parses */
+		static const char *const all[][2] = {
+			{ "--size", "64K" }, { "--size=1M", 0 }, { "--output", "single" },
+			{ "--output=topa", 0 }, { "--mode", "wrap" }, { "--mode=stop", 0 },
+			{ "--tsc", 0 }, { "--mtc", 0 }, { "--mtc=3", 0 }, { "--cyc", 0 },
+			{ "--cyc=2", 0 }, { "--psb=5", 0 }, { "--psb", "64K" }, { "--ptwrite", 0 },
+			{ "--ptwrite=fup", 0 }, { "--pwr", 0 }, { "--event", 0 }, { "--notnt", 0 },
+			{ "--noretcomp", 0 }, { "--nobranch", 0 }, { "--kernel", 0 }, { "--user", 0 },
+			{ "--cr3", "0x1000" }, { "--filter", "0x1000-0x2000" }, { "--stop", "0x3000" },
+			{ "--force", 0 },
+		};
+		unsigned parsed = 0;
+		char usage[4096];
+		struct strbuf us;
+		sb_init(&us, usage, sizeof(usage));
+		ptcfg_usage(&us);
+		for (unsigned i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+			struct ptcfg c2;
+			ptcfg_init(&c2);
+			int k = ptcfg_option(&c2, all[i][0], all[i][1], &es);
+			char name[32];
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(all[i][0], "="), all[i][0]);
+			parsed += k == (all[i][1] ? 2 : 1) && strstr(usage, name);
+		}
+		CHECKF(parsed == sizeof(all) / sizeof(all[0]), "options: every documented option parses",
+		       "%u of %zu", parsed, sizeof(all) / sizeof(all[0]));
+		{
+			struct ptcfg c2;
+			ptcfg_init(&c2);
+			ptcfg_option(&c2, "--psb", "64K", &es);
+			CHECK(c2.psb_freq == 5, "options: --psb 64K is PSBFreq 5 (2K << 5)");
+		}
 		CHECK(ptcfg_option(&cfg, "--stop", "0x9000-0x8000", &es) == -1,
 		      "options: inverted range refused");
 		CHECK(ptcfg_option(&cfg, "--filter", "0x800000000000-0x800000000fff", &es) == -1,
