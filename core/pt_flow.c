@@ -1,0 +1,1092 @@
+/*
+ * Intel PT instruction flow decoder. See pt_flow.h; section numbers refer to
+ * Intel SDM Vol. 3C chapter 33.
+ *
+ * Structure: the packet stream is read one "decision" ahead. Whenever the
+ * TNT buffer is empty the next packet that is not padding or timing is
+ * fetched into d->pend. Packets that do not bind to an instruction (PGE,
+ * PSB+, OVF, MODE.*, PIP, VMCS, power events, ...) are handled at once;
+ * packets that do (TIP and TIP.PGD bind to the next branch that needs one,
+ * FUP to the instruction at its IP, PTW to the next PTWRITE) stay pending
+ * while the code is walked block by block.
+ */
+#include "core/pt_flow.h"
+
+#include "core/mem.h"
+#include "core/x86_insn.h"
+
+enum { STEP_OK = 0, STEP_DONE = 1, STEP_ERR = 2 };
+
+/* Why the pending FUP was sent (the packet before it, 33.4.2.8 / 33.7). */
+enum fup_kind {
+	FUP_ASYNC,	/* interrupt, exception, async disable: TIP/TIP.PGD follows */
+	FUP_STATUS,	/* PSB+: the current IP, nothing happens there */
+	FUP_BOUND,	/* MODE.TSX, PTW, EXSTOP, CFE: an event at that IP */
+	FUP_TSX_ABORT,	/* MODE.TSX with Abort: a TIP to the abort handler follows */
+};
+
+/* ---- errata -------------------------------------------------------------- */
+
+uint32_t ptflow_errata_for_cpu(unsigned family, unsigned model, int stepping)
+{
+	(void)stepping; /* none of the supported errata depends on it */
+	if (family != 6)
+		return 0;
+	switch (model) {
+	case 0x3d: case 0x47: case 0x4f: case 0x56: /* Broadwell */
+		return PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_BDM64;
+	case 0x4e: case 0x5e: case 0x8e: case 0x9e: /* Skylake, Kaby/Coffee Lake */
+		return PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_SKD007 |
+		       PTFLOW_ERRATUM_SKD022 | PTFLOW_ERRATUM_SKD010 |
+		       PTFLOW_ERRATUM_SKL014 | PTFLOW_ERRATUM_SKL168;
+	case 0x55: /* Skylake-SP, Cascade Lake */
+		return PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_SKL014 |
+		       PTFLOW_ERRATUM_SKD022 | PTFLOW_ERRATUM_SKZ84;
+	case 0x66: case 0x7d: case 0x7e: /* Cannon Lake, Ice Lake */
+		return PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_SKL014 |
+		       PTFLOW_ERRATUM_SKD022;
+	case 0x5c: case 0x5f: /* Apollo Lake, Denverton */
+		return PTFLOW_ERRATUM_APL12 | PTFLOW_ERRATUM_APL11;
+	case 0x7a: case 0x86: /* Gemini Lake, Snow Ridge */
+		return PTFLOW_ERRATUM_APL11;
+	default:
+		return 0;
+	}
+}
+
+const char *ptflow_erratum_name(uint32_t bit)
+{
+	switch (bit) {
+	case PTFLOW_ERRATUM_BDM70: return "bdm70";
+	case PTFLOW_ERRATUM_BDM64: return "bdm64";
+	case PTFLOW_ERRATUM_SKD007: return "skd007";
+	case PTFLOW_ERRATUM_SKD022: return "skd022";
+	case PTFLOW_ERRATUM_SKD010: return "skd010";
+	case PTFLOW_ERRATUM_SKL014: return "skl014";
+	case PTFLOW_ERRATUM_APL11: return "apl11";
+	case PTFLOW_ERRATUM_APL12: return "apl12";
+	case PTFLOW_ERRATUM_SKL168: return "skl168";
+	case PTFLOW_ERRATUM_SKZ84: return "skz84";
+	}
+	return NULL;
+}
+
+const char *ptflow_ev_name(int type)
+{
+	switch ((enum ptflow_ev)type) {
+	case PTFLOW_EV_ENABLED: return "enabled";
+	case PTFLOW_EV_DISABLED: return "disabled";
+	case PTFLOW_EV_ASYNC_DISABLED: return "async disabled";
+	case PTFLOW_EV_INTERRUPT: return "interrupt";
+	case PTFLOW_EV_OVERFLOW: return "overflow";
+	case PTFLOW_EV_RESUMED: return "resumed";
+	case PTFLOW_EV_EXEC_MODE: return "exec mode";
+	case PTFLOW_EV_TSX: return "tsx";
+	case PTFLOW_EV_PAGING: return "paging";
+	case PTFLOW_EV_VMCS: return "vmcs";
+	case PTFLOW_EV_STOP: return "stopped";
+	case PTFLOW_EV_PTWRITE: return "ptwrite";
+	case PTFLOW_EV_EXSTOP: return "exstop";
+	case PTFLOW_EV_MWAIT: return "mwait";
+	case PTFLOW_EV_PWRE: return "pwre";
+	case PTFLOW_EV_PWRX: return "pwrx";
+	case PTFLOW_EV_CFE: return "cfe";
+	case PTFLOW_EV_EVD: return "evd";
+	case PTFLOW_EV_GAP: return "gap";
+	case PTFLOW_EV_TICK: return "tick";
+	case PTFLOW_EV_ERROR: return "error";
+	case PTFLOW_EV_COUNT: break;
+	}
+	return "?";
+}
+
+/* ---- blocks -------------------------------------------------------------- */
+
+int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
+			struct ptflow_block *b)
+{
+	uint8_t buf[128];
+	size_t have = 0;	/* bytes in buf, buf[0] is at address bufip */
+	uint64_t bufip = ip, cur = ip;
+	bool eof = false;
+	int ret = 0;
+
+	b->ip = ip;
+	b->mode = mode;
+	b->ninsn = 0;
+	b->iclass = X86_IC_OTHER;
+	b->has_target = 0;
+	b->zero_len_call = 0;
+	b->target = 0;
+	b->valid = 1;
+	for (;;) {
+		size_t off = (size_t)(cur - bufip);
+		if (have - off < 15 && !eof) {
+			/* keep the undecoded tail, refill behind it */
+			size_t keep = have - off;
+			for (size_t i = 0; i < keep; i++)
+				buf[i] = buf[off + i];
+			have = keep;
+			bufip = cur;
+			off = 0;
+			while (have < sizeof(buf)) {
+				int r = img->read(img->ctx, bufip + have, buf + have, sizeof(buf) - have);
+				if (r <= 0) {
+					eof = true;
+					break;
+				}
+				have += (size_t)r;
+			}
+		}
+		size_t avail = have - off;
+		if (avail == 0) {
+			b->bend = PTFLOW_BEND_NOCODE;
+			ret = -1;
+			break;
+		}
+		struct x86_insn in;
+		int n = x86_decode(&in, buf + off, avail, cur, (enum x86_mode)mode);
+		if (n == -X86_ERR_NEED_MORE) {
+			b->bend = PTFLOW_BEND_NOCODE;
+			ret = -1;
+			break;
+		}
+		if (n < 0) {
+			b->bend = PTFLOW_BEND_INVALID;
+			ret = n;
+			break;
+		}
+		b->lens[b->ninsn++] = (uint8_t)n;
+		cur += (uint64_t)n;
+		if (in.iclass != X86_IC_OTHER) {
+			b->bend = PTFLOW_BEND_BRANCH;
+			b->iclass = in.iclass;
+			b->has_target = in.has_target;
+			b->target = in.target;
+			b->zero_len_call = in.zero_len_call;
+			break;
+		}
+		if (b->ninsn == PTFLOW_BLOCK_MAX) {
+			b->bend = PTFLOW_BEND_SPLIT;
+			break;
+		}
+	}
+	b->next = cur;
+	return ret;
+}
+
+static const struct ptflow_block *block_get(struct ptflow_decoder *d, uint64_t ip,
+					    struct ptflow_block *tmp)
+{
+	struct ptflow_block *b = tmp;
+	if (d->cfg.cache_size) {
+		uint64_t h = (ip ^ (ip >> 13)) * 0x9E3779B97F4A7C15ull;
+		b = &d->cfg.cache[(h >> 40) & (d->cfg.cache_size - 1)];
+		if (b->valid && b->ip == ip && b->mode == d->mode)
+			return b;
+	}
+	ptflow_block_decode(&d->cfg.image, ip, d->mode, b);
+	return b;
+}
+
+void ptflow_cache_flush(struct ptflow_decoder *d)
+{
+	for (uint32_t i = 0; i < d->cfg.cache_size; i++)
+		d->cfg.cache[i].valid = 0;
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+static void emit(struct ptflow_decoder *d, struct ptflow_event *ev)
+{
+	d->stat.events++;
+	if (d->have_tsc) {
+		ev->has_time = true;
+		ev->tsc = d->tsc;
+	}
+	if (d->sink.event)
+		d->sink.event(d->sink.ctx, ev);
+}
+
+static void event(struct ptflow_decoder *d, int type, uint64_t off, bool has_ip, uint64_t ip)
+{
+	struct ptflow_event ev;
+	efipt_memset(&ev, 0, sizeof(ev));
+	ev.type = (uint8_t)type;
+	ev.offset = off;
+	ev.has_ip = has_ip;
+	ev.ip = ip;
+	emit(d, &ev);
+}
+
+static int error(struct ptflow_decoder *d, uint64_t off, uint64_t ip, const char *msg)
+{
+	struct ptflow_event ev;
+	efipt_memset(&ev, 0, sizeof(ev));
+	ev.type = PTFLOW_EV_ERROR;
+	ev.offset = off;
+	ev.has_ip = true;
+	ev.ip = ip;
+	ev.msg = msg;
+	d->stat.errors++;
+	d->stat.events--; /* counted as an error, not an event */
+	emit(d, &ev);
+	return STEP_ERR;
+}
+
+static void run(struct ptflow_decoder *d, const struct ptflow_block *b, uint32_t n,
+		uint8_t last_iclass)
+{
+	if (!n)
+		return;
+	d->stat.insns += n;
+	if (last_iclass != X86_IC_OTHER)
+		d->stat.branches++;
+	d->walked = true;
+	if (d->sink.run) {
+		struct ptflow_run r;
+		r.ip = b->ip;
+		r.lens = b->lens;
+		r.ninsn = n;
+		r.mode = b->mode;
+		r.last_iclass = last_iclass;
+		d->sink.run(d->sink.ctx, &r);
+	}
+}
+
+/* ---- state ---------------------------------------------------------------- */
+
+static void stack_reset(struct ptflow_decoder *d)
+{
+	d->sp = 0;
+	d->sn = 0;
+}
+
+/* Near CALL: push the return address; a full stack drops its oldest entry. */
+static void stack_push(struct ptflow_decoder *d, uint64_t ret)
+{
+	d->stack[d->sp] = ret;
+	d->sp = (uint8_t)((d->sp + 1) % PTFLOW_STACK);
+	if (d->sn < PTFLOW_STACK)
+		d->sn++;
+}
+
+static void reset_state(struct ptflow_decoder *d)
+{
+	d->have_pend = false;
+	d->tnt_n = 0;
+	d->enabled = false;
+	d->after_ovf = false;
+	d->have_next_mode = false;
+	d->ptw_pending = false;
+	d->fup_kind = FUP_ASYNC;
+	d->steps = 0;
+	stack_reset(d);
+	ptpkt_lastip_init(&d->lastip);
+}
+
+int ptflow_init(struct ptflow_decoder *d, const struct ptflow_config *cfg,
+		const struct ptflow_sink *sink)
+{
+	if (!d || !cfg || !cfg->image.read)
+		return -1;
+	if (cfg->cache_size & (cfg->cache_size - 1))
+		return -1;
+	if (cfg->cache_size && !cfg->cache)
+		return -1;
+	efipt_memset(d, 0, sizeof(*d));
+	d->cfg = *cfg;
+	if (!d->cfg.max_steps)
+		d->cfg.max_steps = 1u << 20;
+	if (sink)
+		d->sink = *sink;
+	d->mode = X86_MODE_64;
+	ptflow_cache_flush(d);
+	reset_state(d);
+	return 0;
+}
+
+/* ---- packets -------------------------------------------------------------- */
+
+static uint8_t mode_of(const struct ptpkt *p)
+{
+	/* MODE.Exec (33.4.2.13): CS.L selects 64-bit, else CS.D 32/16. */
+	if (p->u.mode_exec.csl)
+		return X86_MODE_64;
+	return p->u.mode_exec.csd ? X86_MODE_32 : X86_MODE_16;
+}
+
+static void timing(struct ptflow_decoder *d, const struct ptpkt *p)
+{
+	switch (p->type) {
+	case ptpkt_tsc:
+		d->tsc = p->u.tsc.tsc;
+		d->have_tsc = true;
+		d->cyc_acc = 0;
+		break;
+	case ptpkt_cbr:
+		d->cbr = p->u.cbr.ratio;
+		break;
+	case ptpkt_cyc:
+		d->cyc_acc += p->u.cyc.cyc;
+		break;
+	case ptpkt_tma:
+		d->have_tma = true;
+		d->tsc_at_tma = d->tsc;
+		d->ctc_base = p->u.tma.ctc;
+		d->last_mtc = (uint8_t)(p->u.tma.ctc >> d->cfg.mtc_freq);
+		break;
+	case ptpkt_mtc:
+		/* 33.8.3: each MTC advances CTC by 2^MTCFreq; TSC ticks per CTC tick
+		 * are CPUID.15H EBX/EAX. */
+		if (d->have_tma && d->cfg.cpuid15_eax) {
+			uint8_t delta = (uint8_t)(p->u.mtc.ctc - d->last_mtc);
+			d->last_mtc = p->u.mtc.ctc;
+			uint64_t ctc = (uint64_t)delta << d->cfg.mtc_freq;
+			d->tsc += ctc * d->cfg.cpuid15_ebx / d->cfg.cpuid15_eax;
+			d->cyc_acc = 0;
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static const uint8_t *raw_at(const struct ptflow_decoder *d, uint64_t off)
+{
+	return d->pk.begin + (off - d->pk.base);
+}
+
+/*
+ * Read packets until a TNT (bits loaded) or a packet that matters to the
+ * flow (d->pend). IP packets are reconstructed against Last IP here, in
+ * stream order (33.4.2.2, Table 33-18).
+ */
+static int fetch(struct ptflow_decoder *d)
+{
+	for (;;) {
+		struct ptpkt p;
+		uint64_t off = ptpkt_offset(&d->pk);
+		int r = ptpkt_next(&d->pk, &p);
+		if (r < 0)
+			return r;
+		d->stat.packets++;
+		d->steps = 0;
+		switch (p.type) {
+		case ptpkt_pad:
+		case ptpkt_mnt:
+		case ptpkt_bbp:
+		case ptpkt_bip:
+		case ptpkt_bep:
+			continue;
+		case ptpkt_cyc:
+			/* SKD007: an OVF may replace the rest of a multi-byte CYC;
+			 * the decoder then reads 02 F3 as CYC bytes. Cut the CYC
+			 * after its first byte and decode the OVF. */
+			if ((d->cfg.errata & PTFLOW_ERRATUM_SKD007) && p.size >= 3) {
+				const uint8_t *q = raw_at(d, off);
+				for (unsigned i = 1; i + 1 < p.size; i++)
+					if (q[i] == 0x02 && q[i + 1] == 0xf3) {
+						ptpkt_sync_set(&d->pk, off + i);
+						break;
+					}
+				continue;
+			}
+			timing(d, &p);
+			continue;
+		case ptpkt_tma:
+			/* SKZ84: with TSC offsetting/scaling in a guest the TMA is
+			 * corrupt and followed by one bogus byte: skip both. */
+			if (d->cfg.errata & PTFLOW_ERRATUM_SKZ84) {
+				uint64_t next = off + p.size + 1;
+				if (next <= d->pk.base + (uint64_t)(d->pk.end - d->pk.begin))
+					ptpkt_sync_set(&d->pk, next);
+				continue;
+			}
+			timing(d, &p);
+			continue;
+		case ptpkt_tsc:
+		case ptpkt_mtc:
+		case ptpkt_cbr:
+			timing(d, &p);
+			continue;
+		case ptpkt_tnt8:
+		case ptpkt_tnt64:
+			if (!p.u.tnt.nbits)
+				continue;
+			d->tnt_bits = p.u.tnt.bits;
+			d->tnt_n = p.u.tnt.nbits;
+			d->pend_off = off;
+			return 0;
+		default:
+			break;
+		}
+		uint64_t ip = 0;
+		r = ptpkt_lastip_apply(&d->lastip, &p, &ip);
+		if (r == -ptpkt_err_bad_packet)
+			return r;
+		d->pend = p;
+		if (p.type == ptpkt_tip || p.type == ptpkt_tip_pge ||
+		    p.type == ptpkt_tip_pgd || p.type == ptpkt_fup) {
+			/* keep the full IP; ipc 0 now means "no IP" */
+			d->pend.u.ip.ip = r == 1 ? ip : 0;
+			d->pend.u.ip.ipc = r == 1 ? p.u.ip.ipc : 0;
+		}
+		d->pend_off = off;
+		d->have_pend = true;
+		return 0;
+	}
+}
+
+static bool pend_is(const struct ptflow_decoder *d, int type)
+{
+	return d->have_pend && d->pend.type == type;
+}
+
+static bool pend_has_ip(const struct ptflow_decoder *d)
+{
+	return d->pend.u.ip.ipc != 0;
+}
+
+static void apply_mode(struct ptflow_decoder *d, uint64_t off)
+{
+	if (!d->have_next_mode)
+		return;
+	d->have_next_mode = false;
+	if (d->next_mode != d->mode) {
+		d->mode = d->next_mode;
+		struct ptflow_event ev;
+		efipt_memset(&ev, 0, sizeof(ev));
+		ev.type = PTFLOW_EV_EXEC_MODE;
+		ev.offset = off;
+		ev.has_ip = true;
+		ev.ip = d->ip;
+		ev.value = d->mode;
+		emit(d, &ev);
+	}
+}
+
+static int disable(struct ptflow_decoder *d, int type, bool has_ip, uint64_t ip)
+{
+	d->enabled = false;
+	d->have_pend = false;
+	event(d, type, d->pend_off, has_ip, ip);
+	return STEP_OK;
+}
+
+/* PSB+ (33.4.1.1, 33.3.7): status only. Reads up to PSBEND. */
+static int psb_plus(struct ptflow_decoder *d)
+{
+	uint64_t psb_off = d->pend_off;
+	bool have_fup = false;
+	uint64_t fup_ip = 0;
+
+	d->have_pend = false;
+	/* Nothing crosses a PSB: call stack and compound events reset. */
+	stack_reset(d);
+	d->tnt_n = 0;
+	d->fup_kind = FUP_ASYNC;
+	d->cyc_acc = 0; /* SKL168: a CYC before the PSB may be lost; start over */
+	for (;;) {
+		struct ptpkt p;
+		uint64_t off = ptpkt_offset(&d->pk);
+		int r = ptpkt_next(&d->pk, &p);
+		if (r == -ptpkt_err_eos || r == -ptpkt_err_truncated)
+			return STEP_DONE;
+		if (r < 0)
+			return error(d, off, d->ip, "bad packet in psb+");
+		d->stat.packets++;
+		uint64_t ip = 0;
+		r = ptpkt_lastip_apply(&d->lastip, &p, &ip);
+		switch (p.type) {
+		case ptpkt_psbend:
+			goto done;
+		case ptpkt_fup:
+			if (r == 1) {
+				have_fup = true;
+				fup_ip = ip;
+			}
+			break;
+		case ptpkt_mode_exec:
+			d->mode = mode_of(&p);
+			d->have_next_mode = false;
+			break;
+		case ptpkt_ovf:
+			/* PSB+ cut by an overflow: handle the OVF normally */
+			d->pend = p;
+			d->pend_off = off;
+			d->have_pend = true;
+			return STEP_OK;
+		case ptpkt_tnt8: case ptpkt_tnt64: case ptpkt_tip: case ptpkt_tip_pge:
+		case ptpkt_tip_pgd: case ptpkt_psb:
+			return error(d, off, d->ip, "unexpected packet in psb+");
+		default:
+			timing(d, &p);
+			break;
+		}
+	}
+done:
+	if (!have_fup) {
+		d->enabled = false; /* PacketEn=0 at the PSB */
+		return STEP_OK;
+	}
+	if (!d->enabled) {
+		d->enabled = true;
+		d->after_ovf = false;
+		d->ip = fup_ip;
+		d->walked = false;
+		return STEP_OK;
+	}
+	/* Tracing: the FUP is the IP of the next instruction; walk there. */
+	d->pend.type = ptpkt_fup;
+	d->pend.u.ip.ipc = 6;
+	d->pend.u.ip.ip = fup_ip;
+	d->pend_off = psb_off;
+	d->have_pend = true;
+	d->fup_kind = FUP_STATUS;
+	return STEP_OK;
+}
+
+/*
+ * A pending packet that does not bind to an instruction, or any packet
+ * while tracing is disabled. Returns STEP_OK if handled, STEP_ERR, STEP_DONE,
+ * or -1 if it waits for the walk.
+ */
+static int handle_pend(struct ptflow_decoder *d)
+{
+	const struct ptpkt *p = &d->pend;
+	uint64_t off = d->pend_off;
+	struct ptflow_event ev;
+
+	efipt_memset(&ev, 0, sizeof(ev));
+	ev.offset = off;
+	switch (p->type) {
+	case ptpkt_psb:
+		return psb_plus(d);
+	case ptpkt_psbend:
+		d->have_pend = false;
+		return STEP_OK;
+	case ptpkt_ovf:
+		/* 33.4.2.16: packets were lost; skip to the IP of the next FUP
+		 * or TIP.PGE; no RET compression across it. */
+		d->have_pend = false;
+		d->tnt_n = 0;
+		stack_reset(d);
+		d->enabled = false;
+		d->after_ovf = true;
+		d->fup_kind = FUP_ASYNC;
+		d->ptw_pending = false;
+		event(d, PTFLOW_EV_OVERFLOW, off, false, 0);
+		return STEP_OK;
+	case ptpkt_tip_pge:
+		d->have_pend = false;
+		if (!pend_has_ip(d))
+			return error(d, off, d->ip, "tip.pge without ip");
+		if (d->enabled && d->walked)
+			return error(d, off, d->ip, "tip.pge while tracing is enabled");
+		if (d->enabled && !(d->cfg.errata & (PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_APL12)))
+			return error(d, off, d->ip, "tip.pge while tracing is enabled");
+		d->enabled = true;
+		d->after_ovf = false;
+		d->walked = false;
+		d->ip = p->u.ip.ip;
+		apply_mode(d, off);
+		event(d, PTFLOW_EV_ENABLED, off, true, d->ip);
+		return STEP_OK;
+	case ptpkt_mode_exec:
+		d->have_pend = false;
+		d->next_mode = mode_of(p);
+		d->have_next_mode = true;
+		if (!d->enabled && !d->after_ovf) {
+			/* before TIP.PGE the mode is status */
+		}
+		return STEP_OK;
+	case ptpkt_mode_tsx:
+		d->have_pend = false;
+		d->fup_kind = p->u.mode_tsx.abrt ? FUP_TSX_ABORT : FUP_BOUND;
+		d->bound_ev.type = PTFLOW_EV_TSX;
+		d->bound_ev.offset = off;
+		d->bound_ev.value = (uint64_t)p->u.mode_tsx.intx | (uint64_t)p->u.mode_tsx.abrt << 1;
+		d->bound_set = true;
+		return STEP_OK;
+	case ptpkt_pip:
+		d->have_pend = false;
+		ev.type = PTFLOW_EV_PAGING;
+		ev.value = p->u.pip.cr3;
+		ev.flag = p->u.pip.nr;
+		emit(d, &ev);
+		return STEP_OK;
+	case ptpkt_vmcs:
+		d->have_pend = false;
+		ev.type = PTFLOW_EV_VMCS;
+		ev.value = p->u.vmcs.base;
+		emit(d, &ev);
+		return STEP_OK;
+	case ptpkt_stop:
+		d->have_pend = false;
+		ev.type = PTFLOW_EV_STOP;
+		emit(d, &ev);
+		return STEP_OK;
+	case ptpkt_exstop:
+		d->have_pend = false;
+		ev.type = PTFLOW_EV_EXSTOP;
+		if (p->u.exstop.ip && d->enabled) {
+			d->bound_ev = ev;
+			d->bound_set = true;
+			d->fup_kind = FUP_BOUND;
+		} else {
+			emit(d, &ev);
+		}
+		return STEP_OK;
+	case ptpkt_mwait:
+		d->have_pend = false;
+		ev.type = PTFLOW_EV_MWAIT;
+		ev.value = p->u.mwait.hints | (uint64_t)p->u.mwait.ext << 8;
+		emit(d, &ev);
+		return STEP_OK;
+	case ptpkt_pwre:
+		d->have_pend = false;
+		ev.type = PTFLOW_EV_PWRE;
+		ev.value = p->u.pwre.state | (uint64_t)p->u.pwre.sub << 4;
+		ev.flag = p->u.pwre.hw;
+		emit(d, &ev);
+		return STEP_OK;
+	case ptpkt_pwrx:
+		d->have_pend = false;
+		ev.type = PTFLOW_EV_PWRX;
+		ev.value = p->u.pwrx.last | (uint64_t)p->u.pwrx.deepest << 4 |
+			   (uint64_t)p->u.pwrx.wr << 8;
+		emit(d, &ev);
+		return STEP_OK;
+	case ptpkt_cfe:
+		d->have_pend = false;
+		ev.type = PTFLOW_EV_CFE;
+		ev.value = p->u.cfe.type | (uint64_t)p->u.cfe.vector << 8;
+		if (p->u.cfe.ip && d->enabled) {
+			/* Event Trace (33.4.2.26): the FUP that follows gives the IP;
+			 * an interrupt's FUP+TIP still follows as usual. */
+			d->bound_ev = ev;
+			d->bound_set = true;
+		} else {
+			emit(d, &ev);
+		}
+		return STEP_OK;
+	case ptpkt_evd:
+		d->have_pend = false;
+		ev.type = PTFLOW_EV_EVD;
+		ev.value = p->u.evd.payload;
+		ev.aux = p->u.evd.type;
+		emit(d, &ev);
+		return STEP_OK;
+	case ptpkt_ptw:
+		ev.type = PTFLOW_EV_PTWRITE;
+		ev.value = p->u.ptw.payload;
+		ev.aux = p->u.ptw.bytes;
+		if (p->u.ptw.ip) {
+			/* FUPonPTW: the FUP that follows is the PTWRITE's IP */
+			d->have_pend = false;
+			d->bound_ev = ev;
+			d->bound_set = true;
+			d->fup_kind = FUP_BOUND;
+			return STEP_OK;
+		}
+		if (!d->enabled) {
+			d->have_pend = false;
+			emit(d, &ev);
+			return STEP_OK;
+		}
+		return -1; /* binds to the next PTWRITE */
+	case ptpkt_fup:
+		if (d->after_ovf) {
+			d->have_pend = false;
+			if (!pend_has_ip(d))
+				return error(d, off, d->ip, "fup without ip after ovf");
+			d->after_ovf = false;
+			d->enabled = true;
+			d->walked = false;
+			d->ip = p->u.ip.ip;
+			d->fup_kind = FUP_ASYNC;
+			d->bound_set = false;
+			apply_mode(d, off);
+			return STEP_OK;
+		}
+		if (!d->enabled) {
+			d->have_pend = false;
+			return error(d, off, d->ip, "fup while tracing is disabled");
+		}
+		if (!pend_has_ip(d)) {
+			d->have_pend = false;
+			return error(d, off, d->ip, "fup without ip");
+		}
+		return -1;
+	case ptpkt_tip:
+		if (d->after_ovf && (d->cfg.errata & PTFLOW_ERRATUM_SKD010) && pend_has_ip(d)) {
+			/* SKD010: the FUP after OVF was dropped; the TIP is the
+			 * first IP we know. */
+			d->have_pend = false;
+			d->after_ovf = false;
+			d->enabled = true;
+			d->walked = false;
+			d->ip = p->u.ip.ip;
+			apply_mode(d, off);
+			return STEP_OK;
+		}
+		if (!d->enabled) {
+			d->have_pend = false;
+			return error(d, off, d->ip, "tip while tracing is disabled");
+		}
+		if (!pend_has_ip(d)) {
+			d->have_pend = false;
+			return error(d, off, d->ip, "tip without ip");
+		}
+		return -1;
+	case ptpkt_tip_pgd:
+		if (d->after_ovf && (d->cfg.errata & PTFLOW_ERRATUM_APL11)) {
+			/* APL11: OVF as TraceEn/ContextEn clears may be followed
+			 * by TIP.PGD: tracing simply stays off. */
+			d->have_pend = false;
+			d->after_ovf = false;
+			return STEP_OK;
+		}
+		if (!d->enabled) {
+			d->have_pend = false;
+			return error(d, off, d->ip, "tip.pgd while tracing is disabled");
+		}
+		return -1;
+	default:
+		d->have_pend = false;
+		return error(d, off, d->ip, "unexpected packet");
+	}
+}
+
+/* Index k of the instruction at fip in b (0..ninsn-1; ninsn if b ends at
+ * code that cannot be decoded and fip is that address), or -1. */
+static int fup_index(const struct ptflow_block *b, uint64_t fip)
+{
+	if (fip < b->ip || fip > b->next)
+		return -1;
+	uint64_t a = b->ip;
+	for (unsigned i = 0; i < b->ninsn; i++) {
+		if (a == fip)
+			return (int)i;
+		a += b->lens[i];
+	}
+	if (a == fip && (b->bend == PTFLOW_BEND_NOCODE || b->bend == PTFLOW_BEND_INVALID))
+		return b->ninsn;
+	return -1;
+}
+
+/* Peek past packets that may sit between a FUP and its TIP (Table 33-?:
+ * "PIP, VMCS, MODE.Exec in any order"). */
+static int fetch_flow(struct ptflow_decoder *d)
+{
+	for (;;) {
+		if (d->tnt_n || d->have_pend)
+			return 0;
+		int r = fetch(d);
+		if (r < 0)
+			return r;
+		if (d->have_pend && (d->pend.type == ptpkt_pip || d->pend.type == ptpkt_vmcs ||
+				     d->pend.type == ptpkt_mode_exec)) {
+			handle_pend(d);
+			continue;
+		}
+		return 0;
+	}
+}
+
+/* The walk reached the IP of the pending FUP. */
+static int reach_fup(struct ptflow_decoder *d)
+{
+	uint64_t off = d->pend_off;
+	uint64_t fip = d->pend.u.ip.ip;
+	int kind = d->fup_kind;
+
+	d->have_pend = false;
+	d->fup_kind = FUP_ASYNC;
+	d->steps = 0;
+	if (d->bound_set) {
+		d->bound_set = false;
+		d->bound_ev.has_ip = true;
+		d->bound_ev.ip = fip;
+		emit(d, &d->bound_ev);
+	}
+	if (kind == FUP_STATUS)
+		return STEP_OK;
+	int r = fetch_flow(d);
+	if (r == -ptpkt_err_eos || r == -ptpkt_err_truncated) {
+		if (kind == FUP_BOUND)
+			return STEP_DONE;
+		return STEP_DONE;
+	}
+	if (r < 0)
+		return error(d, ptpkt_offset(&d->pk), fip, "bad packet");
+	if (pend_is(d, ptpkt_tip) && pend_has_ip(d)) {
+		d->have_pend = false;
+		if (kind == FUP_ASYNC) {
+			struct ptflow_event ev;
+			efipt_memset(&ev, 0, sizeof(ev));
+			ev.type = PTFLOW_EV_INTERRUPT;
+			ev.offset = off;
+			ev.has_ip = true;
+			ev.ip = fip;
+			ev.target = d->pend.u.ip.ip;
+			emit(d, &ev);
+		}
+		d->ip = d->pend.u.ip.ip;
+		apply_mode(d, d->pend_off);
+		return STEP_OK;
+	}
+	if (pend_is(d, ptpkt_tip_pgd)) {
+		if ((d->cfg.errata & PTFLOW_ERRATUM_SKD022) && kind == FUP_ASYNC) {
+			/* SKD022: a VM entry that clears TraceEn sends FUP before
+			 * TIP.PGD; the VMLAUNCH/VMRESUME at the FUP did execute. */
+			struct ptflow_block tmp;
+			const struct ptflow_block *b = block_get(d, fip, &tmp);
+			if (b->ninsn == 1 && (b->iclass == X86_IC_VMLAUNCH ||
+					      b->iclass == X86_IC_VMRESUME)) {
+				run(d, b, 1, b->iclass);
+				return disable(d, PTFLOW_EV_DISABLED, false, 0);
+			}
+		}
+		return disable(d, PTFLOW_EV_ASYNC_DISABLED, true, fip);
+	}
+	if (kind == FUP_ASYNC || kind == FUP_TSX_ABORT)
+		return error(d, off, fip, "fup not followed by tip or tip.pgd");
+	return STEP_OK;
+}
+
+/* Consume the TIP/TIP.PGD for an indirect or far transfer at ip. */
+static int take_tip(struct ptflow_decoder *d, uint64_t ip)
+{
+	if (d->tnt_n)
+		return error(d, d->pend_off, ip, "indirect branch, but tnt bits pending");
+	if (pend_is(d, ptpkt_tip)) {
+		d->have_pend = false;
+		d->ip = d->pend.u.ip.ip;
+		apply_mode(d, d->pend_off);
+		return STEP_OK;
+	}
+	if (pend_is(d, ptpkt_tip_pgd))
+		return disable(d, PTFLOW_EV_DISABLED, pend_has_ip(d), d->pend.u.ip.ip);
+	if (!d->have_pend)
+		return STEP_DONE;
+	return error(d, d->pend_off, ip, "indirect branch: expected tip");
+}
+
+static int take_tnt(struct ptflow_decoder *d, uint64_t ip, int *bit)
+{
+	if (d->tnt_n) {
+		d->tnt_n--;
+		*bit = (int)((d->tnt_bits >> d->tnt_n) & 1);
+		return STEP_OK;
+	}
+	if (!d->have_pend)
+		return STEP_DONE;
+	return error(d, d->pend_off, ip, "conditional branch: expected tnt");
+}
+
+/* Walk one block from d->ip. */
+static int do_block(struct ptflow_decoder *d)
+{
+	struct ptflow_block tmp;
+	const struct ptflow_block *b = block_get(d, d->ip, &tmp);
+
+	if (pend_is(d, ptpkt_fup)) {
+		int k = fup_index(b, d->pend.u.ip.ip);
+		if (k >= 0) {
+			run(d, b, (uint32_t)k, X86_IC_OTHER);
+			d->ip = d->pend.u.ip.ip;
+			return reach_fup(d);
+		}
+	}
+	d->steps += b->ninsn;
+	if (d->steps > d->cfg.max_steps)
+		return error(d, d->pend_off, d->ip, "too many instructions without a packet");
+	switch (b->bend) {
+	case PTFLOW_BEND_NOCODE:
+		run(d, b, b->ninsn, X86_IC_OTHER);
+		return error(d, d->pend_off, b->next, "no code at this address");
+	case PTFLOW_BEND_INVALID:
+		run(d, b, b->ninsn, X86_IC_OTHER);
+		return error(d, d->pend_off, b->next, "invalid instruction");
+	case PTFLOW_BEND_SPLIT:
+		run(d, b, b->ninsn, X86_IC_OTHER);
+		d->ip = b->next;
+		return STEP_OK;
+	default:
+		break;
+	}
+
+	uint64_t last = b->next - b->lens[b->ninsn - 1];
+	int bit = 0, r;
+	switch (b->iclass) {
+	case X86_IC_JCC:
+		if (d->cfg.distnt) {
+			/* DisTNT (33.2.1.x): no TNT; the flow is lost until the
+			 * next IP packet. */
+			run(d, b, b->ninsn, b->iclass);
+			event(d, PTFLOW_EV_GAP, d->pend_off, true, last);
+			d->enabled = false;
+			d->after_ovf = true;
+			return STEP_OK;
+		}
+		if (!d->tnt_n && pend_is(d, ptpkt_tip_pgd) && !pend_has_ip(d)) {
+			/* 33.4.2.5: a conditional branch that leaves the filter
+			 * region sends TIP.PGD without IP instead of its TNT bit. */
+			run(d, b, b->ninsn, b->iclass);
+			return disable(d, PTFLOW_EV_DISABLED, false, 0);
+		}
+		r = take_tnt(d, last, &bit);
+		if (r)
+			return r;
+		run(d, b, b->ninsn, b->iclass);
+		d->ip = bit ? b->target : b->next;
+		return STEP_OK;
+	case X86_IC_JMP_DIRECT:
+	case X86_IC_CALL_DIRECT:
+		run(d, b, b->ninsn, b->iclass);
+		if (b->iclass == X86_IC_CALL_DIRECT && !b->zero_len_call)
+			stack_push(d, b->next);
+		if (!d->tnt_n && pend_is(d, ptpkt_tip_pgd) &&
+		    ((pend_has_ip(d) && d->pend.u.ip.ip == b->target) ||
+		     (!pend_has_ip(d) && (d->cfg.errata & PTFLOW_ERRATUM_SKL014)))) {
+			/* A direct branch out of the filter region (33.4.2.5); its
+			 * TIP.PGD may lack the IP (SKL014). */
+			d->ip = b->target;
+			return disable(d, PTFLOW_EV_DISABLED, true, b->target);
+		}
+		d->ip = b->target;
+		return STEP_OK;
+	case X86_IC_RET_NEAR:
+		if (!d->cfg.disretc && d->tnt_n) {
+			/* compressed RET (33.4.2.2): one taken bit, target from
+			 * the call stack */
+			take_tnt(d, last, &bit);
+			if (!bit)
+				return error(d, d->pend_off, last, "compressed ret: tnt bit not taken");
+			if (!d->sn)
+				return error(d, d->pend_off, last, "compressed ret: empty call stack");
+			run(d, b, b->ninsn, b->iclass);
+			d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
+			d->sn--;
+			d->ip = d->stack[d->sp];
+			return STEP_OK;
+		}
+		if (!d->have_pend && !d->tnt_n)
+			return STEP_DONE;
+		run(d, b, b->ninsn, b->iclass);
+		return take_tip(d, last);
+	case X86_IC_CALL_INDIRECT:
+		if (d->have_pend || d->tnt_n) {
+			run(d, b, b->ninsn, b->iclass);
+			stack_push(d, b->next);
+			return take_tip(d, last);
+		}
+		return STEP_DONE;
+	case X86_IC_JMP_INDIRECT:
+	case X86_IC_FAR_JMP:
+	case X86_IC_FAR_CALL:
+	case X86_IC_FAR_RET:
+	case X86_IC_INT:
+	case X86_IC_IRET:
+	case X86_IC_SYSCALL:
+	case X86_IC_SYSRET:
+	case X86_IC_SYSENTER:
+	case X86_IC_SYSEXIT:
+	case X86_IC_VMLAUNCH:
+	case X86_IC_VMRESUME:
+	case X86_IC_VMCALL:
+		if (!d->have_pend && !d->tnt_n)
+			return STEP_DONE;
+		run(d, b, b->ninsn, b->iclass);
+		return take_tip(d, last);
+	case X86_IC_PTWRITE:
+		run(d, b, b->ninsn, b->iclass);
+		if (pend_is(d, ptpkt_ptw)) {
+			struct ptflow_event ev;
+			efipt_memset(&ev, 0, sizeof(ev));
+			ev.type = PTFLOW_EV_PTWRITE;
+			ev.offset = d->pend_off;
+			ev.has_ip = true;
+			ev.ip = last;
+			ev.value = d->pend.u.ptw.payload;
+			ev.aux = d->pend.u.ptw.bytes;
+			d->have_pend = false;
+			emit(d, &ev);
+		}
+		d->ip = b->next;
+		return STEP_OK;
+	default:
+		/* MOV CR3, HLT, UD*: no packet of their own */
+		run(d, b, b->ninsn, b->iclass);
+		d->ip = b->next;
+		return STEP_OK;
+	}
+}
+
+static bool pend_binds(const struct ptflow_decoder *d)
+{
+	switch (d->pend.type) {
+	case ptpkt_fup:
+		return !d->after_ovf;
+	case ptpkt_tip:
+	case ptpkt_tip_pgd:
+		return true;
+	case ptpkt_ptw:
+		return !d->pend.u.ptw.ip;
+	default:
+		return false;
+	}
+}
+
+static int step(struct ptflow_decoder *d)
+{
+	for (;;) {
+		if (!d->tnt_n && !d->have_pend) {
+			int r = fetch(d);
+			if (r == -ptpkt_err_eos || r == -ptpkt_err_truncated)
+				return STEP_DONE;
+			if (r < 0)
+				return error(d, ptpkt_offset(&d->pk), d->ip, ptpkt_errstr(r));
+		}
+		if (d->have_pend && (!d->enabled || !pend_binds(d))) {
+			int r = handle_pend(d);
+			if (r == -1)
+				r = STEP_OK;
+			if (r != STEP_OK)
+				return r;
+			if (!d->enabled && d->have_pend)
+				continue;
+			continue;
+		}
+		if (!d->enabled) {
+			/* TNT while tracing is off */
+			if (d->after_ovf && (d->cfg.errata & PTFLOW_ERRATUM_SKD010 || d->cfg.distnt)) {
+				d->tnt_n = 0; /* flow unknown until an IP */
+				continue;
+			}
+			d->tnt_n = 0;
+			return error(d, d->pend_off, d->ip, "tnt while tracing is disabled");
+		}
+		int r = do_block(d);
+		if (r != STEP_OK)
+			return r;
+	}
+}
+
+long ptflow_decode(struct ptflow_decoder *d, const uint8_t *buf, size_t size, uint64_t base)
+{
+	uint64_t errors0 = d->stat.errors;
+	ptpkt_init(&d->pk, buf, size, base);
+	reset_state(d);
+	for (;;) {
+		if (ptpkt_sync_forward(&d->pk) < 0)
+			break;
+		reset_state(d);
+		int r = step(d);
+		if (r == STEP_DONE)
+			break;
+	}
+	return (long)(d->stat.errors - errors0);
+}

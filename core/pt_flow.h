@@ -1,0 +1,225 @@
+/*
+ * Intel PT instruction flow decoder: packets + code -> executed instructions.
+ *
+ * Specification: Intel SDM Vol. 3C chapter 33 "Intel Processor Trace":
+ * 33.2.1 (what is traced), 33.3.7/33.3.8 (filtering, PacketEn), 33.4.1 and
+ * 33.4.2 (packets; IP compression in 33.4.2.2 Table 33-18; RET compression in
+ * "Indirect Transfer Compression for Returns"), 33.7 (packet generation
+ * scenarios).
+ *
+ * The decoder walks the code from the current IP and consumes one packet
+ * per decision the code alone cannot make: a TNT bit per conditional branch
+ * or compressed RET, a TIP per indirect or far transfer, a FUP where an
+ * asynchronous event interrupted the flow. Executed instructions are
+ * delivered in runs (a start IP and instruction lengths), events one by one,
+ * through the caller's sink.
+ *
+ * Freestanding: no allocation, no globals. The caller owns the decoder and
+ * the block cache (any power-of-two number of entries).
+ */
+#ifndef EFIPT_CORE_PT_FLOW_H
+#define EFIPT_CORE_PT_FLOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/pt_image.h"
+#include "core/pt_pkt.h"
+
+/* Instructions per cached block: a longer straight-line run is split. */
+#define PTFLOW_BLOCK_MAX 48
+/* RET compression stack depth (SDM 33.4.2.2: 64 entries). */
+#define PTFLOW_STACK 64
+
+/* Why a block ends. */
+enum ptflow_bend {
+	PTFLOW_BEND_BRANCH,	/* last instruction has a class other than OTHER */
+	PTFLOW_BEND_SPLIT,	/* PTFLOW_BLOCK_MAX instructions; continues at next */
+	PTFLOW_BEND_NOCODE,	/* nothing readable at next */
+	PTFLOW_BEND_INVALID,	/* the instruction at next does not decode */
+};
+
+/* A run of straight-line code starting at ip: ninsn instructions of
+ * lens[i] bytes each; the last one has class iclass. Cached by ip+mode. */
+struct ptflow_block {
+	uint64_t ip;
+	uint64_t next;		/* address after the last instruction */
+	uint64_t target;	/* direct branch target, if has_target */
+	uint8_t valid;
+	uint8_t mode;		/* enum x86_mode */
+	uint8_t ninsn;
+	uint8_t iclass;		/* enum x86_iclass of the last instruction */
+	uint8_t bend;		/* enum ptflow_bend */
+	uint8_t has_target;
+	uint8_t zero_len_call;
+	uint8_t lens[PTFLOW_BLOCK_MAX];
+};
+
+/* Event kinds, reported through the sink. */
+enum ptflow_ev {
+	PTFLOW_EV_ENABLED,	/* TIP.PGE: tracing (re)starts at ip */
+	PTFLOW_EV_DISABLED,	/* TIP.PGD: tracing stops; ip where (if known) */
+	PTFLOW_EV_ASYNC_DISABLED, /* FUP+TIP.PGD: stopped before the insn at ip */
+	PTFLOW_EV_INTERRUPT,	/* FUP+TIP: async branch from ip to target */
+	PTFLOW_EV_OVERFLOW,	/* OVF; resumes at ip (if known) */
+	PTFLOW_EV_RESUMED,	/* after OVF: tracing resumes at ip */
+	PTFLOW_EV_EXEC_MODE,	/* MODE.Exec took effect; value = enum x86_mode */
+	PTFLOW_EV_TSX,		/* MODE.TSX; value bit0 intx, bit1 abort */
+	PTFLOW_EV_PAGING,	/* PIP: value = CR3, flag = NR */
+	PTFLOW_EV_VMCS,		/* VMCS: value = base */
+	PTFLOW_EV_STOP,		/* TraceStop */
+	PTFLOW_EV_PTWRITE,	/* PTW at the PTWRITE instruction ip; value */
+	PTFLOW_EV_EXSTOP,	/* EXSTOP (ip if flag) */
+	PTFLOW_EV_MWAIT,	/* value = hints | ext << 8 */
+	PTFLOW_EV_PWRE,		/* value = state | sub << 4; flag = hw */
+	PTFLOW_EV_PWRX,		/* value = last | deepest << 4 | wr << 8 */
+	PTFLOW_EV_CFE,		/* value = type | vector << 8 */
+	PTFLOW_EV_EVD,		/* value = payload, aux = type */
+	PTFLOW_EV_GAP,		/* DisTNT: a conditional branch could not be followed */
+	PTFLOW_EV_TICK,		/* timing only (unused by default) */
+	PTFLOW_EV_ERROR,	/* msg says what; decoding resyncs at the next PSB */
+	PTFLOW_EV_COUNT
+};
+
+struct ptflow_event {
+	uint8_t type;		/* enum ptflow_ev */
+	bool has_ip;
+	bool flag;
+	uint64_t offset;	/* trace offset of the packet that caused it */
+	uint64_t ip;
+	uint64_t target;	/* PTFLOW_EV_INTERRUPT */
+	uint64_t value;
+	uint64_t aux;
+	const char *msg;	/* PTFLOW_EV_ERROR; static text */
+	bool has_time;
+	uint64_t tsc;		/* estimated TSC at the event (see timing) */
+};
+
+/* ninsn instructions executed from ip, lengths lens[0..ninsn). */
+struct ptflow_run {
+	uint64_t ip;
+	const uint8_t *lens;
+	uint32_t ninsn;
+	uint8_t mode;
+	uint8_t last_iclass;	/* class of the last insn (OTHER if cut short) */
+};
+
+struct ptflow_sink {
+	void *ctx;
+	/* May be NULL: runs are then only counted (--stat). */
+	void (*run)(void *ctx, const struct ptflow_run *run);
+	void (*event)(void *ctx, const struct ptflow_event *ev);
+};
+
+/* Errata workarounds (see docs and pt_flow.c for each). */
+enum {
+	PTFLOW_ERRATUM_BDM70 = 1u << 0,
+	PTFLOW_ERRATUM_BDM64 = 1u << 1,
+	PTFLOW_ERRATUM_SKD007 = 1u << 2,
+	PTFLOW_ERRATUM_SKD022 = 1u << 3,
+	PTFLOW_ERRATUM_SKD010 = 1u << 4,
+	PTFLOW_ERRATUM_SKL014 = 1u << 5,
+	PTFLOW_ERRATUM_APL11 = 1u << 6,
+	PTFLOW_ERRATUM_APL12 = 1u << 7,
+	PTFLOW_ERRATUM_SKL168 = 1u << 8,
+	PTFLOW_ERRATUM_SKZ84 = 1u << 9,
+};
+
+/* Errata that apply to a CPU (family, model as displayed: 6/0x3d; stepping
+ * or -1 for any). */
+uint32_t ptflow_errata_for_cpu(unsigned family, unsigned model, int stepping);
+/* Name of one erratum bit ("bdm70"), or NULL. */
+const char *ptflow_erratum_name(uint32_t bit);
+
+struct ptflow_config {
+	struct ptimg image;
+	struct ptflow_block *cache;	/* cache_size entries, power of two */
+	uint32_t cache_size;
+	uint32_t errata;		/* PTFLOW_ERRATUM_* */
+	uint64_t max_steps;		/* insns without a packet (0: 1<<20) */
+	bool distnt;			/* trace recorded with DisTNT=1 */
+	bool disretc;			/* trace recorded with DisRETC=1 */
+	/* Timing: CPUID.15H EAX/EBX (TSC/CTC ratio), MTC frequency field
+	 * (IA32_RTIT_CTL.MTCFreq), nominal frequency ratio (CPUID.16H / BCLK). */
+	uint32_t cpuid15_eax, cpuid15_ebx;
+	uint8_t mtc_freq;
+	uint8_t nom_freq;
+};
+
+struct ptflow_stat {
+	uint64_t insns;
+	uint64_t branches;	/* instructions whose class is not OTHER */
+	uint64_t events;
+	uint64_t errors;
+	uint64_t packets;
+};
+
+/* The decoder: caller-owned, about 1 KiB. Fields are private. */
+struct ptflow_decoder {
+	struct ptflow_config cfg;
+	struct ptflow_sink sink;
+	struct ptpkt_decoder pk;
+	struct ptpkt_lastip lastip;
+	struct ptflow_stat stat;
+	uint64_t ip;
+	uint64_t tnt_bits;	/* next bit to use is bit tnt_n-1 */
+	uint64_t steps;
+	uint64_t pend_off;
+	struct ptpkt pend;
+	uint8_t tnt_n;
+	uint8_t mode;
+	uint8_t next_mode;	/* MODE.Exec waiting for its TIP/PGE/FUP */
+	bool have_next_mode;
+	bool have_pend;
+	bool enabled;
+	bool synced;
+	uint8_t fup_kind;	/* why the pending FUP was sent */
+	uint8_t sp, sn;		/* return stack top index and depth */
+	bool ptw_pending;
+	uint64_t ptw_value;
+	uint64_t ptw_off;
+	bool walked;		/* an instruction ran since the last enable */
+	bool after_ovf;
+	bool bound_set;		/* bound_ev waits for the FUP that gives its IP */
+	struct ptflow_event bound_ev;
+	uint64_t stack[PTFLOW_STACK];
+	/* timing */
+	bool have_tsc;
+	uint64_t tsc;
+	uint64_t ctc_base;	/* CTC value at the last TMA (shifted) */
+	uint64_t tsc_at_tma;
+	bool have_tma;
+	uint8_t last_mtc;
+	uint8_t cbr;
+	uint64_t cyc_acc;
+};
+
+/* Set up d over a configuration and sink (both copied). */
+int ptflow_init(struct ptflow_decoder *d, const struct ptflow_config *cfg,
+		const struct ptflow_sink *sink);
+
+/*
+ * Decode the whole trace buf[0..size) (stream offset base): synchronise at
+ * the first PSB, decode, report errors as PTFLOW_EV_ERROR events and resync
+ * at the next PSB after each. Returns the number of errors (0 = clean).
+ * Work is bounded per byte: at most cfg.max_steps instructions between two
+ * packets.
+ */
+long ptflow_decode(struct ptflow_decoder *d, const uint8_t *buf, size_t size, uint64_t base);
+
+/* Empty the block cache (the code changed). */
+void ptflow_cache_flush(struct ptflow_decoder *d);
+
+/* Decode one block at ip/mode without the cache (tests, tools). Returns 0 or
+ * a negative x86_err / -1 for no code; b is filled in either case. */
+int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
+			struct ptflow_block *b);
+
+/* Event name for output ("interrupt", "overflow", ...). */
+const char *ptflow_ev_name(int type);
+
+/* Synthesizes traces over a small built-in code buffer and decodes them. */
+int ptflow_selfcheck(void);
+
+#endif

@@ -1,0 +1,100 @@
+/*
+ * Intel PT trace synthesizer: walks real code and writes the packets a
+ * processor tracing that execution would write (SDM Vol. 3C 33.4, 33.7),
+ * plus the ground truth (every executed instruction, every event).
+ *
+ * Branch outcomes come from a seeded PRNG; indirect branches go to function
+ * entries seen so far (direct CALL targets) or given by the caller; a call
+ * stack makes RETs go back where they came from. Packets: PSB+ every
+ * psb_period bytes, TNT (short and long), TIP with IP compression against
+ * Last IP, compressed RETs (unless DisRETC) and uncompressed ones,
+ * FUP+TIP for injected interrupts (returning with another FUP+TIP),
+ * OVF+FUP, TIP.PGE/TIP.PGD for leaving and re-entering traced code,
+ * FUP+TIP.PGD where the code faults or cannot be read.
+ *
+ * The firmware uses it as its "synthetic" trace source where the CPU has no
+ * Intel PT. Freestanding: no allocation, no globals.
+ */
+#ifndef EFIPT_CORE_PT_SYNTH_H
+#define EFIPT_CORE_PT_SYNTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/pt_image.h"
+
+#define PTSYNTH_STACK 256	/* modelled software call stack */
+#define PTSYNTH_ENTRIES 64	/* remembered function entries */
+
+struct ptsynth_config {
+	struct ptimg image;
+	uint64_t start;			/* first instruction */
+	const uint64_t *entries;	/* optional: more function entries */
+	size_t nentries;
+	uint64_t handler;		/* interrupt handler; 0: a known entry */
+	uint64_t seed;
+	uint64_t max_insns;		/* budget (0: until the buffer fills) */
+	uint32_t psb_period;		/* bytes between PSB+ (0: 4096) */
+	/* Chances per 65536 decisions: interrupt per instruction, overflow
+	 * and disable (TIP.PGD to the target) per packet-producing branch. */
+	uint32_t p_interrupt, p_ovf, p_disable;
+	uint8_t mode;			/* enum x86_mode of the code (0: 64-bit) */
+	bool disretc;			/* DisRETC: never compress RETs */
+	bool tsc;			/* a TSC packet in each PSB+ */
+};
+
+/* Ground truth. type is an enum ptflow_ev (ENABLED, DISABLED,
+ * ASYNC_DISABLED, INTERRUPT, OVERFLOW), as the flow decoder reports it. */
+struct ptsynth_sink {
+	void *ctx;
+	void (*insn)(void *ctx, uint64_t ip);	/* may be NULL */
+	void (*event)(void *ctx, int type, bool has_ip, uint64_t ip, uint64_t target);
+};
+
+enum ptsynth_stop {
+	PTSYNTH_STOP_BUDGET,	/* max_insns reached */
+	PTSYNTH_STOP_SPACE,	/* output buffer full */
+	PTSYNTH_STOP_NOCODE,	/* no decodable code at start or any entry */
+	PTSYNTH_STOP_ERROR,	/* bad arguments */
+};
+
+struct ptsynth_result {
+	size_t size;		/* trace bytes written */
+	uint64_t insns;		/* instructions in the ground truth */
+	uint64_t packets;
+	int stop;		/* enum ptsynth_stop */
+};
+
+/* Working state, caller-owned (about 5 KiB). Fields are private. */
+struct ptsynth {
+	const struct ptsynth_config *cfg;
+	const struct ptsynth_sink *sink;
+	uint8_t *out;
+	size_t cap, pos, last_psb;
+	uint64_t rng;
+	uint64_t lastip;
+	uint64_t ip;
+	uint64_t tnt_bits;
+	uint64_t insns, steps;
+	uint64_t packets;
+	uint32_t int_countdown;
+	uint8_t tnt_n, tnt_cap;
+	uint8_t mode;
+	uint8_t csp, csn;	/* compression stack (what the CPU tracks) */
+	uint16_t rsp, rsn;	/* software stack */
+	uint16_t nent, ent_next;
+	uint64_t cstack[64];
+	uint64_t rstack[PTSYNTH_STACK];
+	uint8_t rint[PTSYNTH_STACK];	/* 1: interrupt frame (resume IP) */
+	uint64_t ent[PTSYNTH_ENTRIES];
+};
+
+/* Synthesize into out[0..cap) (cap >= 256). Returns 0, or -1 on bad
+ * arguments; res describes what was written and why it stopped. The trace
+ * always ends on a packet boundary after FUP+TIP.PGD (or TIP.PGD). */
+int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
+		const struct ptsynth_sink *sink, uint8_t *out, size_t cap,
+		struct ptsynth_result *res);
+
+#endif

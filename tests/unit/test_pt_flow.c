@@ -1,0 +1,228 @@
+/*
+ * Flow decoder against ground truth: traces synthesized over real code (ELF
+ * programs and libraries on this machine, efipt.efi as a PE32+ image) with
+ * many seeds and packet mixes; the decoder must reproduce every executed
+ * instruction and every event exactly. Also: errors, resync, bounded work.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/pt_flow.h"
+#include "core/pt_synth.h"
+#include "core/x86_insn.h"
+#include "decode/pt_sections.h"
+
+struct item {
+	uint8_t kind;	/* 0: instruction; else 1 + enum ptflow_ev */
+	uint8_t has_ip;
+	uint64_t ip;
+	uint64_t target;
+};
+
+struct seq {
+	struct item *v;
+	size_t n, cap;
+};
+
+static void seq_add(struct seq *s, uint8_t kind, bool has_ip, uint64_t ip, uint64_t target)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 4096;
+		s->v = realloc(s->v, s->cap * sizeof(*s->v));
+		if (!s->v)
+			abort();
+	}
+	struct item *it = &s->v[s->n++];
+	it->kind = kind;
+	it->has_ip = has_ip;
+	it->ip = has_ip ? ip : 0;
+	it->target = target;
+}
+
+static void truth_insn(void *ctx, uint64_t ip)
+{
+	seq_add(ctx, 0, true, ip, 0);
+}
+
+static void truth_event(void *ctx, int type, bool has_ip, uint64_t ip, uint64_t target)
+{
+	seq_add(ctx, (uint8_t)(1 + type), has_ip, ip, type == PTFLOW_EV_INTERRUPT ? target : 0);
+}
+
+struct got {
+	struct seq seq;
+	unsigned errors;
+	char first_error[200];
+};
+
+static void got_run(void *ctx, const struct ptflow_run *r)
+{
+	struct got *g = ctx;
+	uint64_t ip = r->ip;
+	for (uint32_t i = 0; i < r->ninsn; i++) {
+		seq_add(&g->seq, 0, true, ip, 0);
+		ip += r->lens[i];
+	}
+}
+
+static void got_event(void *ctx, const struct ptflow_event *ev)
+{
+	struct got *g = ctx;
+	if (ev->type == PTFLOW_EV_ERROR) {
+		if (!g->errors++)
+			snprintf(g->first_error, sizeof(g->first_error), "[%llx, %llx: error: %s]",
+				 (unsigned long long)ev->offset, (unsigned long long)ev->ip, ev->msg);
+		return;
+	}
+	seq_add(&g->seq, (uint8_t)(1 + ev->type), ev->has_ip, ev->ip,
+		ev->type == PTFLOW_EV_INTERRUPT ? ev->target : 0);
+}
+
+static const char *kind_name(uint8_t k)
+{
+	return k ? ptflow_ev_name(k - 1) : "insn";
+}
+
+/* First difference between truth and decoded, or -1. */
+static long compare(const struct seq *a, const struct seq *b, char *why, size_t whylen)
+{
+	size_t n = a->n < b->n ? a->n : b->n;
+	for (size_t i = 0; i < n; i++) {
+		const struct item *x = &a->v[i], *y = &b->v[i];
+		if (x->kind != y->kind || x->has_ip != y->has_ip || x->ip != y->ip ||
+		    x->target != y->target) {
+			snprintf(why, whylen, "item %zu: truth %s %llx, decoded %s %llx", i,
+				 kind_name(x->kind), (unsigned long long)x->ip, kind_name(y->kind),
+				 (unsigned long long)y->ip);
+			return (long)i;
+		}
+	}
+	if (a->n != b->n) {
+		snprintf(why, whylen, "length: truth %zu, decoded %zu", a->n, b->n);
+		return (long)n;
+	}
+	return -1;
+}
+
+/* Function entries: ENDBR64 (f3 0f 1e fa) in the code of the image. */
+static size_t find_entries(const struct ptsec_image *im, uint64_t *out, size_t max)
+{
+	size_t n = 0;
+	for (size_t s = 0; s < im->n; s++) {
+		const struct ptsec *sec = &im->sec[s];
+		for (uint64_t i = 0; i + 4 <= sec->size && n < max; i++)
+			if (sec->data[i] == 0xf3 && !memcmp(sec->data + i, "\xf3\x0f\x1e\xfa", 4))
+				out[n++] = sec->vaddr + i;
+	}
+	return n;
+}
+
+static struct ptflow_block cache[1 << 12];
+
+struct totals {
+	uint64_t insns, events, traces, bytes;
+	uint64_t kinds[PTFLOW_EV_COUNT + 1];
+};
+
+static int run_one(const char *name, struct ptimg img, uint64_t start, const uint64_t *entries,
+		   size_t nentries, uint64_t seed, struct totals *tot, bool quiet)
+{
+	static uint8_t buf[4 << 20];
+	struct ptsynth syn;
+	struct ptsynth_config sc;
+	memset(&sc, 0, sizeof(sc));
+	sc.image = img;
+	sc.start = start;
+	sc.entries = entries;
+	sc.nentries = nentries;
+	sc.seed = seed;
+	sc.max_insns = 150000 + (seed % 7) * 20000;
+	sc.psb_period = (uint32_t)(512u << (seed % 5));
+	sc.p_interrupt = seed % 3 ? 40 : 0;
+	sc.p_ovf = seed % 4 == 1 ? 300 : 0;
+	sc.p_disable = seed % 5 == 2 ? 500 : 0;
+	sc.disretc = seed % 6 == 5;
+	sc.tsc = seed & 1;
+	struct seq truth = { 0 };
+	struct ptsynth_sink ss = { &truth, truth_insn, truth_event };
+	struct ptsynth_result res;
+	char tname[200];
+	snprintf(tname, sizeof(tname), "flow: %s seed %llu", name, (unsigned long long)seed);
+	if (ptsynth_run(&syn, &sc, &ss, buf, sizeof(buf), &res)) {
+		check_named(0, tname, "synthesizer refused");
+		return 0;
+	}
+	struct got got = { 0 };
+	struct ptflow_config fc;
+	memset(&fc, 0, sizeof(fc));
+	fc.image = img;
+	fc.cache = seed % 8 == 3 ? NULL : cache;
+	fc.cache_size = seed % 8 == 3 ? 0 : (seed % 8 == 4 ? 16 : sizeof(cache) / sizeof(cache[0]));
+	fc.disretc = sc.disretc;
+	struct ptflow_sink fs = { &got, got_run, got_event };
+	struct ptflow_decoder dec;
+	ptflow_init(&dec, &fc, &fs);
+	long errs = ptflow_decode(&dec, buf, res.size, 0);
+	char why[300] = "";
+	long at = compare(&truth, &got.seq, why, sizeof(why));
+	int ok = errs == 0 && at < 0 && truth.n > 1000;
+	if (!ok || !quiet)
+		check_named(ok, tname, "%zu truth items, %ld errors %s; %s", truth.n, errs,
+			    got.first_error, why);
+	for (size_t i = 0; i < truth.n; i++)
+		tot->kinds[truth.v[i].kind]++;
+	tot->insns += res.insns;
+	tot->events += truth.n - res.insns;
+	tot->traces++;
+	tot->bytes += res.size;
+	free(truth.v);
+	free(got.seq.v);
+	return ok;
+}
+
+static void image_tests(const char *kind, const char *path, int nseeds)
+{
+	struct ptsec_image im;
+	ptsec_init(&im);
+	int rc = !strcmp(kind, "elf") ? ptsec_load_elf(&im, path) : ptsec_load_pe(&im, path);
+	if (rc) {
+		printf("# skipped %s: %s\n", path, im.err);
+		ptsec_free(&im);
+		return;
+	}
+	static uint64_t entries[1 << 16];
+	size_t ne = find_entries(&im, entries, sizeof(entries) / sizeof(entries[0]));
+	uint64_t start = ptsec_last_entry(&im);
+	if (ne && !start)
+		start = entries[0];
+	struct totals tot = { 0 };
+	int good = 0;
+	for (int s = 0; s < nseeds; s++) {
+		uint64_t st = ne && s % 2 ? entries[((uint64_t)s * 7919) % ne] : start;
+		good += run_one(path, ptsec_ptimg(&im), st, entries, ne, (uint64_t)s + 1, &tot, true);
+	}
+	CHECKF(good == nseeds, path, "%d of %d seeds exact", good, nseeds);
+	printf("# %s: %d seeds, %llu instructions, %llu events, %llu trace bytes, %zu entries\n",
+	       path, nseeds, (unsigned long long)tot.insns, (unsigned long long)tot.events,
+	       (unsigned long long)tot.bytes, ne);
+	printf("#  ");
+	for (int k = 1; k <= PTFLOW_EV_COUNT; k++)
+		if (tot.kinds[k])
+			printf(" %s=%llu", kind_name((uint8_t)k), (unsigned long long)tot.kinds[k]);
+	printf("\n");
+	ptsec_free(&im);
+}
+
+int main(int argc, char **argv)
+{
+	int nseeds = argc > 1 ? atoi(argv[1]) : 24;
+	CHECK(ptflow_selfcheck() == 0, "flow: selfcheck");
+	image_tests("elf", "/usr/lib/x86_64-linux-gnu/libc.so.6", nseeds);
+	image_tests("elf", "/usr/bin/bash", nseeds);
+	image_tests("elf", "/usr/lib/x86_64-linux-gnu/libcrypto.so.3", nseeds / 2);
+	image_tests("elf", "/usr/bin/python3", nseeds / 2);
+	image_tests("pe", "build/efipt.efi", nseeds / 2);
+	return check_exit();
+}
