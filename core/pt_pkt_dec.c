@@ -510,28 +510,282 @@ int ptpkt_next(struct ptpkt_decoder *d, struct ptpkt *pkt)
 	return n;
 }
 
+/*
+ * Scan fast path: the size and type of packets whose first byte alone
+ * determines both (PAD, short TNT, 1-byte CYC, TIP/TIP.PGE/TIP.PGD/FUP with
+ * a defined IPBytes, TSC, MTC); 0 sends the byte to the full decoder
+ * (extended opcodes, longer CYC, MODE, reserved and unknown encodings).
+ * Computed at compile time from the same first-byte rules as cls1.
+ */
+#define IPLEN(b) (ipc_len_c((b) >> 5) < 0 ? 0 : 1 + ipc_len_c((b) >> 5))
+#define ipc_len_c(i) ((i) == 0 ? 0 : (i) == 1 ? 2 : (i) == 2 ? 4 : (i) == 3 || (i) == 4 ? 6 : \
+		      (i) == 6 ? 8 : -1)
+#define IS_IP(b) (((b) & 0x1f) == 0x01 || ((b) & 0x1f) == 0x0d || ((b) & 0x1f) == 0x11 || \
+		  ((b) & 0x1f) == 0x1d)
+#define FLEN(b) ((b) == 0 ? 1 : (b) == 2 ? 0 : !((b) & 1) ? 1 :                          \
+		 ((b) & 3) == 3 ? (((b) & 4) ? 0 : 1) : IS_IP(b) ? IPLEN(b) :              \
+		 (b) == 0x19 ? 8 : (b) == 0x59 ? 2 : 0)
+#define FTYPE(b) ((b) == 0 ? ptpkt_pad : (b) == 2 ? 0 : !((b) & 1) ? ptpkt_tnt8 :        \
+		  ((b) & 3) == 3 ? ptpkt_cyc : ((b) & 0x1f) == 0x01 ? ptpkt_tip_pgd :       \
+		  ((b) & 0x1f) == 0x0d ? ptpkt_tip : ((b) & 0x1f) == 0x11 ? ptpkt_tip_pge :  \
+		  ((b) & 0x1f) == 0x1d ? ptpkt_fup : (b) == 0x19 ? ptpkt_tsc :              \
+		  (b) == 0x59 ? ptpkt_mtc : 0)
+#define T4(F, n) F(n), F(n + 1), F(n + 2), F(n + 3)
+#define T16(F, n) T4(F, n), T4(F, n + 4), T4(F, n + 8), T4(F, n + 12)
+#define T64(F, n) T16(F, n), T16(F, n + 16), T16(F, n + 32), T16(F, n + 48)
+#define T256(F) T64(F, 0), T64(F, 64), T64(F, 128), T64(F, 192)
+static const uint8_t fast_len[256] = { T256(FLEN) };
+static const uint8_t fast_type[256] = { T256(FTYPE) };
+
+/*
+ * Second-level fast path, for the first bytes fast_len sends away: the
+ * extended packets of fixed size that need no payload check (by byte 1),
+ * long TNT with its stop bit, and CYC of up to 9 bytes (at most 61 bits,
+ * so never too long). PSB, MNT, BBP, reserved PTW sizes, MODE and unknown
+ * opcodes still take the full decoder.
+ */
+#define XLEN(b) ((b) == 0x23 || (b) == 0x83 || (b) == 0xf3 || (b) == 0x62 || (b) == 0xe2 || \
+		 (b) == 0x33 || (b) == 0xb3 ? 2 :                                           \
+		 (b) == 0x03 || (b) == 0x22 || (b) == 0x13 ? 4 :                              \
+		 (b) == 0x73 || (b) == 0xc8 || (b) == 0xa2 ? 7 :                              \
+		 (b) == 0x43 || (b) == 0xa3 ? 8 : (b) == 0x12 || (b) == 0x92 ? 6 :             \
+		 (b) == 0x32 || (b) == 0xb2 || (b) == 0xc2 ? 10 : (b) == 0x53 ? 11 : 0)
+#define XTYPE(b) ((b) == 0x23 ? ptpkt_psbend : (b) == 0x83 ? ptpkt_stop :               \
+		  (b) == 0xf3 ? ptpkt_ovf : (b) == 0x62 || (b) == 0xe2 ? ptpkt_exstop :     \
+		  (b) == 0x33 || (b) == 0xb3 ? ptpkt_bep : (b) == 0x03 ? ptpkt_cbr :        \
+		  (b) == 0x22 ? ptpkt_pwre : (b) == 0x13 ? ptpkt_cfe : (b) == 0x73 ? ptpkt_tma : \
+		  (b) == 0xc8 ? ptpkt_vmcs : (b) == 0xa2 ? ptpkt_pwrx : (b) == 0x43 ? ptpkt_pip : \
+		  (b) == 0xa3 ? ptpkt_tnt64 : (b) == 0x12 || (b) == 0x92 || (b) == 0x32 ||     \
+		  (b) == 0xb2 ? ptpkt_ptw : (b) == 0xc2 ? ptpkt_mwait : (b) == 0x53 ? ptpkt_evd : 0)
+static const uint8_t ext_len[256] = { T256(XLEN) };
+static const uint8_t ext_type[256] = { T256(XTYPE) };
+
+/* Size of the packet at p (at least PTPKT_MAX_SIZE bytes readable, outside
+ * a block) if the second-level path takes it, else 0. */
+static inline unsigned scan_medium(const uint8_t *p, unsigned *type)
+{
+	uint8_t b = p[0];
+	if (b == 0x02) {
+		unsigned n = ext_len[p[1]];
+		if (p[1] == 0xa3 && !efipt_load_le(p + 2, 6))
+			return 0; /* long TNT without a stop bit: bad */
+		*type = ext_type[p[1]];
+		return n;
+	}
+	if ((b & 7) == 7) { /* CYC with Exp set */
+		for (unsigned i = 1; i < 9; i++)
+			if (!(p[i] & 1)) {
+				*type = ptpkt_cyc;
+				return i + 1;
+			}
+	}
+	return 0;
+}
+
+/* One chain of the scan: a stretch of the buffer decoded on its own. */
+struct scan_chain {
+	const uint8_t *pos;
+	const uint8_t *lim;   /* stop at or after this (a PSB, or the end) */
+	unsigned block;
+	int err;              /* 0 while running, then 1 (reached lim) or < 0 */
+	struct ptpkt_stat st;
+	uint64_t by_byte[256]; /* fast-path packets counted by first byte */
+};
+
+/* One packet through the full decoder; returns its size or an error. */
+static inline int scan_slow(struct scan_chain *c, const uint8_t *end)
+{
+	struct ptpkt pkt;
+	int n = decode_one(c->pos, (size_t)(end - c->pos), c->block, &pkt);
+	if (n <= 0)
+		return n;
+	c->pos += n;
+	c->st.count[pkt.type]++;
+	c->st.bytes[pkt.type] += (unsigned)n;
+	/* Outside a block only a BBP changes the block state. */
+	if (__builtin_expect(c->block != 0 || pkt.type == ptpkt_bbp, 0))
+		c->block = block_after(c->block, pkt.type, pkt.type == ptpkt_bbp && pkt.u.bbp.sz);
+	return n;
+}
+
+/* Full-decoder packets until outside a block again (or the chain's limit). */
+static int scan_slow_block(struct scan_chain *c, const uint8_t *end)
+{
+	int n;
+	do {
+		n = scan_slow(c, end);
+	} while (n > 0 && c->block && c->pos < c->lim);
+	return n;
+}
+
+/* Run chain c until it reaches its limit or fails. */
+static void scan_run(struct scan_chain *c, const uint8_t *end)
+{
+	const uint8_t *fast_end = end - PTPKT_MAX_SIZE;
+	while (c->pos < c->lim) {
+		/* Outside blocks, with room for any packet, most packets take
+		 * two table loads: no bounds check, no field extraction. */
+		if (!c->block) {
+			const uint8_t *pos = c->pos, *lim = c->lim < fast_end ? c->lim : fast_end;
+			while (pos < lim) {
+				uint8_t b = *pos;
+				unsigned len = fast_len[b], t;
+				if (__builtin_expect(len != 0, 1)) {
+					c->by_byte[b]++;
+				} else if ((len = scan_medium(pos, &t)) != 0) {
+					c->st.count[t]++;
+					c->st.bytes[t] += len;
+				} else {
+					break;
+				}
+				pos += len;
+			}
+			c->pos = pos;
+			if (pos >= c->lim)
+				break;
+		}
+		int n = scan_slow(c, end);
+		if (n <= 0) {
+			c->err = n;
+			return;
+		}
+	}
+	c->err = 1;
+}
+
+static void scan_fold(struct scan_chain *c, struct ptpkt_stat *st)
+{
+	for (unsigned b = 0; b < 256; b++) {
+		if (!c->by_byte[b])
+			continue;
+		st->count[fast_type[b]] += c->by_byte[b];
+		st->bytes[fast_type[b]] += c->by_byte[b] * fast_len[b];
+	}
+	for (unsigned t = 0; t < ptpkt_ntypes; t++) {
+		st->count[t] += c->st.count[t];
+		st->bytes[t] += c->st.bytes[t];
+	}
+}
+
+static bool is_psb_at(const uint8_t *p, const uint8_t *end);
+
+#define SCAN_CHAINS 4
+#define SCAN_SPLIT_MIN (64u << 10)   /* smaller buffers: one chain */
+#define SCAN_PSB_SEARCH (64u << 10)  /* how far to look for a split PSB */
+
+/*
+ * The first-byte loads of consecutive packets form one dependency chain,
+ * so the scan decodes up to four stretches of the buffer at once, each
+ * starting at a PSB (a packet boundary, and no state crosses it: 33.3.7).
+ * A stretch's packets only count once the stretch before it has ended
+ * exactly on its PSB; otherwise (an error first, or a PSB pattern that was
+ * really inside a packet) decoding continues sequentially from there, so
+ * the result is always that of a packet-by-packet decode.
+ */
 int ptpkt_scan(struct ptpkt_decoder *d, struct ptpkt_stat *st)
 {
 	if (!d->sync)
 		return -ptpkt_err_nosync;
-	const uint8_t *pos = d->pos, *end = d->end;
+	struct scan_chain ch[SCAN_CHAINS];
+	const uint8_t *end = d->end;
+	size_t len = (size_t)(end - d->pos);
+	unsigned k = 1;
+
+	efipt_memset(&ch[0], 0, sizeof(ch[0]));
+	ch[0].pos = d->pos;
+	ch[0].block = d->block;
+	if (len >= SCAN_SPLIT_MIN) {
+		for (unsigned i = 1; i < SCAN_CHAINS; i++) {
+			const uint8_t *p = d->pos + len / SCAN_CHAINS * i;
+			const uint8_t *stop = p + SCAN_PSB_SEARCH < end ? p + SCAN_PSB_SEARCH : end;
+			if (p <= ch[k - 1].pos)
+				continue;
+			for (; p < stop; p++)
+				if (*p == 0x02 && is_psb_at(p, end))
+					break;
+			if (p >= stop)
+				continue;
+			ch[k - 1].lim = p;
+			efipt_memset(&ch[k], 0, sizeof(ch[k]));
+			ch[k].pos = p;
+			k++;
+		}
+	}
+	ch[k - 1].lim = end;
+
+	if (k == SCAN_CHAINS) {
+		/* All four chains step together: four independent load chains.
+		 * A first byte the tables do not know takes the full decoder
+		 * (through a whole packet block, so the fast step never sees a
+		 * BIP header). */
+		const uint8_t *p0 = ch[0].pos, *p1 = ch[1].pos, *p2 = ch[2].pos, *p3 = ch[3].pos;
+		const uint8_t *l0 = ch[0].lim, *l1 = ch[1].lim, *l2 = ch[2].lim;
+		const uint8_t *l3 = end - PTPKT_MAX_SIZE;
+		if (ch[0].block) {
+			int r = scan_slow_block(&ch[0], end);
+			if (r <= 0)
+				ch[0].err = r;
+			p0 = ch[0].pos;
+		}
+#define STEP(i)                                                                  \
+	do {                                                                     \
+		uint8_t b_ = *p##i;                                              \
+		unsigned n_ = fast_len[b_], t_;                                  \
+		if (__builtin_expect(n_ != 0, 1)) {                              \
+			ch[i].by_byte[b_]++;                                     \
+			p##i += n_;                                              \
+		} else if ((n_ = scan_medium(p##i, &t_)) != 0) {                 \
+			ch[i].st.count[t_]++;                                    \
+			ch[i].st.bytes[t_] += n_;                                \
+			p##i += n_;                                              \
+		} else {                                                         \
+			ch[i].pos = p##i;                                        \
+			int r_ = scan_slow_block(&ch[i], end);                   \
+			p##i = ch[i].pos;                                        \
+			if (r_ <= 0) {                                           \
+				ch[i].err = r_;                                  \
+				goto chains_out;                                 \
+			}                                                        \
+		}                                                                \
+	} while (0)
+		while (!ch[0].err && p0 < l0 && p1 < l1 && p2 < l2 && p3 < l3) {
+			STEP(0);
+			STEP(1);
+			STEP(2);
+			STEP(3);
+		}
+#undef STEP
+chains_out:
+		ch[0].pos = p0, ch[1].pos = p1, ch[2].pos = p2, ch[3].pos = p3;
+	}
+
+	/* Finish the chains in order; count a chain only if the one before
+	 * ended exactly where it starts. */
+	const uint8_t *pos = d->pos;
 	unsigned block = d->block;
-	struct ptpkt pkt;
-	int n;
-	for (;;) {
-		n = decode_one(pos, (size_t)(end - pos), block, &pkt);
-		if (n <= 0)
+	int n = -ptpkt_err_eos;
+	for (unsigned i = 0; i < k; i++) {
+		if (!ch[i].err)
+			scan_run(&ch[i], end);
+		scan_fold(&ch[i], st);
+		pos = ch[i].pos;
+		block = ch[i].block;
+		n = ch[i].err;
+		if (n < 0)
 			break;
-		pos += n;
-		st->count[pkt.type]++;
-		st->bytes[pkt.type] += (unsigned)n;
-		/* Outside a block only a BBP changes the block state. */
-		if (__builtin_expect(block != 0 || pkt.type == ptpkt_bbp, 0))
-			block = block_after(block, pkt.type,
-					    pkt.type == ptpkt_bbp && pkt.u.bbp.sz);
+		if (i + 1 < k && pos != ch[i + 1].pos) {
+			/* Overshot a PSB pattern inside a packet: go on alone. */
+			efipt_memset(&ch[i + 1], 0, sizeof(ch[i + 1]));
+			ch[i + 1].pos = pos;
+			ch[i + 1].block = block;
+			ch[i + 1].lim = end;
+			k = i + 2;
+		}
 	}
 	d->pos = pos;
 	d->block = (uint8_t)block;
+	if (n > 0)
+		n = -ptpkt_err_eos; /* cannot happen: the last chain ends in an error */
 	if (n != -ptpkt_err_eos && n != -ptpkt_err_truncated)
 		d->sync = false;
 	return n;

@@ -92,6 +92,37 @@ static void stream(const uint8_t *data, size_t size, size_t start, bool set)
 	REQUIRE(start + bytes + gap == size);
 }
 
+/* ptpkt_scan (--stat) stops where ptpkt_next stops, with the same counts. */
+static void scan_vs_next(const uint8_t *data, size_t size)
+{
+	struct ptpkt_stat a, b;
+	struct ptpkt_decoder d, e;
+	struct ptpkt p;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	ptpkt_init(&d, data, size, 0);
+	ptpkt_init(&e, data, size, 0);
+	if (ptpkt_sync_forward(&d))
+		return;
+	REQUIRE(ptpkt_sync_forward(&e) == 0);
+	for (;;) {
+		int r;
+		while ((r = ptpkt_next(&d, &p)) > 0) {
+			a.count[p.type]++;
+			a.bytes[p.type] += (unsigned)r;
+		}
+		int s = ptpkt_scan(&e, &b);
+		REQUIRE(s == r && ptpkt_offset(&d) == ptpkt_offset(&e));
+		REQUIRE(!memcmp(&a, &b, sizeof(a)));
+		if (r == -ptpkt_err_eos || r == -ptpkt_err_truncated)
+			break;
+		int f = ptpkt_sync_forward(&d);
+		REQUIRE(ptpkt_sync_forward(&e) == f);
+		if (f)
+			break;
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -121,6 +152,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				REQUIRE(c == (cut ? -ptpkt_err_truncated : -ptpkt_err_eos));
 			}
 		}
+	}
+
+	scan_vs_next(data, size);
+	/* Now and then, tiled beyond the size where the scan splits the
+	 * buffer into parallel stretches. */
+	if (size >= 16 && (data[0] & 7) == 7) {
+		static uint8_t big[80000];
+		size_t n = 0;
+		while (n + size <= sizeof(big)) {
+			memcpy(big + n, data, size);
+			n += size;
+		}
+		scan_vs_next(big, n);
 	}
 
 	/* Backward sync from the end visits PSBs in decreasing order. */

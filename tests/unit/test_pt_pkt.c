@@ -597,6 +597,148 @@ static void test_robustness(void)
 	CHECK(ok && i == np, "generated stream decodes to its packets");
 }
 
+
+/* ptpkt_scan (the --stat fast path) gives the same counts, errors and error
+ * offsets as decoding packet by packet. */
+static bool scan_matches_next(const uint8_t *buf, size_t len, bool set)
+{
+	struct ptpkt_stat a, b;
+	uint64_t erra[64], errb[64];
+	size_t na = 0, nb = 0;
+	struct ptpkt_decoder d;
+	struct ptpkt p;
+	int r;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	ptpkt_init(&d, buf, len, 0);
+	if (set ? ptpkt_sync_set(&d, 0) : ptpkt_sync_forward(&d))
+		return true;
+	for (;;) {
+		r = ptpkt_next(&d, &p);
+		if (r > 0) {
+			a.count[p.type]++;
+			a.bytes[p.type] += (unsigned)r;
+			continue;
+		}
+		if (na < 64)
+			erra[na] = ptpkt_offset(&d) << 8 | (uint64_t)-r;
+		na++;
+		if (r == -ptpkt_err_eos || r == -ptpkt_err_truncated || ptpkt_sync_forward(&d))
+			break;
+	}
+	ptpkt_init(&d, buf, len, 0);
+	set ? ptpkt_sync_set(&d, 0) : ptpkt_sync_forward(&d);
+	for (;;) {
+		r = ptpkt_scan(&d, &b);
+		if (nb < 64)
+			errb[nb] = ptpkt_offset(&d) << 8 | (uint64_t)-r;
+		nb++;
+		if (r == -ptpkt_err_eos || r == -ptpkt_err_truncated || ptpkt_sync_forward(&d))
+			break;
+	}
+	if (na != nb || memcmp(&a, &b, sizeof(a)) || memcmp(erra, errb, sizeof(erra[0]) * (na < 64 ? na : 64))) {
+		printf("# scan: %zu vs %zu stops, first %llx vs %llx\n", na, nb,
+		       (unsigned long long)erra[0], (unsigned long long)errb[0]);
+		return false;
+	}
+	return true;
+}
+
+static void test_scan(void)
+{
+	static uint8_t buf[3 << 20];
+	uint64_t rng = 5;
+	size_t np;
+	/* Generated streams with blocks, PSB every 1..8 KiB, several sizes
+	 * around the split threshold. */
+	bool ok = true;
+	for (int i = 0; i < 12 && ok; i++) {
+		size_t size = i < 4 ? 70000 + 5000 * (size_t)i : sizeof(buf) >> (i & 3);
+		size_t len = ptgen_stream(&rng, buf, size, 1024u << (i % 4), NULL, 0, &np);
+		ok = scan_matches_next(buf, len, false) && scan_matches_next(buf, len, true);
+		/* Cut at an arbitrary byte. */
+		ok = ok && scan_matches_next(buf, len - 1 - ptgen_rand(&rng) % 100, false);
+	}
+	CHECK(ok, "scan: same counts as packet by packet on generated streams");
+
+	/* Errors planted in every stretch, PSB patterns inside payloads (a
+	 * chain start that is not a packet boundary), blocks over the split
+	 * points. */
+	ok = true;
+	for (int i = 0; i < 40 && ok; i++) {
+		size_t len = ptgen_stream(&rng, buf, 600000, 4096, NULL, 0, &np);
+		for (int k = 0; k < i % 5; k++)
+			buf[ptgen_rand(&rng) % len] = (uint8_t)ptgen_rand(&rng);
+		if (i & 1) {
+			/* At the first PSB after each split point, a TIP whose
+			 * payload starts a PSB pattern that runs on into a real
+			 * PSB: the split search takes the one inside the TIP. */
+			for (int q = 1; q < 4; q++) {
+				struct ptpkt_decoder d;
+				ptpkt_init(&d, buf, len, 0);
+				d.pos = buf + len / 4 * (size_t)q;
+				if (ptpkt_sync_forward(&d) || d.pos + 25 > buf + len)
+					continue;
+				uint8_t *x = (uint8_t *)d.pos;
+				x[0] = 0xcd;
+				for (int j = 0; j < 24; j += 2) {
+					x[1 + j] = 0x02;
+					x[2 + j] = 0x82;
+				}
+			}
+		}
+		if (i & 2) {
+			/* A block straddling a quarter point. */
+			static const uint8_t blk[] = { 0x02, 0x63, 0x80, 0x04, 1, 2, 3, 4, 0x0c, 5, 6, 7, 8,
+						       0x02, 0x33 };
+			struct ptpkt_decoder d;
+			ptpkt_init(&d, buf, len, 0);
+			d.pos = buf + len / 2 - 10;
+			if (ptpkt_sync_forward(&d) == 0 && d.pos + 16 + sizeof(blk) < buf + len)
+				memcpy((uint8_t *)d.pos + 16, blk, sizeof(blk));
+		}
+		ok = scan_matches_next(buf, len, false) && scan_matches_next(buf, len, true);
+	}
+	CHECK(ok, "scan: same errors and counts with corruption, fake PSBs and blocks");
+
+	/* Random bytes with PSBs. */
+	ok = true;
+	for (int i = 0; i < 20 && ok; i++) {
+		size_t len = 70000 + ptgen_rand(&rng) % 300000;
+		for (size_t j = 0; j < len; j++)
+			buf[j] = (uint8_t)ptgen_rand(&rng);
+		for (size_t j = 0; j + 16 <= len; j += 1 + ptgen_rand(&rng) % 20000)
+			memcpy(buf + j, (const uint8_t[]){ PSB16 }, 16);
+		ok = scan_matches_next(buf, len, false) && scan_matches_next(buf, len, true);
+	}
+	CHECK(ok, "scan: same errors and counts on random bytes");
+
+	/* Every vector, valid or not, inside a stream long enough for the
+	 * fast paths (and once more after the split threshold). */
+	ok = true;
+	for (size_t i = 0; i < sizeof(vecs) / sizeof(vecs[0]) && ok; i++) {
+		const struct vec *v = &vecs[i];
+		if (v->block || v->len == 0)
+			continue;
+		for (size_t at = 0; at < 2 && ok; at++) {
+			size_t len = 0, pre = at ? 100000 : 0;
+			memset(buf, 0, pre + 200);
+			memcpy(buf, (const uint8_t[]){ PSB16 }, 16);
+			len = pre + 16;
+			memcpy(buf + pre, (const uint8_t[]){ PSB16 }, 16);
+			memcpy(buf + len, v->b, v->len);
+			len += v->len + 40;
+			memcpy(buf + len, (const uint8_t[]){ PSB16 }, 16);
+			len += 16 + 20;
+			ok = scan_matches_next(buf, len, false);
+			if (!ok)
+				printf("# vector %s\n", v->name);
+		}
+	}
+	CHECK(ok, "scan: every vector in a stream, same as packet by packet");
+}
+
 static void test_names(void)
 {
 	bool ok = true;
@@ -632,6 +774,7 @@ int main(void)
 	test_sync();
 	test_robustness();
 	test_names();
+	test_scan();
 	CHECK(ptpkt_selfcheck() == 0, "selfcheck");
 	return check_exit();
 }
