@@ -125,7 +125,10 @@ enum { MP_NONE, MP_66, MP_F3, MP_F2 };
 static inline bool valid(unsigned space, unsigned mp, unsigned op, unsigned mode,
 			 unsigned a, unsigned w, unsigned l, unsigned modrm)
 {
-	unsigned row = x86_vkey[(space * 4 + mp) * 256 + op];
+	unsigned key = (space * 4 + mp) * 256 + op;
+	if (space < X86V_NLEGACY && (x86_vfast[mode][key >> 3] >> (key & 7) & 1))
+		return true;
+	unsigned row = x86_vkey[key];
 	const uint8_t *bits = x86_vbits[x86_vrow[row][mode * 16 + a * 8 + w * 4 + l]];
 	return bits[modrm >> 3] >> (modrm & 7) & 1;
 }

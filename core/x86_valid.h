@@ -42,9 +42,16 @@ enum x86_vspace {
 };
 
 #define X86V_NVARIANT 48
+#define X86V_NLEGACY (X86V_0F3A + 1) /* spaces with a fast-path bit */
 
 extern const uint8_t x86_vkey[X86V_NSPACE * 4 * 256];
 extern const uint16_t x86_vrow[][X86V_NVARIANT];
+/*
+ * x86_vfast[mode][key >> 3] >> (key & 7) & 1, for the legacy spaces up to
+ * 0F3A: the opcode is defined for every ModRM byte, with or without 67h, so
+ * the lookup above can be skipped.
+ */
+extern const uint8_t x86_vfast[3][X86V_NLEGACY * 4 * 256 / 8];
 extern const uint8_t x86_vbits[][32];
 
 #endif

@@ -35,6 +35,7 @@ static int nbits;
 static uint16_t rows[MAXROWS][X86V_NVARIANT];
 static int nrows;
 static uint8_t keys[X86V_NSPACE * 4 * 256];
+static uint8_t fast[3][X86V_NLEGACY * 4 * 256 / 8];
 static ZydisDecoder dec[3];
 
 static int bits_index(const uint8_t b[32])
@@ -200,7 +201,12 @@ int main(int argc, char **argv)
 							int bi = bits_index(b);
 							r[m * 16 + a * 8 + w * 4 + l] = (uint16_t)bi;
 						}
-				keys[(s * 4 + pfx) * 256 + op] = (uint8_t)row_index(r);
+				int key = (s * 4 + pfx) * 256 + op;
+				keys[key] = (uint8_t)row_index(r);
+				/* Fast path: defined for every ModRM, with or without 67h. */
+				for (int m = 0; m < 3 && s < X86V_NLEGACY; m++)
+					if (r[m * 16] == 1 && r[m * 16 + 8] == 1)
+						fast[m][key >> 3] |= (uint8_t)(1u << (key & 7));
 			}
 		}
 	}
@@ -217,6 +223,13 @@ int main(int argc, char **argv)
 	fprintf(f, "const uint8_t x86_vkey[X86V_NSPACE * 4 * 256] = {\n");
 	for (int i = 0; i < X86V_NSPACE * 4 * 256; i++)
 		fprintf(f, "%s%d,%s", i % 16 ? " " : "\t", keys[i], i % 16 == 15 ? "\n" : "");
+	fprintf(f, "};\n\nconst uint8_t x86_vfast[3][X86V_NLEGACY * 4 * 256 / 8] = {\n");
+	for (int m = 0; m < 3; m++) {
+		fprintf(f, "\t{\n");
+		for (int i = 0; i < X86V_NLEGACY * 4 * 256 / 8; i++)
+			fprintf(f, "%s0x%02x,%s", i % 16 ? " " : "\t\t", fast[m][i], i % 16 == 15 ? "\n" : "");
+		fprintf(f, "\t},\n");
+	}
 	fprintf(f, "};\n\nconst uint16_t x86_vrow[][X86V_NVARIANT] = {\n");
 	for (int i = 0; i < nrows; i++) {
 		fprintf(f, "\t{");

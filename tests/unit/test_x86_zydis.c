@@ -322,7 +322,7 @@ int main(int argc, char **argv)
 		ZYDIS_MACHINE_MODE_LEGACY_32, ZYDIS_MACHINE_MODE_LONG_64 };
 	static const ZydisStackWidth sw[3] = { ZYDIS_STACK_WIDTH_16, ZYDIS_STACK_WIDTH_32,
 		ZYDIS_STACK_WIDTH_64 };
-	unsigned long long nrand = 2000000;
+	unsigned long long nrand = 4000000;
 	int opt;
 	while ((opt = getopt(argc, argv, "n:v")) != -1) {
 		if (opt == 'n')
