@@ -318,14 +318,15 @@ int cmd_plan(int argc, char **argv)
 	simmem_ops(&mem, &mops);
 	unsigned max_reg = PTOUT_REGIONS_FOR(st.size) + 64;
 	struct ptout_region *reg = calloc(max_reg, sizeof(*reg));
-	struct ptout_table *tab = calloc(max_reg / 64 + 8, sizeof(*tab));
+	unsigned max_tab = PTOUT_TABLES_FOR(max_reg);
+	struct ptout_table *tab = calloc(max_tab, sizeof(*tab));
 	struct pt_step *steps = calloc(256, sizeof(*steps));
 	if (!reg || !tab || !steps) {
 		fprintf(stderr, "efipt plan: out of memory\n");
 		return 2;
 	}
 	struct ptout out;
-	ptout_init(&out, reg, max_reg, tab, max_reg / 64 + 8);
+	ptout_init(&out, reg, max_reg, tab, max_tab);
 	size_t notes_end = msg.len;
 	int rc = 0;
 	if (ptout_build(&out, &st, &mops, &msg)) {

@@ -73,6 +73,8 @@ struct ptout {
 /* Regions needed for a ToPA buffer of this size if every region gets the
  * largest size (128M); fragmentation can raise it. */
 #define PTOUT_REGIONS_FOR(size) ((unsigned)(((size) + (128ull << 20) - 1) / (128ull << 20)))
+/* ToPA tables needed for n regions with 512-entry tables (511 outputs each). */
+#define PTOUT_TABLES_FOR(n) (((n) + 510u) / 511u + 1u)
 
 void ptout_init(struct ptout *o, struct ptout_region *reg, unsigned max_reg,
 		struct ptout_table *tab, unsigned max_tab);
