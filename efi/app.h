@@ -33,6 +33,9 @@ EFI_STATUS efi_parse_caps(struct app *app);
 EFI_STATUS efi_cmd_caps(struct app *app);
 EFI_STATUS efi_parse_snapshot(struct app *app);
 EFI_STATUS efi_cmd_snapshot(struct app *app);
+EFI_STATUS efi_parse_trace(struct app *app);
+void efi_help_trace(void);
+EFI_STATUS efi_cmd_trace(struct app *app);
 EFI_STATUS efi_parse_selftest(struct app *app);
 EFI_STATUS efi_cmd_selftest(struct app *app);
 

@@ -63,8 +63,8 @@ EFI_STATUS efi_cmd_caps(struct app *app)
 				  (unsigned)(ctl & RTIT_CTL_TRACEEN),
 				  (ctl & RTIT_CTL_TRACEEN) ? " (firmware is already tracing)" : "");
 			con_printf("%s\n", buf);
-			sb_printf(&app->run.extra_sb, "\"rtit_ctl_at_start\": \"0x%llx\"",
-				  (unsigned long long)ctl);
+			run_member(&app->run, "rtit_ctl_at_start", "\"0x%llx\"",
+				   (unsigned long long)ctl);
 		}
 		run_set_result(&app->run, "ok", st, "Intel PT supported");
 	}

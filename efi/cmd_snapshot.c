@@ -27,7 +27,7 @@ EFI_STATUS efi_cmd_snapshot(struct app *app)
 		return EFI_WRITE_PROTECTED;
 	}
 	struct sideband_stats s;
-	EFI_STATUS st = sideband_write(&app->run, &s);
+	EFI_STATUS st = sideband_write(&app->run, &s, NULL, 0, NULL);
 	char msg[160];
 	struct strbuf sb;
 	sb_init(&sb, msg, sizeof(msg));

@@ -27,6 +27,7 @@ static const char usage_text[] =
 	"\n"
 	"commands:\n"
 	"  caps        report Intel PT capabilities of this CPU (default command)\n"
+	"  trace       trace an image (or --connect) with Intel PT; 'trace --help'\n"
 	"  selftest    check efipt itself on this machine; writes selftest.json and\n"
 	"              selftest.xml (JUnit) for firmware CI\n"
 	"  snapshot    save the memory map, loaded images and all code memory\n"
@@ -140,12 +141,14 @@ struct command {
 	const char *name;
 	EFI_STATUS (*parse)(struct app *app);
 	EFI_STATUS (*run)(struct app *app);
+	void (*help)(void); /* the command's own --help, if it has options */
 };
 
 static const struct command commands[] = {
-	{ "caps", efi_parse_caps, efi_cmd_caps },
-	{ "selftest", efi_parse_selftest, efi_cmd_selftest },
-	{ "snapshot", efi_parse_snapshot, efi_cmd_snapshot },
+	{ "caps", efi_parse_caps, efi_cmd_caps, NULL },
+	{ "trace", efi_parse_trace, efi_cmd_trace, efi_help_trace },
+	{ "selftest", efi_parse_selftest, efi_cmd_selftest, NULL },
+	{ "snapshot", efi_parse_snapshot, efi_cmd_snapshot, NULL },
 };
 
 static const struct command *find_command(const char *name)
@@ -211,7 +214,11 @@ static EFI_STATUS run_app(struct app *app, struct globals *g)
 		return st;
 
 	if (g->help) {
-		con_puts(usage_text);
+		const struct command *c = app->argc ? find_command(app->argv[0]) : NULL;
+		if (c && c->help)
+			c->help();
+		else
+			con_puts(usage_text);
 		return EFI_SUCCESS;
 	}
 	if (g->version) {

@@ -88,6 +88,17 @@ void run_set_result(struct run *run, const char *result, EFI_STATUS st, const ch
 	sb_puts(&sb, message);
 }
 
+void run_member(struct run *run, const char *key, const char *fmt, ...)
+{
+	if (run->extra_sb.len)
+		sb_puts(&run->extra_sb, ",\n  ");
+	sb_printf(&run->extra_sb, "\"%s\": ", key);
+	__builtin_va_list ap;
+	__builtin_va_start(ap, fmt);
+	sb_vprintf(&run->extra_sb, fmt, ap);
+	__builtin_va_end(ap);
+}
+
 EFI_STATUS run_write_manifest(struct run *run)
 {
 	UINTN cap = 64 * 1024;
@@ -113,7 +124,9 @@ EFI_STATUS run_write_manifest(struct run *run)
 		ptcaps_json(run->caps, &sb);
 		sb_puts(&sb, ",\n");
 	}
-	if (run->extra_sb.len)
+	if (run->extra_sb.truncated)
+		sb_puts(&sb, "  \"manifest_truncated\": true,\n");
+	else if (run->extra_sb.len)
 		sb_printf(&sb, "  %s,\n", run->extra);
 	sb_puts(&sb, "  \"files\": [");
 	for (unsigned i = 0; i < run->nfiles; i++) {

@@ -47,6 +47,10 @@ EFI_STATUS run_write_file(struct run *run, const char *name, const void *data, U
 /* Record the outcome: result word, status, one-line message. */
 void run_set_result(struct run *run, const char *result, EFI_STATUS st, const char *message);
 
+/* Add one manifest member, "key": value (printf-style; value already JSON). */
+void run_member(struct run *run, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Write manifest.json. Returns the write status. */
 EFI_STATUS run_write_manifest(struct run *run);
 

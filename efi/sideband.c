@@ -2,6 +2,7 @@
 #include <efi.h>
 #include <efilib.h>
 
+#include "core/mem.h"
 #include "core/pe_info.h"
 #include "efi/console.h"
 #include "efi/sideband.h"
@@ -95,7 +96,8 @@ static void devpath_text(EFI_DEVICE_PATH *dp, char *out, UINTN cap)
 	}
 }
 
-static void image_entry(struct strbuf *sb, EFI_LOADED_IMAGE *li, bool first)
+static void image_entry(struct strbuf *sb, EFI_LOADED_IMAGE *li, bool first,
+			struct ptsum_image *out)
 {
 	struct pe_info pe;
 	const UINT8 *base = li->ImageBase;
@@ -109,6 +111,12 @@ static void image_entry(struct strbuf *sb, EFI_LOADED_IMAGE *li, bool first)
 		pe_debug_name(pe.debug_path, name, sizeof(name));
 	else
 		pe_debug_name(path, name, sizeof(name));
+	if (out) {
+		out->base = (UINTN)li->ImageBase;
+		out->size = li->ImageSize;
+		efipt_memcpy(out->name, name, sizeof(out->name));
+		out->insns = 0;
+	}
 	sb_printf(sb, "%s\n  {\"name\": \"", first ? "" : ",");
 	sb_json_escape(sb, name);
 	sb_printf(sb, "\", \"base\": \"0x%llx\", \"size\": %llu, \"code_type\": \"%s\", \"path\": \"",
@@ -127,7 +135,8 @@ static void image_entry(struct strbuf *sb, EFI_LOADED_IMAGE *li, bool first)
 	sb_putc(sb, '}');
 }
 
-static EFI_STATUS write_images(struct run *run, struct sideband_stats *stats)
+static EFI_STATUS write_images(struct run *run, struct sideband_stats *stats,
+			       struct ptsum_image *img, unsigned max, unsigned *nimg)
 {
 	EFI_GUID lip = LOADED_IMAGE_PROTOCOL;
 	UINTN nh = 0;
@@ -151,7 +160,8 @@ static EFI_STATUS write_images(struct run *run, struct sideband_stats *stats)
 		if (EFI_ERROR(uefi_call_wrapper(BS->HandleProtocol, 3, handles[i], &lip,
 						(void **)&li)))
 			continue;
-		image_entry(&sb, li, first);
+		struct ptsum_image *o = img && *nimg < max ? &img[(*nimg)++] : NULL;
+		image_entry(&sb, li, first, o);
 		first = false;
 		stats->images++;
 	}
@@ -162,8 +172,13 @@ static EFI_STATUS write_images(struct run *run, struct sideband_stats *stats)
 	return st;
 }
 
-EFI_STATUS sideband_write(struct run *run, struct sideband_stats *stats)
+EFI_STATUS sideband_write(struct run *run, struct sideband_stats *stats,
+			  struct ptsum_image *img, unsigned max, unsigned *nimg)
 {
+	unsigned dummy;
+	if (!nimg)
+		nimg = &dummy;
+	*nimg = 0;
 	stats->images = stats->regions = 0;
 	stats->code_bytes = 0;
 	UINTN n, key, dsize;
@@ -172,7 +187,7 @@ EFI_STATUS sideband_write(struct run *run, struct sideband_stats *stats)
 	if (!map)
 		return EFI_OUT_OF_RESOURCES;
 	EFI_STATUS st = write_memmap(run, map, n, dsize, stats);
-	st = first_error(st, write_images(run, stats));
+	st = first_error(st, write_images(run, stats, img, max, nimg));
 	con_printf("efipt: saving %llu KiB of code in %llu regions\n",
 		   (unsigned long long)(stats->code_bytes >> 10), (unsigned long long)stats->regions);
 	UINT64 done = 0;

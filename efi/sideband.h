@@ -11,6 +11,7 @@
 
 #include <efi.h>
 
+#include "core/pt_summary.h"
 #include "efi/run.h"
 
 struct sideband_stats {
@@ -20,7 +21,9 @@ struct sideband_stats {
 };
 
 /* Write memmap.json, images.json and the code snapshots. Each file's
- * outcome is recorded in the manifest; returns the first failure. */
-EFI_STATUS sideband_write(struct run *run, struct sideband_stats *stats);
+ * outcome is recorded in the manifest; returns the first failure. If img is
+ * not NULL it receives up to max images as listed in images.json (*nimg). */
+EFI_STATUS sideband_write(struct run *run, struct sideband_stats *stats,
+			  struct ptsum_image *img, unsigned max, unsigned *nimg);
 
 #endif

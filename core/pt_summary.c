@@ -1,0 +1,141 @@
+/* Decode summary shared by firmware and host; see pt_summary.h. */
+#include "core/pt_summary.h"
+#include "core/mem.h"
+
+void ptsum_init(struct ptsum *s, struct ptsum_image *img, unsigned n)
+{
+	efipt_memset(s, 0, sizeof(*s));
+	s->img = img;
+	s->nimg = n;
+	for (unsigned i = 0; i < n; i++)
+		img[i].insns = 0;
+	/* insertion sort: image lists are short (~100) */
+	for (unsigned i = 1; i < n; i++) {
+		struct ptsum_image t = img[i];
+		unsigned j = i;
+		for (; j > 0 && img[j - 1].base > t.base; j--)
+			img[j] = img[j - 1];
+		img[j] = t;
+	}
+}
+
+/* Index of the image holding ip, or -1. */
+static int find_image(struct ptsum *s, uint64_t ip)
+{
+	if (s->last < s->nimg) {
+		const struct ptsum_image *m = &s->img[s->last];
+		if (ip - m->base < m->size)
+			return (int)s->last;
+	}
+	unsigned lo = 0, hi = s->nimg;
+	while (lo < hi) { /* first image with base > ip */
+		unsigned mid = (lo + hi) / 2;
+		if (s->img[mid].base <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -1;
+	const struct ptsum_image *m = &s->img[lo - 1];
+	if (ip - m->base >= m->size)
+		return -1;
+	s->last = lo - 1;
+	return (int)(lo - 1);
+}
+
+void ptsum_on_run(void *ctx, const struct ptflow_run *run)
+{
+	struct ptsum *s = ctx;
+	s->insns += run->ninsn;
+	uint64_t ip = run->ip;
+	uint32_t i = 0;
+	while (i < run->ninsn) {
+		int k = find_image(s, ip);
+		if (k < 0) {
+			s->outside++;
+			ip += run->lens[i++];
+			continue;
+		}
+		/* the rest of the run up to the image's end counts in one go */
+		struct ptsum_image *m = &s->img[k];
+		uint64_t end = m->base + m->size;
+		uint32_t j = i;
+		while (j < run->ninsn && ip < end)
+			ip += run->lens[j++];
+		m->insns += j - i;
+		i = j;
+	}
+}
+
+void ptsum_on_event(void *ctx, const struct ptflow_event *ev)
+{
+	struct ptsum *s = ctx;
+	if (ev->type < PTFLOW_EV_COUNT)
+		s->ev[ev->type]++;
+	if (ev->type == PTFLOW_EV_ERROR && !s->first_error) {
+		s->first_error = ev->msg ? ev->msg : "error";
+		s->first_error_off = ev->offset;
+	}
+}
+
+/* "12.3%" of part in total, integer arithmetic only. */
+static void percent(struct strbuf *out, uint64_t part, uint64_t total)
+{
+	uint64_t tenths = total ? (part * 1000 + total / 2) / total : 0;
+	sb_printf(out, "%3llu.%llu%%", (unsigned long long)(tenths / 10),
+		  (unsigned long long)(tenths % 10));
+}
+
+void ptsum_format(const struct ptsum *s, const struct ptflow_stat *st, unsigned top,
+		  struct strbuf *out)
+{
+	sb_printf(out, "Instructions  %llu\n", (unsigned long long)st->insns);
+	sb_printf(out, "Branches      %llu\n", (unsigned long long)st->branches);
+	sb_printf(out, "Packets       %llu\n", (unsigned long long)st->packets);
+	sb_printf(out, "Events        %llu (enabled %llu, disabled %llu, interrupts %llu, "
+		       "overflows %llu, mode changes %llu)\n",
+		  (unsigned long long)st->events, (unsigned long long)s->ev[PTFLOW_EV_ENABLED],
+		  (unsigned long long)(s->ev[PTFLOW_EV_DISABLED] + s->ev[PTFLOW_EV_ASYNC_DISABLED]),
+		  (unsigned long long)s->ev[PTFLOW_EV_INTERRUPT],
+		  (unsigned long long)s->ev[PTFLOW_EV_OVERFLOW],
+		  (unsigned long long)s->ev[PTFLOW_EV_EXEC_MODE]);
+	sb_printf(out, "Errors        %llu", (unsigned long long)st->errors);
+	if (s->first_error)
+		sb_printf(out, " (first at trace offset 0x%llx: %s)",
+			  (unsigned long long)s->first_error_off, s->first_error);
+	sb_putc(out, '\n');
+	if (!s->insns)
+		return;
+	sb_puts(out, "Top images by instructions:\n");
+	/* selection of the `top` largest counts; stable on ties (lower base first) */
+	uint64_t prev = ~0ull;
+	unsigned prev_idx = 0, shown = 0;
+	while (shown < top) {
+		int best = -1;
+		for (unsigned i = 0; i < s->nimg; i++) {
+			uint64_t c = s->img[i].insns;
+			if (!c)
+				continue;
+			/* strictly after (prev, prev_idx) in (count desc, index asc) order */
+			if (c > prev || (c == prev && i <= prev_idx))
+				continue;
+			if (best < 0 || c > s->img[best].insns)
+				best = (int)i;
+		}
+		if (best < 0)
+			break;
+		const struct ptsum_image *m = &s->img[best];
+		sb_printf(out, "  %12llu  ", (unsigned long long)m->insns);
+		percent(out, m->insns, s->insns);
+		sb_printf(out, "  %s (0x%llx)\n", m->name, (unsigned long long)m->base);
+		prev = m->insns;
+		prev_idx = (unsigned)best;
+		shown++;
+	}
+	if (s->outside) {
+		sb_printf(out, "  %12llu  ", (unsigned long long)s->outside);
+		percent(out, s->outside, s->insns);
+		sb_puts(out, "  (outside every listed image)\n");
+	}
+}

@@ -1,0 +1,43 @@
+/*
+ * The decode summary that efipt.efi prints after an in-place decode and
+ * `efipt decode` prints on the host from the same run directory: counts of
+ * instructions, branches, events and errors, and the images that executed
+ * most. One implementation, so both sides print the same text for the same
+ * trace and code.
+ */
+#ifndef EFIPT_CORE_PT_SUMMARY_H
+#define EFIPT_CORE_PT_SUMMARY_H
+
+#include <stdint.h>
+
+#include "core/pt_flow.h"
+#include "core/strbuf.h"
+
+struct ptsum_image {
+	uint64_t base, size;
+	char name[64];
+	uint64_t insns;      /* filled by the summary */
+};
+
+struct ptsum {
+	struct ptsum_image *img; /* caller's array, sorted by ptsum_init */
+	unsigned nimg;
+	unsigned last;           /* index of the last image hit (runs cluster) */
+	uint64_t insns, outside; /* all instructions; those in no listed image */
+	uint64_t ev[PTFLOW_EV_COUNT];
+	uint64_t first_error_off;
+	const char *first_error;
+};
+
+/* img[0..n) need base, size and name; insns are reset. Sorts img by base. */
+void ptsum_init(struct ptsum *s, struct ptsum_image *img, unsigned n);
+
+/* ptflow_sink callbacks: pass s as ctx. */
+void ptsum_on_run(void *s, const struct ptflow_run *run);
+void ptsum_on_event(void *s, const struct ptflow_event *ev);
+
+/* The summary text (stat: the decoder's counters; top: images to list). */
+void ptsum_format(const struct ptsum *s, const struct ptflow_stat *stat, unsigned top,
+		  struct strbuf *out);
+
+#endif

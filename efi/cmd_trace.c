@@ -1,0 +1,485 @@
+/*
+ * efipt.efi trace [options] -- IMAGE [ARGS]   |   efipt.efi trace --connect
+ *
+ * Load the image, take the sideband (memory map, images, code), trace while
+ * it runs, stop when it returns, then write trace.pt and decode in place if
+ * asked. The trace comes from Intel PT (--source hw, the default) or, where
+ * the CPU has none, from the synthesizer walking the image's real code
+ * (--source synthetic, always labelled as such).
+ *
+ * Hardware sequence (SDM 33.3.2): options validated against CPUID leaf 14H
+ * (core/pt_config.c) before any WRMSR; output buffer laid out and allocated
+ * (arch/x86_64/pt_output.c); pt_start writes RTIT_CTL last; pt_stop clears
+ * TraceEn on every path out, including ExitBootServices (an OS loader that
+ * never returns), so PT never runs on into an OS.
+ */
+#include <efi.h>
+#include <efilib.h>
+
+#include "arch/x86_64/cpu_ops.h"
+#include "arch/x86_64/pt_engine.h"
+#include "core/mem.h"
+#include "core/pe_info.h"
+#include "core/pt_flow.h"
+#include "core/pt_summary.h"
+#include "core/pt_synth.h"
+#include "efi/app.h"
+#include "efi/code_view.h"
+#include "efi/console.h"
+#include "efi/image_load.h"
+#include "efi/sideband.h"
+#include "efi/trace_mem.h"
+
+#define MAX_IMAGES 512
+#define MAX_REGIONS 1024
+#define MAX_TABLES 16
+#define DEFAULT_SYNTH_INSNS 1000000ull
+
+enum source { SOURCE_HW, SOURCE_SYNTHETIC };
+
+/* What the command line asked for (filled by efi_parse_trace). */
+static struct {
+	struct ptcfg cfg;
+	enum source source;
+	bool decode, snapshot, connect;
+	uint64_t seed, insns;
+	const char *image;
+	int image_argc;
+	char **image_argv;
+} opt;
+
+static const char trace_usage[] =
+	"usage: efipt.efi trace [OPTIONS] -- IMAGE.efi [ARGS...]\n"
+	"       efipt.efi trace [OPTIONS] --connect\n"
+	"\n"
+	"Trace IMAGE (path on this volume, absolute or relative to efipt.efi) from\n"
+	"StartImage until it returns, or trace connecting every controller.\n"
+	"\n"
+	"  --source hw|synthetic  Intel PT (default), or a trace synthesized by\n"
+	"                      walking the image's code (no PT needed; not a real trace)\n"
+	"  --decode            decode in place and print a summary (summary.txt)\n"
+	"  --no-snapshot       skip the memory map, image list and code copies\n"
+	"  --seed N            synthetic: branch choices (default 1)\n"
+	"  --insns N           synthetic: instructions to walk (default 1000000)\n";
+
+void efi_help_trace(void)
+{
+	con_puts(trace_usage);
+	char *u = AllocatePool(4096);
+	if (u) {
+		struct strbuf ub;
+		sb_init(&ub, u, 4096);
+		ptcfg_usage(&ub);
+		con_puts(u);
+		FreePool(u);
+	}
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	return ptcfg_parse_size(s, v);
+}
+
+EFI_STATUS efi_parse_trace(struct app *app)
+{
+	char err[256];
+	struct strbuf sb;
+	sb_init(&sb, err, sizeof(err));
+	efipt_memset(&opt, 0, sizeof(opt));
+	ptcfg_init(&opt.cfg);
+	opt.snapshot = true;
+	opt.seed = 1;
+	opt.insns = DEFAULT_SYNTH_INSNS;
+	int i = 1;
+	for (; i < app->argc; i++) {
+		const char *a = app->argv[i];
+		const char *next = i + 1 < app->argc ? app->argv[i + 1] : NULL;
+		if (!efipt_strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		int used = ptcfg_option(&opt.cfg, a, next, &sb);
+		if (used < 0) {
+			con_printf("efipt: trace: %s\n", err);
+			return EFI_INVALID_PARAMETER;
+		}
+		if (used > 0) {
+			i += used - 1;
+			continue;
+		}
+		if (!efipt_strcmp(a, "--decode")) {
+			opt.decode = true;
+		} else if (!efipt_strcmp(a, "--no-snapshot")) {
+			opt.snapshot = false;
+		} else if (!efipt_strcmp(a, "--connect")) {
+			opt.connect = true;
+		} else if (!efipt_strcmp(a, "--source") || !efipt_strcmp(a, "--seed") ||
+			   !efipt_strcmp(a, "--insns")) {
+			if (!next) {
+				con_printf("efipt: trace: %s needs a value\n", a);
+				return EFI_INVALID_PARAMETER;
+			}
+			i++;
+			if (a[2] == 's' && a[3] == 'o') {
+				if (!efipt_strcmp(next, "hw"))
+					opt.source = SOURCE_HW;
+				else if (!efipt_strcmp(next, "synthetic"))
+					opt.source = SOURCE_SYNTHETIC;
+				else {
+					con_printf("efipt: trace: --source is hw or synthetic, not '%s'\n",
+						   next);
+					return EFI_INVALID_PARAMETER;
+				}
+			} else {
+				uint64_t v;
+				if (parse_u64(next, &v) || (a[2] == 'i' && v == 0)) {
+					con_printf("efipt: trace: %s needs a number, got '%s'\n", a, next);
+					return EFI_INVALID_PARAMETER;
+				}
+				if (a[2] == 's')
+					opt.seed = v;
+				else
+					opt.insns = v;
+			}
+		} else {
+			con_printf("efipt: trace: unknown option '%s' (see efipt.efi trace --help)\n",
+				   a);
+			return EFI_INVALID_PARAMETER;
+		}
+	}
+	if (i < app->argc) {
+		opt.image = app->argv[i];
+		opt.image_argc = app->argc - i - 1;
+		opt.image_argv = &app->argv[i + 1];
+	}
+	if (opt.connect && opt.image) {
+		con_puts("efipt: trace: --connect traces the drivers already loaded; give no image\n");
+		return EFI_INVALID_PARAMETER;
+	}
+	if (!opt.connect && !opt.image) {
+		con_puts("efipt: trace: which image? (trace [OPTIONS] -- IMAGE.efi [ARGS])\n");
+		return EFI_INVALID_PARAMETER;
+	}
+	if (opt.connect && opt.source == SOURCE_SYNTHETIC) {
+		con_puts("efipt: trace: --connect needs --source hw (nothing to synthesize from)\n");
+		return EFI_INVALID_PARAMETER;
+	}
+	return EFI_SUCCESS;
+}
+
+/* ---- hardware tracing ---------------------------------------------------- */
+
+struct hw {
+	struct ptcfg_settings set;
+	struct ptout out;
+	struct ptout_region reg[MAX_REGIONS];
+	struct ptout_table tab[MAX_TABLES];
+	struct pt_engine eng;
+	struct pt_step steps[64];
+	struct pt_log log;
+	bool built, started;
+	EFI_EVENT ebs;
+	char msg[512];
+	struct strbuf msg_sb;
+};
+
+/* ExitBootServices: an OS loader is about to hand over. Stop tracing now;
+ * the OS must not inherit a running PT it knows nothing about. */
+static void EFIAPI on_exit_boot_services(EFI_EVENT ev, void *ctx)
+{
+	(void)ev;
+	struct hw *h = ctx;
+	if (h->started && h->eng.running)
+		pt_stop(&h->eng, &h->msg_sb);
+}
+
+struct collect {
+	uint8_t *buf;
+	uint64_t len, cap;
+};
+
+static int collect_span(void *ctx, uint64_t phys, uint64_t len)
+{
+	struct collect *c = ctx;
+	if (len > c->cap - c->len)
+		len = c->cap - c->len;
+	CopyMem(c->buf + c->len, (void *)(UINTN)phys, len);
+	c->len += len;
+	return 0;
+}
+
+/* ---- the run ----------------------------------------------------------- */
+
+static struct hw hwstate;
+static struct ptsum_image images[MAX_IMAGES];
+
+static void fail(struct app *app, const char *result, EFI_STATUS st, const char *why)
+{
+	con_printf("efipt: %s\n", why);
+	run_set_result(&app->run, result, st, why);
+}
+
+/* Run the traced code: the image, or every controller connection. */
+static EFI_STATUS run_target(struct traced_image *img, bool *started)
+{
+	if (opt.connect) {
+		UINTN n;
+		EFI_STATUS st = connect_all(&n);
+		con_printf("efipt: connected %llu controllers\n", (unsigned long long)n);
+		return st;
+	}
+	*started = true;
+	EFI_STATUS st = image_start(img);
+	con_printf("efipt: %s returned %s\n", img->path, efi_status_name(st));
+	return st;
+}
+
+static EFI_STATUS trace_hw(struct app *app, struct traced_image *img, bool *started,
+			   struct collect *trace)
+{
+	struct hw *h = &hwstate;
+	sb_init(&h->msg_sb, h->msg, sizeof(h->msg));
+	if (ptcfg_validate(&opt.cfg, &app->caps, &h->set, &h->msg_sb)) {
+		fail(app, "unsupported", EFI_UNSUPPORTED, h->msg);
+		return EFI_UNSUPPORTED;
+	}
+	if (h->msg_sb.len)
+		con_printf("efipt: note: %s\n", h->msg);
+	sb_reset(&h->msg_sb);
+	ptout_init(&h->out, h->reg, MAX_REGIONS, h->tab, MAX_TABLES);
+	if (ptout_build(&h->out, &h->set, &efi_trace_mem, &h->msg_sb)) {
+		fail(app, "failed", EFI_OUT_OF_RESOURCES, h->msg);
+		return EFI_OUT_OF_RESOURCES;
+	}
+	pt_log_init(&h->log, h->steps, 64);
+	pt_engine_init(&h->eng, &cpu_native_ops, &app->caps, &h->set, &h->out, &h->log);
+	EFI_STATUS st = uefi_call_wrapper(BS->CreateEvent, 5, EVT_SIGNAL_EXIT_BOOT_SERVICES,
+					  TPL_NOTIFY, on_exit_boot_services, h, &h->ebs);
+	if (EFI_ERROR(st))
+		h->ebs = NULL;
+	sb_reset(&h->msg_sb);
+	if (pt_start(&h->eng, &h->msg_sb) != PT_OK) {
+		if (h->ebs)
+			uefi_call_wrapper(BS->CloseEvent, 1, h->ebs);
+		ptout_free(&h->out, &efi_trace_mem);
+		fail(app, "failed", EFI_DEVICE_ERROR, h->msg);
+		return EFI_DEVICE_ERROR;
+	}
+	h->started = true;
+	EFI_STATUS target_st = run_target(img, started);
+	sb_reset(&h->msg_sb);
+	if (h->eng.running)
+		pt_stop(&h->eng, &h->msg_sb);
+	if (h->ebs)
+		uefi_call_wrapper(BS->CloseEvent, 1, h->ebs);
+	if (h->msg_sb.len)
+		con_printf("efipt: %s\n", h->msg);
+
+	struct ptout_extent ext;
+	pt_extract(&h->eng, &efi_trace_mem, NULL, NULL, &ext); /* size only */
+	trace->cap = ext.bytes;
+	trace->buf = ext.bytes ? AllocatePool(ext.bytes) : NULL;
+	if (ext.bytes && !trace->buf) {
+		ptout_free(&h->out, &efi_trace_mem);
+		fail(app, "failed", EFI_OUT_OF_RESOURCES, "no memory to copy the trace out");
+		return EFI_OUT_OF_RESOURCES;
+	}
+	pt_extract(&h->eng, &efi_trace_mem, collect_span, trace, &ext);
+	ptout_free(&h->out, &efi_trace_mem);
+
+	char *j = AllocatePool(4096);
+	if (j) {
+		struct strbuf jb;
+		sb_init(&jb, j, 4096);
+		pt_trace_json(&h->eng, &ext, &jb);
+		if (!jb.truncated)
+			run_member(&app->run, "trace", "%s", j);
+		FreePool(j);
+	}
+	con_printf("efipt: %llu trace bytes%s%s%s\n", (unsigned long long)trace->len,
+		   ext.wrapped ? ", wrapped (older trace overwritten)" : "",
+		   ext.full ? ", buffer full (trace stopped early)" : "",
+		   ext.error ? ", IA32_RTIT_STATUS.Error set" : "");
+	return target_st;
+}
+
+static EFI_STATUS trace_synthetic(struct app *app, struct traced_image *img, bool *started,
+				  struct collect *trace, const uint8_t *copy)
+{
+	static struct ptsynth synth;
+	struct ptimg_flat flat = { copy, (UINTN)img->li->ImageBase, img->li->ImageSize };
+	/* the walk starts where StartImage will: the PE entry point */
+	struct pe_info pe;
+	uint64_t entry = 0;
+	if (pe_read_info(copy, img->li->ImageSize, true, &pe) == PE_OK && pe.entry_rva)
+		entry = flat.base + pe.entry_rva;
+	if (!entry) {
+		fail(app, "failed", EFI_LOAD_ERROR, "cannot find the image's entry point");
+		return EFI_LOAD_ERROR;
+	}
+	trace->cap = opt.cfg.size;
+	trace->buf = AllocatePool(trace->cap);
+	if (!trace->buf) {
+		fail(app, "failed", EFI_OUT_OF_RESOURCES, "no memory for the synthetic trace");
+		return EFI_OUT_OF_RESOURCES;
+	}
+	struct ptsynth_config sc = { 0 };
+	sc.image.read = ptimg_flat_read;
+	sc.image.ctx = &flat;
+	sc.start = entry;
+	sc.seed = opt.seed;
+	sc.max_insns = opt.insns;
+	sc.psb_period = 4096;
+	sc.p_interrupt = 2;
+	struct ptsynth_sink sink = { 0 };
+	struct ptsynth_result res;
+	if (ptsynth_run(&synth, &sc, &sink, trace->buf, trace->cap, &res)) {
+		fail(app, "failed", EFI_INVALID_PARAMETER, "the synthesizer refused its arguments");
+		return EFI_INVALID_PARAMETER;
+	}
+	trace->len = res.size;
+	con_printf("efipt: SYNTHETIC trace (no Intel PT): %llu instructions of %s walked from "
+		   "its entry 0x%llx, %llu bytes, %llu packets\n",
+		   (unsigned long long)res.insns, img->path, (unsigned long long)entry,
+		   (unsigned long long)res.size, (unsigned long long)res.packets);
+	run_member(&app->run, "trace",
+		   "{\"source\": \"synthetic\", \"bytes\": %llu, \"seed\": %llu, "
+		   "\"insns\": %llu, \"start\": \"0x%llx\"}",
+		  (unsigned long long)res.size, (unsigned long long)opt.seed,
+		  (unsigned long long)res.insns, (unsigned long long)entry);
+	/* the image still really runs: its behaviour and exit status are real */
+	return run_target(img, started);
+}
+
+static void decode_in_place(struct app *app, struct collect *trace, struct traced_image *img,
+			    const uint8_t *copy, unsigned nimg)
+{
+	static struct memview view;
+	static struct memview_region regions[256];
+	memview_init(&view, regions, 256);
+	if (copy)
+		memview_add(&view, (UINTN)img->li->ImageBase, img->li->ImageSize, copy);
+	code_view_add_code_regions(&view);
+
+	static struct ptflow_decoder dec;
+	static struct ptsum sum;
+	ptsum_init(&sum, images, nimg);
+	UINTN cache_n = 4096;
+	struct ptflow_block *cache = AllocatePool(cache_n * sizeof(*cache));
+	if (!cache) {
+		con_puts("efipt: no memory for the decoder's block cache: not decoding\n");
+		return;
+	}
+	struct ptflow_config fc = { 0 };
+	fc.image.read = memview_read;
+	fc.image.ctx = &view;
+	fc.cache = cache;
+	fc.cache_size = (uint32_t)cache_n;
+	fc.errata = ptflow_errata_for_cpu(app->caps.family, app->caps.model,
+					  (int)app->caps.stepping);
+	fc.distnt = opt.cfg.distnt;
+	fc.disretc = opt.cfg.disretc;
+	struct ptflow_sink sink = { &sum, ptsum_on_run, ptsum_on_event };
+	if (ptflow_init(&dec, &fc, &sink) == 0) {
+		ptflow_decode(&dec, trace->buf, trace->len, 0);
+		char *text = AllocatePool(8192);
+		if (text) {
+			struct strbuf sb;
+			sb_init(&sb, text, 8192);
+			ptsum_format(&sum, &dec.stat, 10, &sb);
+			con_puts("efipt: in-place decode:\n");
+			con_puts(text);
+			run_write_file(&app->run, "summary.txt", text, sb.len);
+			FreePool(text);
+		}
+	}
+	FreePool(cache);
+}
+
+EFI_STATUS efi_cmd_trace(struct app *app)
+{
+	app_detect_cpu(app);
+	if (opt.source == SOURCE_HW && app->caps.absent != PTCAPS_PRESENT) {
+		char why[200];
+		struct strbuf sb;
+		sb_init(&sb, why, sizeof(why));
+		ptcaps_absent_line(&app->caps, &sb);
+		sb_puts(&sb, " (--source synthetic runs without it)");
+		fail(app, "unsupported", EFI_UNSUPPORTED, why);
+		return EFI_UNSUPPORTED;
+	}
+	static struct traced_image img;
+	efipt_memset(&img, 0, sizeof(img));
+	EFI_STATUS st;
+	if (opt.image) {
+		st = image_load(app, opt.image, opt.image_argc, opt.image_argv, &img);
+		if (EFI_ERROR(st)) {
+			run_set_result(&app->run, "failed", st, "the image to trace could not be loaded");
+			return st;
+		}
+		con_printf("efipt: loaded %s at 0x%llx (%llu bytes)\n", img.path,
+			   (unsigned long long)(UINTN)img.li->ImageBase,
+			   (unsigned long long)img.li->ImageSize);
+		char esc[300];
+		struct strbuf eb;
+		sb_init(&eb, esc, sizeof(esc));
+		sb_json_escape(&eb, img.path);
+		run_member(&app->run, "traced_image",
+			   "{\"path\": \"%s\", \"base\": \"0x%llx\", \"size\": %llu}", esc,
+			   (unsigned long long)(UINTN)img.li->ImageBase,
+			   (unsigned long long)img.li->ImageSize);
+	}
+	/* The sideband comes first: an application's memory is released when it
+	 * exits. The traced image is also kept as a copy for in-place decoding. */
+	unsigned nimg = 0;
+	if (opt.snapshot && app->have_run) {
+		struct sideband_stats ss;
+		sideband_write(&app->run, &ss, images, MAX_IMAGES, &nimg);
+	}
+	uint8_t *copy = NULL;
+	if (opt.image) {
+		copy = AllocatePool(img.li->ImageSize);
+		if (copy)
+			CopyMem(copy, img.li->ImageBase, img.li->ImageSize);
+	}
+
+	struct collect trace = { 0 };
+	bool started = false;
+	if (opt.source == SOURCE_HW)
+		st = trace_hw(app, &img, &started, &trace);
+	else if (copy)
+		st = trace_synthetic(app, &img, &started, &trace, copy);
+	else
+		st = EFI_OUT_OF_RESOURCES;
+	EFI_STATUS target_st = st;
+	st = EFI_SUCCESS;
+	if (trace.buf && app->have_run) {
+		st = run_write_file(&app->run, "trace.pt", trace.buf, trace.len);
+		if (opt.decode)
+			decode_in_place(app, &trace, &img, copy, nimg);
+	} else if (trace.buf && opt.decode) {
+		decode_in_place(app, &trace, &img, copy, nimg);
+	} else if (!trace.buf) {
+		st = target_st; /* no trace: the failure was reported where it happened */
+	}
+	if (trace.buf) {
+		/* the trace is the result; the traced code's own status is a fact of it */
+		run_member(&app->run, "traced_exit_status", "\"%s\"", efi_status_name(target_st));
+		char msg[200];
+		struct strbuf sb;
+		sb_init(&sb, msg, sizeof(msg));
+		sb_printf(&sb, "%s trace of %s: %llu bytes; the traced code returned %s",
+			  opt.source == SOURCE_HW ? "Intel PT" : "SYNTHETIC",
+			  opt.connect ? "ConnectController" : img.path,
+			  (unsigned long long)trace.len, efi_status_name(target_st));
+		if (EFI_ERROR(st))
+			sb_printf(&sb, "; writing trace.pt failed: %s", efi_status_name(st));
+		run_set_result(&app->run, EFI_ERROR(st) ? "failed" : "ok", st, msg);
+		FreePool(trace.buf);
+	}
+	if (copy)
+		FreePool(copy);
+	if (opt.image)
+		image_release(&img, started);
+	return st;
+}

@@ -1,0 +1,40 @@
+# efipt.efi trace under QEMU+OVMF (no Intel PT): the synthetic source traces
+# a real image (a second copy of efipt.efi printing its version), decodes it
+# in place, and `efipt decode` on the host must print the identical summary
+# with the exact instruction count of the synthesized walk.
+. tests/lib.sh
+. tests/qemu/lib_qemu.sh
+
+boot synth 'trace --source synthetic --decode --insns 200000 --debugcon --shutdown -- \efipt.efi --version'
+L=$TMP/synth/debugcon.log
+contains "synthetic: labelled as synthetic" "$L" "efipt: SYNTHETIC trace (no Intel PT): "
+contains "synthetic: traced image ran and returned" "$L" "efipt: \\efipt.efi returned EFI_SUCCESS"
+contains "synthetic: in-place summary printed" "$L" "efipt: in-place decode:"
+contains "synthetic: exits EFI_SUCCESS" "$L" "efipt: exit EFI_SUCCESS"
+run=$(rundirs synth | head -n 1)
+expect_rc "synthetic: efipt info accepts the run" 0 $EFIPT info "$run"
+walked=$(sed -n 's/.*SYNTHETIC trace (no Intel PT): \([0-9]*\) instructions.*/\1/p' "$L")
+decoded=$(sed -n 's/^Instructions  \([0-9]*\)$/\1/p' "$run/summary.txt")
+[ -n "$walked" ] && [ "$walked" = "$decoded" ] && ok "synthetic: in-place decode reproduces every walked instruction ($walked)" ||
+	nok "synthetic: in-place instruction count" "walked '$walked', decoded '$decoded'"
+contains "synthetic: no decode errors in firmware" "$run/summary.txt" "Errors        0"
+expect_rc "synthetic: host decode succeeds" 0 $EFIPT decode "$run"
+if cmp -s "$TMP/out" "$run/summary.txt"; then ok "synthetic: host summary identical to firmware summary"; else nok "synthetic: host summary identical" "$(diff "$TMP/out" "$run/summary.txt" | head -n 10)"; fi
+expect "synthetic: manifest marks the trace synthetic" python3 -c "
+import json; m=json.load(open('$run/manifest.json'))
+assert m['trace']['source']=='synthetic' and m['trace']['bytes']>0
+assert m['traced_image']['path']=='\\\\efipt.efi' and m['traced_exit_status']=='EFI_SUCCESS'
+assert m['status']['result']=='ok' and 'SYNTHETIC' in m['status']['message']"
+
+boot nopt 'trace --debugcon --shutdown -- \efipt.efi --version'
+contains "hw source without PT: refused with the reason" "$TMP/nopt/debugcon.log" "efipt: Intel PT not supported: CPUID.(EAX=07H,ECX=0):EBX[25]=0 (AuthenticAMD, TCGTCGTCGTCG) (--source synthetic runs without it)"
+contains "hw source without PT: EFI_UNSUPPORTED" "$TMP/nopt/debugcon.log" "efipt: exit EFI_UNSUPPORTED"
+
+boot noimg 'trace --source synthetic --debugcon --shutdown -- \missing\app.efi'
+contains "missing image: named" "$TMP/noimg/debugcon.log" "efipt: \\missing\\app.efi: no such file on the volume efipt.efi was loaded from"
+contains "missing image: EFI_NOT_FOUND" "$TMP/noimg/debugcon.log" "efipt: exit EFI_NOT_FOUND"
+
+boot badmode 'trace --mode sideways --debugcon --shutdown -- \efipt.efi'
+contains "bad trace option: named" "$TMP/badmode/debugcon.log" "sideways"
+contains "bad trace option: EFI_INVALID_PARAMETER" "$TMP/badmode/debugcon.log" "efipt: exit EFI_INVALID_PARAMETER"
+[ -z "$(rundirs badmode)" ] && ok "bad trace option: nothing written" || nok "bad trace option: nothing written" "a run directory appeared"

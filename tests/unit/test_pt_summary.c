@@ -1,0 +1,61 @@
+/* The decode summary: attribution of instruction runs to images, ordering,
+ * and the text both efipt.efi and `efipt decode` print. */
+#include <string.h>
+
+#include "check.h"
+#include "core/pt_summary.h"
+
+int main(void)
+{
+	struct ptsum_image img[3] = {
+		{ .base = 0x3000, .size = 0x1000, .name = "C" },
+		{ .base = 0x1000, .size = 0x1000, .name = "A" },
+		{ .base = 0x2000, .size = 0x1000, .name = "B" },
+	};
+	struct ptsum s;
+	ptsum_init(&s, img, 3);
+	CHECK(img[0].base == 0x1000 && img[2].base == 0x3000, "images sorted by base");
+	uint8_t lens[8] = { 4, 4, 4, 4, 4, 4, 4, 4 };
+	/* 8 insns from 0x1ff0: 4 in A (0x1ff0..0x1ffc), 4 in B */
+	struct ptflow_run r = { .ip = 0x1ff0, .lens = lens, .ninsn = 8 };
+	ptsum_on_run(&s, &r);
+	/* 3 insns at the end of C, then 2 at its start */
+	struct ptflow_run r2 = { .ip = 0x4000 - 12, .lens = lens, .ninsn = 3 };
+	ptsum_on_run(&s, &r2);
+	struct ptflow_run r3 = { .ip = 0x3000, .lens = lens, .ninsn = 2 };
+	ptsum_on_run(&s, &r3);
+	r2.ip = 0x900; /* below every image */
+	r2.ninsn = 1;
+	ptsum_on_run(&s, &r2);
+	CHECKF(img[0].insns == 4 && img[1].insns == 4 && img[2].insns == 5 && s.outside == 1 &&
+		       s.insns == 14,
+	       "runs split across image boundaries", "A=%llu B=%llu C=%llu out=%llu",
+	       (unsigned long long)img[0].insns, (unsigned long long)img[1].insns,
+	       (unsigned long long)img[2].insns, (unsigned long long)s.outside);
+	struct ptflow_event ev = { .type = PTFLOW_EV_ERROR, .offset = 0x40, .msg = "no code" };
+	ptsum_on_event(&s, &ev);
+	ev.msg = "later";
+	ptsum_on_event(&s, &ev);
+	ev.type = PTFLOW_EV_ENABLED;
+	ptsum_on_event(&s, &ev);
+	struct ptflow_stat st = { .insns = 14, .branches = 3, .events = 3, .errors = 2, .packets = 9 };
+	char buf[2048];
+	struct strbuf sb;
+	sb_init(&sb, buf, sizeof(buf));
+	ptsum_format(&s, &st, 10, &sb);
+	const char *want = "Instructions  14\n"
+			   "Branches      3\n"
+			   "Packets       9\n"
+			   "Events        3 (enabled 1, disabled 0, interrupts 0, overflows 0, mode changes 0)\n"
+			   "Errors        2 (first at trace offset 0x40: no code)\n"
+			   "Top images by instructions:\n"
+			   "             5   35.7%  C (0x3000)\n"
+			   "             4   28.6%  A (0x1000)\n"
+			   "             4   28.6%  B (0x2000)\n"
+			   "             1    7.1%  (outside every listed image)\n";
+	CHECKF(!strcmp(buf, want), "summary text", "got:\n%s", buf);
+	sb_reset(&sb);
+	ptsum_format(&s, &st, 1, &sb);
+	CHECK(strstr(buf, "C (0x3000)") && !strstr(buf, "A (0x1000)"), "top N limits the list");
+	return check_exit();
+}
