@@ -584,6 +584,7 @@ static inline unsigned scan_medium(const uint8_t *p, unsigned *type)
 
 /* One chain of the scan: a stretch of the buffer decoded on its own. */
 struct scan_chain {
+	const uint8_t *start; /* a PSB, except for the first chain */
 	const uint8_t *pos;
 	const uint8_t *lim;   /* stop at or after this (a PSB, or the end) */
 	unsigned block;
@@ -616,6 +617,21 @@ static int scan_slow_block(struct scan_chain *c, const uint8_t *end)
 		n = scan_slow(c, end);
 	} while (n > 0 && c->block && c->pos < c->lim);
 	return n;
+}
+
+/* A packet the first-byte tables do not size: the second-level path, else
+ * the full decoder (through a whole block). Out of line: it is rare, and
+ * keeps the four-chain loop in registers. */
+static __attribute__((noinline, cold)) int scan_other(struct scan_chain *c, const uint8_t *end)
+{
+	unsigned t, n;
+	if (end - c->pos >= PTPKT_MAX_SIZE && (n = scan_medium(c->pos, &t)) != 0) {
+		c->st.count[t]++;
+		c->st.bytes[t] += n;
+		c->pos += n;
+		return (int)n;
+	}
+	return scan_slow_block(c, end);
 }
 
 /* Run chain c until it reaches its limit or fails. */
@@ -692,7 +708,7 @@ int ptpkt_scan(struct ptpkt_decoder *d, struct ptpkt_stat *st)
 	unsigned k = 1;
 
 	efipt_memset(&ch[0], 0, sizeof(ch[0]));
-	ch[0].pos = d->pos;
+	ch[0].start = ch[0].pos = d->pos;
 	ch[0].block = d->block;
 	if (len >= SCAN_SPLIT_MIN) {
 		for (unsigned i = 1; i < SCAN_CHAINS; i++) {
@@ -707,7 +723,7 @@ int ptpkt_scan(struct ptpkt_decoder *d, struct ptpkt_stat *st)
 				continue;
 			ch[k - 1].lim = p;
 			efipt_memset(&ch[k], 0, sizeof(ch[k]));
-			ch[k].pos = p;
+			ch[k].start = ch[k].pos = p;
 			k++;
 		}
 	}
@@ -730,17 +746,15 @@ int ptpkt_scan(struct ptpkt_decoder *d, struct ptpkt_stat *st)
 #define STEP(i)                                                                  \
 	do {                                                                     \
 		uint8_t b_ = *p##i;                                              \
-		unsigned n_ = fast_len[b_], t_;                                  \
+		unsigned n_ = fast_len[b_];                                      \
 		if (__builtin_expect(n_ != 0, 1)) {                              \
 			ch[i].by_byte[b_]++;                                     \
 			p##i += n_;                                              \
-		} else if ((n_ = scan_medium(p##i, &t_)) != 0) {                 \
-			ch[i].st.count[t_]++;                                    \
-			ch[i].st.bytes[t_] += n_;                                \
-			p##i += n_;                                              \
 		} else {                                                         \
 			ch[i].pos = p##i;                                        \
-			int r_ = scan_slow_block(&ch[i], end);                   \
+			int r_ = scan_other(&ch[i], end);                        \
+			if (ch[i].pos - p##i > PTPKT_MAX_SIZE)                   \
+				steps = 1; /* a block: recompute the room */     \
 			p##i = ch[i].pos;                                        \
 			if (r_ <= 0) {                                           \
 				ch[i].err = r_;                                  \
@@ -748,11 +762,21 @@ int ptpkt_scan(struct ptpkt_decoder *d, struct ptpkt_stat *st)
 			}                                                        \
 		}                                                                \
 	} while (0)
-		while (!ch[0].err && p0 < l0 && p1 < l1 && p2 < l2 && p3 < l3) {
-			STEP(0);
-			STEP(1);
-			STEP(2);
-			STEP(3);
+		for (;;) {
+			/* Steps without a bounds check: no packet is longer
+			 * than PTPKT_MAX_SIZE, so each chain can take room/16. */
+			size_t room = (size_t)(l0 - p0);
+			if ((size_t)(l1 - p1) < room) room = (size_t)(l1 - p1);
+			if ((size_t)(l2 - p2) < room) room = (size_t)(l2 - p2);
+			if ((size_t)(l3 - p3) < room) room = (size_t)(l3 - p3);
+			if (p0 >= l0 || p1 >= l1 || p2 >= l2 || p3 >= l3 || room < PTPKT_MAX_SIZE)
+				break;
+			for (size_t steps = room / PTPKT_MAX_SIZE; steps; steps--) {
+				STEP(0);
+				STEP(1);
+				STEP(2);
+				STEP(3);
+			}
 		}
 #undef STEP
 chains_out:
@@ -773,10 +797,10 @@ chains_out:
 		n = ch[i].err;
 		if (n < 0)
 			break;
-		if (i + 1 < k && pos != ch[i + 1].pos) {
+		if (i + 1 < k && pos != ch[i + 1].start) {
 			/* Overshot a PSB pattern inside a packet: go on alone. */
 			efipt_memset(&ch[i + 1], 0, sizeof(ch[i + 1]));
-			ch[i + 1].pos = pos;
+			ch[i + 1].start = ch[i + 1].pos = pos;
 			ch[i + 1].block = block;
 			ch[i + 1].lim = end;
 			k = i + 2;
