@@ -36,3 +36,21 @@ bench-x86-insn: $(BUILD)/bench/bench_x86_insn
 FUZZ_TARGETS  += fuzz-x86-insn
 BENCH_TARGETS += bench-x86-insn
 TEST_EXTRA    += $(BUILD)/fuzz/fuzz_x86_insn
+
+# Real 32- and 16-bit code for the Zydis comparison: clang compiles core/
+# with -m32 and -m16 (16-bit mode code with 66h/67h everywhere), plain and
+# with AVX-512/AVX2 so that VEX and EVEX appear outside 64-bit mode.
+X86CODE := $(BUILD)/x86code
+$(X86CODE)/.stamp: $(CORE_SRC) mk/x86.mk
+	@rm -rf $(X86CODE)/m32 $(X86CODE)/m16
+	@mkdir -p $(X86CODE)/m32 $(X86CODE)/m16
+	@for f in $(CORE_SRC); do b=$$(basename $$f .c); \
+		c="$(CLANG) -std=gnu11 -ffreestanding -fno-builtin -fno-pic -I. -w -c $$f"; \
+		$$c -m32 -O2 -o $(X86CODE)/m32/$$b.o 2>/dev/null; \
+		$$c -m32 -O3 -march=skylake-avx512 -o $(X86CODE)/m32/$$b-avx512.o 2>/dev/null; \
+		$$c -m16 -O2 -o $(X86CODE)/m16/$$b.o 2>/dev/null; \
+		$$c -m16 -O3 -march=haswell -o $(X86CODE)/m16/$$b-avx2.o 2>/dev/null; \
+	done; true
+	@touch $@
+
+TEST_EXTRA    += $(X86CODE)/.stamp

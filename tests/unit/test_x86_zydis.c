@@ -1,9 +1,12 @@
 /*
  * Differential test of x86_decode() against Zydis (Debian libzydis-dev).
  *
- * 1. Every instruction of the executable sections of real ELF programs and
- *    libraries on this machine (64-bit code): linear sweep, resynchronising
- *    one byte further when Zydis finds no instruction.
+ * 1. Every instruction of the code sections of real binaries: ELF programs
+ *    and libraries on this machine, the UEFI applications of Debian's
+ *    systemd-boot-efi and grub-efi-amd64-bin (PE32+) and GRUB's modules,
+ *    and 32-bit and 16-bit code that clang compiles from core/ (mk/x86.mk:
+ *    -m32 and -m16, plain and with AVX2/AVX-512). Linear sweep,
+ *    resynchronising one byte further when Zydis finds no instruction.
  * 2. Millions of random byte strings in 16-, 32- and 64-bit mode, half of
  *    them uniformly random, half built from prefixes and escape bytes so
  *    that VEX/EVEX/XOP/0F38/0F3A forms are hit often.
@@ -17,6 +20,7 @@
  * Options: test_x86_zydis [-n RANDOM_PER_MODE] [-v] [FILE...]
  */
 #include <Zydis/Zydis.h>
+#include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -235,14 +239,88 @@ static void print_stats(const char *what, const struct stats *st)
 	}
 }
 
-/* Executable sections of a 64-bit x86 ELF file. Returns instructions compared. */
-static unsigned long long check_elf(const char *path, struct stats *st)
+static unsigned long long sweep(struct stats *st, const char *path, const uint8_t *p,
+				uint64_t n, uint64_t addr, int mode, unsigned long long *reported)
+{
+	unsigned long long before = st->compared;
+	for (uint64_t off = 0; off < n;)
+		off += compare_one(st, path, p + off, n - off, addr + off, mode, reported);
+	return st->compared - before;
+}
+
+static uint32_t rd16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+static uint32_t rd32(const uint8_t *p) { return rd16(p) | rd16(p + 2) << 16; }
+
+/* Code sections of a PE/COFF image (UEFI applications, PE32+ or PE32). */
+static unsigned long long check_pe(const char *path, const uint8_t *m, size_t size,
+				   struct stats *st, unsigned long long *reported)
+{
+	if (size < 0x40 || m[0] != 'M' || m[1] != 'Z')
+		return 0;
+	uint32_t pe = rd32(m + 0x3c);
+	if ((uint64_t)pe + 24 > size || memcmp(m + pe, "PE\0\0", 4))
+		return 0;
+	uint32_t machine = rd16(m + pe + 4), nsec = rd16(m + pe + 6), optsz = rd16(m + pe + 20);
+	int mode = machine == 0x8664 ? X86_MODE_64 : machine == 0x14c ? X86_MODE_32 : -1;
+	const uint8_t *opt = m + pe + 24;
+	if (mode < 0 || (uint64_t)pe + 24 + optsz + 40ull * nsec > size)
+		return 0;
+	uint64_t base = rd16(opt) == 0x20b ? rd32(opt + 24) | (uint64_t)rd32(opt + 28) << 32
+					   : rd32(opt + 28);
+	unsigned long long k = 0;
+	for (uint32_t i = 0; i < nsec; i++) {
+		const uint8_t *sh = opt + optsz + 40 * i;
+		uint32_t vsize = rd32(sh + 8), va = rd32(sh + 12), raw = rd32(sh + 16),
+			 ptr = rd32(sh + 20), ch = rd32(sh + 36);
+		if (!(ch & 0x20000020u) || (uint64_t)ptr + raw > size)
+			continue;
+		uint32_t n = vsize && vsize < raw ? vsize : raw;
+		k += sweep(st, path, m + ptr, n, base + va, mode, reported);
+	}
+	return k;
+}
+
+/* Executable sections of an x86 ELF file (64- or 32-bit, linked or not). */
+static unsigned long long check_elf(const char *path, const uint8_t *m, size_t size,
+				    int mode, struct stats *st, unsigned long long *reported)
+{
+	unsigned long long k = 0;
+	if (size < sizeof(Elf32_Ehdr) || memcmp(m, ELFMAG, SELFMAG))
+		return 0;
+	if (m[EI_CLASS] == ELFCLASS64) {
+		const Elf64_Ehdr *eh = (const void *)m;
+		if (eh->e_machine != EM_X86_64 || !eh->e_shoff ||
+		    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > size)
+			return 0;
+		const Elf64_Shdr *sh = (const void *)(m + eh->e_shoff);
+		for (unsigned i = 0; i < eh->e_shnum; i++)
+			if (sh[i].sh_type == SHT_PROGBITS && (sh[i].sh_flags & SHF_EXECINSTR) &&
+			    sh[i].sh_offset + sh[i].sh_size <= size)
+				k += sweep(st, path, m + sh[i].sh_offset, sh[i].sh_size, sh[i].sh_addr,
+					   mode < 0 ? X86_MODE_64 : mode, reported);
+	} else if (m[EI_CLASS] == ELFCLASS32) {
+		const Elf32_Ehdr *eh = (const void *)m;
+		if (eh->e_machine != EM_386 || !eh->e_shoff ||
+		    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf32_Shdr) > size)
+			return 0;
+		const Elf32_Shdr *sh = (const void *)(m + eh->e_shoff);
+		for (unsigned i = 0; i < eh->e_shnum; i++)
+			if (sh[i].sh_type == SHT_PROGBITS && (sh[i].sh_flags & SHF_EXECINSTR) &&
+			    (uint64_t)sh[i].sh_offset + sh[i].sh_size <= size)
+				k += sweep(st, path, m + sh[i].sh_offset, sh[i].sh_size, sh[i].sh_addr,
+					   mode < 0 ? X86_MODE_32 : mode, reported);
+	}
+	return k;
+}
+
+/* One file: ELF or PE; mode < 0 takes it from the file. Returns instructions. */
+static unsigned long long check_file(const char *path, int mode, struct stats *st)
 {
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return 0;
 	struct stat sb;
-	if (fstat(fd, &sb) || sb.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+	if (fstat(fd, &sb) || sb.st_size < 64) {
 		close(fd);
 		return 0;
 	}
@@ -251,31 +329,40 @@ static unsigned long long check_elf(const char *path, struct stats *st)
 	close(fd);
 	if (m == MAP_FAILED)
 		return 0;
-	unsigned long long before = st->compared, reported = 0;
-	const Elf64_Ehdr *eh = (const void *)m;
-	int mode = -1;
-	if (!memcmp(eh->e_ident, ELFMAG, SELFMAG) && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
-	    eh->e_machine == EM_X86_64)
-		mode = X86_MODE_64;
-	if (mode < 0 || eh->e_shoff == 0 || eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > size) {
-		munmap((void *)m, size);
-		return 0;
-	}
-	const Elf64_Shdr *sh = (const void *)(m + eh->e_shoff);
-	for (unsigned i = 0; i < eh->e_shnum; i++) {
-		if (sh[i].sh_type != SHT_PROGBITS || !(sh[i].sh_flags & SHF_EXECINSTR))
-			continue;
-		if (sh[i].sh_offset + sh[i].sh_size > size)
-			continue;
-		const uint8_t *p = m + sh[i].sh_offset;
-		uint64_t n = sh[i].sh_size, off = 0;
-		while (off < n) {
-			off += compare_one(st, path, p + off, n - off, sh[i].sh_addr + off, mode,
-					   &reported);
-		}
-	}
+	unsigned long long reported = 0;
+	unsigned long long k = check_elf(path, m, size, mode, st, &reported);
+	if (!k)
+		k = check_pe(path, m, size, st, &reported);
 	munmap((void *)m, size);
-	return st->compared - before;
+	return k;
+}
+
+/* Every file in DIR whose name ends in SUFFIX, as one check. */
+static void check_dir(const char *dir, const char *suffix, int mode, const char *what,
+		      struct stats *total)
+{
+	struct stats st = { 0 };
+	DIR *d = opendir(dir);
+	int files = 0;
+	if (d) {
+		struct dirent *e;
+		char path[512];
+		while ((e = readdir(d))) {
+			size_t n = strlen(e->d_name), k = strlen(suffix);
+			if (n < k || strcmp(e->d_name + n - k, suffix))
+				continue;
+			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+			files += check_file(path, mode, &st) > 0;
+		}
+		closedir(d);
+	}
+	char name[256];
+	snprintf(name, sizeof name, "zydis agrees on %s: %d files in %s (%llu instructions)", what,
+		 files, dir, st.compared);
+	CHECKF(files > 0 && st.mismatches == 0, name, "%llu mismatches", st.mismatches);
+	print_stats(what, &st);
+	total->compared += st.compared;
+	total->mismatches += st.mismatches;
 }
 
 /* xorshift64*: deterministic, seeded per run. */
@@ -347,6 +434,12 @@ int main(int argc, char **argv)
 		"/usr/lib/x86_64-linux-gnu/libZydis.so.4.0",
 		"/usr/lib/x86_64-linux-gnu/libipt.so.2",
 		"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+		/* UEFI applications (PE32+): systemd-boot-efi, grub-efi-amd64-bin */
+		"/usr/lib/systemd/boot/efi/systemd-bootx64.efi",
+		"/usr/lib/systemd/boot/efi/linuxx64.efi.stub",
+		"/usr/lib/grub/x86_64-efi/monolithic/grubx64.efi",
+		"/usr/lib/grub/x86_64-efi/monolithic/grubnetx64.efi",
+		"/usr/lib/grub/x86_64-efi/monolithic/gcdx64.efi",
 	};
 	const char *const *list = files;
 	int nfiles = (int)(sizeof files / sizeof files[0]);
@@ -358,7 +451,7 @@ int main(int argc, char **argv)
 	int used = 0;
 	for (int i = 0; i < nfiles; i++) {
 		unsigned long long mis = real.mismatches;
-		unsigned long long k = check_elf(list[i], &real);
+		unsigned long long k = check_file(list[i], -1, &real);
 		if (!k)
 			continue;
 		used++;
@@ -369,6 +462,12 @@ int main(int argc, char **argv)
 	print_stats("real code", &real);
 	CHECKF(used >= 3 && real.compared > 1000000, "real code: at least 3 files, 1M instructions",
 	       "%d files, %llu instructions", used, real.compared);
+	if (optind >= argc) {
+		struct stats all = { 0 };
+		check_dir("/usr/lib/grub/x86_64-efi", ".mod", -1, "GRUB x86_64-efi modules", &all);
+		check_dir("build/x86code/m32", ".o", X86_MODE_32, "clang -m32 objects", &all);
+		check_dir("build/x86code/m16", ".o", X86_MODE_16, "clang -m16 objects", &all);
+	}
 
 	for (int mode = 0; mode < 3; mode++) {
 		struct stats st = { 0 };
