@@ -133,7 +133,10 @@ static inline int decode_ip(const uint8_t *p, size_t avail, uint8_t type, struct
 	pkt->type = type;
 	pkt->size = (uint8_t)(1 + n);
 	pkt->u.ip.ipc = (uint8_t)ipc;
-	pkt->u.ip.ip = efipt_load_le(p + 1, (unsigned)n);
+	if (avail >= 9) /* one 8-byte load, then keep the payload bytes */
+		pkt->u.ip.ip = efipt_le64(p + 1) & (n == 8 ? ~0ull : (1ull << (8 * n)) - 1);
+	else
+		pkt->u.ip.ip = efipt_load_le(p + 1, (unsigned)n);
 	return 1 + n;
 }
 
@@ -502,8 +505,10 @@ int ptpkt_next(struct ptpkt_decoder *d, struct ptpkt *pkt)
 	int n = decode_one(d->pos, (size_t)(d->end - d->pos), d->block, pkt);
 	if (n > 0) {
 		d->pos += n;
-		d->block = (uint8_t)block_after(d->block, pkt->type,
-						pkt->type == ptpkt_bbp && pkt->u.bbp.sz);
+		/* Outside a block only a BBP changes the block state. */
+		if (__builtin_expect(d->block != 0 || pkt->type == ptpkt_bbp, 0))
+			d->block = (uint8_t)block_after(d->block, pkt->type,
+							pkt->type == ptpkt_bbp && pkt->u.bbp.sz);
 	} else if (n != -ptpkt_err_eos && n != -ptpkt_err_truncated) {
 		d->sync = false;
 	}
