@@ -590,6 +590,9 @@ static int handle_pend(struct ptflow_decoder *d)
 		d->after_ovf = false;
 		d->walked = false;
 		d->ip = p->u.ip.ip;
+		/* 33.4.2.2: RETs are never compressed across PacketEn=0, so
+		 * no CALL from before the enable can match one */
+		stack_reset(d);
 		apply_mode(d, off);
 		event(d, PTFLOW_EV_ENABLED, off, true, d->ip);
 		return STEP_OK;
@@ -886,12 +889,36 @@ static int take_tnt(struct ptflow_decoder *d, uint64_t ip, int *bit)
 	return error(d, d->pend_off, ip, "conditional branch: expected tnt");
 }
 
+/* Branches that consume a TNT bit or a TIP. */
+static bool needs_packet(unsigned iclass)
+{
+	switch (iclass) {
+	case X86_IC_OTHER:
+	case X86_IC_JMP_DIRECT:
+	case X86_IC_CALL_DIRECT:
+	case X86_IC_PTWRITE:
+	case X86_IC_MOV_CR3:
+	case X86_IC_HLT:
+	case X86_IC_UD:
+		return false;
+	default:
+		return true;
+	}
+}
+
 /* Walk one block from d->ip. */
 static int do_block(struct ptflow_decoder *d)
 {
 	struct ptflow_block tmp;
 	const struct ptflow_block *b = block_get(d, d->ip, &tmp);
 
+	if (pend_is(d, ptpkt_ovf) && b->bend == PTFLOW_BEND_BRANCH && needs_packet(b->iclass)) {
+		/* The overflow is noticed where the next packet is needed:
+		 * the instructions before that branch ran, the branch itself
+		 * is where tracing resumes (the FUP after the OVF says). */
+		run(d, b, b->ninsn - 1u, X86_IC_OTHER);
+		return handle_pend(d);
+	}
 	if (pend_is(d, ptpkt_fup)) {
 		int k = fup_index(b, d->pend.u.ip.ip);
 		if (k >= 0) {
@@ -1033,6 +1060,9 @@ static bool pend_binds(const struct ptflow_decoder *d)
 	case ptpkt_tip:
 	case ptpkt_tip_pgd:
 		return true;
+	case ptpkt_ovf:
+		return false; /* handled where it is read: right after the
+			       * packet before it (as libipt does) */
 	case ptpkt_ptw:
 		return !d->pend.u.ptw.ip;
 	default:

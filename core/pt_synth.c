@@ -53,6 +53,9 @@ static void put_simple(struct ptsynth *s, int type)
  * form that reconstructs ip, sometimes a longer one. */
 static void put_ip(struct ptsynth *s, int type, uint64_t ip, bool suppress)
 {
+	bool full = type == ptpkt_fup && s->full_next;
+	s->last_tnt = false;
+	s->full_next = false;
 	struct ptpkt p;
 	efipt_memset(&p, 0, sizeof(p));
 	p.type = (uint8_t)type;
@@ -64,7 +67,10 @@ static void put_ip(struct ptsynth *s, int type, uint64_t ip, bool suppress)
 	uint64_t l = s->lastip;
 	uint64_t sx = (uint64_t)((int64_t)(ip << 16) >> 16);
 	unsigned r = (unsigned)(rnd(s) & 15);
-	if ((ip >> 16) == (l >> 16) && r > 3) {
+	if (full) {
+		p.u.ip.ipc = 6;
+		p.u.ip.ip = ip;
+	} else if ((ip >> 16) == (l >> 16) && r > 3) {
 		p.u.ip.ipc = 1;
 		p.u.ip.ip = ip & 0xffff;
 	} else if ((ip >> 32) == (l >> 32) && r > 1) {
@@ -102,6 +108,7 @@ static void flush_tnt(struct ptsynth *s)
 /* One TNT bit: a conditional branch or a compressed RET (33.4.2.1). */
 static void tnt_bit(struct ptsynth *s, int bit)
 {
+	s->last_tnt = true;
 	s->tnt_bits = s->tnt_bits << 1 | (uint64_t)bit;
 	if (++s->tnt_n == s->tnt_cap)
 		flush_tnt(s);
@@ -191,6 +198,9 @@ static void cpush(struct ptsynth *s, uint64_t v)
 static void enable_at(struct ptsynth *s, uint64_t ip)
 {
 	flush_tnt(s);
+	/* 33.4.2.2: no RET is compressed across a PacketEn=0 window */
+	s->csn = 0;
+	s->csp = 0;
 	s->ip = ip;
 	put_mode(s);
 	put_ip(s, ptpkt_tip_pge, ip, false);
@@ -208,29 +218,55 @@ static void fault(struct ptsynth *s)
 }
 
 /* After a packet-producing branch: PSB+ when due, sometimes an OVF. */
+static void maybe_ovf(struct ptsynth *s, bool after_tip);
+
 static void after_packet(struct ptsynth *s)
 {
 	if (s->pos - s->last_psb >= (s->cfg->psb_period ? s->cfg->psb_period : 4096)) {
 		psb(s, true);
 		return;
 	}
-	if (chance(s, s->cfg->p_ovf)) {
-		/* 33.4.2.16: OVF, then FUP with the IP where tracing resumes;
-		 * no RET compression against what came before. */
-		flush_tnt(s);
-		put_simple(s, ptpkt_ovf);
-		s->csn = 0;
-		s->csp = 0;
-		truth_event(s, PTFLOW_EV_OVERFLOW, false, 0, 0);
-		put_ip(s, ptpkt_fup, s->ip, false);
-	}
+	maybe_ovf(s, true);
+}
+
+/*
+ * Before a branch that produces a packet: sometimes an internal buffer
+ * overflow. 33.4.2.16: OVF, then a FUP with the IP where tracing resumes
+ * (here: this branch); no RET compression against what came before. The
+ * FUP carries the full IP: decoders differ in the Last IP they assume after
+ * an OVF.
+ */
+static void maybe_ovf(struct ptsynth *s, bool after_tip)
+{
+	/* Right after a packet-producing branch: decoders see the OVF as the
+	 * next packet and resume at the FUP (the current IP). Instructions
+	 * after the packet and before the OVF would be ambiguous: a decoder
+	 * cannot tell how far execution got. */
+	if (!after_tip || !chance(s, s->cfg->p_ovf))
+		return;
+	flush_tnt(s);
+	put_simple(s, ptpkt_ovf);
+	s->csn = 0;
+	s->csp = 0;
+	truth_event(s, PTFLOW_EV_OVERFLOW, false, 0, 0);
+	s->full_next = true;
+	put_ip(s, ptpkt_fup, s->ip, false);
+}
+
+/* An address outside any code walked: where filtered-out code lives. */
+static uint64_t outside(struct ptsynth *s)
+{
+	return 0xfffff00000000000ull | (rnd(s) & 0xffffff0ull);
 }
 
 static void tip(struct ptsynth *s, uint64_t target)
 {
 	flush_tnt(s);
 	if (chance(s, s->cfg->p_disable)) {
-		/* the target is outside the traced region: TIP.PGD with it */
+		/* the branch leaves the traced region (33.3.8 IP filtering):
+		 * TIP.PGD with the target, an address outside any code we walk
+		 * (a direct branch to it would have disabled tracing earlier) */
+		target = outside(s);
 		put_ip(s, ptpkt_tip_pgd, target, false);
 		truth_event(s, PTFLOW_EV_DISABLED, true, target, 0);
 		enable_at(s, pick_entry(s));
@@ -238,6 +274,7 @@ static void tip(struct ptsynth *s, uint64_t target)
 	}
 	put_ip(s, ptpkt_tip, target, false);
 	s->ip = target;
+	s->last_tnt = false;
 	after_packet(s);
 }
 
@@ -303,6 +340,19 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 		}
 		uint64_t ip = s->ip, next = ip + in.len;
 		switch (in.iclass) {
+		case X86_IC_JCC:
+		case X86_IC_RET_NEAR:
+		case X86_IC_JMP_INDIRECT:
+		case X86_IC_CALL_INDIRECT:
+		case X86_IC_SYSCALL:
+		case X86_IC_SYSENTER:
+		case X86_IC_INT:
+		case X86_IC_VMCALL:
+			break;
+		default:
+			break;
+		}
+		switch (in.iclass) {
 		case X86_IC_OTHER:
 		case X86_IC_PTWRITE: /* PTWEn=0: no PTW packet */
 			break;
@@ -362,14 +412,28 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 			rpush(s, next, 0);
 			cpush(s, next);
 			add_entry(s, in.target);
+			s->ret[s->ret_next] = next;
+			s->ret_next = (uint16_t)((s->ret_next + 1) % PTSYNTH_ENTRIES);
+			if (s->nret < PTSYNTH_ENTRIES)
+				s->nret++;
 			s->ip = in.target;
 			break;
 		case X86_IC_RET_NEAR:
+			if (!s->rsn && s->nret && (rnd(s) & 3)) {
+				/* returning to a caller we never saw: pick a known
+				 * return site; not compressible (no CALL seen) */
+				s->ip = ip; /* for after_packet */
+				tip(s, s->ret[rnd(s) % s->nret]);
+				break;
+			}
 			if (!s->rsn) {
-				/* returning to code we never saw: leave the region */
+				/* returning to code outside the traced region: TIP.PGD
+				 * with the target (a near branch does not clear
+				 * ContextEn/TraceEn, so the IP is not suppressed) */
+				uint64_t away = outside(s);
 				flush_tnt(s);
-				put_ip(s, ptpkt_tip_pgd, 0, true);
-				truth_event(s, PTFLOW_EV_DISABLED, false, 0, 0);
+				put_ip(s, ptpkt_tip_pgd, away, false);
+				truth_event(s, PTFLOW_EV_DISABLED, true, away, 0);
 				enable_at(s, pick_entry(s));
 				break;
 			}

@@ -81,6 +81,8 @@ struct ptsynth {
 	uint32_t int_countdown;
 	uint8_t tnt_n, tnt_cap;
 	uint8_t mode;
+	bool full_next;		/* next FUP uncompressed */
+	bool last_tnt;		/* the last flow packet was a TNT bit */
 	uint8_t csp, csn;	/* compression stack (what the CPU tracks) */
 	uint16_t rsp, rsn;	/* software stack */
 	uint16_t nent, ent_next;
@@ -88,6 +90,8 @@ struct ptsynth {
 	uint64_t rstack[PTSYNTH_STACK];
 	uint8_t rint[PTSYNTH_STACK];	/* 1: interrupt frame (resume IP) */
 	uint64_t ent[PTSYNTH_ENTRIES];
+	uint64_t ret[PTSYNTH_ENTRIES];	/* return sites (after direct CALLs) */
+	uint16_t nret, ret_next;
 };
 
 /* Synthesize into out[0..cap) (cap >= 256). Returns 0, or -1 on bad

@@ -5,7 +5,10 @@
 /* argv[0] is the subcommand name. Return the process exit status. */
 int cmd_caps(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_decode(int argc, char **argv);
 int cmd_packets(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_insn(int argc, char **argv);
+int cmd_synth(int argc, char **argv);
 
 #endif

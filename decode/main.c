@@ -14,8 +14,11 @@ struct command {
 static const struct command commands[] = {
 	{ "caps", cmd_caps, "Intel PT capability report from a CPUID dump" },
 	{ "info", cmd_info, "validate and show an efipt run directory" },
+	{ "decode", cmd_decode, "decode a run directory and print its summary" },
 	{ "packets", cmd_packets, "list or count the Intel PT packets of a raw trace" },
 	{ "plan", cmd_plan, "the MSR writes and ToPA tables efipt.efi would use on a CPU" },
+	{ "insn", cmd_insn, "the instructions executed according to a trace and code images" },
+	{ "synth", cmd_synth, "write a synthetic trace (and ground truth) of code images" },
 };
 
 static void usage(FILE *f)

@@ -11,6 +11,7 @@
 #include "check.h"
 #include "core/pt_flow.h"
 #include "core/pt_synth.h"
+#include "core/mem.h"
 #include "core/x86_insn.h"
 #include "decode/pt_sections.h"
 
@@ -106,10 +107,53 @@ static long compare(const struct seq *a, const struct seq *b, char *why, size_t 
 	return -1;
 }
 
-/* Function entries: ENDBR64 (f3 0f 1e fa) in the code of the image. */
-static size_t find_entries(const struct ptsec_image *im, uint64_t *out, size_t max)
+static bool in_code(const struct ptsec_image *im, uint64_t a)
 {
+	uint8_t b;
+	return ptsec_read((void *)im, a, &b, 1) == 1;
+}
+
+/* Function symbols (STT_FUNC in .symtab/.dynsym) of an ELF file. */
+static size_t elf_funcs(const char *path, const struct ptsec_image *im, uint64_t *out, size_t max)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	static uint8_t b[64 << 20];
+	size_t len = fread(b, 1, sizeof(b), f);
+	fclose(f);
 	size_t n = 0;
+	if (len < 64 || memcmp(b, "\177ELF\2\1", 6))
+		return 0;
+	uint64_t shoff = efipt_le64(b + 40);
+	unsigned shnum = efipt_le16(b + 60);
+	if (shoff > len || (uint64_t)shnum * 64 > len - shoff)
+		return 0;
+	for (unsigned i = 0; i < shnum; i++) {
+		const uint8_t *sh = b + shoff + i * 64;
+		uint32_t type = efipt_le32(sh + 4);
+		if (type != 2 && type != 11)
+			continue;
+		uint64_t off = efipt_le64(sh + 24), sz = efipt_le64(sh + 32);
+		if (off > len || sz > len - off)
+			continue;
+		for (uint64_t e = off; e + 24 <= off + sz && n < max; e += 24) {
+			uint8_t info = b[e + 4];
+			uint64_t v = efipt_le64(b + e + 8), size = efipt_le64(b + e + 16);
+			if ((info & 0xf) == 2 && size && in_code(im, v))
+				out[n++] = v;
+		}
+	}
+	return n;
+}
+
+/* Function entries: ELF function symbols, or ENDBR64 (f3 0f 1e fa) in the
+ * code of the image. */
+static size_t find_entries(const char *path, const struct ptsec_image *im, uint64_t *out, size_t max)
+{
+	size_t n = elf_funcs(path, im, out, max);
+	if (n)
+		return n;
 	for (size_t s = 0; s < im->n; s++) {
 		const struct ptsec *sec = &im->sec[s];
 		for (uint64_t i = 0; i + 4 <= sec->size && n < max; i++)
@@ -193,7 +237,7 @@ static void image_tests(const char *kind, const char *path, int nseeds)
 		return;
 	}
 	static uint64_t entries[1 << 16];
-	size_t ne = find_entries(&im, entries, sizeof(entries) / sizeof(entries[0]));
+	size_t ne = find_entries(path, &im, entries, sizeof(entries) / sizeof(entries[0]));
 	uint64_t start = ptsec_last_entry(&im);
 	if (ne && !start)
 		start = entries[0];

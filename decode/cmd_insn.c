@@ -1,0 +1,310 @@
+/*
+ * efipt insn: reconstruct the executed instructions from a raw Intel PT
+ * trace and the code images, ptxed-style: one line per instruction
+ * ("%016llx  disassembly"), events in square brackets, errors as
+ * "[offset, ip: error: message]" after which decoding resumes at the next
+ * PSB. Exit status 1 if any error occurred.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <Zydis/Zydis.h>
+
+#include "core/pt_flow.h"
+#include "core/x86_insn.h"
+#include "decode/commands.h"
+#include "decode/file_io.h"
+#include "decode/pt_sections.h"
+
+struct iopts {
+	bool no_inst, stat, time, quiet_events;
+	struct ptsec_image *im;
+	uint64_t errors;
+};
+
+static void insn_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: efipt insn --pt TRACE IMAGE... [OPTIONS]\n\n"
+		"Show the instructions executed according to a raw Intel PT trace.\n\n"
+		"images (any number, no overlaps):\n"
+		"  --raw FILE[:from[-to]]:BASE  bytes from..to of FILE at address BASE\n"
+		"  --elf FILE[:BASE]            executable segments of an ELF file; with BASE\n"
+		"                               the lowest one is placed at BASE\n"
+		"  --pe FILE[:BASE]             a PE32+ image (UEFI driver/application)\n"
+		"                               relocated to BASE (default: its ImageBase)\n"
+		"options:\n"
+		"  --cpu F/M[/S]   apply the errata of that CPU (family/model/stepping)\n"
+		"  --no-inst       print addresses only, no disassembly\n"
+		"  --stat          print only counts: instructions, branches, events, errors\n"
+		"  --time          show the time stamp (TSC) on event lines\n"
+		"  --distnt        the trace was recorded with DisTNT=1\n"
+		"  --disretc       the trace was recorded with DisRETC=1\n"
+		"  --cpuid-0x15 EAX,EBX  TSC/core crystal clock ratio (MTC timing)\n"
+		"  --mtc-freq N    IA32_RTIT_CTL.MTCFreq of the trace\n"
+		"  --nom-freq N    nominal frequency ratio (CPUID.16H / 100 MHz)\n"
+		"  --max-steps N   most instructions between two packets (default 1M)\n"
+		"  --cache N       block cache entries, a power of two (default 65536)\n");
+}
+
+static void print_run(void *ctx, const struct ptflow_run *r)
+{
+	struct iopts *o = ctx;
+	uint64_t ip = r->ip;
+	static const ZydisMachineMode zm[] = { ZYDIS_MACHINE_MODE_LEGACY_16,
+					       ZYDIS_MACHINE_MODE_LEGACY_32,
+					       ZYDIS_MACHINE_MODE_LONG_64 };
+	for (uint32_t i = 0; i < r->ninsn; i++) {
+		if (o->no_inst) {
+			printf("%016" PRIx64 "\n", ip);
+		} else {
+			uint8_t b[16];
+			int n = ptsec_read(o->im, ip, b, r->lens[i]);
+			ZydisDisassembledInstruction zi;
+			if (n == r->lens[i] && r->mode < 3 &&
+			    ZYAN_SUCCESS(ZydisDisassembleIntel(zm[r->mode], ip, b, (ZyanUSize)n, &zi)))
+				printf("%016" PRIx64 "  %s\n", ip, zi.text);
+			else
+				printf("%016" PRIx64 "  (bad)\n", ip);
+		}
+		ip += r->lens[i];
+	}
+}
+
+static void print_event(void *ctx, const struct ptflow_event *ev)
+{
+	struct iopts *o = ctx;
+	if (ev->type == PTFLOW_EV_ERROR) {
+		o->errors++;
+		printf("[%" PRIx64 ", %016" PRIx64 ": error: %s]\n", ev->offset, ev->ip, ev->msg);
+		return;
+	}
+	printf("[");
+	if (o->time && ev->has_time)
+		printf("%016" PRIx64 " ", ev->tsc);
+	switch (ev->type) {
+	case PTFLOW_EV_INTERRUPT:
+		printf("interrupt, from: %016" PRIx64 ", to: %016" PRIx64 "]\n", ev->ip, ev->target);
+		return;
+	case PTFLOW_EV_EXEC_MODE: {
+		static const char *m[] = { "16-bit", "32-bit", "64-bit" };
+		printf("exec mode: %s]\n", ev->value < 3 ? m[ev->value] : "?");
+		return;
+	}
+	case PTFLOW_EV_TSX:
+		printf("%s]\n", ev->value & 2 ? "aborted" : ev->value & 1 ? "begin transaction"
+									: "committed");
+		return;
+	case PTFLOW_EV_PAGING:
+		printf("paging, cr3: %016" PRIx64 "%s]\n", ev->value, ev->flag ? ", nr" : "");
+		return;
+	case PTFLOW_EV_VMCS:
+		printf("vmcs, base: %016" PRIx64 "]\n", ev->value);
+		return;
+	case PTFLOW_EV_PTWRITE:
+		printf("ptwrite: %" PRIx64 "]\n", ev->value);
+		return;
+	case PTFLOW_EV_MWAIT: case PTFLOW_EV_PWRE: case PTFLOW_EV_PWRX:
+	case PTFLOW_EV_CFE: case PTFLOW_EV_EVD:
+		printf("%s: %" PRIx64 "]\n", ptflow_ev_name(ev->type), ev->value);
+		return;
+	default:
+		break;
+	}
+	if (ev->has_ip)
+		printf("%s, ip: %016" PRIx64 "]\n", ptflow_ev_name(ev->type), ev->ip);
+	else
+		printf("%s]\n", ptflow_ev_name(ev->type));
+}
+
+static uint8_t *read_trace(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "efipt insn: %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	size_t cap = 1 << 20, have = 0;
+	uint8_t *b = malloc(cap);
+	for (;;) {
+		if (!b)
+			break;
+		if (have == cap) {
+			uint8_t *nb = cap < (1ull << 34) ? realloc(b, cap * 2) : NULL;
+			if (!nb) {
+				free(b);
+				b = NULL;
+				break;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		size_t r = fread(b + have, 1, cap - have, f);
+		if (!r)
+			break;
+		have += r;
+	}
+	if (!b || ferror(f)) {
+		fprintf(stderr, "efipt insn: %s: read error\n", path);
+		free(b);
+		b = NULL;
+	}
+	fclose(f);
+	*len = have;
+	return b;
+}
+
+static int parse_cpu(const char *s, uint32_t *errata)
+{
+	unsigned long long fam, mod, step = 0;
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%s", s);
+	char *a = strchr(buf, '/');
+	if (!a)
+		return -1;
+	*a++ = 0;
+	char *b = strchr(a, '/');
+	if (b)
+		*b++ = 0;
+	if (parse_u64(buf, &fam) || parse_u64(a, &mod) || (b && parse_u64(b, &step)))
+		return -1;
+	*errata = ptflow_errata_for_cpu((unsigned)fam, (unsigned)mod, b ? (int)step : -1);
+	return 0;
+}
+
+int cmd_insn(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pt", required_argument, 0, 'p' },
+		{ "raw", required_argument, 0, 'r' },
+		{ "elf", required_argument, 0, 'e' },
+		{ "pe", required_argument, 0, 'P' },
+		{ "cpu", required_argument, 0, 'c' },
+		{ "no-inst", no_argument, 0, 'n' },
+		{ "stat", no_argument, 0, 's' },
+		{ "time", no_argument, 0, 't' },
+		{ "distnt", no_argument, 0, 'D' },
+		{ "disretc", no_argument, 0, 'R' },
+		{ "cpuid-0x15", required_argument, 0, '5' },
+		{ "mtc-freq", required_argument, 0, 'm' },
+		{ "nom-freq", required_argument, 0, 'N' },
+		{ "max-steps", required_argument, 0, 'M' },
+		{ "cache", required_argument, 0, 'C' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	struct ptsec_image im;
+	struct iopts o;
+	struct ptflow_config fc;
+	const char *trace = NULL;
+	unsigned long long v, cache_n = 1 << 16;
+	int c, rc = 2;
+
+	ptsec_init(&im);
+	memset(&o, 0, sizeof(o));
+	memset(&fc, 0, sizeof(fc));
+	o.im = &im;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		int lr = 0;
+		switch (c) {
+		case 'p': trace = optarg; break;
+		case 'r': lr = ptsec_load_raw(&im, optarg); break;
+		case 'e': lr = ptsec_load_elf(&im, optarg); break;
+		case 'P': lr = ptsec_load_pe(&im, optarg); break;
+		case 'c':
+			if (parse_cpu(optarg, &fc.errata)) {
+				fprintf(stderr, "efipt insn: --cpu wants FAMILY/MODEL[/STEPPING], got '%s'\n", optarg);
+				goto out;
+			}
+			break;
+		case 'n': o.no_inst = true; break;
+		case 's': o.stat = true; break;
+		case 't': o.time = true; break;
+		case 'D': fc.distnt = true; break;
+		case 'R': fc.disretc = true; break;
+		case '5': {
+			unsigned long long a, b;
+			char tmp[64], *comma;
+			snprintf(tmp, sizeof(tmp), "%s", optarg);
+			comma = strchr(tmp, ',');
+			if (!comma || (*comma = 0, parse_u64(tmp, &a)) || parse_u64(comma + 1, &b) ||
+			    a > UINT32_MAX || b > UINT32_MAX) {
+				fprintf(stderr, "efipt insn: --cpuid-0x15 wants EAX,EBX\n");
+				goto out;
+			}
+			fc.cpuid15_eax = (uint32_t)a;
+			fc.cpuid15_ebx = (uint32_t)b;
+			break;
+		}
+		case 'm': case 'N': case 'M': case 'C':
+			if (parse_u64(optarg, &v) || (c == 'm' && v > 15) || (c == 'N' && v > 255) ||
+			    (c == 'C' && (v & (v - 1) || v > (1u << 24)))) {
+				fprintf(stderr, "efipt insn: bad value '%s'\n", optarg);
+				goto out;
+			}
+			if (c == 'm') fc.mtc_freq = (uint8_t)v;
+			if (c == 'N') fc.nom_freq = (uint8_t)v;
+			if (c == 'M') fc.max_steps = v;
+			if (c == 'C') cache_n = v;
+			break;
+		case 'h':
+			insn_usage(stdout);
+			rc = 0;
+			goto out;
+		default:
+			insn_usage(stderr);
+			goto out;
+		}
+		if (lr) {
+			fprintf(stderr, "efipt insn: %s\n", im.err);
+			goto out;
+		}
+	}
+	if (!trace || optind != argc) {
+		insn_usage(stderr);
+		goto out;
+	}
+	if (!im.n) {
+		fprintf(stderr, "efipt insn: no code image (--raw, --elf or --pe)\n");
+		goto out;
+	}
+	size_t len;
+	uint8_t *buf = read_trace(trace, &len);
+	if (!buf)
+		goto out;
+	fc.image = ptsec_ptimg(&im);
+	fc.cache_size = (uint32_t)cache_n;
+	fc.cache = cache_n ? calloc(cache_n, sizeof(*fc.cache)) : NULL;
+	struct ptflow_sink sink = { &o, o.stat ? NULL : print_run, print_event };
+	if (o.stat)
+		sink.event = NULL;
+	static char outbuf[1 << 16];
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	struct ptflow_decoder *d = malloc(sizeof(*d));
+	if (!d || (cache_n && !fc.cache) || ptflow_init(d, &fc, &sink)) {
+		fprintf(stderr, "efipt insn: out of memory\n");
+		free(buf);
+		free(fc.cache);
+		free(d);
+		goto out;
+	}
+	long errs = ptflow_decode(d, buf, len, 0);
+	if (o.stat)
+		printf("insn: %" PRIu64 "\nbranches: %" PRIu64 "\nevents: %" PRIu64
+		       "\nerrors: %" PRIu64 "\npackets: %" PRIu64 "\n",
+		       d->stat.insns, d->stat.branches, d->stat.events, d->stat.errors,
+		       d->stat.packets);
+	fflush(stdout);
+	rc = errs ? 1 : 0;
+	free(d);
+	free(fc.cache);
+	free(buf);
+out:
+	ptsec_free(&im);
+	return rc;
+}

@@ -1,0 +1,258 @@
+/*
+ * Differential test: libipt's instruction decoder (pt_insn_next, libipt-dev
+ * 2.0) and ours decode the same synthesized traces over real code; both must
+ * report the same instructions and the same enable/disable/interrupt/overflow
+ * events, and both must match the synthesizer's ground truth.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <intel-pt.h>
+
+#include "check.h"
+#include "core/pt_flow.h"
+#include "core/pt_synth.h"
+#include "decode/pt_sections.h"
+
+struct item {
+	uint8_t kind;	/* 0 instruction, else 1 + enum ptflow_ev */
+	uint64_t ip;
+};
+
+struct seq {
+	struct item *v;
+	size_t n, cap;
+};
+
+static void add(struct seq *s, uint8_t kind, uint64_t ip)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 4096;
+		s->v = realloc(s->v, s->cap * sizeof(*s->v));
+		if (!s->v)
+			abort();
+	}
+	s->v[s->n].kind = kind;
+	s->v[s->n].ip = ip;
+	s->n++;
+}
+
+/* The events both decoders report the same way; others are not compared. */
+static bool compared(int type)
+{
+	return type == PTFLOW_EV_ENABLED || type == PTFLOW_EV_ASYNC_DISABLED ||
+	       type == PTFLOW_EV_DISABLED || type == PTFLOW_EV_INTERRUPT ||
+	       type == PTFLOW_EV_OVERFLOW;
+}
+
+static void t_insn(void *ctx, uint64_t ip) { add(ctx, 0, ip); }
+static void t_event(void *ctx, int type, bool has_ip, uint64_t ip, uint64_t target)
+{
+	(void)target;
+	if (compared(type))
+		add(ctx, (uint8_t)(1 + type), has_ip && type != PTFLOW_EV_DISABLED ? ip : 0);
+}
+
+static void o_run(void *ctx, const struct ptflow_run *r)
+{
+	uint64_t ip = r->ip;
+	for (uint32_t i = 0; i < r->ninsn; i++) {
+		add(ctx, 0, ip);
+		ip += r->lens[i];
+	}
+}
+
+static unsigned our_errors;
+static void o_event(void *ctx, const struct ptflow_event *ev)
+{
+	if (ev->type == PTFLOW_EV_ERROR)
+		our_errors++;
+	else if (compared(ev->type))
+		add(ctx, (uint8_t)(1 + ev->type),
+		    ev->has_ip && ev->type != PTFLOW_EV_DISABLED ? ev->ip : 0);
+}
+
+static int read_cb(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip,
+		   void *context)
+{
+	(void)asid;
+	int n = ptsec_read(context, ip, buffer, size);
+	return n > 0 ? n : -pte_nomap;
+}
+
+/* Decode with libipt's instruction flow decoder. Returns errors seen. */
+static unsigned libipt_decode(struct pt_image *image, uint8_t *buf, size_t size, struct seq *out,
+			      char *first, size_t firstlen)
+{
+	struct pt_config cfg;
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + size;
+	struct pt_insn_decoder *d = pt_insn_alloc_decoder(&cfg);
+	unsigned errors = 0;
+	if (!d)
+		return 1000;
+	pt_insn_set_image(d, image);
+	for (;;) {
+		int st = pt_insn_sync_forward(d);
+		if (st < 0)
+			break;
+		for (;;) {
+			while (st & pts_event_pending) {
+				struct pt_event ev;
+				st = pt_insn_event(d, &ev, sizeof(ev));
+				if (st < 0)
+					break;
+				switch (ev.type) {
+				case ptev_enabled:
+					add(out, 1 + PTFLOW_EV_ENABLED, ev.variant.enabled.ip);
+					break;
+				case ptev_disabled:
+					add(out, 1 + PTFLOW_EV_DISABLED, 0);
+					break;
+				case ptev_async_disabled:
+					add(out, 1 + PTFLOW_EV_ASYNC_DISABLED, ev.variant.async_disabled.at);
+					break;
+				case ptev_async_branch:
+					add(out, 1 + PTFLOW_EV_INTERRUPT, ev.variant.async_branch.from);
+					break;
+				case ptev_overflow:
+					add(out, 1 + PTFLOW_EV_OVERFLOW, 0);
+					break;
+				default:
+					break;
+				}
+			}
+			if (st < 0)
+				break;
+			struct pt_insn insn;
+			st = pt_insn_next(d, &insn, sizeof(insn));
+			if (st < 0)
+				break;
+			add(out, 0, insn.ip);
+		}
+		if (st == -pte_eos)
+			break;
+		if (!errors++) {
+			uint64_t off = 0;
+			pt_insn_get_offset(d, &off);
+			snprintf(first, firstlen, "libipt: %s at offset 0x%llx", pt_errstr(pt_errcode(st)),
+				 (unsigned long long)off);
+		}
+	}
+	pt_insn_free_decoder(d);
+	return errors;
+}
+
+static long diff(const struct seq *a, const struct seq *b)
+{
+	size_t n = a->n < b->n ? a->n : b->n;
+	for (size_t i = 0; i < n; i++)
+		if (a->v[i].kind != b->v[i].kind || a->v[i].ip != b->v[i].ip)
+			return (long)i;
+	return a->n == b->n ? -1 : (long)n;
+}
+
+static struct ptflow_block cache[4096];
+
+static void image_tests(const char *kind, const char *path, int nseeds, uint64_t *total)
+{
+	struct ptsec_image im;
+	ptsec_init(&im);
+	if ((!strcmp(kind, "elf") ? ptsec_load_elf(&im, path) : ptsec_load_pe(&im, path))) {
+		printf("# skipped %s: %s\n", path, im.err);
+		return;
+	}
+	struct pt_image *image = pt_image_alloc(path);
+	pt_image_set_callback(image, read_cb, &im);
+	static uint8_t buf[2 << 20];
+	int good = 0;
+	for (int seed = 1; seed <= nseeds; seed++) {
+		struct ptsynth syn;
+		struct ptsynth_config sc;
+		memset(&sc, 0, sizeof(sc));
+		sc.image = ptsec_ptimg(&im);
+		sc.start = ptsec_last_entry(&im);
+		sc.seed = (uint64_t)seed * 101;
+		sc.max_insns = 100000;
+		sc.psb_period = 1024u << (seed % 3);
+		sc.p_interrupt = seed % 2 ? 40 : 0;
+		sc.p_ovf = seed % 3 == 1 ? 300 : 0;
+		sc.p_disable = seed % 4 == 2 ? 500 : 0;
+		sc.disretc = seed % 5 == 4;
+		struct seq truth = { 0 }, ours = { 0 }, theirs = { 0 };
+		struct ptsynth_sink ss = { &truth, t_insn, t_event };
+		struct ptsynth_result res;
+		ptsynth_run(&syn, &sc, &ss, buf, sizeof(buf), &res);
+
+		struct ptflow_config fc;
+		memset(&fc, 0, sizeof(fc));
+		fc.image = sc.image;
+		fc.cache = cache;
+		fc.cache_size = 4096;
+		fc.disretc = sc.disretc;
+		struct ptflow_sink fs = { &ours, o_run, o_event };
+		struct ptflow_decoder dec;
+		ptflow_init(&dec, &fc, &fs);
+		our_errors = 0;
+		ptflow_decode(&dec, buf, res.size, 0);
+
+		char first[200] = "";
+		unsigned lerr = libipt_decode(image, buf, res.size, &theirs, first, sizeof(first));
+		long d1 = diff(&theirs, &ours), d2 = diff(&truth, &ours);
+		char name[160];
+		snprintf(name, sizeof(name), "libipt agrees: %s seed %d", path, seed);
+		int ok = d1 < 0 && d2 < 0 && !lerr && !our_errors;
+		if (!ok && getenv("FLOW_DUMP")) {
+			char fn[300];
+			snprintf(fn, sizeof(fn), "%s.%s.%d", getenv("FLOW_DUMP"), strrchr(path, '/') + 1, seed);
+			FILE *df = fopen(fn, "wb");
+			if (df) {
+				fwrite(buf, 1, res.size, df);
+				fclose(df);
+			}
+		}
+		if (!ok) {
+			long at = d1 >= 0 ? d1 : d2;
+			const struct seq *o = d1 >= 0 ? &theirs : &truth;
+			check_named(0, name,
+				    "%s; libipt %u errors, ours %u; at item %ld of %zu/%zu/%zu: %s %d %llx vs ours %d %llx",
+				    first, lerr, our_errors, at, truth.n, theirs.n, ours.n,
+				    d1 >= 0 ? "libipt" : "truth",
+				    (size_t)at < o->n ? o->v[at].kind : -1,
+				    (unsigned long long)((size_t)at < o->n ? o->v[at].ip : 0),
+				    (size_t)at < ours.n ? ours.v[at].kind : -1,
+				    (unsigned long long)((size_t)at < ours.n ? ours.v[at].ip : 0));
+		}
+		if (!ok && getenv("FLOW_DEBUG")) {
+			long at = d1 >= 0 ? d1 : d2;
+			for (long i = at > 6 ? at - 6 : 0; i < at + 3; i++)
+				printf("#  %ld: libipt %d %llx  ours %d %llx\n", i,
+				       (size_t)i < theirs.n ? theirs.v[i].kind : -1,
+				       (unsigned long long)((size_t)i < theirs.n ? theirs.v[i].ip : 0),
+				       (size_t)i < ours.n ? ours.v[i].kind : -1,
+				       (unsigned long long)((size_t)i < ours.n ? ours.v[i].ip : 0));
+		}
+		good += ok;
+		*total += res.insns;
+		free(truth.v);
+		free(ours.v);
+		free(theirs.v);
+	}
+	CHECKF(good == nseeds, path, "libipt and ours agree on %d of %d traces", good, nseeds);
+	pt_image_free(image);
+	ptsec_free(&im);
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 12;
+	uint64_t total = 0;
+	image_tests("elf", "/usr/lib/x86_64-linux-gnu/libc.so.6", n, &total);
+	image_tests("elf", "/usr/bin/bash", n, &total);
+	image_tests("elf", "/usr/bin/python3", n / 2, &total);
+	image_tests("pe", "build/efipt.efi", n / 2, &total);
+	printf("# %llu instructions compared\n", (unsigned long long)total);
+	return check_exit();
+}
