@@ -1,0 +1,75 @@
+# efipt insn: ptxed-like instruction listing from a trace and code images.
+# Traces come from 'efipt synth' (which also writes the ground truth: every
+# executed instruction address) over real programs and efipt.efi itself.
+. tests/lib.sh
+BASH_ELF=/usr/bin/bash
+EFI=build/efipt.efi
+
+# ELF, with interrupts and overflows: the listing equals the ground truth
+$EFIPT synth --elf $BASH_ELF --out "$TMP/b.pt" --truth "$TMP/b.truth" --insns 30000 \
+	--interrupts 50 --ovf 500 --seed 3 2>/dev/null
+expect_rc "insn: elf decodes cleanly" 0 $EFIPT insn --pt "$TMP/b.pt" --elf $BASH_ELF --no-inst
+grep -v '^\[' "$TMP/out" >"$TMP/b.ips"
+if cmp -s "$TMP/b.ips" "$TMP/b.truth" && [ -s "$TMP/b.truth" ]; then
+	ok "insn: elf listing equals ground truth ($(wc -l <"$TMP/b.truth") instructions)"
+else
+	nok "insn: elf listing equals ground truth" "$(diff "$TMP/b.ips" "$TMP/b.truth" | head -3)"
+fi
+contains "insn: enabled event" "$TMP/out" "[enabled, ip: "
+contains "insn: overflow event" "$TMP/out" "[overflow]"
+contains "insn: interrupt event" "$TMP/out" "[interrupt, from: "
+
+# disassembly (Zydis) by default
+expect_rc "insn: disassembly" 0 $EFIPT insn --pt "$TMP/b.pt" --elf $BASH_ELF
+if grep -qE '^[0-9a-f]{16}  [a-z]' "$TMP/out"; then ok "insn: %016llx ip then disassembly"; else nok "insn: %016llx ip then disassembly" "$(head -3 "$TMP/out")"; fi
+
+# --stat counts
+expect_rc "insn: --stat" 0 $EFIPT insn --pt "$TMP/b.pt" --elf $BASH_ELF --stat
+contains "insn: --stat instruction count" "$TMP/out" "insn: $(wc -l <"$TMP/b.truth")"
+contains "insn: --stat no errors" "$TMP/out" "errors: 0"
+
+# PE32+ relocated to another base: same code, shifted addresses
+$EFIPT synth --pe $EFI:0x40000000 --out "$TMP/e.pt" --truth "$TMP/e.truth" --insns 20000 \
+	--interrupts 30 --disable 300 2>/dev/null
+expect_rc "insn: pe at a load base" 0 $EFIPT insn --pt "$TMP/e.pt" --pe $EFI:0x40000000 --no-inst
+grep -v '^\[' "$TMP/out" >"$TMP/e.ips"
+if cmp -s "$TMP/e.ips" "$TMP/e.truth" && [ -s "$TMP/e.truth" ]; then ok "insn: pe listing equals ground truth"; else nok "insn: pe listing equals ground truth" "$(diff "$TMP/e.ips" "$TMP/e.truth" | head -3)"; fi
+if head -1 "$TMP/e.truth" | grep -q '^00000000400'; then ok "insn: pe placed at the load base"; else nok "insn: pe placed at the load base" "$(head -1 "$TMP/e.truth")"; fi
+expect_rc "insn: pe at the wrong base is an error" 1 $EFIPT insn --pt "$TMP/e.pt" --pe $EFI --no-inst
+contains "insn: error line names offset and ip" "$TMP/out" ": error: "
+
+# raw code: a hand-assembled loop with a call (see core/pt_flow_check.c)
+printf '\061\300\377\300\350\007\000\000\000\203\370\020\165\364\377\343\205\300\164\002\220\220\303' >"$TMP/code.bin"
+$EFIPT synth --raw "$TMP/code.bin:0x1000" --start 0x1000 --out "$TMP/r.pt" --truth "$TMP/r.truth" --insns 500 2>/dev/null
+expect_rc "insn: raw image" 0 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/code.bin:0x1000" --no-inst
+grep -v '^\[' "$TMP/out" >"$TMP/r.ips"
+if cmp -s "$TMP/r.ips" "$TMP/r.truth" && [ -s "$TMP/r.truth" ]; then ok "insn: raw listing equals ground truth"; else nok "insn: raw listing equals ground truth" "$(diff "$TMP/r.ips" "$TMP/r.truth" | head -3)"; fi
+expect_rc "insn: raw range" 0 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/code.bin:0x0-0x17:0x1000" --no-inst
+# only part of the code: no code at an address, named in the error
+expect_rc "insn: missing code" 1 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/code.bin:0x0-0x10:0x1000" --no-inst
+contains "insn: no code error names the address" "$TMP/out" "0000000000001010: error: no code"
+
+# a corrupted trace: error with offset, resync at the next PSB, exit 1
+$EFIPT synth --elf $BASH_ELF --out "$TMP/c.pt" --insns 200000 --seed 5 2>/dev/null
+size=$(wc -c <"$TMP/c.pt")
+python3 -c "
+import sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+for i in range(len(b) // 3, len(b) // 3 + 40):
+    b[i] = 0xd9
+open(sys.argv[1], 'wb').write(b)" "$TMP/c.pt"
+expect_rc "insn: corrupted trace exits 1" 1 $EFIPT insn --pt "$TMP/c.pt" --elf $BASH_ELF --no-inst
+if grep -qE '^\[[0-9a-f]+, [0-9a-f]{16}: error: ' "$TMP/out"; then ok "insn: error line format"; else nok "insn: error line format" "$(grep error "$TMP/out" | head -2)"; fi
+last=$(grep -n 'error' "$TMP/out" | tail -1 | cut -d: -f1)
+total=$(wc -l <"$TMP/out")
+if [ "$((total - last))" -gt 1000 ]; then ok "insn: decoding resumes after the error"; else nok "insn: decoding resumes after the error" "only $((total - last)) lines after it"; fi
+
+# arguments
+expect_rc "insn: no image" 2 $EFIPT insn --pt "$TMP/b.pt"
+expect_rc "insn: bad --cpu" 2 $EFIPT insn --pt "$TMP/b.pt" --elf $BASH_ELF --cpu 6
+expect_rc "insn: --cpu F/M/S" 0 $EFIPT insn --pt "$TMP/b.pt" --elf $BASH_ELF --cpu 6/0x4e/3 --stat
+expect_rc "insn: overlapping images" 2 $EFIPT insn --pt "$TMP/b.pt" --elf $BASH_ELF --elf $BASH_ELF
+contains "insn: overlap is named" "$TMP/err" "overlaps"
+expect_rc "insn: not an ELF" 2 $EFIPT insn --pt "$TMP/b.pt" --elf "$TMP/b.pt"
+expect_rc "insn: not a PE" 2 $EFIPT insn --pt "$TMP/b.pt" --pe "$TMP/b.pt"
+expect_rc "insn: missing trace file" 2 $EFIPT insn --pt "$TMP/nope" --elf $BASH_ELF
