@@ -758,8 +758,10 @@ int ptpkt_scan(struct ptpkt_decoder *d, struct ptpkt_stat *st)
 		} else {                                                         \
 			ch[i].pos = p##i;                                        \
 			int r_ = scan_other(&ch[i], end);                        \
-			if (ch[i].pos - p##i > PTPKT_MAX_SIZE)                   \
-				steps = 1; /* a block: recompute the room */     \
+			/* After a block, or still inside one at the limit, \
+			 * re-check the limits before the next fast step. */ \
+			if (ch[i].block || ch[i].pos - p##i > PTPKT_MAX_SIZE)    \
+				steps = 1;                                       \
 			p##i = ch[i].pos;                                        \
 			if (r_ <= 0) {                                           \
 				ch[i].err = r_;                                  \
@@ -814,7 +816,7 @@ chains_out:
 	d->pos = pos;
 	d->block = (uint8_t)block;
 	if (n > 0)
-		n = -ptpkt_err_eos; /* cannot happen: the last chain ends in an error */
+		n = -ptpkt_err_eos; /* the last chain reached the end of the buffer */
 	if (n != -ptpkt_err_eos && n != -ptpkt_err_truncated)
 		d->sync = false;
 	return n;
