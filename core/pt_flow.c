@@ -32,22 +32,34 @@ uint32_t ptflow_errata_for_cpu(unsigned family, unsigned model, int stepping)
 	(void)stepping; /* none of the supported errata depends on it */
 	if (family != 6)
 		return 0;
+	/* Which CPU has which erratum: Intel specification updates for each
+	 * family (the erratum names are their IDs); same selection as
+	 * libipt's pt_cpu_errata(). */
 	switch (model) {
 	case 0x3d: case 0x47: case 0x4f: case 0x56: /* Broadwell */
 		return PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_BDM64;
 	case 0x4e: case 0x5e: case 0x8e: case 0x9e: /* Skylake, Kaby/Coffee Lake */
+	case 0xa5: case 0xa6: /* Comet Lake */
 		return PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_SKD007 |
 		       PTFLOW_ERRATUM_SKD022 | PTFLOW_ERRATUM_SKD010 |
 		       PTFLOW_ERRATUM_SKL014 | PTFLOW_ERRATUM_SKL168;
-	case 0x55: /* Skylake-SP, Cascade Lake */
+	case 0x55: /* Skylake-SP, Cascade/Cooper Lake */
+	case 0x6a: case 0x6c: /* Ice Lake-SP/D */
+	case 0x8f: /* Sapphire Rapids */
 		return PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_SKL014 |
 		       PTFLOW_ERRATUM_SKD022 | PTFLOW_ERRATUM_SKZ84;
 	case 0x66: case 0x7d: case 0x7e: /* Cannon Lake, Ice Lake */
+	case 0x8c: case 0x8d: /* Tiger Lake */
+	case 0xa7: case 0xa8: /* Rocket Lake */
 		return PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_SKL014 |
 		       PTFLOW_ERRATUM_SKD022;
+	case 0x97: case 0x9a: case 0xbf: /* Alder Lake */
+		return PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_SKL014 |
+		       PTFLOW_ERRATUM_SKD022 | PTFLOW_ERRATUM_APL11;
 	case 0x5c: case 0x5f: /* Apollo Lake, Denverton */
 		return PTFLOW_ERRATUM_APL12 | PTFLOW_ERRATUM_APL11;
-	case 0x7a: case 0x86: /* Gemini Lake, Snow Ridge */
+	case 0x7a: case 0x86: case 0x96: case 0x9c: /* Gemini Lake, Snow Ridge,
+						      * Elkhart Lake, Jasper Lake */
 		return PTFLOW_ERRATUM_APL11;
 	default:
 		return 0;
@@ -383,14 +395,17 @@ static int fetch(struct ptflow_decoder *d)
 			/* SKD007: an OVF may replace the rest of a multi-byte CYC;
 			 * the decoder then reads 02 F3 as CYC bytes. Cut the CYC
 			 * after its first byte and decode the OVF. */
-			if ((d->cfg.errata & PTFLOW_ERRATUM_SKD007) && p.size >= 3) {
+			if ((d->cfg.errata & PTFLOW_ERRATUM_SKD007) && p.size >= 2) {
 				const uint8_t *q = raw_at(d, off);
-				for (unsigned i = 1; i + 1 < p.size; i++)
-					if (q[i] == 0x02 && q[i + 1] == 0xf3) {
+				bool cut = false;
+				for (unsigned i = 1; i < p.size; i++)
+					if (q[i] == 0x02 && q + i + 1 < d->pk.end && q[i + 1] == 0xf3) {
 						ptpkt_sync_set(&d->pk, off + i);
+						cut = true;
 						break;
 					}
-				continue;
+				if (cut)
+					continue;
 			}
 			timing(d, &p);
 			continue;
@@ -482,8 +497,11 @@ static int psb_plus(struct ptflow_decoder *d)
 	uint64_t fup_ip = 0;
 
 	d->have_pend = false;
-	/* Nothing crosses a PSB: call stack and compound events reset. */
-	stack_reset(d);
+	/* Nothing crosses a PSB: call stack and compound events reset
+	 * (33.4.1.1). While tracing, the PSB sits at the FUP's IP, which the
+	 * walk has not reached yet: the stack is reset there. */
+	if (!d->enabled)
+		stack_reset(d);
 	d->tnt_n = 0;
 	d->fup_kind = FUP_ASYNC;
 	d->cyc_acc = 0; /* SKL168: a CYC before the PSB may be lost; start over */
@@ -723,9 +741,11 @@ static int handle_pend(struct ptflow_decoder *d)
 		}
 		return -1;
 	case ptpkt_tip:
-		if (d->after_ovf && (d->cfg.errata & PTFLOW_ERRATUM_SKD010) && pend_has_ip(d)) {
-			/* SKD010: the FUP after OVF was dropped; the TIP is the
-			 * first IP we know. */
+		if (d->after_ovf && pend_has_ip(d) &&
+		    ((d->cfg.errata & PTFLOW_ERRATUM_SKD010) || d->cfg.distnt)) {
+			/* SKD010: the FUP after OVF was dropped; DisTNT: the flow
+			 * was lost at a conditional branch. The TIP is the first
+			 * IP we know. */
 			d->have_pend = false;
 			d->after_ovf = false;
 			d->enabled = true;
@@ -814,8 +834,10 @@ static int reach_fup(struct ptflow_decoder *d)
 		d->bound_ev.ip = fip;
 		emit(d, &d->bound_ev);
 	}
-	if (kind == FUP_STATUS)
+	if (kind == FUP_STATUS) {
+		stack_reset(d);
 		return STEP_OK;
+	}
 	int r = fetch_flow(d);
 	if (r == -ptpkt_err_eos || r == -ptpkt_err_truncated) {
 		if (kind == FUP_BOUND)

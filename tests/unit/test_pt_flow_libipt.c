@@ -245,10 +245,39 @@ static void image_tests(const char *kind, const char *path, int nseeds, uint64_t
 	ptsec_free(&im);
 }
 
+/* Our errata table selects what libipt's pt_cpu_errata() selects. */
+static void errata_tests(void)
+{
+	int bad = 0;
+	char why[200] = "";
+	for (unsigned model = 0; model < 256; model++) {
+		struct pt_cpu cpu = { pcv_intel, 6, (uint8_t)model, 0 };
+		struct pt_errata e;
+		memset(&e, 0, sizeof(e));
+		if (pt_cpu_errata(&e, &cpu) < 0)
+			continue;
+		uint32_t want = (e.bdm70 ? PTFLOW_ERRATUM_BDM70 : 0) |
+				(e.bdm64 ? PTFLOW_ERRATUM_BDM64 : 0) |
+				(e.skd007 ? PTFLOW_ERRATUM_SKD007 : 0) |
+				(e.skd022 ? PTFLOW_ERRATUM_SKD022 : 0) |
+				(e.skd010 ? PTFLOW_ERRATUM_SKD010 : 0) |
+				(e.skl014 ? PTFLOW_ERRATUM_SKL014 : 0) |
+				(e.apl12 ? PTFLOW_ERRATUM_APL12 : 0) |
+				(e.apl11 ? PTFLOW_ERRATUM_APL11 : 0) |
+				(e.skl168 ? PTFLOW_ERRATUM_SKL168 : 0) |
+				(e.skz84 ? PTFLOW_ERRATUM_SKZ84 : 0);
+		uint32_t got = ptflow_errata_for_cpu(6, model, -1);
+		if (got != want && !bad++)
+			snprintf(why, sizeof(why), "model 0x%x: ours 0x%x, libipt 0x%x", model, got, want);
+	}
+	CHECKF(!bad, "errata table matches libipt pt_cpu_errata for family 6", "%d models differ; %s", bad, why);
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 12;
 	uint64_t total = 0;
+	errata_tests();
 	image_tests("elf", "/usr/lib/x86_64-linux-gnu/libc.so.6", n, &total);
 	image_tests("elf", "/usr/bin/bash", n, &total);
 	image_tests("elf", "/usr/bin/python3", n / 2, &total);

@@ -1,0 +1,469 @@
+/*
+ * Flow decoder scenarios from the SDM's packet generation rules (Vol. 3C
+ * 33.4.2 and 33.7) and from the Intel PT errata, each a hand-built trace
+ * (ptpkt_encode) over small hand-assembled code, with the decoder's output
+ * written out in full. One check per scenario, named after it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/pt_flow.h"
+#include "core/pt_pkt.h"
+
+/*
+ * 64-bit code at 0x1000:
+ *   1000 90              nop
+ *   1001 74 03           je 1006
+ *   1003 90              nop
+ *   1004 eb 02           jmp 1008
+ *   1006 90              nop
+ *   1007 90              nop
+ *   1008 e8 13 00 00 00  call 1020
+ *   100d ff e0           jmp rax
+ *   100f 0f 05           syscall
+ *   1011 0f 01 c2        vmlaunch
+ *   1014 f3 48 0f ae e0  ptwrite rax
+ *   1019 0f 22 d8        mov cr3, rax
+ *   101c f4              hlt
+ *   101d 90 90 90        nop x3
+ *   1020 90              nop            (function)
+ *   1021 c3              ret
+ *   1022 e8 00 00 00 00  call 1027      (zero-length call)
+ *   1027 c3              ret
+ *   1028 eb fe           jmp 1028       (endless loop)
+ * 0x2000: 48 90 (32-bit: dec eax; nop -- 64-bit: a single rex.w nop), c3
+ */
+static const uint8_t code1[] = {
+	0x90, 0x74, 0x03, 0x90, 0xeb, 0x02, 0x90, 0x90, 0xe8, 0x13, 0x00, 0x00, 0x00,
+	0xff, 0xe0, 0x0f, 0x05, 0x0f, 0x01, 0xc2, 0xf3, 0x48, 0x0f, 0xae, 0xe0,
+	0x0f, 0x22, 0xd8, 0xf4, 0x90, 0x90, 0x90, 0x90, 0xc3, 0xe8, 0x00, 0x00,
+	0x00, 0x00, 0xc3, 0xeb, 0xfe,
+};
+static const uint8_t code2[] = { 0x48, 0x90, 0xc3 };
+
+static int img_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
+{
+	(void)ctx;
+	const uint8_t *c;
+	uint64_t base, size;
+	if (ip >= 0x1000 && ip < 0x1000 + sizeof(code1)) {
+		c = code1; base = 0x1000; size = sizeof(code1);
+	} else if (ip >= 0x2000 && ip < 0x2000 + sizeof(code2)) {
+		c = code2; base = 0x2000; size = sizeof(code2);
+	} else {
+		return 0;
+	}
+	size_t k = (size_t)(size - (ip - base));
+	if (n > k)
+		n = k;
+	memcpy(buf, c + (ip - base), n);
+	return (int)n;
+}
+
+/* ---- trace builder ---- */
+static uint8_t tr[4096];
+static size_t tn;
+
+static void pk(struct ptpkt p)
+{
+	int n = ptpkt_encode(tr + tn, sizeof(tr) - tn, &p);
+	if (n < 0) {
+		fprintf(stderr, "encode failed\n");
+		exit(2);
+	}
+	tn += (size_t)n;
+}
+static void raw(const char *bytes, size_t n) { memcpy(tr + tn, bytes, n); tn += n; }
+static struct ptpkt P(int type) { struct ptpkt p; memset(&p, 0, sizeof(p)); p.type = (uint8_t)type; return p; }
+static void psb(void) { pk(P(ptpkt_psb)); }
+static void psbend(void) { pk(P(ptpkt_psbend)); }
+static void ovf(void) { pk(P(ptpkt_ovf)); }
+static void ipp(int type, uint64_t ip) { struct ptpkt p = P(type); p.u.ip.ipc = ip ? 6 : 0; p.u.ip.ip = ip; pk(p); }
+static void pge(uint64_t ip) { ipp(ptpkt_tip_pge, ip); }
+static void pgd(uint64_t ip) { ipp(ptpkt_tip_pgd, ip); }
+static void tip(uint64_t ip) { ipp(ptpkt_tip, ip); }
+static void fup(uint64_t ip) { ipp(ptpkt_fup, ip); }
+static void mode(int bits)
+{
+	struct ptpkt p = P(ptpkt_mode_exec);
+	p.u.mode_exec.csl = bits == 64;
+	p.u.mode_exec.csd = bits == 32;
+	pk(p);
+}
+static void tnt(const char *s)
+{
+	struct ptpkt p = P(ptpkt_tnt8);
+	for (; *s; s++) {
+		p.u.tnt.bits = p.u.tnt.bits << 1 | (*s == '!');
+		p.u.tnt.nbits++;
+	}
+	pk(p);
+}
+/* Every scenario starts like a trace enable (33.7): PSB+, MODE.Exec, TIP.PGE. */
+static void start(uint64_t ip)
+{
+	tn = 0;
+	psb();
+	psbend();
+	mode(64);
+	pge(ip);
+}
+
+/* ---- output ---- */
+static char out[8192];
+static size_t on;
+
+static void put(const char *fmt, unsigned long long a, unsigned long long b)
+{
+	if (on)
+		on += (size_t)snprintf(out + on, sizeof(out) - on, " ");
+	on += (size_t)snprintf(out + on, sizeof(out) - on, fmt, a, b);
+}
+
+static void s_run(void *ctx, const struct ptflow_run *r)
+{
+	(void)ctx;
+	uint64_t ip = r->ip;
+	for (uint32_t i = 0; i < r->ninsn; i++) {
+		put("%llx", ip, 0);
+		ip += r->lens[i];
+	}
+}
+
+static void s_event(void *ctx, const struct ptflow_event *ev)
+{
+	(void)ctx;
+	char f[96];
+	if (ev->type == PTFLOW_EV_ERROR) {
+		snprintf(f, sizeof(f), "[error %%llx: %s]", ev->msg);
+		put(f, ev->ip, 0);
+	} else if (ev->type == PTFLOW_EV_INTERRUPT) {
+		put("[interrupt %llx>%llx]", ev->ip, ev->target);
+	} else if (ev->type == PTFLOW_EV_EXEC_MODE || ev->type == PTFLOW_EV_TSX ||
+		   ev->type == PTFLOW_EV_PTWRITE || ev->type == PTFLOW_EV_PAGING) {
+		snprintf(f, sizeof(f), "[%s%s %%llx]", ptflow_ev_name(ev->type), ev->has_ip ? "@%llx" : "");
+		if (ev->has_ip)
+			put(f, ev->ip, ev->value);
+		else
+			put(f, ev->value, 0);
+	} else if (ev->has_ip) {
+		snprintf(f, sizeof(f), "[%s %%llx]", ptflow_ev_name(ev->type));
+		put(f, ev->ip, 0);
+	} else {
+		snprintf(f, sizeof(f), "[%s]", ptflow_ev_name(ev->type));
+		put(f, 0, 0);
+	}
+}
+
+static struct ptflow_config cfg;
+
+static void decode(void)
+{
+	static struct ptflow_block cache[64];
+	struct ptflow_decoder d;
+	struct ptflow_sink sink = { NULL, s_run, s_event };
+	cfg.image.read = img_read;
+	cfg.cache = cache;
+	cfg.cache_size = 64;
+	on = 0;
+	out[0] = 0;
+	ptflow_init(&d, &cfg, &sink);
+	ptflow_decode(&d, tr, tn, 0);
+}
+
+static void expect(const char *name, const char *want)
+{
+	decode();
+	CHECKF(!strcmp(out, want), name, "\n     got: %s\n    want: %s", out, want);
+	memset(&cfg, 0, sizeof(cfg));
+}
+
+int main(void)
+{
+	/* 33.4.2.1 TNT, 33.4.2.2 TIP and RET compression: taken Jcc, direct
+	 * call, compressed RET, indirect jmp, uncompressed RET (empty stack),
+	 * SYSCALL leaving the traced context (TIP.PGD, IP suppressed). */
+	start(0x1000);
+	tnt("!!");
+	tip(0x1020);
+	tip(0x100f);
+	pgd(0);
+	expect("33.7 tnt, compressed ret, tip, far transfer disables",
+	       "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100d 1020 1021 100f [disabled]");
+
+	/* Not-taken Jcc and direct JMP need no packets */
+	start(0x1000);
+	tnt(".!");
+	tip(0x100f);
+	pgd(0);
+	expect("33.4.2.1 not-taken jcc, direct jmp without packets",
+	       "[enabled 1000] 1000 1001 1003 1004 1008 1020 1021 100d 100f [disabled]");
+
+	/* DisRETC: every RET sends a TIP */
+	start(0x1000);
+	tnt("!");
+	tip(0x100d);
+	tip(0x100f);
+	pgd(0);
+	cfg.disretc = true;
+	expect("33.2.1 disretc: ret with tip",
+	       "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100d 100f [disabled]");
+
+	/* A taken bit for a RET whose CALL was not seen is an error */
+	start(0x1020);
+	tnt("!");
+	expect("33.4.2.2 compressed ret needs a seen call",
+	       "[enabled 1020] [error 1021: compressed ret: empty call stack]");
+
+	/* CALL with displacement 0 is not a call: nothing to compress against */
+	start(0x1022);
+	tip(0x1003);
+	fup(0x1008);
+	pgd(0);
+	expect("33.4.2.2 zero-length call is not pushed",
+	       "[enabled 1022] 1022 1027 1003 1004 [async disabled 1008]");
+
+	/* Interrupt: FUP (next IP) + TIP (handler); the instruction at the FUP
+	 * did not execute yet */
+	start(0x1000);
+	tnt(".");
+	fup(0x1004);
+	tip(0x1020);
+	tip(0x1004);
+	fup(0x1008);
+	pgd(0);
+	expect("33.7 interrupt fup+tip",
+	       "[enabled 1000] 1000 1001 1003 [interrupt 1004>1020] 1020 1021 1004 [async disabled 1008]");
+
+	/* PSB+ in the middle: status only, call stack reset */
+	start(0x1008);
+	psb();
+	mode(64);
+	fup(0x1020);
+	psbend();
+	tnt("!");
+	expect("33.4.1.1 psb+ is status; no ret compression across psb",
+	       "[enabled 1008] 1008 [error 1021: compressed ret: empty call stack]");
+
+	/* PSB+ without FUP: tracing is off until TIP.PGE */
+	tn = 0;
+	psb();
+	mode(64);
+	psbend();
+	pge(0x1020);
+	tip(0x100f);
+	pgd(0);
+	expect("33.7 psb+ without fup then tip.pge", "[enabled 1020] 1020 1021 100f [disabled]");
+
+	/* Synchronising at a PSB+ with a FUP: tracing on at that IP */
+	tn = 0;
+	psb();
+	mode(64);
+	fup(0x1020);
+	psbend();
+	tip(0x100f);
+	pgd(0);
+	expect("33.3.7 sync at psb+ with fup", "1020 1021 100f [disabled]");
+
+	/* Overflow, recovered with a FUP */
+	start(0x1000);
+	tnt("!");
+	ovf();
+	fup(0x1020);
+	tip(0x100f);
+	pgd(0);
+	expect("33.4.2.16 ovf then fup",
+	       "[enabled 1000] 1000 1001 [overflow] 1020 1021 100f [disabled]");
+
+	/* Overflow while tracing is off: recovered with TIP.PGE */
+	start(0x100f);
+	pgd(0);
+	ovf();
+	pge(0x1020);
+	tip(0x100f);
+	pgd(0);
+	expect("33.4.2.16 ovf then tip.pge",
+	       "[enabled 100f] 100f [disabled] [overflow] [enabled 1020] 1020 1021 100f [disabled]");
+
+	/* MODE.Exec takes effect at the next TIP: 32-bit code at 0x2000 */
+	start(0x100f);
+	mode(32);
+	tip(0x2000);
+	fup(0x2002);
+	pgd(0);
+	expect("33.4.2.13 mode.exec applies at the tip",
+	       "[enabled 100f] 100f [exec mode@2000 1] 2000 2001 [async disabled 2002]");
+
+	/* TSX: MODE.TSX + FUP gives the IP; abort: + TIP to the handler */
+	start(0x1003);
+	{ struct ptpkt p = P(ptpkt_mode_tsx); p.u.mode_tsx.intx = true; pk(p); }
+	fup(0x1004);
+	{ struct ptpkt p = P(ptpkt_mode_tsx); p.u.mode_tsx.abrt = true; pk(p); }
+	fup(0x1008);
+	tip(0x100f);
+	pgd(0);
+	expect("33.4.2.14 mode.tsx begin and abort",
+	       "[enabled 1003] 1003 [tsx@1004 1] 1004 [tsx@1008 2] 100f [disabled]");
+
+	/* PTWRITE: the PTW packet binds to the PTWRITE instruction */
+	start(0x1014);
+	{ struct ptpkt p = P(ptpkt_ptw); p.u.ptw.bytes = 8; p.u.ptw.payload = 0x42; pk(p); }
+	fup(0x101c);
+	pgd(0);
+	expect("33.4.2.21 ptw at the ptwrite", "[enabled 1014] 1014 [ptwrite@1014 42] 1019 [async disabled 101c]");
+
+	/* PIP: MOV CR3 */
+	start(0x1019);
+	{ struct ptpkt p = P(ptpkt_pip); p.u.pip.cr3 = 0x5000; pk(p); }
+	fup(0x101c);
+	pgd(0);
+	expect("33.4.2.10 pip", "[enabled 1019] [paging 5000] 1019 [async disabled 101c]");
+
+	/* TraceStop */
+	start(0x100f);
+	pk(P(ptpkt_stop));
+	pgd(0);
+	expect("33.4.2.12 tracestop", "[enabled 100f] [stopped] 100f [disabled]");
+
+	/* DisTNT: a conditional branch cannot be followed; resume at the next IP */
+	start(0x1000);
+	tip(0x100f);
+	pgd(0);
+	cfg.distnt = true;
+	expect("33.2.1 distnt gap", "[enabled 1000] 1000 1001 [gap 1001] 100f [disabled]");
+
+	/* FilterEn cleared by a Jcc: TIP.PGD without IP replaces the TNT bit */
+	start(0x1000);
+	pgd(0);
+	expect("33.4.2.5 jcc leaves the filter region", "[enabled 1000] 1000 1001 [disabled]");
+
+	/* Direct branch leaving the filter region: TIP.PGD with its target */
+	start(0x1003);
+	pgd(0x1008);
+	expect("33.4.2.5 direct jmp leaves the filter region", "[enabled 1003] 1003 1004 [disabled 1008]");
+
+	/* Errors: no code at the IP; straight-line walk without end; bad packet
+	 * then resync at the next PSB */
+	start(0x5000);
+	tnt("!");
+	expect("error: no code at ip", "[enabled 5000] [error 5000: no code at this address]");
+	start(0x1028);
+	tnt("!");
+	cfg.max_steps = 3;
+	expect("error: bounded work without packets",
+	       "[enabled 1028] 1028 1028 1028 [error 1028: too many instructions without a packet]");
+	start(0x1000);
+	raw("\xd9\xd9", 2);
+	psb();
+	mode(64);
+	psbend();
+	pge(0x100f);
+	pgd(0);
+	expect("error: bad packet, resync at psb",
+	       "[enabled 1000] [error 1000: unknown opcode] [enabled 100f] 100f [disabled]");
+
+	/* ---- errata ---- */
+	/* BDM70: PSB+ holds FUP and MODE.Exec while tracing is off, then TIP.PGE */
+	tn = 0;
+	psb();
+	mode(64);
+	fup(0x1003);
+	psbend();
+	pge(0x1020);
+	tip(0x100f);
+	pgd(0);
+	cfg.errata = PTFLOW_ERRATUM_BDM70;
+	expect("bdm70-psb_fup-tip_pge", "[enabled 1020] 1020 1021 100f [disabled]");
+	tn = 0;
+	psb();
+	mode(64);
+	fup(0x1003);
+	psbend();
+	pge(0x1020);
+	expect("bdm70-psb_fup-tip_pge without workaround is an error",
+	       "[error 1003: tip.pge while tracing is enabled]");
+
+	/* SKD007: OVF in the middle of a multi-byte CYC */
+	start(0x1000);
+	tnt("!");
+	raw("\x07\x02\xf3", 3); /* CYC first byte (Exp set), then OVF */
+	fup(0x1020);
+	tip(0x100f);
+	pgd(0);
+	cfg.errata = PTFLOW_ERRATUM_SKD007;
+	expect("skd007-cyc-ovf",
+	       "[enabled 1000] 1000 1001 [overflow] 1020 1021 100f [disabled]");
+
+	/* SKD022: VM entry clearing TraceEn sends FUP before TIP.PGD */
+	start(0x1011);
+	fup(0x1011);
+	pgd(0);
+	cfg.errata = PTFLOW_ERRATUM_SKD022;
+	expect("skd022-vmlaunch-fup-tip_pgd", "[enabled 1011] 1011 [disabled]");
+	start(0x1011);
+	fup(0x1011);
+	pgd(0);
+	expect("skd022 without workaround", "[enabled 1011] [async disabled 1011]");
+
+	/* SKD010: no FUP after OVF; the next TIP gives the IP */
+	start(0x1000);
+	tnt("!");
+	ovf();
+	tip(0x1020);
+	tip(0x100f);
+	pgd(0);
+	cfg.errata = PTFLOW_ERRATUM_SKD010;
+	expect("skd010-ovf-tip", "[enabled 1000] 1000 1001 [overflow] 1020 1021 100f [disabled]");
+
+	/* SKL014: TIP.PGD without IP after a direct branch out of the region */
+	start(0x1003);
+	pgd(0);
+	cfg.errata = PTFLOW_ERRATUM_SKL014;
+	expect("skl014-direct_jmp-tip_pgd", "[enabled 1003] 1003 1004 [disabled 1008]");
+
+	/* APL11: OVF followed by TIP.PGD */
+	start(0x1000);
+	tnt("!");
+	ovf();
+	pgd(0);
+	pge(0x100f);
+	pgd(0);
+	cfg.errata = PTFLOW_ERRATUM_APL11;
+	expect("apl11-ovf-tip_pgd", "[enabled 1000] 1000 1001 [overflow] [enabled 100f] 100f [disabled]");
+	start(0x1000);
+	tnt("!");
+	ovf();
+	pgd(0);
+	expect("apl11 without workaround is an error",
+	       "[enabled 1000] 1000 1001 [overflow] [error 1006: tip.pgd while tracing is disabled]");
+
+	/* APL12: OVF followed by an unexpected FUP while tracing is off */
+	start(0x1000);
+	tnt("!");
+	ovf();
+	fup(0x1003);
+	pge(0x100f);
+	pgd(0);
+	cfg.errata = PTFLOW_ERRATUM_APL12;
+	expect("apl12-ovf-fup-tip_pge", "[enabled 1000] 1000 1001 [overflow] [enabled 100f] 100f [disabled]");
+
+	/* SKZ84: a corrupt TMA followed by one bogus byte */
+	start(0x1000);
+	{ struct ptpkt p = P(ptpkt_tma); p.u.tma.ctc = 1; pk(p); }
+	raw("\xd9", 1);
+	tnt("!");
+	tip(0x100f);
+	pgd(0);
+	cfg.errata = PTFLOW_ERRATUM_SKZ84;
+	expect("skz84-tma-bogus-byte", "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100f [disabled]");
+
+	/* errata selection by CPU */
+	CHECK(ptflow_errata_for_cpu(6, 0x3d, -1) & PTFLOW_ERRATUM_BDM70, "errata: broadwell has bdm70");
+	CHECK(ptflow_errata_for_cpu(6, 0x4e, 3) & PTFLOW_ERRATUM_SKL014, "errata: skylake has skl014");
+	CHECK(ptflow_errata_for_cpu(6, 0x5c, -1) & PTFLOW_ERRATUM_APL11, "errata: apollo lake has apl11");
+	CHECK(ptflow_errata_for_cpu(6, 0x2a, -1) == 0, "errata: sandy bridge has none of these");
+	CHECK(ptflow_errata_for_cpu(15, 0x4e, -1) == 0, "errata: only family 6");
+	return check_exit();
+}
