@@ -9,6 +9,7 @@ Intel SDM Vol. 3C, section 33.4.2. Subcommands:
   check-types OUT       every packet type occurs
   check-stat OUT PT     --stat output accounts for every byte of PT
   compare OUT EXPECT    jsonl packets equal the generator's list
+  stat-vs-jsonl STAT JSONL   --stat counts equal the jsonl packets
   maxrss KB CMD...      CMD's peak RSS stays below KB
 """
 import json
@@ -190,6 +191,19 @@ def main():
                 skipped = int(f[1])
         assert total is not None and skipped is not None
         assert total + skipped == size, (total, skipped, size)
+    elif cmd == "stat-vs-jsonl":
+        want = {}
+        for l in open(sys.argv[3]):
+            o = json.loads(l)
+            if o["type"] != "error":
+                c, b = want.get(o["type"], (0, 0))
+                want[o["type"]] = (c + 1, b + o["size"])
+        got = {}
+        for line in open(sys.argv[2]):
+            f = line.split()
+            if f[0] in NAMES:
+                got[f[0]] = (int(f[1]), int(f[2]))
+        assert got == want, (got, want)
     elif cmd == "compare":
         got = []
         for l in open(sys.argv[2]):
