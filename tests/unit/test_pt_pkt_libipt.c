@@ -263,6 +263,47 @@ static bool lockstep(const char *name, uint8_t *buf, size_t len, size_t want_pkt
 	}
 }
 
+/* Sync points forward and backward agree with pt_pkt_sync_forward/_backward. */
+static void sync_lockstep(const char *name, uint8_t *buf, size_t len)
+{
+	struct pt_packet_decoder *ld = lib_decoder(buf, len);
+	struct ptpkt_decoder od;
+	size_t n = 0;
+	bool ok = true;
+	ptpkt_init(&od, buf, len, 0);
+	for (;;) {
+		int lr = pt_pkt_sync_forward(ld);
+		int orr = ptpkt_sync_forward(&od);
+		uint64_t loff = 0;
+		if (lr < 0 || orr < 0) {
+			ok = ok && lr == -pte_eos && orr == -ptpkt_err_eos;
+			break;
+		}
+		pt_pkt_get_sync_offset(ld, &loff);
+		ok = ok && loff == ptpkt_offset(&od);
+		n++;
+	}
+	pt_pkt_free_decoder(ld);
+	ld = lib_decoder(buf, len);
+	ptpkt_init(&od, buf, len, 0);
+	od.pos = od.end;
+	size_t m = 0;
+	for (;;) {
+		int lr = pt_pkt_sync_backward(ld);
+		int orr = ptpkt_sync_backward(&od);
+		uint64_t loff = 0;
+		if (lr < 0 || orr < 0) {
+			ok = ok && lr == -pte_eos && orr == -ptpkt_err_eos;
+			break;
+		}
+		pt_pkt_get_sync_offset(ld, &loff);
+		ok = ok && loff == ptpkt_offset(&od);
+		m++;
+	}
+	pt_pkt_free_decoder(ld);
+	CHECKF(ok && n == m && n > 0, name, "forward %zu, backward %zu sync points", n, m);
+}
+
 #define STREAM (1 << 20)
 
 /* Packets encoded by libipt's encoder. */
@@ -296,6 +337,7 @@ static void test_libipt_encoded(uint64_t *rng)
 	}
 	pt_enc_get_offset(enc, &off);
 	pt_free_encoder(enc);
+	sync_lockstep("libipt-encoded stream: same sync points forward and backward", buf, (size_t)off);
 	char name[96];
 	snprintf(name, sizeof(name), "libipt-encoded stream: %zu packets, %llu bytes, same decode", n,
 		 (unsigned long long)off);
