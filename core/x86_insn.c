@@ -121,6 +121,7 @@ static const uint8_t pfx_kind[256] = {
 
 /* Mandatory-prefix class, as in x86_valid.h: none, 66, F3, F2 (= VEX pp). */
 enum { MP_NONE, MP_66, MP_F3, MP_F2 };
+static const uint8_t mp_byte[4] = { 0, 0x66, 0xf3, 0xf2 };
 
 static inline bool valid(unsigned space, unsigned mp, unsigned op, unsigned mode,
 			 unsigned a, unsigned w, unsigned l, unsigned modrm)
@@ -380,6 +381,9 @@ int x86_decode(struct x86_insn *out, const uint8_t *b, size_t avail, uint64_t ip
 		case G_0F01:
 			ic = modrm == 0xc1 ? X86_IC_VMCALL : modrm == 0xc2 ? X86_IC_VMLAUNCH
 				: modrm == 0xc3 ? X86_IC_VMRESUME : X86_IC_OTHER;
+			/* ERETS (F2) and ERETU (F3) 0F 01 CA return from FRED events. */
+			if (modrm == 0xca && (mp == MP_F3 || mp == MP_F2))
+				ic = X86_IC_IRET;
 			break;
 		case G_0FAE:
 			ic = reg == 4 && mp == MP_F3 ? X86_IC_PTWRITE : X86_IC_OTHER;
@@ -404,6 +408,7 @@ int x86_decode(struct x86_insn *out, const uint8_t *b, size_t avail, uint64_t ip
 	out->modrm = (uint8_t)modrm;
 	out->has_modrm = (flags & M) != 0;
 	out->osize = (uint8_t)osize;
+	out->prefix = mp_byte[mp];
 	out->asize = (uint8_t)asize;
 	out->has_target = rel;
 	out->zero_len_call = false;

@@ -16,6 +16,11 @@
  * EVEX field a given instruction does not accept) are decoded: they raise #UD
  * when executed, so a trace never continues past them anyway.
  *
+ * Which opcodes are defined comes from core/x86_valid.c (generated with Zydis
+ * 4.0 by core/gen/x86_valid_gen.c, plus a few newer instructions added there
+ * by hand from the SDM: WRMSRNS, RDMSRLIST/WRMSRLIST, ERETS/ERETU, LKGS,
+ * CMPccXADD). Knights Corner (MVEX) encodings are undefined.
+ *
  * Near branches follow Intel: in 64-bit mode a 66h prefix does not shrink a
  * relative branch (AMD processors differ; PT is Intel).
  *
@@ -57,7 +62,7 @@ enum x86_iclass {
 	X86_IC_FAR_CALL,	/* CALL ptr16:z (9A), CALL m16:z (FF /3) */
 	X86_IC_FAR_RET,		/* RETF, RETF imm16 (CB, CA) */
 	X86_IC_INT,		/* INT n, INT3, INT1, INTO */
-	X86_IC_IRET,		/* IRET/IRETD/IRETQ */
+	X86_IC_IRET,		/* IRET/IRETD/IRETQ, ERETS/ERETU (FRED) */
 	X86_IC_SYSCALL,
 	X86_IC_SYSRET,
 	X86_IC_SYSENTER,
@@ -106,6 +111,7 @@ struct x86_insn {
 	uint8_t modrm;		/* 0 when has_modrm is false */
 	uint8_t osize;		/* effective operand size in bits: 16, 32 or 64 */
 	uint8_t asize;		/* effective address size in bits */
+	uint8_t prefix;		/* mandatory prefix: 0, 0x66, 0xf3 or 0xf2 (VEX/EVEX/XOP: pp) */
 	bool has_modrm;
 	bool has_target;	/* relative branch: target is valid */
 	bool zero_len_call;	/* CALL with displacement 0 (pushes, is not a call) */

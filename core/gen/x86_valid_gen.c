@@ -97,6 +97,35 @@ static int modrm_ext(int a16, int modrm)
 
 static const uint8_t legacy_pfx[4] = { 0, 0x66, 0xf3, 0xf2 };
 
+/*
+ * Instructions newer than Zydis 4.0, added from the SDM (Vol. 2, 2023/2024
+ * editions) and the ISA extensions reference. pfx: 0 none, 1 66, 2 F3, 3 F2;
+ * m: 0/1/2 for 16/32/64-bit mode. Keep tests/unit/test_x86_zydis.c's
+ * newer_than_zydis() in step.
+ */
+static void newer(int s, int pfx, int op, int m, int a, int w, int l, uint8_t b[32])
+{
+	(void)a;
+	for (int mr = 0; mr < 256; mr++) {
+		int mod = mr >> 6, reg = mr >> 3 & 7, on = 0;
+		if (s == X86V_0F && op == 0x01) {
+			/* WRMSRNS: NP 0F 01 C6, all modes. */
+			on |= pfx == 0 && mr == 0xc6;
+			/* RDMSRLIST F2 0F 01 C6, WRMSRLIST F3 0F 01 C6, ERETS F2 0F 01 CA,
+			 * ERETU F3 0F 01 CA (FRED): 64-bit mode only. */
+			on |= m == 2 && (pfx == 2 || pfx == 3) && (mr == 0xc6 || mr == 0xca);
+		}
+		/* LKGS r/m16: F2 0F 00 /6, 64-bit mode only. */
+		on |= s == X86V_0F && op == 0x00 && pfx == 3 && reg == 6 && m == 2;
+		/* CMPccXADD m32/m64, r, r: VEX.128.66.0F38.W0/W1 E0..EF, memory only,
+		 * 64-bit mode only. */
+		on |= s == X86V_VEX2 && pfx == 1 && op >= 0xe0 && op <= 0xef && l == 0 &&
+		      mod != 3 && m == 2 && w <= 1;
+		if (on)
+			b[mr >> 3] |= (uint8_t)(1u << (mr & 7));
+	}
+}
+
 /* Build the probe for one combination; returns its length (buffer is 24). */
 static size_t probe(uint8_t *p, int space, int pfx, int op, int mode, int a, int w, int l,
 		    int modrm, int alt)
@@ -198,6 +227,7 @@ int main(int argc, char **argv)
 								if (ok)
 									b[mr >> 3] |= (uint8_t)(1u << (mr & 7));
 							}
+							newer(s, pfx, op, m, a, w, l, b);
 							int bi = bits_index(b);
 							r[m * 16 + a * 8 + w * 4 + l] = (uint16_t)bi;
 						}
