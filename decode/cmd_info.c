@@ -65,6 +65,41 @@ static int show_caps(const struct rundir *rd, int full)
 	return 0;
 }
 
+/* The same decode with libipt's ptxed, for users who want its output. */
+static void show_ptxed(const struct rundir *rd)
+{
+	json_t *files = json_object_get(rd->manifest, "files");
+	size_t i;
+	json_t *f;
+	bool have_trace = false;
+	json_array_foreach(files, i, f) {
+		const char *n = json_string_value(json_object_get(f, "name"));
+		const char *st = json_string_value(json_object_get(f, "status"));
+		if (n && st && !strcmp(n, "trace.pt") && !strcmp(st, "written"))
+			have_trace = true;
+	}
+	if (!have_trace)
+		return;
+	printf("ptxed        ptxed --pt %s/trace.pt", rd->path);
+	json_t *cpu = json_object_get(rd->manifest, "cpu");
+	if (cpu && !strcmp(json_string_value(json_object_get(cpu, "vendor")) ?: "", "GenuineIntel"))
+		printf(" --cpu %lld/%lld/%lld",
+		       (long long)json_integer_value(json_object_get(cpu, "family")),
+		       (long long)json_integer_value(json_object_get(cpu, "model")),
+		       (long long)json_integer_value(json_object_get(cpu, "stepping")));
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/memmap.json", rd->path);
+	json_t *mm = json_load_file(path, 0, NULL);
+	json_array_foreach(json_object_get(mm, "regions"), i, f) {
+		const char *snap = json_string_value(json_object_get(f, "snapshot"));
+		const char *phys = json_string_value(json_object_get(f, "phys"));
+		if (snap && phys && !strchr(snap, '/'))
+			printf(" \\\n               --raw %s/%s:%s", rd->path, snap, phys);
+	}
+	json_decref(mm);
+	printf("\n");
+}
+
 int cmd_info(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -127,6 +162,12 @@ int cmd_info(int argc, char **argv)
 		printf("  %-24s %12lld  %s\n", jstr(f, "name"),
 		       (long long)json_integer_value(json_object_get(f, "size")), jstr(f, "status"));
 	}
+	json_t *tr = json_object_get(m, "trace");
+	if (tr)
+		printf("Trace        %s, %lld bytes\n",
+		       json_string_value(json_object_get(tr, "source")) ?: "Intel PT",
+		       (long long)json_integer_value(json_object_get(tr, "bytes")));
+	show_ptxed(&rd);
 	rundir_close(&rd);
 	return rc;
 }

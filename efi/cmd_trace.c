@@ -234,17 +234,44 @@ static EFI_STATUS run_target(struct traced_image *img, bool *started)
 	return st;
 }
 
+/* --filter image=NAME: the image's [base, base+size-1] (33.2.5.3 ranges are
+ * inclusive), looked up once the traced image itself is loaded. */
+static bool resolve_image_filters(struct strbuf *err)
+{
+	for (unsigned i = 0; i < opt.cfg.nranges; i++) {
+		const char *name = opt.cfg.range[i].image;
+		if (!name)
+			continue;
+		uint64_t base, size;
+		if (!sideband_find_image(name, &base, &size) || !size) {
+			sb_printf(err, "--filter image=%s: no loaded image has that name (see "
+				       "images.json of a snapshot run for the names)",
+				  name);
+			return false;
+		}
+		ptcfg_resolve_range(&opt.cfg, i, base, base + size - 1);
+		con_printf("efipt: filter %u: image %s = 0x%llx-0x%llx\n", i, name,
+			   (unsigned long long)base, (unsigned long long)(base + size - 1));
+	}
+	return true;
+}
+
 static EFI_STATUS trace_hw(struct app *app, struct traced_image *img, bool *started,
 			   struct collect *trace)
 {
 	struct hw *h = &hwstate;
 	sb_init(&h->msg_sb, h->msg, sizeof(h->msg));
+	if (!resolve_image_filters(&h->msg_sb)) {
+		fail(app, "failed", EFI_NOT_FOUND, h->msg);
+		return EFI_NOT_FOUND;
+	}
 	if (ptcfg_validate(&opt.cfg, &app->caps, &h->set, &h->msg_sb)) {
 		fail(app, "unsupported", EFI_UNSUPPORTED, h->msg);
 		return EFI_UNSUPPORTED;
 	}
 	if (h->msg_sb.len)
-		con_printf("efipt: note: %s\n", h->msg);
+		con_printf("efipt: %s\n", h->msg);
+
 	sb_reset(&h->msg_sb);
 	ptout_init(&h->out, h->reg, MAX_REGIONS, h->tab, MAX_TABLES);
 	if (ptout_build(&h->out, &h->set, &efi_trace_mem, &h->msg_sb)) {

@@ -96,21 +96,30 @@ static void devpath_text(EFI_DEVICE_PATH *dp, char *out, UINTN cap)
 	}
 }
 
+/* The name the summary and images.json use: the CodeView debug file's base
+ * name where the build recorded one, else the device path's last component. */
+static void image_name(EFI_LOADED_IMAGE *li, struct pe_info *pe, int *perr, char *path,
+		       UINTN path_cap, char *name, UINTN name_cap)
+{
+	const UINT8 *base = li->ImageBase;
+	*perr = base && li->ImageSize ? pe_read_info(base, li->ImageSize, true, pe)
+				      : PE_ERR_TRUNCATED;
+	path[0] = 0;
+	if (li->FilePath)
+		devpath_text(li->FilePath, path, path_cap);
+	if (*perr == PE_OK && pe->debug_path[0])
+		pe_debug_name(pe->debug_path, name, name_cap);
+	else
+		pe_debug_name(path, name, name_cap);
+}
+
 static void image_entry(struct strbuf *sb, EFI_LOADED_IMAGE *li, bool first,
 			struct ptsum_image *out)
 {
 	struct pe_info pe;
-	const UINT8 *base = li->ImageBase;
-	int perr = base && li->ImageSize ? pe_read_info(base, li->ImageSize, true, &pe)
-					  : PE_ERR_TRUNCATED;
-	char path[256] = "";
-	if (li->FilePath)
-		devpath_text(li->FilePath, path, sizeof(path));
-	char name[64] = "";
-	if (perr == PE_OK && pe.debug_path[0])
-		pe_debug_name(pe.debug_path, name, sizeof(name));
-	else
-		pe_debug_name(path, name, sizeof(name));
+	int perr;
+	char path[256], name[64];
+	image_name(li, &pe, &perr, path, sizeof(path), name, sizeof(name));
 	if (out) {
 		out->base = (UINTN)li->ImageBase;
 		out->size = li->ImageSize;
@@ -170,6 +179,34 @@ static EFI_STATUS write_images(struct run *run, struct sideband_stats *stats,
 	st = sb.truncated ? EFI_BUFFER_TOO_SMALL : run_write_file(run, "images.json", buf, sb.len);
 	FreePool(buf);
 	return st;
+}
+
+bool sideband_find_image(const char *want, uint64_t *base, uint64_t *size)
+{
+	EFI_GUID lip = LOADED_IMAGE_PROTOCOL;
+	UINTN nh = 0;
+	EFI_HANDLE *handles = NULL;
+	if (EFI_ERROR(uefi_call_wrapper(BS->LocateHandleBuffer, 5, ByProtocol, &lip, NULL, &nh,
+					&handles)))
+		return false;
+	bool found = false;
+	for (UINTN i = 0; i < nh && !found; i++) {
+		EFI_LOADED_IMAGE *li;
+		if (EFI_ERROR(uefi_call_wrapper(BS->HandleProtocol, 3, handles[i], &lip,
+						(void **)&li)))
+			continue;
+		struct pe_info pe;
+		int perr;
+		char path[256], name[64];
+		image_name(li, &pe, &perr, path, sizeof(path), name, sizeof(name));
+		if (!efipt_strcmp(name, want)) {
+			*base = (UINTN)li->ImageBase;
+			*size = li->ImageSize;
+			found = true;
+		}
+	}
+	FreePool(handles);
+	return found;
 }
 
 EFI_STATUS sideband_write(struct run *run, struct sideband_stats *stats,

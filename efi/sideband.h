@@ -26,4 +26,7 @@ struct sideband_stats {
 EFI_STATUS sideband_write(struct run *run, struct sideband_stats *stats,
 			  struct ptsum_image *img, unsigned max, unsigned *nimg);
 
+/* Find a loaded image by the name images.json gives it. */
+bool sideband_find_image(const char *name, uint64_t *base, uint64_t *size);
+
 #endif

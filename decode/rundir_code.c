@@ -1,0 +1,165 @@
+/* Snapshots and image list of a run directory; see rundir_code.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "decode/rundir_code.h"
+
+#define MAX_SNAPSHOTS 4096
+#define MAX_IMAGES 4096
+
+static json_t *load_json(const struct rundir *rd, const char *name, char *err, size_t errlen)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/%s", rd->path, name);
+	json_error_t je;
+	json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (!j)
+		snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+	return j;
+}
+
+static int hexarg(json_t *v, unsigned long long *out)
+{
+	const char *s = json_string_value(v);
+	char *end;
+	if (!s || strncmp(s, "0x", 2))
+		return -1;
+	errno = 0;
+	*out = strtoull(s, &end, 16);
+	return errno || *end ? -1 : 0;
+}
+
+static int map_snapshot(struct rundir_code *c, const struct rundir *rd, const char *name,
+			unsigned long long phys, unsigned long long size, char *err,
+			size_t errlen)
+{
+	if (strchr(name, '/') || name[0] == '.') {
+		snprintf(err, errlen, "memmap.json: snapshot name '%s' is not a plain file name",
+			 name);
+		return -1;
+	}
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/%s", rd->path, name);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) || (unsigned long long)st.st_size != size) {
+		snprintf(err, errlen, "%s: %lld bytes, memmap.json says %llu", path,
+			 (long long)st.st_size, size);
+		close(fd);
+		return -1;
+	}
+	void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
+		return -1;
+	}
+	c->maps[c->nmaps] = p;
+	c->map_sizes[c->nmaps] = size;
+	c->nmaps++;
+	if (!memview_add(&c->view, phys, size, p)) {
+		snprintf(err, errlen, "%s: cannot map %llu bytes at 0x%llx", path, size, phys);
+		return -1;
+	}
+	return 0;
+}
+
+int rundir_code_load(struct rundir_code *c, const struct rundir *rd, char *err, size_t errlen)
+{
+	memset(c, 0, sizeof(*c));
+	c->regions = calloc(MAX_SNAPSHOTS, sizeof(*c->regions));
+	c->maps = calloc(MAX_SNAPSHOTS, sizeof(*c->maps));
+	c->map_sizes = calloc(MAX_SNAPSHOTS, sizeof(*c->map_sizes));
+	c->images = calloc(MAX_IMAGES, sizeof(*c->images));
+	if (!c->regions || !c->maps || !c->map_sizes || !c->images) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	memview_init(&c->view, c->regions, MAX_SNAPSHOTS);
+
+	json_t *mm = load_json(rd, "memmap.json", err, errlen);
+	if (!mm)
+		return -1;
+	json_t *regions = json_object_get(mm, "regions");
+	size_t i;
+	json_t *r;
+	int rc = 0;
+	if (!json_is_array(regions)) {
+		snprintf(err, errlen, "memmap.json: \"regions\" must be an array");
+		rc = -1;
+	}
+	json_array_foreach(regions, i, r) {
+		if (rc)
+			break;
+		json_t *snap = json_object_get(r, "snapshot");
+		if (!snap)
+			continue;
+		unsigned long long phys;
+		json_t *pages = json_object_get(r, "pages");
+		if (!json_is_string(snap) || hexarg(json_object_get(r, "phys"), &phys) ||
+		    !json_is_integer(pages) || json_integer_value(pages) <= 0 ||
+		    json_integer_value(pages) > (1ll << 36)) {
+			snprintf(err, errlen, "memmap.json: region %zu is malformed", i);
+			rc = -1;
+			break;
+		}
+		if (c->nmaps >= MAX_SNAPSHOTS) {
+			snprintf(err, errlen, "memmap.json: more than %d snapshots", MAX_SNAPSHOTS);
+			rc = -1;
+			break;
+		}
+		rc = map_snapshot(c, rd, json_string_value(snap), phys,
+				  (unsigned long long)json_integer_value(pages) * 4096ull, err, errlen);
+	}
+	json_decref(mm);
+	if (rc)
+		return rc;
+
+	json_t *ij = load_json(rd, "images.json", err, errlen);
+	if (!ij)
+		return -1;
+	json_t *imgs = json_object_get(ij, "images");
+	if (!json_is_array(imgs)) {
+		snprintf(err, errlen, "images.json: \"images\" must be an array");
+		rc = -1;
+	}
+	json_array_foreach(imgs, i, r) {
+		if (rc || c->nimages >= MAX_IMAGES)
+			break;
+		unsigned long long base;
+		json_t *size = json_object_get(r, "size");
+		const char *name = json_string_value(json_object_get(r, "name"));
+		if (hexarg(json_object_get(r, "base"), &base) || !json_is_integer(size) || !name) {
+			snprintf(err, errlen, "images.json: image %zu is malformed", i);
+			rc = -1;
+			break;
+		}
+		struct ptsum_image *m = &c->images[c->nimages++];
+		m->base = base;
+		m->size = (uint64_t)json_integer_value(size);
+		snprintf(m->name, sizeof(m->name), "%s", name);
+	}
+	json_decref(ij);
+	return rc;
+}
+
+void rundir_code_free(struct rundir_code *c)
+{
+	for (unsigned i = 0; i < c->nmaps; i++)
+		munmap(c->maps[i], c->map_sizes[i]);
+	free(c->regions);
+	free(c->maps);
+	free(c->map_sizes);
+	free(c->images);
+	memset(c, 0, sizeof(*c));
+}

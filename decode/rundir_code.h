@@ -1,0 +1,27 @@
+/*
+ * The code and image list of a run directory, as the decoders need them:
+ * every mem-<phys>.bin snapshot named in memmap.json mapped at its address,
+ * and images.json as the list the decode summary attributes instructions to.
+ */
+#ifndef EFIPT_DECODE_RUNDIR_CODE_H
+#define EFIPT_DECODE_RUNDIR_CODE_H
+
+#include "core/memview.h"
+#include "core/pt_summary.h"
+#include "decode/rundir.h"
+
+struct rundir_code {
+	struct memview view;
+	struct memview_region *regions;
+	void **maps;              /* mmap'd snapshot files */
+	size_t *map_sizes;
+	unsigned nmaps;
+	struct ptsum_image *images;
+	unsigned nimages;
+};
+
+/* Returns 0, or -1 with a message naming the file and the problem in err. */
+int rundir_code_load(struct rundir_code *c, const struct rundir *rd, char *err, size_t errlen);
+void rundir_code_free(struct rundir_code *c);
+
+#endif
