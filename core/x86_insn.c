@@ -85,6 +85,27 @@ static const uint8_t op0f[256] = {
 	[0xd0 ... 0xff] = M,
 };
 
+/*
+ * Bytes that follow a ModRM byte in memory forms: bits 0-2 the displacement
+ * size, bit 3 a SIB byte (SDM Vol. 2, Tables 2-1 and 2-2). Rows are mod
+ * 00/01/10/11, each the same for all eight reg values.
+ */
+#define X8(...) __VA_ARGS__, __VA_ARGS__, __VA_ARGS__, __VA_ARGS__, \
+		__VA_ARGS__, __VA_ARGS__, __VA_ARGS__, __VA_ARGS__
+static const uint8_t modrm_a32[256] = {
+	X8(0, 0, 0, 0, 8, 4, 0, 0),	/* mod 00: rm 100 SIB, rm 101 disp32 */
+	X8(1, 1, 1, 1, 9, 1, 1, 1),	/* mod 01: disp8 */
+	X8(4, 4, 4, 4, 12, 4, 4, 4),	/* mod 10: disp32 */
+	X8(0, 0, 0, 0, 0, 0, 0, 0),	/* mod 11: register */
+};
+static const uint8_t modrm_a16[256] = {
+	X8(0, 0, 0, 0, 0, 0, 2, 0),	/* mod 00: rm 110 disp16 */
+	X8(1, 1, 1, 1, 1, 1, 1, 1),
+	X8(2, 2, 2, 2, 2, 2, 2, 2),
+	X8(0, 0, 0, 0, 0, 0, 0, 0),
+};
+#undef X8
+
 /* Branch classes; G_* are refined from the ModRM byte or prefixes. */
 enum {
 	G_FF = X86_IC_COUNT,	/* FF /2 /3 /4 /5 */
@@ -309,21 +330,18 @@ int x86_decode(struct x86_insn *out, const uint8_t *b, size_t avail, uint64_t ip
 	if (flags & M) {
 		NEED(1);
 		modrm = b[pos++];
-		unsigned mod = modrm >> 6, rm = modrm & 7;
-		if (mod != 3 && !(flags & FREG && space == X86V_0F)) {
-			unsigned d;
-			if (asize == 16) {
-				d = mod == 1 ? 1 : mod == 2 ? 2 : rm == 6 ? 2 : 0;
-			} else if (rm == 4) {
-				NEED(1);
-				unsigned base = b[pos++] & 7;
-				d = mod == 1 ? 1 : mod == 2 ? 4 : base == 5 ? 4 : 0;
-			} else {
-				d = mod == 1 ? 1 : mod == 2 ? 4 : rm == 5 ? 4 : 0;
-			}
-			NEED(d);
-			pos += d;
+		unsigned e = flags & FREG ? 0 : asize == 16 ? modrm_a16[modrm] : modrm_a32[modrm];
+		if (e & 8) {
+			/* SIB; base 101 with mod 00 means disp32 and no base. */
+			NEED(1);
+			if ((b[pos] & 7) == 5 && modrm < 0x40)
+				e += 4;
+			pos++;
 		}
+		e &= 7;
+		NEED(e);
+		pos += e;
+		unsigned mod = modrm >> 6;
 		if (l & 0x10)
 			l = mod == 3 ? 2 : l & 3;
 		if (space == X86V_0F && op == 0x0f) {

@@ -123,6 +123,11 @@ struct x86_insn {
  * Returns its length (1..15) and fills *out, or a negative enum x86_err:
  * -X86_ERR_NEED_MORE only when more bytes could still make it valid (avail
  * is below 15 and the bytes so far are a proper prefix of an instruction).
+ *
+ * ip is the offset from the CS base (EIP/RIP): direct targets wrap to 16 or
+ * 32 bits outside 64-bit mode, as (E)IP does. Where the CS base is not zero
+ * (real mode, CS<<4) and the trace carries linear addresses (CPUID.(14H,0):
+ * ECX.LIP = 1), pass ip - base and add the base back to the target.
  */
 int x86_decode(struct x86_insn *out, const uint8_t *bytes, size_t avail,
 	       uint64_t ip, enum x86_mode mode);
