@@ -115,7 +115,7 @@ const char *ptflow_ev_name(int type)
 /* ---- blocks -------------------------------------------------------------- */
 
 int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
-			struct ptflow_block *b)
+			struct ptflow_block *b, uint8_t *lens)
 {
 	uint8_t buf[128];
 	size_t have = 0;	/* bytes in buf, buf[0] is at address bufip */
@@ -126,6 +126,7 @@ int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
 	b->ip = ip;
 	b->mode = mode;
 	b->ninsn = 0;
+	b->last_len = 0;
 	b->iclass = X86_IC_OTHER;
 	b->has_target = 0;
 	b->zero_len_call = 0;
@@ -168,7 +169,10 @@ int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
 			ret = n;
 			break;
 		}
-		b->lens[b->ninsn++] = (uint8_t)n;
+		if (lens)
+			lens[b->ninsn] = (uint8_t)n;
+		b->ninsn++;
+		b->last_len = (uint8_t)n;
 		cur += (uint64_t)n;
 		if (in.iclass != X86_IC_OTHER) {
 			b->bend = PTFLOW_BEND_BRANCH;
@@ -183,7 +187,7 @@ int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
 			break;
 		}
 	}
-	b->next = cur;
+	b->size = (uint32_t)(cur - ip);
 	return ret;
 }
 
@@ -197,7 +201,8 @@ static const struct ptflow_block *block_get(struct ptflow_decoder *d, uint64_t i
 		if (b->valid && b->ip == ip && b->mode == d->mode)
 			return b;
 	}
-	ptflow_block_decode(&d->cfg.image, ip, d->mode, b);
+	d->stat.decoded++;
+	ptflow_block_decode(&d->cfg.image, ip, d->mode, b, NULL);
 	return b;
 }
 
@@ -256,10 +261,13 @@ static void run(struct ptflow_decoder *d, const struct ptflow_block *b, uint32_t
 		d->stat.branches++;
 	d->walked = true;
 	if (d->sink.run) {
+		struct ptflow_block tmp;
+		uint8_t lens[PTFLOW_BLOCK_MAX];
 		struct ptflow_run r;
+		ptflow_block_decode(&d->cfg.image, b->ip, b->mode, &tmp, lens);
 		r.ip = b->ip;
-		r.lens = b->lens;
-		r.ninsn = n;
+		r.lens = lens;
+		r.ninsn = n <= tmp.ninsn ? n : tmp.ninsn;
 		r.mode = b->mode;
 		r.last_iclass = last_iclass;
 		d->sink.run(d->sink.ctx, &r);
@@ -379,6 +387,24 @@ static int fetch(struct ptflow_decoder *d)
 	for (;;) {
 		struct ptpkt p;
 		uint64_t off = ptpkt_offset(&d->pk);
+		/* Short TNT (33.4.2.1), the most common packet: any even byte
+		 * but 00 (PAD) and 02 (extended opcodes), outside BBP blocks.
+		 * The highest set bit is the stop bit, B1 is right below it. */
+		if (d->pk.sync && !d->pk.block && d->pk.pos < d->pk.end) {
+			unsigned b = *d->pk.pos;
+			if (!(b & 1) && b > 2) {
+				unsigned stop = 31u - (unsigned)__builtin_clz(b);
+				d->pk.pos++;
+				d->stat.packets++;
+				d->steps = 0;
+				d->tnt_n = (uint8_t)(stop - 1);
+				d->tnt_bits = (b >> 1) & ((1u << (stop - 1)) - 1);
+				d->pend_off = off;
+				if (!d->tnt_n)
+					continue;
+				return 0;
+			}
+		}
 		int r = ptpkt_next(&d->pk, &p);
 		if (r < 0)
 			return r;
@@ -784,15 +810,20 @@ static int handle_pend(struct ptflow_decoder *d)
 
 /* Index k of the instruction at fip in b (0..ninsn-1; ninsn if b ends at
  * code that cannot be decoded and fip is that address), or -1. */
-static int fup_index(const struct ptflow_block *b, uint64_t fip)
+static int fup_index(const struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t fip)
 {
-	if (fip < b->ip || fip > b->next)
+	if (fip < b->ip || fip > b->ip + b->size)
 		return -1;
+	if (fip == b->ip)
+		return 0;
+	struct ptflow_block tmp;
+	uint8_t lens[PTFLOW_BLOCK_MAX];
+	ptflow_block_decode(&d->cfg.image, b->ip, b->mode, &tmp, lens);
 	uint64_t a = b->ip;
-	for (unsigned i = 0; i < b->ninsn; i++) {
+	for (unsigned i = 0; i < tmp.ninsn; i++) {
 		if (a == fip)
 			return (int)i;
-		a += b->lens[i];
+		a += lens[i];
 	}
 	if (a == fip && (b->bend == PTFLOW_BEND_NOCODE || b->bend == PTFLOW_BEND_INVALID))
 		return b->ninsn;
@@ -934,6 +965,7 @@ static int do_block(struct ptflow_decoder *d)
 	struct ptflow_block tmp;
 	const struct ptflow_block *b = block_get(d, d->ip, &tmp);
 
+	d->stat.blocks++;
 	if (pend_is(d, ptpkt_ovf) && b->bend == PTFLOW_BEND_BRANCH && needs_packet(b->iclass)) {
 		/* The overflow is noticed where the next packet is needed:
 		 * the instructions before that branch ran, the branch itself
@@ -942,7 +974,7 @@ static int do_block(struct ptflow_decoder *d)
 		return handle_pend(d);
 	}
 	if (pend_is(d, ptpkt_fup)) {
-		int k = fup_index(b, d->pend.u.ip.ip);
+		int k = fup_index(d, b, d->pend.u.ip.ip);
 		if (k >= 0) {
 			run(d, b, (uint32_t)k, X86_IC_OTHER);
 			d->ip = d->pend.u.ip.ip;
@@ -955,19 +987,19 @@ static int do_block(struct ptflow_decoder *d)
 	switch (b->bend) {
 	case PTFLOW_BEND_NOCODE:
 		run(d, b, b->ninsn, X86_IC_OTHER);
-		return error(d, d->pend_off, b->next, "no code at this address");
+		return error(d, d->pend_off, (b->ip + b->size), "no code at this address");
 	case PTFLOW_BEND_INVALID:
 		run(d, b, b->ninsn, X86_IC_OTHER);
-		return error(d, d->pend_off, b->next, "invalid instruction");
+		return error(d, d->pend_off, (b->ip + b->size), "invalid instruction");
 	case PTFLOW_BEND_SPLIT:
 		run(d, b, b->ninsn, X86_IC_OTHER);
-		d->ip = b->next;
+		d->ip = (b->ip + b->size);
 		return STEP_OK;
 	default:
 		break;
 	}
 
-	uint64_t last = b->next - b->lens[b->ninsn - 1];
+	uint64_t last = b->ip + b->size - b->last_len;
 	int bit = 0, r;
 	switch (b->iclass) {
 	case X86_IC_JCC:
@@ -990,13 +1022,13 @@ static int do_block(struct ptflow_decoder *d)
 		if (r)
 			return r;
 		run(d, b, b->ninsn, b->iclass);
-		d->ip = bit ? b->target : b->next;
+		d->ip = bit ? b->target : (b->ip + b->size);
 		return STEP_OK;
 	case X86_IC_JMP_DIRECT:
 	case X86_IC_CALL_DIRECT:
 		run(d, b, b->ninsn, b->iclass);
 		if (b->iclass == X86_IC_CALL_DIRECT && !b->zero_len_call)
-			stack_push(d, b->next);
+			stack_push(d, (b->ip + b->size));
 		if (!d->tnt_n && pend_is(d, ptpkt_tip_pgd) &&
 		    ((pend_has_ip(d) && d->pend.u.ip.ip == b->target) ||
 		     (!pend_has_ip(d) && (d->cfg.errata & PTFLOW_ERRATUM_SKL014)))) {
@@ -1029,7 +1061,7 @@ static int do_block(struct ptflow_decoder *d)
 	case X86_IC_CALL_INDIRECT:
 		if (d->have_pend || d->tnt_n) {
 			run(d, b, b->ninsn, b->iclass);
-			stack_push(d, b->next);
+			stack_push(d, (b->ip + b->size));
 			return take_tip(d, last);
 		}
 		return STEP_DONE;
@@ -1064,12 +1096,12 @@ static int do_block(struct ptflow_decoder *d)
 			d->have_pend = false;
 			emit(d, &ev);
 		}
-		d->ip = b->next;
+		d->ip = (b->ip + b->size);
 		return STEP_OK;
 	default:
 		/* MOV CR3, HLT, UD*: no packet of their own */
 		run(d, b, b->ninsn, b->iclass);
-		d->ip = b->next;
+		d->ip = (b->ip + b->size);
 		return STEP_OK;
 	}
 }
@@ -1092,9 +1124,91 @@ static bool pend_binds(const struct ptflow_decoder *d)
 	}
 }
 
+/*
+ * Bulk TNT consumption: while TNT bits are buffered and nothing else is
+ * pending, follow conditional branches, direct jumps and calls and
+ * compressed RETs block by block without leaving this loop. Anything
+ * unusual (an error, a branch that needs a TIP, PTWRITE, the step limit)
+ * goes back to do_block(), which handles every case.
+ */
+static void fast_walk(struct ptflow_decoder *d)
+{
+	struct ptflow_block *cache = d->cfg.cache;
+	uint32_t mask = d->cfg.cache_size - 1;
+	uint64_t ip = d->ip, tnt = d->tnt_bits, insns = 0, branches = 0, blocks = 0;
+	unsigned n = d->tnt_n;
+	bool sink = d->sink.run != NULL;
+	struct ptflow_block tmp;
+
+	if (!cache)
+		return;
+	while (n) {
+		uint64_t h = (ip ^ (ip >> 13)) * 0x9E3779B97F4A7C15ull;
+		const struct ptflow_block *b = &cache[(h >> 40) & mask];
+		if (!(b->valid && b->ip == ip && b->mode == d->mode)) {
+			d->ip = ip;
+			b = block_get(d, ip, &tmp);
+			if (b == &tmp)
+				break;
+		}
+		if (d->steps + b->ninsn > d->cfg.max_steps)
+			break;
+		/* the next block is one of two: fetch both cache slots early */
+		uint64_t ft = b->ip + b->size;
+		__builtin_prefetch(&cache[(((ft ^ (ft >> 13)) * 0x9E3779B97F4A7C15ull) >> 40) & mask]);
+		__builtin_prefetch(&cache[(((b->target ^ (b->target >> 13)) * 0x9E3779B97F4A7C15ull) >> 40) & mask]);
+		uint64_t next;
+		if (b->bend == PTFLOW_BEND_SPLIT) {
+			next = (b->ip + b->size);
+		} else if (b->bend != PTFLOW_BEND_BRANCH) {
+			break;
+		} else if (b->iclass == X86_IC_JCC) {
+			n--;
+			next = (tnt >> n) & 1 ? b->target : (b->ip + b->size);
+		} else if (b->iclass == X86_IC_JMP_DIRECT) {
+			next = b->target;
+		} else if (b->iclass == X86_IC_CALL_DIRECT) {
+			if (!b->zero_len_call)
+				stack_push(d, (b->ip + b->size));
+			next = b->target;
+		} else if (b->iclass == X86_IC_RET_NEAR && !d->cfg.disretc && d->sn &&
+			   ((tnt >> (n - 1)) & 1)) {
+			n--;
+			d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
+			d->sn--;
+			next = d->stack[d->sp];
+		} else {
+			break;
+		}
+		d->steps += b->ninsn;
+		insns += b->ninsn;
+		branches += b->iclass != X86_IC_OTHER;
+		blocks++;
+		if (sink) {
+			d->ip = ip;
+			run(d, b, b->ninsn, b->iclass);
+			insns -= b->ninsn; /* counted by run() */
+			branches -= b->iclass != X86_IC_OTHER;
+		}
+		ip = next;
+	}
+	if (blocks)
+		d->walked = true;
+	d->ip = ip;
+	d->tnt_n = (uint8_t)n;
+	d->stat.insns += insns;
+	d->stat.branches += branches;
+	d->stat.blocks += blocks;
+}
+
 static int step(struct ptflow_decoder *d)
 {
 	for (;;) {
+		if (d->tnt_n && !d->have_pend && d->enabled) {
+			fast_walk(d);
+			if (!d->tnt_n)
+				continue;
+		}
 		if (!d->tnt_n && !d->have_pend) {
 			int r = fetch(d);
 			if (r == -ptpkt_err_eos || r == -ptpkt_err_truncated)

@@ -40,20 +40,22 @@ enum ptflow_bend {
 	PTFLOW_BEND_INVALID,	/* the instruction at next does not decode */
 };
 
-/* A run of straight-line code starting at ip: ninsn instructions of
- * lens[i] bytes each; the last one has class iclass. Cached by ip+mode. */
+/* A run of straight-line code starting at ip: ninsn instructions, size
+ * bytes; the last one (last_len bytes) has class iclass. Cached by ip and
+ * mode; 32 bytes, so that a large cache stays close to the CPU. Instruction
+ * lengths are not kept: ptflow_block_decode() gives them when needed. */
 struct ptflow_block {
 	uint64_t ip;
-	uint64_t next;		/* address after the last instruction */
 	uint64_t target;	/* direct branch target, if has_target */
-	uint8_t valid;
-	uint8_t mode;		/* enum x86_mode */
+	uint32_t size;		/* bytes: the block ends at ip + size */
 	uint8_t ninsn;
+	uint8_t mode;		/* enum x86_mode */
 	uint8_t iclass;		/* enum x86_iclass of the last instruction */
 	uint8_t bend;		/* enum ptflow_bend */
+	uint8_t last_len;
+	uint8_t valid;
 	uint8_t has_target;
 	uint8_t zero_len_call;
-	uint8_t lens[PTFLOW_BLOCK_MAX];
 };
 
 /* Event kinds, reported through the sink. */
@@ -153,6 +155,8 @@ struct ptflow_stat {
 	uint64_t events;
 	uint64_t errors;
 	uint64_t packets;
+	uint64_t blocks;	/* blocks walked */
+	uint64_t decoded;	/* blocks decoded (block cache misses) */
 };
 
 /* The decoder: caller-owned, about 1 KiB. Fields are private. */
@@ -211,10 +215,11 @@ long ptflow_decode(struct ptflow_decoder *d, const uint8_t *buf, size_t size, ui
 /* Empty the block cache (the code changed). */
 void ptflow_cache_flush(struct ptflow_decoder *d);
 
-/* Decode one block at ip/mode without the cache (tests, tools). Returns 0 or
- * a negative x86_err / -1 for no code; b is filled in either case. */
+/* Decode one block at ip/mode without the cache. lens (PTFLOW_BLOCK_MAX
+ * bytes, may be NULL) receives the instruction lengths. Returns 0 or a
+ * negative x86_err / -1 for no code; b is filled in either case. */
 int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
-			struct ptflow_block *b);
+			struct ptflow_block *b, uint8_t *lens);
 
 /* Event name for output ("interrupt", "overflow", ...). */
 const char *ptflow_ev_name(int type);

@@ -1,0 +1,260 @@
+/*
+ * Flow decoder throughput, side by side with libipt on the same trace in the
+ * same run: a trace of >= 100M instructions synthesized over libc's code,
+ * decoded by efipt's flow decoder (instruction counts only, as
+ * 'efipt insn --stat'), libipt's pt_insn_next and pt_blk_next (image from
+ * the same file's PT_LOAD segments through a section cache).
+ *
+ * usage: bench_pt_flow [ELF [MILLION-INSNS]]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <intel-pt.h>
+
+#include "core/mem.h"
+#include "core/pt_flow.h"
+#include "core/pt_synth.h"
+#include "decode/pt_sections.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* CPU time: the machine is shared */
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	uint8_t *b = malloc((size_t)n);
+	if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+		free(b);
+		b = NULL;
+	}
+	fclose(f);
+	*len = (size_t)n;
+	return b;
+}
+
+/* STT_FUNC symbols in code: function entries for indirect branches. */
+static size_t funcs(const uint8_t *b, size_t len, struct ptsec_image *im, uint64_t *out, size_t max)
+{
+	size_t n = 0;
+	uint64_t shoff = efipt_le64(b + 40);
+	unsigned shnum = efipt_le16(b + 60);
+	if (len < 64 || shoff > len || (uint64_t)shnum * 64 > len - shoff)
+		return 0;
+	for (unsigned i = 0; i < shnum; i++) {
+		const uint8_t *sh = b + shoff + i * 64;
+		uint32_t type = efipt_le32(sh + 4);
+		uint64_t off = efipt_le64(sh + 24), sz = efipt_le64(sh + 32);
+		if ((type != 2 && type != 11) || off > len || sz > len - off)
+			continue;
+		for (uint64_t e = off; e + 24 <= off + sz && n < max; e += 24) {
+			uint8_t c;
+			uint64_t v = efipt_le64(b + e + 8);
+			if ((b[e + 4] & 0xf) == 2 && efipt_le64(b + e + 16) && ptsec_read(im, v, &c, 1) == 1)
+				out[n++] = v;
+		}
+	}
+	return n;
+}
+
+static uint64_t run_ours(const struct ptimg *img, const uint8_t *buf, size_t size, double *secs,
+			 uint64_t *errors)
+{
+	static struct ptflow_block cache[1 << 16];
+	static struct ptflow_decoder d;
+	struct ptflow_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.image = *img;
+	cfg.cache = cache;
+	cfg.cache_size = 1 << 16;
+	struct ptflow_sink sink = { NULL, NULL, NULL };
+	ptflow_init(&d, &cfg, &sink);
+	double t = now();
+	ptflow_decode(&d, buf, size, 0);
+	*secs = now() - t;
+	*errors = d.stat.errors;
+	if (getenv("BENCH_VERBOSE"))
+		printf("  blocks %llu, decoded %llu, packets %llu\n", (unsigned long long)d.stat.blocks,
+		       (unsigned long long)d.stat.decoded, (unsigned long long)d.stat.packets);
+	return d.stat.insns;
+}
+
+static uint64_t run_insn(struct pt_image *image, uint8_t *buf, size_t size, double *secs,
+			 uint64_t *errors)
+{
+	struct pt_config cfg;
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + size;
+	struct pt_insn_decoder *d = pt_insn_alloc_decoder(&cfg);
+	pt_insn_set_image(d, image);
+	uint64_t n = 0;
+	*errors = 0;
+	double t = now();
+	for (;;) {
+		int st = pt_insn_sync_forward(d);
+		if (st < 0)
+			break;
+		for (;;) {
+			while (st & pts_event_pending) {
+				struct pt_event ev;
+				st = pt_insn_event(d, &ev, sizeof(ev));
+				if (st < 0)
+					break;
+			}
+			if (st < 0)
+				break;
+			struct pt_insn insn;
+			st = pt_insn_next(d, &insn, sizeof(insn));
+			if (st < 0)
+				break;
+			n++;
+		}
+		if (st == -pte_eos)
+			break;
+		++*errors;
+	}
+	*secs = now() - t;
+	pt_insn_free_decoder(d);
+	return n;
+}
+
+static uint64_t run_blk(struct pt_image *image, uint8_t *buf, size_t size, double *secs,
+			uint64_t *errors)
+{
+	struct pt_config cfg;
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + size;
+	struct pt_block_decoder *d = pt_blk_alloc_decoder(&cfg);
+	pt_blk_set_image(d, image);
+	uint64_t n = 0;
+	*errors = 0;
+	double t = now();
+	for (;;) {
+		int st = pt_blk_sync_forward(d);
+		if (st < 0)
+			break;
+		for (;;) {
+			while (st & pts_event_pending) {
+				struct pt_event ev;
+				st = pt_blk_event(d, &ev, sizeof(ev));
+				if (st < 0)
+					break;
+			}
+			if (st < 0)
+				break;
+			struct pt_block blk;
+			st = pt_blk_next(d, &blk, sizeof(blk));
+			n += blk.ninsn;
+			if (st < 0)
+				break;
+		}
+		if (st == -pte_eos)
+			break;
+		++*errors;
+	}
+	*secs = now() - t;
+	pt_blk_free_decoder(d);
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = argc > 1 ? argv[1] : "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	uint64_t want = (argc > 2 ? strtoull(argv[2], NULL, 0) : 100) * 1000000ull;
+	struct ptsec_image im;
+	ptsec_init(&im);
+	if (ptsec_load_elf(&im, path)) {
+		fprintf(stderr, "bench_pt_flow: %s\n", im.err);
+		return 1;
+	}
+	size_t flen = 0;
+	uint8_t *file = slurp(path, &flen);
+	static uint64_t entries[1 << 16];
+	size_t ne = file ? funcs(file, flen, &im, entries, 1 << 16) : 0;
+
+	size_t cap = (size_t)(want / 2) + (64u << 20);
+	uint8_t *buf = malloc(cap);
+	struct ptsynth *syn = malloc(sizeof(*syn));
+	struct ptsynth_config sc;
+	memset(&sc, 0, sizeof(sc));
+	sc.image = ptsec_ptimg(&im);
+	sc.start = ptsec_last_entry(&im);
+	sc.entries = entries;
+	sc.nentries = ne;
+	sc.seed = 42;
+	sc.max_insns = want;
+	sc.psb_period = 4096;
+	sc.p_interrupt = 4;
+	struct ptsynth_result res;
+	double t = now();
+	ptsynth_run(syn, &sc, NULL, buf, cap, &res);
+	double ts = now() - t;
+	printf("trace: %s, %zu entries, %llu instructions, %zu bytes (%.2f bytes/insn), synthesized in %.2f s\n",
+	       path, ne, (unsigned long long)res.insns, res.size, (double)res.size / (double)res.insns, ts);
+
+	/* libipt image: the same PT_LOAD segments, through a section cache */
+	struct pt_image_section_cache *isc = pt_iscache_alloc("bench");
+	struct pt_image *image = pt_image_alloc("bench");
+	if (file && flen >= 64) {
+		uint64_t phoff = efipt_le64(file + 32);
+		unsigned phnum = efipt_le16(file + 56);
+		for (unsigned i = 0; i < phnum && phoff + (i + 1) * 56ull <= flen; i++) {
+			const uint8_t *ph = file + phoff + i * 56;
+			if (efipt_le32(ph) != 1 || !(efipt_le32(ph + 4) & 1))
+				continue;
+			int isid = pt_iscache_add_file(isc, path, efipt_le64(ph + 8), efipt_le64(ph + 32),
+						       efipt_le64(ph + 16));
+			if (isid < 0 || pt_image_add_cached(image, isc, isid, NULL) < 0)
+				fprintf(stderr, "bench_pt_flow: libipt image: segment %u failed\n", i);
+		}
+	}
+
+	double s_ours, s_insn, s_blk;
+	uint64_t e_ours, e_insn, e_blk;
+	struct ptimg img = ptsec_ptimg(&im);
+	if (argc > 3 && !strcmp(argv[3], "ours")) { /* profiling: our decoder only */
+		for (int i = 0; i < 5; i++) {
+			uint64_t n = run_ours(&img, buf, res.size, &s_ours, &e_ours);
+			printf("efipt ptflow_decode:  %11llu insns %7.3f s %8.1f M insn/s\n",
+			       (unsigned long long)n, s_ours, (double)n / s_ours / 1e6);
+		}
+		return 0;
+	}
+	uint64_t n_ours = run_ours(&img, buf, res.size, &s_ours, &e_ours);
+	uint64_t n_insn = run_insn(image, buf, res.size, &s_insn, &e_insn);
+	uint64_t n_blk = run_blk(image, buf, res.size, &s_blk, &e_blk);
+	double r_ours = (double)n_ours / s_ours, r_insn = (double)n_insn / s_insn,
+	       r_blk = (double)n_blk / s_blk;
+	printf("efipt ptflow_decode:  %11llu insns %7.3f s %8.1f M insn/s  (%llu errors)\n",
+	       (unsigned long long)n_ours, s_ours, r_ours / 1e6, (unsigned long long)e_ours);
+	printf("libipt pt_insn_next:  %11llu insns %7.3f s %8.1f M insn/s  (%llu errors)\n",
+	       (unsigned long long)n_insn, s_insn, r_insn / 1e6, (unsigned long long)e_insn);
+	printf("libipt pt_blk_next:   %11llu insns %7.3f s %8.1f M insn/s  (%llu errors)\n",
+	       (unsigned long long)n_blk, s_blk, r_blk / 1e6, (unsigned long long)e_blk);
+	printf("ratio efipt/pt_insn_next: %.1fx   efipt/pt_blk_next: %.1fx   (target >= 10x pt_blk_next)\n",
+	       r_ours / r_insn, r_ours / r_blk);
+	int bad = n_ours != res.insns || n_insn != res.insns || n_blk != res.insns;
+	if (bad)
+		printf("MISMATCH: instruction counts differ from the ground truth (%llu)\n",
+		       (unsigned long long)res.insns);
+	pt_image_free(image);
+	pt_iscache_free(isc);
+	ptsec_free(&im);
+	free(file);
+	free(buf);
+	free(syn);
+	return bad;
+}
