@@ -268,5 +268,9 @@ int main(int argc, char **argv)
 	image_tests("elf", "/usr/lib/x86_64-linux-gnu/libcrypto.so.3", nseeds / 2);
 	image_tests("elf", "/usr/bin/python3", nseeds / 2);
 	image_tests("pe", "build/efipt.efi", nseeds / 2);
+	/* UEFI images from Debian packages (mk/deps.sh), relocated */
+	image_tests("pe", "/usr/lib/systemd/boot/efi/systemd-bootx64.efi:0x7f000000", nseeds / 2);
+	image_tests("pe", "/usr/lib/systemd/boot/efi/linuxx64.efi.stub", nseeds / 4);
+	image_tests("pe", "/usr/lib/grub/x86_64-efi/monolithic/grubx64.efi:0x10000000", nseeds / 2);
 	return check_exit();
 }

@@ -282,6 +282,8 @@ int main(int argc, char **argv)
 	image_tests("elf", "/usr/bin/bash", n, &total);
 	image_tests("elf", "/usr/bin/python3", n / 2, &total);
 	image_tests("pe", "build/efipt.efi", n / 2, &total);
+	image_tests("pe", "/usr/lib/systemd/boot/efi/systemd-bootx64.efi:0x7f000000", n / 2, &total);
+	image_tests("pe", "/usr/lib/grub/x86_64-efi/monolithic/grubx64.efi:0x10000000", n / 2, &total);
 	printf("# %llu instructions compared\n", (unsigned long long)total);
 	return check_exit();
 }
