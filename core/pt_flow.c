@@ -17,6 +17,21 @@
 
 enum { STEP_OK = 0, STEP_DONE = 1, STEP_ERR = 2 };
 
+/* ptflow_block fields (see the layout in pt_flow.h) */
+static inline unsigned b_size(const struct ptflow_block *b) { return b->szl & 0xfff; }
+static inline unsigned b_last_len(const struct ptflow_block *b) { return b->szl >> 12; }
+static inline unsigned b_ninsn(const struct ptflow_block *b) { return b->nm & 63; }
+static inline unsigned b_mode(const struct ptflow_block *b) { return b->nm >> 6; }
+static inline unsigned b_iclass(const struct ptflow_block *b) { return b->info & 31; }
+static inline unsigned b_bend(const struct ptflow_block *b) { return (b->info >> 5) & 3; }
+static inline bool b_zlc(const struct ptflow_block *b) { return b->info >> 7; }
+static inline uint64_t b_next(const struct ptflow_block *b) { return b->ip + b_size(b); }
+static inline uint64_t b_target(const struct ptflow_block *b)
+{
+	uint64_t t = b_next(b) + (uint64_t)(int64_t)b->disp;
+	return b_mode(b) == X86_MODE_64 ? t : (uint32_t)t;
+}
+
 /* Why the pending FUP was sent (the packet before it, 33.4.2.8 / 33.7). */
 enum fup_kind {
 	FUP_ASYNC,	/* interrupt, exception, async disable: TIP/TIP.PGD follows */
@@ -119,19 +134,11 @@ int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
 {
 	uint8_t buf[128];
 	size_t have = 0;	/* bytes in buf, buf[0] is at address bufip */
-	uint64_t bufip = ip, cur = ip;
+	uint64_t bufip = ip, cur = ip, target = 0;
 	bool eof = false;
 	int ret = 0;
+	unsigned ninsn = 0, last_len = 0, iclass = X86_IC_OTHER, bend, zlc = 0;
 
-	b->ip = ip;
-	b->mode = mode;
-	b->ninsn = 0;
-	b->last_len = 0;
-	b->iclass = X86_IC_OTHER;
-	b->has_target = 0;
-	b->zero_len_call = 0;
-	b->target = 0;
-	b->valid = 1;
 	for (;;) {
 		size_t off = (size_t)(cur - bufip);
 		if (have - off < 15 && !eof) {
@@ -153,41 +160,45 @@ int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
 		}
 		size_t avail = have - off;
 		if (avail == 0) {
-			b->bend = PTFLOW_BEND_NOCODE;
+			bend = PTFLOW_BEND_NOCODE;
 			ret = -1;
 			break;
 		}
 		struct x86_insn in;
 		int n = x86_decode(&in, buf + off, avail, cur, (enum x86_mode)mode);
 		if (n == -X86_ERR_NEED_MORE) {
-			b->bend = PTFLOW_BEND_NOCODE;
+			bend = PTFLOW_BEND_NOCODE;
 			ret = -1;
 			break;
 		}
 		if (n < 0) {
-			b->bend = PTFLOW_BEND_INVALID;
+			bend = PTFLOW_BEND_INVALID;
 			ret = n;
 			break;
 		}
 		if (lens)
-			lens[b->ninsn] = (uint8_t)n;
-		b->ninsn++;
-		b->last_len = (uint8_t)n;
+			lens[ninsn] = (uint8_t)n;
+		ninsn++;
+		last_len = (unsigned)n;
 		cur += (uint64_t)n;
 		if (in.iclass != X86_IC_OTHER) {
-			b->bend = PTFLOW_BEND_BRANCH;
-			b->iclass = in.iclass;
-			b->has_target = in.has_target;
-			b->target = in.target;
-			b->zero_len_call = in.zero_len_call;
+			bend = PTFLOW_BEND_BRANCH;
+			iclass = in.iclass;
+			if (in.has_target)
+				target = in.target;
+			zlc = in.zero_len_call;
 			break;
 		}
-		if (b->ninsn == PTFLOW_BLOCK_MAX) {
-			b->bend = PTFLOW_BEND_SPLIT;
+		if (ninsn == PTFLOW_BLOCK_MAX) {
+			bend = PTFLOW_BEND_SPLIT;
 			break;
 		}
 	}
-	b->size = (uint32_t)(cur - ip);
+	b->ip = ip;
+	b->disp = (int32_t)(uint32_t)(target - cur);
+	b->szl = (uint16_t)((cur - ip) | last_len << 12);
+	b->nm = (uint8_t)(ninsn | (unsigned)mode << 6);
+	b->info = (uint8_t)(iclass | bend << 5 | zlc << 7);
 	return ret;
 }
 
@@ -198,7 +209,7 @@ static const struct ptflow_block *block_get(struct ptflow_decoder *d, uint64_t i
 	if (d->cfg.cache_size) {
 		uint64_t h = (ip ^ (ip >> 13)) * 0x9E3779B97F4A7C15ull;
 		b = &d->cfg.cache[(h >> 40) & (d->cfg.cache_size - 1)];
-		if (b->valid && b->ip == ip && b->mode == d->mode)
+		if (b->ip == ip && b_mode(b) == d->mode)
 			return b;
 	}
 	d->stat.decoded++;
@@ -209,7 +220,7 @@ static const struct ptflow_block *block_get(struct ptflow_decoder *d, uint64_t i
 void ptflow_cache_flush(struct ptflow_decoder *d)
 {
 	for (uint32_t i = 0; i < d->cfg.cache_size; i++)
-		d->cfg.cache[i].valid = 0;
+		d->cfg.cache[i].ip = PTFLOW_NO_IP;
 }
 
 /* ---- output -------------------------------------------------------------- */
@@ -264,11 +275,11 @@ static void run(struct ptflow_decoder *d, const struct ptflow_block *b, uint32_t
 		struct ptflow_block tmp;
 		uint8_t lens[PTFLOW_BLOCK_MAX];
 		struct ptflow_run r;
-		ptflow_block_decode(&d->cfg.image, b->ip, b->mode, &tmp, lens);
+		ptflow_block_decode(&d->cfg.image, b->ip, b_mode(b), &tmp, lens);
 		r.ip = b->ip;
 		r.lens = lens;
-		r.ninsn = n <= tmp.ninsn ? n : tmp.ninsn;
-		r.mode = b->mode;
+		r.ninsn = n <= b_ninsn(&tmp) ? n : b_ninsn(&tmp);
+		r.mode = b_mode(b);
 		r.last_iclass = last_iclass;
 		d->sink.run(d->sink.ctx, &r);
 	}
@@ -812,21 +823,21 @@ static int handle_pend(struct ptflow_decoder *d)
  * code that cannot be decoded and fip is that address), or -1. */
 static int fup_index(const struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t fip)
 {
-	if (fip < b->ip || fip > b->ip + b->size)
+	if (fip < b->ip || fip > b_next(b))
 		return -1;
 	if (fip == b->ip)
 		return 0;
 	struct ptflow_block tmp;
 	uint8_t lens[PTFLOW_BLOCK_MAX];
-	ptflow_block_decode(&d->cfg.image, b->ip, b->mode, &tmp, lens);
+	ptflow_block_decode(&d->cfg.image, b->ip, b_mode(b), &tmp, lens);
 	uint64_t a = b->ip;
-	for (unsigned i = 0; i < tmp.ninsn; i++) {
+	for (unsigned i = 0; i < b_ninsn(&tmp); i++) {
 		if (a == fip)
 			return (int)i;
 		a += lens[i];
 	}
-	if (a == fip && (b->bend == PTFLOW_BEND_NOCODE || b->bend == PTFLOW_BEND_INVALID))
-		return b->ninsn;
+	if (a == fip && (b_bend(b) == PTFLOW_BEND_NOCODE || b_bend(b) == PTFLOW_BEND_INVALID))
+		return b_ninsn(b);
 	return -1;
 }
 
@@ -899,9 +910,9 @@ static int reach_fup(struct ptflow_decoder *d)
 			 * TIP.PGD; the VMLAUNCH/VMRESUME at the FUP did execute. */
 			struct ptflow_block tmp;
 			const struct ptflow_block *b = block_get(d, fip, &tmp);
-			if (b->ninsn == 1 && (b->iclass == X86_IC_VMLAUNCH ||
-					      b->iclass == X86_IC_VMRESUME)) {
-				run(d, b, 1, b->iclass);
+			if (b_ninsn(b) == 1 && (b_iclass(b) == X86_IC_VMLAUNCH ||
+					      b_iclass(b) == X86_IC_VMRESUME)) {
+				run(d, b, 1, b_iclass(b));
 				return disable(d, PTFLOW_EV_DISABLED, false, 0);
 			}
 		}
@@ -966,11 +977,11 @@ static int do_block(struct ptflow_decoder *d)
 	const struct ptflow_block *b = block_get(d, d->ip, &tmp);
 
 	d->stat.blocks++;
-	if (pend_is(d, ptpkt_ovf) && b->bend == PTFLOW_BEND_BRANCH && needs_packet(b->iclass)) {
+	if (pend_is(d, ptpkt_ovf) && b_bend(b) == PTFLOW_BEND_BRANCH && needs_packet(b_iclass(b))) {
 		/* The overflow is noticed where the next packet is needed:
 		 * the instructions before that branch ran, the branch itself
 		 * is where tracing resumes (the FUP after the OVF says). */
-		run(d, b, b->ninsn - 1u, X86_IC_OTHER);
+		run(d, b, b_ninsn(b) - 1u, X86_IC_OTHER);
 		return handle_pend(d);
 	}
 	if (pend_is(d, ptpkt_fup)) {
@@ -981,32 +992,32 @@ static int do_block(struct ptflow_decoder *d)
 			return reach_fup(d);
 		}
 	}
-	d->steps += b->ninsn;
+	d->steps += b_ninsn(b);
 	if (d->steps > d->cfg.max_steps)
 		return error(d, d->pend_off, d->ip, "too many instructions without a packet");
-	switch (b->bend) {
+	switch (b_bend(b)) {
 	case PTFLOW_BEND_NOCODE:
-		run(d, b, b->ninsn, X86_IC_OTHER);
-		return error(d, d->pend_off, (b->ip + b->size), "no code at this address");
+		run(d, b, b_ninsn(b), X86_IC_OTHER);
+		return error(d, d->pend_off, b_next(b), "no code at this address");
 	case PTFLOW_BEND_INVALID:
-		run(d, b, b->ninsn, X86_IC_OTHER);
-		return error(d, d->pend_off, (b->ip + b->size), "invalid instruction");
+		run(d, b, b_ninsn(b), X86_IC_OTHER);
+		return error(d, d->pend_off, b_next(b), "invalid instruction");
 	case PTFLOW_BEND_SPLIT:
-		run(d, b, b->ninsn, X86_IC_OTHER);
-		d->ip = (b->ip + b->size);
+		run(d, b, b_ninsn(b), X86_IC_OTHER);
+		d->ip = b_next(b);
 		return STEP_OK;
 	default:
 		break;
 	}
 
-	uint64_t last = b->ip + b->size - b->last_len;
+	uint64_t last = b_next(b) - b_last_len(b);
 	int bit = 0, r;
-	switch (b->iclass) {
+	switch (b_iclass(b)) {
 	case X86_IC_JCC:
 		if (d->cfg.distnt) {
 			/* DisTNT (33.2.1.x): no TNT; the flow is lost until the
 			 * next IP packet. */
-			run(d, b, b->ninsn, b->iclass);
+			run(d, b, b_ninsn(b), b_iclass(b));
 			event(d, PTFLOW_EV_GAP, d->pend_off, true, last);
 			d->enabled = false;
 			d->after_ovf = true;
@@ -1015,29 +1026,29 @@ static int do_block(struct ptflow_decoder *d)
 		if (!d->tnt_n && pend_is(d, ptpkt_tip_pgd) && !pend_has_ip(d)) {
 			/* 33.4.2.5: a conditional branch that leaves the filter
 			 * region sends TIP.PGD without IP instead of its TNT bit. */
-			run(d, b, b->ninsn, b->iclass);
+			run(d, b, b_ninsn(b), b_iclass(b));
 			return disable(d, PTFLOW_EV_DISABLED, false, 0);
 		}
 		r = take_tnt(d, last, &bit);
 		if (r)
 			return r;
-		run(d, b, b->ninsn, b->iclass);
-		d->ip = bit ? b->target : (b->ip + b->size);
+		run(d, b, b_ninsn(b), b_iclass(b));
+		d->ip = bit ? b_target(b) : b_next(b);
 		return STEP_OK;
 	case X86_IC_JMP_DIRECT:
 	case X86_IC_CALL_DIRECT:
-		run(d, b, b->ninsn, b->iclass);
-		if (b->iclass == X86_IC_CALL_DIRECT && !b->zero_len_call)
-			stack_push(d, (b->ip + b->size));
+		run(d, b, b_ninsn(b), b_iclass(b));
+		if (b_iclass(b) == X86_IC_CALL_DIRECT && !b_zlc(b))
+			stack_push(d, b_next(b));
 		if (!d->tnt_n && pend_is(d, ptpkt_tip_pgd) &&
-		    ((pend_has_ip(d) && d->pend.u.ip.ip == b->target) ||
+		    ((pend_has_ip(d) && d->pend.u.ip.ip == b_target(b)) ||
 		     (!pend_has_ip(d) && (d->cfg.errata & PTFLOW_ERRATUM_SKL014)))) {
 			/* A direct branch out of the filter region (33.4.2.5); its
 			 * TIP.PGD may lack the IP (SKL014). */
-			d->ip = b->target;
-			return disable(d, PTFLOW_EV_DISABLED, true, b->target);
+			d->ip = b_target(b);
+			return disable(d, PTFLOW_EV_DISABLED, true, b_target(b));
 		}
-		d->ip = b->target;
+		d->ip = b_target(b);
 		return STEP_OK;
 	case X86_IC_RET_NEAR:
 		if (!d->cfg.disretc && d->tnt_n) {
@@ -1048,7 +1059,7 @@ static int do_block(struct ptflow_decoder *d)
 				return error(d, d->pend_off, last, "compressed ret: tnt bit not taken");
 			if (!d->sn)
 				return error(d, d->pend_off, last, "compressed ret: empty call stack");
-			run(d, b, b->ninsn, b->iclass);
+			run(d, b, b_ninsn(b), b_iclass(b));
 			d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
 			d->sn--;
 			d->ip = d->stack[d->sp];
@@ -1056,12 +1067,12 @@ static int do_block(struct ptflow_decoder *d)
 		}
 		if (!d->have_pend && !d->tnt_n)
 			return STEP_DONE;
-		run(d, b, b->ninsn, b->iclass);
+		run(d, b, b_ninsn(b), b_iclass(b));
 		return take_tip(d, last);
 	case X86_IC_CALL_INDIRECT:
 		if (d->have_pend || d->tnt_n) {
-			run(d, b, b->ninsn, b->iclass);
-			stack_push(d, (b->ip + b->size));
+			run(d, b, b_ninsn(b), b_iclass(b));
+			stack_push(d, b_next(b));
 			return take_tip(d, last);
 		}
 		return STEP_DONE;
@@ -1080,10 +1091,10 @@ static int do_block(struct ptflow_decoder *d)
 	case X86_IC_VMCALL:
 		if (!d->have_pend && !d->tnt_n)
 			return STEP_DONE;
-		run(d, b, b->ninsn, b->iclass);
+		run(d, b, b_ninsn(b), b_iclass(b));
 		return take_tip(d, last);
 	case X86_IC_PTWRITE:
-		run(d, b, b->ninsn, b->iclass);
+		run(d, b, b_ninsn(b), b_iclass(b));
 		if (pend_is(d, ptpkt_ptw)) {
 			struct ptflow_event ev;
 			efipt_memset(&ev, 0, sizeof(ev));
@@ -1096,12 +1107,12 @@ static int do_block(struct ptflow_decoder *d)
 			d->have_pend = false;
 			emit(d, &ev);
 		}
-		d->ip = (b->ip + b->size);
+		d->ip = b_next(b);
 		return STEP_OK;
 	default:
 		/* MOV CR3, HLT, UD*: no packet of their own */
-		run(d, b, b->ninsn, b->iclass);
-		d->ip = (b->ip + b->size);
+		run(d, b, b_ninsn(b), b_iclass(b));
+		d->ip = b_next(b);
 		return STEP_OK;
 	}
 }
@@ -1145,33 +1156,33 @@ static void fast_walk(struct ptflow_decoder *d)
 	while (n) {
 		uint64_t h = (ip ^ (ip >> 13)) * 0x9E3779B97F4A7C15ull;
 		const struct ptflow_block *b = &cache[(h >> 40) & mask];
-		if (!(b->valid && b->ip == ip && b->mode == d->mode)) {
+		if (!(b->ip == ip && b_mode(b) == d->mode)) {
 			d->ip = ip;
 			b = block_get(d, ip, &tmp);
 			if (b == &tmp)
 				break;
 		}
-		if (d->steps + b->ninsn > d->cfg.max_steps)
+		if (d->steps + b_ninsn(b) > d->cfg.max_steps)
 			break;
 		/* the next block is one of two: fetch both cache slots early */
-		uint64_t ft = b->ip + b->size;
+		uint64_t ft = b_next(b);
 		__builtin_prefetch(&cache[(((ft ^ (ft >> 13)) * 0x9E3779B97F4A7C15ull) >> 40) & mask]);
-		__builtin_prefetch(&cache[(((b->target ^ (b->target >> 13)) * 0x9E3779B97F4A7C15ull) >> 40) & mask]);
+		__builtin_prefetch(&cache[(((b_target(b) ^ (b_target(b) >> 13)) * 0x9E3779B97F4A7C15ull) >> 40) & mask]);
 		uint64_t next;
-		if (b->bend == PTFLOW_BEND_SPLIT) {
-			next = (b->ip + b->size);
-		} else if (b->bend != PTFLOW_BEND_BRANCH) {
+		if (b_bend(b) == PTFLOW_BEND_SPLIT) {
+			next = b_next(b);
+		} else if (b_bend(b) != PTFLOW_BEND_BRANCH) {
 			break;
-		} else if (b->iclass == X86_IC_JCC) {
+		} else if (b_iclass(b) == X86_IC_JCC) {
 			n--;
-			next = (tnt >> n) & 1 ? b->target : (b->ip + b->size);
-		} else if (b->iclass == X86_IC_JMP_DIRECT) {
-			next = b->target;
-		} else if (b->iclass == X86_IC_CALL_DIRECT) {
-			if (!b->zero_len_call)
-				stack_push(d, (b->ip + b->size));
-			next = b->target;
-		} else if (b->iclass == X86_IC_RET_NEAR && !d->cfg.disretc && d->sn &&
+			next = (tnt >> n) & 1 ? b_target(b) : b_next(b);
+		} else if (b_iclass(b) == X86_IC_JMP_DIRECT) {
+			next = b_target(b);
+		} else if (b_iclass(b) == X86_IC_CALL_DIRECT) {
+			if (!b_zlc(b))
+				stack_push(d, b_next(b));
+			next = b_target(b);
+		} else if (b_iclass(b) == X86_IC_RET_NEAR && !d->cfg.disretc && d->sn &&
 			   ((tnt >> (n - 1)) & 1)) {
 			n--;
 			d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
@@ -1180,15 +1191,15 @@ static void fast_walk(struct ptflow_decoder *d)
 		} else {
 			break;
 		}
-		d->steps += b->ninsn;
-		insns += b->ninsn;
-		branches += b->iclass != X86_IC_OTHER;
+		d->steps += b_ninsn(b);
+		insns += b_ninsn(b);
+		branches += b_iclass(b) != X86_IC_OTHER;
 		blocks++;
 		if (sink) {
 			d->ip = ip;
-			run(d, b, b->ninsn, b->iclass);
-			insns -= b->ninsn; /* counted by run() */
-			branches -= b->iclass != X86_IC_OTHER;
+			run(d, b, b_ninsn(b), b_iclass(b));
+			insns -= b_ninsn(b); /* counted by run() */
+			branches -= b_iclass(b) != X86_IC_OTHER;
 		}
 		ip = next;
 	}

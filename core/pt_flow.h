@@ -40,23 +40,27 @@ enum ptflow_bend {
 	PTFLOW_BEND_INVALID,	/* the instruction at next does not decode */
 };
 
-/* A run of straight-line code starting at ip: ninsn instructions, size
- * bytes; the last one (last_len bytes) has class iclass. Cached by ip and
- * mode; 32 bytes, so that a large cache stays close to the CPU. Instruction
- * lengths are not kept: ptflow_block_decode() gives them when needed. */
+/*
+ * A run of straight-line code starting at ip, cached by ip and mode: up to
+ * PTFLOW_BLOCK_MAX instructions, the last of which ends the block (a branch,
+ * or the size limit, or code that cannot be read or decoded after it).
+ * 16 bytes, so that a large cache stays close to the CPU:
+ *
+ *   ip (64) | disp (32) | size (12) last_len (4) | ninsn (6) mode (2) |
+ *   iclass (5) bend (2) zero_len_call (1)
+ *
+ * disp is the direct branch target relative to ip + size (in 16/32-bit
+ * code modulo 2^32). Instruction lengths are not kept:
+ * ptflow_block_decode() gives them when needed. Fields are private.
+ */
 struct ptflow_block {
-	uint64_t ip;
-	uint64_t target;	/* direct branch target, if has_target */
-	uint32_t size;		/* bytes: the block ends at ip + size */
-	uint8_t ninsn;
-	uint8_t mode;		/* enum x86_mode */
-	uint8_t iclass;		/* enum x86_iclass of the last instruction */
-	uint8_t bend;		/* enum ptflow_bend */
-	uint8_t last_len;
-	uint8_t valid;
-	uint8_t has_target;
-	uint8_t zero_len_call;
+	uint64_t ip;		/* PTFLOW_NO_IP: empty */
+	int32_t disp;
+	uint16_t szl;
+	uint8_t nm;
+	uint8_t info;
 };
+#define PTFLOW_NO_IP (~(uint64_t)0)
 
 /* Event kinds, reported through the sink. */
 enum ptflow_ev {
