@@ -229,8 +229,14 @@ static void emit(struct ptflow_decoder *d, struct ptflow_event *ev)
 {
 	d->stat.events++;
 	if (d->have_tsc) {
+		/* Time of the event: the last TSC (advanced by MTCs), plus the
+		 * core cycles counted by CYC since then, converted at the core
+		 * to TSC frequency ratio CBR : nominal (TSC ticks at the
+		 * nominal frequency, the core at CBR x 100 MHz). */
 		ev->has_time = true;
 		ev->tsc = d->tsc;
+		if (d->cbr && d->cfg.nom_freq)
+			ev->tsc += d->cyc_acc * d->cfg.nom_freq / d->cbr;
 	}
 	if (d->sink.event)
 		d->sink.event(d->sink.ctx, ev);
@@ -362,10 +368,13 @@ static void timing(struct ptflow_decoder *d, const struct ptpkt *p)
 		d->cyc_acc += p->u.cyc.cyc;
 		break;
 	case ptpkt_tma:
+		/* TMA follows a TSC: the CTC value at that TSC, the base
+		 * for the MTCs that follow */
 		d->have_tma = true;
 		d->tsc_at_tma = d->tsc;
 		d->ctc_base = p->u.tma.ctc;
 		d->last_mtc = (uint8_t)(p->u.tma.ctc >> d->cfg.mtc_freq);
+		d->cyc_acc = 0;
 		break;
 	case ptpkt_mtc:
 		/* 33.8.3: each MTC advances CTC by 2^MTCFreq; TSC ticks per CTC tick

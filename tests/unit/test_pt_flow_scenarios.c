@@ -132,10 +132,15 @@ static void s_run(void *ctx, const struct ptflow_run *r)
 	}
 }
 
+static uint64_t last_times[16];
+static unsigned ntimes;
+
 static void s_event(void *ctx, const struct ptflow_event *ev)
 {
 	(void)ctx;
 	char f[96];
+	if (ntimes < 16)
+		last_times[ntimes++] = ev->has_time ? ev->tsc : 0;
 	if (ev->type == PTFLOW_EV_ERROR) {
 		snprintf(f, sizeof(f), "[error %%llx: %s]", ev->msg);
 		put(f, ev->ip, 0);
@@ -169,6 +174,7 @@ static void decode(void)
 	cfg.cache_size = 64;
 	on = 0;
 	out[0] = 0;
+	ntimes = 0;
 	ptflow_init(&d, &cfg, &sink);
 	ptflow_decode(&d, tr, tn, 0);
 }
@@ -363,6 +369,45 @@ int main(void)
 	pgd(0);
 	expect("error: bad packet, resync at psb",
 	       "[enabled 1000] [error 1000: unknown opcode] [enabled 100f] 100f [disabled]");
+
+	/* Timing: TSC, then CYC with CBR, and TMA+MTC (33.8) */
+	{
+		start(0x100f);
+		struct ptpkt p = P(ptpkt_tsc);
+		p.u.tsc.tsc = 1000;
+		pk(p);
+		p = P(ptpkt_cbr);
+		p.u.cbr.ratio = 10;
+		pk(p);
+		p = P(ptpkt_cyc);
+		p.u.cyc.cyc = 5;
+		pk(p);
+		pgd(0);
+		p = P(ptpkt_tsc);
+		p.u.tsc.tsc = 2000;
+		pk(p);
+		p = P(ptpkt_tma);
+		p.u.tma.ctc = 0x100;
+		pk(p);
+		p = P(ptpkt_mtc);
+		p.u.mtc.ctc = 0x22;
+		pk(p);
+		pge(0x100f);
+		pgd(0);
+		cfg.nom_freq = 20;
+		cfg.mtc_freq = 3;
+		cfg.cpuid15_eax = 1;
+		cfg.cpuid15_ebx = 4;
+		decode();
+		memset(&cfg, 0, sizeof(cfg));
+		CHECKF(!strcmp(out, "[enabled 100f] 100f [disabled] [enabled 100f] 100f [disabled]"),
+		       "33.8 timing packets do not disturb the flow", "got %s", out);
+		CHECKF(last_times[1] == 1010 && last_times[2] == 2064 && last_times[3] == 2064,
+		       "33.8 tsc + cyc*nom/cbr, tma+mtc*ebx/eax",
+		       "times %llu %llu %llu %llu", (unsigned long long)last_times[0],
+		       (unsigned long long)last_times[1], (unsigned long long)last_times[2],
+		       (unsigned long long)last_times[3]);
+	}
 
 	/* ---- errata ---- */
 	/* BDM70: PSB+ holds FUP and MODE.Exec while tracing is off, then TIP.PGE */
