@@ -202,13 +202,23 @@ int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
 	return ret;
 }
 
+/*
+ * Cache slot of a block: by address, so that blocks close in the code are
+ * close in the cache (a not-taken branch continues in the next slots, hot
+ * code stays in few cache lines); a code region larger than 4 x the cache
+ * entries wraps around.
+ */
+static inline uint32_t slot(uint64_t ip, uint32_t mask)
+{
+	return (uint32_t)((ip >> 2) ^ (ip >> 24)) & mask;
+}
+
 static const struct ptflow_block *block_get(struct ptflow_decoder *d, uint64_t ip,
 					    struct ptflow_block *tmp)
 {
 	struct ptflow_block *b = tmp;
 	if (d->cfg.cache_size) {
-		uint64_t h = (ip ^ (ip >> 13)) * 0x9E3779B97F4A7C15ull;
-		b = &d->cfg.cache[(h >> 40) & (d->cfg.cache_size - 1)];
+		b = &d->cfg.cache[slot(ip, d->cfg.cache_size - 1)];
 		if (b->ip == ip && b_mode(b) == d->mode)
 			return b;
 	}
@@ -1163,8 +1173,7 @@ static void fast_walk(struct ptflow_decoder *d)
 	if (!cache)
 		return;
 	while (n) {
-		uint64_t h = (ip ^ (ip >> 13)) * 0x9E3779B97F4A7C15ull;
-		const struct ptflow_block *b = &cache[(h >> 40) & mask];
+		const struct ptflow_block *b = &cache[slot(ip, mask)];
 		if (!(b->ip == ip && b_mode(b) == d->mode)) {
 			d->ip = ip;
 			b = block_get(d, ip, &tmp);
@@ -1175,8 +1184,8 @@ static void fast_walk(struct ptflow_decoder *d)
 			break;
 		/* the next block is one of two: fetch both cache slots early */
 		uint64_t ft = b_next(b);
-		__builtin_prefetch(&cache[(((ft ^ (ft >> 13)) * 0x9E3779B97F4A7C15ull) >> 40) & mask]);
-		__builtin_prefetch(&cache[(((b_target(b) ^ (b_target(b) >> 13)) * 0x9E3779B97F4A7C15ull) >> 40) & mask]);
+		__builtin_prefetch(&cache[slot(ft, mask)]);
+		__builtin_prefetch(&cache[slot(b_target(b), mask)]);
 		uint64_t next;
 		if (b_bend(b) == PTFLOW_BEND_SPLIT) {
 			next = b_next(b);

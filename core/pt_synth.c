@@ -395,6 +395,13 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 		switch (in.iclass) {
 		case X86_IC_JCC: {
 			int bit = (int)(rnd(s) >> 63);
+			if (cfg->biased) {
+				/* most branches in real code go one way: give each
+				 * its own direction and strength from its address */
+				uint64_t h = (ip ^ (ip >> 17)) * 0x9E3779B97F4A7C15ull;
+				uint32_t p = (h >> 61) == 0 ? 32768 : (h >> 62) & 1 ? 62000 : 3500;
+				bit = (uint32_t)(rnd(s) >> 48) < p;
+			}
 			tnt_bit(s, bit);
 			s->ip = bit ? in.target : next;
 			after_packet(s);

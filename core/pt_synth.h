@@ -41,6 +41,8 @@ struct ptsynth_config {
 	uint32_t p_interrupt, p_ovf, p_disable;
 	uint8_t mode;			/* enum x86_mode of the code (0: 64-bit) */
 	bool disretc;			/* DisRETC: never compress RETs */
+	bool biased;			/* Jcc outcomes biased per branch, as in
+					 * real programs (else 50/50) */
 	bool tsc;			/* a TSC packet in each PSB+ */
 };
 

@@ -198,6 +198,7 @@ int main(int argc, char **argv)
 	sc.max_insns = want;
 	sc.psb_period = 4096;
 	sc.p_interrupt = 4;
+	sc.biased = !getenv("BENCH_UNBIASED");
 	struct ptsynth_result res;
 	double t = now();
 	ptsynth_run(syn, &sc, NULL, buf, cap, &res);
