@@ -1010,6 +1010,14 @@ static int do_block(struct ptflow_decoder *d)
 			d->ip = d->pend.u.ip.ip;
 			return reach_fup(d);
 		}
+		if (d->fup_kind == FUP_TSX_ABORT && (d->cfg.errata & PTFLOW_ERRATUM_BDM64) &&
+		    (b_bend(b) != PTFLOW_BEND_BRANCH || needs_packet(b_iclass(b)))) {
+			/* BDM64: a transactional abort right after a branch may
+			 * log a wrong target for that branch, so the walk cannot
+			 * reach the abort's FUP: take the abort from here. */
+			d->ip = d->pend.u.ip.ip;
+			return reach_fup(d);
+		}
 	}
 	d->steps += b_ninsn(b);
 	if (d->steps > d->cfg.max_steps)

@@ -430,6 +430,28 @@ int main(void)
 	expect("bdm70-psb_fup-tip_pge without workaround is an error",
 	       "[error 1003: tip.pge while tracing is enabled]");
 
+	/* BDM64: the TIP before a TSX abort has a wrong target; the abort's
+	 * FUP cannot be reached from it */
+	start(0x1000);
+	tnt("!");
+	tip(0x1020); /* the RET really went to 100d, then the abort hit at 1004 */
+	{ struct ptpkt p = P(ptpkt_mode_tsx); p.u.mode_tsx.abrt = true; pk(p); }
+	fup(0x1004);
+	tip(0x100f);
+	pgd(0);
+	cfg.errata = PTFLOW_ERRATUM_BDM64;
+	expect("bdm64-tip-tsx_abort",
+	       "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 [tsx@1004 2] 100f [disabled]");
+	start(0x1000);
+	tnt("!");
+	tip(0x1020);
+	{ struct ptpkt p = P(ptpkt_mode_tsx); p.u.mode_tsx.abrt = true; pk(p); }
+	fup(0x1004);
+	tip(0x100f);
+	pgd(0);
+	expect("bdm64 without workaround is an error",
+	       "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 1020 1021 [error 1021: indirect branch: expected tip]");
+
 	/* SKD007: OVF in the middle of a multi-byte CYC */
 	start(0x1000);
 	tnt("!");
