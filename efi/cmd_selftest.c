@@ -14,6 +14,7 @@
 
 #include "arch/x86_64/cpu_fault.h"
 #include "arch/x86_64/cpu_ops.h"
+#include "core/pt_flow.h"
 #include "core/pt_pkt.h"
 #include "core/x86_insn.h"
 #include "efi/app.h"
@@ -179,6 +180,9 @@ EFI_STATUS efi_cmd_selftest(struct app *app)
 	r = x86_selfcheck();
 	record(&t, "x86-decoder", r == 0 ? "pass" : "fail",
 	       r == 0 ? "" : "known encodings decoded wrongly");
+	r = ptflow_selfcheck();
+	record(&t, "flow-decoder", r == 0 ? "pass" : "fail",
+	       r == 0 ? "" : "a built-in trace decoded to the wrong instructions");
 	check_gp_guard(&t);
 	check_output(&t, "output-topa", PTCFG_OUT_TOPA, PTCFG_MODE_STOP, 96ull << 20,
 		     app->caps.maxphyaddr);

@@ -334,11 +334,11 @@ static EFI_STATUS trace_synthetic(struct app *app, struct traced_image *img, boo
 				  struct collect *trace, const uint8_t *copy)
 {
 	static struct ptsynth synth;
-	struct ptimg_flat flat = { copy, (UINTN)img->li->ImageBase, img->li->ImageSize };
+	struct ptimg_flat flat = { copy, img->base, img->size };
 	/* the walk starts where StartImage will: the PE entry point */
 	struct pe_info pe;
 	uint64_t entry = 0;
-	if (pe_read_info(copy, img->li->ImageSize, true, &pe) == PE_OK && pe.entry_rva)
+	if (pe_read_info(copy, img->size, true, &pe) == PE_OK && pe.entry_rva)
 		entry = flat.base + pe.entry_rva;
 	if (!entry) {
 		fail(app, "failed", EFI_LOAD_ERROR, "cannot find the image's entry point");
@@ -385,7 +385,7 @@ static void decode_in_place(struct app *app, struct collect *trace, struct trace
 	static struct memview_region regions[256];
 	memview_init(&view, regions, 256);
 	if (copy)
-		memview_add(&view, (UINTN)img->li->ImageBase, img->li->ImageSize, copy);
+		memview_add(&view, img->base, img->size, copy);
 	code_view_add_code_regions(&view);
 
 	static struct ptflow_decoder dec;
@@ -445,16 +445,16 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 			return st;
 		}
 		con_printf("efipt: loaded %s at 0x%llx (%llu bytes)\n", img.path,
-			   (unsigned long long)(UINTN)img.li->ImageBase,
-			   (unsigned long long)img.li->ImageSize);
+			   (unsigned long long)img.base,
+			   (unsigned long long)img.size);
 		char esc[300];
 		struct strbuf eb;
 		sb_init(&eb, esc, sizeof(esc));
 		sb_json_escape(&eb, img.path);
 		run_member(&app->run, "traced_image",
 			   "{\"path\": \"%s\", \"base\": \"0x%llx\", \"size\": %llu}", esc,
-			   (unsigned long long)(UINTN)img.li->ImageBase,
-			   (unsigned long long)img.li->ImageSize);
+			   (unsigned long long)img.base,
+			   (unsigned long long)img.size);
 	}
 	/* The sideband comes first: an application's memory is released when it
 	 * exits. The traced image is also kept as a copy for in-place decoding. */
@@ -465,9 +465,9 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 	}
 	uint8_t *copy = NULL;
 	if (opt.image) {
-		copy = AllocatePool(img.li->ImageSize);
+		copy = AllocatePool(img.size);
 		if (copy)
-			CopyMem(copy, img.li->ImageBase, img.li->ImageSize);
+			CopyMem(copy, (void *)(UINTN)img.base, img.size);
 	}
 
 	struct collect trace = { 0 };

@@ -52,6 +52,8 @@ EFI_STATUS image_load(struct app *app, const char *path, int argc, char **argv,
 		image_release(img, false);
 		return st;
 	}
+	img->base = (UINTN)img->li->ImageBase;
+	img->size = img->li->ImageSize;
 	/* the image's command line: its own name, then the arguments */
 	UINTN chars = efipt_strlen(img->path) + 1;
 	for (int i = 0; i < argc; i++)
@@ -87,6 +89,7 @@ EFI_STATUS image_start(struct traced_image *img)
 	CHAR16 *exit_data = NULL;
 	img->exit_status = uefi_call_wrapper(BS->StartImage, 3, img->handle,
 					     &img->exit_data_size, &exit_data);
+	img->li = NULL; /* an application's protocol data is gone now */
 	if (exit_data)
 		FreePool(exit_data);
 	return img->exit_status;

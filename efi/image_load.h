@@ -9,7 +9,8 @@
 
 struct traced_image {
 	EFI_HANDLE handle;
-	EFI_LOADED_IMAGE *li;
+	EFI_LOADED_IMAGE *li; /* freed by the firmware once an application exits */
+	uint64_t base, size;  /* where it was loaded: use these after the start */
 	char path[256];     /* as given, with '\' separators */
 	CHAR16 *options;    /* load options handed to the image (pool) */
 	EFI_STATUS exit_status;
