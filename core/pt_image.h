@@ -48,4 +48,22 @@ static inline int ptimg_flat_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n
 	return (int)n;
 }
 
+/* Several ranges (the firmware's loaded images): ptimg_ranges_read() serves
+ * the one that holds ip. For live memory, a range's bytes point at base. */
+struct ptimg_ranges {
+	const struct ptimg_flat *r;
+	size_t n;
+};
+
+static inline int ptimg_ranges_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
+{
+	const struct ptimg_ranges *rs = ctx;
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct ptimg_flat *f = &rs->r[i];
+		if (ip >= f->base && ip - f->base < f->size)
+			return ptimg_flat_read((void *)f, ip, buf, n);
+	}
+	return 0;
+}
+
 #endif
