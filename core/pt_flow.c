@@ -1162,12 +1162,21 @@ static bool pend_binds(const struct ptflow_decoder *d)
 	}
 }
 
+/* The pending packet is a TIP with an IP that nothing else waits for. */
+static bool plain_tip(const struct ptflow_decoder *d)
+{
+	return d->have_pend && d->pend.type == ptpkt_tip && d->pend.u.ip.ipc &&
+	       !d->have_next_mode;
+}
+
 /*
- * Bulk TNT consumption: while TNT bits are buffered and nothing else is
- * pending, follow conditional branches, direct jumps and calls and
- * compressed RETs block by block without leaving this loop. Anything
- * unusual (an error, a branch that needs a TIP, PTWRITE, the step limit)
- * goes back to do_block(), which handles every case.
+ * The hot loop. While the flow needs only TNT bits and plain TIPs, follow
+ * conditional branches, direct jumps and calls, compressed RETs and
+ * indirect jumps, calls and RETs block by block, reading TNT and TIP
+ * packets as they are needed, without leaving this loop. Anything else
+ * (another packet, an error, a far transfer, PTWRITE, the step limit) goes
+ * back to step()/do_block(), which handle every case; this loop only ever
+ * stops before a block, never inside one.
  */
 static void fast_walk(struct ptflow_decoder *d)
 {
@@ -1180,7 +1189,16 @@ static void fast_walk(struct ptflow_decoder *d)
 
 	if (!cache)
 		return;
-	while (n) {
+	for (;;) {
+		if (!n && !d->have_pend) {
+			d->tnt_n = 0;
+			if (fetch(d) < 0)
+				break;
+			n = d->tnt_n;
+			tnt = d->tnt_bits;
+		}
+		if (!n && !plain_tip(d))
+			break;
 		const struct ptflow_block *b = &cache[slot(ip, mask)];
 		if (!(b->ip == ip && b_mode(b) == d->mode)) {
 			d->ip = ip;
@@ -1195,37 +1213,47 @@ static void fast_walk(struct ptflow_decoder *d)
 		__builtin_prefetch(&cache[slot(ft, mask)]);
 		__builtin_prefetch(&cache[slot(b_target(b), mask)]);
 		uint64_t next;
+		unsigned ic = b_iclass(b);
 		if (b_bend(b) == PTFLOW_BEND_SPLIT) {
-			next = b_next(b);
+			next = ft;
 		} else if (b_bend(b) != PTFLOW_BEND_BRANCH) {
 			break;
-		} else if (b_iclass(b) == X86_IC_JCC) {
+		} else if (ic == X86_IC_JCC) {
+			if (!n)
+				break;
 			n--;
-			next = (tnt >> n) & 1 ? b_target(b) : b_next(b);
-		} else if (b_iclass(b) == X86_IC_JMP_DIRECT) {
+			next = (tnt >> n) & 1 ? b_target(b) : ft;
+		} else if (ic == X86_IC_JMP_DIRECT) {
 			next = b_target(b);
-		} else if (b_iclass(b) == X86_IC_CALL_DIRECT) {
+		} else if (ic == X86_IC_CALL_DIRECT) {
 			if (!b_zlc(b))
-				stack_push(d, b_next(b));
+				stack_push(d, ft);
 			next = b_target(b);
-		} else if (b_iclass(b) == X86_IC_RET_NEAR && !d->cfg.disretc && d->sn &&
-			   ((tnt >> (n - 1)) & 1)) {
+		} else if (ic == X86_IC_RET_NEAR && n && !d->cfg.disretc) {
+			/* compressed RET: a taken bit, the target from the stack */
+			if (!d->sn || !((tnt >> (n - 1)) & 1))
+				break;
 			n--;
 			d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
 			d->sn--;
 			next = d->stack[d->sp];
+		} else if ((ic == X86_IC_RET_NEAR || ic == X86_IC_JMP_INDIRECT ||
+			    ic == X86_IC_CALL_INDIRECT) && !n && plain_tip(d)) {
+			if (ic == X86_IC_CALL_INDIRECT)
+				stack_push(d, ft);
+			next = d->pend.u.ip.ip;
+			d->have_pend = false;
 		} else {
 			break;
 		}
 		d->steps += b_ninsn(b);
 		insns += b_ninsn(b);
-		branches += b_iclass(b) != X86_IC_OTHER;
+		branches += ic != X86_IC_OTHER;
 		blocks++;
 		if (sink) {
-			d->ip = ip;
-			run(d, b, b_ninsn(b), b_iclass(b));
+			run(d, b, b_ninsn(b), (uint8_t)ic);
 			insns -= b_ninsn(b); /* counted by run() */
-			branches -= b_iclass(b) != X86_IC_OTHER;
+			branches -= ic != X86_IC_OTHER;
 		}
 		ip = next;
 	}
@@ -1233,6 +1261,7 @@ static void fast_walk(struct ptflow_decoder *d)
 		d->walked = true;
 	d->ip = ip;
 	d->tnt_n = (uint8_t)n;
+	d->tnt_bits = tnt;
 	d->stat.insns += insns;
 	d->stat.branches += branches;
 	d->stat.blocks += blocks;
@@ -1241,9 +1270,10 @@ static void fast_walk(struct ptflow_decoder *d)
 static int step(struct ptflow_decoder *d)
 {
 	for (;;) {
-		if (d->tnt_n && !d->have_pend && d->enabled) {
+		if (d->enabled && ((d->tnt_n && !d->have_pend) || plain_tip(d))) {
+			uint64_t before = d->stat.blocks;
 			fast_walk(d);
-			if (!d->tnt_n)
+			if (d->stat.blocks != before)
 				continue;
 		}
 		if (!d->tnt_n && !d->have_pend) {
