@@ -2,8 +2,8 @@
  * libFuzzer target for the flow decoder: random traces over a fixed code
  * image (hand-assembled branches of every kind, then pseudo-random bytes).
  * No crash, no hang (work is bounded per input byte by max_steps), no
- * allocation. Input byte 0 picks options (DisTNT, DisRETC, errata), the rest
- * is the trace.
+ * allocation. Input byte 0 picks options (DisTNT, DisRETC, errata, cache,
+ * instruction output), the rest is the trace.
  *
  * With FLOW_FUZZ_SEEDS=DIR set, the first run also writes synthesized
  * traces over the image into DIR as a starting corpus.
@@ -107,14 +107,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.image.ctx = &flat;
 	cfg.cache = data[0] & 0x80 ? NULL : cache;
 	cfg.cache_size = data[0] & 0x80 ? 0 : 64;
-	cfg.max_steps = 4096;
+	cfg.max_steps = 256;
 	cfg.distnt = data[0] & 1;
 	cfg.disretc = data[0] & 2;
 	if (data[0] & 4)
 		cfg.errata = ptflow_errata_for_cpu(6, 0x4e, -1);
 	if (data[0] & 8)
 		cfg.errata |= ptflow_errata_for_cpu(6, 0x5c, -1) | PTFLOW_ERRATUM_SKZ84;
-	struct ptflow_sink sink = { &sum, on_run, on_event };
+	struct ptflow_sink sink = { &sum, data[0] & 0x40 ? on_run : NULL, on_event };
 	if (ptflow_init(&d, &cfg, &sink))
 		__builtin_trap();
 	long errs = ptflow_decode(&d, data + 1, size - 1, 0);
