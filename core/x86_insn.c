@@ -25,13 +25,20 @@ enum {
 	I_V,		/* imm16/imm32/imm64 by operand size (B8+r) */
 	I_WB,		/* imm16, imm8 (ENTER) */
 	I_P,		/* ptr16:16 / ptr16:32 (far JMP/CALL) */
-	I_O,		/* moffs by address size */
 	I_R8,		/* rel8 */
-	I_RZ,		/* rel16/rel32 */
+	I_D,		/* imm32 (XOP map A) */
+	/* Sizes that need more than the operand size: */
+	I_RZ,		/* rel16/rel32; always rel32 in 64-bit mode */
+	I_O,		/* moffs by address size */
 	I_F6,		/* imm8 for /0 and /1 only (TEST) */
 	I_F7,		/* immz for /0 and /1 only (TEST) */
 	I_78,		/* 0F 78: imm8, imm8 with 66 or F2 (EXTRQ/INSERTQ) */
-	I_D,		/* imm32 (XOP map A) */
+};
+
+/* Immediate bytes by kind and operand size (16, 32, 64). */
+static const uint8_t immsz[16][3] = {
+	[I_B] = { 1, 1, 1 }, [I_W] = { 2, 2, 2 }, [I_Z] = { 2, 4, 4 }, [I_V] = { 2, 4, 8 },
+	[I_WB] = { 3, 3, 3 }, [I_P] = { 4, 6, 6 }, [I_R8] = { 1, 1, 1 }, [I_D] = { 4, 4, 4 },
 };
 
 /* Structure entry: bits 0-3 immediate kind, bit 4 ModRM, bits 5-7 special. */
@@ -357,27 +364,20 @@ int x86_decode(struct x86_insn *out, const uint8_t *b, size_t avail, uint64_t ip
 		return -X86_ERR_INVALID;
 
 	/* Immediates and relative displacements. */
-	unsigned imm = 0, reg = modrm >> 3 & 7;
-	unsigned zsz = osize == 16 ? 2 : 4;
-	bool rel = false;
-	switch (flags & 0x0f) {
-	case I_NONE: break;
-	case I_B: imm = 1; break;
-	case I_W: imm = 2; break;
-	case I_Z:
-		imm = zsz;
-		rel = op == 0xc7 && modrm == 0xf8 && space == X86V_1B; /* XBEGIN */
-		break;
-	case I_V: imm = osize / 8; break;
-	case I_WB: imm = 3; break;
-	case I_P: imm = zsz + 2; break;
-	case I_O: imm = asize / 8; break;
-	case I_R8: imm = 1; rel = true; break;
-	case I_RZ: imm = m64 ? 4 : zsz; rel = true; break;
-	case I_F6: imm = reg < 2; break;
-	case I_F7: imm = reg < 2 ? zsz : 0; break;
-	case I_78: imm = mp == MP_66 || mp == MP_F2 ? 2 : 0; break;
-	case I_D: imm = 4; break;
+	unsigned kind = flags & 0x0f, reg = modrm >> 3 & 7;
+	unsigned imm = immsz[kind][osize >> 5];
+	bool rel = kind == I_R8;
+	if (kind == I_Z && op == 0xc7 && modrm == 0xf8 && space == X86V_1B)
+		rel = true; /* XBEGIN rel16/rel32 */
+	if (kind >= I_RZ) {
+		unsigned zsz = osize == 16 ? 2 : 4;
+		switch (kind) {
+		case I_RZ: imm = m64 ? 4 : zsz; rel = true; break;
+		case I_O: imm = asize / 8; break;
+		case I_F6: imm = reg < 2; break;
+		case I_F7: imm = reg < 2 ? zsz : 0; break;
+		case I_78: imm = mp == MP_66 || mp == MP_F2 ? 2 : 0; break;
+		}
 	}
 	NEED(imm);
 
