@@ -7,6 +7,7 @@ boot selftest "selftest --debugcon --shutdown"
 L=$TMP/selftest/debugcon.log
 contains "selftest: packet codec passes in firmware" "$L" "selftest packet-codec             PASS"
 contains "selftest: x86 decoder passes in firmware" "$L" "selftest x86-decoder              PASS"
+contains "selftest: flow decoder passes in firmware" "$L" "selftest flow-decoder             PASS"
 contains "selftest: #GP guard catches a real fault" "$L" "selftest gp-guard                 PASS"
 contains "selftest: tracing skipped with the reason" "$L" "selftest trace                    SKIP: Intel PT not supported: CPUID.(EAX=07H,ECX=0):EBX[25]=0"
 contains "selftest: exits EFI_UNSUPPORTED" "$L" "efipt: exit EFI_UNSUPPORTED"
@@ -15,7 +16,7 @@ expect_rc "selftest: efipt info accepts the run" 0 $EFIPT info "$run"
 expect "selftest: selftest.json lists the cases" python3 -c "
 import json; d=json.load(open('$run/selftest.json'))
 names=[c['name'] for c in d['cases']]
-assert names[:3]==['packet-codec','x86-decoder','gp-guard'], names
+assert names[:4]==['packet-codec','x86-decoder','flow-decoder','gp-guard'], names
 assert d['failed']==0 and d['skipped']>=1"
 expect "selftest: selftest.xml is JUnit XML" python3 -c "
 import xml.etree.ElementTree as ET; r=ET.parse('$run/selftest.xml').getroot()
