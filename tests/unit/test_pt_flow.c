@@ -245,7 +245,7 @@ static void image_tests(const char *kind, const char *path, int nseeds)
 	int good = 0;
 	for (int s = 0; s < nseeds; s++) {
 		uint64_t st = ne && s % 2 ? entries[((uint64_t)s * 7919) % ne] : start;
-		good += run_one(path, ptsec_ptimg(&im), st, entries, ne, (uint64_t)s + 1, &tot, true);
+		good += run_one(path, ptsec_ptimg(&im), st, entries, ne, (uint64_t)s + 1, &tot, false);
 	}
 	CHECKF(good == nseeds, path, "%d of %d seeds exact", good, nseeds);
 	printf("# %s: %d seeds, %llu instructions, %llu events, %llu trace bytes, %zu entries\n",

@@ -234,6 +234,8 @@ static void image_tests(const char *kind, const char *path, int nseeds, uint64_t
 				       (size_t)i < ours.n ? ours.v[i].kind : -1,
 				       (unsigned long long)((size_t)i < ours.n ? ours.v[i].ip : 0));
 		}
+		if (ok)
+			check_named(1, name, " ");
 		good += ok;
 		*total += res.insns;
 		free(truth.v);
