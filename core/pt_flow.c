@@ -434,6 +434,32 @@ static int fetch(struct ptflow_decoder *d)
 					continue;
 				return 0;
 			}
+			/* TIP with an IP (33.4.2.2): header 0x0d | IPBytes << 5,
+			 * payload compressed against Last IP (Table 33-18) */
+			static const uint8_t ipbytes[8] = { 0, 2, 4, 6, 6, 0, 8, 0 };
+			unsigned ipc = b >> 5, nb = ipbytes[ipc];
+			if ((b & 0x1f) == 0x0d && nb && (size_t)(d->pk.end - d->pk.pos) > nb) {
+				uint64_t v = efipt_load_le(d->pk.pos + 1, nb), last = d->lastip.ip;
+				switch (ipc) {
+				case 1: v |= last & ~0xffffull; break;
+				case 2: v |= last & ~0xffffffffull; break;
+				case 3: v = (uint64_t)((int64_t)(v << 16) >> 16); break;
+				case 4: v |= last & 0xffff000000000000ull; break;
+				default: break;
+				}
+				d->lastip.ip = v;
+				d->pk.pos += nb + 1;
+				d->stat.packets++;
+				d->steps = 0;
+				efipt_memset(&d->pend, 0, sizeof(d->pend));
+				d->pend.type = ptpkt_tip;
+				d->pend.size = (uint8_t)(nb + 1);
+				d->pend.u.ip.ipc = (uint8_t)ipc;
+				d->pend.u.ip.ip = v;
+				d->pend_off = off;
+				d->have_pend = true;
+				return 0;
+			}
 		}
 		int r = ptpkt_next(&d->pk, &p);
 		if (r < 0)
