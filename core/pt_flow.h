@@ -163,7 +163,7 @@ struct ptflow_stat {
 	uint64_t decoded;	/* blocks decoded (block cache misses) */
 };
 
-/* The decoder: caller-owned, about 1 KiB. Fields are private. */
+/* The decoder: caller-owned, about 0.9 KiB. Fields are private. */
 struct ptflow_decoder {
 	struct ptflow_config cfg;
 	struct ptflow_sink sink;

@@ -68,7 +68,7 @@ struct ptsynth_result {
 	int stop;		/* enum ptsynth_stop */
 };
 
-/* Working state, caller-owned (about 5 KiB). Fields are private. */
+/* Working state, caller-owned (about 4 KiB). Fields are private. */
 struct ptsynth {
 	const struct ptsynth_config *cfg;
 	const struct ptsynth_sink *sink;
