@@ -18,6 +18,7 @@
 
 #include "arch/x86_64/cpu_ops.h"
 #include "arch/x86_64/pt_engine.h"
+#include "arch/x86_64/pt_msr.h"
 #include "core/mem.h"
 #include "core/pe_info.h"
 #include "core/pt_flow.h"
@@ -293,10 +294,26 @@ static EFI_STATUS trace_hw(struct app *app, struct traced_image *img, bool *star
 		return EFI_DEVICE_ERROR;
 	}
 	h->started = true;
+	uint64_t tsc_start = cpu_native_ops.rdtsc(cpu_native_ops.ctx);
 	EFI_STATUS target_st = run_target(img, started);
 	sb_reset(&h->msg_sb);
 	if (h->eng.running)
 		pt_stop(&h->eng, &h->msg_sb);
+	uint64_t tsc_stop = cpu_native_ops.rdtsc(cpu_native_ops.ctx);
+	/* Timing sideband for decoders: TSC around the trace and the nominal
+	 * (maximum non-turbo) ratio, MSR_PLATFORM_INFO[15:8], which Intel CPUs
+	 * with PT have; read through the #GP guard all the same. */
+	uint64_t platform_info = 0;
+	int pf = cpu_native_ops.rdmsr(cpu_native_ops.ctx, MSR_PLATFORM_INFO, &platform_info);
+	char timing[160];
+	struct strbuf tb;
+	sb_init(&tb, timing, sizeof(timing));
+	sb_printf(&tb, "{\"tsc_start\": \"0x%llx\", \"tsc_stop\": \"0x%llx\"",
+		  (unsigned long long)tsc_start, (unsigned long long)tsc_stop);
+	if (pf == 0)
+		sb_printf(&tb, ", \"nom_freq\": %u", (unsigned)((platform_info >> 8) & 0xff));
+	sb_putc(&tb, '}');
+	run_member(&app->run, "timing", "%s", timing);
 	if (h->ebs)
 		uefi_call_wrapper(BS->CloseEvent, 1, h->ebs);
 	if (h->msg_sb.len)

@@ -2,6 +2,7 @@
 #include <efi.h>
 #include <efilib.h>
 
+#include "efi/console.h"
 #include "efi/fs.h"
 
 void ascii_to_ucs2(CHAR16 *dst, UINTN cap, const char *src)
@@ -245,7 +246,15 @@ EFI_STATUS esp_write_atomic(struct esp *esp, const CHAR16 *dir, const CHAR16 *na
 	/* write in chunks: some firmware file systems reject very large writes */
 	const UINT8 *p = data;
 	UINTN left = len;
+	unsigned shown = 0;
 	while (left && !EFI_ERROR(st)) {
+		/* large files (trace buffers can be GiBs) show their progress */
+		if (len >= (32u << 20) && (len - left) * 10 / len >= shown + 1) {
+			shown = (unsigned)((len - left) * 10 / len);
+			char line[96];
+			ucs2_to_ascii(line, 64, name);
+			con_printf("efipt:   writing %s: %u%%\n", line, shown * 10);
+		}
 		UINTN chunk = left > (1u << 20) ? (1u << 20) : left;
 		UINTN done = chunk;
 		st = uefi_call_wrapper(f->Write, 3, f, &done, (void *)p);
