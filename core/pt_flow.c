@@ -106,7 +106,6 @@ const char *ptflow_ev_name(int type)
 	case PTFLOW_EV_ASYNC_DISABLED: return "async disabled";
 	case PTFLOW_EV_INTERRUPT: return "interrupt";
 	case PTFLOW_EV_OVERFLOW: return "overflow";
-	case PTFLOW_EV_RESUMED: return "resumed";
 	case PTFLOW_EV_EXEC_MODE: return "exec mode";
 	case PTFLOW_EV_TSX: return "tsx";
 	case PTFLOW_EV_PAGING: return "paging";
@@ -120,7 +119,6 @@ const char *ptflow_ev_name(int type)
 	case PTFLOW_EV_CFE: return "cfe";
 	case PTFLOW_EV_EVD: return "evd";
 	case PTFLOW_EV_GAP: return "gap";
-	case PTFLOW_EV_TICK: return "tick";
 	case PTFLOW_EV_ERROR: return "error";
 	case PTFLOW_EV_COUNT: break;
 	}
@@ -325,7 +323,6 @@ static void reset_state(struct ptflow_decoder *d)
 	d->enabled = false;
 	d->after_ovf = false;
 	d->have_next_mode = false;
-	d->ptw_pending = false;
 	d->fup_kind = FUP_ASYNC;
 	d->steps = 0;
 	stack_reset(d);
@@ -381,8 +378,6 @@ static void timing(struct ptflow_decoder *d, const struct ptpkt *p)
 		/* TMA follows a TSC: the CTC value at that TSC, the base
 		 * for the MTCs that follow */
 		d->have_tma = true;
-		d->tsc_at_tma = d->tsc;
-		d->ctc_base = p->u.tma.ctc;
 		d->last_mtc = (uint8_t)(p->u.tma.ctc >> d->cfg.mtc_freq);
 		d->cyc_acc = 0;
 		break;
@@ -675,7 +670,6 @@ static int handle_pend(struct ptflow_decoder *d)
 		d->enabled = false;
 		d->after_ovf = true;
 		d->fup_kind = FUP_ASYNC;
-		d->ptw_pending = false;
 		event(d, PTFLOW_EV_OVERFLOW, off, false, 0);
 		return STEP_OK;
 	case ptpkt_tip_pge:
@@ -700,9 +694,6 @@ static int handle_pend(struct ptflow_decoder *d)
 		d->have_pend = false;
 		d->next_mode = mode_of(p);
 		d->have_next_mode = true;
-		if (!d->enabled && !d->after_ovf) {
-			/* before TIP.PGE the mode is status */
-		}
 		return STEP_OK;
 	case ptpkt_mode_tsx:
 		d->have_pend = false;

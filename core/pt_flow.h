@@ -69,7 +69,6 @@ enum ptflow_ev {
 	PTFLOW_EV_ASYNC_DISABLED, /* FUP+TIP.PGD: stopped before the insn at ip */
 	PTFLOW_EV_INTERRUPT,	/* FUP+TIP: async branch from ip to target */
 	PTFLOW_EV_OVERFLOW,	/* OVF; resumes at ip (if known) */
-	PTFLOW_EV_RESUMED,	/* after OVF: tracing resumes at ip */
 	PTFLOW_EV_EXEC_MODE,	/* MODE.Exec took effect; value = enum x86_mode */
 	PTFLOW_EV_TSX,		/* MODE.TSX; value bit0 intx, bit1 abort */
 	PTFLOW_EV_PAGING,	/* PIP: value = CR3, flag = NR */
@@ -83,7 +82,6 @@ enum ptflow_ev {
 	PTFLOW_EV_CFE,		/* value = type | vector << 8 */
 	PTFLOW_EV_EVD,		/* value = payload, aux = type */
 	PTFLOW_EV_GAP,		/* DisTNT: a conditional branch could not be followed */
-	PTFLOW_EV_TICK,		/* timing only (unused by default) */
 	PTFLOW_EV_ERROR,	/* msg says what; decoding resyncs at the next PSB */
 	PTFLOW_EV_COUNT
 };
@@ -184,9 +182,6 @@ struct ptflow_decoder {
 	bool synced;
 	uint8_t fup_kind;	/* why the pending FUP was sent */
 	uint8_t sp, sn;		/* return stack top index and depth */
-	bool ptw_pending;
-	uint64_t ptw_value;
-	uint64_t ptw_off;
 	bool walked;		/* an instruction ran since the last enable */
 	bool after_ovf;
 	bool bound_set;		/* bound_ev waits for the FUP that gives its IP */
@@ -195,8 +190,6 @@ struct ptflow_decoder {
 	/* timing */
 	bool have_tsc;
 	uint64_t tsc;
-	uint64_t ctc_base;	/* CTC value at the last TMA (shifted) */
-	uint64_t tsc_at_tma;
 	bool have_tma;
 	uint8_t last_mtc;
 	uint8_t cbr;

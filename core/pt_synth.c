@@ -295,9 +295,7 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 	if (!s->rng)
 		s->rng = 1;
 	s->tnt_cap = 6;
-	s->mode = cfg->mode ? cfg->mode : X86_MODE_64;
-	if (cfg->mode == 0)
-		s->mode = X86_MODE_64;
+	s->mode = cfg->bits == 16 ? X86_MODE_16 : cfg->bits == 32 ? X86_MODE_32 : X86_MODE_64;
 	s->int_countdown = cfg->p_interrupt ? (uint32_t)(rnd(s) % (2u * 65536 / cfg->p_interrupt + 1)) : 0;
 
 	psb(s, false);

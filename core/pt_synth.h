@@ -39,7 +39,7 @@ struct ptsynth_config {
 	/* Chances per 65536 decisions: interrupt per instruction, overflow
 	 * and disable (TIP.PGD to the target) per packet-producing branch. */
 	uint32_t p_interrupt, p_ovf, p_disable;
-	uint8_t mode;			/* enum x86_mode of the code (0: 64-bit) */
+	uint8_t bits;			/* code size: 16, 32 or 64 (0: 64) */
 	bool disretc;			/* DisRETC: never compress RETs */
 	bool biased;			/* Jcc outcomes biased per branch, as in
 					 * real programs (else 50/50) */
