@@ -410,8 +410,10 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 			break;
 		case X86_IC_CALL_DIRECT:
 			if (in.zero_len_call) {
-				/* CALL +0 pushes its address, it is no call (33.4.2.2) */
-				s->ip = next;
+				/* CALL +0 pushes its address, it is no call (33.4.2.2);
+				 * the target is the next instruction (wrapped to the
+				 * operand size, like any direct target) */
+				s->ip = in.target;
 				break;
 			}
 			rpush(s, next, 0);

@@ -189,6 +189,8 @@ static int run_one(const char *name, struct ptimg img, uint64_t start, const uin
 	sc.p_disable = seed % 5 == 2 ? 500 : 0;
 	sc.disretc = seed % 6 == 5;
 	sc.tsc = seed & 1;
+	/* the same bytes as 32- and 16-bit code now and then (MODE.Exec) */
+	sc.bits = seed % 11 == 7 ? 32 : seed % 11 == 9 ? 16 : 64;
 	struct seq truth = { 0 };
 	struct ptsynth_sink ss = { &truth, truth_insn, truth_event };
 	struct ptsynth_result res;
@@ -212,6 +214,13 @@ static int run_one(const char *name, struct ptimg img, uint64_t start, const uin
 	char why[300] = "";
 	long at = compare(&truth, &got.seq, why, sizeof(why));
 	int ok = errs == 0 && at < 0 && truth.n > 1000;
+	if (!ok && at >= 0 && getenv("FLOW_DEBUG"))
+		for (long i = at > 8 ? at - 8 : 0; i < at + 2; i++)
+			printf("#   %ld: truth %s %llx   decoded %s %llx\n", i,
+			       (size_t)i < truth.n ? kind_name(truth.v[i].kind) : "-",
+			       (unsigned long long)((size_t)i < truth.n ? truth.v[i].ip : 0),
+			       (size_t)i < got.seq.n ? kind_name(got.seq.v[i].kind) : "-",
+			       (unsigned long long)((size_t)i < got.seq.n ? got.seq.v[i].ip : 0));
 	if (!ok || !quiet)
 		check_named(ok, tname, "%zu truth items, %ld errors %s; %s", truth.n, errs,
 			    got.first_error, why);
