@@ -73,3 +73,17 @@ contains "insn: overlap is named" "$TMP/err" "overlaps"
 expect_rc "insn: not an ELF" 2 $EFIPT insn --pt "$TMP/b.pt" --elf "$TMP/b.pt"
 expect_rc "insn: not a PE" 2 $EFIPT insn --pt "$TMP/b.pt" --pe "$TMP/b.pt"
 expect_rc "insn: missing trace file" 2 $EFIPT insn --pt "$TMP/nope" --elf $BASH_ELF
+
+# untrusted image files: truncated or corrupted headers are refused, never a crash
+head -c 300 $EFI >"$TMP/short.efi"
+expect_rc "insn: truncated PE refused" 2 $EFIPT insn --pt "$TMP/b.pt" --pe "$TMP/short.efi"
+head -c 100 $BASH_ELF >"$TMP/short.elf"
+expect_rc "insn: truncated ELF refused" 2 $EFIPT insn --pt "$TMP/b.pt" --elf "$TMP/short.elf"
+python3 -c "
+import sys, struct
+b = bytearray(open(sys.argv[1], 'rb').read())
+pe = struct.unpack_from('<I', b, 0x3c)[0]
+struct.pack_into('<H', b, pe + 6, 0xffff)   # NumberOfSections
+open(sys.argv[2], 'wb').write(b)" $EFI "$TMP/bad.efi"
+expect_rc "insn: PE with a bad section count refused" 2 $EFIPT insn --pt "$TMP/b.pt" --pe "$TMP/bad.efi"
+contains "insn: PE error says why" "$TMP/err" "outside the file"
