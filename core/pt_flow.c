@@ -989,6 +989,24 @@ static int take_tnt(struct ptflow_decoder *d, uint64_t ip, int *bit)
 	return error(d, d->pend_off, ip, "conditional branch: expected tnt");
 }
 
+/* Index of the first WRMSR (0F 30) in b, or -1. */
+static int find_wrmsr(const struct ptflow_decoder *d, const struct ptflow_block *b)
+{
+	uint8_t lens[PTFLOW_BLOCK_MAX], buf[16];
+	struct ptflow_block tmp;
+	ptflow_block_decode(&d->cfg.image, b->ip, b_mode(b), &tmp, lens);
+	uint64_t a = b->ip;
+	for (unsigned i = 0; i < b_ninsn(&tmp); i++) {
+		struct x86_insn in;
+		int n = d->cfg.image.read(d->cfg.image.ctx, a, buf, lens[i]);
+		if (n == lens[i] && x86_decode(&in, buf, (size_t)n, a, (enum x86_mode)b_mode(b)) > 0 &&
+		    in.enc == X86_ENC_LEGACY && in.map == X86_MAP_0F && in.opcode == 0x30)
+			return (int)i;
+		a += lens[i];
+	}
+	return -1;
+}
+
 /* Branches that consume a TNT bit or a TIP. */
 static bool needs_packet(unsigned iclass)
 {
@@ -1013,6 +1031,16 @@ static int do_block(struct ptflow_decoder *d)
 	const struct ptflow_block *b = block_get(d, d->ip, &tmp);
 
 	d->stat.blocks++;
+	if (pend_is(d, ptpkt_tip_pgd) && !pend_has_ip(d) && !d->tnt_n) {
+		/* TIP.PGD without IP: TraceEn or ContextEn went to 0
+		 * (33.4.2.5). A WRMSR to IA32_RTIT_CTL is the usual way, and
+		 * it is no branch: tracing ends right after it. */
+		int k = find_wrmsr(d, b);
+		if (k >= 0) {
+			run(d, b, (uint32_t)k + 1, X86_IC_OTHER);
+			return disable(d, PTFLOW_EV_DISABLED, false, 0);
+		}
+	}
 	if (pend_is(d, ptpkt_ovf) && b_bend(b) == PTFLOW_BEND_BRANCH && needs_packet(b_iclass(b))) {
 		/* The overflow is noticed where the next packet is needed:
 		 * the instructions before that branch ran, the branch itself

@@ -34,6 +34,7 @@
  *   1027 c3              ret
  *   1028 eb fe           jmp 1028       (endless loop)
  * 0x2000: 48 90 (32-bit: dec eax; nop -- 64-bit: a single rex.w nop), c3
+ * 0x3000: 90 nop; 0f 30 wrmsr; 74 02 je 3007; 90 90; c3 ret
  */
 static const uint8_t code1[] = {
 	0x90, 0x74, 0x03, 0x90, 0xeb, 0x02, 0x90, 0x90, 0xe8, 0x13, 0x00, 0x00, 0x00,
@@ -42,6 +43,7 @@ static const uint8_t code1[] = {
 	0x00, 0x00, 0xc3, 0xeb, 0xfe,
 };
 static const uint8_t code2[] = { 0x48, 0x90, 0xc3 };
+static const uint8_t code3[] = { 0x90, 0x0f, 0x30, 0x74, 0x02, 0x90, 0x90, 0xc3 };
 
 static int img_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
 {
@@ -52,6 +54,8 @@ static int img_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
 		c = code1; base = 0x1000; size = sizeof(code1);
 	} else if (ip >= 0x2000 && ip < 0x2000 + sizeof(code2)) {
 		c = code2; base = 0x2000; size = sizeof(code2);
+	} else if (ip >= 0x3000 && ip < 0x3000 + sizeof(code3)) {
+		c = code3; base = 0x3000; size = sizeof(code3);
 	} else {
 		return 0;
 	}
@@ -344,6 +348,11 @@ int main(void)
 	start(0x1000);
 	pgd(0);
 	expect("33.4.2.5 jcc leaves the filter region", "[enabled 1000] 1000 1001 [disabled]");
+
+	/* WRMSR clearing TraceEn: TIP.PGD without IP, after the WRMSR */
+	start(0x3000);
+	pgd(0);
+	expect("33.7 wrmsr clears traceen", "[enabled 3000] 3000 3001 [disabled]");
 
 	/* Direct branch leaving the filter region: TIP.PGD with its target */
 	start(0x1003);
