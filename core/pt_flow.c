@@ -1070,10 +1070,10 @@ static int do_block(struct ptflow_decoder *d)
 	switch (b_bend(b)) {
 	case PTFLOW_BEND_NOCODE:
 		run(d, b, b_ninsn(b), X86_IC_OTHER);
-		return error(d, d->pend_off, b_next(b), "no code at this address");
+		return error(d, d->pend_off, b_next(b), "no code at the ip (not in any image)");
 	case PTFLOW_BEND_INVALID:
 		run(d, b, b_ninsn(b), X86_IC_OTHER);
-		return error(d, d->pend_off, b_next(b), "invalid instruction");
+		return error(d, d->pend_off, b_next(b), "invalid instruction at the ip");
 	case PTFLOW_BEND_SPLIT:
 		run(d, b, b_ninsn(b), X86_IC_OTHER);
 		d->ip = b_next(b);

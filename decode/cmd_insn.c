@@ -80,7 +80,13 @@ static void print_event(void *ctx, const struct ptflow_event *ev)
 	struct iopts *o = ctx;
 	if (ev->type == PTFLOW_EV_ERROR) {
 		o->errors++;
-		printf("[%" PRIx64 ", %016" PRIx64 ": error: %s]\n", ev->offset, ev->ip, ev->msg);
+		/* "... at the ip ..." messages name the address itself */
+		const char *at = strstr(ev->msg, "at the ip");
+		if (at)
+			printf("[%" PRIx64 ", %016" PRIx64 ": error: %.*s%016" PRIx64 "%s]\n", ev->offset,
+			       ev->ip, (int)(at - ev->msg + 3), ev->msg, ev->ip, at + 9);
+		else
+			printf("[%" PRIx64 ", %016" PRIx64 ": error: %s]\n", ev->offset, ev->ip, ev->msg);
 		return;
 	}
 	printf("[");

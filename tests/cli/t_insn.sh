@@ -47,7 +47,7 @@ if cmp -s "$TMP/r.ips" "$TMP/r.truth" && [ -s "$TMP/r.truth" ]; then ok "insn: r
 expect_rc "insn: raw range" 0 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/code.bin:0x0-0x17:0x1000" --no-inst
 # only part of the code: no code at an address, named in the error
 expect_rc "insn: missing code" 1 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/code.bin:0x0-0x10:0x1000" --no-inst
-contains "insn: no code error names the address" "$TMP/out" "0000000000001010: error: no code"
+contains "insn: no code error names the address" "$TMP/out" "0000000000001010: error: no code at 0000000000001010 (not in any image)"
 
 # a corrupted trace: error with offset, resync at the next PSB, exit 1
 $EFIPT synth --elf $BASH_ELF --out "$TMP/c.pt" --insns 200000 --seed 5 2>/dev/null

@@ -363,7 +363,7 @@ int main(void)
 	 * then resync at the next PSB */
 	start(0x5000);
 	tnt("!");
-	expect("error: no code at ip", "[enabled 5000] [error 5000: no code at this address]");
+	expect("error: no code at ip", "[enabled 5000] [error 5000: no code at the ip (not in any image)]");
 	start(0x1028);
 	tnt("!");
 	cfg.max_steps = 3;
