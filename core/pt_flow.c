@@ -704,6 +704,8 @@ static int handle_pend(struct ptflow_decoder *d)
 		d->bound_set = true;
 		return STEP_OK;
 	case ptpkt_pip:
+		if (d->enabled)
+			return -1; /* binds to the MOV CR3 (or far transfer) */
 		d->have_pend = false;
 		ev.type = PTFLOW_EV_PAGING;
 		ev.value = p->u.pip.cr3;
@@ -887,8 +889,19 @@ static int fetch_flow(struct ptflow_decoder *d)
 		int r = fetch(d);
 		if (r < 0)
 			return r;
-		if (d->have_pend && (d->pend.type == ptpkt_pip || d->pend.type == ptpkt_vmcs ||
-				     d->pend.type == ptpkt_mode_exec)) {
+		if (pend_is(d, ptpkt_pip)) {
+			/* the async transfer changes CR3: report it here */
+			struct ptflow_event ev;
+			efipt_memset(&ev, 0, sizeof(ev));
+			ev.type = PTFLOW_EV_PAGING;
+			ev.offset = d->pend_off;
+			ev.value = d->pend.u.pip.cr3;
+			ev.flag = d->pend.u.pip.nr;
+			d->have_pend = false;
+			emit(d, &ev);
+			continue;
+		}
+		if (pend_is(d, ptpkt_vmcs) || pend_is(d, ptpkt_mode_exec)) {
 			handle_pend(d);
 			continue;
 		}
@@ -1031,6 +1044,30 @@ static int do_block(struct ptflow_decoder *d)
 	const struct ptflow_block *b = block_get(d, d->ip, &tmp);
 
 	d->stat.blocks++;
+	if (pend_is(d, ptpkt_pip)) {
+		/* 33.4.2.10: PIP follows the MOV CR3 that wrote CR3, or comes
+		 * before the TIP of a far transfer that changed it */
+		bool at_mov = b_bend(b) == PTFLOW_BEND_BRANCH && b_iclass(b) == X86_IC_MOV_CR3;
+		bool at_far = b_bend(b) == PTFLOW_BEND_BRANCH &&
+			      (b_iclass(b) == X86_IC_JCC || needs_packet(b_iclass(b)));
+		if (at_mov || at_far) {
+			struct ptflow_event ev;
+			efipt_memset(&ev, 0, sizeof(ev));
+			ev.type = PTFLOW_EV_PAGING;
+			ev.offset = d->pend_off;
+			ev.value = d->pend.u.pip.cr3;
+			ev.flag = d->pend.u.pip.nr;
+			d->have_pend = false;
+			if (at_mov) {
+				run(d, b, b_ninsn(b), b_iclass(b));
+				ev.has_ip = true;
+				ev.ip = b_next(b) - b_last_len(b);
+				d->ip = b_next(b);
+			}
+			emit(d, &ev);
+			return STEP_OK;
+		}
+	}
 	if (pend_is(d, ptpkt_tip_pgd) && !pend_has_ip(d) && !d->tnt_n) {
 		/* TIP.PGD without IP: TraceEn or ContextEn went to 0
 		 * (33.4.2.5). A WRMSR to IA32_RTIT_CTL is the usual way, and
@@ -1202,6 +1239,8 @@ static bool pend_binds(const struct ptflow_decoder *d)
 			       * packet before it (as libipt does) */
 	case ptpkt_ptw:
 		return !d->pend.u.ptw.ip;
+	case ptpkt_pip:
+		return true;
 	default:
 		return false;
 	}

@@ -329,7 +329,26 @@ int main(void)
 	{ struct ptpkt p = P(ptpkt_pip); p.u.pip.cr3 = 0x5000; pk(p); }
 	fup(0x101c);
 	pgd(0);
-	expect("33.4.2.10 pip", "[enabled 1019] [paging 5000] 1019 [async disabled 101c]");
+	expect("33.4.2.10 pip at the mov cr3", "[enabled 1019] 1019 [paging@1019 5000] [async disabled 101c]");
+
+	/* Interrupt into another address space: FUP, PIP, TIP */
+	start(0x1000);
+	tnt(".");
+	fup(0x1004);
+	{ struct ptpkt p = P(ptpkt_pip); p.u.pip.cr3 = 0x7000; pk(p); }
+	tip(0x100f);
+	pgd(0);
+	expect("33.7 interrupt fup, pip, tip",
+	       "[enabled 1000] 1000 1001 1003 [paging 7000] [interrupt 1004>100f] 100f [disabled]");
+
+	/* PIP before the TIP of a far transfer */
+	start(0x100f);
+	{ struct ptpkt p = P(ptpkt_pip); p.u.pip.cr3 = 0x6000; pk(p); }
+	tip(0x1020);
+	tip(0x100f);
+	pgd(0);
+	expect("33.4.2.10 pip before a far transfer's tip",
+	       "[enabled 100f] [paging 6000] 100f 1020 1021 100f [disabled]");
 
 	/* TraceStop */
 	start(0x100f);
