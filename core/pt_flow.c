@@ -1267,7 +1267,8 @@ static void fast_walk(struct ptflow_decoder *d)
 	struct ptflow_block *cache = d->cfg.cache;
 	uint32_t mask = d->cfg.cache_size - 1;
 	uint64_t ip = d->ip, tnt = d->tnt_bits, insns = 0, branches = 0, blocks = 0;
-	unsigned n = d->tnt_n;
+	uint64_t steps = d->steps, max_steps = d->cfg.max_steps;
+	unsigned n = d->tnt_n, mode = d->mode;
 	bool sink = d->sink.run != NULL;
 	struct ptflow_block tmp;
 
@@ -1276,21 +1277,23 @@ static void fast_walk(struct ptflow_decoder *d)
 	for (;;) {
 		if (!n && !d->have_pend) {
 			d->tnt_n = 0;
+			d->steps = steps;
 			if (fetch(d) < 0)
 				break;
+			steps = d->steps;
 			n = d->tnt_n;
 			tnt = d->tnt_bits;
 		}
 		if (!n && !plain_tip(d))
 			break;
 		const struct ptflow_block *b = &cache[slot(ip, mask)];
-		if (!(b->ip == ip && b_mode(b) == d->mode)) {
+		if (!(b->ip == ip && b_mode(b) == mode)) {
 			d->ip = ip;
 			b = block_get(d, ip, &tmp);
 			if (b == &tmp)
 				break;
 		}
-		if (d->steps + b_ninsn(b) > d->cfg.max_steps)
+		if (steps + b_ninsn(b) > max_steps)
 			break;
 		/* the next block is one of two: fetch both cache slots early */
 		uint64_t ft = b_next(b);
@@ -1330,7 +1333,7 @@ static void fast_walk(struct ptflow_decoder *d)
 		} else {
 			break;
 		}
-		d->steps += b_ninsn(b);
+		steps += b_ninsn(b);
 		insns += b_ninsn(b);
 		branches += ic != X86_IC_OTHER;
 		blocks++;
@@ -1343,6 +1346,7 @@ static void fast_walk(struct ptflow_decoder *d)
 	}
 	if (blocks)
 		d->walked = true;
+	d->steps = steps;
 	d->ip = ip;
 	d->tnt_n = (uint8_t)n;
 	d->tnt_bits = tnt;
