@@ -362,6 +362,10 @@ int ptsec_load_pe(struct ptsec_image *im, const char *spec)
 		fail(im, "%s: unknown optional header magic 0x%x", s, magic);
 		goto out_f;
 	}
+	if (optsz < (plus ? 112u : 96u)) {
+		fail(im, "%s: optional header too short (%u bytes)", s, optsz);
+		goto out_f;
+	}
 	uint64_t image_base = plus ? efipt_le64(f + opt + 24) : efipt_le32(f + opt + 28);
 	uint32_t entry_rva = efipt_le32(f + opt + 16);
 	uint32_t size_of_image = efipt_le32(f + opt + 56);
@@ -445,6 +449,10 @@ int ptsec_load_pe(struct ptsec_image *im, const char *spec)
 		if (!(ch & 0x20000000u) && !(ch & 0x20u)) /* MEM_EXECUTE, CNT_CODE */
 			continue;
 		uint64_t n = vsz ? vsz : rawsz;
+		if (va >= size_of_image) {
+			fail(im, "%s: section %u outside the image", s, i);
+			goto out_f;
+		}
 		if (!in_file(size_of_image, va, n))
 			n = size_of_image - va;
 		char name[64];
