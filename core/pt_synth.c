@@ -239,9 +239,10 @@ static void after_packet(struct ptsynth *s)
 static void maybe_ovf(struct ptsynth *s, bool after_tip)
 {
 	/* Right after a packet-producing branch: decoders see the OVF as the
-	 * next packet and resume at the FUP (the current IP). Instructions
-	 * after the packet and before the OVF would be ambiguous: a decoder
-	 * cannot tell how far execution got. */
+	 * next packet. Instructions after the packet and before the OVF would
+	 * be ambiguous: a decoder cannot tell how far execution got. Then
+	 * some instructions run while packets are lost (see lost_step()),
+	 * and a FUP says where tracing resumes. */
 	if (!after_tip || !chance(s, s->cfg->p_ovf))
 		return;
 	flush_tnt(s);
@@ -249,8 +250,64 @@ static void maybe_ovf(struct ptsynth *s, bool after_tip)
 	s->csn = 0;
 	s->csp = 0;
 	truth_event(s, PTFLOW_EV_OVERFLOW, false, 0, 0);
+	s->lost = 1 + (uint32_t)(rnd(s) % 64);
+}
+
+/* The overflow is over: FUP with the full IP (decoders differ in the Last
+ * IP they assume after an OVF). */
+static void end_lost(struct ptsynth *s)
+{
+	s->lost = 0;
 	s->full_next = true;
 	put_ip(s, ptpkt_fup, s->ip, false);
+}
+
+/*
+ * One instruction executed while packets are lost to an overflow: no
+ * packets, no ground truth. Only plain flow (straight code, Jcc, direct
+ * JMP/CALL, RET to a known caller) runs lost; anything else ends the
+ * overflow first. CALLs seen here are not RET-compressible later
+ * (33.4.2.16: nothing is compressed against lost packets).
+ */
+static void lost_step(struct ptsynth *s)
+{
+	struct x86_insn in;
+	if (!readable(s, s->ip, &in)) {
+		end_lost(s);
+		return;
+	}
+	uint64_t next = s->ip + in.len;
+	unsigned top = (s->rsp + PTSYNTH_STACK - 1) % PTSYNTH_STACK;
+	switch (in.iclass) {
+	case X86_IC_OTHER:
+		s->ip = next;
+		break;
+	case X86_IC_JCC:
+		s->ip = rnd(s) >> 63 ? in.target : next;
+		break;
+	case X86_IC_JMP_DIRECT:
+		s->ip = in.target;
+		break;
+	case X86_IC_CALL_DIRECT:
+		if (!in.zero_len_call)
+			rpush(s, next, 0);
+		s->ip = in.target;
+		break;
+	case X86_IC_RET_NEAR:
+		if (!s->rsn || s->rint[top]) {
+			end_lost(s);
+			return;
+		}
+		s->rsp = (uint16_t)top;
+		s->rsn--;
+		s->ip = s->rstack[top];
+		break;
+	default:
+		end_lost(s);
+		return;
+	}
+	if (--s->lost == 0)
+		end_lost(s);
 }
 
 /* An address outside any code walked: where filtered-out code lives. */
@@ -311,6 +368,10 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 			break;
 		}
 		s->steps++;
+		if (s->lost) {
+			lost_step(s);
+			continue;
+		}
 		/* asynchronous interrupt before this instruction (33.7: FUP
 		 * with the IP of the next instruction, TIP with the vector's
 		 * handler) */
@@ -482,6 +543,8 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 		}
 	}
 	/* close: tracing stops before the next instruction (TraceEn cleared) */
+	if (s->lost)
+		end_lost(s);
 	fault(s);
 	res->size = s->pos;
 	res->insns = s->insns;

@@ -81,6 +81,7 @@ struct ptsynth {
 	uint64_t insns, steps;
 	uint64_t packets;
 	uint32_t int_countdown;
+	uint32_t lost;		/* instructions left in an overflow */
 	uint8_t tnt_n, tnt_cap;
 	uint8_t mode;
 	bool full_next;		/* next FUP uncompressed */
