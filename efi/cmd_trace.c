@@ -16,9 +16,6 @@
 #include <efi.h>
 #include <efilib.h>
 
-#include "arch/x86_64/cpu_ops.h"
-#include "arch/x86_64/pt_engine.h"
-#include "arch/x86_64/pt_msr.h"
 #include "core/mem.h"
 #include "core/pe_info.h"
 #include "core/pt_flow.h"
@@ -27,13 +24,12 @@
 #include "efi/app.h"
 #include "efi/code_view.h"
 #include "efi/console.h"
+#include "efi/hw_trace.h"
 #include "efi/image_load.h"
+#include "efi/inplace.h"
 #include "efi/sideband.h"
-#include "efi/trace_mem.h"
 
 #define MAX_IMAGES 512
-#define MAX_REGIONS 1024
-#define MAX_TABLES 16
 #define DEFAULT_SYNTH_INSNS 1000000ull
 
 enum source { SOURCE_HW, SOURCE_SYNTHETIC };
@@ -168,50 +164,13 @@ EFI_STATUS efi_parse_trace(struct app *app)
 	return EFI_SUCCESS;
 }
 
-/* ---- hardware tracing ---------------------------------------------------- */
-
-struct hw {
-	struct ptcfg_settings set;
-	struct ptout out;
-	struct ptout_region reg[MAX_REGIONS];
-	struct ptout_table tab[MAX_TABLES];
-	struct pt_engine eng;
-	struct pt_step steps[64];
-	struct pt_log log;
-	bool built, started;
-	EFI_EVENT ebs;
-	char msg[512];
-	struct strbuf msg_sb;
-};
-
-/* ExitBootServices: an OS loader is about to hand over. Stop tracing now;
- * the OS must not inherit a running PT it knows nothing about. */
-static void EFIAPI on_exit_boot_services(EFI_EVENT ev, void *ctx)
-{
-	(void)ev;
-	struct hw *h = ctx;
-	if (h->started && h->eng.running)
-		pt_stop(&h->eng, &h->msg_sb);
-}
-
 struct collect {
 	uint8_t *buf;
 	uint64_t len, cap;
 };
 
-static int collect_span(void *ctx, uint64_t phys, uint64_t len)
-{
-	struct collect *c = ctx;
-	if (len > c->cap - c->len)
-		len = c->cap - c->len;
-	CopyMem(c->buf + c->len, (void *)(UINTN)phys, len);
-	c->len += len;
-	return 0;
-}
-
 /* ---- the run ----------------------------------------------------------- */
 
-static struct hw hwstate;
 static struct ptsum_image images[MAX_IMAGES];
 
 static void fail(struct app *app, const char *result, EFI_STATUS st, const char *why)
@@ -257,94 +216,54 @@ static bool resolve_image_filters(struct strbuf *err)
 	return true;
 }
 
+struct target {
+	struct traced_image *img;
+	bool *started;
+};
+
+static EFI_STATUS run_target_body(void *ctx)
+{
+	struct target *t = ctx;
+	return run_target(t->img, t->started);
+}
+
 static EFI_STATUS trace_hw(struct app *app, struct traced_image *img, bool *started,
 			   struct collect *trace)
 {
-	struct hw *h = &hwstate;
-	sb_init(&h->msg_sb, h->msg, sizeof(h->msg));
-	if (!resolve_image_filters(&h->msg_sb)) {
-		fail(app, "failed", EFI_NOT_FOUND, h->msg);
+	static struct hw_result res;
+	char msg[512];
+	struct strbuf sb;
+	sb_init(&sb, msg, sizeof(msg));
+	if (!resolve_image_filters(&sb)) {
+		fail(app, "failed", EFI_NOT_FOUND, msg);
 		return EFI_NOT_FOUND;
 	}
-	if (ptcfg_validate(&opt.cfg, &app->caps, &h->set, &h->msg_sb)) {
-		fail(app, "unsupported", EFI_UNSUPPORTED, h->msg);
-		return EFI_UNSUPPORTED;
+	struct target t = { img, started };
+	EFI_STATUS st = hw_trace(&app->caps, &opt.cfg, run_target_body, &t, &res, &sb);
+	if (EFI_ERROR(st)) {
+		fail(app, st == EFI_UNSUPPORTED ? "unsupported" : "failed", st, msg);
+		return st;
 	}
-	if (h->msg_sb.len)
-		con_printf("efipt: %s\n", h->msg);
-
-	sb_reset(&h->msg_sb);
-	ptout_init(&h->out, h->reg, MAX_REGIONS, h->tab, MAX_TABLES);
-	if (ptout_build(&h->out, &h->set, &efi_trace_mem, &h->msg_sb)) {
-		fail(app, "failed", EFI_OUT_OF_RESOURCES, h->msg);
-		return EFI_OUT_OF_RESOURCES;
-	}
-	pt_log_init(&h->log, h->steps, 64);
-	pt_engine_init(&h->eng, &cpu_native_ops, &app->caps, &h->set, &h->out, &h->log);
-	EFI_STATUS st = uefi_call_wrapper(BS->CreateEvent, 5, EVT_SIGNAL_EXIT_BOOT_SERVICES,
-					  TPL_NOTIFY, on_exit_boot_services, h, &h->ebs);
-	if (EFI_ERROR(st))
-		h->ebs = NULL;
-	sb_reset(&h->msg_sb);
-	if (pt_start(&h->eng, &h->msg_sb) != PT_OK) {
-		if (h->ebs)
-			uefi_call_wrapper(BS->CloseEvent, 1, h->ebs);
-		ptout_free(&h->out, &efi_trace_mem);
-		fail(app, "failed", EFI_DEVICE_ERROR, h->msg);
-		return EFI_DEVICE_ERROR;
-	}
-	h->started = true;
-	uint64_t tsc_start = cpu_native_ops.rdtsc(cpu_native_ops.ctx);
-	EFI_STATUS target_st = run_target(img, started);
-	sb_reset(&h->msg_sb);
-	if (h->eng.running)
-		pt_stop(&h->eng, &h->msg_sb);
-	uint64_t tsc_stop = cpu_native_ops.rdtsc(cpu_native_ops.ctx);
-	/* Timing sideband for decoders: TSC around the trace and the nominal
-	 * (maximum non-turbo) ratio, MSR_PLATFORM_INFO[15:8], which Intel CPUs
-	 * with PT have; read through the #GP guard all the same. */
-	uint64_t platform_info = 0;
-	int pf = cpu_native_ops.rdmsr(cpu_native_ops.ctx, MSR_PLATFORM_INFO, &platform_info);
+	if (sb.len)
+		con_printf("efipt: %s\n", msg);
 	char timing[160];
 	struct strbuf tb;
 	sb_init(&tb, timing, sizeof(timing));
 	sb_printf(&tb, "{\"tsc_start\": \"0x%llx\", \"tsc_stop\": \"0x%llx\"",
-		  (unsigned long long)tsc_start, (unsigned long long)tsc_stop);
-	if (pf == 0)
-		sb_printf(&tb, ", \"nom_freq\": %u", (unsigned)((platform_info >> 8) & 0xff));
+		  (unsigned long long)res.tsc_start, (unsigned long long)res.tsc_stop);
+	if (res.have_nom)
+		sb_printf(&tb, ", \"nom_freq\": %u", res.nom_freq);
 	sb_putc(&tb, '}');
 	run_member(&app->run, "timing", "%s", timing);
-	if (h->ebs)
-		uefi_call_wrapper(BS->CloseEvent, 1, h->ebs);
-	if (h->msg_sb.len)
-		con_printf("efipt: %s\n", h->msg);
-
-	struct ptout_extent ext;
-	pt_extract(&h->eng, &efi_trace_mem, NULL, NULL, &ext); /* size only */
-	trace->cap = ext.bytes;
-	trace->buf = ext.bytes ? AllocatePool(ext.bytes) : NULL;
-	if (ext.bytes && !trace->buf) {
-		ptout_free(&h->out, &efi_trace_mem);
-		fail(app, "failed", EFI_OUT_OF_RESOURCES, "no memory to copy the trace out");
-		return EFI_OUT_OF_RESOURCES;
-	}
-	pt_extract(&h->eng, &efi_trace_mem, collect_span, trace, &ext);
-	ptout_free(&h->out, &efi_trace_mem);
-
-	char *j = AllocatePool(4096);
-	if (j) {
-		struct strbuf jb;
-		sb_init(&jb, j, 4096);
-		pt_trace_json(&h->eng, &ext, &jb);
-		if (!jb.truncated)
-			run_member(&app->run, "trace", "%s", j);
-		FreePool(j);
-	}
+	if (res.have_json)
+		run_member(&app->run, "trace", "%s", res.trace_json);
+	trace->buf = res.buf;
+	trace->len = trace->cap = res.len;
 	con_printf("efipt: %llu trace bytes%s%s%s\n", (unsigned long long)trace->len,
-		   ext.wrapped ? ", wrapped (older trace overwritten)" : "",
-		   ext.full ? ", buffer full (trace stopped early)" : "",
-		   ext.error ? ", IA32_RTIT_STATUS.Error set" : "");
-	return target_st;
+		   res.ext.wrapped ? ", wrapped (older trace overwritten)" : "",
+		   res.ext.full ? ", buffer full (trace stopped early)" : "",
+		   res.ext.error ? ", IA32_RTIT_STATUS.Error set" : "");
+	return res.body_status;
 }
 
 static EFI_STATUS trace_synthetic(struct app *app, struct traced_image *img, bool *started,
@@ -404,40 +323,25 @@ static void decode_in_place(struct app *app, struct collect *trace, struct trace
 	if (copy)
 		memview_add(&view, img->base, img->size, copy);
 	code_view_add_code_regions(&view);
-
-	static struct ptflow_decoder dec;
 	static struct ptsum sum;
 	ptsum_init(&sum, images, nimg);
-	UINTN cache_n = 4096;
-	struct ptflow_block *cache = AllocatePool(cache_n * sizeof(*cache));
-	if (!cache) {
+	struct ptflow_sink sink = { &sum, ptsum_on_run, ptsum_on_event };
+	struct ptflow_stat stat;
+	if (EFI_ERROR(inplace_decode(trace->buf, trace->len, &view, &app->caps, opt.cfg.distnt,
+				     opt.cfg.disretc, &sink, &stat))) {
 		con_puts("efipt: no memory for the decoder's block cache: not decoding\n");
 		return;
 	}
-	struct ptflow_config fc = { 0 };
-	fc.image.read = memview_read;
-	fc.image.ctx = &view;
-	fc.cache = cache;
-	fc.cache_size = (uint32_t)cache_n;
-	fc.errata = ptflow_errata_for_cpu(app->caps.family, app->caps.model,
-					  (int)app->caps.stepping);
-	fc.distnt = opt.cfg.distnt;
-	fc.disretc = opt.cfg.disretc;
-	struct ptflow_sink sink = { &sum, ptsum_on_run, ptsum_on_event };
-	if (ptflow_init(&dec, &fc, &sink) == 0) {
-		ptflow_decode(&dec, trace->buf, trace->len, 0);
-		char *text = AllocatePool(8192);
-		if (text) {
-			struct strbuf sb;
-			sb_init(&sb, text, 8192);
-			ptsum_format(&sum, &dec.stat, 10, &sb);
-			con_puts("efipt: in-place decode:\n");
-			con_puts(text);
-			run_write_file(&app->run, "summary.txt", text, sb.len);
-			FreePool(text);
-		}
-	}
-	FreePool(cache);
+	char *text = AllocatePool(8192);
+	if (!text)
+		return;
+	struct strbuf sb;
+	sb_init(&sb, text, 8192);
+	ptsum_format(&sum, &stat, 10, &sb);
+	con_puts("efipt: in-place decode:\n");
+	con_puts(text);
+	run_write_file(&app->run, "summary.txt", text, sb.len);
+	FreePool(text);
 }
 
 EFI_STATUS efi_cmd_trace(struct app *app)

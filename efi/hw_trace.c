@@ -1,0 +1,102 @@
+/* One Intel PT capture in firmware; see hw_trace.h. */
+#include <efi.h>
+#include <efilib.h>
+
+#include "arch/x86_64/cpu_ops.h"
+#include "arch/x86_64/pt_engine.h"
+#include "arch/x86_64/pt_msr.h"
+#include "core/mem.h"
+#include "efi/hw_trace.h"
+#include "efi/trace_mem.h"
+
+#define MAX_REGIONS 1024
+#define MAX_TABLES 16
+
+/* Large (region lists): static, one capture at a time. */
+static struct {
+	struct ptcfg_settings set;
+	struct ptout out;
+	struct ptout_region reg[MAX_REGIONS];
+	struct ptout_table tab[MAX_TABLES];
+	struct pt_engine eng;
+	struct strbuf *msg;
+} hw;
+
+/* ExitBootServices: an OS loader is about to hand over. Stop tracing now;
+ * the OS must not inherit a running PT it knows nothing about. */
+static void EFIAPI on_exit_boot_services(EFI_EVENT ev, void *ctx)
+{
+	(void)ev;
+	(void)ctx;
+	if (hw.eng.running)
+		pt_stop(&hw.eng, hw.msg);
+}
+
+struct collect {
+	struct hw_result *res;
+	uint64_t cap;
+};
+
+static int collect_span(void *ctx, uint64_t phys, uint64_t len)
+{
+	struct collect *c = ctx;
+	if (len > c->cap - c->res->len)
+		len = c->cap - c->res->len;
+	CopyMem(c->res->buf + c->res->len, (void *)(UINTN)phys, len);
+	c->res->len += len;
+	return 0;
+}
+
+EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_fn body,
+		    void *ctx, struct hw_result *res, struct strbuf *msg)
+{
+	efipt_memset(res, 0, sizeof(*res));
+	hw.msg = msg;
+	if (ptcfg_validate(cfg, caps, &hw.set, msg))
+		return EFI_UNSUPPORTED;
+	ptout_init(&hw.out, hw.reg, MAX_REGIONS, hw.tab, MAX_TABLES);
+	if (ptout_build(&hw.out, &hw.set, &efi_trace_mem, msg))
+		return EFI_OUT_OF_RESOURCES;
+	pt_engine_init(&hw.eng, &cpu_native_ops, caps, &hw.set, &hw.out, NULL);
+	EFI_EVENT ebs = NULL;
+	if (EFI_ERROR(uefi_call_wrapper(BS->CreateEvent, 5, EVT_SIGNAL_EXIT_BOOT_SERVICES,
+					TPL_NOTIFY, on_exit_boot_services, NULL, &ebs)))
+		ebs = NULL;
+	if (pt_start(&hw.eng, msg) != PT_OK) {
+		if (ebs)
+			uefi_call_wrapper(BS->CloseEvent, 1, ebs);
+		ptout_free(&hw.out, &efi_trace_mem);
+		return EFI_DEVICE_ERROR;
+	}
+	res->tsc_start = cpu_native_ops.rdtsc(cpu_native_ops.ctx);
+	res->body_status = body(ctx);
+	if (hw.eng.running)
+		pt_stop(&hw.eng, msg);
+	res->tsc_stop = cpu_native_ops.rdtsc(cpu_native_ops.ctx);
+	if (ebs)
+		uefi_call_wrapper(BS->CloseEvent, 1, ebs);
+	/* the nominal (maximum non-turbo) ratio for timing decoders: Intel CPUs
+	 * with PT have MSR_PLATFORM_INFO; read through the #GP guard all the same */
+	uint64_t platform_info;
+	if (cpu_native_ops.rdmsr(cpu_native_ops.ctx, MSR_PLATFORM_INFO, &platform_info) == 0) {
+		res->have_nom = true;
+		res->nom_freq = (unsigned)((platform_info >> 8) & 0xff);
+	}
+
+	pt_extract(&hw.eng, &efi_trace_mem, NULL, NULL, &res->ext); /* size first */
+	struct collect c = { res, res->ext.bytes };
+	res->buf = c.cap ? AllocatePool(c.cap) : NULL;
+	EFI_STATUS st = EFI_SUCCESS;
+	if (c.cap && !res->buf) {
+		sb_puts(msg, "no memory to copy the trace out of its buffer");
+		st = EFI_OUT_OF_RESOURCES;
+	} else {
+		pt_extract(&hw.eng, &efi_trace_mem, collect_span, &c, &res->ext);
+	}
+	struct strbuf jb;
+	sb_init(&jb, res->trace_json, sizeof(res->trace_json));
+	pt_trace_json(&hw.eng, &res->ext, &jb);
+	res->have_json = !jb.truncated;
+	ptout_free(&hw.out, &efi_trace_mem);
+	return st;
+}

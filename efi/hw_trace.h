@@ -1,0 +1,42 @@
+/*
+ * One Intel PT capture in firmware: validate the options against CPUID,
+ * lay out and reserve the output buffer, start PT (SDM 33.3.2.1), run a
+ * body of code, stop (33.3.2.2; also at ExitBootServices), copy the trace
+ * out oldest byte first, and free the buffer. Used by `trace` and by the
+ * tracing cases of `selftest`.
+ */
+#ifndef EFIPT_EFI_HW_TRACE_H
+#define EFIPT_EFI_HW_TRACE_H
+
+#include <efi.h>
+
+#include "arch/x86_64/pt_output.h"
+#include "core/pt_caps.h"
+#include "core/pt_config.h"
+#include "core/strbuf.h"
+
+struct hw_result {
+	uint8_t *buf;            /* the trace (pool memory, caller frees), or NULL */
+	uint64_t len;
+	struct ptout_extent ext; /* wrapped, full, Error/Stopped, ... */
+	uint64_t tsc_start, tsc_stop;
+	bool have_nom;
+	unsigned nom_freq;       /* MSR_PLATFORM_INFO[15:8] */
+	EFI_STATUS body_status;  /* what the traced body returned */
+	bool have_json;
+	char trace_json[2048];   /* the manifest's "trace" object */
+};
+
+typedef EFI_STATUS (*hw_body_fn)(void *ctx);
+
+/*
+ * Returns EFI_SUCCESS when the body ran under tracing and the trace was
+ * copied out; EFI_UNSUPPORTED when the CPU cannot do what cfg asks (msg
+ * names the CPUID bit or the valid values); another error when the buffer
+ * could not be had or PT could not be started (msg says why). msg also
+ * receives the validator's notes and the stop report.
+ */
+EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_fn body,
+		    void *ctx, struct hw_result *res, struct strbuf *msg);
+
+#endif
