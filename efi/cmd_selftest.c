@@ -20,6 +20,7 @@
 #include "efi/app.h"
 #include "efi/console.h"
 #include "efi/gp_guard.h"
+#include "efi/selftest_trace.h"
 #include "efi/trace_mem.h"
 
 #define MAX_CASES 16
@@ -195,6 +196,26 @@ EFI_STATUS efi_cmd_selftest(struct app *app)
 		sb_init(&sb, why, sizeof(why));
 		ptcaps_absent_line(&app->caps, &sb);
 		record(&t, "trace", "skip", why);
+	} else {
+		static const struct {
+			const char *name;
+			enum ptcfg_output output;
+			enum ptcfg_mode mode;
+			uint64_t size;
+		} modes[] = {
+			{ "trace-topa-stop", PTCFG_OUT_TOPA, PTCFG_MODE_STOP, 64u << 10 },
+			{ "trace-topa-wrap", PTCFG_OUT_TOPA, PTCFG_MODE_WRAP, 64u << 10 },
+			/* 4 KiB: within TGL052/ADL037/RPL017's safe single-range size */
+			{ "trace-single", PTCFG_OUT_SINGLE, PTCFG_MODE_WRAP, 4u << 10 },
+		};
+		for (unsigned i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+			char detail[160];
+			struct strbuf sb;
+			sb_init(&sb, detail, sizeof(detail));
+			int got = selftest_trace_mode(&app->caps, modes[i].output, modes[i].mode,
+						    modes[i].size, &sb);
+			record(&t, modes[i].name, got > 0 ? "pass" : got == 0 ? "fail" : "skip", detail);
+		}
 	}
 	write_reports(app, &t);
 
