@@ -879,7 +879,7 @@ static int fup_index(const struct ptflow_decoder *d, const struct ptflow_block *
 	return -1;
 }
 
-/* Peek past packets that may sit between a FUP and its TIP (Table 33-?:
+/* Peek past packets that may sit between a FUP and its TIP (33.4.1, Table 33-14:
  * "PIP, VMCS, MODE.Exec in any order"). */
 static int fetch_flow(struct ptflow_decoder *d)
 {
@@ -930,11 +930,8 @@ static int reach_fup(struct ptflow_decoder *d)
 		return STEP_OK;
 	}
 	int r = fetch_flow(d);
-	if (r == -ptpkt_err_eos || r == -ptpkt_err_truncated) {
-		if (kind == FUP_BOUND)
-			return STEP_DONE;
+	if (r == -ptpkt_err_eos || r == -ptpkt_err_truncated)
 		return STEP_DONE;
-	}
 	if (r < 0)
 		return error(d, ptpkt_offset(&d->pk), fip, "bad packet");
 	if (pend_is(d, ptpkt_tip) && pend_has_ip(d)) {
