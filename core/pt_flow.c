@@ -32,7 +32,7 @@ static inline uint64_t b_target(const struct ptflow_block *b)
 	return b_mode(b) == X86_MODE_64 ? t : (uint32_t)t;
 }
 
-/* Why the pending FUP was sent (the packet before it, 33.4.2.8 / 33.7). */
+/* Why the pending FUP was sent (the packet before it, 33.4.2.6 / 33.7). */
 enum fup_kind {
 	FUP_ASYNC,	/* interrupt, exception, async disable: TIP/TIP.PGD follows */
 	FUP_STATUS,	/* PSB+: the current IP, nothing happens there */
@@ -316,6 +316,15 @@ static void stack_push(struct ptflow_decoder *d, uint64_t ret)
 		d->sn++;
 }
 
+/* Near RET: drop the youngest entry, if any. */
+static void stack_pop(struct ptflow_decoder *d)
+{
+	if (!d->sn)
+		return;
+	d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
+	d->sn--;
+}
+
 static void reset_state(struct ptflow_decoder *d)
 {
 	d->have_pend = false;
@@ -354,7 +363,7 @@ int ptflow_init(struct ptflow_decoder *d, const struct ptflow_config *cfg,
 
 static uint8_t mode_of(const struct ptpkt *p)
 {
-	/* MODE.Exec (33.4.2.13): CS.L selects 64-bit, else CS.D 32/16. */
+	/* MODE.Exec (33.4.2.8): CS.L selects 64-bit, else CS.D 32/16. */
 	if (p->u.mode_exec.csl)
 		return X86_MODE_64;
 	return p->u.mode_exec.csd ? X86_MODE_32 : X86_MODE_16;
@@ -566,7 +575,7 @@ static int disable(struct ptflow_decoder *d, int type, bool has_ip, uint64_t ip)
 	return STEP_OK;
 }
 
-/* PSB+ (33.4.1.1, 33.3.7): status only. Reads up to PSBEND. */
+/* PSB+ (33.3.7, 33.4.2.17): status only. Reads up to PSBEND. */
 static int psb_plus(struct ptflow_decoder *d)
 {
 	uint64_t psb_off = d->pend_off;
@@ -575,7 +584,7 @@ static int psb_plus(struct ptflow_decoder *d)
 
 	d->have_pend = false;
 	/* Nothing crosses a PSB: call stack and compound events reset
-	 * (33.4.1.1). While tracing, the PSB sits at the FUP's IP, which the
+	 * (33.3.7). While tracing, the PSB sits at the FUP's IP, which the
 	 * walk has not reached yet: the stack is reset there. */
 	if (!d->enabled)
 		stack_reset(d);
@@ -662,7 +671,7 @@ static int handle_pend(struct ptflow_decoder *d)
 		d->have_pend = false;
 		return STEP_OK;
 	case ptpkt_ovf:
-		/* 33.4.2.16: packets were lost; skip to the IP of the next FUP
+		/* 33.3.8, 33.4.2.16: packets were lost; skip to the IP of the next FUP
 		 * or TIP.PGE; no RET compression across it. */
 		d->have_pend = false;
 		d->tnt_n = 0;
@@ -759,7 +768,7 @@ static int handle_pend(struct ptflow_decoder *d)
 		ev.type = PTFLOW_EV_CFE;
 		ev.value = p->u.cfe.type | (uint64_t)p->u.cfe.vector << 8;
 		if (p->u.cfe.ip && d->enabled) {
-			/* Event Trace (33.4.2.26): the FUP that follows gives the IP;
+			/* Event Trace (33.4.2.29): the FUP that follows gives the IP;
 			 * an interrupt's FUP+TIP still follows as usual. */
 			d->bound_ev = ev;
 			d->bound_set = true;
@@ -1042,7 +1051,7 @@ static int do_block(struct ptflow_decoder *d)
 
 	d->stat.blocks++;
 	if (pend_is(d, ptpkt_pip)) {
-		/* 33.4.2.10: PIP follows the MOV CR3 that wrote CR3, or comes
+		/* 33.4.2.7: PIP follows the MOV CR3 that wrote CR3, or comes
 		 * before the TIP of a far transfer that changed it */
 		bool at_mov = b_bend(b) == PTFLOW_BEND_BRANCH && b_iclass(b) == X86_IC_MOV_CR3;
 		bool at_far = b_bend(b) == PTFLOW_BEND_BRANCH &&
@@ -1121,7 +1130,7 @@ static int do_block(struct ptflow_decoder *d)
 	switch (b_iclass(b)) {
 	case X86_IC_JCC:
 		if (d->cfg.distnt) {
-			/* DisTNT (33.2.1.x): no TNT; the flow is lost until the
+			/* DisTNT (33.3.9): no TNT; the flow is lost until the
 			 * next IP packet. */
 			run(d, b, b_ninsn(b), b_iclass(b));
 			event(d, PTFLOW_EV_GAP, d->pend_off, true, last);
@@ -1174,6 +1183,7 @@ static int do_block(struct ptflow_decoder *d)
 		if (!d->have_pend && !d->tnt_n)
 			return STEP_DONE;
 		run(d, b, b_ninsn(b), b_iclass(b));
+		stack_pop(d); /* every near RET pops (33.4.2.2), compressed or not */
 		return take_tip(d, last);
 	case X86_IC_CALL_INDIRECT:
 		if (d->have_pend || d->tnt_n) {
@@ -1325,6 +1335,8 @@ static void fast_walk(struct ptflow_decoder *d)
 			    ic == X86_IC_CALL_INDIRECT) && !n && plain_tip(d)) {
 			if (ic == X86_IC_CALL_INDIRECT)
 				stack_push(d, ft);
+			else if (ic == X86_IC_RET_NEAR)
+				stack_pop(d);
 			next = d->pend.u.ip.ip;
 			d->have_pend = false;
 		} else {

@@ -2,7 +2,8 @@
  * Intel PT instruction flow decoder: packets + code -> executed instructions.
  *
  * Specification: Intel SDM Vol. 3C chapter 33 "Intel Processor Trace":
- * 33.2.1 (what is traced), 33.3.7/33.3.8 (filtering, PacketEn), 33.4.1 and
+ * 33.2.1 (what is traced), 33.2.5/33.2.6 (filtering, PacketEn), 33.3.7 (PSB+),
+ * 33.3.8 (overflow), 33.3.9 (DisTNT), 33.4.1 and
  * 33.4.2 (packets; IP compression in 33.4.2.2 Table 33-18; RET compression in
  * "Indirect Transfer Compression for Returns"), 33.7 (packet generation
  * scenarios).
@@ -29,7 +30,7 @@
 
 /* Instructions per cached block: a longer straight-line run is split. */
 #define PTFLOW_BLOCK_MAX 48
-/* RET compression stack depth (SDM 33.4.2.2: 64 entries). */
+/* RET compression stack depth (33.4.2.2: the youngest 64 return addresses). */
 #define PTFLOW_STACK 64
 
 /* Why a block ends. */

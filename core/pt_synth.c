@@ -124,7 +124,7 @@ static void put_mode(struct ptsynth *s)
 	put(s, &p);
 }
 
-/* PSB+ (33.4.1.1): PSB, status, PSBEND. Last IP and the RET compression
+/* PSB+ (33.3.7, 33.4.2.17): PSB, status, PSBEND. Last IP and the RET compression
  * state do not cross it. */
 static void psb(struct ptsynth *s, bool enabled)
 {
@@ -320,7 +320,7 @@ static void tip(struct ptsynth *s, uint64_t target)
 {
 	flush_tnt(s);
 	if (chance(s, s->cfg->p_disable)) {
-		/* the branch leaves the traced region (33.3.8 IP filtering):
+		/* the branch leaves the traced region (33.2.5 IP filtering):
 		 * TIP.PGD with the target, an address outside any code we walk
 		 * (a direct branch to it would have disabled tracing earlier) */
 		target = outside(s);

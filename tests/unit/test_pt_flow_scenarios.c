@@ -218,7 +218,7 @@ int main(void)
 	tip(0x100f);
 	pgd(0);
 	cfg.disretc = true;
-	expect("33.2.1 disretc: ret with tip",
+	expect("33.2.1.2 disretc: ret with tip",
 	       "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100d 100f [disabled]");
 
 	/* A taken bit for a RET whose CALL was not seen is an error */
@@ -226,6 +226,13 @@ int main(void)
 	tnt("!");
 	expect("33.4.2.2 compressed ret needs a seen call",
 	       "[enabled 1020] [error 1021: compressed ret: empty call stack]");
+
+	/* Every near RET pops the call stack, also one sent as a TIP */
+	start(0x1008);
+	tip(0x1022);
+	tnt("!");
+	expect("33.4.2.2 uncompressed ret pops the call stack too",
+	       "[enabled 1008] 1008 1020 1021 1022 1027 [error 1027: compressed ret: empty call stack]");
 
 	/* CALL with displacement 0 is not a call: nothing to compress against */
 	start(0x1022);
@@ -247,14 +254,14 @@ int main(void)
 	expect("33.7 interrupt fup+tip",
 	       "[enabled 1000] 1000 1001 1003 [interrupt 1004>1020] 1020 1021 1004 [async disabled 1008]");
 
-	/* PSB+ in the middle: status only, call stack reset */
+	/* PSB+ in the middle: status only, call stack reset (33.3.7) */
 	start(0x1008);
 	psb();
 	mode(64);
 	fup(0x1020);
 	psbend();
 	tnt("!");
-	expect("33.4.1.1 psb+ is status; no ret compression across psb",
+	expect("33.3.7 psb+ is status; no ret compression across psb",
 	       "[enabled 1008] 1008 [error 1021: compressed ret: empty call stack]");
 
 	/* PSB+ without FUP: tracing is off until TIP.PGE */
@@ -284,7 +291,7 @@ int main(void)
 	fup(0x1020);
 	tip(0x100f);
 	pgd(0);
-	expect("33.4.2.16 ovf then fup",
+	expect("33.3.8 ovf then fup",
 	       "[enabled 1000] 1000 1001 [overflow] 1020 1021 100f [disabled]");
 
 	/* Overflow while tracing is off: recovered with TIP.PGE */
@@ -294,7 +301,7 @@ int main(void)
 	pge(0x1020);
 	tip(0x100f);
 	pgd(0);
-	expect("33.4.2.16 ovf then tip.pge",
+	expect("33.3.8 ovf then tip.pge",
 	       "[enabled 100f] 100f [disabled] [overflow] [enabled 1020] 1020 1021 100f [disabled]");
 
 	/* MODE.Exec takes effect at the next TIP: 32-bit code at 0x2000 */
@@ -303,7 +310,7 @@ int main(void)
 	tip(0x2000);
 	fup(0x2002);
 	pgd(0);
-	expect("33.4.2.13 mode.exec applies at the tip",
+	expect("33.4.2.8 mode.exec applies at the tip",
 	       "[enabled 100f] 100f [exec mode@2000 1] 2000 2001 [async disabled 2002]");
 
 	/* TSX: MODE.TSX + FUP gives the IP; abort: + TIP to the handler */
@@ -314,7 +321,7 @@ int main(void)
 	fup(0x1008);
 	tip(0x100f);
 	pgd(0);
-	expect("33.4.2.14 mode.tsx begin and abort",
+	expect("33.4.2.8 mode.tsx begin and abort",
 	       "[enabled 1003] 1003 [tsx@1004 1] 1004 [tsx@1008 2] 100f [disabled]");
 
 	/* PTWRITE: the PTW packet binds to the PTWRITE instruction */
@@ -329,7 +336,7 @@ int main(void)
 	{ struct ptpkt p = P(ptpkt_pip); p.u.pip.cr3 = 0x5000; pk(p); }
 	fup(0x101c);
 	pgd(0);
-	expect("33.4.2.10 pip at the mov cr3", "[enabled 1019] 1019 [paging@1019 5000] [async disabled 101c]");
+	expect("33.4.2.7 pip at the mov cr3", "[enabled 1019] 1019 [paging@1019 5000] [async disabled 101c]");
 
 	/* Interrupt into another address space: FUP, PIP, TIP */
 	start(0x1000);
@@ -347,21 +354,21 @@ int main(void)
 	tip(0x1020);
 	tip(0x100f);
 	pgd(0);
-	expect("33.4.2.10 pip before a far transfer's tip",
+	expect("33.4.2.7 pip before a far transfer's tip",
 	       "[enabled 100f] [paging 6000] 100f 1020 1021 100f [disabled]");
 
 	/* TraceStop */
 	start(0x100f);
 	pk(P(ptpkt_stop));
 	pgd(0);
-	expect("33.4.2.12 tracestop", "[enabled 100f] [stopped] 100f [disabled]");
+	expect("33.4.2.9 tracestop", "[enabled 100f] [stopped] 100f [disabled]");
 
 	/* DisTNT: a conditional branch cannot be followed; resume at the next IP */
 	start(0x1000);
 	tip(0x100f);
 	pgd(0);
 	cfg.distnt = true;
-	expect("33.2.1 distnt gap", "[enabled 1000] 1000 1001 [gap 1001] 100f [disabled]");
+	expect("33.3.9 distnt gap", "[enabled 1000] 1000 1001 [gap 1001] 100f [disabled]");
 
 	/* FilterEn cleared by a Jcc: TIP.PGD without IP replaces the TNT bit */
 	start(0x1000);
@@ -398,7 +405,7 @@ int main(void)
 	expect("error: bad packet, resync at psb",
 	       "[enabled 1000] [error 1000: unknown opcode] [enabled 100f] 100f [disabled]");
 
-	/* Timing: TSC, then CYC with CBR, and TMA+MTC (33.8) */
+	/* Timing: TSC, then CYC with CBR, and TMA+MTC (33.8.3) */
 	{
 		start(0x100f);
 		struct ptpkt p = P(ptpkt_tsc);
@@ -429,9 +436,9 @@ int main(void)
 		decode();
 		memset(&cfg, 0, sizeof(cfg));
 		CHECKF(!strcmp(out, "[enabled 100f] 100f [disabled] [enabled 100f] 100f [disabled]"),
-		       "33.8 timing packets do not disturb the flow", "got %s", out);
+		       "33.8.3 timing packets do not disturb the flow", "got %s", out);
 		CHECKF(last_times[1] == 1010 && last_times[2] == 2064 && last_times[3] == 2064,
-		       "33.8 tsc + cyc*nom/cbr, tma+mtc*ebx/eax",
+		       "33.8.3 tsc + cyc*nom/cbr, tma+mtc*ebx/eax",
 		       "times %llu %llu %llu %llu", (unsigned long long)last_times[0],
 		       (unsigned long long)last_times[1], (unsigned long long)last_times[2],
 		       (unsigned long long)last_times[3]);
