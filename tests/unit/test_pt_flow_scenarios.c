@@ -232,7 +232,7 @@ int main(void)
 	tip(0x1022);
 	tnt("!");
 	expect("33.4.2.2 uncompressed ret pops the call stack too",
-	       "[enabled 1008] 1008 1020 1021 1022 1027 [error 1027: compressed ret: empty call stack]");
+	       "[enabled 1008] 1008 1020 1021 1022 [error 1027: compressed ret: empty call stack]");
 
 	/* CALL with displacement 0 is not a call: nothing to compress against */
 	start(0x1022);
