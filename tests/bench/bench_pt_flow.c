@@ -72,13 +72,13 @@ static size_t funcs(const uint8_t *b, size_t len, struct ptsec_image *im, uint64
 static uint64_t run_ours(const struct ptimg *img, const uint8_t *buf, size_t size, double *secs,
 			 uint64_t *errors)
 {
-	static struct ptflow_block cache[1 << 17];
+	static struct ptflow_block cache[1 << 19];
 	static struct ptflow_decoder d;
 	struct ptflow_config cfg;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.image = *img;
 	cfg.cache = cache;
-	cfg.cache_size = 1 << 17;
+	cfg.cache_size = 1 << 19;
 	struct ptflow_sink sink = { NULL, NULL, NULL };
 	ptflow_init(&d, &cfg, &sink);
 	double t = now();
