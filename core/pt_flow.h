@@ -180,7 +180,6 @@ struct ptflow_decoder {
 	bool have_next_mode;
 	bool have_pend;
 	bool enabled;
-	bool synced;
 	uint8_t fup_kind;	/* why the pending FUP was sent */
 	uint8_t sp, sn;		/* return stack top index and depth */
 	bool walked;		/* an instruction ran since the last enable */
