@@ -78,6 +78,9 @@ TEST_EXTRA    :=
 
 DEPS_STAMP := $(BUILD)/.deps-ok
 
+# keep intermediate objects (test helpers), and let "N passed, N failed" be the last line
+.SECONDARY:
+
 .PHONY: all deps test run esp usb bench fuzz clean check-core check-efi
 all: $(BUILD)/efipt.efi $(BUILD)/efipt
 
