@@ -63,21 +63,9 @@ int cmd_caps(int argc, char **argv)
 		caps_usage(stderr);
 		return 2;
 	}
-	size_t len;
-	char *text = read_small_file(file, 4u << 20, &len);
-	if (!text)
-		return 2;
 	static struct cpuid_set set;
-	unsigned line;
-	int err = cpuidtxt_parse(&set, text, len, (unsigned)cpu, &line);
-	free(text);
-	if (err) {
-		if (line)
-			fprintf(stderr, "efipt caps: %s:%u: %s\n", file, line, cpuidtxt_errstr(err));
-		else
-			fprintf(stderr, "efipt caps: %s: %s\n", file, cpuidtxt_errstr(err));
+	if (read_cpuid_file("caps", file, (unsigned)cpu, &set))
 		return 2;
-	}
 	struct ptcaps caps;
 	ptcaps_parse(&caps, &set);
 	static char buf[16384];

@@ -29,22 +29,13 @@ static int show_caps(const struct rundir *rd, int full)
 {
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/cpuid.txt", rd->path);
-	size_t len;
 	FILE *probe = fopen(path, "rb");
 	if (!probe)
 		return 0; /* cpuid.txt is optional (a run that failed early) */
 	fclose(probe);
-	char *text = read_small_file(path, 4u << 20, &len);
-	if (!text)
-		return -1;
 	static struct cpuid_set set;
-	unsigned line;
-	int err = cpuidtxt_parse(&set, text, len, 0, &line);
-	free(text);
-	if (err) {
-		fprintf(stderr, "efipt info: %s:%u: %s\n", path, line, cpuidtxt_errstr(err));
+	if (read_cpuid_file("info", path, 0, &set))
 		return -1;
-	}
 	struct ptcaps caps;
 	ptcaps_parse(&caps, &set);
 	static char buf[16384];

@@ -290,18 +290,9 @@ int cmd_plan(int argc, char **argv)
 			return 2;
 		}
 
-	size_t len;
-	char *text = read_small_file(file, 4u << 20, &len);
-	if (!text)
-		return 2;
 	static struct cpuid_set set;
-	unsigned line;
-	int perr = cpuidtxt_parse(&set, text, len, (unsigned)cpu, &line);
-	free(text);
-	if (perr) {
-		fprintf(stderr, "efipt plan: %s:%u: %s\n", file, line, cpuidtxt_errstr(perr));
+	if (read_cpuid_file("plan", file, (unsigned)cpu, &set))
 		return 2;
-	}
 	struct ptcaps caps;
 	ptcaps_parse(&caps, &set);
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cpuid_set.h"
 #include "decode/file_io.h"
 
 char *read_small_file(const char *path, size_t max, size_t *len)
@@ -60,4 +61,22 @@ int parse_u64(const char *s, unsigned long long *v)
 	errno = 0;
 	*v = strtoull(s, &end, 0);
 	return (errno || *end) ? -1 : 0;
+}
+
+int read_cpuid_file(const char *cmd, const char *path, unsigned cpu, struct cpuid_set *set)
+{
+	size_t len;
+	char *text = read_small_file(path, 4u << 20, &len);
+	if (!text)
+		return -1;
+	unsigned line;
+	int err = cpuidtxt_parse(set, text, len, cpu, &line);
+	free(text);
+	if (!err)
+		return 0;
+	if (line)
+		fprintf(stderr, "efipt %s: %s:%u: %s\n", cmd, path, line, cpuidtxt_errstr(err));
+	else
+		fprintf(stderr, "efipt %s: %s: %s\n", cmd, path, cpuidtxt_errstr(err));
+	return -1;
 }

@@ -11,6 +11,13 @@
  */
 char *read_small_file(const char *path, size_t max, size_t *len);
 
+struct cpuid_set;
+/*
+ * Read a `cpuid -r -1` dump (CPU block cpu) into set. On failure prints
+ * "efipt CMD: FILE:LINE: reason" to stderr and returns -1.
+ */
+int read_cpuid_file(const char *cmd, const char *path, unsigned cpu, struct cpuid_set *set);
+
 /* Parse an unsigned number (decimal, or hex with 0x). Returns 0 on success. */
 int parse_u64(const char *s, unsigned long long *v);
 
