@@ -43,7 +43,8 @@ static void packets_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: efipt packets [OPTIONS] TRACE\n\n"
-		"List the Intel PT packets in TRACE, a raw trace file ('-' for stdin).\n"
+		"List the Intel PT packets in TRACE, a raw trace file ('-' for stdin) or\n"
+		"an efipt run directory (its trace.pt).\n"
 		"Decoding starts at the first PSB; after a bad packet the error is shown\n"
 		"and decoding resumes at the next PSB.\n\n"
 		"  --format text|jsonl  text (default, like ptdump) or one JSON object per\n"
@@ -504,10 +505,16 @@ int cmd_packets(int argc, char **argv)
 		r.path = "<stdin>";
 	} else {
 		struct stat sb;
+		static char trace_path[4200];
 		if (stat(r.path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-			fprintf(stderr, "efipt packets: %s: is a directory; run directories are not "
-					"supported yet, pass the raw trace file\n", r.path);
-			return 2;
+			/* a run directory: its trace is trace.pt (docs/format.md) */
+			snprintf(trace_path, sizeof(trace_path), "%s/trace.pt", r.path);
+			if (stat(trace_path, &sb) != 0) {
+				fprintf(stderr, "efipt packets: %s: a directory without trace.pt (not "
+						"a run directory of a trace run)\n", r.path);
+				return 2;
+			}
+			r.path = trace_path;
 		}
 		r.f = fopen(r.path, "rb");
 		if (!r.f) {

@@ -89,7 +89,12 @@ contains "packets: no PSB message" "$TMP/err" "no PSB found"
 expect_rc "packets: empty trace" 0 $EFIPT packets "$TMP/empty.pt"
 head -c 300000 /dev/urandom >"$TMP/random.pt"
 expect_rc "packets: random bytes do not crash" 1 $EFIPT packets --format jsonl "$TMP/random.pt"
-expect_rc "packets: directory" 2 $EFIPT packets "$TMP"
+expect_rc "packets: directory without trace.pt" 2 $EFIPT packets "$TMP"
+contains "packets: directory without trace.pt named" "$TMP/err" "a directory without trace.pt"
+mkdir -p "$TMP/run" && cp "$TMP/all.pt" "$TMP/run/trace.pt"
+$EFIPT packets "$TMP/all.pt" >"$TMP/direct.txt" 2>/dev/null
+expect_rc "packets: run directory reads its trace.pt" 0 $EFIPT packets "$TMP/run"
+if cmp -s "$TMP/out" "$TMP/direct.txt"; then ok "packets: run directory output equals the file's"; else nok "packets: run directory output equals the file's" "differs"; fi
 expect_rc "packets: missing file" 2 $EFIPT packets "$TMP/nope.pt"
 contains "packets: missing file named" "$TMP/err" "nope.pt: No such file or directory"
 expect_rc "packets: bad format" 2 $EFIPT packets --format xml "$TMP/all.pt"
