@@ -10,6 +10,7 @@
 #include "arch/x86_64/pt_msr.h"
 #include "efi/app.h"
 #include "efi/console.h"
+#include "efi/gp_guard.h"
 
 void app_detect_cpu(struct app *app)
 {
@@ -58,7 +59,13 @@ EFI_STATUS efi_cmd_caps(struct app *app)
 		run_set_result(&app->run, "unsupported", st, buf);
 	} else {
 		uint64_t ctl = 0;
-		if (cpu_native_ops.rdmsr(cpu_native_ops.ctx, MSR_IA32_RTIT_CTL, &ctl) == 0) {
+		gp_guard_install();
+		int fault = cpu_native_ops.rdmsr(cpu_native_ops.ctx, MSR_IA32_RTIT_CTL, &ctl);
+		gp_guard_remove();
+		if (fault) {
+			con_puts("efipt: RDMSR IA32_RTIT_CTL raised #GP although CPUID enumerates "
+				 "Intel PT (a hypervisor hiding it?)\n");
+		} else {
 			sb_printf(&sb, "IA32_RTIT_CTL 0x%016llx: TraceEn=%u%s", (unsigned long long)ctl,
 				  (unsigned)(ctl & RTIT_CTL_TRACEEN),
 				  (ctl & RTIT_CTL_TRACEEN) ? " (firmware is already tracing)" : "");

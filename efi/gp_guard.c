@@ -3,6 +3,8 @@
 #include <efilib.h>
 
 #include "arch/x86_64/cpu_fault.h"
+#include "efi/console.h"
+#include "efi/fs.h"
 #include "efi/gp_guard.h"
 
 /* The parts of the PI spec's EFI_SYSTEM_CONTEXT_X64 this handler touches:
@@ -37,6 +39,7 @@ struct cpu_arch_protocol {
 
 static struct cpu_arch_protocol *cpu_arch;
 static UINTN hits;
+static bool warned;
 
 static void EFIAPI on_gp(INTN type, struct system_context_x64 *ctx)
 {
@@ -56,12 +59,19 @@ EFI_STATUS gp_guard_install(void)
 	EFI_GUID guid = { 0x26baccb1, 0x6f42, 0x11d4,
 			  { 0xbc, 0xe7, 0x00, 0x80, 0xc7, 0x3c, 0x88, 0x81 } };
 	struct cpu_arch_protocol *p;
+	if (cpu_arch)
+		return EFI_SUCCESS;
 	EFI_STATUS st = uefi_call_wrapper(BS->LocateProtocol, 3, &guid, NULL, (void **)&p);
-	if (EFI_ERROR(st))
+	if (!EFI_ERROR(st))
+		st = p->register_interrupt_handler(p, EXCEPT_X64_GP_FAULT, on_gp);
+	if (EFI_ERROR(st)) {
+		if (!warned)
+			con_printf("efipt: no #GP guard (%s): MSR accesses rely on the CPUID "
+				   "checks alone\n",
+				   efi_status_name(st));
+		warned = true;
 		return st;
-	st = p->register_interrupt_handler(p, EXCEPT_X64_GP_FAULT, on_gp);
-	if (EFI_ERROR(st))
-		return st;
+	}
 	cpu_arch = p;
 	return EFI_SUCCESS;
 }
@@ -71,11 +81,6 @@ void gp_guard_remove(void)
 	if (cpu_arch)
 		cpu_arch->register_interrupt_handler(cpu_arch, EXCEPT_X64_GP_FAULT, NULL);
 	cpu_arch = NULL;
-}
-
-BOOLEAN gp_guard_active(void)
-{
-	return cpu_arch != NULL;
 }
 
 UINTN gp_guard_hits(void)

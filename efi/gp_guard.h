@@ -9,11 +9,15 @@
 
 #include <efi.h>
 
-/* Install the handler. Fails harmlessly (no guard) if the protocol is absent
- * or vector 13 already has a registered handler. */
+/*
+ * Install the handler for a short stretch of efipt's own MSR accesses, and
+ * remove it before any other code runs (a traced image's own #GP must reach
+ * the firmware's handler and its register dump). Fails harmlessly (no guard)
+ * if the protocol is absent or vector 13 already has a registered handler;
+ * the first failure is reported once on the console.
+ */
 EFI_STATUS gp_guard_install(void);
 void gp_guard_remove(void);
-BOOLEAN gp_guard_active(void);
 /* How many faults the guard has turned into errors. */
 UINTN gp_guard_hits(void);
 

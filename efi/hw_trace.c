@@ -6,6 +6,7 @@
 #include "arch/x86_64/pt_engine.h"
 #include "arch/x86_64/pt_msr.h"
 #include "core/mem.h"
+#include "efi/gp_guard.h"
 #include "efi/hw_trace.h"
 #include "efi/trace_mem.h"
 
@@ -62,7 +63,10 @@ EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_
 	if (EFI_ERROR(uefi_call_wrapper(BS->CreateEvent, 5, EVT_SIGNAL_EXIT_BOOT_SERVICES,
 					TPL_NOTIFY, on_exit_boot_services, NULL, &ebs)))
 		ebs = NULL;
-	if (pt_start(&hw.eng, msg) != PT_OK) {
+	gp_guard_install();
+	int started = pt_start(&hw.eng, msg);
+	gp_guard_remove();
+	if (started != PT_OK) {
 		if (ebs)
 			uefi_call_wrapper(BS->CloseEvent, 1, ebs);
 		ptout_free(&hw.out, &efi_trace_mem);
@@ -70,6 +74,7 @@ EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_
 	}
 	res->tsc_start = cpu_native_ops.rdtsc(cpu_native_ops.ctx);
 	res->body_status = body(ctx);
+	gp_guard_install();
 	if (hw.eng.running)
 		pt_stop(&hw.eng, msg);
 	res->tsc_stop = cpu_native_ops.rdtsc(cpu_native_ops.ctx);
@@ -82,6 +87,7 @@ EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_
 		res->have_nom = true;
 		res->nom_freq = (unsigned)((platform_info >> 8) & 0xff);
 	}
+	gp_guard_remove();
 
 	pt_extract(&hw.eng, &efi_trace_mem, NULL, NULL, &res->ext); /* size first */
 	struct collect c = { res, res->ext.bytes };

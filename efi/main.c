@@ -16,7 +16,6 @@
 #include "core/mem.h"
 #include "efi/app.h"
 #include "efi/console.h"
-#include "efi/gp_guard.h"
 
 static struct app the_app; /* large (CPUID set, run state): not on the stack */
 
@@ -260,13 +259,7 @@ static EFI_STATUS run_app(struct app *app, struct globals *g)
 				app->have_run = true;
 		}
 	}
-	/* MSR accesses that fault come back as errors instead of hanging */
-	EFI_STATUS gs = gp_guard_install();
-	if (EFI_ERROR(gs))
-		con_printf("efipt: no #GP guard (%s): MSR accesses rely on CPUID checks alone\n",
-			   efi_status_name(gs));
 	st = cmd->run(app);
-	gp_guard_remove();
 	if (app->have_run) {
 		EFI_STATUS ms = run_write_manifest(&app->run);
 		if (EFI_ERROR(ms))
