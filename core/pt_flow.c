@@ -18,7 +18,10 @@
 enum { STEP_OK = 0, STEP_DONE = 1, STEP_ERR = 2 };
 
 /* ptflow_block fields (see the layout in pt_flow.h) */
-static inline unsigned b_size(const struct ptflow_block *b) { return b->szl & 0xfff; }
+static inline unsigned b_size(const struct ptflow_block *b) { return b->szl & 0x3ff; }
+_Static_assert(PTFLOW_BLOCK_MAX * 15 < 1024, "block size field is 10 bits");
+/* the block may hold a WRMSR (0F 30): find_wrmsr() has to look */
+static inline bool b_wrmsr(const struct ptflow_block *b) { return (b->szl >> 10) & 1; }
 static inline unsigned b_last_len(const struct ptflow_block *b) { return b->szl >> 12; }
 static inline unsigned b_ninsn(const struct ptflow_block *b) { return b->nm & 63; }
 static inline unsigned b_mode(const struct ptflow_block *b) { return b->nm >> 6; }
@@ -135,7 +138,7 @@ int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
 	uint64_t bufip = ip, cur = ip, target = 0;
 	bool eof = false;
 	int ret = 0;
-	unsigned ninsn = 0, last_len = 0, iclass = X86_IC_OTHER, bend, zlc = 0;
+	unsigned ninsn = 0, last_len = 0, iclass = X86_IC_OTHER, bend, zlc = 0, wrmsr = 0;
 
 	for (;;) {
 		size_t off = (size_t)(cur - bufip);
@@ -176,6 +179,8 @@ int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
 		}
 		if (lens)
 			lens[ninsn] = (uint8_t)n;
+		if (in.enc == X86_ENC_LEGACY && in.map == X86_MAP_0F && in.opcode == 0x30)
+			wrmsr = 1;
 		ninsn++;
 		last_len = (unsigned)n;
 		cur += (uint64_t)n;
@@ -194,7 +199,7 @@ int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
 	}
 	b->ip = ip;
 	b->disp = (int32_t)(uint32_t)(target - cur);
-	b->szl = (uint16_t)((cur - ip) | last_len << 12);
+	b->szl = (uint16_t)((cur - ip) | wrmsr << 10 | last_len << 12);
 	b->nm = (uint8_t)(ninsn | (unsigned)mode << 6);
 	b->info = (uint8_t)(iclass | bend << 5 | zlc << 7);
 	return ret;
@@ -1013,6 +1018,8 @@ static int find_wrmsr(const struct ptflow_decoder *d, const struct ptflow_block 
 {
 	uint8_t lens[PTFLOW_BLOCK_MAX], buf[16];
 	struct ptflow_block tmp;
+	if (!b_wrmsr(b))
+		return -1;
 	ptflow_block_decode(&d->cfg.image, b->ip, b_mode(b), &tmp, lens);
 	uint64_t a = b->ip;
 	for (unsigned i = 0; i < b_ninsn(&tmp); i++) {

@@ -47,7 +47,7 @@ enum ptflow_bend {
  * or the size limit, or code that cannot be read or decoded after it).
  * 16 bytes, so that a large cache stays close to the CPU:
  *
- *   ip (64) | disp (32) | size (12) last_len (4) | ninsn (6) mode (2) |
+ *   ip (64) | disp (32) | size (10) wrmsr (1) 0 (1) last_len (4) | ninsn (6) mode (2) |
  *   iclass (5) bend (2) zero_len_call (1)
  *
  * disp is the direct branch target relative to ip + size (in 16/32-bit
