@@ -3,7 +3,7 @@
 #   make test     every test: unit, CLI, fuzz smoke, QEMU+OVMF integration
 #   make run      boot efipt.efi under QEMU+OVMF and show what it found
 #   make esp      build/esp/ — a ready EFI System Partition directory tree
-#   make usb      build/efipt-esp.img — a FAT image to dd onto a USB stick
+#   make usb      build/efipt-usb.img — a GPT disk image to dd onto a USB stick
 #   make bench    decoder throughput side by side with libipt
 #   make fuzz     run the fuzz targets for FUZZ_SECONDS each (default 600)
 # Missing Debian packages are installed first (mk/deps.sh).
@@ -149,7 +149,7 @@ esp: all
 	sh ovmf/mkesp.sh --dir $(BUILD)/esp
 
 usb: all
-	sh ovmf/mkesp.sh --image $(BUILD)/efipt-esp.img
+	sh ovmf/mkesp.sh --disk $(BUILD)/efipt-usb.img
 
 bench: all $(BENCH_TARGETS)
 

@@ -3,6 +3,7 @@
 #
 #   ovmf/boot.sh IMAGE OUTDIR [TIMEOUT_SECONDS]
 #
+# IMAGE is a FAT file system or a GPT disk image (ovmf/mkesp.sh).
 # OUTDIR/debugcon.log  what efipt.efi printed (I/O port 0xE9, clean text;
 #                      efipt.efi writes there when given --debugcon)
 # OUTDIR/serial.log    the firmware's serial console (with ANSI escapes)
@@ -30,5 +31,8 @@ timeout --kill-after=5 "$limit" qemu-system-x86_64 \
 rc=$?
 echo "$rc" >"$out/qemu.status"
 export MTOOLS_SKIP_CHECK=1
-mcopy -s -n -i "$image" ::/efipt "$out/" 2>/dev/null || true
+fs=$image
+# a GPT disk (mkesp.sh --disk) has its ESP at 1 MiB
+[ "$(dd if="$image" bs=1 skip=512 count=8 status=none)" = "EFI PART" ] && fs="$image@@1M"
+mcopy -s -n -i "$fs" ::/efipt "$out/" 2>/dev/null || true
 exit "$rc"

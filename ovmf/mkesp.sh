@@ -4,6 +4,11 @@
 #
 #   ovmf/mkesp.sh --image FILE [--size MiB] [--args "ARGS"] [--add SRC:ESP/PATH]...
 #   ovmf/mkesp.sh --dir DIR    [--args "ARGS"] [--add SRC:ESP/PATH]...
+#   ovmf/mkesp.sh --disk FILE  [same options as --image]
+#
+# --image writes a bare FAT32 file system (a "superfloppy"); --disk wraps it
+# in a GPT disk image with one EFI System Partition at 1 MiB, which every
+# UEFI firmware boots from USB: write it to a stick with dd.
 #
 # efipt.efi goes to \EFI\BOOT\BOOTX64.EFI (firmware boots it from removable
 # media with no set-up) and to \efipt.efi (for the UEFI Shell). --args writes
@@ -12,22 +17,23 @@
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 efi=${EFIPT_EFI:-$here/build/efipt.efi}
-image="" dir="" size=64 args="" adds="" fallback=1
+image="" dir="" disk="" size=64 args="" adds="" fallback=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--image) image=$2; shift 2 ;;
 	--dir) dir=$2; shift 2 ;;
+	--disk) disk=$2; shift 2 ;;
 	--size) size=$2; shift 2 ;;
 	--args) args=$2; shift 2 ;;
 	--no-fallback) fallback=0; shift ;;
 	--add) adds="$adds
 $2"; shift 2 ;;
-	-h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "mkesp.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
 [ -f "$efi" ] || { echo "mkesp.sh: $efi not built (run make)" >&2; exit 1; }
-[ -n "$image$dir" ] || { echo "mkesp.sh: need --image FILE or --dir DIR" >&2; exit 2; }
+[ -n "$image$dir$disk" ] || { echo "mkesp.sh: need --image FILE, --disk FILE or --dir DIR" >&2; exit 2; }
 
 if [ -n "$dir" ]; then
 	mkdir -p "$dir/EFI/BOOT"
@@ -45,6 +51,7 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+[ -n "$disk" ] && image=$tmp/esp.fat
 rm -f "$image"
 mkfs.vfat -C -n EFIPT -F 32 "$image" $((size * 1024)) >/dev/null
 export MTOOLS_SKIP_CHECK=1
@@ -61,3 +68,14 @@ printf '%s\n' "$adds" | while IFS=: read -r src dst; do
 	[ "$d" = "." ] || mmd -i "$image" -D s "::/$d" 2>/dev/null || true
 	mcopy -o -i "$image" "$src" "::/$dst"
 done
+
+if [ -n "$disk" ]; then
+	# GPT: 1 MiB before the partition (MBR, header, entries), 1 MiB after
+	# (backup entries and header). Partition type: EFI System.
+	rm -f "$disk"
+	truncate -s $(((size + 2) * 1024 * 1024)) "$disk"
+	printf 'label: gpt\nstart=2048, size=%d, type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B, name="EFIPT"\n' \
+		$((size * 2048)) | sfdisk --quiet "$disk"
+	dd if="$image" of="$disk" bs=1M seek=1 conv=notrunc status=none
+	echo "GPT disk image $disk: write it to a USB stick with dd (the ESP is at 1 MiB)."
+fi

@@ -58,3 +58,13 @@ last=$(ls "$TMP/caps2/efipt" | tail -n 1)
 [ "$n" -eq 2 ] && [ "$first" != "$last" ] && [ "$first" = "$(basename "$(rundirs caps | head -n 1)")" ] &&
 	ok "second run: new run directory, sorted after the first" ||
 	nok "second run: new run directory" "found $n: $first .. $last"
+
+# The USB stick layout (make usb): a GPT disk with an EFI System Partition
+mkdir -p "$TMP/gpt"
+sh ovmf/mkesp.sh --disk "$TMP/gpt/disk.img" --args "caps --debugcon --shutdown" >/dev/null
+sh ovmf/boot.sh "$TMP/gpt/disk.img" "$TMP/gpt" "$BOOT_TIMEOUT"
+rc=$?
+[ "$rc" -eq 0 ] && ok "gpt disk: boots, runs and powers off" || nok "gpt disk: boots, runs and powers off" "QEMU exit $rc"
+contains "gpt disk: efipt.efi ran from the ESP partition" "$TMP/gpt/debugcon.log" "efipt: exit EFI_UNSUPPORTED"
+n=$(ls -d "$TMP/gpt"/efipt/*/ 2>/dev/null | wc -l)
+[ "$n" -eq 1 ] && ok "gpt disk: run directory written to the partition" || nok "gpt disk: run directory written to the partition" "found $n"
