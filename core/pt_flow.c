@@ -443,28 +443,53 @@ static int fetch(struct ptflow_decoder *d)
 					continue;
 				return 0;
 			}
-			/* TIP with an IP (33.4.2.2): header 0x0d | IPBytes << 5,
-			 * payload compressed against Last IP (Table 33-18) */
-			static const uint8_t ipbytes[8] = { 0, 2, 4, 6, 6, 0, 8, 0 };
-			unsigned ipc = b >> 5, nb = ipbytes[ipc];
-			if ((b & 0x1f) == 0x0d && nb && (size_t)(d->pk.end - d->pk.pos) > nb) {
-				uint64_t v = efipt_load_le(d->pk.pos + 1, nb), last = d->lastip.ip;
-				switch (ipc) {
-				case 1: v |= last & ~0xffffull; break;
-				case 2: v |= last & ~0xffffffffull; break;
-				case 3: v = (uint64_t)((int64_t)(v << 16) >> 16); break;
-				case 4: v |= last & 0xffff000000000000ull; break;
-				default: break;
+			/* TIP, TIP.PGE, TIP.PGD, FUP (33.4.2.2-6): header
+			 * type | IPBytes << 5, the payload compressed against
+			 * Last IP (Table 33-18); IPBytes 0: no IP, Last IP kept */
+			static const uint8_t ipbytes[8] = { 0, 2, 4, 6, 6, 0xff, 8, 0xff };
+			static const uint8_t ipkind[32] = {
+				[0x01] = ptpkt_tip_pgd, [0x0d] = ptpkt_tip,
+				[0x11] = ptpkt_tip_pge, [0x1d] = ptpkt_fup,
+			};
+			unsigned ipc = b >> 5, nb = ipbytes[ipc], kind = ipkind[b & 0x1f];
+			if (kind && nb != 0xff && (size_t)(d->pk.end - d->pk.pos) > nb) {
+				uint64_t v = 0;
+				if (nb) {
+					uint64_t last = d->lastip.ip;
+					v = efipt_load_le(d->pk.pos + 1, nb);
+					switch (ipc) {
+					case 1: v |= last & ~0xffffull; break;
+					case 2: v |= last & ~0xffffffffull; break;
+					case 3: v = (uint64_t)((int64_t)(v << 16) >> 16); break;
+					case 4: v |= last & 0xffff000000000000ull; break;
+					default: break;
+					}
+					d->lastip.ip = v;
 				}
-				d->lastip.ip = v;
 				d->pk.pos += nb + 1;
 				d->stat.packets++;
 				d->steps = 0;
 				efipt_memset(&d->pend, 0, sizeof(d->pend));
-				d->pend.type = ptpkt_tip;
+				d->pend.type = (uint8_t)kind;
 				d->pend.size = (uint8_t)(nb + 1);
 				d->pend.u.ip.ipc = (uint8_t)ipc;
 				d->pend.u.ip.ip = v;
+				d->pend_off = off;
+				d->have_pend = true;
+				return 0;
+			}
+			/* MODE.Exec (33.4.2.8): 99, then Leaf ID 000 in bits 7:5 */
+			if (b == 0x99 && d->pk.end - d->pk.pos >= 2 && !(d->pk.pos[1] >> 5)) {
+				unsigned m = d->pk.pos[1];
+				d->pk.pos += 2;
+				d->stat.packets++;
+				d->steps = 0;
+				efipt_memset(&d->pend, 0, sizeof(d->pend));
+				d->pend.type = ptpkt_mode_exec;
+				d->pend.size = 2;
+				d->pend.u.mode_exec.csl = m & 1;
+				d->pend.u.mode_exec.csd = (m >> 1) & 1;
+				d->pend.u.mode_exec.iflag = (m >> 2) & 1;
 				d->pend_off = off;
 				d->have_pend = true;
 				return 0;
