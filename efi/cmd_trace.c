@@ -283,7 +283,12 @@ static EFI_STATUS trace_synthetic(struct app *app, struct traced_image *img, boo
 	trace->cap = opt.cfg.size;
 	trace->buf = AllocatePool(trace->cap);
 	if (!trace->buf) {
-		fail(app, "failed", EFI_OUT_OF_RESOURCES, "no memory for the synthetic trace");
+		char why[120];
+		struct strbuf wb;
+		sb_init(&wb, why, sizeof(why));
+		sb_printf(&wb, "no memory for a %llu KiB synthetic trace buffer (lower --size)",
+			  (unsigned long long)(trace->cap >> 10));
+		fail(app, "failed", EFI_OUT_OF_RESOURCES, why);
 		return EFI_OUT_OF_RESOURCES;
 	}
 	struct ptsynth_config sc = { 0 };
