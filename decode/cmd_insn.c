@@ -15,10 +15,13 @@
 #include <Zydis/Zydis.h>
 
 #include "core/pt_flow.h"
+#include "core/pt_rtit.h"
 #include "core/x86_insn.h"
 #include "decode/commands.h"
 #include "decode/file_io.h"
 #include "decode/pt_sections.h"
+#include "decode/rundir.h"
+#include "decode/rundir_code.h"
 
 struct iopts {
 	bool no_inst, stat, time, quiet_events;
@@ -29,7 +32,8 @@ struct iopts {
 static void insn_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: efipt insn --pt TRACE IMAGE... [OPTIONS]\n\n"
+		"usage: efipt insn --pt TRACE IMAGE... [OPTIONS]\n"
+		"       efipt insn --run DIR [OPTIONS]\n\n"
 		"Show the instructions executed according to a raw Intel PT trace.\n\n"
 		"images (any number, no overlaps):\n"
 		"  --raw FILE[:from[-to]]:BASE  bytes from..to of FILE at address BASE\n"
@@ -38,6 +42,8 @@ static void insn_usage(FILE *f)
 		"  --pe FILE[:BASE]             a PE32+ image (UEFI driver/application)\n"
 		"                               relocated to BASE (default: its ImageBase)\n"
 		"options:\n"
+		"  --run DIR       an efipt run directory: its trace.pt, code snapshots,\n"
+		"                  CPU (errata) and DisTNT/DisRETC settings\n"
 		"  --cpu F/M[/S]   apply the errata of that CPU (family/model/stepping)\n"
 		"  --no-inst       print addresses only, no disassembly\n"
 		"  --stat          print only counts: instructions, branches, events, errors\n"
@@ -182,10 +188,56 @@ static int parse_cpu(const char *s, uint32_t *errata)
 	return 0;
 }
 
+/* --run DIR: trace.pt, the code snapshots as sections, and what the
+ * manifest says about the CPU (errata) and the trace (DisTNT, DisRETC). */
+static int load_run(struct ptsec_image *im, struct ptflow_config *fc, const char *dir,
+		    char *trace, size_t cap)
+{
+	struct rundir rd;
+	static struct rundir_code code;
+	char err[1024];
+	int rc = -1;
+	if (rundir_open(&rd, dir)) {
+		fprintf(stderr, "efipt insn: %s\n", rd.err);
+		goto done;
+	}
+	if (rundir_code_load(&code, &rd, err, sizeof(err))) {
+		fprintf(stderr, "efipt insn: %s\n", err);
+		goto done;
+	}
+	for (unsigned i = 0; i < code.view.n; i++) {
+		const struct memview_region *r = &code.view.r[i];
+		if (ptsec_add(im, r->base, r->bytes, r->size, "snapshot")) {
+			fprintf(stderr, "efipt insn: %s\n", im->err);
+			goto done;
+		}
+	}
+	json_t *cpu = json_object_get(rd.manifest, "cpu");
+	if (cpu)
+		fc->errata = ptflow_errata_for_cpu(
+			(unsigned)json_integer_value(json_object_get(cpu, "family")),
+			(unsigned)json_integer_value(json_object_get(cpu, "model")),
+			(int)json_integer_value(json_object_get(cpu, "stepping")));
+	const char *ctl = json_string_value(
+		json_object_get(json_object_get(rd.manifest, "trace"), "rtit_ctl"));
+	if (ctl) {
+		unsigned long long c = strtoull(ctl, NULL, 16);
+		fc->distnt = c & RTIT_CTL_DISTNT;
+		fc->disretc = c & RTIT_CTL_DISRETC;
+	}
+	snprintf(trace, cap, "%s/trace.pt", rd.path);
+	rc = 0;
+done:
+	rundir_code_free(&code);
+	rundir_close(&rd);
+	return rc;
+}
+
 int cmd_insn(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "pt", required_argument, 0, 'p' },
+		{ "run", required_argument, 0, 'X' },
 		{ "raw", required_argument, 0, 'r' },
 		{ "elf", required_argument, 0, 'e' },
 		{ "pe", required_argument, 0, 'P' },
@@ -207,6 +259,7 @@ int cmd_insn(int argc, char **argv)
 	struct iopts o;
 	struct ptflow_config fc;
 	const char *trace = NULL;
+	static char run_trace[4200];
 	unsigned long long v, cache_n = 1 << 16;
 	int c, rc = 2;
 
@@ -219,6 +272,11 @@ int cmd_insn(int argc, char **argv)
 		int lr = 0;
 		switch (c) {
 		case 'p': trace = optarg; break;
+		case 'X':
+			if (load_run(&im, &fc, optarg, run_trace, sizeof(run_trace)))
+				goto out;
+			trace = run_trace;
+			break;
 		case 'r': lr = ptsec_load_raw(&im, optarg); break;
 		case 'e': lr = ptsec_load_elf(&im, optarg); break;
 		case 'P': lr = ptsec_load_pe(&im, optarg); break;

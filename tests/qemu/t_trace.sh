@@ -20,6 +20,8 @@ decoded=$(sed -n 's/^Instructions  \([0-9]*\)$/\1/p' "$run/summary.txt")
 contains "synthetic: no decode errors in firmware" "$run/summary.txt" "Errors        0"
 expect_rc "synthetic: host decode succeeds" 0 $EFIPT decode "$run"
 if cmp -s "$TMP/out" "$run/summary.txt"; then ok "synthetic: host summary identical to firmware summary"; else nok "synthetic: host summary identical" "$(diff "$TMP/out" "$run/summary.txt" | head -n 10)"; fi
+expect_rc "synthetic: efipt insn --run lists the run" 0 $EFIPT insn --run "$run" --stat
+contains "synthetic: efipt insn --run counts every walked instruction" "$TMP/out" "insn: $walked"
 expect "synthetic: manifest marks the trace synthetic" python3 -c "
 import json; m=json.load(open('$run/manifest.json'))
 assert m['trace']['source']=='synthetic' and m['trace']['bytes']>0
