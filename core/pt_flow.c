@@ -411,6 +411,12 @@ static void timing(struct ptflow_decoder *d, const struct ptpkt *p)
 	}
 }
 
+/* Stream offset of the next packet (ptpkt_offset(), inline). */
+static inline uint64_t pk_offset(const struct ptflow_decoder *d)
+{
+	return d->pk.base + (uint64_t)(d->pk.pos - d->pk.begin);
+}
+
 static const uint8_t *raw_at(const struct ptflow_decoder *d, uint64_t off)
 {
 	return d->pk.begin + (off - d->pk.base);
@@ -425,7 +431,7 @@ static int fetch(struct ptflow_decoder *d)
 {
 	for (;;) {
 		struct ptpkt p;
-		uint64_t off = ptpkt_offset(&d->pk);
+		uint64_t off = pk_offset(d);
 		/* Short TNT (33.4.2.1), the most common packet: any even byte
 		 * but 00 (PAD) and 02 (extended opcodes), outside BBP blocks.
 		 * The highest set bit is the stop bit, B1 is right below it. */
@@ -623,7 +629,7 @@ static int psb_plus(struct ptflow_decoder *d)
 	d->cyc_acc = 0; /* SKL168: a CYC before the PSB may be lost; start over */
 	for (;;) {
 		struct ptpkt p;
-		uint64_t off = ptpkt_offset(&d->pk);
+		uint64_t off = pk_offset(d);
 		int r = ptpkt_next(&d->pk, &p);
 		if (r == -ptpkt_err_eos || r == -ptpkt_err_truncated)
 			return STEP_DONE;
@@ -1315,13 +1321,26 @@ static void fast_walk(struct ptflow_decoder *d)
 		return;
 	for (;;) {
 		if (!n && !d->have_pend) {
-			d->tnt_n = 0;
-			d->steps = steps;
-			if (fetch(d) < 0)
-				break;
-			steps = d->steps;
-			n = d->tnt_n;
-			tnt = d->tnt_bits;
+			/* the next packet: a short TNT right here (as in fetch()) */
+			const uint8_t *pos = d->pk.pos;
+			unsigned c;
+			if (d->pk.sync && !d->pk.block && pos < d->pk.end &&
+			    !((c = *pos) & 1) && c > 2) {
+				n = 30u - (unsigned)__builtin_clz(c); /* below the stop bit */
+				tnt = (c >> 1) & ((1u << n) - 1);
+				d->pk.pos = pos + 1;
+				d->stat.packets++;
+				d->pend_off = d->pk.base + (uint64_t)(pos - d->pk.begin);
+				steps = 0;
+			} else {
+				d->tnt_n = 0;
+				d->steps = steps;
+				if (fetch(d) < 0)
+					break;
+				steps = d->steps;
+				n = d->tnt_n;
+				tnt = d->tnt_bits;
+			}
 		}
 		if (!n && !plain_tip(d))
 			break;
