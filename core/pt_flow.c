@@ -1430,6 +1430,8 @@ static int step(struct ptflow_decoder *d)
 				return STEP_DONE;
 			if (r < 0)
 				return error(d, ptpkt_offset(&d->pk), d->ip, ptpkt_errstr(r));
+			if (d->enabled && ((d->tnt_n && !d->have_pend) || plain_tip(d)))
+				continue; /* the hot loop takes it from here */
 		}
 		if (d->have_pend && (!d->enabled || !pend_binds(d))) {
 			int r = handle_pend(d);
