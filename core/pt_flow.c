@@ -281,6 +281,9 @@ static int error(struct ptflow_decoder *d, uint64_t off, uint64_t ip, const char
 	return STEP_ERR;
 }
 
+static void deliver(struct ptflow_decoder *d, const struct ptflow_block *b, uint32_t n,
+		    uint8_t last_iclass);
+
 static void run(struct ptflow_decoder *d, const struct ptflow_block *b, uint32_t n,
 		uint8_t last_iclass)
 {
@@ -290,18 +293,24 @@ static void run(struct ptflow_decoder *d, const struct ptflow_block *b, uint32_t
 	if (last_iclass != X86_IC_OTHER)
 		d->stat.branches++;
 	d->walked = true;
-	if (d->sink.run) {
-		struct ptflow_block tmp;
-		uint8_t lens[PTFLOW_BLOCK_MAX];
-		struct ptflow_run r;
-		ptflow_block_decode(&d->cfg.image, b->ip, b_mode(b), &tmp, lens);
-		r.ip = b->ip;
-		r.lens = lens;
-		r.ninsn = n <= b_ninsn(&tmp) ? n : b_ninsn(&tmp);
-		r.mode = b_mode(b);
-		r.last_iclass = last_iclass;
-		d->sink.run(d->sink.ctx, &r);
-	}
+	if (d->sink.run)
+		deliver(d, b, n, last_iclass);
+}
+
+/* The first n instructions of b to the run callback. */
+static void deliver(struct ptflow_decoder *d, const struct ptflow_block *b, uint32_t n,
+		    uint8_t last_iclass)
+{
+	struct ptflow_block tmp;
+	uint8_t lens[PTFLOW_BLOCK_MAX];
+	struct ptflow_run r;
+	ptflow_block_decode(&d->cfg.image, b->ip, b_mode(b), &tmp, lens);
+	r.ip = b->ip;
+	r.lens = lens;
+	r.ninsn = n <= b_ninsn(&tmp) ? n : b_ninsn(&tmp);
+	r.mode = b_mode(b);
+	r.last_iclass = last_iclass;
+	d->sink.run(d->sink.ctx, &r);
 }
 
 /* ---- state ---------------------------------------------------------------- */
@@ -1311,7 +1320,7 @@ static void fast_walk(struct ptflow_decoder *d)
 {
 	struct ptflow_block *cache = d->cfg.cache;
 	uint32_t mask = d->cfg.cache_size - 1;
-	uint64_t ip = d->ip, tnt = d->tnt_bits, insns = 0, branches = 0, blocks = 0;
+	uint64_t ip = d->ip, tnt = d->tnt_bits, insns = 0, splits = 0, blocks = 0;
 	uint64_t steps = d->steps, max_steps = d->cfg.max_steps;
 	unsigned n = d->tnt_n, mode = d->mode;
 	bool sink = d->sink.run != NULL;
@@ -1319,6 +1328,8 @@ static void fast_walk(struct ptflow_decoder *d)
 
 	if (!cache)
 		return;
+	/* every block walked here ends in a branch but split ones:
+	 * branches = blocks - splits */
 	for (;;) {
 		if (!n && !d->have_pend) {
 			/* the next packet: a short TNT right here (as in fetch()) */
@@ -1361,6 +1372,7 @@ static void fast_walk(struct ptflow_decoder *d)
 		unsigned ic = b_iclass(b);
 		if (b_bend(b) == PTFLOW_BEND_SPLIT) {
 			next = ft;
+			splits++;
 		} else if (b_bend(b) != PTFLOW_BEND_BRANCH) {
 			break;
 		} else if (ic == X86_IC_JCC) {
@@ -1395,13 +1407,9 @@ static void fast_walk(struct ptflow_decoder *d)
 		}
 		steps += b_ninsn(b);
 		insns += b_ninsn(b);
-		branches += ic != X86_IC_OTHER;
 		blocks++;
-		if (sink) {
-			run(d, b, b_ninsn(b), (uint8_t)ic);
-			insns -= b_ninsn(b); /* counted by run() */
-			branches -= ic != X86_IC_OTHER;
-		}
+		if (sink)
+			deliver(d, b, b_ninsn(b), (uint8_t)ic);
 		ip = next;
 	}
 	if (blocks)
@@ -1411,7 +1419,7 @@ static void fast_walk(struct ptflow_decoder *d)
 	d->tnt_n = (uint8_t)n;
 	d->tnt_bits = tnt;
 	d->stat.insns += insns;
-	d->stat.branches += branches;
+	d->stat.branches += blocks - splits;
 	d->stat.blocks += blocks;
 }
 
