@@ -257,7 +257,8 @@ static EFI_STATUS trace_hw(struct app *app, struct traced_image *img, bool *star
 	run_member(&app->run, "timing", "%s", timing);
 	if (res.have_json)
 		run_member(&app->run, "trace", "%s", res.trace_json);
-	trace->buf = res.buf;
+	/* an empty trace (e.g. filters excluded everything) is still a result */
+	trace->buf = res.buf ? res.buf : AllocatePool(1);
 	trace->len = trace->cap = res.len;
 	con_printf("efipt: %llu trace bytes%s%s%s\n", (unsigned long long)trace->len,
 		   res.ext.wrapped ? ", wrapped (older trace overwritten)" : "",
@@ -402,8 +403,10 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 		st = trace_hw(app, &img, &started, &trace);
 	else if (copy)
 		st = trace_synthetic(app, &img, &started, &trace, copy);
-	else
+	else {
+		fail(app, "failed", EFI_OUT_OF_RESOURCES, "no memory to copy the image's code");
 		st = EFI_OUT_OF_RESOURCES;
+	}
 	EFI_STATUS target_st = st;
 	st = EFI_SUCCESS;
 	if (trace.buf && app->have_run) {
