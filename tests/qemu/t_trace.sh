@@ -40,3 +40,8 @@ boot badmode 'trace --mode sideways --debugcon --shutdown -- \efipt.efi'
 contains "bad trace option: named" "$TMP/badmode/debugcon.log" "sideways"
 contains "bad trace option: EFI_INVALID_PARAMETER" "$TMP/badmode/debugcon.log" "efipt: exit EFI_INVALID_PARAMETER"
 [ -z "$(rundirs badmode)" ] && ok "bad trace option: nothing written" || nok "bad trace option: nothing written" "a run directory appeared"
+
+boot tracehelp 'trace --help --debugcon --shutdown'
+contains "trace --help: the command's own usage" "$TMP/tracehelp/debugcon.log" "usage: efipt.efi trace [OPTIONS] -- IMAGE.efi [ARGS...]"
+contains "trace --help: lists the trace options" "$TMP/tracehelp/debugcon.log" "--mode stop|wrap"
+[ -z "$(rundirs tracehelp)" ] && ok "trace --help: nothing written" || nok "trace --help: nothing written" "a run directory appeared"
