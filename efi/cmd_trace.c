@@ -165,8 +165,10 @@ EFI_STATUS efi_parse_trace(struct app *app)
 }
 
 struct collect {
-	uint8_t *buf;
+	uint8_t *buf;       /* the trace in pool memory, or NULL */
 	uint64_t len, cap;
+	bool spilled;       /* too large to copy: trace.pt was written from the buffer */
+	EFI_STATUS spill_status;
 };
 
 /* ---- the run ----------------------------------------------------------- */
@@ -227,10 +229,34 @@ static EFI_STATUS run_target_body(void *ctx)
 	return run_target(t->img, t->started);
 }
 
+/* A trace too large for a copy goes from the PT buffer straight to trace.pt. */
+static struct esp_file spill_file;
+static bool spill_begun;
+
+static EFI_STATUS spill_begin(void *ctx, uint64_t total)
+{
+	struct app *app = ctx;
+	if (!app->have_run)
+		return EFI_NOT_READY;
+	con_printf("efipt: the trace (%llu KiB) is too large to copy: writing trace.pt straight "
+		   "from the trace buffer; no in-place decode\n",
+		   (unsigned long long)(total >> 10));
+	EFI_STATUS st = run_file_begin(&app->run, "trace.pt", total, &spill_file);
+	spill_begun = !EFI_ERROR(st);
+	return st;
+}
+
+static EFI_STATUS spill_write(void *ctx, const void *data, uint64_t len)
+{
+	(void)ctx;
+	return esp_file_append(&spill_file, data, (UINTN)len);
+}
+
 static EFI_STATUS trace_hw(struct app *app, struct traced_image *img, bool *started,
 			   struct collect *trace)
 {
 	static struct hw_result res;
+	struct hw_spill spill = { spill_begin, spill_write, app };
 	char msg[512];
 	struct strbuf sb;
 	sb_init(&sb, msg, sizeof(msg));
@@ -239,7 +265,8 @@ static EFI_STATUS trace_hw(struct app *app, struct traced_image *img, bool *star
 		return EFI_NOT_FOUND;
 	}
 	struct target t = { img, started };
-	EFI_STATUS st = hw_trace(&app->caps, &opt.cfg, run_target_body, &t, &res, &sb);
+	spill_begun = false;
+	EFI_STATUS st = hw_trace(&app->caps, &opt.cfg, run_target_body, &t, &spill, &res, &sb);
 	if (EFI_ERROR(st)) {
 		fail(app, st == EFI_UNSUPPORTED ? "unsupported" : "failed", st, msg);
 		return st;
@@ -257,9 +284,17 @@ static EFI_STATUS trace_hw(struct app *app, struct traced_image *img, bool *star
 	run_member(&app->run, "timing", "%s", timing);
 	if (res.have_json)
 		run_member(&app->run, "trace", "%s", res.trace_json);
-	/* an empty trace (e.g. filters excluded everything) is still a result */
-	trace->buf = res.buf ? res.buf : AllocatePool(1);
 	trace->len = trace->cap = res.len;
+	if (res.spilled) {
+		trace->spilled = true;
+		trace->spill_status = res.spill_status;
+		if (spill_begun)
+			trace->spill_status = run_file_end(&app->run, "trace.pt", &spill_file,
+							   res.spill_status);
+	} else {
+		/* an empty trace (e.g. filters excluded everything) is still a result */
+		trace->buf = res.buf ? res.buf : AllocatePool(1);
+	}
 	con_printf("efipt: %llu trace bytes%s%s%s\n", (unsigned long long)trace->len,
 		   res.ext.wrapped ? ", wrapped (older trace overwritten)" : "",
 		   res.ext.full ? ", buffer full (trace stopped early)" : "",
@@ -409,16 +444,16 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 	}
 	EFI_STATUS target_st = st;
 	st = EFI_SUCCESS;
-	if (trace.buf && app->have_run) {
+	bool have_trace = trace.buf || trace.spilled;
+	if (trace.spilled)
+		st = trace.spill_status;
+	else if (trace.buf && app->have_run)
 		st = run_write_file(&app->run, "trace.pt", trace.buf, trace.len);
-		if (opt.decode)
-			decode_in_place(app, &trace, &img, copy, nimg);
-	} else if (trace.buf && opt.decode) {
+	if (trace.buf && opt.decode)
 		decode_in_place(app, &trace, &img, copy, nimg);
-	} else if (!trace.buf) {
+	if (!have_trace)
 		st = target_st; /* no trace: the failure was reported where it happened */
-	}
-	if (trace.buf) {
+	if (have_trace) {
 		/* the trace is the result; the traced code's own status is a fact of it */
 		run_member(&app->run, "traced_exit_status", "\"%s\"", efi_status_name(target_st));
 		char msg[200];
@@ -431,7 +466,8 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 		if (EFI_ERROR(st))
 			sb_printf(&sb, "; writing trace.pt failed: %s", efi_status_name(st));
 		run_set_result(&app->run, EFI_ERROR(st) ? "failed" : "ok", st, msg);
-		FreePool(trace.buf);
+		if (trace.buf)
+			FreePool(trace.buf);
 	}
 	if (copy)
 		FreePool(copy);

@@ -2,6 +2,7 @@
 #include <efi.h>
 #include <efilib.h>
 
+#include "core/mem.h"
 #include "efi/console.h"
 #include "efi/fs.h"
 
@@ -225,57 +226,87 @@ static EFI_STATUS rename_open_file(EFI_FILE_HANDLE f, const CHAR16 *new_name)
 	return st;
 }
 
-EFI_STATUS esp_write_atomic(struct esp *esp, const CHAR16 *dir, const CHAR16 *name,
-			    const void *data, UINTN len)
+EFI_STATUS esp_file_create(struct esp *esp, const CHAR16 *dir, const CHAR16 *name,
+			   UINT64 total, struct esp_file *w)
 {
-	CHAR16 tmp_name[128], tmp_path[320], final_path[320];
-	path_join(tmp_name, 128, L"", name);
+	efipt_memset(w, 0, sizeof(*w));
+	path_join(w->name, 128, L"", name);
+	CHAR16 tmp_name[136];
+	path_join(tmp_name, 136, L"", name);
 	StrCat(tmp_name, L".tmp");
-	path_join(tmp_path, 320, dir, tmp_name);
-	path_join(final_path, 320, dir, name);
-
-	EFI_STATUS st = delete_if_exists(esp, tmp_path);
+	path_join(w->tmp_path, 320, dir, tmp_name);
+	path_join(w->final_path, 320, dir, name);
+	w->total = total;
+	EFI_STATUS st = delete_if_exists(esp, w->tmp_path);
 	if (EFI_ERROR(st))
 		return st;
-	EFI_FILE_HANDLE f;
-	st = uefi_call_wrapper(esp->root->Open, 5, esp->root, &f, tmp_path,
+	st = uefi_call_wrapper(esp->root->Open, 5, esp->root, &w->f, w->tmp_path,
 			       EFI_FILE_MODE_READ | EFI_FILE_MODE_WRITE | EFI_FILE_MODE_CREATE,
 			       0ULL);
 	if (EFI_ERROR(st))
-		return st;
+		w->f = NULL;
+	return st;
+}
+
+EFI_STATUS esp_file_append(struct esp_file *w, const void *data, UINTN len)
+{
 	/* write in chunks: some firmware file systems reject very large writes */
 	const UINT8 *p = data;
-	UINTN left = len;
-	unsigned shown = 0;
-	while (left && !EFI_ERROR(st)) {
+	EFI_STATUS st = EFI_SUCCESS;
+	while (len && !EFI_ERROR(st)) {
 		/* large files (trace buffers can be GiBs) show their progress */
-		if (len >= (32u << 20) && (len - left) * 10 / len >= shown + 1) {
-			shown = (unsigned)((len - left) * 10 / len);
+		if (w->total >= (32u << 20) && w->done * 10 / w->total >= w->shown + 1u) {
+			w->shown = (unsigned)(w->done * 10 / w->total);
 			char line[96];
-			ucs2_to_ascii(line, 64, name);
-			con_printf("efipt:   writing %s: %u%%\n", line, shown * 10);
+			ucs2_to_ascii(line, 64, w->name);
+			con_printf("efipt:   writing %s: %u%%\n", line, w->shown * 10);
 		}
-		UINTN chunk = left > (1u << 20) ? (1u << 20) : left;
+		UINTN chunk = len > (1u << 20) ? (1u << 20) : len;
 		UINTN done = chunk;
-		st = uefi_call_wrapper(f->Write, 3, f, &done, (void *)p);
+		st = uefi_call_wrapper(w->f->Write, 3, w->f, &done, (void *)p);
 		if (!EFI_ERROR(st) && done != chunk)
 			st = EFI_VOLUME_FULL;
 		p += done;
-		left -= done;
+		len -= done;
+		w->done += done;
 	}
-	if (!EFI_ERROR(st))
-		st = uefi_call_wrapper(f->Flush, 1, f);
-	if (EFI_ERROR(st)) {
-		uefi_call_wrapper(f->Delete, 1, f);
-		return st;
-	}
-	st = delete_if_exists(esp, final_path);
-	if (!EFI_ERROR(st))
-		st = rename_open_file(f, name);
-	if (EFI_ERROR(st)) {
-		uefi_call_wrapper(f->Delete, 1, f);
-		return st;
-	}
-	st = uefi_call_wrapper(f->Close, 1, f);
 	return st;
+}
+
+void esp_file_abort(struct esp_file *w)
+{
+	if (w->f)
+		uefi_call_wrapper(w->f->Delete, 1, w->f); /* closes the handle */
+	w->f = NULL;
+}
+
+EFI_STATUS esp_file_commit(struct esp *esp, struct esp_file *w)
+{
+	EFI_STATUS st = uefi_call_wrapper(w->f->Flush, 1, w->f);
+	if (!EFI_ERROR(st))
+		st = delete_if_exists(esp, w->final_path);
+	if (!EFI_ERROR(st))
+		st = rename_open_file(w->f, w->name);
+	if (EFI_ERROR(st)) {
+		esp_file_abort(w);
+		return st;
+	}
+	st = uefi_call_wrapper(w->f->Close, 1, w->f);
+	w->f = NULL;
+	return st;
+}
+
+EFI_STATUS esp_write_atomic(struct esp *esp, const CHAR16 *dir, const CHAR16 *name,
+			    const void *data, UINTN len)
+{
+	struct esp_file w;
+	EFI_STATUS st = esp_file_create(esp, dir, name, len, &w);
+	if (EFI_ERROR(st))
+		return st;
+	st = esp_file_append(&w, data, len);
+	if (EFI_ERROR(st)) {
+		esp_file_abort(&w);
+		return st;
+	}
+	return esp_file_commit(esp, &w);
 }

@@ -30,6 +30,21 @@ BOOLEAN esp_exists(struct esp *esp, const CHAR16 *path);
 EFI_STATUS esp_write_atomic(struct esp *esp, const CHAR16 *dir, const CHAR16 *name,
 			    const void *data, UINTN len);
 
+/* The same in steps, for data that arrives in pieces (a trace read straight
+ * out of its buffer): create NAME.tmp, append, then commit (flush, replace
+ * NAME) or abort (delete NAME.tmp). total is only for progress lines. */
+struct esp_file {
+	EFI_FILE_HANDLE f;
+	CHAR16 name[128], tmp_path[320], final_path[320];
+	UINT64 total, done;
+	unsigned shown;
+};
+EFI_STATUS esp_file_create(struct esp *esp, const CHAR16 *dir, const CHAR16 *name,
+			   UINT64 total, struct esp_file *w);
+EFI_STATUS esp_file_append(struct esp_file *w, const void *data, UINTN len);
+EFI_STATUS esp_file_commit(struct esp *esp, struct esp_file *w);
+void esp_file_abort(struct esp_file *w);
+
 /* ASCII -> UCS-2 into a fixed buffer (truncates, always terminates). */
 void ascii_to_ucs2(CHAR16 *dst, UINTN cap, const char *src);
 /* UCS-2 -> ASCII ('?' for anything outside 0x20..0x7e except blanks). */

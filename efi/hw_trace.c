@@ -48,8 +48,21 @@ static int collect_span(void *ctx, uint64_t phys, uint64_t len)
 	return 0;
 }
 
+struct spill_run {
+	const struct hw_spill *spill;
+	EFI_STATUS st;
+};
+
+static int spill_span(void *ctx, uint64_t phys, uint64_t len)
+{
+	struct spill_run *s = ctx;
+	s->st = s->spill->write(s->spill->ctx, (const void *)(UINTN)phys, len);
+	return EFI_ERROR(s->st) ? 1 : 0;
+}
+
 EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_fn body,
-		    void *ctx, struct hw_result *res, struct strbuf *msg)
+		    void *ctx, const struct hw_spill *spill, struct hw_result *res,
+		    struct strbuf *msg)
 {
 	efipt_memset(res, 0, sizeof(*res));
 	hw.msg = msg;
@@ -93,7 +106,15 @@ EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_
 	struct collect c = { res, res->ext.bytes };
 	res->buf = c.cap ? AllocatePool(c.cap) : NULL;
 	EFI_STATUS st = EFI_SUCCESS;
-	if (c.cap && !res->buf) {
+	if (c.cap && !res->buf && spill) {
+		/* too large for a second copy: write it from where the CPU put it */
+		struct spill_run sr = { spill, spill->begin(spill->ctx, c.cap) };
+		if (!EFI_ERROR(sr.st))
+			pt_extract(&hw.eng, &efi_trace_mem, spill_span, &sr, &res->ext);
+		res->spilled = true;
+		res->spill_status = sr.st;
+		res->len = c.cap;
+	} else if (c.cap && !res->buf) {
 		sb_puts(msg, "no memory to copy the trace out of its buffer");
 		st = EFI_OUT_OF_RESOURCES;
 	} else {

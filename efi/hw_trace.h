@@ -23,20 +23,32 @@ struct hw_result {
 	bool have_nom;
 	unsigned nom_freq;       /* MSR_PLATFORM_INFO[15:8] */
 	EFI_STATUS body_status;  /* what the traced body returned */
+	bool spilled;            /* no copy: the trace went to hw_spill */
+	EFI_STATUS spill_status;
 	bool have_json;
 	char trace_json[2048];   /* the manifest's "trace" object */
 };
 
 typedef EFI_STATUS (*hw_body_fn)(void *ctx);
 
+/* Where a trace goes when it is too large for a copy in pool memory: begin
+ * gets its size, write its spans oldest first, straight from the PT buffer. */
+struct hw_spill {
+	EFI_STATUS (*begin)(void *ctx, uint64_t total);
+	EFI_STATUS (*write)(void *ctx, const void *data, uint64_t len);
+	void *ctx;
+};
+
 /*
  * Returns EFI_SUCCESS when the body ran under tracing and the trace was
  * copied out; EFI_UNSUPPORTED when the CPU cannot do what cfg asks (msg
  * names the CPUID bit or the valid values); another error when the buffer
  * could not be had or PT could not be started (msg says why). msg also
- * receives the validator's notes and the stop report.
+ * receives the validator's notes and the stop report. spill may be NULL: a
+ * trace that cannot be copied is then lost (EFI_OUT_OF_RESOURCES).
  */
 EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_fn body,
-		    void *ctx, struct hw_result *res, struct strbuf *msg);
+		    void *ctx, const struct hw_spill *spill, struct hw_result *res,
+		    struct strbuf *msg);
 
 #endif

@@ -60,22 +60,47 @@ EFI_STATUS run_create(struct run *run, struct esp *esp, const char *command,
 	return EFI_ACCESS_DENIED;
 }
 
-EFI_STATUS run_write_file(struct run *run, const char *name, const void *data, UINTN len)
+static void record_file(struct run *run, const char *name, UINT64 size, EFI_STATUS st)
 {
-	CHAR16 wname[48];
-	ascii_to_ucs2(wname, 48, name);
-	EFI_STATUS st = esp_write_atomic(run->esp, run->dir, wname, data, len);
 	if (run->nfiles < RUN_MAX_FILES) {
 		struct run_file *f = &run->files[run->nfiles++];
 		struct strbuf sb;
 		sb_init(&sb, f->name, sizeof(f->name));
 		sb_puts(&sb, name);
-		f->size = len;
+		f->size = size;
 		f->status = st;
 	}
 	if (EFI_ERROR(st))
 		con_printf("efipt: writing \\efipt\\%s\\%s failed: %s\n", run->id, name,
 			   efi_status_name(st));
+}
+
+EFI_STATUS run_write_file(struct run *run, const char *name, const void *data, UINTN len)
+{
+	CHAR16 wname[48];
+	ascii_to_ucs2(wname, 48, name);
+	EFI_STATUS st = esp_write_atomic(run->esp, run->dir, wname, data, len);
+	record_file(run, name, len, st);
+	return st;
+}
+
+EFI_STATUS run_file_begin(struct run *run, const char *name, UINT64 total, struct esp_file *w)
+{
+	CHAR16 wname[48];
+	ascii_to_ucs2(wname, 48, name);
+	EFI_STATUS st = esp_file_create(run->esp, run->dir, wname, total, w);
+	if (EFI_ERROR(st))
+		record_file(run, name, total, st);
+	return st;
+}
+
+EFI_STATUS run_file_end(struct run *run, const char *name, struct esp_file *w, EFI_STATUS st)
+{
+	if (EFI_ERROR(st))
+		esp_file_abort(w);
+	else
+		st = esp_file_commit(run->esp, w);
+	record_file(run, name, w->done, st);
 	return st;
 }
 

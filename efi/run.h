@@ -44,6 +44,11 @@ EFI_STATUS run_create(struct run *run, struct esp *esp, const char *command,
 /* Write one file into the run directory (atomically) and record it. */
 EFI_STATUS run_write_file(struct run *run, const char *name, const void *data, UINTN len);
 
+/* The same for data written in pieces: begin, esp_file_append..., end. end
+ * commits (or, given an error, discards) and records the file. */
+EFI_STATUS run_file_begin(struct run *run, const char *name, UINT64 total, struct esp_file *w);
+EFI_STATUS run_file_end(struct run *run, const char *name, struct esp_file *w, EFI_STATUS st);
+
 /* Record the outcome: result word, status, one-line message. */
 void run_set_result(struct run *run, const char *result, EFI_STATUS st, const char *message);
 
