@@ -6,7 +6,8 @@
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=$here/build/run
-args="${RUN_ARGS:-caps} --debugcon --shutdown"
+# global options first: anything after a "--" in RUN_ARGS belongs to a traced image
+args="--debugcon --shutdown ${RUN_ARGS:-caps}"
 mkdir -p "$out"
 sh "$here/ovmf/mkesp.sh" --image "$out/esp.img" --args "$args" || exit 1
 echo "== booting efipt.efi under QEMU+OVMF: efipt.efi $args"
@@ -21,6 +22,10 @@ latest=$(ls -d "$out"/efipt/*/ 2>/dev/null | tail -n 1)
 if [ -n "$latest" ]; then
 	echo "== run directory copied out of the ESP image: $latest"
 	"$here/build/efipt" info "$latest"
+	if [ -f "$latest/trace.pt" ]; then
+		echo "== efipt decode $latest"
+		"$here/build/efipt" decode "$latest"
+	fi
 else
 	echo "== no run directory was written"
 fi
