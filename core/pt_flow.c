@@ -1090,6 +1090,13 @@ static bool needs_packet(unsigned iclass)
 	}
 }
 
+/* Branches whose target comes in a TIP (or that a TIP.PGD stops) when no
+ * TNT bit is pending: take_tip() in do_block(). */
+static bool takes_tip(unsigned iclass)
+{
+	return needs_packet(iclass) && iclass != X86_IC_JCC;
+}
+
 /* Walk one block from d->ip. */
 static int do_block(struct ptflow_decoder *d)
 {
@@ -1323,7 +1330,7 @@ static void fast_walk(struct ptflow_decoder *d)
 	uint64_t ip = d->ip, tnt = d->tnt_bits, insns = 0, splits = 0, blocks = 0;
 	uint64_t steps = d->steps, max_steps = d->cfg.max_steps;
 	unsigned n = d->tnt_n, mode = d->mode;
-	bool sink = d->sink.run != NULL;
+	bool sink = d->sink.run != NULL, walked = false;
 	struct ptflow_block tmp;
 
 	if (!cache)
@@ -1353,8 +1360,13 @@ static void fast_walk(struct ptflow_decoder *d)
 				tnt = d->tnt_bits;
 			}
 		}
-		if (!n && !plain_tip(d))
-			break;
+		/* a TIP.PGD waits for the indirect or far transfer that leaves */
+		bool pgd = false;
+		if (!n && !plain_tip(d)) {
+			if (!(d->have_pend && d->pend.type == ptpkt_tip_pgd))
+				break;
+			pgd = true;
+		}
 		const struct ptflow_block *b = &cache[slot(ip, mask)];
 		if (!(b->ip == ip && b_mode(b) == mode)) {
 			d->ip = ip;
@@ -1370,6 +1382,49 @@ static void fast_walk(struct ptflow_decoder *d)
 		__builtin_prefetch(&cache[slot(b_target(b), mask)]);
 		uint64_t next;
 		unsigned ic = b_iclass(b);
+		if (pgd) {
+			/* as do_block(): the block runs, then tracing stops at
+			 * its branch (a WRMSR in it would stop it there) */
+			if (b_bend(b) != PTFLOW_BEND_BRANCH || b_wrmsr(b) || !takes_tip(ic))
+				break;
+			if (ic == X86_IC_CALL_INDIRECT)
+				stack_push(d, ft);
+			else if (ic == X86_IC_RET_NEAR)
+				stack_pop(d);
+			steps += b_ninsn(b);
+			insns += b_ninsn(b);
+			blocks++;
+			walked = true;
+			if (sink)
+				deliver(d, b, b_ninsn(b), (uint8_t)ic);
+			d->ip = ip;
+			disable(d, PTFLOW_EV_DISABLED, pend_has_ip(d), d->pend.u.ip.ip);
+			/* the usual way back: MODE.Exec, TIP.PGE (33.7) */
+			for (;;) {
+				d->tnt_n = 0;
+				d->steps = steps;
+				int r = fetch(d);
+				steps = d->steps;
+				n = d->tnt_n;
+				tnt = d->tnt_bits;
+				if (r < 0 || n)
+					goto out;
+				if (d->pend.type == ptpkt_mode_exec) {
+					d->have_pend = false;
+					d->next_mode = mode_of(&d->pend);
+					d->have_next_mode = true;
+					continue;
+				}
+				if (d->pend.type != ptpkt_tip_pge || !pend_has_ip(d) ||
+				    handle_pend(d) != STEP_OK || !d->enabled)
+					goto out;
+				break;
+			}
+			ip = d->ip;
+			mode = d->mode;
+			walked = false;
+			continue;
+		}
 		if (b_bend(b) == PTFLOW_BEND_SPLIT) {
 			next = ft;
 			splits++;
@@ -1408,14 +1463,16 @@ static void fast_walk(struct ptflow_decoder *d)
 		steps += b_ninsn(b);
 		insns += b_ninsn(b);
 		blocks++;
+		walked = true;
 		if (sink)
 			deliver(d, b, b_ninsn(b), (uint8_t)ic);
 		ip = next;
 	}
-	if (blocks)
+	d->ip = ip;
+out:
+	if (walked)
 		d->walked = true;
 	d->steps = steps;
-	d->ip = ip;
 	d->tnt_n = (uint8_t)n;
 	d->tnt_bits = tnt;
 	d->stat.insns += insns;
