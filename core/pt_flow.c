@@ -432,6 +432,76 @@ static const uint8_t *raw_at(const struct ptflow_decoder *d, uint64_t off)
 }
 
 /*
+ * TIP, TIP.PGE, TIP.PGD, FUP (33.4.2.2-6) at the read position (in sync,
+ * outside BBP blocks, at least one byte left): header type | IPBytes << 5,
+ * the payload compressed against Last IP (Table 33-18); IPBytes 0: no IP,
+ * Last IP kept. Becomes d->pend; false if it is no such packet.
+ */
+static inline __attribute__((always_inline)) bool ip_packet(struct ptflow_decoder *d)
+{
+	static const uint8_t ipbytes[8] = { 0, 2, 4, 6, 6, 0xff, 8, 0xff };
+	static const uint8_t ipkind[32] = {
+		[0x01] = ptpkt_tip_pgd, [0x0d] = ptpkt_tip,
+		[0x11] = ptpkt_tip_pge, [0x1d] = ptpkt_fup,
+	};
+	const uint8_t *pos = d->pk.pos;
+	unsigned b = *pos, ipc = b >> 5, nb = ipbytes[ipc], kind = ipkind[b & 0x1f];
+	if (!kind || nb == 0xff || (size_t)(d->pk.end - pos) <= nb)
+		return false;
+	uint64_t v = 0;
+	if (nb) {
+		uint64_t last = d->lastip.ip;
+		const uint8_t *q = pos + 1;
+		if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && d->pk.end - q >= 8) {
+			/* one load, then keep the nb payload bytes */
+			__builtin_memcpy(&v, q, 8);
+			if (nb < 8)
+				v &= (1ull << (8 * nb)) - 1;
+		} else {
+			v = efipt_load_le(q, nb);
+		}
+		switch (ipc) {
+		case 1: v |= last & ~0xffffull; break;
+		case 2: v |= last & ~0xffffffffull; break;
+		case 3: v = (uint64_t)((int64_t)(v << 16) >> 16); break;
+		case 4: v |= last & 0xffff000000000000ull; break;
+		default: break;
+		}
+		d->lastip.ip = v;
+	}
+	d->pk.pos = pos + nb + 1;
+	d->stat.packets++;
+	d->steps = 0;
+	d->pend.type = (uint8_t)kind;
+	d->pend.size = (uint8_t)(nb + 1);
+	d->pend.u.ip.ipc = (uint8_t)ipc;
+	d->pend.u.ip.ip = v;
+	d->pend_off = d->pk.base + (uint64_t)(pos - d->pk.begin);
+	d->have_pend = true;
+	return true;
+}
+
+/* MODE.Exec (33.4.2.8): 99, then Leaf ID 000 in bits 7:5; as ip_packet(). */
+static inline __attribute__((always_inline)) bool mode_exec_packet(struct ptflow_decoder *d)
+{
+	const uint8_t *pos = d->pk.pos;
+	if (*pos != 0x99 || d->pk.end - pos < 2 || (pos[1] >> 5))
+		return false;
+	unsigned m = pos[1];
+	d->pk.pos = pos + 2;
+	d->stat.packets++;
+	d->steps = 0;
+	d->pend.type = ptpkt_mode_exec;
+	d->pend.size = 2;
+	d->pend.u.mode_exec.csl = m & 1;
+	d->pend.u.mode_exec.csd = (m >> 1) & 1;
+	d->pend.u.mode_exec.iflag = (m >> 2) & 1;
+	d->pend_off = d->pk.base + (uint64_t)(pos - d->pk.begin);
+	d->have_pend = true;
+	return true;
+}
+
+/*
  * Read packets until a TNT (bits loaded) or a packet that matters to the
  * flow (d->pend). IP packets are reconstructed against Last IP here, in
  * stream order (33.4.2.2, Table 33-18).
@@ -458,57 +528,8 @@ static int fetch(struct ptflow_decoder *d)
 					continue;
 				return 0;
 			}
-			/* TIP, TIP.PGE, TIP.PGD, FUP (33.4.2.2-6): header
-			 * type | IPBytes << 5, the payload compressed against
-			 * Last IP (Table 33-18); IPBytes 0: no IP, Last IP kept */
-			static const uint8_t ipbytes[8] = { 0, 2, 4, 6, 6, 0xff, 8, 0xff };
-			static const uint8_t ipkind[32] = {
-				[0x01] = ptpkt_tip_pgd, [0x0d] = ptpkt_tip,
-				[0x11] = ptpkt_tip_pge, [0x1d] = ptpkt_fup,
-			};
-			unsigned ipc = b >> 5, nb = ipbytes[ipc], kind = ipkind[b & 0x1f];
-			if (kind && nb != 0xff && (size_t)(d->pk.end - d->pk.pos) > nb) {
-				uint64_t v = 0;
-				if (nb) {
-					uint64_t last = d->lastip.ip;
-					v = efipt_load_le(d->pk.pos + 1, nb);
-					switch (ipc) {
-					case 1: v |= last & ~0xffffull; break;
-					case 2: v |= last & ~0xffffffffull; break;
-					case 3: v = (uint64_t)((int64_t)(v << 16) >> 16); break;
-					case 4: v |= last & 0xffff000000000000ull; break;
-					default: break;
-					}
-					d->lastip.ip = v;
-				}
-				d->pk.pos += nb + 1;
-				d->stat.packets++;
-				d->steps = 0;
-				efipt_memset(&d->pend, 0, sizeof(d->pend));
-				d->pend.type = (uint8_t)kind;
-				d->pend.size = (uint8_t)(nb + 1);
-				d->pend.u.ip.ipc = (uint8_t)ipc;
-				d->pend.u.ip.ip = v;
-				d->pend_off = off;
-				d->have_pend = true;
+			if (ip_packet(d) || mode_exec_packet(d))
 				return 0;
-			}
-			/* MODE.Exec (33.4.2.8): 99, then Leaf ID 000 in bits 7:5 */
-			if (b == 0x99 && d->pk.end - d->pk.pos >= 2 && !(d->pk.pos[1] >> 5)) {
-				unsigned m = d->pk.pos[1];
-				d->pk.pos += 2;
-				d->stat.packets++;
-				d->steps = 0;
-				efipt_memset(&d->pend, 0, sizeof(d->pend));
-				d->pend.type = ptpkt_mode_exec;
-				d->pend.size = 2;
-				d->pend.u.mode_exec.csl = m & 1;
-				d->pend.u.mode_exec.csd = (m >> 1) & 1;
-				d->pend.u.mode_exec.iflag = (m >> 2) & 1;
-				d->pend_off = off;
-				d->have_pend = true;
-				return 0;
-			}
 		}
 		int r = ptpkt_next(&d->pk, &p);
 		if (r < 0)
@@ -1350,6 +1371,8 @@ static void fast_walk(struct ptflow_decoder *d)
 				d->stat.packets++;
 				d->pend_off = d->pk.base + (uint64_t)(pos - d->pk.begin);
 				steps = 0;
+			} else if (d->pk.sync && !d->pk.block && pos < d->pk.end && ip_packet(d)) {
+				steps = 0;
 			} else {
 				d->tnt_n = 0;
 				d->steps = steps;
@@ -1403,12 +1426,17 @@ static void fast_walk(struct ptflow_decoder *d)
 			for (;;) {
 				d->tnt_n = 0;
 				d->steps = steps;
-				int r = fetch(d);
+				if (!(d->pk.sync && !d->pk.block && d->pk.pos < d->pk.end &&
+				      (mode_exec_packet(d) || ip_packet(d)))) {
+					int r = fetch(d);
+					n = d->tnt_n;
+					tnt = d->tnt_bits;
+					if (r < 0 || n) {
+						steps = d->steps;
+						goto out;
+					}
+				}
 				steps = d->steps;
-				n = d->tnt_n;
-				tnt = d->tnt_bits;
-				if (r < 0 || n)
-					goto out;
 				if (d->pend.type == ptpkt_mode_exec) {
 					d->have_pend = false;
 					d->next_mode = mode_of(&d->pend);
