@@ -18,6 +18,7 @@
 enum { STEP_OK = 0, STEP_DONE = 1, STEP_ERR = 2 };
 
 /* ptflow_block fields (see the layout in pt_flow.h) */
+_Static_assert(PTFLOW_BEND_BRANCH == 0, "info & 0x7f is the class of a block ending in a branch");
 static inline unsigned b_size(const struct ptflow_block *b) { return b->szl & 0x3ff; }
 _Static_assert(PTFLOW_BLOCK_MAX * 15 < 1024, "block size field is 10 bits");
 /* the block may hold a WRMSR (0F 30): find_wrmsr() has to look */
@@ -1351,7 +1352,8 @@ static void fast_walk(struct ptflow_decoder *d)
 	uint64_t ip = d->ip, tnt = d->tnt_bits, insns = 0, splits = 0, blocks = 0;
 	uint64_t steps = d->steps, max_steps = d->cfg.max_steps;
 	unsigned n = d->tnt_n, mode = d->mode;
-	bool sink = d->sink.run != NULL, walked = false;
+	uint64_t enabled_at = 0; /* blocks walked when tracing was last enabled */
+	bool sink = d->sink.run != NULL;
 	struct ptflow_block tmp;
 
 	if (!cache)
@@ -1400,9 +1402,11 @@ static void fast_walk(struct ptflow_decoder *d)
 		if (steps + b_ninsn(b) > max_steps)
 			break;
 		/* the next block is one of two: fetch both cache slots early */
-		uint64_t ft = b_next(b);
+		uint64_t ft = b_next(b), tg = ft + (uint64_t)(int64_t)b->disp;
+		if (mode != X86_MODE_64) /* b_target(): the block has this mode */
+			tg = (uint32_t)tg;
 		__builtin_prefetch(&cache[slot(ft, mask)]);
-		__builtin_prefetch(&cache[slot(b_target(b), mask)]);
+		__builtin_prefetch(&cache[slot(tg, mask)]);
 		uint64_t next;
 		unsigned ic = b_iclass(b);
 		if (pgd) {
@@ -1417,7 +1421,6 @@ static void fast_walk(struct ptflow_decoder *d)
 			steps += b_ninsn(b);
 			insns += b_ninsn(b);
 			blocks++;
-			walked = true;
 			if (sink)
 				deliver(d, b, b_ninsn(b), (uint8_t)ic);
 			d->ip = ip;
@@ -1450,25 +1453,25 @@ static void fast_walk(struct ptflow_decoder *d)
 			}
 			ip = d->ip;
 			mode = d->mode;
-			walked = false;
+			enabled_at = blocks;
 			continue;
 		}
-		if (b_bend(b) == PTFLOW_BEND_SPLIT) {
+		if ((b->info & 0x7f) == X86_IC_JCC) { /* bend BRANCH, the usual */
+			if (!n)
+				break;
+			n--;
+			next = (tnt >> n) & 1 ? tg : ft;
+		} else if (b_bend(b) == PTFLOW_BEND_SPLIT) {
 			next = ft;
 			splits++;
 		} else if (b_bend(b) != PTFLOW_BEND_BRANCH) {
 			break;
-		} else if (ic == X86_IC_JCC) {
-			if (!n)
-				break;
-			n--;
-			next = (tnt >> n) & 1 ? b_target(b) : ft;
 		} else if (ic == X86_IC_JMP_DIRECT) {
-			next = b_target(b);
+			next = tg;
 		} else if (ic == X86_IC_CALL_DIRECT) {
 			if (!b_zlc(b))
 				stack_push(d, ft);
-			next = b_target(b);
+			next = tg;
 		} else if (ic == X86_IC_RET_NEAR && n && !d->cfg.disretc) {
 			/* compressed RET: a taken bit, the target from the stack */
 			if (!d->sn || !((tnt >> (n - 1)) & 1))
@@ -1491,14 +1494,13 @@ static void fast_walk(struct ptflow_decoder *d)
 		steps += b_ninsn(b);
 		insns += b_ninsn(b);
 		blocks++;
-		walked = true;
 		if (sink)
 			deliver(d, b, b_ninsn(b), (uint8_t)ic);
 		ip = next;
 	}
 	d->ip = ip;
 out:
-	if (walked)
+	if (blocks != enabled_at)
 		d->walked = true;
 	d->steps = steps;
 	d->tnt_n = (uint8_t)n;
