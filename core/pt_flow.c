@@ -1409,7 +1409,16 @@ static void fast_walk(struct ptflow_decoder *d)
 		__builtin_prefetch(&cache[slot(tg, mask)]);
 		uint64_t next;
 		unsigned ic = b_iclass(b);
-		if (pgd) {
+		if (pgd && !b_wrmsr(b) &&
+		    (b_bend(b) == PTFLOW_BEND_SPLIT ||
+		     (b_bend(b) == PTFLOW_BEND_BRANCH &&
+		      (ic == X86_IC_JMP_DIRECT || ic == X86_IC_CALL_DIRECT) &&
+		      !(pend_has_ip(d) ? d->pend.u.ip.ip == tg
+				       : (d->cfg.errata & PTFLOW_ERRATUM_SKL014))))) {
+			/* on the way to the transfer the TIP.PGD waits for:
+			 * straight-line code, direct jumps and calls that stay
+			 * in the traced region (do_block() has the others) */
+		} else if (pgd) {
 			/* as do_block(): the block runs, then tracing stops at
 			 * its branch (a WRMSR in it would stop it there) */
 			if (b_bend(b) != PTFLOW_BEND_BRANCH || b_wrmsr(b) || !takes_tip(ic))
@@ -1510,10 +1519,17 @@ out:
 	d->stat.blocks += blocks;
 }
 
+/* fast_walk() can go on: TNT bits, a plain TIP or a TIP.PGD to walk to */
+static bool hot(const struct ptflow_decoder *d)
+{
+	return d->enabled && ((d->tnt_n && !d->have_pend) || plain_tip(d) ||
+			      (!d->tnt_n && pend_is(d, ptpkt_tip_pgd)));
+}
+
 static int step(struct ptflow_decoder *d)
 {
 	for (;;) {
-		if (d->enabled && ((d->tnt_n && !d->have_pend) || plain_tip(d))) {
+		if (hot(d)) {
 			uint64_t before = d->stat.blocks;
 			fast_walk(d);
 			if (d->stat.blocks != before)
@@ -1525,7 +1541,7 @@ static int step(struct ptflow_decoder *d)
 				return STEP_DONE;
 			if (r < 0)
 				return error(d, ptpkt_offset(&d->pk), d->ip, ptpkt_errstr(r));
-			if (d->enabled && ((d->tnt_n && !d->have_pend) || plain_tip(d)))
+			if (hot(d))
 				continue; /* the hot loop takes it from here */
 		}
 		if (d->have_pend && (!d->enabled || !pend_binds(d))) {
