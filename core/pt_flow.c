@@ -259,11 +259,18 @@ static void emit(struct ptflow_decoder *d, struct ptflow_event *ev)
 static void event(struct ptflow_decoder *d, int type, uint64_t off, bool has_ip, uint64_t ip)
 {
 	struct ptflow_event ev;
-	efipt_memset(&ev, 0, sizeof(ev));
+	/* every field (an event per enable and disable: no byte loop) */
 	ev.type = (uint8_t)type;
-	ev.offset = off;
 	ev.has_ip = has_ip;
+	ev.flag = false;
+	ev.offset = off;
 	ev.ip = ip;
+	ev.target = 0;
+	ev.value = 0;
+	ev.aux = 0;
+	ev.msg = NULL;
+	ev.has_time = false;
+	ev.tsc = 0;
 	emit(d, &ev);
 }
 
@@ -1455,9 +1462,17 @@ static void fast_walk(struct ptflow_decoder *d)
 					d->have_next_mode = true;
 					continue;
 				}
-				if (d->pend.type != ptpkt_tip_pge || !pend_has_ip(d) ||
-				    handle_pend(d) != STEP_OK || !d->enabled)
+				if (d->pend.type != ptpkt_tip_pge || !pend_has_ip(d))
 					goto out;
+				/* handle_pend(): tracing is off, so nothing to check */
+				d->have_pend = false;
+				d->enabled = true;
+				d->after_ovf = false;
+				d->walked = false;
+				d->ip = d->pend.u.ip.ip;
+				stack_reset(d);
+				apply_mode(d, d->pend_off);
+				event(d, PTFLOW_EV_ENABLED, d->pend_off, true, d->ip);
 				break;
 			}
 			ip = d->ip;
