@@ -1352,7 +1352,7 @@ static bool plain_tip(const struct ptflow_decoder *d)
  * back to step()/do_block(), which handle every case; this loop only ever
  * stops before a block, never inside one.
  */
-static void fast_walk(struct ptflow_decoder *d)
+static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d, const bool sink)
 {
 	struct ptflow_block *cache = d->cfg.cache;
 	uint32_t mask = d->cfg.cache_size - 1;
@@ -1360,7 +1360,6 @@ static void fast_walk(struct ptflow_decoder *d)
 	uint64_t steps = d->steps, max_steps = d->cfg.max_steps;
 	unsigned n = d->tnt_n, mode = d->mode;
 	uint64_t enabled_at = 0; /* blocks walked when tracing was last enabled */
-	bool sink = d->sink.run != NULL;
 	struct ptflow_block tmp;
 
 	if (!cache)
@@ -1532,6 +1531,16 @@ out:
 	d->stat.insns += insns;
 	d->stat.branches += blocks - splits;
 	d->stat.blocks += blocks;
+}
+
+/* the hot loop without a run callback (--stat, the benchmark) has no
+ * per-block test for one */
+static void fast_walk(struct ptflow_decoder *d)
+{
+	if (d->sink.run)
+		walk(d, true);
+	else
+		walk(d, false);
 }
 
 /* fast_walk() can go on: TNT bits, a plain TIP or a TIP.PGD to walk to */
