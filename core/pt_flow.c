@@ -641,6 +641,16 @@ static void apply_mode(struct ptflow_decoder *d, uint64_t off)
 	}
 }
 
+/* Tracing (re)starts at ip: after PSB+ with a FUP, TIP.PGE, or the first IP
+ * known after an overflow. */
+static void resume_at(struct ptflow_decoder *d, uint64_t ip)
+{
+	d->enabled = true;
+	d->after_ovf = false;
+	d->walked = false;
+	d->ip = ip;
+}
+
 static int disable(struct ptflow_decoder *d, int type, bool has_ip, uint64_t ip)
 {
 	d->enabled = false;
@@ -709,10 +719,7 @@ done:
 		return STEP_OK;
 	}
 	if (!d->enabled) {
-		d->enabled = true;
-		d->after_ovf = false;
-		d->ip = fup_ip;
-		d->walked = false;
+		resume_at(d, fup_ip);
 		return STEP_OK;
 	}
 	/* Tracing: the FUP is the IP of the next instruction; walk there. */
@@ -763,10 +770,7 @@ static int handle_pend(struct ptflow_decoder *d)
 			return error(d, off, d->ip, "tip.pge while tracing is enabled");
 		if (d->enabled && !(d->cfg.errata & (PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_APL12)))
 			return error(d, off, d->ip, "tip.pge while tracing is enabled");
-		d->enabled = true;
-		d->after_ovf = false;
-		d->walked = false;
-		d->ip = p->u.ip.ip;
+		resume_at(d, p->u.ip.ip);
 		/* 33.4.2.2: RETs are never compressed across PacketEn=0, so
 		 * no CALL from before the enable can match one */
 		stack_reset(d);
@@ -880,10 +884,7 @@ static int handle_pend(struct ptflow_decoder *d)
 			d->have_pend = false;
 			if (!pend_has_ip(d))
 				return error(d, off, d->ip, "fup without ip after ovf");
-			d->after_ovf = false;
-			d->enabled = true;
-			d->walked = false;
-			d->ip = p->u.ip.ip;
+			resume_at(d, p->u.ip.ip);
 			d->fup_kind = FUP_ASYNC;
 			d->bound_set = false;
 			apply_mode(d, off);
@@ -905,10 +906,7 @@ static int handle_pend(struct ptflow_decoder *d)
 			 * was lost at a conditional branch. The TIP is the first
 			 * IP we know. */
 			d->have_pend = false;
-			d->after_ovf = false;
-			d->enabled = true;
-			d->walked = false;
-			d->ip = p->u.ip.ip;
+			resume_at(d, p->u.ip.ip);
 			apply_mode(d, off);
 			return STEP_OK;
 		}
