@@ -448,6 +448,47 @@ int main(void)
 		       (unsigned long long)last_times[3]);
 	}
 
+	/* Timing packets between the TNT and TIP packets the hot loop reads
+	 * itself still reach the time: TSC 1000, TMA 0, CBR 10, nominal 20,
+	 * P = 100; CYC 5, MTC 0x01 (1100), CYC 3 and 2: 1100 + 5 * 2 */
+	{
+		tn = 0;
+		psb();
+		struct ptpkt p = P(ptpkt_tsc);
+		p.u.tsc.tsc = 1000;
+		pk(p);
+		pk(P(ptpkt_tma));
+		p = P(ptpkt_cbr);
+		p.u.cbr.ratio = 10;
+		pk(p);
+		mode(64);
+		psbend();
+		pge(0x1000);
+		p = P(ptpkt_cyc);
+		p.u.cyc.cyc = 5;
+		pk(p);
+		tnt("!!");
+		p = P(ptpkt_mtc);
+		p.u.mtc.ctc = 1;
+		pk(p);
+		p = P(ptpkt_cyc);
+		p.u.cyc.cyc = 3;
+		pk(p);
+		tip(0x100f);
+		p.u.cyc.cyc = 2;
+		pk(p);
+		pgd(0);
+		cfg.nom_freq = 20;
+		cfg.cpuid15_eax = 1;
+		cfg.cpuid15_ebx = 100;
+		decode();
+		memset(&cfg, 0, sizeof(cfg));
+		CHECKF(!strcmp(out, "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100d 100f [disabled]") &&
+		       ntimes == 2 && last_times[0] == 1000 && last_times[1] == 1110,
+		       "33.8.3 timing packets amid the hot loop's tnt and tip", "%s; times %llu %llu", out,
+		       (unsigned long long)last_times[0], (unsigned long long)last_times[1]);
+	}
+
 	/* ---- errata ---- */
 	/* BDM70: PSB+ holds FUP and MODE.Exec while tracing is off, then TIP.PGE */
 	tn = 0;
