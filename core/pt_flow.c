@@ -242,16 +242,8 @@ void ptflow_cache_flush(struct ptflow_decoder *d)
 static void emit(struct ptflow_decoder *d, struct ptflow_event *ev)
 {
 	d->stat.events++;
-	if (d->have_tsc) {
-		/* Time of the event: the last TSC (advanced by MTCs), plus the
-		 * core cycles counted by CYC since then, converted at the core
-		 * to TSC frequency ratio CBR : nominal (TSC ticks at the
-		 * nominal frequency, the core at CBR x 100 MHz). */
-		ev->has_time = true;
-		ev->tsc = d->tsc;
-		if (d->cbr && d->cfg.nom_freq)
-			ev->tsc += d->cyc_acc * d->cfg.nom_freq / d->cbr;
-	}
+	/* the estimate after the timing packets read so far (33.8.3) */
+	ev->has_time = pttime_get(&d->time, &ev->tsc, &ev->lost_mtc, &ev->lost_cyc);
 	if (d->sink.event)
 		d->sink.event(d->sink.ctx, ev);
 }
@@ -376,6 +368,12 @@ int ptflow_init(struct ptflow_decoder *d, const struct ptflow_config *cfg,
 	if (sink)
 		d->sink = *sink;
 	d->mode = X86_MODE_64;
+	struct pttime_config tc = {
+		.cpuid15_eax = cfg->cpuid15_eax, .cpuid15_ebx = cfg->cpuid15_ebx,
+		.mtc_freq = cfg->mtc_freq, .nom_freq = cfg->nom_freq,
+		.skl168 = (cfg->errata & PTFLOW_ERRATUM_SKL168) != 0,
+	};
+	pttime_init(&d->time, &tc);
 	ptflow_cache_flush(d);
 	reset_state(d);
 	return 0;
@@ -393,39 +391,7 @@ static uint8_t mode_of(const struct ptpkt *p)
 
 static void timing(struct ptflow_decoder *d, const struct ptpkt *p)
 {
-	switch (p->type) {
-	case ptpkt_tsc:
-		d->tsc = p->u.tsc.tsc;
-		d->have_tsc = true;
-		d->cyc_acc = 0;
-		break;
-	case ptpkt_cbr:
-		d->cbr = p->u.cbr.ratio;
-		break;
-	case ptpkt_cyc:
-		d->cyc_acc += p->u.cyc.cyc;
-		break;
-	case ptpkt_tma:
-		/* TMA follows a TSC: the CTC value at that TSC, the base
-		 * for the MTCs that follow */
-		d->have_tma = true;
-		d->last_mtc = (uint8_t)(p->u.tma.ctc >> d->cfg.mtc_freq);
-		d->cyc_acc = 0;
-		break;
-	case ptpkt_mtc:
-		/* 33.8.3: each MTC advances CTC by 2^MTCFreq; TSC ticks per CTC tick
-		 * are CPUID.15H EBX/EAX. */
-		if (d->have_tma && d->cfg.cpuid15_eax) {
-			uint8_t delta = (uint8_t)(p->u.mtc.ctc - d->last_mtc);
-			d->last_mtc = p->u.mtc.ctc;
-			uint64_t ctc = (uint64_t)delta << d->cfg.mtc_freq;
-			d->tsc += ctc * d->cfg.cpuid15_ebx / d->cfg.cpuid15_eax;
-			d->cyc_acc = 0;
-		}
-		break;
-	default:
-		break;
-	}
+	pttime_packet(&d->time, p);
 }
 
 /* Stream offset of the next packet (ptpkt_offset(), inline). */
@@ -674,7 +640,7 @@ static int psb_plus(struct ptflow_decoder *d)
 		stack_reset(d);
 	d->tnt_n = 0;
 	d->fup_kind = FUP_ASYNC;
-	d->cyc_acc = 0; /* SKL168: a CYC before the PSB may be lost; start over */
+	pttime_psb(&d->time); /* SKL168: a CYC before the PSB may be lost */
 	for (;;) {
 		struct ptpkt p;
 		uint64_t off = pk_offset(d);

@@ -27,6 +27,7 @@
 
 #include "core/pt_image.h"
 #include "core/pt_pkt.h"
+#include "core/pt_time.h"
 
 /* Instructions per cached block: a longer straight-line run is split. */
 #define PTFLOW_BLOCK_MAX 48
@@ -98,7 +99,8 @@ struct ptflow_event {
 	uint64_t aux;
 	const char *msg;	/* PTFLOW_EV_ERROR; static text */
 	bool has_time;
-	uint64_t tsc;		/* estimated TSC at the event (see timing) */
+	uint64_t tsc;		/* estimated TSC at the event (core/pt_time.h) */
+	uint32_t lost_mtc, lost_cyc;	/* how far to trust it (pttime_get()) */
 };
 
 /* ninsn instructions executed from ip, lengths lens[0..ninsn). */
@@ -187,13 +189,7 @@ struct ptflow_decoder {
 	bool bound_set;		/* bound_ev waits for the FUP that gives its IP */
 	struct ptflow_event bound_ev;
 	uint64_t stack[PTFLOW_STACK];
-	/* timing */
-	bool have_tsc;
-	uint64_t tsc;
-	bool have_tma;
-	uint8_t last_mtc;
-	uint8_t cbr;
-	uint64_t cyc_acc;
+	struct pttime time;
 };
 
 /* Set up d over a configuration and sink (both copied). */

@@ -87,3 +87,21 @@ struct.pack_into('<H', b, pe + 6, 0xffff)   # NumberOfSections
 open(sys.argv[2], 'wb').write(b)" $EFI "$TMP/bad.efi"
 expect_rc "insn: PE with a bad section count refused" 2 $EFIPT insn --pt "$TMP/b.pt" --pe "$TMP/bad.efi"
 contains "insn: PE error says why" "$TMP/err" "outside the file"
+
+# --time (SDM 33.8.3): a hand-made trace over the raw code. PSB+ with TSC
+# 0x1000, TMA CTC 0x10 FastCounter 30, CBR 10; TIP.PGE; CYC 20; FUP+TIP.PGD;
+# MTC 0x11; TIP.PGE; FUP+TIP.PGD. With P = 100, MTCFreq 0, nominal ratio 20:
+# the CYC adds 20 * 20 / 10 = 0x28, the MTC is one crystal clock tick after
+# the edge before the TSC: 0x1000 - 30 + 100 = 0x1046.
+printf '\002\202\002\202\002\202\002\202\002\202\002\202\002\202\002\202''\031\000\020\000\000\000\000\000''\002\163\020\000\000\036\000''\002\003\012\000\002\043\231\001''\321\000\020\000\000\000\000\000\000''\243''\335\000\020\000\000\000\000\000\000\001''\131\021''\321\000\020\000\000\000\000\000\000''\335\000\020\000\000\000\000\000\000\001' >"$TMP/t.pt"
+expect_rc "insn: --time" 0 $EFIPT insn --pt "$TMP/t.pt" --raw "$TMP/code.bin:0x1000" --time \
+	--cpuid-0x15 1,100 --mtc-freq 0 --nom-freq 20
+printf '%s\n' '[0000000000001000 enabled, ip: 0000000000001000]' \
+	'[0000000000001028 async disabled, ip: 0000000000001000]' \
+	'[0000000000001046 enabled, ip: 0000000000001000]' \
+	'[0000000000001046 async disabled, ip: 0000000000001000]' >"$TMP/t.want"
+if cmp -s "$TMP/out" "$TMP/t.want"; then ok "insn: --time: tsc, cyc * nom / cbr, mtc after tma with fastcounter"; else nok "insn: --time: tsc, cyc * nom / cbr, mtc after tma with fastcounter" "$(cat "$TMP/out")"; fi
+expect_rc "insn: --time without ratios" 0 $EFIPT insn --pt "$TMP/t.pt" --raw "$TMP/code.bin:0x1000" --time
+if [ "$(grep -c '^\[0000000000001000 ' "$TMP/out")" = 4 ]; then ok "insn: --time without ratios: the tsc only"; else nok "insn: --time without ratios: the tsc only" "$(cat "$TMP/out")"; fi
+expect_rc "insn: no --time" 0 $EFIPT insn --pt "$TMP/t.pt" --raw "$TMP/code.bin:0x1000"
+contains "insn: no --time, no time stamps" "$TMP/out" "[enabled, ip: 0000000000001000]"

@@ -137,14 +137,18 @@ static void s_run(void *ctx, const struct ptflow_run *r)
 }
 
 static uint64_t last_times[16];
+static uint32_t last_lost_mtc[16], last_lost_cyc[16];
 static unsigned ntimes;
 
 static void s_event(void *ctx, const struct ptflow_event *ev)
 {
 	(void)ctx;
 	char f[96];
-	if (ntimes < 16)
+	if (ntimes < 16) {
+		last_lost_mtc[ntimes] = ev->lost_mtc;
+		last_lost_cyc[ntimes] = ev->lost_cyc;
 		last_times[ntimes++] = ev->has_time ? ev->tsc : 0;
+	}
 	if (ev->type == PTFLOW_EV_ERROR) {
 		snprintf(f, sizeof(f), "[error %%llx: %s]", ev->msg);
 		put(f, ev->ip, 0);
@@ -444,6 +448,47 @@ int main(void)
 		       (unsigned long long)last_times[3]);
 	}
 
+	/* Timing packets between the TNT and TIP packets the hot loop reads
+	 * itself still reach the time: TSC 1000, TMA 0, CBR 10, nominal 20,
+	 * P = 100; CYC 5, MTC 0x01 (1100), CYC 3 and 2: 1100 + 5 * 2 */
+	{
+		tn = 0;
+		psb();
+		struct ptpkt p = P(ptpkt_tsc);
+		p.u.tsc.tsc = 1000;
+		pk(p);
+		pk(P(ptpkt_tma));
+		p = P(ptpkt_cbr);
+		p.u.cbr.ratio = 10;
+		pk(p);
+		mode(64);
+		psbend();
+		pge(0x1000);
+		p = P(ptpkt_cyc);
+		p.u.cyc.cyc = 5;
+		pk(p);
+		tnt("!!");
+		p = P(ptpkt_mtc);
+		p.u.mtc.ctc = 1;
+		pk(p);
+		p = P(ptpkt_cyc);
+		p.u.cyc.cyc = 3;
+		pk(p);
+		tip(0x100f);
+		p.u.cyc.cyc = 2;
+		pk(p);
+		pgd(0);
+		cfg.nom_freq = 20;
+		cfg.cpuid15_eax = 1;
+		cfg.cpuid15_ebx = 100;
+		decode();
+		memset(&cfg, 0, sizeof(cfg));
+		CHECKF(!strcmp(out, "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100d 100f [disabled]") &&
+		       ntimes == 2 && last_times[0] == 1000 && last_times[1] == 1110,
+		       "33.8.3 timing packets amid the hot loop's tnt and tip", "%s; times %llu %llu", out,
+		       (unsigned long long)last_times[0], (unsigned long long)last_times[1]);
+	}
+
 	/* ---- errata ---- */
 	/* BDM70: PSB+ holds FUP and MODE.Exec while tracing is off, then TIP.PGE */
 	tn = 0;
@@ -560,6 +605,54 @@ int main(void)
 	pgd(0);
 	cfg.errata = PTFLOW_ERRATUM_SKZ84;
 	expect("skz84-tma-bogus-byte", "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100f [disabled]");
+
+	/*
+	 * SKL168: a CYC right before a PSB may be dropped, possibly with an
+	 * MTC. PSB+ with TSC 1000, TMA CTC 0, CBR 10; nominal ratio 20, P = 100,
+	 * MTCFreq 0. CYC 10 (20 ticks), then the dropped CYC and MTC 0x01, a
+	 * PSB+ without TSC, CYC 4 (8 ticks): the estimate keeps the cycles
+	 * from before the PSB (1028, not 1008) and marks the CYC after it;
+	 * MTC 0x02 covers the dropped one's period too (1000 + 2 * 100) and
+	 * starts over.
+	 */
+	for (int w = 1; w >= 0; w--) {
+		tn = 0;
+		psb();
+		{ struct ptpkt p = P(ptpkt_tsc); p.u.tsc.tsc = 1000; pk(p); }
+		pk(P(ptpkt_tma));
+		{ struct ptpkt p = P(ptpkt_cbr); p.u.cbr.ratio = 10; pk(p); }
+		mode(64);
+		psbend();
+		pge(0x100f);
+		{ struct ptpkt p = P(ptpkt_cyc); p.u.cyc.cyc = 10; pk(p); }
+		pgd(0);
+		psb();
+		mode(64);
+		psbend();
+		{ struct ptpkt p = P(ptpkt_cyc); p.u.cyc.cyc = 4; pk(p); }
+		pge(0x100f);
+		{ struct ptpkt p = P(ptpkt_mtc); p.u.mtc.ctc = 2; pk(p); }
+		pgd(0);
+		cfg.errata = w ? PTFLOW_ERRATUM_SKL168 : 0;
+		cfg.nom_freq = 20;
+		cfg.cpuid15_eax = 1;
+		cfg.cpuid15_ebx = 100;
+		decode();
+		memset(&cfg, 0, sizeof(cfg));
+		bool flow = !strcmp(out, "[enabled 100f] 100f [disabled] [enabled 100f] 100f [disabled]");
+		bool times = ntimes == 4 && last_times[0] == 1000 && last_times[1] == 1020 &&
+			     last_times[2] == 1028 && last_times[3] == 1200;
+		bool lost = last_lost_cyc[0] == 0 && last_lost_cyc[1] == 0 &&
+			    last_lost_cyc[2] == (uint32_t)w && last_lost_cyc[3] == 0 &&
+			    last_lost_mtc[2] == 0 && last_lost_mtc[3] == 1;
+		CHECKF(flow && times && lost,
+		       w ? "skl168-cyc-psb" : "skl168 without workaround: nothing marked",
+		       "%s; times %llu %llu %llu %llu; lost cyc %u %u %u %u, mtc %u", out,
+		       (unsigned long long)last_times[0], (unsigned long long)last_times[1],
+		       (unsigned long long)last_times[2], (unsigned long long)last_times[3],
+		       last_lost_cyc[0], last_lost_cyc[1], last_lost_cyc[2], last_lost_cyc[3],
+		       last_lost_mtc[3]);
+	}
 
 	/* errata selection by CPU */
 	CHECK(ptflow_errata_for_cpu(6, 0x3d, -1) & PTFLOW_ERRATUM_BDM70, "errata: broadwell has bdm70");
