@@ -353,6 +353,7 @@ static void reset_state(struct ptflow_decoder *d)
 	d->tnt_n = 0;
 	d->enabled = false;
 	d->after_ovf = false;
+	d->gap = false;
 	d->have_next_mode = false;
 	d->fup_kind = FUP_ASYNC;
 	d->steps = 0;
@@ -647,6 +648,7 @@ static void resume_at(struct ptflow_decoder *d, uint64_t ip)
 {
 	d->enabled = true;
 	d->after_ovf = false;
+	d->gap = false;
 	d->walked = false;
 	d->ip = ip;
 }
@@ -716,6 +718,7 @@ static int psb_plus(struct ptflow_decoder *d)
 done:
 	if (!have_fup) {
 		d->enabled = false; /* PacketEn=0 at the PSB */
+		d->gap = false;
 		return STEP_OK;
 	}
 	if (!d->enabled) {
@@ -731,6 +734,8 @@ done:
 	d->fup_kind = FUP_STATUS;
 	return STEP_OK;
 }
+
+static int reach_fup(struct ptflow_decoder *d);
 
 /*
  * A pending packet that does not bind to an instruction, or any packet
@@ -759,6 +764,7 @@ static int handle_pend(struct ptflow_decoder *d)
 		stack_reset(d);
 		d->enabled = false;
 		d->after_ovf = true;
+		d->gap = false;
 		d->fup_kind = FUP_ASYNC;
 		event(d, PTFLOW_EV_OVERFLOW, off, false, 0);
 		return STEP_OK;
@@ -813,7 +819,7 @@ static int handle_pend(struct ptflow_decoder *d)
 	case ptpkt_exstop:
 		d->have_pend = false;
 		ev.type = PTFLOW_EV_EXSTOP;
-		if (p->u.exstop.ip && d->enabled) {
+		if (p->u.exstop.ip && (d->enabled || d->gap)) {
 			d->bound_ev = ev;
 			d->bound_set = true;
 			d->fup_kind = FUP_BOUND;
@@ -845,11 +851,15 @@ static int handle_pend(struct ptflow_decoder *d)
 		d->have_pend = false;
 		ev.type = PTFLOW_EV_CFE;
 		ev.value = p->u.cfe.type | (uint64_t)p->u.cfe.vector << 8;
-		if (p->u.cfe.ip && d->enabled) {
-			/* Event Trace (33.4.2.29): the FUP that follows gives the IP;
-			 * an interrupt's FUP+TIP still follows as usual. */
+		if (d->enabled || d->gap) {
+			/* Event Trace (33.4.2.29): with the IP bit a stand-alone
+			 * FUP follows; without it the CFE binds to the next FUP,
+			 * e.g. the FUP of the interrupt's FUP+TIP (33.7, Table
+			 * 33-59 case 4). */
 			d->bound_ev = ev;
 			d->bound_set = true;
+			if (p->u.cfe.ip)
+				d->fup_kind = FUP_BOUND;
 		} else {
 			emit(d, &ev);
 		}
@@ -880,6 +890,13 @@ static int handle_pend(struct ptflow_decoder *d)
 		}
 		return -1; /* binds to the next PTWRITE */
 	case ptpkt_fup:
+		if (d->gap && pend_has_ip(d)) {
+			/* DisTNT: the flow was lost at a Jcc, but this FUP is one
+			 * of its usual kinds (interrupt, TSX, PTW, EXSTOP, CFE):
+			 * the event happened at its IP */
+			resume_at(d, p->u.ip.ip);
+			return reach_fup(d);
+		}
 		if (d->after_ovf) {
 			d->have_pend = false;
 			if (!pend_has_ip(d))
@@ -920,6 +937,12 @@ static int handle_pend(struct ptflow_decoder *d)
 		}
 		return -1;
 	case ptpkt_tip_pgd:
+		if (d->gap) {
+			/* DisTNT: tracing stops somewhere after the lost Jcc */
+			d->after_ovf = false;
+			d->gap = false;
+			return disable(d, PTFLOW_EV_DISABLED, pend_has_ip(d), p->u.ip.ip);
+		}
 		if (d->after_ovf && (d->cfg.errata & PTFLOW_ERRATUM_APL11)) {
 			/* APL11: OVF as TraceEn/ContextEn clears may be followed
 			 * by TIP.PGD: tracing simply stays off. */
@@ -1008,6 +1031,12 @@ static int reach_fup(struct ptflow_decoder *d)
 	}
 	if (kind == FUP_STATUS) {
 		stack_reset(d);
+		return STEP_OK;
+	}
+	if (kind == FUP_BOUND) {
+		/* stand-alone FUP (MODE.TSX without abort, PTW, EXSTOP, CFE
+		 * with IP: 33.4.2.6, 33.4.2.8): a TIP after it belongs to a
+		 * later branch */
 		return STEP_OK;
 	}
 	int r = fetch_flow(d);
@@ -1217,6 +1246,7 @@ static int do_block(struct ptflow_decoder *d)
 			event(d, PTFLOW_EV_GAP, d->pend_off, true, last);
 			d->enabled = false;
 			d->after_ovf = true;
+			d->gap = true;
 			return STEP_OK;
 		}
 		if (!d->tnt_n && pend_is(d, ptpkt_tip_pgd) && !pend_has_ip(d)) {
