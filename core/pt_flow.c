@@ -791,9 +791,9 @@ static int handle_pend(struct ptflow_decoder *d)
 	case ptpkt_mode_tsx:
 		d->have_pend = false;
 		d->fup_kind = p->u.mode_tsx.abrt ? FUP_TSX_ABORT : FUP_BOUND;
-		d->bound_ev.type = PTFLOW_EV_TSX;
-		d->bound_ev.offset = off;
-		d->bound_ev.value = (uint64_t)p->u.mode_tsx.intx | (uint64_t)p->u.mode_tsx.abrt << 1;
+		ev.type = PTFLOW_EV_TSX;
+		ev.value = (uint64_t)p->u.mode_tsx.intx | (uint64_t)p->u.mode_tsx.abrt << 1;
+		d->bound_ev = ev; /* nothing left from an earlier bound event */
 		d->bound_set = true;
 		return STEP_OK;
 	case ptpkt_pip:
