@@ -47,11 +47,10 @@ static bool compared(int type)
 }
 
 static void t_insn(void *ctx, uint64_t ip) { add(ctx, 0, ip); }
-static void t_event(void *ctx, int type, bool has_ip, uint64_t ip, uint64_t target)
+static void t_event(void *ctx, const struct ptsynth_event *ev)
 {
-	(void)target;
-	if (compared(type))
-		add(ctx, (uint8_t)(1 + type), has_ip && type != PTFLOW_EV_DISABLED ? ip : 0);
+	if (compared(ev->type))
+		add(ctx, (uint8_t)(1 + ev->type), ev->has_ip && ev->type != PTFLOW_EV_DISABLED ? ev->ip : 0);
 }
 
 static void o_run(void *ctx, const struct ptflow_run *r)
