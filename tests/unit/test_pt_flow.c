@@ -372,10 +372,67 @@ static void image_tests(const char *kind, const char *path, int nseeds)
 	ptsec_free(&im);
 }
 
+/*
+ * PTWRITE and MWAIT, which the images above hardly have: hand-assembled
+ * 64-bit code at 0x401000.
+ *   00 f3 48 0f ae e0     ptwrite rax          (8-byte payload)
+ *   05 f3 0f ae e1        ptwrite ecx          (4 bytes)
+ *   09 0f 01 c9           mwait
+ *   0c 74 05              je 13
+ *   0e e8 0d 00 00 00     call 20
+ *   13 f3 0f ae 20        ptwrite dword [rax]
+ *   17 75 e7              jne 00
+ *   19 ff e3              jmp rbx
+ *   1b 90 90 90 90 90     nop
+ *   20 f3 48 0f ae e2     ptwrite rdx          (function)
+ *   25 90                 nop
+ *   26 c3                 ret
+ */
+static void ptwrite_tests(int nseeds)
+{
+	static const uint8_t code[] = {
+		0xf3, 0x48, 0x0f, 0xae, 0xe0, 0xf3, 0x0f, 0xae, 0xe1, 0x0f, 0x01, 0xc9,
+		0x74, 0x05, 0xe8, 0x0d, 0x00, 0x00, 0x00, 0xf3, 0x0f, 0xae, 0x20, 0x75,
+		0xe7, 0xff, 0xe3, 0x90, 0x90, 0x90, 0x90, 0x90, 0xf3, 0x48, 0x0f, 0xae,
+		0xe2, 0x90, 0xc3,
+	};
+	static const uint64_t entries[] = { 0x401000, 0x401020 };
+	struct ptimg_flat flat = { code, 0x401000, sizeof(code) };
+	struct totals tot = { 0 };
+	int good = 0;
+	for (int s = 1; s <= nseeds; s++) {
+		struct ptsynth_config sc;
+		memset(&sc, 0, sizeof(sc));
+		sc.image = (struct ptimg){ ptimg_flat_read, &flat };
+		sc.start = 0x401000;
+		sc.entries = entries;
+		sc.nentries = 2;
+		sc.max_insns = 20000;
+		sc.psb_period = 256u << (s % 3);
+		sc.ptw = true;
+		sc.fup_on_ptw = s & 1;
+		sc.p_power = s % 3 ? 2000 : 0;
+		sc.p_tsx = s % 4 >= 2 ? 3000 : 0;
+		sc.p_interrupt = s % 5 ? 400 : 0;
+		sc.p_ovf = s % 6 == 1 ? 2000 : 0;
+		sc.event_trace = s % 7 < 4;
+		sc.disretc = s % 8 == 3;
+		sc.tsc = s % 9 < 5;
+		good += run_one("ptwrite/mwait code", &sc, (uint64_t)s, &tot, true);
+	}
+	CHECKF(good == nseeds, "flow: ptwrite/mwait code", "%d of %d seeds exact", good, nseeds);
+	CHECKF(tot.kinds[1 + PTFLOW_EV_PTWRITE] > 1000 && tot.kinds[1 + PTFLOW_EV_MWAIT] > 100,
+	       "flow: ptwrite/mwait code has ptw and mwait events", "%llu ptwrite, %llu mwait",
+	       (unsigned long long)tot.kinds[1 + PTFLOW_EV_PTWRITE],
+	       (unsigned long long)tot.kinds[1 + PTFLOW_EV_MWAIT]);
+	print_totals("ptwrite/mwait code", nseeds, &tot);
+}
+
 int main(int argc, char **argv)
 {
 	int nseeds = argc > 1 ? atoi(argv[1]) : 24;
 	CHECK(ptflow_selfcheck() == 0, "flow: selfcheck");
+	ptwrite_tests(nseeds * 4);
 	image_tests("elf", "/usr/lib/x86_64-linux-gnu/libc.so.6", nseeds);
 	image_tests("elf", "/usr/bin/bash", nseeds);
 	image_tests("elf", "/usr/lib/x86_64-linux-gnu/libcrypto.so.3", nseeds / 2);
