@@ -302,6 +302,30 @@ static void put_cfe(struct ptsynth *s, unsigned vector, bool pf, uint64_t pfa)
 }
 
 /* The CFE's ground truth, once its FUP (ip) is written. */
+static void cfe_truth(struct ptsynth *s, unsigned vector, uint64_t ip);
+
+/* Event Trace for INT n, INT3, INT1, INTO at ip (Table 33-59 case 5):
+ * CFE.INTR with the vector. The INT leaves the traced context with a
+ * TIP.PGD and no FUP of its own here, so the CFE has IP=1 and a
+ * stand-alone FUP(CLIP) follows (33.4.2.29). */
+static void sw_int_cfe(struct ptsynth *s, const struct x86_insn *in, uint64_t ip)
+{
+	uint8_t buf[16];
+	const struct ptimg *img = &s->cfg->image;
+	unsigned vector = in->opcode == 0xcc ? 3 : in->opcode == 0xf1 ? 1 : 4;
+	if (in->opcode == 0xcd && img->read(img->ctx, ip, buf, in->len) == in->len)
+		vector = buf[in->len - 1];
+	struct ptpkt p;
+	flush_tnt(s);
+	pkt_init(&p, ptpkt_cfe);
+	p.u.cfe.ip = true;
+	p.u.cfe.type = 1; /* INTR */
+	p.u.cfe.vector = (uint8_t)vector;
+	put(s, &p);
+	put_ip(s, ptpkt_fup, ip, false);
+	cfe_truth(s, vector, ip);
+}
+
 static void cfe_truth(struct ptsynth *s, unsigned vector, uint64_t ip)
 {
 	truth_full(s, PTFLOW_EV_CFE, true, ip, 1 | (uint64_t)vector << 8, 0);
@@ -738,6 +762,8 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 		 * the PTWRITE runs; without, to the PTWRITE it walks */
 		if (in.iclass == X86_IC_PTWRITE && cfg->ptw && cfg->fup_on_ptw)
 			ptwrite(s, &in, ip);
+		if (in.iclass == X86_IC_INT && cfg->event_trace)
+			sw_int_cfe(s, &in, ip);
 		s->insns++;
 		if (sink && sink->insn)
 			sink->insn(sink->ctx, ip);
