@@ -327,6 +327,7 @@ static void stack_reset(struct ptflow_decoder *d)
 {
 	d->sp = 0;
 	d->sn = 0;
+	d->ret_unknown = false;
 }
 
 /* Near CALL: push the return address; a full stack drops its oldest entry. */
@@ -1153,6 +1154,24 @@ static bool takes_tip(unsigned iclass)
 	return needs_packet(iclass) && iclass != X86_IC_JCC;
 }
 
+/*
+ * DisTNT (33.3.9): a Jcc, or a RET that may have been compressed, writes
+ * no TNT bit; the flow is lost at last until the next IP packet. A RET
+ * may have been compressed if the call stack has an entry for it or is
+ * unknown (calls ran in a gap): with RET compression on, such a RET sends
+ * a TIP only when its target is not the call's next IP, so a decoder
+ * cannot tell which it was (the SDM advises DisRETC with DisTNT).
+ */
+static int lose_flow(struct ptflow_decoder *d, uint64_t last)
+{
+	event(d, PTFLOW_EV_GAP, d->pend_off, true, last);
+	d->enabled = false;
+	d->after_ovf = true;
+	d->gap = true;
+	d->ret_unknown = true;
+	return STEP_OK;
+}
+
 /* Walk one block from d->ip. */
 static int do_block(struct ptflow_decoder *d)
 {
@@ -1243,11 +1262,7 @@ static int do_block(struct ptflow_decoder *d)
 			/* DisTNT (33.3.9): no TNT; the flow is lost until the
 			 * next IP packet. */
 			run(d, b, b_ninsn(b), b_iclass(b));
-			event(d, PTFLOW_EV_GAP, d->pend_off, true, last);
-			d->enabled = false;
-			d->after_ovf = true;
-			d->gap = true;
-			return STEP_OK;
+			return lose_flow(d, last);
 		}
 		if (!d->tnt_n && pend_is(d, ptpkt_tip_pgd) && !pend_has_ip(d)) {
 			/* 33.4.2.5: a conditional branch that leaves the filter
@@ -1294,6 +1309,10 @@ static int do_block(struct ptflow_decoder *d)
 		if (!d->have_pend && !d->tnt_n)
 			return STEP_DONE;
 		run(d, b, b_ninsn(b), b_iclass(b));
+		if (d->cfg.distnt && !d->cfg.disretc && !d->tnt_n && (d->sn || d->ret_unknown)) {
+			stack_pop(d);
+			return lose_flow(d, last);
+		}
 		stack_pop(d); /* every near RET pops (33.4.2.2), compressed or not */
 		return take_tip(d, last);
 	case X86_IC_CALL_INDIRECT:
@@ -1574,8 +1593,10 @@ static void fast_walk(struct ptflow_decoder *d)
 /* fast_walk() can go on: TNT bits, a plain TIP or a TIP.PGD to walk to */
 static bool hot(const struct ptflow_decoder *d)
 {
-	return d->enabled && ((d->tnt_n && !d->have_pend) || plain_tip(d) ||
-			      (!d->tnt_n && pend_is(d, ptpkt_tip_pgd)));
+	/* DisTNT with RET compression: do_block() decides at each RET */
+	return d->enabled && !(d->cfg.distnt && !d->cfg.disretc) &&
+	       ((d->tnt_n && !d->have_pend) || plain_tip(d) ||
+		(!d->tnt_n && pend_is(d, ptpkt_tip_pgd)));
 }
 
 static int step(struct ptflow_decoder *d)

@@ -420,12 +420,38 @@ int main(void)
 	tip(0x100f);
 	pgd(0x5000);
 	cfg.distnt = true;
+	cfg.disretc = true;
 	expect("33.3.9 distnt gap then mode.tsx, tip.pgd",
 	       "[enabled 1000] 1000 1001 [gap 1001] [tsx@1003 1] 1003 1004 1008 1020 1021 100f [disabled 5000]");
 	start(0x1000);
 	pgd(0x5000);
 	cfg.distnt = true;
 	expect("33.3.9 distnt gap then tip.pgd", "[enabled 1000] 1000 1001 [gap 1001] [disabled 5000]");
+
+	/* DisTNT with RET compression: a RET with its call on the stack may
+	 * have been compressed (no bit): the flow is lost there; after a gap
+	 * the stack is unknown, so at any RET; with a known empty stack the
+	 * RET sends a TIP */
+	start(0x1008);
+	tip(0x100d);
+	tip(0x100f);
+	pgd(0);
+	cfg.distnt = true;
+	expect("33.3.9 distnt, ret with a call on the stack is a gap",
+	       "[enabled 1008] 1008 1020 1021 [gap 1021] 100d 100f [disabled]");
+	start(0x1000);
+	tip(0x1020);
+	tip(0x100f);
+	pgd(0);
+	cfg.distnt = true;
+	expect("33.3.9 distnt, ret after a gap is a gap",
+	       "[enabled 1000] 1000 1001 [gap 1001] 1020 1021 [gap 1021] 100f [disabled]");
+	start(0x1020);
+	tip(0x100f);
+	pgd(0);
+	cfg.distnt = true;
+	expect("33.3.9 distnt, ret with an empty stack takes a tip",
+	       "[enabled 1020] 1020 1021 100f [disabled]");
 
 	/* FilterEn cleared by a Jcc: TIP.PGD without IP replaces the TNT bit */
 	start(0x1000);
