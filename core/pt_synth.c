@@ -176,6 +176,7 @@ static void psb(struct ptsynth *s, bool enabled)
 	s->lastip = 0;
 	s->csn = 0;
 	s->csp = 0;
+	s->ret_unknown = false;
 	if (s->cfg->tsc) {
 		struct ptpkt p;
 		efipt_memset(&p, 0, sizeof(p));
@@ -269,6 +270,7 @@ static void enable_at(struct ptsynth *s, uint64_t ip, bool newctx)
 	/* 33.4.2.2: no RET is compressed across a PacketEn=0 window */
 	s->csn = 0;
 	s->csp = 0;
+	s->ret_unknown = false;
 	s->ip = ip;
 	if (flip) {
 		s->mode = s->mode == X86_MODE_64 ? X86_MODE_32 : X86_MODE_64;
@@ -364,7 +366,9 @@ static void interrupt(struct ptsynth *s, uint64_t from, uint64_t to)
 }
 
 /* DisTNT (33.3.9): this Jcc or compressed RET writes nothing; a decoder
- * loses the flow here until the next IP packet. While the flow is lost no
+ * loses the flow here until the next IP packet. With RET compression it
+ * loses it at every RET that may have been compressed too: one its call
+ * stack has an entry for, or any after a gap (calls were not seen). While the flow is lost no
  * event is injected (interrupt, power, TSX, MWAIT's C-state), nor a PSB+
  * or an OVF: a decoder still walking towards the Jcc would bind their FUP
  * to an earlier visit of its IP, if the code before the Jcc has one. */
@@ -373,6 +377,7 @@ static void start_gap(struct ptsynth *s, uint64_t ip)
 	if (s->gap)
 		return;
 	s->gap = true;
+	s->ret_unknown = true; /* calls in the gap are not seen */
 	truth_full(s, PTFLOW_EV_GAP, true, ip, 0, 0);
 }
 
@@ -408,6 +413,7 @@ static void maybe_ovf(struct ptsynth *s, bool after_tip)
 	put_simple(s, ptpkt_ovf);
 	s->csn = 0;
 	s->csp = 0;
+	s->ret_unknown = false;
 	truth_event(s, PTFLOW_EV_OVERFLOW, false, 0, 0);
 	s->lost = 1 + (uint32_t)(rnd(s) % 64);
 }
@@ -808,6 +814,8 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 			s->ip = in.target;
 			break;
 		case X86_IC_RET_NEAR:
+			if (cfg->distnt && !cfg->disretc && (s->csn || s->ret_unknown))
+				start_gap(s, ip);
 			if (!s->rsn && s->nret && (rnd(s) & 3)) {
 				/* returning to a caller we never saw: pick a known
 				 * return site; not compressible (no CALL seen) */

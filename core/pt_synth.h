@@ -120,6 +120,7 @@ struct ptsynth {
 	uint8_t mode;
 	bool intx;		/* in a TSX transaction */
 	bool gap;		/* DisTNT: flow unknown since the last Jcc */
+	bool ret_unknown;	/* DisTNT: a decoder lost calls in a gap */
 	uint32_t tx_left;	/* instructions until the transaction ends */
 	uint64_t tx_begin;	/* its XBEGIN: where an abort goes */
 	bool full_next;		/* next FUP uncompressed */
