@@ -319,6 +319,7 @@ static void stack_reset(struct ptflow_decoder *d)
 {
 	d->sp = 0;
 	d->sn = 0;
+	d->ret_unknown = false;
 }
 
 /* Near CALL: push the return address; a full stack drops its oldest entry. */
@@ -345,6 +346,7 @@ static void reset_state(struct ptflow_decoder *d)
 	d->tnt_n = 0;
 	d->enabled = false;
 	d->after_ovf = false;
+	d->gap = false;
 	d->have_next_mode = false;
 	d->fup_kind = FUP_ASYNC;
 	d->steps = 0;
@@ -613,6 +615,7 @@ static void resume_at(struct ptflow_decoder *d, uint64_t ip)
 {
 	d->enabled = true;
 	d->after_ovf = false;
+	d->gap = false;
 	d->walked = false;
 	d->ip = ip;
 }
@@ -682,6 +685,7 @@ static int psb_plus(struct ptflow_decoder *d)
 done:
 	if (!have_fup) {
 		d->enabled = false; /* PacketEn=0 at the PSB */
+		d->gap = false;
 		return STEP_OK;
 	}
 	if (!d->enabled) {
@@ -697,6 +701,8 @@ done:
 	d->fup_kind = FUP_STATUS;
 	return STEP_OK;
 }
+
+static int reach_fup(struct ptflow_decoder *d);
 
 /*
  * A pending packet that does not bind to an instruction, or any packet
@@ -725,6 +731,7 @@ static int handle_pend(struct ptflow_decoder *d)
 		stack_reset(d);
 		d->enabled = false;
 		d->after_ovf = true;
+		d->gap = false;
 		d->fup_kind = FUP_ASYNC;
 		event(d, PTFLOW_EV_OVERFLOW, off, false, 0);
 		return STEP_OK;
@@ -751,9 +758,9 @@ static int handle_pend(struct ptflow_decoder *d)
 	case ptpkt_mode_tsx:
 		d->have_pend = false;
 		d->fup_kind = p->u.mode_tsx.abrt ? FUP_TSX_ABORT : FUP_BOUND;
-		d->bound_ev.type = PTFLOW_EV_TSX;
-		d->bound_ev.offset = off;
-		d->bound_ev.value = (uint64_t)p->u.mode_tsx.intx | (uint64_t)p->u.mode_tsx.abrt << 1;
+		ev.type = PTFLOW_EV_TSX;
+		ev.value = (uint64_t)p->u.mode_tsx.intx | (uint64_t)p->u.mode_tsx.abrt << 1;
+		d->bound_ev = ev; /* nothing left from an earlier bound event */
 		d->bound_set = true;
 		return STEP_OK;
 	case ptpkt_pip:
@@ -779,7 +786,7 @@ static int handle_pend(struct ptflow_decoder *d)
 	case ptpkt_exstop:
 		d->have_pend = false;
 		ev.type = PTFLOW_EV_EXSTOP;
-		if (p->u.exstop.ip && d->enabled) {
+		if (p->u.exstop.ip && (d->enabled || d->gap)) {
 			d->bound_ev = ev;
 			d->bound_set = true;
 			d->fup_kind = FUP_BOUND;
@@ -811,11 +818,15 @@ static int handle_pend(struct ptflow_decoder *d)
 		d->have_pend = false;
 		ev.type = PTFLOW_EV_CFE;
 		ev.value = p->u.cfe.type | (uint64_t)p->u.cfe.vector << 8;
-		if (p->u.cfe.ip && d->enabled) {
-			/* Event Trace (33.4.2.29): the FUP that follows gives the IP;
-			 * an interrupt's FUP+TIP still follows as usual. */
+		if (d->enabled || d->gap) {
+			/* Event Trace (33.4.2.29): with the IP bit a stand-alone
+			 * FUP follows; without it the CFE binds to the next FUP,
+			 * e.g. the FUP of the interrupt's FUP+TIP (33.7, Table
+			 * 33-59 case 4). */
 			d->bound_ev = ev;
 			d->bound_set = true;
+			if (p->u.cfe.ip)
+				d->fup_kind = FUP_BOUND;
 		} else {
 			emit(d, &ev);
 		}
@@ -846,6 +857,13 @@ static int handle_pend(struct ptflow_decoder *d)
 		}
 		return -1; /* binds to the next PTWRITE */
 	case ptpkt_fup:
+		if (d->gap && pend_has_ip(d)) {
+			/* DisTNT: the flow was lost at a Jcc, but this FUP is one
+			 * of its usual kinds (interrupt, TSX, PTW, EXSTOP, CFE):
+			 * the event happened at its IP */
+			resume_at(d, p->u.ip.ip);
+			return reach_fup(d);
+		}
 		if (d->after_ovf) {
 			d->have_pend = false;
 			if (!pend_has_ip(d))
@@ -886,6 +904,12 @@ static int handle_pend(struct ptflow_decoder *d)
 		}
 		return -1;
 	case ptpkt_tip_pgd:
+		if (d->gap) {
+			/* DisTNT: tracing stops somewhere after the lost Jcc */
+			d->after_ovf = false;
+			d->gap = false;
+			return disable(d, PTFLOW_EV_DISABLED, pend_has_ip(d), p->u.ip.ip);
+		}
 		if (d->after_ovf && (d->cfg.errata & PTFLOW_ERRATUM_APL11)) {
 			/* APL11: OVF as TraceEn/ContextEn clears may be followed
 			 * by TIP.PGD: tracing simply stays off. */
@@ -974,6 +998,12 @@ static int reach_fup(struct ptflow_decoder *d)
 	}
 	if (kind == FUP_STATUS) {
 		stack_reset(d);
+		return STEP_OK;
+	}
+	if (kind == FUP_BOUND) {
+		/* stand-alone FUP (MODE.TSX without abort, PTW, EXSTOP, CFE
+		 * with IP: 33.4.2.6, 33.4.2.8): a TIP after it belongs to a
+		 * later branch */
 		return STEP_OK;
 	}
 	int r = fetch_flow(d);
@@ -1090,6 +1120,24 @@ static bool takes_tip(unsigned iclass)
 	return needs_packet(iclass) && iclass != X86_IC_JCC;
 }
 
+/*
+ * DisTNT (33.3.9): a Jcc, or a RET that may have been compressed, writes
+ * no TNT bit; the flow is lost at last until the next IP packet. A RET
+ * may have been compressed if the call stack has an entry for it or is
+ * unknown (calls ran in a gap): with RET compression on, such a RET sends
+ * a TIP only when its target is not the call's next IP, so a decoder
+ * cannot tell which it was (the SDM advises DisRETC with DisTNT).
+ */
+static int lose_flow(struct ptflow_decoder *d, uint64_t last)
+{
+	event(d, PTFLOW_EV_GAP, d->pend_off, true, last);
+	d->enabled = false;
+	d->after_ovf = true;
+	d->gap = true;
+	d->ret_unknown = true;
+	return STEP_OK;
+}
+
 /* Walk one block from d->ip. */
 static int do_block(struct ptflow_decoder *d)
 {
@@ -1180,10 +1228,7 @@ static int do_block(struct ptflow_decoder *d)
 			/* DisTNT (33.3.9): no TNT; the flow is lost until the
 			 * next IP packet. */
 			run(d, b, b_ninsn(b), b_iclass(b));
-			event(d, PTFLOW_EV_GAP, d->pend_off, true, last);
-			d->enabled = false;
-			d->after_ovf = true;
-			return STEP_OK;
+			return lose_flow(d, last);
 		}
 		if (!d->tnt_n && pend_is(d, ptpkt_tip_pgd) && !pend_has_ip(d)) {
 			/* 33.4.2.5: a conditional branch that leaves the filter
@@ -1230,6 +1275,10 @@ static int do_block(struct ptflow_decoder *d)
 		if (!d->have_pend && !d->tnt_n)
 			return STEP_DONE;
 		run(d, b, b_ninsn(b), b_iclass(b));
+		if (d->cfg.distnt && !d->cfg.disretc && !d->tnt_n && (d->sn || d->ret_unknown)) {
+			stack_pop(d);
+			return lose_flow(d, last);
+		}
 		stack_pop(d); /* every near RET pops (33.4.2.2), compressed or not */
 		return take_tip(d, last);
 	case X86_IC_CALL_INDIRECT:
@@ -1510,8 +1559,10 @@ static void fast_walk(struct ptflow_decoder *d)
 /* fast_walk() can go on: TNT bits, a plain TIP or a TIP.PGD to walk to */
 static bool hot(const struct ptflow_decoder *d)
 {
-	return d->enabled && ((d->tnt_n && !d->have_pend) || plain_tip(d) ||
-			      (!d->tnt_n && pend_is(d, ptpkt_tip_pgd)));
+	/* DisTNT with RET compression: do_block() decides at each RET */
+	return d->enabled && !(d->cfg.distnt && !d->cfg.disretc) &&
+	       ((d->tnt_n && !d->have_pend) || plain_tip(d) ||
+		(!d->tnt_n && pend_is(d, ptpkt_tip_pgd)));
 }
 
 static int step(struct ptflow_decoder *d)

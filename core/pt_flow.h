@@ -186,6 +186,8 @@ struct ptflow_decoder {
 	uint8_t sp, sn;		/* return stack top index and depth */
 	bool walked;		/* an instruction ran since the last enable */
 	bool after_ovf;
+	bool gap;		/* DisTNT: flow lost at a Jcc, PacketEn still 1 */
+	bool ret_unknown;	/* DisTNT: calls were lost, the stack is unknown */
 	bool bound_set;		/* bound_ev waits for the FUP that gives its IP */
 	struct ptflow_event bound_ev;
 	uint64_t stack[PTFLOW_STACK];

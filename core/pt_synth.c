@@ -25,10 +25,34 @@ static bool chance(struct ptsynth *s, uint32_t per64k)
 	return per64k && (uint32_t)(rnd(s) >> 48) < per64k;
 }
 
-static void truth_event(struct ptsynth *s, int type, bool has_ip, uint64_t ip, uint64_t target)
+static void truth_ev(struct ptsynth *s, const struct ptsynth_event *ev)
 {
 	if (s->sink && s->sink->event)
-		s->sink->event(s->sink->ctx, type, has_ip, ip, target);
+		s->sink->event(s->sink->ctx, ev);
+}
+
+static void truth_full(struct ptsynth *s, int type, bool has_ip, uint64_t ip, uint64_t value,
+		       uint64_t aux)
+{
+	struct ptsynth_event ev;
+	efipt_memset(&ev, 0, sizeof(ev));
+	ev.type = type;
+	ev.has_ip = has_ip;
+	ev.ip = has_ip ? ip : 0;
+	ev.value = value;
+	ev.aux = aux;
+	truth_ev(s, &ev);
+}
+
+static void truth_event(struct ptsynth *s, int type, bool has_ip, uint64_t ip, uint64_t target)
+{
+	struct ptsynth_event ev;
+	efipt_memset(&ev, 0, sizeof(ev));
+	ev.type = type;
+	ev.has_ip = has_ip;
+	ev.ip = has_ip ? ip : 0;
+	ev.target = target;
+	truth_ev(s, &ev);
 }
 
 static bool put(struct ptsynth *s, const struct ptpkt *p)
@@ -41,11 +65,16 @@ static bool put(struct ptsynth *s, const struct ptpkt *p)
 	return true;
 }
 
+static void pkt_init(struct ptpkt *p, int type)
+{
+	efipt_memset(p, 0, sizeof(*p));
+	p->type = (uint8_t)type;
+}
+
 static void put_simple(struct ptsynth *s, int type)
 {
 	struct ptpkt p;
-	efipt_memset(&p, 0, sizeof(p));
-	p.type = (uint8_t)type;
+	pkt_init(&p, type);
 	put(s, &p);
 }
 
@@ -54,6 +83,11 @@ static void put_simple(struct ptsynth *s, int type)
 static void put_ip(struct ptsynth *s, int type, uint64_t ip, bool suppress)
 {
 	bool full = type == ptpkt_fup && s->full_next;
+	if (s->gap && type != ptpkt_tip_pge) {
+		/* DisTNT: a decoder follows the flow again from this packet */
+		s->gap = false;
+		truth_event(s, PTSYNTH_EV_RESYNC, false, 0, 0);
+	}
 	s->last_tnt = false;
 	s->full_next = false;
 	struct ptpkt p;
@@ -114,6 +148,15 @@ static void tnt_bit(struct ptsynth *s, int bit)
 		flush_tnt(s);
 }
 
+static void put_tsx(struct ptsynth *s, bool intx, bool abrt)
+{
+	struct ptpkt p;
+	pkt_init(&p, ptpkt_mode_tsx);
+	p.u.mode_tsx.intx = intx;
+	p.u.mode_tsx.abrt = abrt;
+	put(s, &p);
+}
+
 static void put_mode(struct ptsynth *s)
 {
 	struct ptpkt p;
@@ -133,6 +176,7 @@ static void psb(struct ptsynth *s, bool enabled)
 	s->lastip = 0;
 	s->csn = 0;
 	s->csp = 0;
+	s->ret_unknown = false;
 	if (s->cfg->tsc) {
 		struct ptpkt p;
 		efipt_memset(&p, 0, sizeof(p));
@@ -141,6 +185,8 @@ static void psb(struct ptsynth *s, bool enabled)
 		put(s, &p);
 	}
 	put_mode(s);
+	if (s->cfg->p_tsx)
+		put_tsx(s, s->intx, false); /* 33.4.2.8: MODE.TSX in PSB+ */
 	if (enabled)
 		put_ip(s, ptpkt_fup, s->ip, false);
 	put_simple(s, ptpkt_psbend);
@@ -155,6 +201,25 @@ static bool readable(struct ptsynth *s, uint64_t ip, struct x86_insn *in)
 	if (n <= 0)
 		return false;
 	return x86_decode(in, buf, (size_t)n, ip, (enum x86_mode)s->mode) > 0;
+}
+
+/* Why the instruction at s->ip cannot run: a #PF (14) where its bytes
+ * cannot be fetched (*pfa: the first such byte), else #UD (6). */
+static int fetch_fault(struct ptsynth *s, uint64_t *pfa)
+{
+	uint8_t buf[16];
+	struct x86_insn in;
+	const struct ptimg *img = &s->cfg->image;
+	int n = img->read(img->ctx, s->ip, buf, 15);
+	*pfa = s->ip;
+	if (n <= 0)
+		return 14;
+	if (x86_decode(&in, buf, (size_t)n, s->ip, (enum x86_mode)s->mode) == -X86_ERR_NEED_MORE) {
+		*pfa = s->ip + (uint64_t)n;
+		return 14;
+	}
+	*pfa = 0;
+	return 6;
 }
 
 static void add_entry(struct ptsynth *s, uint64_t ip)
@@ -194,27 +259,126 @@ static void cpush(struct ptsynth *s, uint64_t v)
 		s->csn++;
 }
 
-/* Tracing (re)starts at a function entry: MODE.Exec, TIP.PGE (33.7). */
-static void enable_at(struct ptsynth *s, uint64_t ip)
+/* Tracing (re)starts at a function entry: MODE.Exec, TIP.PGE (33.7,
+ * Table 33-56 cases 2 and 5). In a new context (another process after
+ * tracing was off) the code may run in the other code size: p_mode; the
+ * MODE.Exec before the TIP.PGE says so (33.4.2.8). */
+static void enable_at(struct ptsynth *s, uint64_t ip, bool newctx)
 {
+	bool flip = newctx && s->mode != X86_MODE_16 && chance(s, s->cfg->p_mode);
 	flush_tnt(s);
 	/* 33.4.2.2: no RET is compressed across a PacketEn=0 window */
 	s->csn = 0;
 	s->csp = 0;
+	s->ret_unknown = false;
 	s->ip = ip;
+	if (flip) {
+		s->mode = s->mode == X86_MODE_64 ? X86_MODE_32 : X86_MODE_64;
+		s->rsn = 0; /* another program: none of our calls to return from */
+	}
 	put_mode(s);
 	put_ip(s, ptpkt_tip_pge, ip, false);
+	if (flip)
+		truth_full(s, PTFLOW_EV_EXEC_MODE, true, ip, s->mode, 0);
 	truth_event(s, PTFLOW_EV_ENABLED, true, ip, 0);
 }
 
-/* The instruction at ip does not complete (fault, unreadable): the
- * exception goes to an untraced handler: FUP(ip), TIP.PGD. */
-static void fault(struct ptsynth *s)
+/* Event Trace (33.2.4, 33.4.2.29/30): an interrupt or exception writes a
+ * CFE.INTR with its vector before its FUP; with BranchEn=1 that FUP is the
+ * event's own, so the CFE has IP=0 and binds to it (Table 33-59 case 4).
+ * A page fault first writes EVD.PFA with the faulting address (case 6). */
+static void put_cfe(struct ptsynth *s, unsigned vector, bool pf, uint64_t pfa)
 {
+	struct ptpkt p;
+	if (pf) {
+		pkt_init(&p, ptpkt_evd);
+		p.u.evd.type = 0; /* PFA */
+		p.u.evd.payload = pfa;
+		put(s, &p);
+		truth_full(s, PTFLOW_EV_EVD, false, 0, pfa, 0);
+	}
+	pkt_init(&p, ptpkt_cfe);
+	p.u.cfe.type = 1; /* INTR */
+	p.u.cfe.vector = (uint8_t)vector;
+	put(s, &p);
+}
+
+/* The CFE's ground truth, once its FUP (ip) is written. */
+static void cfe_truth(struct ptsynth *s, unsigned vector, uint64_t ip);
+
+/* Event Trace for INT n, INT3, INT1, INTO at ip (Table 33-59 case 5):
+ * CFE.INTR with the vector. The INT leaves the traced context with a
+ * TIP.PGD and no FUP of its own here, so the CFE has IP=1 and a
+ * stand-alone FUP(CLIP) follows (33.4.2.29). */
+static void sw_int_cfe(struct ptsynth *s, const struct x86_insn *in, uint64_t ip)
+{
+	uint8_t buf[16];
+	const struct ptimg *img = &s->cfg->image;
+	unsigned vector = in->opcode == 0xcc ? 3 : in->opcode == 0xf1 ? 1 : 4;
+	if (in->opcode == 0xcd && img->read(img->ctx, ip, buf, in->len) == in->len)
+		vector = buf[in->len - 1];
+	struct ptpkt p;
 	flush_tnt(s);
+	pkt_init(&p, ptpkt_cfe);
+	p.u.cfe.ip = true;
+	p.u.cfe.type = 1; /* INTR */
+	p.u.cfe.vector = (uint8_t)vector;
+	put(s, &p);
+	put_ip(s, ptpkt_fup, ip, false);
+	cfe_truth(s, vector, ip);
+}
+
+static void cfe_truth(struct ptsynth *s, unsigned vector, uint64_t ip)
+{
+	truth_full(s, PTFLOW_EV_CFE, true, ip, 1 | (uint64_t)vector << 8, 0);
+}
+
+/* The instruction at ip does not complete (fault, unreadable): the
+ * exception (vector, or -1 for a WRMSR clearing TraceEn) goes to an
+ * untraced handler: FUP(CLIP), TIP.PGD (Table 33-56 cases 3 and 8). */
+static void fault(struct ptsynth *s, int vector, uint64_t pfa)
+{
+	bool et = s->cfg->event_trace && vector >= 0;
+	flush_tnt(s);
+	if (et)
+		put_cfe(s, (unsigned)vector, vector == 14, pfa);
 	put_ip(s, ptpkt_fup, s->ip, false);
 	put_ip(s, ptpkt_tip_pgd, 0, true);
+	if (et)
+		cfe_truth(s, (unsigned)vector, s->ip);
 	truth_event(s, PTFLOW_EV_ASYNC_DISABLED, true, s->ip, 0);
+}
+
+/* An external interrupt before the instruction at from (33.7 Table 33-55
+ * case 11: FUP(NLIP), TIP(BLIP)); handlers are entered through trap
+ * gates (RFLAGS.IF unchanged: no MODE.Exec for IF with Event Trace). */
+static void interrupt(struct ptsynth *s, uint64_t from, uint64_t to)
+{
+	unsigned vector = 32 + (unsigned)(rnd(s) % 224);
+	flush_tnt(s);
+	if (s->cfg->event_trace)
+		put_cfe(s, vector, false, 0);
+	put_ip(s, ptpkt_fup, from, false);
+	put_ip(s, ptpkt_tip, to, false);
+	if (s->cfg->event_trace)
+		cfe_truth(s, vector, from);
+	truth_event(s, PTFLOW_EV_INTERRUPT, true, from, to);
+}
+
+/* DisTNT (33.3.9): this Jcc or compressed RET writes nothing; a decoder
+ * loses the flow here until the next IP packet. With RET compression it
+ * loses it at every RET that may have been compressed too: one its call
+ * stack has an entry for, or any after a gap (calls were not seen). While the flow is lost no
+ * event is injected (interrupt, power, TSX, MWAIT's C-state), nor a PSB+
+ * or an OVF: a decoder still walking towards the Jcc would bind their FUP
+ * to an earlier visit of its IP, if the code before the Jcc has one. */
+static void start_gap(struct ptsynth *s, uint64_t ip)
+{
+	if (s->gap)
+		return;
+	s->gap = true;
+	s->ret_unknown = true; /* calls in the gap are not seen */
+	truth_full(s, PTFLOW_EV_GAP, true, ip, 0, 0);
 }
 
 /* After a packet-producing branch: PSB+ when due, sometimes an OVF. */
@@ -243,12 +407,13 @@ static void maybe_ovf(struct ptsynth *s, bool after_tip)
 	 * be ambiguous: a decoder cannot tell how far execution got. Then
 	 * some instructions run while packets are lost (see lost_step()),
 	 * and a FUP says where tracing resumes. */
-	if (!after_tip || !chance(s, s->cfg->p_ovf))
+	if (!after_tip || s->intx || !chance(s, s->cfg->p_ovf))
 		return;
 	flush_tnt(s);
 	put_simple(s, ptpkt_ovf);
 	s->csn = 0;
 	s->csp = 0;
+	s->ret_unknown = false;
 	truth_event(s, PTFLOW_EV_OVERFLOW, false, 0, 0);
 	s->lost = 1 + (uint32_t)(rnd(s) % 64);
 }
@@ -326,13 +491,169 @@ static void tip(struct ptsynth *s, uint64_t target)
 		target = outside(s);
 		put_ip(s, ptpkt_tip_pgd, target, false);
 		truth_event(s, PTFLOW_EV_DISABLED, true, target, 0);
-		enable_at(s, pick_entry(s));
+		enable_at(s, pick_entry(s), true);
 		return;
 	}
 	put_ip(s, ptpkt_tip, target, false);
 	s->ip = target;
 	s->last_tnt = false;
 	after_packet(s);
+}
+
+/* ---- TSX (33.2.9.1, Table 33-10; 33.7 Table 33-55 cases 19-21) ----
+ * A transaction is modelled from any instruction (its "XBEGIN") over at
+ * most 32 instructions of plain flow (straight code, Jcc, direct JMP: no
+ * calls, so an abort leaves no call stack to roll back), ending before the
+ * first other instruction or when its length is reached: a commit there
+ * ("XEND", which then runs), or an abort to the XBEGIN (for HLE the
+ * restart point, for RTM the fallback handler; here the same code).
+ * No interrupt, overflow or power event is injected inside one. */
+
+static bool is_mwait(const struct x86_insn *in)
+{
+	return in->enc == X86_ENC_LEGACY && in->map == X86_MAP_0F && in->opcode == 0x01 &&
+	       in->modrm == 0xc9;
+}
+
+/* With DisTNT a Jcc ends the transaction: a commit FUP after a gap could
+ * bind to an earlier visit of its IP (see start_gap()). */
+static bool tx_plain(const struct ptsynth *s, const struct x86_insn *in)
+{
+	return (in->iclass == X86_IC_JCC && !s->cfg->distnt) || in->iclass == X86_IC_JMP_DIRECT ||
+	       (in->iclass == X86_IC_OTHER && !is_mwait(in));
+}
+
+/* Transaction begin: MODE.TSX(InTX=1), FUP(CLIP). */
+static void tx_begin(struct ptsynth *s)
+{
+	flush_tnt(s);
+	put_tsx(s, true, false);
+	put_ip(s, ptpkt_fup, s->ip, false);
+	truth_full(s, PTFLOW_EV_TSX, true, s->ip, 1, 0);
+	s->intx = true;
+	s->tx_begin = s->ip;
+	s->tx_left = 1 + (uint32_t)(rnd(s) % 32);
+}
+
+/* Commit: MODE.TSX(0, 0), FUP(CLIP); abort: MODE.TSX(InTX=0, TXAbort=1),
+ * FUP(CLIP), TIP(abort target). Returns true if it aborted. */
+static bool tx_end(struct ptsynth *s)
+{
+	bool abrt = rnd(s) & 1;
+	flush_tnt(s);
+	put_tsx(s, false, abrt);
+	put_ip(s, ptpkt_fup, s->ip, false);
+	truth_full(s, PTFLOW_EV_TSX, true, s->ip, (uint64_t)abrt << 1, 0);
+	s->intx = false;
+	if (!abrt)
+		return false;
+	put_ip(s, ptpkt_tip, s->tx_begin, false);
+	s->ip = s->tx_begin;
+	after_packet(s);
+	return true;
+}
+
+/* ---- power events (33.2.3; 33.4.2.22-25; 33.7 Table 33-57) ---- */
+
+static void put_pwre(struct ptsynth *s, bool hw, unsigned state, unsigned sub)
+{
+	struct ptpkt p;
+	pkt_init(&p, ptpkt_pwre);
+	p.u.pwre.hw = hw;
+	p.u.pwre.state = (uint8_t)state;
+	p.u.pwre.sub = (uint8_t)sub;
+	put(s, &p);
+	struct ptsynth_event ev;
+	efipt_memset(&ev, 0, sizeof(ev));
+	ev.type = PTFLOW_EV_PWRE;
+	ev.value = state | sub << 4;
+	ev.flag = hw;
+	truth_ev(s, &ev);
+}
+
+/* EXSTOP(IP=1), FUP(ip): execution stopped before the instruction at ip. */
+static void put_exstop(struct ptsynth *s, uint64_t ip)
+{
+	struct ptpkt p;
+	pkt_init(&p, ptpkt_exstop);
+	p.u.exstop.ip = true;
+	put(s, &p);
+	put_ip(s, ptpkt_fup, ip, false);
+	truth_full(s, PTFLOW_EV_EXSTOP, true, ip, 0, 0);
+}
+
+/* Wake (case 7): TSC (TSCEn), CBR, PWRX(last, deepest, wake reason). No
+ * TMA: the synthesizer writes no MTC (MTCEn=0). */
+static void wake(struct ptsynth *s, unsigned last, unsigned deepest, unsigned wr)
+{
+	struct ptpkt p;
+	if (s->cfg->tsc) {
+		pkt_init(&p, ptpkt_tsc);
+		p.u.tsc.tsc = s->pos * 3 + 5000;
+		put(s, &p);
+	}
+	pkt_init(&p, ptpkt_cbr);
+	p.u.cbr.ratio = 0x20;
+	put(s, &p);
+	pkt_init(&p, ptpkt_pwrx);
+	p.u.pwrx.last = (uint8_t)last;
+	p.u.pwrx.deepest = (uint8_t)deepest;
+	p.u.pwrx.wr = (uint8_t)wr;
+	put(s, &p);
+	truth_full(s, PTFLOW_EV_PWRX, false, 0, last | deepest << 4 | wr << 8, 0);
+}
+
+/* Hardware duty cycling at the boundary before s->ip (case 6):
+ * PWRE(HW, C6), EXSTOP(IP), FUP(NLIP), then the wake: PWRX(CC6, CC6,
+ * HW wake 0x8). C6 in MWAIT encoding (Vol. 2B Table 4-11) is state 2. */
+static void hdc(struct ptsynth *s)
+{
+	flush_tnt(s);
+	put_pwre(s, true, 2, 0);
+	put_exstop(s, s->ip);
+	wake(s, 2, 2, 0x8);
+}
+
+/* MWAIT at s->ip with PwrEvtEn: a quarter request C0 or find the monitor
+ * unarmed (case 2: no packets); the others enter C1..C4 (hints 0x00-0x31)
+ * (case 4): MWAIT(hints), PWRE(Cx), EXSTOP(IP), FUP(CLIP), and wake on a
+ * store to the monitored address or the timer (case 7). */
+static void mwait(struct ptsynth *s)
+{
+	if (!(rnd(s) & 3))
+		return;
+	unsigned state = (unsigned)(rnd(s) % 4), sub = (unsigned)(rnd(s) & 1);
+	unsigned ext = (unsigned)(rnd(s) & 1);
+	struct ptpkt p;
+	flush_tnt(s);
+	pkt_init(&p, ptpkt_mwait);
+	p.u.mwait.hints = (uint8_t)(state << 4 | sub);
+	p.u.mwait.ext = (uint8_t)ext;
+	put(s, &p);
+	truth_full(s, PTFLOW_EV_MWAIT, false, 0, (state << 4 | sub) | ext << 8, 0);
+	put_pwre(s, false, state, sub);
+	put_exstop(s, s->ip);
+	wake(s, state, state, rnd(s) & 1 ? 0x4 : 0x2);
+}
+
+/* PTWRITE at ip with PTWEn (33.2.2, 33.4.2.21, Table 33-58 cases 2-3):
+ * PTW(IP=FUPonPTW, 4 or 8 bytes of its operand), FUP(CLIP) if FUPonPTW.
+ * The operand's value is not known here: a random one. */
+static void ptwrite(struct ptsynth *s, const struct x86_insn *in, uint64_t ip)
+{
+	struct ptpkt p;
+	bool fup = s->cfg->fup_on_ptw;
+	flush_tnt(s);
+	pkt_init(&p, ptpkt_ptw);
+	p.u.ptw.ip = fup;
+	p.u.ptw.bytes = in->osize == 64 ? 8 : 4;
+	p.u.ptw.payload = rnd(s);
+	if (p.u.ptw.bytes == 4)
+		p.u.ptw.payload &= 0xffffffffu;
+	put(s, &p);
+	if (fup)
+		put_ip(s, ptpkt_fup, ip, false);
+	truth_full(s, PTFLOW_EV_PTWRITE, true, ip, p.u.ptw.payload, p.u.ptw.bytes);
 }
 
 int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
@@ -356,14 +677,14 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 	s->int_countdown = cfg->p_interrupt ? (uint32_t)(rnd(s) % (2u * 65536 / cfg->p_interrupt + 1)) : 0;
 
 	psb(s, false);
-	enable_at(s, cfg->start);
+	enable_at(s, cfg->start, false);
 	uint64_t restarts = 0;
 	int stop = PTSYNTH_STOP_BUDGET;
 
 	for (;;) {
 		if (cfg->max_insns && s->steps >= cfg->max_insns)
 			break;
-		if (s->pos + RESERVE + 2 * PTPKT_PSB_SIZE + 64 > s->cap) {
+		if (s->pos + RESERVE + 2 * PTPKT_PSB_SIZE + 256 > s->cap) {
 			stop = PTSYNTH_STOP_SPACE;
 			break;
 		}
@@ -375,45 +696,40 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 		/* asynchronous interrupt before this instruction (33.7: FUP
 		 * with the IP of the next instruction, TIP with the vector's
 		 * handler) */
-		if (cfg->p_interrupt && s->int_countdown-- == 0) {
+		if (cfg->p_interrupt && !s->intx && !s->gap && s->int_countdown-- == 0) {
 			s->int_countdown = (uint32_t)(rnd(s) % (2u * 65536 / cfg->p_interrupt + 1));
 			uint64_t h = cfg->handler ? cfg->handler : pick_entry(s);
-			flush_tnt(s);
-			put_ip(s, ptpkt_fup, s->ip, false);
-			put_ip(s, ptpkt_tip, h, false);
-			truth_event(s, PTFLOW_EV_INTERRUPT, true, s->ip, h);
+			interrupt(s, s->ip, h);
 			rpush(s, s->ip, 1);
 			s->ip = h;
 			after_packet(s);
 			continue;
 		}
 		struct x86_insn in;
-		if (!readable(s, s->ip, &in)) {
-			fault(s);
+		bool ok = readable(s, s->ip, &in);
+		if (s->intx && (!ok || !tx_plain(s, &in) || --s->tx_left == 0)) {
+			if (tx_end(s))
+				continue;
+		}
+		if (!ok) {
+			uint64_t pfa;
+			int vector = fetch_fault(s, &pfa);
+			fault(s, vector, pfa);
 			if (++restarts > 1000 && s->insns == 0) {
 				stop = PTSYNTH_STOP_NOCODE;
 				break;
 			}
-			enable_at(s, pick_entry(s));
+			enable_at(s, pick_entry(s), true);
 			continue;
 		}
 		uint64_t ip = s->ip, next = ip + in.len;
-		switch (in.iclass) {
-		case X86_IC_JCC:
-		case X86_IC_RET_NEAR:
-		case X86_IC_JMP_INDIRECT:
-		case X86_IC_CALL_INDIRECT:
-		case X86_IC_SYSCALL:
-		case X86_IC_SYSENTER:
-		case X86_IC_INT:
-		case X86_IC_VMCALL:
-			break;
-		default:
-			break;
-		}
+		if (!s->intx && !s->gap && tx_plain(s, &in) && chance(s, cfg->p_tsx))
+			tx_begin(s);
+		if (!s->intx && !s->gap && chance(s, cfg->p_power))
+			hdc(s);
 		switch (in.iclass) {
 		case X86_IC_OTHER:
-		case X86_IC_PTWRITE: /* PTWEn=0: no PTW packet */
+		case X86_IC_PTWRITE: /* PTW below if PTWEn */
 			break;
 		case X86_IC_JCC:
 		case X86_IC_JMP_DIRECT:
@@ -428,9 +744,10 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 			break;
 		default:
 			/* far transfers, IRET, SYSRET, VM entries, HLT, MOV CR3,
-			 * UD*: privileged or faulting in the code we walk */
-			fault(s);
-			enable_at(s, pick_entry(s));
+			 * UD*: privileged or faulting in the code we walk (#UD,
+			 * else #GP) */
+			fault(s, in.iclass == X86_IC_UD ? 6 : 13, 0);
+			enable_at(s, pick_entry(s), true);
 			continue;
 		}
 		if (in.iclass == X86_IC_RET_NEAR && s->rsn &&
@@ -440,14 +757,19 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 			s->rsp = (uint16_t)((s->rsp + PTSYNTH_STACK - 1) % PTSYNTH_STACK);
 			s->rsn--;
 			uint64_t back = s->rstack[s->rsp];
-			flush_tnt(s);
-			put_ip(s, ptpkt_fup, ip, false);
-			put_ip(s, ptpkt_tip, back, false);
-			truth_event(s, PTFLOW_EV_INTERRUPT, true, ip, back);
+			interrupt(s, ip, back);
 			s->ip = back;
 			after_packet(s);
 			continue;
 		}
+		if (cfg->p_power && !s->gap && is_mwait(&in))
+			mwait(s);
+		/* with FUPonPTW the decoder binds the PTW at the FUP, before
+		 * the PTWRITE runs; without, to the PTWRITE it walks */
+		if (in.iclass == X86_IC_PTWRITE && cfg->ptw && cfg->fup_on_ptw)
+			ptwrite(s, &in, ip);
+		if (in.iclass == X86_IC_INT && cfg->event_trace)
+			sw_int_cfe(s, &in, ip);
 		s->insns++;
 		if (sink && sink->insn)
 			sink->insn(sink->ctx, ip);
@@ -460,6 +782,11 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 				uint64_t h = (ip ^ (ip >> 17)) * 0x9E3779B97F4A7C15ull;
 				uint32_t p = (h >> 61) == 0 ? 32768 : (h >> 62) & 1 ? 62000 : 3500;
 				bit = (uint32_t)(rnd(s) >> 48) < p;
+			}
+			if (cfg->distnt) {
+				start_gap(s, ip);
+				s->ip = bit ? in.target : next;
+				break;
 			}
 			tnt_bit(s, bit);
 			s->ip = bit ? in.target : next;
@@ -487,6 +814,8 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 			s->ip = in.target;
 			break;
 		case X86_IC_RET_NEAR:
+			if (cfg->distnt && !cfg->disretc && (s->csn || s->ret_unknown))
+				start_gap(s, ip);
 			if (!s->rsn && s->nret && (rnd(s) & 3)) {
 				/* returning to a caller we never saw: pick a known
 				 * return site; not compressible (no CALL seen) */
@@ -502,7 +831,7 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 				flush_tnt(s);
 				put_ip(s, ptpkt_tip_pgd, away, false);
 				truth_event(s, PTFLOW_EV_DISABLED, true, away, 0);
-				enable_at(s, pick_entry(s));
+				enable_at(s, pick_entry(s), true);
 				break;
 			}
 			s->rsp = (uint16_t)((s->rsp + PTSYNTH_STACK - 1) % PTSYNTH_STACK);
@@ -511,8 +840,12 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 				/* compressed RET: the stack top is this RET's target */
 				s->csp = (uint8_t)((s->csp + 63) % 64);
 				s->csn--;
-				tnt_bit(s, 1);
 				s->ip = s->rstack[s->rsp];
+				if (cfg->distnt) {
+					start_gap(s, ip); /* no TNT bit either */
+					break;
+				}
+				tnt_bit(s, 1);
 				after_packet(s);
 			} else {
 				tip(s, s->rstack[s->rsp]);
@@ -535,7 +868,12 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 			flush_tnt(s);
 			put_ip(s, ptpkt_tip_pgd, 0, true);
 			truth_event(s, PTFLOW_EV_DISABLED, false, 0, 0);
-			enable_at(s, next);
+			enable_at(s, next, false);
+			break;
+		case X86_IC_PTWRITE:
+			if (cfg->ptw && !cfg->fup_on_ptw)
+				ptwrite(s, &in, ip);
+			s->ip = next;
 			break;
 		default:
 			s->ip = next;
@@ -545,7 +883,9 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 	/* close: tracing stops before the next instruction (TraceEn cleared) */
 	if (s->lost)
 		end_lost(s);
-	fault(s);
+	if (s->intx)
+		tx_end(s);
+	fault(s, -1, 0);
 	res->size = s->pos;
 	res->insns = s->insns;
 	res->packets = s->packets;

@@ -10,7 +10,10 @@
  * Last IP, compressed RETs (unless DisRETC) and uncompressed ones,
  * FUP+TIP for injected interrupts (returning with another FUP+TIP),
  * OVF+FUP, TIP.PGE/TIP.PGD for leaving and re-entering traced code,
- * FUP+TIP.PGD where the code faults or cannot be read.
+ * FUP+TIP.PGD where the code faults or cannot be read. Opt-in: DisTNT,
+ * TSX transactions (MODE.TSX), PTW at PTWRITE instructions, power events
+ * (MWAIT, PWRE, EXSTOP, PWRX), Event Trace (CFE, EVD) and re-enables in
+ * the other code size (MODE.Exec).
  *
  * The firmware uses it as its "synthetic" trace source where the CPU has no
  * Intel PT. Freestanding: no allocation, no globals.
@@ -39,19 +42,50 @@ struct ptsynth_config {
 	/* Chances per 65536 decisions: interrupt per instruction, overflow
 	 * and disable (TIP.PGD to the target) per packet-producing branch. */
 	uint32_t p_interrupt, p_ovf, p_disable;
+	/* Opt-in, per 65536: a TSX transaction begins at an instruction
+	 * (half of them abort); a power event (hardware duty cycling) at an
+	 * instruction boundary, and PwrEvtEn: MWAIT instructions enter a
+	 * C-state; tracing re-enabled in a new context runs in the other
+	 * code size (64 <-> 32). */
+	uint32_t p_tsx, p_power, p_mode;
 	uint8_t bits;			/* code size: 16, 32 or 64 (0: 64) */
 	bool disretc;			/* DisRETC: never compress RETs */
+	bool distnt;			/* DisTNT: Jcc (and compressed RETs)
+					 * write no TNT (33.3.9) */
+	bool ptw, fup_on_ptw;		/* PTWEn, FUPonPTW: PTW at PTWRITE */
+	bool event_trace;		/* EventEn: CFE/EVD at interrupts, faults */
 	bool biased;			/* Jcc outcomes biased per branch, as in
 					 * real programs (else 50/50) */
 	bool tsc;			/* a TSC packet in each PSB+ */
 };
 
-/* Ground truth. type is an enum ptflow_ev (ENABLED, DISABLED,
- * ASYNC_DISABLED, INTERRUPT, OVERFLOW), as the flow decoder reports it. */
+/*
+ * Ground truth event: the fields as the flow decoder reports them in a
+ * struct ptflow_event (type is an enum ptflow_ev). Events bound to an IP
+ * come where the decoder reports them: before the instruction at that IP
+ * (TSX, EXSTOP, CFE, INTERRUPT, and PTWRITE with FUPonPTW), PTWRITE
+ * without FUP after its instruction. MWAIT, PWRE, PWRX and EVD bind to no
+ * instruction (has_ip false) and come in trace order.
+ *
+ * DisTNT: after a GAP event (at a Jcc or a RET the trace does not
+ * resolve) the instructions up to a PTSYNTH_EV_RESYNC event are ones a
+ * decoder cannot know; from there on it can follow the flow again.
+ */
+#define PTSYNTH_EV_RESYNC 0x100
+struct ptsynth_event {
+	int type;
+	bool has_ip;
+	bool flag;		/* PWRE: hardware initiated */
+	uint64_t ip;
+	uint64_t target;	/* INTERRUPT */
+	uint64_t value;		/* as ptflow_event.value */
+	uint64_t aux;		/* PTWRITE: payload bytes; EVD: type */
+};
+
 struct ptsynth_sink {
 	void *ctx;
 	void (*insn)(void *ctx, uint64_t ip);	/* may be NULL */
-	void (*event)(void *ctx, int type, bool has_ip, uint64_t ip, uint64_t target);
+	void (*event)(void *ctx, const struct ptsynth_event *ev); /* may be NULL */
 };
 
 enum ptsynth_stop {
@@ -84,6 +118,11 @@ struct ptsynth {
 	uint32_t lost;		/* instructions left in an overflow */
 	uint8_t tnt_n, tnt_cap;
 	uint8_t mode;
+	bool intx;		/* in a TSX transaction */
+	bool gap;		/* DisTNT: flow unknown since the last Jcc */
+	bool ret_unknown;	/* DisTNT: a decoder lost calls in a gap */
+	uint32_t tx_left;	/* instructions until the transaction ends */
+	uint64_t tx_begin;	/* its XBEGIN: where an abort goes */
 	bool full_next;		/* next FUP uncompressed */
 	bool last_tnt;		/* the last flow packet was a TNT bit */
 	uint8_t csp, csn;	/* compression stack (what the CPU tracks) */

@@ -28,6 +28,20 @@ static void synth_usage(FILE *f)
 		"  --ovf N          overflow chance per packet-producing branch, per 65536\n"
 		"  --disable N      TIP.PGD chance per indirect branch, per 65536\n"
 		"  --disretc        never compress RETs\n"
+		"  --distnt         DisTNT: no TNT for Jcc and compressed RETs (decode with\n"
+		"                   'efipt insn --distnt'; best with --disretc)\n"
+		"  --tsx N          TSX transaction begin chance per instruction, per 65536\n"
+		"                   (MODE.TSX+FUP; half of them abort: +TIP)\n"
+		"  --power N        power event (hardware duty cycling: PWRE, EXSTOP, FUP,\n"
+		"                   CBR, PWRX) chance per instruction, per 65536; MWAIT\n"
+		"                   instructions then enter C-states (MWAIT packets)\n"
+		"  --event-trace    Event Trace: CFE (and EVD for #PF) at interrupts, faults\n"
+		"  --ptwrite        PTWEn: a PTW packet at each PTWRITE instruction\n"
+		"  --fup-on-ptw     FUPonPTW: a FUP with the PTWRITE's address after it\n"
+		"  --mode N         chance per 65536 that tracing re-enabled in a new\n"
+		"                   context runs in the other code size (64 <-> 32 bit)\n"
+		"  --bits 16|32|64  code size at the start (default 64)\n"
+		"  --tsc            a TSC packet in each PSB+\n"
 		"  --truth FILE     write the executed instruction addresses to FILE\n");
 }
 
@@ -51,6 +65,15 @@ int cmd_synth(int argc, char **argv)
 		{ "ovf", required_argument, 0, 'O' },
 		{ "disable", required_argument, 0, 'd' },
 		{ "disretc", no_argument, 0, 'R' },
+		{ "distnt", no_argument, 0, 'D' },
+		{ "tsx", required_argument, 0, 'x' },
+		{ "power", required_argument, 0, 'p' },
+		{ "event-trace", no_argument, 0, 'E' },
+		{ "ptwrite", no_argument, 0, 'w' },
+		{ "fup-on-ptw", no_argument, 0, 'W' },
+		{ "mode", required_argument, 0, 'm' },
+		{ "bits", required_argument, 0, 'b' },
+		{ "tsc", no_argument, 0, 'T' },
 		{ "truth", required_argument, 0, 't' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -68,7 +91,7 @@ int cmd_synth(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		int lr = 0;
-		if (strchr("sSizIOd", c) && parse_u64(optarg, &v)) {
+		if (strchr("sSizIOdxpmb", c) && parse_u64(optarg, &v)) {
 			fprintf(stderr, "efipt synth: bad number '%s'\n", optarg);
 			goto out;
 		}
@@ -86,6 +109,21 @@ int cmd_synth(int argc, char **argv)
 		case 'O': sc.p_ovf = (uint32_t)(v > 65536 ? 65536 : v); break;
 		case 'd': sc.p_disable = (uint32_t)(v > 65536 ? 65536 : v); break;
 		case 'R': sc.disretc = true; break;
+		case 'D': sc.distnt = true; break;
+		case 'x': sc.p_tsx = (uint32_t)(v > 65536 ? 65536 : v); break;
+		case 'p': sc.p_power = (uint32_t)(v > 65536 ? 65536 : v); break;
+		case 'E': sc.event_trace = true; break;
+		case 'w': sc.ptw = true; break;
+		case 'W': sc.fup_on_ptw = true; break;
+		case 'm': sc.p_mode = (uint32_t)(v > 65536 ? 65536 : v); break;
+		case 'b':
+			if (v != 16 && v != 32 && v != 64) {
+				fprintf(stderr, "efipt synth: --bits is 16, 32 or 64\n");
+				goto out;
+			}
+			sc.bits = (uint8_t)v;
+			break;
+		case 'T': sc.tsc = true; break;
 		case 'h': synth_usage(stdout); rc = 0; goto out;
 		default: synth_usage(stderr); goto out;
 		}

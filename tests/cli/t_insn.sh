@@ -44,10 +44,33 @@ $EFIPT synth --raw "$TMP/code.bin:0x1000" --start 0x1000 --out "$TMP/r.pt" --tru
 expect_rc "insn: raw image" 0 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/code.bin:0x1000" --no-inst
 grep -v '^\[' "$TMP/out" >"$TMP/r.ips"
 if cmp -s "$TMP/r.ips" "$TMP/r.truth" && [ -s "$TMP/r.truth" ]; then ok "insn: raw listing equals ground truth"; else nok "insn: raw listing equals ground truth" "$(diff "$TMP/r.ips" "$TMP/r.truth" | head -3)"; fi
+# DisTNT: the flow is lost at each Jcc until the next IP packet
+$EFIPT synth --raw "$TMP/code.bin:0x1000" --start 0x1000 --out "$TMP/g.pt" --insns 2000 --distnt --disretc 2>/dev/null
+expect_rc "insn: distnt decodes cleanly" 0 $EFIPT insn --pt "$TMP/g.pt" --raw "$TMP/code.bin:0x1000" --no-inst --distnt --disretc
+contains "insn: distnt gap" "$TMP/out" "[gap, ip: "
 expect_rc "insn: raw range" 0 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/code.bin:0x0-0x17:0x1000" --no-inst
 # only part of the code: no code at an address, named in the error
 expect_rc "insn: missing code" 1 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/code.bin:0x0-0x10:0x1000" --no-inst
 contains "insn: no code error names the address" "$TMP/out" "0000000000001010: error: no code at 0000000000001010 (not in any image)"
+
+# opt-in packets (SDM 33.7): TSX, power events, Event Trace, mode changes
+$EFIPT synth --elf $BASH_ELF --out "$TMP/k.pt" --truth "$TMP/k.truth" --insns 30000 --seed 3 \
+	--interrupts 50 --tsx 300 --power 200 --event-trace --mode 30000 --disable 500 2>/dev/null
+expect_rc "insn: tsx, power, cfe, mode changes decode cleanly" 0 $EFIPT insn --pt "$TMP/k.pt" --elf $BASH_ELF --no-inst
+grep -v '^\[' "$TMP/out" >"$TMP/k.ips"
+if cmp -s "$TMP/k.ips" "$TMP/k.truth" && [ -s "$TMP/k.truth" ]; then ok "insn: listing with tsx, power, cfe equals ground truth"; else nok "insn: listing with tsx, power, cfe equals ground truth" "$(diff "$TMP/k.ips" "$TMP/k.truth" | head -3)"; fi
+contains "insn: tsx begin" "$TMP/out" "[begin transaction]"
+contains "insn: tsx abort" "$TMP/out" "[aborted]"
+contains "insn: exstop with ip" "$TMP/out" "[exstop, ip: "
+contains "insn: pwrx" "$TMP/out" "[pwrx: 822]"
+contains "insn: cfe" "$TMP/out" "[cfe: "
+contains "insn: exec mode change" "$TMP/out" "[exec mode: 32-bit]"
+# PTWRITE (PTWEn, FUPonPTW) in raw code: ptwrite rax; jmp 0x1000
+printf '\363\110\017\256\340\353\371' >"$TMP/ptw.bin"
+$EFIPT synth --raw "$TMP/ptw.bin:0x1000" --start 0x1000 --out "$TMP/p.pt" --insns 100 --ptwrite --fup-on-ptw 2>/dev/null
+expect_rc "insn: ptwrite decodes cleanly" 0 $EFIPT insn --pt "$TMP/p.pt" --raw "$TMP/ptw.bin:0x1000" --no-inst
+contains "insn: ptwrite event" "$TMP/out" "[ptwrite: "
+expect_rc "synth: bad --bits" 2 $EFIPT synth --elf $BASH_ELF --out "$TMP/x.pt" --bits 8
 
 # a corrupted trace: error with offset, resync at the next PSB, exit 1
 $EFIPT synth --elf $BASH_ELF --out "$TMP/c.pt" --insns 200000 --seed 5 2>/dev/null

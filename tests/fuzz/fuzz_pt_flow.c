@@ -49,7 +49,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		return 0;
 	static uint8_t buf[16384];
 	static struct ptsynth syn;
-	for (int seed = 1; seed <= 8; seed++) {
+	for (int seed = 1; seed <= 16; seed++) {
 		struct ptsynth_config sc;
 		memset(&sc, 0, sizeof(sc));
 		sc.image.read = ptimg_flat_read;
@@ -61,8 +61,22 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		sc.p_interrupt = 500;
 		sc.p_ovf = 1000;
 		sc.p_disable = 1000;
+		/* seeds 9-16: the opt-in packets too (TSX, power events, Event
+		 * Trace, PTW with and without FUP, mode changes, DisTNT) */
+		if (seed > 8) {
+			sc.p_tsx = 2000;
+			sc.p_power = 1000;
+			sc.event_trace = true;
+			sc.ptw = true;
+			sc.fup_on_ptw = seed & 1;
+			sc.p_mode = 20000;
+			sc.distnt = seed & 2;
+			sc.disretc = sc.distnt;
+		}
 		struct ptsynth_result res;
 		buf[0] = (uint8_t)(seed * 37);
+		if (seed > 8) /* decoder options as the trace was written */
+			buf[0] = (uint8_t)((buf[0] & ~3u) | (sc.distnt ? 3 : 0));
 		if (ptsynth_run(&syn, &sc, NULL, buf + 1, sizeof(buf) - 1, &res))
 			continue;
 		char path[512];

@@ -96,6 +96,14 @@ static void mode(int bits)
 	p.u.mode_exec.csd = bits == 32;
 	pk(p);
 }
+static void cfe(bool ip, int type, int vector)
+{
+	struct ptpkt p = P(ptpkt_cfe);
+	p.u.cfe.ip = ip;
+	p.u.cfe.type = (uint8_t)type;
+	p.u.cfe.vector = (uint8_t)vector;
+	pk(p);
+}
 static void tnt(const char *s)
 {
 	struct ptpkt p = P(ptpkt_tnt8);
@@ -155,7 +163,8 @@ static void s_event(void *ctx, const struct ptflow_event *ev)
 	} else if (ev->type == PTFLOW_EV_INTERRUPT) {
 		put("[interrupt %llx>%llx]", ev->ip, ev->target);
 	} else if (ev->type == PTFLOW_EV_EXEC_MODE || ev->type == PTFLOW_EV_TSX ||
-		   ev->type == PTFLOW_EV_PTWRITE || ev->type == PTFLOW_EV_PAGING) {
+		   ev->type == PTFLOW_EV_PTWRITE || ev->type == PTFLOW_EV_PAGING ||
+		   ev->type == PTFLOW_EV_CFE) {
 		snprintf(f, sizeof(f), "[%s%s %%llx]", ptflow_ev_name(ev->type), ev->has_ip ? "@%llx" : "");
 		if (ev->has_ip)
 			put(f, ev->ip, ev->value);
@@ -328,6 +337,33 @@ int main(void)
 	expect("33.4.2.8 mode.tsx begin and abort",
 	       "[enabled 1003] 1003 [tsx@1004 1] 1004 [tsx@1008 2] 100f [disabled]");
 
+	/* TSX commit: MODE.TSX + FUP is stand-alone; the TIP after it is the
+	 * indirect JMP's at the FUP's IP (Table 33-10) */
+	start(0x100d);
+	{ struct ptpkt p = P(ptpkt_mode_tsx); pk(p); }
+	fup(0x100d);
+	tip(0x1020);
+	tip(0x100f);
+	pgd(0);
+	expect("33.2.9.1 mode.tsx commit fup is stand-alone",
+	       "[enabled 100d] [tsx@100d 0] 100d 1020 1021 100f [disabled]");
+
+	/* Event Trace: CFE.INTR without IP binds to the interrupt's FUP (Table
+	 * 33-59 case 4); with IP its FUP stands alone (case 1) */
+	start(0x1000);
+	tnt(".");
+	cfe(false, 1, 0x20);
+	fup(0x1004);
+	tip(0x1020);
+	tip(0x100d);
+	cfe(true, 2, 0);
+	fup(0x100d);
+	tip(0x100f);
+	pgd(0);
+	expect("33.4.2.29 cfe binds to the next fup",
+	       "[enabled 1000] 1000 1001 1003 [cfe@1004 2001] [interrupt 1004>1020] 1020 1021 "
+	       "[cfe@100d 2] 100d 100f [disabled]");
+
 	/* PTWRITE: the PTW packet binds to the PTWRITE instruction */
 	start(0x1014);
 	{ struct ptpkt p = P(ptpkt_ptw); p.u.ptw.bytes = 8; p.u.ptw.payload = 0x42; pk(p); }
@@ -373,6 +409,53 @@ int main(void)
 	pgd(0);
 	cfg.distnt = true;
 	expect("33.3.9 distnt gap", "[enabled 1000] 1000 1001 [gap 1001] 100f [disabled]");
+
+	/* DisTNT: after the gap the next FUP is still an event at its IP */
+	start(0x1000);
+	fup(0x1020);
+	tip(0x100f);
+	pgd(0);
+	cfg.distnt = true;
+	expect("33.3.9 distnt gap then interrupt",
+	       "[enabled 1000] 1000 1001 [gap 1001] [interrupt 1020>100f] 100f [disabled]");
+	start(0x1000);
+	{ struct ptpkt p = P(ptpkt_mode_tsx); p.u.mode_tsx.intx = true; pk(p); }
+	fup(0x1003);
+	tip(0x100f);
+	pgd(0x5000);
+	cfg.distnt = true;
+	cfg.disretc = true;
+	expect("33.3.9 distnt gap then mode.tsx, tip.pgd",
+	       "[enabled 1000] 1000 1001 [gap 1001] [tsx@1003 1] 1003 1004 1008 1020 1021 100f [disabled 5000]");
+	start(0x1000);
+	pgd(0x5000);
+	cfg.distnt = true;
+	expect("33.3.9 distnt gap then tip.pgd", "[enabled 1000] 1000 1001 [gap 1001] [disabled 5000]");
+
+	/* DisTNT with RET compression: a RET with its call on the stack may
+	 * have been compressed (no bit): the flow is lost there; after a gap
+	 * the stack is unknown, so at any RET; with a known empty stack the
+	 * RET sends a TIP */
+	start(0x1008);
+	tip(0x100d);
+	tip(0x100f);
+	pgd(0);
+	cfg.distnt = true;
+	expect("33.3.9 distnt, ret with a call on the stack is a gap",
+	       "[enabled 1008] 1008 1020 1021 [gap 1021] 100d 100f [disabled]");
+	start(0x1000);
+	tip(0x1020);
+	tip(0x100f);
+	pgd(0);
+	cfg.distnt = true;
+	expect("33.3.9 distnt, ret after a gap is a gap",
+	       "[enabled 1000] 1000 1001 [gap 1001] 1020 1021 [gap 1021] 100f [disabled]");
+	start(0x1020);
+	tip(0x100f);
+	pgd(0);
+	cfg.distnt = true;
+	expect("33.3.9 distnt, ret with an empty stack takes a tip",
+	       "[enabled 1020] 1020 1021 100f [disabled]");
 
 	/* FilterEn cleared by a Jcc: TIP.PGD without IP replaces the TNT bit */
 	start(0x1000);
