@@ -36,6 +36,18 @@ static inline uint64_t b_target(const struct ptflow_block *b)
 	return b_mode(b) == X86_MODE_64 ? t : (uint32_t)t;
 }
 
+/*
+ * c_hk: how the hot loop takes a chain (64-bit code only: the mode is part
+ * of the value, so other modes fall through to the general walk):
+ * HK_JCC / HK_RET the last branch is a Jcc / near RET, anything else is
+ * HK_OTHER; HK_PUSH a CALL in the chain pushes c_ret.
+ */
+enum { HK_OTHER = 0, HK_JCC = 1, HK_RET = 2, HK_PUSH = 1 << 5 };
+#define HK_MODE(m) ((unsigned)(m) << 3)
+#define HK_JCC64 (HK_JCC | HK_MODE(X86_MODE_64))
+#define HK_RET64 (HK_RET | HK_MODE(X86_MODE_64))
+static inline bool c_push(const struct ptflow_block *b) { return b->c_hk & HK_PUSH; }
+
 /* Why the pending FUP was sent (the packet before it, 33.4.2.6 / 33.7). */
 enum fup_kind {
 	FUP_ASYNC,	/* interrupt, exception, async disable: TIP/TIP.PGD follows */
@@ -203,6 +215,11 @@ int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
 	b->szl = (uint16_t)((cur - ip) | wrmsr << 10 | last_len << 12);
 	b->nm = (uint8_t)(ninsn | (unsigned)mode << 6);
 	b->info = (uint8_t)(iclass | bend << 5 | zlc << 7);
+	b->c_ft = b->c_tg = b->c_ret = 0;
+	b->c_ninsn = 0; /* no chain: the cache links blocks (chain_build()) */
+	b->c_info = PTFLOW_BEND_NOCODE << 5;
+	b->c_nbr = 0;
+	b->c_hk = HK_OTHER;
 	return ret;
 }
 
@@ -217,6 +234,85 @@ static inline uint32_t slot(uint64_t ip, uint32_t mask)
 	return (uint32_t)((ip >> 2) ^ (ip >> 24)) & mask;
 }
 
+/* The block at ip/mode from the cache, without filling it (NULL: not there). */
+static const struct ptflow_block *block_cached(const struct ptflow_decoder *d, uint64_t ip,
+					       unsigned mode)
+{
+	if (!d->cfg.cache_size)
+		return NULL;
+	const struct ptflow_block *b = &d->cfg.cache[slot(ip, d->cfg.cache_size - 1)];
+	return b->ip == ip && b_mode(b) == mode ? b : NULL;
+}
+
+/* A target relative to the chain's start: false if it does not fit. */
+static bool rel32(uint64_t to, uint64_t from, unsigned mode, int32_t *out)
+{
+	uint64_t r = to - from;
+	*out = (int32_t)(uint32_t)r;
+	return mode != X86_MODE_64 || (uint64_t)(int64_t)*out == r;
+}
+
+/*
+ * Link b with the blocks it always continues into (see the chain fields in
+ * pt_flow.h). The blocks after the first are taken from the cache or
+ * decoded aside; the cache is not written, so b stays where it is.
+ */
+static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
+{
+	struct ptflow_block last = *b, next;
+	unsigned mode = b_mode(b), ninsn = b_ninsn(b), nblk = 1;
+	unsigned nbr = b_bend(b) == PTFLOW_BEND_BRANCH, push = 0;
+	int32_t ret = 0;
+
+	for (; nblk < PTFLOW_CHAIN_MAX; nblk++) {
+		unsigned ic = b_iclass(&last), bend = b_bend(&last);
+		uint64_t to;
+		bool call = false;
+		if (bend == PTFLOW_BEND_SPLIT)
+			to = b_next(&last);
+		else if (bend != PTFLOW_BEND_BRANCH)
+			break;
+		else if (ic == X86_IC_JMP_DIRECT)
+			to = b_target(&last);
+		else if (ic == X86_IC_CALL_DIRECT && (b_zlc(&last) || !push))
+			to = b_target(&last), call = !b_zlc(&last);
+		else
+			break;
+		int32_t r;
+		if (call && !rel32(b_next(&last), b->ip, mode, &r))
+			break;
+		const struct ptflow_block *nb = block_cached(d, to, mode);
+		if (!nb) {
+			d->stat.decoded++;
+			ptflow_block_decode(&d->cfg.image, to, (uint8_t)mode, &next, NULL);
+			nb = &next;
+		}
+		if (b_bend(nb) > PTFLOW_BEND_SPLIT || ninsn + b_ninsn(nb) > 255)
+			break;
+		if (call)
+			ret = r, push = 1;
+		ninsn += b_ninsn(nb);
+		nbr += b_bend(nb) == PTFLOW_BEND_BRANCH;
+		last = *nb;
+	}
+	unsigned lic = b_iclass(&last);
+	bool direct = b_bend(&last) == PTFLOW_BEND_BRANCH &&
+		      (lic == X86_IC_JCC || lic == X86_IC_JMP_DIRECT || lic == X86_IC_CALL_DIRECT);
+	if (!rel32(b_next(&last), b->ip, mode, &b->c_ft) ||
+	    !rel32(direct ? b_target(&last) : b_next(&last), b->ip, mode, &b->c_tg))
+		return; /* left without a chain: walked block by block */
+	b->c_ret = ret;
+	b->c_ninsn = (uint8_t)ninsn;
+	b->c_info = last.info;
+	b->c_nbr = (uint8_t)nbr;
+	unsigned hk = HK_OTHER;
+	if (last.info == X86_IC_JCC) /* bend BRANCH, not a zero-length CALL */
+		hk = HK_JCC;
+	else if (last.info == X86_IC_RET_NEAR)
+		hk = HK_RET;
+	b->c_hk = (uint8_t)(hk | HK_MODE(mode) | (push ? HK_PUSH : 0));
+}
+
 static const struct ptflow_block *block_get(struct ptflow_decoder *d, uint64_t ip,
 					    struct ptflow_block *tmp)
 {
@@ -228,6 +324,8 @@ static const struct ptflow_block *block_get(struct ptflow_decoder *d, uint64_t i
 	}
 	d->stat.decoded++;
 	ptflow_block_decode(&d->cfg.image, ip, d->mode, b, NULL);
+	if (b != tmp)
+		chain_build(d, b);
 	return b;
 }
 
@@ -250,6 +348,10 @@ static void emit(struct ptflow_decoder *d, struct ptflow_event *ev)
 
 static void event(struct ptflow_decoder *d, int type, uint64_t off, bool has_ip, uint64_t ip)
 {
+	if (!d->sink.event) { /* counted only (--stat) */
+		d->stat.events++;
+		return;
+	}
 	struct ptflow_event ev;
 	/* every field (an event per enable and disable: no byte loop) */
 	ev.type = (uint8_t)type;
@@ -311,6 +413,25 @@ static void deliver(struct ptflow_decoder *d, const struct ptflow_block *b, uint
 	r.mode = b_mode(b);
 	r.last_iclass = last_iclass;
 	d->sink.run(d->sink.ctx, &r);
+}
+
+/* b's chain to the run callback, block by block, each with its own last
+ * instruction's class (last_iclass for the last). */
+static void deliver_chain(struct ptflow_decoder *d, const struct ptflow_block *b,
+			  uint8_t last_iclass)
+{
+	struct ptflow_block blk = *b;
+	for (unsigned left = b->c_ninsn;;) {
+		unsigned n = b_ninsn(&blk);
+		if (n >= left) {
+			deliver(d, &blk, left, last_iclass);
+			return;
+		}
+		deliver(d, &blk, n, (uint8_t)b_iclass(&blk));
+		left -= n;
+		uint64_t to = b_bend(&blk) == PTFLOW_BEND_SPLIT ? b_next(&blk) : b_target(&blk);
+		ptflow_block_decode(&d->cfg.image, to, (uint8_t)b_mode(&blk), &blk, NULL);
+	}
 }
 
 /* ---- state ---------------------------------------------------------------- */
@@ -1357,6 +1478,82 @@ static bool plain_tip(const struct ptflow_decoder *d)
 }
 
 /*
+ * The common case as tight as it gets: 64-bit code, no packet pending, and
+ * chains that end in a Jcc or a compressed RET, so that every step takes
+ * one TNT bit; short TNT packets are read here. It stops before the first
+ * chain it cannot take as it is (walk() goes on from there). As a step
+ * takes at most 255 instructions, the step limit is checked per TNT packet,
+ * not per step.
+ */
+static inline __attribute__((always_inline)) void
+lean_walk(struct ptflow_decoder *d, uint64_t *ipp, uint64_t *tntp, unsigned *np, uint64_t *stepsp,
+	  uint64_t *insnsp, uint64_t *branchesp, uint64_t *blocksp, const bool sink)
+{
+	const struct ptflow_block *cache = d->cfg.cache;
+	uint32_t mask = d->cfg.cache_size - 1;
+	uint64_t ip = *ipp, tnt = *tntp, steps = *stepsp, insns = 0, since = 0;
+	uint64_t branches = 0, blocks = 0;
+	unsigned n = *np;
+
+	if (steps + 255u * n > d->cfg.max_steps)
+		return;
+	for (;;) {
+		if (!n) {
+			/* a short TNT (as in fetch()) */
+			const uint8_t *pos = d->pk.pos;
+			unsigned c;
+			if (!(d->pk.sync && !d->pk.block && pos < d->pk.end &&
+			      !((c = *pos) & 1) && c > 2))
+				break;
+			n = 30u - (unsigned)__builtin_clz(c); /* below the stop bit */
+			if (255u * n > d->cfg.max_steps)
+				break;
+			tnt = (c >> 1) & ((1u << n) - 1);
+			d->pk.pos = pos + 1;
+			d->stat.packets++;
+			d->pend_off = d->pk.base + (uint64_t)(pos - d->pk.begin);
+			steps = 0;
+			since = insns;
+		}
+		const struct ptflow_block *e = &cache[slot(ip, mask)];
+		unsigned hk = e->c_hk;
+		if (e->ip != ip)
+			break;
+		uint64_t next;
+		if ((hk & ~HK_PUSH) == HK_JCC64) {
+			if (hk & HK_PUSH)
+				stack_push(d, ip + (uint64_t)(int64_t)e->c_ret);
+			n--;
+			next = ip + (uint64_t)(int64_t)((tnt >> n) & 1 ? e->c_tg : e->c_ft);
+		} else if ((hk & ~HK_PUSH) == HK_RET64 && (tnt >> (n - 1)) & 1 &&
+			   (d->sn || hk & HK_PUSH) && !d->cfg.disretc) {
+			/* compressed RET: a taken bit, the target from the stack */
+			if (hk & HK_PUSH)
+				stack_push(d, ip + (uint64_t)(int64_t)e->c_ret);
+			n--;
+			d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
+			d->sn--;
+			next = d->stack[d->sp];
+		} else {
+			break;
+		}
+		insns += e->c_ninsn;
+		branches += e->c_nbr;
+		blocks++;
+		if (sink)
+			deliver_chain(d, e, (uint8_t)(e->c_info & 31));
+		ip = next;
+	}
+	*ipp = ip;
+	*tntp = tnt;
+	*np = n;
+	*stepsp = steps + insns - since;
+	*insnsp += insns;
+	*branchesp += branches;
+	*blocksp += blocks;
+}
+
+/*
  * The hot loop. While the flow needs only TNT bits and plain TIPs, follow
  * conditional branches, direct jumps and calls, compressed RETs and
  * indirect jumps, calls and RETs block by block, reading TNT and TIP
@@ -1369,7 +1566,7 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 {
 	struct ptflow_block *cache = d->cfg.cache;
 	uint32_t mask = d->cfg.cache_size - 1;
-	uint64_t ip = d->ip, tnt = d->tnt_bits, insns = 0, splits = 0, blocks = 0;
+	uint64_t ip = d->ip, tnt = d->tnt_bits, insns = 0, branches = 0, blocks = 0;
 	uint64_t steps = d->steps, max_steps = d->cfg.max_steps;
 	unsigned n = d->tnt_n, mode = d->mode;
 	uint64_t enabled_at = 0; /* blocks walked when tracing was last enabled */
@@ -1377,9 +1574,9 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 
 	if (!cache)
 		return;
-	/* every block walked here ends in a branch but split ones:
-	 * branches = blocks - splits */
 	for (;;) {
+		if (mode == X86_MODE_64 && !d->have_pend && n)
+			lean_walk(d, &ip, &tnt, &n, &steps, &insns, &branches, &blocks, sink);
 		if (!n && !d->have_pend) {
 			/* the next packet: a short TNT right here (as in fetch()) */
 			const uint8_t *pos = d->pk.pos;
@@ -1418,19 +1615,41 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 			if (b == &tmp)
 				break;
 		}
-		if (steps + b_ninsn(b) > max_steps)
+		/* the step: the chain from ip; with a TIP.PGD pending only the
+		 * block (a direct branch in the chain may be where tracing
+		 * stops) */
+		unsigned cn, ci, nbr;
+		bool push;
+		uint64_t ft, tg;
+		if (!pgd) {
+			cn = b->c_ninsn;
+			ci = b->c_info;
+			nbr = b->c_nbr;
+			push = c_push(b);
+			ft = ip + (uint64_t)(int64_t)b->c_ft;
+			tg = ip + (uint64_t)(int64_t)b->c_tg;
+		} else {
+			cn = b_ninsn(b);
+			ci = b->info;
+			nbr = b_bend(b) == PTFLOW_BEND_BRANCH;
+			push = false;
+			ft = b_next(b);
+			tg = ft + (uint64_t)(int64_t)b->disp;
+		}
+		if (steps + cn > max_steps)
 			break;
-		/* the next block is one of two: fetch both cache slots early */
-		uint64_t ft = b_next(b), tg = ft + (uint64_t)(int64_t)b->disp;
-		if (mode != X86_MODE_64) /* b_target(): the block has this mode */
+		if (mode != X86_MODE_64) { /* as b_target(): the block has this mode */
+			ft = (uint32_t)ft;
 			tg = (uint32_t)tg;
+		}
+		/* the next step starts at one of two: fetch both cache slots early */
 		__builtin_prefetch(&cache[slot(ft, mask)]);
 		__builtin_prefetch(&cache[slot(tg, mask)]);
 		uint64_t next;
-		unsigned ic = b_iclass(b);
+		unsigned ic = ci & 31, bend = (ci >> 5) & 3;
 		if (pgd && !b_wrmsr(b) &&
-		    (b_bend(b) == PTFLOW_BEND_SPLIT ||
-		     (b_bend(b) == PTFLOW_BEND_BRANCH &&
+		    (bend == PTFLOW_BEND_SPLIT ||
+		     (bend == PTFLOW_BEND_BRANCH &&
 		      (ic == X86_IC_JMP_DIRECT || ic == X86_IC_CALL_DIRECT) &&
 		      !(pend_has_ip(d) ? d->pend.u.ip.ip == tg
 				       : (d->cfg.errata & PTFLOW_ERRATUM_SKL014))))) {
@@ -1440,17 +1659,18 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 		} else if (pgd) {
 			/* as do_block(): the block runs, then tracing stops at
 			 * its branch (a WRMSR in it would stop it there) */
-			if (b_bend(b) != PTFLOW_BEND_BRANCH || b_wrmsr(b) || !takes_tip(ic))
+			if (bend != PTFLOW_BEND_BRANCH || b_wrmsr(b) || !takes_tip(ic))
 				break;
 			if (ic == X86_IC_CALL_INDIRECT)
 				stack_push(d, ft);
 			else if (ic == X86_IC_RET_NEAR)
 				stack_pop(d);
-			steps += b_ninsn(b);
-			insns += b_ninsn(b);
+			steps += cn;
+			insns += cn;
 			blocks++;
+			branches++;
 			if (sink)
-				deliver(d, b, b_ninsn(b), (uint8_t)ic);
+				deliver(d, b, cn, (uint8_t)ic);
 			d->ip = ip;
 			disable(d, PTFLOW_EV_DISABLED, pend_has_ip(d), d->pend.u.ip.ip);
 			/* the usual way back: MODE.Exec, TIP.PGE (33.7) */
@@ -1492,46 +1712,62 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 			enabled_at = blocks;
 			continue;
 		}
-		if ((b->info & 0x7f) == X86_IC_JCC) { /* bend BRANCH, the usual */
+		/* what the last branch needs; nothing changes before all is there */
+		bool push_last = false;
+		int pop = 0; /* 1: RET with a TIP, 2: compressed RET */
+		if ((ci & 0x7f) == X86_IC_JCC) { /* bend BRANCH, the usual */
 			if (!n)
 				break;
 			n--;
-			next = (tnt >> n) & 1 ? tg : ft;
-		} else if (b_bend(b) == PTFLOW_BEND_SPLIT) {
+			/* without a branch: the bit is as good as random */
+			next = ft + ((tg - ft) & -((tnt >> n) & 1));
+		} else if (bend == PTFLOW_BEND_SPLIT) {
 			next = ft;
-			splits++;
-		} else if (b_bend(b) != PTFLOW_BEND_BRANCH) {
+		} else if (bend != PTFLOW_BEND_BRANCH) {
 			break;
 		} else if (ic == X86_IC_JMP_DIRECT) {
 			next = tg;
 		} else if (ic == X86_IC_CALL_DIRECT) {
-			if (!b_zlc(b))
-				stack_push(d, ft);
+			push_last = !(ci >> 7); /* not a zero-length CALL */
 			next = tg;
 		} else if (ic == X86_IC_RET_NEAR && n && !d->cfg.disretc) {
 			/* compressed RET: a taken bit, the target from the stack */
-			if (!d->sn || !((tnt >> (n - 1)) & 1))
+			if (!(d->sn || push) || !((tnt >> (n - 1)) & 1))
 				break;
 			n--;
-			d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
-			d->sn--;
-			next = d->stack[d->sp];
+			pop = 2;
+			next = 0;
 		} else if ((ic == X86_IC_RET_NEAR || ic == X86_IC_JMP_INDIRECT ||
 			    ic == X86_IC_CALL_INDIRECT) && !n && plain_tip(d)) {
-			if (ic == X86_IC_CALL_INDIRECT)
-				stack_push(d, ft);
-			else if (ic == X86_IC_RET_NEAR)
-				stack_pop(d);
+			push_last = ic == X86_IC_CALL_INDIRECT;
+			pop = ic == X86_IC_RET_NEAR;
 			next = d->pend.u.ip.ip;
 			d->have_pend = false;
 		} else {
 			break;
 		}
-		steps += b_ninsn(b);
-		insns += b_ninsn(b);
+		/* in execution order: the CALL inside the chain, then the last branch */
+		if (push) {
+			uint64_t ret = ip + (uint64_t)(int64_t)b->c_ret;
+			stack_push(d, mode == X86_MODE_64 ? ret : (uint32_t)ret);
+		}
+		if (push_last)
+			stack_push(d, ft);
+		if (pop == 2) {
+			d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
+			d->sn--;
+			next = d->stack[d->sp];
+		} else if (pop) {
+			stack_pop(d);
+		}
+		steps += cn;
+		insns += cn;
 		blocks++;
-		if (sink)
-			deliver(d, b, b_ninsn(b), (uint8_t)ic);
+		branches += nbr;
+		if (sink && pgd)
+			deliver(d, b, cn, (uint8_t)ic);
+		else if (sink)
+			deliver_chain(d, b, (uint8_t)ic);
 		ip = next;
 	}
 	d->ip = ip;
@@ -1542,13 +1778,13 @@ out:
 	d->tnt_n = (uint8_t)n;
 	d->tnt_bits = tnt;
 	d->stat.insns += insns;
-	d->stat.branches += blocks - splits;
+	d->stat.branches += branches;
 	d->stat.blocks += blocks;
 }
 
 /* the hot loop without a run callback (--stat, the benchmark) has no
  * per-block test for one */
-static void fast_walk(struct ptflow_decoder *d)
+static __attribute__((noinline)) void fast_walk(struct ptflow_decoder *d)
 {
 	if (d->sink.run)
 		walk(d, true);

@@ -46,14 +46,26 @@ enum ptflow_bend {
  * A run of straight-line code starting at ip, cached by ip and mode: up to
  * PTFLOW_BLOCK_MAX instructions, the last of which ends the block (a branch,
  * or the size limit, or code that cannot be read or decoded after it).
- * 16 bytes, so that a large cache stays close to the CPU:
+ * 32 bytes: the block itself, then its chain.
  *
  *   ip (64) | disp (32) | size (10) wrmsr (1) 0 (1) last_len (4) | ninsn (6) mode (2) |
  *   iclass (5) bend (2) zero_len_call (1)
  *
  * disp is the direct branch target relative to ip + size (in 16/32-bit
  * code modulo 2^32). Instruction lengths are not kept:
- * ptflow_block_decode() gives them when needed. Fields are private.
+ * ptflow_block_decode() gives them when needed.
+ *
+ * The chain is the block plus the blocks it always continues into: through
+ * a direct JMP, a direct CALL (at most one that pushes a return address)
+ * or a size split, up to PTFLOW_CHAIN_MAX blocks. The hot loop walks a
+ * chain as one step, as if it were one block ending in the last block's
+ * branch:
+ *
+ *   c_ft, c_tg, c_ret (32 each, relative to ip) | c_ninsn (8) |
+ *   c_info (8, the last block's info) | c_nbr (8, blocks ending in a
+ *   branch) | c_hk (8: what the hot loop does, the mode, the push)
+ *
+ * c_ninsn 0: no chain (c_info then says NOCODE). Fields are private.
  */
 struct ptflow_block {
 	uint64_t ip;		/* PTFLOW_NO_IP: empty */
@@ -61,7 +73,13 @@ struct ptflow_block {
 	uint16_t szl;
 	uint8_t nm;
 	uint8_t info;
+	int32_t c_ft, c_tg, c_ret;
+	uint8_t c_ninsn;
+	uint8_t c_info;
+	uint8_t c_nbr;
+	uint8_t c_hk;
 };
+#define PTFLOW_CHAIN_MAX 8
 #define PTFLOW_NO_IP (~(uint64_t)0)
 
 /* Event kinds, reported through the sink. */

@@ -228,7 +228,8 @@ int main(int argc, char **argv)
 	uint64_t e_ours, e_insn, e_blk;
 	struct ptimg img = ptsec_ptimg(&im);
 	if (argc > 3 && !strcmp(argv[3], "ours")) { /* profiling: our decoder only */
-		for (int i = 0; i < 5; i++) {
+		int reps = getenv("BENCH_REPS") ? atoi(getenv("BENCH_REPS")) : 5;
+		for (int i = 0; i < reps; i++) {
 			uint64_t n = run_ours(&img, buf, res.size, &s_ours, &e_ours);
 			printf("efipt ptflow_decode:  %11llu insns %7.3f s %8.1f M insn/s\n",
 			       (unsigned long long)n, s_ours, (double)n / s_ours / 1e6);
