@@ -1575,8 +1575,6 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 	if (!cache)
 		return;
 	for (;;) {
-		if (mode == X86_MODE_64 && !d->have_pend && n)
-			lean_walk(d, &ip, &tnt, &n, &steps, &insns, &branches, &blocks, sink);
 		if (!n && !d->have_pend) {
 			/* the next packet: a short TNT right here (as in fetch()) */
 			const uint8_t *pos = d->pk.pos;
@@ -1600,6 +1598,11 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 				n = d->tnt_n;
 				tnt = d->tnt_bits;
 			}
+		}
+		if (mode == X86_MODE_64 && !d->have_pend && n) {
+			lean_walk(d, &ip, &tnt, &n, &steps, &insns, &branches, &blocks, sink);
+			if (!n && !d->have_pend)
+				continue; /* the next packet is not a short TNT */
 		}
 		/* a TIP.PGD waits for the indirect or far transfer that leaves */
 		bool pgd = false;
