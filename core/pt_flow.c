@@ -40,7 +40,8 @@ static inline uint64_t b_target(const struct ptflow_block *b)
  * c_hk: how the hot loop takes a chain (64-bit code only: the mode is part
  * of the value, so other modes fall through to the general walk):
  * HK_JCC / HK_RET the last branch is a Jcc / near RET, anything else is
- * HK_OTHER; HK_PUSH a CALL in the chain pushes c_ret.
+ * HK_OTHER; HK_PUSH a CALL in the chain pushes the return address c_retl
+ * links to.
  */
 enum { HK_OTHER = 0, HK_JCC = 1, HK_RET = 2, HK_PUSH = 1 << 5 };
 #define HK_MODE(m) ((unsigned)(m) << 3)
@@ -215,7 +216,8 @@ int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
 	b->szl = (uint16_t)((cur - ip) | wrmsr << 10 | last_len << 12);
 	b->nm = (uint8_t)(ninsn | (unsigned)mode << 6);
 	b->info = (uint8_t)(iclass | bend << 5 | zlc << 7);
-	b->c_ft = b->c_tg = b->c_ret = 0;
+	b->link[0] = b->link[1] = 0;
+	b->c_retl = 0;
 	b->c_ninsn = 0; /* no chain: the cache links blocks (chain_build()) */
 	b->c_info = PTFLOW_BEND_NOCODE << 5;
 	b->c_nbr = 0;
@@ -224,45 +226,74 @@ int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
 }
 
 /*
- * Cache slot of a block: by address, so that blocks close in the code are
- * close in the cache (a not-taken branch continues in the next slots, hot
- * code stays in few cache lines); a code region larger than 4 x the cache
- * entries wraps around.
+ * Index slot of an address: blocks close in the code are close in the
+ * index; a code region larger than 4 x the slots wraps around.
  */
 static inline uint32_t slot(uint64_t ip, uint32_t mask)
 {
 	return (uint32_t)((ip >> 2) ^ (ip >> 24)) & mask;
 }
 
-/* The block at ip/mode from the cache, without filling it (NULL: not there). */
-static const struct ptflow_block *block_cached(const struct ptflow_decoder *d, uint64_t ip,
-					       unsigned mode)
+/* An entry made for a link before its block is decoded (block_get() does
+ * that when the walk gets there). */
+#define STUB_SZL 0xffff
+_Static_assert(PTFLOW_BLOCK_MAX * 15 < 1023, "no block has the stub's size");
+static inline bool b_stub(const struct ptflow_block *b) { return b->szl == STUB_SZL; }
+
+/* The entry for ip/mode (NULL: none). */
+static inline struct ptflow_block *cache_find(const struct ptflow_decoder *d, uint64_t ip,
+					      unsigned mode)
 {
-	if (!d->cfg.cache_size)
+	if (!d->nents)
 		return NULL;
-	const struct ptflow_block *b = &d->cfg.cache[slot(ip, d->cfg.cache_size - 1)];
+	uint32_t i = d->index[slot(ip, d->imask)];
+	if (!i)
+		return NULL;
+	struct ptflow_block *b = &d->ents[i - 1];
 	return b->ip == ip && b_mode(b) == mode ? b : NULL;
 }
 
-/* A target relative to the chain's start: false if it does not fit. */
-static bool rel32(uint64_t to, uint64_t from, unsigned mode, int32_t *out)
+void ptflow_cache_flush(struct ptflow_decoder *d)
 {
-	uint64_t r = to - from;
-	*out = (int32_t)(uint32_t)r;
-	return mode != X86_MODE_64 || (uint64_t)(int64_t)*out == r;
+	if (d->nents)
+		efipt_memset(d->index, 0, ((size_t)d->imask + 1) * sizeof(*d->index));
+	d->used = 0;
+	efipt_memset(d->stack_link, 0, sizeof(d->stack_link)); /* links no more */
+}
+
+/* A new entry for ip/mode, as a stub; the caller made sure there is room. */
+static struct ptflow_block *cache_add(struct ptflow_decoder *d, uint64_t ip, unsigned mode)
+{
+	struct ptflow_block *b = &d->ents[d->used++];
+	efipt_memset(b, 0, sizeof(*b));
+	b->ip = ip;
+	b->szl = STUB_SZL;
+	b->nm = (uint8_t)(mode << 6);
+	b->c_info = PTFLOW_BEND_NOCODE << 5;
+	d->index[slot(ip, d->imask)] = d->used;
+	return b;
+}
+
+/* Link to the entry for ip/mode, made as a stub if there is none. */
+static uint32_t cache_link(struct ptflow_decoder *d, uint64_t ip, unsigned mode)
+{
+	struct ptflow_block *b = cache_find(d, ip, mode);
+	if (!b)
+		b = cache_add(d, ip, mode);
+	return (uint32_t)(b - d->ents) + 1;
 }
 
 /*
- * Link b with the blocks it always continues into (see the chain fields in
- * pt_flow.h). The blocks after the first are taken from the cache or
- * decoded aside; the cache is not written, so b stays where it is.
+ * Make b's chain (see pt_flow.h): the blocks after the first are taken from
+ * the cache or decoded aside; then link b to the entries where its last
+ * branch goes (at most two new entries: block_get() made room).
  */
 static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 {
 	struct ptflow_block last = *b, next;
 	unsigned mode = b_mode(b), ninsn = b_ninsn(b), nblk = 1;
 	unsigned nbr = b_bend(b) == PTFLOW_BEND_BRANCH, push = 0;
-	int32_t ret = 0;
+	uint64_t ret = 0;
 
 	for (; nblk < PTFLOW_CHAIN_MAX; nblk++) {
 		unsigned ic = b_iclass(&last), bend = b_bend(&last);
@@ -278,11 +309,8 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 			to = b_target(&last), call = !b_zlc(&last);
 		else
 			break;
-		int32_t r;
-		if (call && !rel32(b_next(&last), b->ip, mode, &r))
-			break;
-		const struct ptflow_block *nb = block_cached(d, to, mode);
-		if (!nb) {
+		const struct ptflow_block *nb = cache_find(d, to, mode);
+		if (!nb || b_stub(nb)) {
 			d->stat.decoded++;
 			ptflow_block_decode(&d->cfg.image, to, (uint8_t)mode, &next, NULL);
 			nb = &next;
@@ -290,18 +318,23 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 		if (b_bend(nb) > PTFLOW_BEND_SPLIT || ninsn + b_ninsn(nb) > 255)
 			break;
 		if (call)
-			ret = r, push = 1;
+			ret = b_next(&last), push = 1;
 		ninsn += b_ninsn(nb);
 		nbr += b_bend(nb) == PTFLOW_BEND_BRANCH;
 		last = *nb;
 	}
-	unsigned lic = b_iclass(&last);
-	bool direct = b_bend(&last) == PTFLOW_BEND_BRANCH &&
-		      (lic == X86_IC_JCC || lic == X86_IC_JMP_DIRECT || lic == X86_IC_CALL_DIRECT);
-	if (!rel32(b_next(&last), b->ip, mode, &b->c_ft) ||
-	    !rel32(direct ? b_target(&last) : b_next(&last), b->ip, mode, &b->c_tg))
-		return; /* left without a chain: walked block by block */
-	b->c_ret = ret;
+	unsigned lic = b_iclass(&last), lbend = b_bend(&last);
+	bool branch = lbend == PTFLOW_BEND_BRANCH;
+	/* where the last branch goes on: its fall-through (also the return
+	 * address of a CALL), its direct target */
+	if (lbend == PTFLOW_BEND_SPLIT ||
+	    (branch && lic != X86_IC_JMP_DIRECT && lic != X86_IC_JMP_INDIRECT &&
+	     lic != X86_IC_RET_NEAR && lic != X86_IC_FAR_JMP && lic != X86_IC_FAR_RET &&
+	     lic != X86_IC_IRET))
+		b->link[0] = cache_link(d, b_next(&last), mode);
+	if (branch && (lic == X86_IC_JCC || lic == X86_IC_JMP_DIRECT || lic == X86_IC_CALL_DIRECT))
+		b->link[1] = cache_link(d, b_target(&last), mode);
+	b->c_retl = push ? cache_link(d, ret, mode) : 0;
 	b->c_ninsn = (uint8_t)ninsn;
 	b->c_info = last.info;
 	b->c_nbr = (uint8_t)nbr;
@@ -313,26 +346,34 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 	b->c_hk = (uint8_t)(hk | HK_MODE(mode) | (push ? HK_PUSH : 0));
 }
 
+/* The decoded block at ip in the current mode: from the cache, decoded
+ * into it, or (no cache) decoded into tmp. */
 static const struct ptflow_block *block_get(struct ptflow_decoder *d, uint64_t ip,
 					    struct ptflow_block *tmp)
 {
-	struct ptflow_block *b = tmp;
-	if (d->cfg.cache_size) {
-		b = &d->cfg.cache[slot(ip, d->cfg.cache_size - 1)];
-		if (b->ip == ip && b_mode(b) == d->mode)
-			return b;
-	}
+	struct ptflow_block *b = cache_find(d, ip, d->mode);
+	if (b && !b_stub(b))
+		return b;
 	d->stat.decoded++;
+	if (!d->nents) {
+		ptflow_block_decode(&d->cfg.image, ip, d->mode, tmp, NULL);
+		return tmp;
+	}
+	if (d->used + 4 > d->nents) { /* full: start over (a block, 3 links) */
+		ptflow_cache_flush(d);
+		b = NULL;
+	}
+	if (!b)
+		b = cache_add(d, ip, d->mode);
 	ptflow_block_decode(&d->cfg.image, ip, d->mode, b, NULL);
-	if (b != tmp)
-		chain_build(d, b);
+	chain_build(d, b);
 	return b;
 }
 
-void ptflow_cache_flush(struct ptflow_decoder *d)
+/* The entry a link names. */
+static inline const struct ptflow_block *linked(const struct ptflow_decoder *d, uint32_t l)
 {
-	for (uint32_t i = 0; i < d->cfg.cache_size; i++)
-		d->cfg.cache[i].ip = PTFLOW_NO_IP;
+	return &d->ents[l - 1];
 }
 
 /* ---- output -------------------------------------------------------------- */
@@ -443,10 +484,12 @@ static void stack_reset(struct ptflow_decoder *d)
 	d->ret_unknown = false;
 }
 
-/* Near CALL: push the return address; a full stack drops its oldest entry. */
-static void stack_push(struct ptflow_decoder *d, uint64_t ret)
+/* Near CALL: push the return address (and its cache entry, if known); a
+ * full stack drops its oldest entry. */
+static void stack_push(struct ptflow_decoder *d, uint64_t ret, uint32_t link)
 {
 	d->stack[d->sp] = ret;
+	d->stack_link[d->sp] = link;
 	d->sp = (uint8_t)((d->sp + 1) % PTFLOW_STACK);
 	if (d->sn < PTFLOW_STACK)
 		d->sn++;
@@ -497,6 +540,15 @@ int ptflow_init(struct ptflow_decoder *d, const struct ptflow_config *cfg,
 		.skl168 = (cfg->errata & PTFLOW_ERRATUM_SKL168) != 0,
 	};
 	pttime_init(&d->time, &tc);
+	/* the index first (a slot per entry of the cache), then the entries */
+	uint32_t iblocks = (uint32_t)((cfg->cache_size * sizeof(uint32_t) +
+				       sizeof(struct ptflow_block) - 1) / sizeof(struct ptflow_block));
+	if (cfg->cache_size >= 8) {
+		d->index = (uint32_t *)(void *)cfg->cache;
+		d->imask = cfg->cache_size - 1;
+		d->ents = cfg->cache + iblocks;
+		d->nents = cfg->cache_size - iblocks;
+	}
 	ptflow_cache_flush(d);
 	reset_state(d);
 	return 0;
@@ -1367,7 +1419,7 @@ static int do_block(struct ptflow_decoder *d)
 	case X86_IC_CALL_DIRECT:
 		run(d, b, b_ninsn(b), b_iclass(b));
 		if (b_iclass(b) == X86_IC_CALL_DIRECT && !b_zlc(b))
-			stack_push(d, b_next(b));
+			stack_push(d, b_next(b), 0);
 		if (!d->tnt_n && pend_is(d, ptpkt_tip_pgd) &&
 		    ((pend_has_ip(d) && d->pend.u.ip.ip == b_target(b)) ||
 		     (!pend_has_ip(d) && (d->cfg.errata & PTFLOW_ERRATUM_SKL014)))) {
@@ -1405,7 +1457,7 @@ static int do_block(struct ptflow_decoder *d)
 	case X86_IC_CALL_INDIRECT:
 		if (d->have_pend || d->tnt_n) {
 			run(d, b, b_ninsn(b), b_iclass(b));
-			stack_push(d, b_next(b));
+			stack_push(d, b_next(b), 0);
 			return take_tip(d, last);
 		}
 		return STEP_DONE;
@@ -1486,16 +1538,18 @@ static bool plain_tip(const struct ptflow_decoder *d)
  * not per step.
  */
 static inline __attribute__((always_inline)) void
-lean_walk(struct ptflow_decoder *d, uint64_t *ipp, uint64_t *tntp, unsigned *np, uint64_t *stepsp,
-	  uint64_t *insnsp, uint64_t *branchesp, uint64_t *blocksp, const bool sink)
+lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **ep, uint64_t *tntp,
+	  unsigned *np, uint64_t *stepsp, uint64_t *insnsp, uint64_t *branchesp, uint64_t *blocksp,
+	  const bool sink)
 {
-	const struct ptflow_block *cache = d->cfg.cache;
-	uint32_t mask = d->cfg.cache_size - 1;
 	uint64_t ip = *ipp, tnt = *tntp, steps = *stepsp, insns = 0, since = 0;
 	uint64_t branches = 0, blocks = 0;
 	unsigned n = *np;
+	/* the entry at ip: from here on the links lead the way */
+	const struct ptflow_block *e = *ep ? *ep : cache_find(d, ip, X86_MODE_64);
 
-	if (steps + 255u * n > d->cfg.max_steps)
+	*ep = e;
+	if (!e || steps + 255u * n > d->cfg.max_steps)
 		return;
 	for (;;) {
 		if (!n) {
@@ -1515,35 +1569,39 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, uint64_t *tntp, unsigned *np,
 			steps = 0;
 			since = insns;
 		}
-		const struct ptflow_block *e = &cache[slot(ip, mask)];
-		unsigned hk = e->c_hk;
-		if (e->ip != ip)
-			break;
-		uint64_t next;
+		const struct ptflow_block *cur = e;
+		unsigned hk = cur->c_hk; /* a stub's is HK_OTHER */
 		if ((hk & ~HK_PUSH) == HK_JCC64) {
 			if (hk & HK_PUSH)
-				stack_push(d, ip + (uint64_t)(int64_t)e->c_ret);
+				stack_push(d, linked(d, cur->c_retl)->ip, cur->c_retl);
 			n--;
-			next = ip + (uint64_t)(int64_t)((tnt >> n) & 1 ? e->c_tg : e->c_ft);
+			e = linked(d, cur->link[(tnt >> n) & 1]);
 		} else if ((hk & ~HK_PUSH) == HK_RET64 && (tnt >> (n - 1)) & 1 &&
 			   (d->sn || hk & HK_PUSH) && !d->cfg.disretc) {
 			/* compressed RET: a taken bit, the target from the stack */
 			if (hk & HK_PUSH)
-				stack_push(d, ip + (uint64_t)(int64_t)e->c_ret);
+				stack_push(d, linked(d, cur->c_retl)->ip, cur->c_retl);
 			n--;
 			d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
 			d->sn--;
-			next = d->stack[d->sp];
+			ip = d->stack[d->sp];
+			uint32_t l = d->stack_link[d->sp];
+			e = l && b_mode(linked(d, l)) == X86_MODE_64 ? linked(d, l)
+								    : cache_find(d, ip, X86_MODE_64);
 		} else {
 			break;
 		}
-		insns += e->c_ninsn;
-		branches += e->c_nbr;
+		insns += cur->c_ninsn;
+		branches += cur->c_nbr;
 		blocks++;
 		if (sink)
-			deliver_chain(d, e, (uint8_t)(e->c_info & 31));
-		ip = next;
+			deliver_chain(d, cur, (uint8_t)(cur->c_info & 31));
+		if (!e)
+			goto out; /* returned to code not in the cache */
 	}
+	ip = e->ip;
+out:
+	*ep = e;
 	*ipp = ip;
 	*tntp = tnt;
 	*np = n;
@@ -1564,15 +1622,14 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, uint64_t *tntp, unsigned *np,
  */
 static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d, const bool sink)
 {
-	struct ptflow_block *cache = d->cfg.cache;
-	uint32_t mask = d->cfg.cache_size - 1;
 	uint64_t ip = d->ip, tnt = d->tnt_bits, insns = 0, branches = 0, blocks = 0;
 	uint64_t steps = d->steps, max_steps = d->cfg.max_steps;
 	unsigned n = d->tnt_n, mode = d->mode;
 	uint64_t enabled_at = 0; /* blocks walked when tracing was last enabled */
 	struct ptflow_block tmp;
+	const struct ptflow_block *e = NULL; /* the entry at ip, if known */
 
-	if (!cache)
+	if (!d->nents)
 		return;
 	for (;;) {
 		if (!n && !d->have_pend) {
@@ -1600,7 +1657,7 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 			}
 		}
 		if (mode == X86_MODE_64 && !d->have_pend && n) {
-			lean_walk(d, &ip, &tnt, &n, &steps, &insns, &branches, &blocks, sink);
+			lean_walk(d, &ip, &e, &tnt, &n, &steps, &insns, &branches, &blocks, sink);
 			if (!n && !d->have_pend)
 				continue; /* the next packet is not a short TNT */
 		}
@@ -1611,8 +1668,9 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 				break;
 			pgd = true;
 		}
-		const struct ptflow_block *b = &cache[slot(ip, mask)];
-		if (!(b->ip == ip && b_mode(b) == mode)) {
+		const struct ptflow_block *b = e ? e : cache_find(d, ip, mode);
+		e = NULL;
+		if (!b || b_stub(b)) {
 			d->ip = ip;
 			b = block_get(d, ip, &tmp);
 			if (b == &tmp)
@@ -1629,8 +1687,8 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 			ci = b->c_info;
 			nbr = b->c_nbr;
 			push = c_push(b);
-			ft = ip + (uint64_t)(int64_t)b->c_ft;
-			tg = ip + (uint64_t)(int64_t)b->c_tg;
+			ft = b->link[0] ? linked(d, b->link[0])->ip : 0;
+			tg = b->link[1] ? linked(d, b->link[1])->ip : 0;
 		} else {
 			cn = b_ninsn(b);
 			ci = b->info;
@@ -1645,9 +1703,6 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 			ft = (uint32_t)ft;
 			tg = (uint32_t)tg;
 		}
-		/* the next step starts at one of two: fetch both cache slots early */
-		__builtin_prefetch(&cache[slot(ft, mask)]);
-		__builtin_prefetch(&cache[slot(tg, mask)]);
 		uint64_t next;
 		unsigned ic = ci & 31, bend = (ci >> 5) & 3;
 		if (pgd && !b_wrmsr(b) &&
@@ -1665,7 +1720,7 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 			if (bend != PTFLOW_BEND_BRANCH || b_wrmsr(b) || !takes_tip(ic))
 				break;
 			if (ic == X86_IC_CALL_INDIRECT)
-				stack_push(d, ft);
+				stack_push(d, ft, 0);
 			else if (ic == X86_IC_RET_NEAR)
 				stack_pop(d);
 			steps += cn;
@@ -1710,6 +1765,9 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 				event(d, PTFLOW_EV_ENABLED, d->pend_off, true, d->ip);
 				break;
 			}
+			/* back after the SYSCALL (or whatever left): a link */
+			if (b->link[0] && d->mode == mode && linked(d, b->link[0])->ip == d->ip)
+				e = linked(d, b->link[0]);
 			ip = d->ip;
 			mode = d->mode;
 			enabled_at = blocks;
@@ -1718,21 +1776,25 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 		/* what the last branch needs; nothing changes before all is there */
 		bool push_last = false;
 		int pop = 0; /* 1: RET with a TIP, 2: compressed RET */
+		unsigned nl = 2; /* the link to the next entry: 0, 1 or none */
 		if ((ci & 0x7f) == X86_IC_JCC) { /* bend BRANCH, the usual */
 			if (!n)
 				break;
 			n--;
-			/* without a branch: the bit is as good as random */
-			next = ft + ((tg - ft) & -((tnt >> n) & 1));
+			nl = (tnt >> n) & 1;
+			next = nl ? tg : ft;
 		} else if (bend == PTFLOW_BEND_SPLIT) {
 			next = ft;
+			nl = 0;
 		} else if (bend != PTFLOW_BEND_BRANCH) {
 			break;
 		} else if (ic == X86_IC_JMP_DIRECT) {
 			next = tg;
+			nl = 1;
 		} else if (ic == X86_IC_CALL_DIRECT) {
 			push_last = !(ci >> 7); /* not a zero-length CALL */
 			next = tg;
+			nl = 1;
 		} else if (ic == X86_IC_RET_NEAR && n && !d->cfg.disretc) {
 			/* compressed RET: a taken bit, the target from the stack */
 			if (!(d->sn || push) || !((tnt >> (n - 1)) & 1))
@@ -1751,15 +1813,17 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 		}
 		/* in execution order: the CALL inside the chain, then the last branch */
 		if (push) {
-			uint64_t ret = ip + (uint64_t)(int64_t)b->c_ret;
-			stack_push(d, mode == X86_MODE_64 ? ret : (uint32_t)ret);
+			stack_push(d, linked(d, b->c_retl)->ip, b->c_retl);
 		}
 		if (push_last)
-			stack_push(d, ft);
+			stack_push(d, ft, b->link[0]);
 		if (pop == 2) {
 			d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
 			d->sn--;
 			next = d->stack[d->sp];
+			uint32_t l = d->stack_link[d->sp];
+			if (l && b_mode(linked(d, l)) == mode)
+				e = linked(d, l);
 		} else if (pop) {
 			stack_pop(d);
 		}
@@ -1771,6 +1835,8 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 			deliver(d, b, cn, (uint8_t)ic);
 		else if (sink)
 			deliver_chain(d, b, (uint8_t)ic);
+		if (nl < 2 && !pgd)
+			e = linked(d, b->link[nl]);
 		ip = next;
 	}
 	d->ip = ip;

@@ -57,30 +57,36 @@ enum ptflow_bend {
  *
  * The chain is the block plus the blocks it always continues into: through
  * a direct JMP, a direct CALL (at most one that pushes a return address)
- * or a size split, up to PTFLOW_CHAIN_MAX blocks. The hot loop walks a
+ * or a size split, up to PTFLOW_CHAIN_MAX blocks. The hot loops walk a
  * chain as one step, as if it were one block ending in the last block's
- * branch:
+ * branch, and go on through links to the cache entries of where that
+ * branch goes:
  *
- *   c_ft, c_tg, c_ret (32 each, relative to ip) | c_ninsn (8) |
- *   c_info (8, the last block's info) | c_nbr (8, blocks ending in a
- *   branch) | c_hk (8: what the hot loop does, the mode, the push)
+ *   link[0], link[1] (32 each: the entries at the fall-through and at the
+ *   direct target, entry number + 1, or 0) | c_retl (32, a link to the
+ *   return address a CALL in the chain pushes) | c_ninsn (8) | c_info (8,
+ *   the last block's info) | c_nbr (8, blocks ending in a branch) |
+ *   c_hk (8: what the hot loop does, the mode, the push)
  *
- * c_ninsn 0: no chain (c_info then says NOCODE). Fields are private.
+ * The cache (cfg.cache, cfg.cache_size entries) holds an index by address
+ * (4 bytes per entry, at its start) and the entries, filled in the order
+ * the code is first walked and emptied as a whole when full, so that a link
+ * stays valid as long as the entry it is in. Fields are private.
  */
 struct ptflow_block {
-	uint64_t ip;		/* PTFLOW_NO_IP: empty */
+	uint64_t ip;
 	int32_t disp;
 	uint16_t szl;
 	uint8_t nm;
 	uint8_t info;
-	int32_t c_ft, c_tg, c_ret;
+	uint32_t link[2];
+	uint32_t c_retl;
 	uint8_t c_ninsn;
 	uint8_t c_info;
 	uint8_t c_nbr;
 	uint8_t c_hk;
 };
 #define PTFLOW_CHAIN_MAX 8
-#define PTFLOW_NO_IP (~(uint64_t)0)
 
 /* Event kinds, reported through the sink. */
 enum ptflow_ev {
@@ -159,8 +165,8 @@ const char *ptflow_erratum_name(uint32_t bit);
 
 struct ptflow_config {
 	struct ptimg image;
-	struct ptflow_block *cache;	/* cache_size entries, power of two */
-	uint32_t cache_size;
+	struct ptflow_block *cache;	/* cache_size entries, power of two; */
+	uint32_t cache_size;		/* below 8: no cache (slow) */
 	uint32_t errata;		/* PTFLOW_ERRATUM_* */
 	uint64_t max_steps;		/* insns without a packet (0: 1<<20) */
 	bool distnt;			/* trace recorded with DisTNT=1 */
@@ -185,6 +191,9 @@ struct ptflow_stat {
 /* The decoder: caller-owned, about 0.9 KiB. Fields are private. */
 struct ptflow_decoder {
 	struct ptflow_config cfg;
+	uint32_t *index;		/* cache: index by address, imask + 1 slots */
+	struct ptflow_block *ents;	/* cache: entries, nents of them */
+	uint32_t imask, nents, used;
 	struct ptflow_sink sink;
 	struct ptpkt_decoder pk;
 	struct ptpkt_lastip lastip;
@@ -209,6 +218,7 @@ struct ptflow_decoder {
 	bool bound_set;		/* bound_ev waits for the FUP that gives its IP */
 	struct ptflow_event bound_ev;
 	uint64_t stack[PTFLOW_STACK];
+	uint32_t stack_link[PTFLOW_STACK];	/* the cache entries there (or 0) */
 	struct pttime time;
 };
 
