@@ -120,8 +120,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.image.read = ptimg_flat_read;
 	cfg.image.ctx = &flat;
 	cfg.cache = data[0] & 0x80 ? NULL : cache;
-	cfg.cache_size = data[0] & 0x80 ? 0 : 64;
-	cfg.max_steps = 256;
+	/* 8: the smallest cache, emptied again and again */
+	cfg.cache_size = data[0] & 0x80 ? 0 : data[0] & 0x20 ? 8 : 64;
+	/* 2048 lets the lean loop run (6 TNT bits x 255 instructions) */
+	cfg.max_steps = data[0] & 0x10 ? 2048 : 256;
 	cfg.distnt = data[0] & 1;
 	cfg.disretc = data[0] & 2;
 	if (data[0] & 4)
