@@ -184,11 +184,11 @@ struct ptflow_stat {
 	uint64_t events;
 	uint64_t errors;
 	uint64_t packets;
-	uint64_t blocks;	/* blocks walked */
-	uint64_t decoded;	/* blocks decoded (block cache misses) */
+	uint64_t blocks;	/* steps of the walk: blocks, or chains of blocks */
+	uint64_t decoded;	/* blocks decoded (cache misses) */
 };
 
-/* The decoder: caller-owned, about 0.9 KiB. Fields are private. */
+/* The decoder: caller-owned, about 1.2 KiB. Fields are private. */
 struct ptflow_decoder {
 	struct ptflow_config cfg;
 	uint32_t *index;		/* cache: index by address, imask + 1 slots */

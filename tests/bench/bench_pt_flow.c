@@ -86,8 +86,9 @@ static uint64_t run_ours(const struct ptimg *img, const uint8_t *buf, size_t siz
 	*secs = now() - t;
 	*errors = d.stat.errors;
 	if (getenv("BENCH_VERBOSE"))
-		printf("  blocks %llu, decoded %llu, packets %llu\n", (unsigned long long)d.stat.blocks,
-		       (unsigned long long)d.stat.decoded, (unsigned long long)d.stat.packets);
+		printf("  blocks %llu, decoded %llu, cache entries used %u, packets %llu\n",
+		       (unsigned long long)d.stat.blocks,
+		       (unsigned long long)d.stat.decoded, d.used, (unsigned long long)d.stat.packets);
 	return d.stat.insns;
 }
 
