@@ -70,6 +70,9 @@ TEST_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TEST_LIB_SRC := $(wildcard tests/lib/*.c)
 TEST_LIB_OBJ := $(patsubst %.c,$(BUILD)/host/%.o,$(TEST_LIB_SRC))
 
+# "make" builds efipt.efi and efipt, whatever the fragments below define first.
+.DEFAULT_GOAL := all
+
 # Modules may add targets and prerequisites here (bench, fuzz, extra test data).
 BENCH_TARGETS :=
 FUZZ_TARGETS  :=
