@@ -651,6 +651,21 @@ static inline __attribute__((always_inline)) bool mode_exec_packet(struct ptflow
 }
 
 /*
+ * SKZ84: with TSC offsetting or scaling in a VMX guest every TMA is corrupt
+ * and followed by one bogus byte: skip both (true) when the CPU has it.
+ * TMA comes right after the TSC, so mostly inside PSB+.
+ */
+static bool skz84_skip(struct ptflow_decoder *d, uint64_t off, const struct ptpkt *p)
+{
+	if (!(d->cfg.errata & PTFLOW_ERRATUM_SKZ84))
+		return false;
+	uint64_t next = off + p->size + 1;
+	if (next <= d->pk.base + (uint64_t)(d->pk.end - d->pk.begin))
+		ptpkt_sync_set(&d->pk, next);
+	return true;
+}
+
+/*
  * Read packets until a TNT (bits loaded) or a packet that matters to the
  * flow (d->pend). IP packets are reconstructed against Last IP here, in
  * stream order (33.4.2.2, Table 33-18).
@@ -711,15 +726,8 @@ static int fetch(struct ptflow_decoder *d)
 			timing(d, &p);
 			continue;
 		case ptpkt_tma:
-			/* SKZ84: with TSC offsetting/scaling in a guest the TMA is
-			 * corrupt and followed by one bogus byte: skip both. */
-			if (d->cfg.errata & PTFLOW_ERRATUM_SKZ84) {
-				uint64_t next = off + p.size + 1;
-				if (next <= d->pk.base + (uint64_t)(d->pk.end - d->pk.begin))
-					ptpkt_sync_set(&d->pk, next);
-				continue;
-			}
-			timing(d, &p);
+			if (!skz84_skip(d, off, &p))
+				timing(d, &p);
 			continue;
 		case ptpkt_tsc:
 		case ptpkt_mtc:
@@ -850,6 +858,10 @@ static int psb_plus(struct ptflow_decoder *d)
 		case ptpkt_tnt8: case ptpkt_tnt64: case ptpkt_tip: case ptpkt_tip_pge:
 		case ptpkt_tip_pgd: case ptpkt_psb:
 			return error(d, off, d->ip, "unexpected packet in psb+");
+		case ptpkt_tma:
+			if (!skz84_skip(d, off, &p))
+				timing(d, &p);
+			break;
 		default:
 			timing(d, &p);
 			break;

@@ -689,6 +689,25 @@ int main(void)
 	cfg.errata = PTFLOW_ERRATUM_SKZ84;
 	expect("skz84-tma-bogus-byte", "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100f [disabled]");
 
+	/* SKZ84 where a TMA mostly is: in PSB+, after the TSC */
+	for (int fix = 1; fix >= 0; fix--) {
+		start(0x1000);
+		tnt("!");
+		psb();
+		{ struct ptpkt p = P(ptpkt_tsc); p.u.tsc.tsc = 0x1234; pk(p); }
+		{ struct ptpkt p = P(ptpkt_tma); p.u.tma.ctc = 1; pk(p); }
+		raw("\xd9", 1);
+		mode(64);
+		fup(0x1006);
+		psbend();
+		tip(0x100f);
+		pgd(0);
+		cfg.errata = fix ? PTFLOW_ERRATUM_SKZ84 : 0;
+		expect(fix ? "skz84-tma-bogus-byte-in-psb+" : "skz84 in psb+ without workaround is an error",
+		       fix ? "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100f [disabled]"
+			   : "[enabled 1000] 1000 1001 [error 1006: bad packet in psb+]");
+	}
+
 	/*
 	 * SKL168: a CYC right before a PSB may be dropped, possibly with an
 	 * MTC. PSB+ with TSC 1000, TMA CTC 0, CBR 10; nominal ratio 20, P = 100,
