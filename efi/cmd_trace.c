@@ -335,6 +335,15 @@ static EFI_STATUS trace_synthetic(struct app *app, struct traced_image *img, boo
 	sc.max_insns = opt.insns;
 	sc.psb_period = 4096;
 	sc.p_interrupt = 2;
+	/* the packets the same options would give on hardware (the manifest
+	 * records them, and the decoders read the trace by them) */
+	sc.distnt = opt.cfg.distnt;
+	sc.disretc = opt.cfg.disretc;
+	sc.ptw = opt.cfg.ptwrite;
+	sc.fup_on_ptw = opt.cfg.fuponptw;
+	sc.event_trace = opt.cfg.event;
+	sc.p_power = opt.cfg.pwr ? 8 : 0;
+	sc.tsc = opt.cfg.tsc;
 	struct ptsynth_sink sink = { 0 };
 	struct ptsynth_result res;
 	if (ptsynth_run(&synth, &sc, &sink, trace->buf, trace->cap, &res)) {

@@ -28,6 +28,19 @@ assert m['trace']['source']=='synthetic' and m['trace']['bytes']>0
 assert m['traced_image']['path']=='\\\\efipt.efi' and m['traced_exit_status']=='EFI_SUCCESS'
 assert m['status']['result']=='ok' and 'SYNTHETIC' in m['status']['message']"
 
+# the synthetic trace has the packets the trace options ask for (here no
+# RET compression, a TSC in each PSB+): the decoders read it by them
+boot synthopt 'trace --source synthetic --noretcomp --tsc --decode --insns 100000 --debugcon --shutdown -- \efipt.efi --version'
+L=$TMP/synthopt/debugcon.log
+run=$(rundirs synthopt | head -n 1)
+walked=$(sed -n 's/.*SYNTHETIC trace (no Intel PT): \([0-9]*\) instructions.*/\1/p' "$L")
+decoded=$(sed -n 's/^Instructions  \([0-9]*\)$/\1/p' "$run/summary.txt")
+[ -n "$walked" ] && [ "$walked" = "$decoded" ] && ok "synthetic --noretcomp --tsc: in-place decode exact ($walked)" ||
+	nok "synthetic --noretcomp --tsc: in-place instruction count" "walked '$walked', decoded '$decoded'"
+contains "synthetic --noretcomp --tsc: no decode errors in firmware" "$run/summary.txt" "Errors        0"
+expect_rc "synthetic --noretcomp --tsc: efipt insn --run decodes it" 0 $EFIPT insn --run "$run" --stat
+contains "synthetic --noretcomp --tsc: host counts every walked instruction" "$TMP/out" "insn: $walked"
+
 boot nopt 'trace --debugcon --shutdown -- \efipt.efi --version'
 contains "hw source without PT: refused with the reason" "$TMP/nopt/debugcon.log" "efipt: Intel PT not supported: CPUID.(EAX=07H,ECX=0):EBX[25]=0 (AuthenticAMD, TCGTCGTCGTCG) (--source synthetic runs without it)"
 contains "hw source without PT: EFI_UNSUPPORTED" "$TMP/nopt/debugcon.log" "efipt: exit EFI_UNSUPPORTED"
