@@ -31,20 +31,8 @@ static void truth_ev(struct ptsynth *s, const struct ptsynth_event *ev)
 		s->sink->event(s->sink->ctx, ev);
 }
 
-static void truth_full(struct ptsynth *s, int type, bool has_ip, uint64_t ip, uint64_t value,
-		       uint64_t aux)
-{
-	struct ptsynth_event ev;
-	efipt_memset(&ev, 0, sizeof(ev));
-	ev.type = type;
-	ev.has_ip = has_ip;
-	ev.ip = has_ip ? ip : 0;
-	ev.value = value;
-	ev.aux = aux;
-	truth_ev(s, &ev);
-}
-
-static void truth_event(struct ptsynth *s, int type, bool has_ip, uint64_t ip, uint64_t target)
+static void truth_any(struct ptsynth *s, int type, bool has_ip, uint64_t ip, uint64_t target,
+		      uint64_t value, uint64_t aux)
 {
 	struct ptsynth_event ev;
 	efipt_memset(&ev, 0, sizeof(ev));
@@ -52,7 +40,22 @@ static void truth_event(struct ptsynth *s, int type, bool has_ip, uint64_t ip, u
 	ev.has_ip = has_ip;
 	ev.ip = has_ip ? ip : 0;
 	ev.target = target;
+	ev.value = value;
+	ev.aux = aux;
 	truth_ev(s, &ev);
+}
+
+/* an event with a payload */
+static void truth_full(struct ptsynth *s, int type, bool has_ip, uint64_t ip, uint64_t value,
+		       uint64_t aux)
+{
+	truth_any(s, type, has_ip, ip, 0, value, aux);
+}
+
+/* an event with a branch target (interrupts) */
+static void truth_event(struct ptsynth *s, int type, bool has_ip, uint64_t ip, uint64_t target)
+{
+	truth_any(s, type, has_ip, ip, target, 0, 0);
 }
 
 static bool put(struct ptsynth *s, const struct ptpkt *p)
