@@ -4,21 +4,28 @@
 
 #include "efi/inplace.h"
 
-#define CACHE_ENTRIES 4096 /* a power of two; blocks of firmware-sized code */
+/* Cache entries (32 bytes each, a power of two): 1 MiB holds the blocks of
+ * a whole boot's drivers; less if the pool is short (a full cache starts
+ * over, which is slower, not wrong). */
+#define CACHE_MAX 32768
+#define CACHE_MIN 1024
 
 EFI_STATUS inplace_decode(const uint8_t *trace, uint64_t len, struct memview *view,
 			  const struct ptcaps *caps, bool distnt, bool disretc,
 			  const struct ptflow_sink *sink, struct ptflow_stat *stat)
 {
 	static struct ptflow_decoder dec; /* several KiB: not on the stack */
-	struct ptflow_block *cache = AllocatePool(CACHE_ENTRIES * sizeof(*cache));
+	uint32_t entries = CACHE_MAX;
+	struct ptflow_block *cache;
+	while (!(cache = AllocatePool(entries * sizeof(*cache))) && entries > CACHE_MIN)
+		entries /= 2;
 	if (!cache)
 		return EFI_OUT_OF_RESOURCES;
 	struct ptflow_config fc = { 0 };
 	fc.image.read = memview_read;
 	fc.image.ctx = view;
 	fc.cache = cache;
-	fc.cache_size = CACHE_ENTRIES;
+	fc.cache_size = entries;
 	fc.errata = ptflow_errata_for_cpu(caps->family, caps->model, (int)caps->stepping);
 	fc.distnt = distnt;
 	fc.disretc = disretc;
