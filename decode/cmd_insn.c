@@ -57,26 +57,46 @@ static void insn_usage(FILE *f)
 		"  --cache N       block cache entries, a power of two (default 65536)\n");
 }
 
+/* "%016" PRIx64 into p, without printf: address lines are most of the
+ * output of a long trace */
+static char *hex16(char *p, uint64_t v)
+{
+	static const char digit[] = "0123456789abcdef";
+	for (int i = 15; i >= 0; i--, v >>= 4)
+		p[i] = digit[v & 15];
+	return p + 16;
+}
+
 static void print_run(void *ctx, const struct ptflow_run *r)
 {
 	struct iopts *o = ctx;
 	uint64_t ip = r->ip;
+	if (o->no_inst) {
+		char line[17 * PTFLOW_BLOCK_MAX], *p = line;
+		for (uint32_t i = 0; i < r->ninsn; i++) {
+			p = hex16(p, ip);
+			*p++ = '\n';
+			ip += r->lens[i];
+			if (p == line + sizeof(line)) {
+				fwrite(line, 1, (size_t)(p - line), stdout);
+				p = line;
+			}
+		}
+		fwrite(line, 1, (size_t)(p - line), stdout);
+		return;
+	}
 	static const ZydisMachineMode zm[] = { ZYDIS_MACHINE_MODE_LEGACY_16,
 					       ZYDIS_MACHINE_MODE_LEGACY_32,
 					       ZYDIS_MACHINE_MODE_LONG_64 };
 	for (uint32_t i = 0; i < r->ninsn; i++) {
-		if (o->no_inst) {
-			printf("%016" PRIx64 "\n", ip);
-		} else {
-			uint8_t b[16];
-			int n = ptsec_read(o->im, ip, b, r->lens[i]);
-			ZydisDisassembledInstruction zi;
-			if (n == r->lens[i] && r->mode < 3 &&
-			    ZYAN_SUCCESS(ZydisDisassembleIntel(zm[r->mode], ip, b, (ZyanUSize)n, &zi)))
-				printf("%016" PRIx64 "  %s\n", ip, zi.text);
-			else
-				printf("%016" PRIx64 "  (bad)\n", ip);
-		}
+		uint8_t b[16];
+		int n = ptsec_read(o->im, ip, b, r->lens[i]);
+		ZydisDisassembledInstruction zi;
+		if (n == r->lens[i] && r->mode < 3 &&
+		    ZYAN_SUCCESS(ZydisDisassembleIntel(zm[r->mode], ip, b, (ZyanUSize)n, &zi)))
+			printf("%016" PRIx64 "  %s\n", ip, zi.text);
+		else
+			printf("%016" PRIx64 "  (bad)\n", ip);
 		ip += r->lens[i];
 	}
 }
