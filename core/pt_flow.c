@@ -1865,7 +1865,7 @@ out:
 
 /* the hot loop without a run callback (--stat, the benchmark) has no
  * per-block test for one */
-static __attribute__((noinline)) void fast_walk(struct ptflow_decoder *d)
+static void fast_walk(struct ptflow_decoder *d)
 {
 	if (d->sink.run)
 		walk(d, true);

@@ -16,7 +16,7 @@
  * through the caller's sink.
  *
  * Freestanding: no allocation, no globals. The caller owns the decoder and
- * the block cache (any power-of-two number of entries).
+ * the block cache (a power-of-two number of entries, 8 or more).
  */
 #ifndef EFIPT_CORE_PT_FLOW_H
 #define EFIPT_CORE_PT_FLOW_H
