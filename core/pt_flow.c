@@ -670,31 +670,43 @@ static bool skz84_skip(struct ptflow_decoder *d, uint64_t off, const struct ptpk
  * flow (d->pend). IP packets are reconstructed against Last IP here, in
  * stream order (33.4.2.2, Table 33-18).
  */
+/*
+ * Short TNT (33.4.2.1), the most common packet: any even byte but 00 (PAD)
+ * and 02 (extended opcodes), outside BBP blocks. The highest set bit is the
+ * stop bit, B1 is right below it. If one is at the read position, read it:
+ * its bits to *bits, their count returned (1-6); else 0.
+ */
+static inline __attribute__((always_inline)) unsigned short_tnt(struct ptflow_decoder *d,
+								 uint64_t *bits)
+{
+	const uint8_t *pos = d->pk.pos;
+	if (!(d->pk.sync && !d->pk.block && pos < d->pk.end))
+		return 0;
+	unsigned c = *pos;
+	if ((c & 1) || c <= 2)
+		return 0;
+	unsigned n = 30u - (unsigned)__builtin_clz(c);
+	*bits = (c >> 1) & ((1u << n) - 1);
+	d->pk.pos = pos + 1;
+	d->stat.packets++;
+	d->pend_off = d->pk.base + (uint64_t)(pos - d->pk.begin);
+	return n;
+}
+
 static int fetch(struct ptflow_decoder *d)
 {
 	for (;;) {
 		struct ptpkt p;
 		uint64_t off = pk_offset(d);
-		/* Short TNT (33.4.2.1), the most common packet: any even byte
-		 * but 00 (PAD) and 02 (extended opcodes), outside BBP blocks.
-		 * The highest set bit is the stop bit, B1 is right below it. */
-		if (d->pk.sync && !d->pk.block && d->pk.pos < d->pk.end) {
-			unsigned b = *d->pk.pos;
-			if (!(b & 1) && b > 2) {
-				unsigned stop = 31u - (unsigned)__builtin_clz(b);
-				d->pk.pos++;
-				d->stat.packets++;
-				d->steps = 0;
-				d->tnt_n = (uint8_t)(stop - 1);
-				d->tnt_bits = (b >> 1) & ((1u << (stop - 1)) - 1);
-				d->pend_off = off;
-				if (!d->tnt_n)
-					continue;
-				return 0;
-			}
-			if (ip_packet(d) || mode_exec_packet(d))
-				return 0;
+		unsigned n = short_tnt(d, &d->tnt_bits);
+		if (n) {
+			d->steps = 0;
+			d->tnt_n = (uint8_t)n;
+			return 0;
 		}
+		if (d->pk.sync && !d->pk.block && d->pk.pos < d->pk.end &&
+		    (ip_packet(d) || mode_exec_packet(d)))
+			return 0;
 		int r = ptpkt_next(&d->pk, &p);
 		if (r < 0)
 			return r;
@@ -1565,21 +1577,12 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 		return;
 	for (;;) {
 		if (!n) {
-			/* a short TNT (as in fetch()) */
-			const uint8_t *pos = d->pk.pos;
-			unsigned c;
-			if (!(d->pk.sync && !d->pk.block && pos < d->pk.end &&
-			      !((c = *pos) & 1) && c > 2))
+			if (!(n = short_tnt(d, &tnt)))
 				break;
-			n = 30u - (unsigned)__builtin_clz(c); /* below the stop bit */
-			if (255u * n > d->cfg.max_steps)
-				break;
-			tnt = (c >> 1) & ((1u << n) - 1);
-			d->pk.pos = pos + 1;
-			d->stat.packets++;
-			d->pend_off = d->pk.base + (uint64_t)(pos - d->pk.begin);
 			steps = 0;
 			since = insns;
+			if (255u * n > d->cfg.max_steps)
+				break; /* walk() takes these bits step by step */
 		}
 		const struct ptflow_block *cur = e;
 		unsigned hk = cur->c_hk; /* a stub's is HK_OTHER */
@@ -1645,18 +1648,10 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 		return;
 	for (;;) {
 		if (!n && !d->have_pend) {
-			/* the next packet: a short TNT right here (as in fetch()) */
-			const uint8_t *pos = d->pk.pos;
-			unsigned c;
-			if (d->pk.sync && !d->pk.block && pos < d->pk.end &&
-			    !((c = *pos) & 1) && c > 2) {
-				n = 30u - (unsigned)__builtin_clz(c); /* below the stop bit */
-				tnt = (c >> 1) & ((1u << n) - 1);
-				d->pk.pos = pos + 1;
-				d->stat.packets++;
-				d->pend_off = d->pk.base + (uint64_t)(pos - d->pk.begin);
+			/* the next packet: a short TNT or a TIP right here */
+			if ((n = short_tnt(d, &tnt))) {
 				steps = 0;
-			} else if (d->pk.sync && !d->pk.block && pos < d->pk.end && ip_packet(d)) {
+			} else if (d->pk.sync && !d->pk.block && d->pk.pos < d->pk.end && ip_packet(d)) {
 				steps = 0;
 			} else {
 				d->tnt_n = 0;
