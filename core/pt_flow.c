@@ -504,6 +504,18 @@ static void stack_pop(struct ptflow_decoder *d)
 	d->sn--;
 }
 
+/* Compressed RET: take the youngest return address (the stack has one);
+ * *e gets its cache entry when the push knew it and it is in mode. */
+static inline uint64_t stack_take(struct ptflow_decoder *d, unsigned mode,
+				  const struct ptflow_block **e)
+{
+	d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
+	d->sn--;
+	uint32_t l = d->stack_link[d->sp];
+	*e = l && b_mode(linked(d, l)) == mode ? linked(d, l) : NULL;
+	return d->stack[d->sp];
+}
+
 static void reset_state(struct ptflow_decoder *d)
 {
 	d->have_pend = false;
@@ -1464,9 +1476,8 @@ static int do_block(struct ptflow_decoder *d)
 			if (!d->sn)
 				return error(d, d->pend_off, last, "compressed ret: empty call stack");
 			run(d, b, b_ninsn(b), b_iclass(b));
-			d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
-			d->sn--;
-			d->ip = d->stack[d->sp];
+			const struct ptflow_block *unused;
+			d->ip = stack_take(d, d->mode, &unused);
 			return STEP_OK;
 		}
 		if (!d->have_pend && !d->tnt_n)
@@ -1597,12 +1608,9 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 			if (hk & HK_PUSH)
 				stack_push(d, linked(d, cur->c_retl)->ip, cur->c_retl);
 			n--;
-			d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
-			d->sn--;
-			ip = d->stack[d->sp];
-			uint32_t l = d->stack_link[d->sp];
-			e = l && b_mode(linked(d, l)) == X86_MODE_64 ? linked(d, l)
-								    : cache_find(d, ip, X86_MODE_64);
+			ip = stack_take(d, X86_MODE_64, &e);
+			if (!e)
+				e = cache_find(d, ip, X86_MODE_64);
 		} else {
 			break;
 		}
@@ -1825,12 +1833,7 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 		if (push_last)
 			stack_push(d, ft, b->link[0]);
 		if (pop == 2) {
-			d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
-			d->sn--;
-			next = d->stack[d->sp];
-			uint32_t l = d->stack_link[d->sp];
-			if (l && b_mode(linked(d, l)) == mode)
-				e = linked(d, l);
+			next = stack_take(d, mode, &e);
 		} else if (pop) {
 			stack_pop(d);
 		}
