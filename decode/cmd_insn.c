@@ -54,7 +54,8 @@ static void insn_usage(FILE *f)
 		"  --mtc-freq N    IA32_RTIT_CTL.MTCFreq of the trace\n"
 		"  --nom-freq N    nominal frequency ratio (CPUID.16H / 100 MHz)\n"
 		"  --max-steps N   most instructions between two packets (default 1M)\n"
-		"  --cache N       block cache entries, a power of two (default 65536)\n");
+		"  --cache N       block cache entries of 32 bytes, a power of two, 8 or more\n"
+		"                  (default 65536; fewer than 8: no cache, slow)\n");
 }
 
 /* "%016" PRIx64 into p, without printf: address lines are most of the
