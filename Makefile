@@ -77,9 +77,46 @@ TEST_LIB_OBJ := $(patsubst %.c,$(BUILD)/host/%.o,$(TEST_LIB_SRC))
 BENCH_TARGETS :=
 FUZZ_TARGETS  :=
 TEST_EXTRA    :=
+DEPS_STAMP := $(BUILD)/.deps-ok
 -include mk/*.mk
 
-DEPS_STAMP := $(BUILD)/.deps-ok
+# One rule for every fuzz target NAME in FUZZ_TARGETS (set in mk/*.mk):
+# build/fuzz/fuzz_NAME is tests/fuzz/fuzz_NAME.c linked with core/ (an
+# archive: the linker takes the files it needs) and FUZZ_LIBS_NAME, all built
+# with clang's fuzzer, ASan and UBSan and header dependencies from -MMD.
+# "make fuzz-NAME" (underscores become dashes) fills build/fuzz/corpus-NAME
+# with $(call FUZZ_SEED_NAME,DIR), then runs the fuzzer for FUZZ_SECONDS with
+# FUZZ_ARGS_NAME and the environment $(call FUZZ_ENV_NAME,DIR).
+FUZZ_SECONDS ?= 600
+FUZZ_CFLAGS := -std=gnu11 -O1 -g -I. -Wall -Wextra \
+	-fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CORE := $(BUILD)/fuzz/libcore.a
+
+$(BUILD)/fuzz/obj/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(FUZZ_CORE): $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(CORE_SRC))
+	@rm -f $@
+	ar rcs $@ $^
+
+define fuzz_rule
+$(BUILD)/fuzz/fuzz_$(1): $(BUILD)/fuzz/obj/tests/fuzz/fuzz_$(1).o $(FUZZ_CORE)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $$@ $$^ $(FUZZ_LIBS_$(1))
+
+.PHONY: fuzz-$(subst _,-,$(1))
+fuzz-$(subst _,-,$(1)): $(BUILD)/fuzz/fuzz_$(1)
+	@mkdir -p $(BUILD)/fuzz/corpus-$(subst _,-,$(1))
+	$$(call FUZZ_SEED_$(1),$(BUILD)/fuzz/corpus-$(subst _,-,$(1)))
+	$$(call FUZZ_ENV_$(1),$(BUILD)/fuzz/corpus-$(subst _,-,$(1))) $$< \
+		-max_total_time=$$(FUZZ_SECONDS) $(FUZZ_ARGS_$(1)) -print_final_stats=1 \
+		$(BUILD)/fuzz/corpus-$(subst _,-,$(1))
+
+TEST_EXTRA += $(BUILD)/fuzz/fuzz_$(1)
+endef
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_rule,$(t))))
+
+fuzz: $(foreach t,$(FUZZ_TARGETS),fuzz-$(subst _,-,$(t)))
 
 # keep intermediate objects (test helpers), and let "N passed, N failed" be the last line
 .SECONDARY:
@@ -155,9 +192,6 @@ usb: all
 	sh ovmf/mkesp.sh --disk $(BUILD)/efipt-usb.img
 
 bench: all $(BENCH_TARGETS)
-
-FUZZ_SECONDS ?= 600
-fuzz: $(FUZZ_TARGETS)
 
 clean:
 	rm -rf $(BUILD)

@@ -4,38 +4,27 @@
 #   make fuzz         runs fuzz-x86-insn for $(FUZZ_SECONDS)
 #   make test         builds the fuzzer; tests/fuzz/t_fuzz_x86_insn.sh runs it ~15 s
 #   make bench        runs bench-x86-insn (x86_decode vs Zydis on real .text)
-X86_SRC := core/x86_insn.c core/x86_valid.c
-X86_DEP := $(X86_SRC) core/x86_insn.h core/x86_valid.h core/mem.h
+FUZZ_TARGETS += x86_insn
+FUZZ_LIBS_x86_insn := -lZydis
+FUZZ_ARGS_x86_insn := -max_len=256
 
 $(BUILD)/gen/x86_valid_gen: core/gen/x86_valid_gen.c core/x86_valid.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 $(WARN) -I. -o $@ $< -lZydis
 
-.PHONY: x86-tables fuzz-x86-insn bench-x86-insn
+.PHONY: x86-tables bench-x86-insn
 x86-tables: $(BUILD)/gen/x86_valid_gen
 	$< core/x86_valid.c
 
-$(BUILD)/fuzz/fuzz_x86_insn: tests/fuzz/fuzz_x86_insn.c $(X86_DEP)
+$(BUILD)/bench/bench_x86_insn: tests/bench/bench_x86_insn.c $(BUILD)/libefipt-host.a
 	@mkdir -p $(dir $@)
-	$(CLANG) -std=gnu11 -O1 -g -I. -Wall -Wextra \
-		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-o $@ tests/fuzz/fuzz_x86_insn.c $(X86_SRC) -lZydis
-
-fuzz-x86-insn: $(BUILD)/fuzz/fuzz_x86_insn
-	@mkdir -p $(BUILD)/fuzz/corpus-x86-insn
-	$< -max_total_time=$(FUZZ_SECONDS) -max_len=256 -print_final_stats=1 \
-		$(BUILD)/fuzz/corpus-x86-insn
-
-$(BUILD)/bench/bench_x86_insn: tests/bench/bench_x86_insn.c $(X86_DEP)
-	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -g $(WARN) -I. -o $@ tests/bench/bench_x86_insn.c $(X86_SRC) -lZydis
+	$(CC) -std=gnu11 -O2 -g $(WARN) -I. -MMD -MP -o $@ tests/bench/bench_x86_insn.c \
+		$(BUILD)/libefipt-host.a -lZydis
 
 bench-x86-insn: $(BUILD)/bench/bench_x86_insn
 	$<
 
-FUZZ_TARGETS  += fuzz-x86-insn
 BENCH_TARGETS += bench-x86-insn
-TEST_EXTRA    += $(BUILD)/fuzz/fuzz_x86_insn
 
 # Real 32- and 16-bit code for the Zydis comparison: clang compiles core/
 # with -m32 and -m16 (16-bit mode code with 66h/67h everywhere), plain and
