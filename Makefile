@@ -6,14 +6,25 @@
 #   make usb      build/efipt-usb.img — a GPT disk image to dd onto a USB stick
 #   make bench    decoder throughput side by side with libipt
 #   make fuzz     run the fuzz targets for FUZZ_SECONDS each (default 600)
+#   make SANITIZE=1 [test]  the host CLI and unit tests with ASan and UBSan, in
+#                 build/san/; "test" runs the unit and CLI tests under them
 # Missing Debian packages are installed first (mk/deps.sh).
 
-BUILD   ?= build
 CC      ?= gcc
 CLANG   ?= clang
 ifeq ($(origin CC),default)
 CC      := gcc
 endif
+# SANITIZE=1: host objects with AddressSanitizer and UBSan (any undefined
+# behaviour stops the program), in their own build directory. Built with
+# clang: gcc's UBSan runtime ignores log_path, where tests/run.sh reads
+# the reports from.
+ifneq ($(SANITIZE),)
+BUILD   ?= build/san
+CC      := $(CLANG)
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+BUILD   ?= build
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 GITREV  := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
@@ -38,7 +49,7 @@ EFI_ARCH_SRC  := $(filter-out %_host.c,$(ARCH_SRC))
 HOST_ARCH_SRC := $(filter-out %_efi.c,$(ARCH_SRC))
 
 # ---- host build -------------------------------------------------------------
-HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) $(DEFS) -I. -D_GNU_SOURCE
+HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) $(DEFS) -I. -D_GNU_SOURCE $(SAN_FLAGS)
 HOST_LIBS   := -lipt -lZydis -ljansson
 
 HOST_OBJ := $(patsubst %.c,$(BUILD)/host/%.o,$(CORE_SRC) $(HOST_ARCH_SRC) $(HOST_SRC)) \
@@ -122,7 +133,11 @@ fuzz: $(foreach t,$(FUZZ_TARGETS),fuzz-$(subst _,-,$(t)))
 .SECONDARY:
 
 .PHONY: all deps test run esp usb bench fuzz clean check-core check-efi
+ifeq ($(SANITIZE),)
 all: $(BUILD)/efipt.efi $(BUILD)/efipt
+else
+all: $(BUILD)/efipt $(TEST_BIN)
+endif
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): mk/deps.sh
@@ -155,7 +170,7 @@ $(BUILD)/libefipt-host.a: $(HOST_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/efipt: $(BUILD)/host/decode/main.o $(BUILD)/libefipt-host.a
-	$(CC) -o $@ $^ $(HOST_LIBS)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(HOST_LIBS)
 
 $(BUILD)/efipt.so: $(EFI_OBJ) linker.ld
 	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(EFI_OBJ) -o $@ -lefi -lgnuefi \
@@ -179,8 +194,17 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libefipt-host.a $(TEST_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(TEST_LIB_OBJ) $(BUILD)/libefipt-host.a $(HOST_LIBS)
 
+ifeq ($(SANITIZE),)
 test: all $(TEST_BIN) $(TEST_EXTRA) $(FREE_OBJ)
 	@sh tests/run.sh
+else
+# Unit and CLI tests only: efipt.efi is not sanitized, and the fuzz targets
+# always are. The tests' input files (build/efipt.efi, build/x86code/) come
+# from the plain build; tests/run.sh fails a test on any sanitizer report.
+test: all
+	@$(MAKE) --no-print-directory SANITIZE= BUILD=build build/efipt.efi build/x86code/.stamp
+	@EFIPT_BUILD=$(BUILD) EFIPT_TEST_DIRS=cli EFIPT_SANITIZED=1 sh tests/run.sh
+endif
 
 run: all
 	sh ovmf/run.sh

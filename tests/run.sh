@@ -4,17 +4,29 @@
 # line "N passed, N failed". A program that exits non-zero without printing
 # a "not ok" line (a crash, a timeout) counts as one failure.
 # Usage: tests/run.sh [PATTERN]   (PATTERN filters program/script names)
+# Environment (make SANITIZE=1 test): EFIPT_BUILD, the build directory
+# (build); EFIPT_TEST_DIRS, which tests/*/ to run scripts from (all);
+# EFIPT_SANITIZED=1, a test fails on any ASan/UBSan report.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 pattern=${1:-}
 pass=0
 fail=0
-log=build/tests/log
+build=${EFIPT_BUILD:-build}
+export EFIPT_BUILD="$build" EFIPT="${EFIPT:-$build/efipt}"
+log=$build/tests/log
 mkdir -p "$log"
+if [ -n "${EFIPT_SANITIZED:-}" ]; then
+	# reports go to files, so that one from a program whose exit status a
+	# script expected to be non-zero still fails the test
+	export ASAN_OPTIONS="log_path=$PWD/$log/san:${ASAN_OPTIONS:-}"
+	export UBSAN_OPTIONS="log_path=$PWD/$log/san:print_stacktrace=1:${UBSAN_OPTIONS:-}"
+fi
 run_one() {
 	name=$1
 	shift
 	out="$log/$(echo "$name" | tr / _).out"
+	rm -f "$log"/san.*
 	start=$(date +%s)
 	# no test may hang the run: each program or script gets at most 20 min
 	timeout --kill-after=10 1200 "$@" >"$out" 2>&1
@@ -25,20 +37,28 @@ run_one() {
 		echo "not ok - $name: exited with status $rc" >>"$out"
 		f=1
 	fi
+	for r in "$log"/san.*; do
+		[ -f "$r" ] || continue
+		echo "not ok - $name: sanitizer: $(grep -m 1 -E 'ERROR|runtime error' "$r")" >>"$out"
+		mv "$r" "$out.${r##*/}"
+		f=$((f + 1))
+	done
 	pass=$((pass + p))
 	fail=$((fail + f))
 	secs=$(($(date +%s) - start))
 	printf '%-34s %5d passed %4d failed  (%ss)\n' "$name" "$p" "$f" "$secs"
 	[ "$f" -eq 0 ] || grep -E '^not ok ' "$out" | head -n 20 | sed 's/^/    /'
 }
-for t in build/tests/test_*; do
+for t in "$build"/tests/test_*; do
 	[ -x "$t" ] || continue
 	n=$(basename "$t")
 	case "$n" in *"$pattern"*) run_one "$n" "$t" ;; esac
 done
 for t in tests/*/t_*.sh; do
 	[ -f "$t" ] || continue
-	n=$(basename "$(dirname "$t")")/$(basename "$t" .sh)
+	d=$(basename "$(dirname "$t")")
+	case " ${EFIPT_TEST_DIRS:-$d} " in *" $d "*) ;; *) continue ;; esac
+	n=$d/$(basename "$t" .sh)
 	case "$n" in *"$pattern"*) run_one "$n" sh "$t" ;; esac
 done
 echo "$pass passed, $fail failed"

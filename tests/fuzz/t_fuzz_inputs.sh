@@ -1,7 +1,7 @@
 # Fuzz smoke run over CPUID dumps, PE headers and trace command lines
 # (tests/fuzz/fuzz_inputs.c; make fuzz runs it for FUZZ_SECONDS).
 . tests/lib.sh
-F=build/fuzz/fuzz_inputs
+F=${EFIPT_BUILD:-build}/fuzz/fuzz_inputs
 if [ ! -x "$F" ]; then
 	nok "fuzz inputs" "$F is not built (make $F)"
 	exit 0

@@ -1,7 +1,7 @@
 # Fuzz smoke run of the flow decoder: ~15 s of libFuzzer on
 # tests/fuzz/fuzz_pt_flow.c (make fuzz runs it for FUZZ_SECONDS).
 . tests/lib.sh
-F=build/fuzz/fuzz_pt_flow
+F=${EFIPT_BUILD:-build}/fuzz/fuzz_pt_flow
 if [ ! -x "$F" ]; then
 	nok "fuzz pt_flow" "$F is not built (make $F)"
 	exit 0

@@ -1,7 +1,7 @@
 # Fuzz smoke run of the packet layer: ~20 s of libFuzzer on
 # tests/fuzz/fuzz_pt_pkt.c (make fuzz runs it for FUZZ_SECONDS).
 . tests/lib.sh
-F=build/fuzz/fuzz_pt_pkt
+F=${EFIPT_BUILD:-build}/fuzz/fuzz_pt_pkt
 if [ ! -x "$F" ]; then
 	nok "fuzz pt_pkt" "$F is not built (make $F)"
 	exit 0

@@ -1,7 +1,7 @@
 # Fuzz smoke run of the x86 length decoder: ~15 s of libFuzzer on
 # tests/fuzz/fuzz_x86_insn.c (make fuzz runs it for FUZZ_SECONDS).
 . tests/lib.sh
-F=build/fuzz/fuzz_x86_insn
+F=${EFIPT_BUILD:-build}/fuzz/fuzz_x86_insn
 if [ ! -x "$F" ]; then
 	nok "fuzz x86_insn" "$F is not built (make $F)"
 	exit 0
