@@ -1,5 +1,6 @@
 /* Trace options → validated IA32_RTIT_* settings; see pt_config.h. */
 #include "core/pt_config.h"
+#include "core/cpu_model.h"
 #include "core/mem.h"
 #include "core/pt_rtit.h"
 
@@ -341,52 +342,26 @@ void ptcfg_resolve_range(struct ptcfg *cfg, unsigned i, uint64_t a, uint64_t b)
 	cfg->range[i].image = 0;
 }
 
-/* ---- errata ------------------------------------------------------------- */
+/* ---- errata and quirks (which CPU has which: core/cpu_model.c) ---------- */
 
-static bool model_in(const struct ptcaps *caps, const uint8_t *models, unsigned n)
+static bool has_quirk(const struct ptcaps *caps, uint32_t quirk)
 {
-	if (caps->family != 6)
-		return false;
-	for (unsigned i = 0; i < n; i++)
-		if (caps->model == models[i])
-			return true;
-	return false;
+	return cpumodel_quirks(caps->family, caps->model) & quirk;
 }
 
-/*
- * BDM106 (Broadwell spec updates; also BDD/BDF/BDH): a WRMSR to IA32_RTIT_CTL
- * with BranchEn=0 may #GP, so BranchEn must stay set. Models 06_3DH (U/Y),
- * 06_47H (H/C), 06_4FH (EP/EX), 06_56H (DE).
- */
+/* BDM106: a WRMSR to IA32_RTIT_CTL with BranchEn=0 may #GP. */
 bool ptcfg_erratum_bdm106(const struct ptcaps *caps)
 {
-	static const uint8_t m[] = { 0x3d, 0x47, 0x4f, 0x56 };
-	return model_in(caps, m, sizeof(m));
+	return has_quirk(caps, CPUMODEL_QUIRK_BDM106);
 }
 
 /*
  * TGL052, ADL037, RPL017 "Trace May Contain Incorrect Data When Configured
- * With Single Range Output Larger Than 4KB": Tiger Lake 06_8CH/06_8DH,
- * Alder Lake 06_97H/06_9AH, Raptor Lake 06_B7H/06_BAH/06_BFH.
+ * With Single Range Output Larger Than 4KB".
  */
 bool ptcfg_erratum_single_4k(const struct ptcaps *caps)
 {
-	static const uint8_t m[] = { 0x8c, 0x8d, 0x97, 0x9a, 0xb7, 0xba, 0xbf };
-	return model_in(caps, m, sizeof(m));
-}
-
-/* Goldmont (06_5CH Apollo Lake, 06_5FH Denverton): RTIT MSRs scoped per core. */
-static bool core_scoped_msrs(const struct ptcaps *caps)
-{
-	static const uint8_t m[] = { 0x5c, 0x5f };
-	return model_in(caps, m, sizeof(m));
-}
-
-/* 33.3.1.2: Intel PT and LBRs are mutually exclusive on these models. */
-static bool lbr_exclusive(const struct ptcaps *caps)
-{
-	static const uint8_t m[] = { 0x3d, 0x47, 0x4e, 0x4f, 0x56, 0x5e };
-	return model_in(caps, m, sizeof(m));
+	return has_quirk(caps, CPUMODEL_QUIRK_SINGLE_4K);
 }
 
 /* ---- validation --------------------------------------------------------- */
@@ -658,12 +633,12 @@ int ptcfg_validate(const struct ptcfg *cfg, const struct ptcaps *caps,
 	if (out->output == PTCFG_OUT_TOPA)
 		ctl |= RTIT_CTL_TOPA;
 
-	if (core_scoped_msrs(caps)) {
+	if (has_quirk(caps, CPUMODEL_QUIRK_CORE_SCOPED)) {
 		out->notes |= PTCFG_NOTE_CORE_SCOPED;
 		sb_puts(msg, "note: Goldmont: the RTIT MSRs are per core; program, stop and read "
 			     "them on the one logical CPU that traces\n");
 	}
-	if (lbr_exclusive(caps))
+	if (has_quirk(caps, CPUMODEL_QUIRK_LBR_EXCLUSIVE))
 		out->notes |= PTCFG_NOTE_LBR_EXCLUSIVE;
 	out->ctl = ctl;
 	return 0;

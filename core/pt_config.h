@@ -125,7 +125,7 @@ void ptcfg_resolve_range(struct ptcfg *cfg, unsigned i, uint64_t a, uint64_t b);
 int ptcfg_validate(const struct ptcfg *cfg, const struct ptcaps *caps,
 		   struct ptcfg_settings *out, struct strbuf *msg);
 
-/* Known errata, by CPUID display family/model (SDM 33.3.1.2 and spec updates). */
+/* Known errata, by CPUID display family/model (core/cpu_model.c). */
 bool ptcfg_erratum_bdm106(const struct ptcaps *caps);
 bool ptcfg_erratum_single_4k(const struct ptcaps *caps);
 
