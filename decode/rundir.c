@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -155,4 +156,22 @@ void rundir_close(struct rundir *rd)
 const char *rundir_str(const struct rundir *rd, const char *key)
 {
 	return json_string_value(json_object_get(rd->manifest, key));
+}
+
+void rundir_flow_facts(const struct rundir *rd, struct flow_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	json_t *cpu = json_object_get(rd->manifest, "cpu");
+	if (cpu) {
+		f->have_cpu = true;
+		f->family = (unsigned)json_integer_value(json_object_get(cpu, "family"));
+		f->model = (unsigned)json_integer_value(json_object_get(cpu, "model"));
+		f->stepping = (int)json_integer_value(json_object_get(cpu, "stepping"));
+	}
+	const char *ctl = json_string_value(
+		json_object_get(json_object_get(rd->manifest, "trace"), "rtit_ctl"));
+	if (ctl) {
+		f->have_ctl = true;
+		f->rtit_ctl = strtoull(ctl, NULL, 16);
+	}
 }

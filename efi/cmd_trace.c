@@ -19,6 +19,7 @@
 #include "core/mem.h"
 #include "core/pe_info.h"
 #include "core/pt_flow.h"
+#include "core/pt_rtit.h"
 #include "core/pt_summary.h"
 #include "core/pt_synth.h"
 #include "efi/app.h"
@@ -377,8 +378,10 @@ static void decode_in_place(struct app *app, struct collect *trace, struct trace
 	ptsum_init(&sum, images, nimg);
 	struct ptflow_sink sink = { &sum, ptsum_on_run, ptsum_on_event };
 	struct ptflow_stat stat;
-	if (EFI_ERROR(inplace_decode(trace->buf, trace->len, &view, &app->caps, opt.cfg.distnt,
-				     opt.cfg.disretc, &sink, &stat))) {
+	/* the trace bits a decoder must know: what hardware and synthesizer were asked for */
+	uint64_t ctl = (opt.cfg.distnt ? RTIT_CTL_DISTNT : 0) | (opt.cfg.disretc ? RTIT_CTL_DISRETC : 0);
+	if (EFI_ERROR(inplace_decode(trace->buf, trace->len, &view, &app->caps, ctl, &sink,
+				     &stat))) {
 		con_puts("efipt: no memory for the decoder's block cache: not decoding\n");
 		return;
 	}

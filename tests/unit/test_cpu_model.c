@@ -9,9 +9,11 @@
 #include "check.h"
 #include "core/cpu_model.h"
 #include "core/cpuid_set.h"
+#include "core/flow_setup.h"
 #include "core/pt_caps.h"
 #include "core/pt_config.h"
 #include "core/pt_flow.h"
+#include "core/pt_rtit.h"
 #include "decode/file_io.h"
 
 #define DIRPATH "tests/data/cpu-profiles/"
@@ -143,11 +145,38 @@ static void test_table(void)
 	      "table: Sandy Bridge: no row, no errata, no quirks");
 }
 
+/* flow_setup(): the one place a run's facts become decoder settings. */
+static void test_flow_setup(void)
+{
+	struct ptflow_config fc;
+	memset(&fc, 0, sizeof(fc));
+	struct flow_facts f = { true, 6, 0xba, 2, true, RTIT_CTL_DISTNT | RTIT_CTL_BRANCHEN };
+	flow_setup(&fc, &f);
+	CHECKF(fc.errata == hybrid && fc.distnt && !fc.disretc,
+	       "flow_setup: Raptor Lake-P errata, DisTNT from RTIT_CTL", "0x%x %d %d", fc.errata,
+	       fc.distnt, fc.disretc);
+	/* facts a manifest lacks leave the command line's settings alone */
+	fc.errata = PTFLOW_ERRATUM_SKZ84;
+	struct flow_facts none = { false, 0, 0, -1, false, 0 };
+	flow_setup(&fc, &none);
+	CHECK(fc.errata == PTFLOW_ERRATUM_SKZ84 && fc.distnt, "flow_setup: unknown facts change nothing");
+	struct ptcaps caps;
+	if (load("broadwell-h-core-i7-5775c.txt", &caps) == 0) {
+		flow_facts_from_caps(&f, &caps, RTIT_CTL_DISRETC);
+		flow_setup(&fc, &f);
+		CHECKF(fc.errata == (PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_BDM64) && !fc.distnt &&
+			       fc.disretc,
+		       "flow_setup: from live CPUID (Broadwell-H) and the trace options", "0x%x",
+		       fc.errata);
+	}
+}
+
 int main(void)
 {
 	test_raptor_lake_errata();
 	test_alder_lake_n_single_range();
 	test_quirks();
 	test_table();
+	test_flow_setup();
 	return check_exit();
 }
