@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/run_result.h"
 #include "decode/rundir.h"
 
 #define MANIFEST_MAX (4u << 20)
@@ -137,7 +138,8 @@ int rundir_open(struct rundir *rd, const char *path)
 	if (bad)
 		return -1;
 	const char *r = json_string_value(res);
-	if (strcmp(r, "ok") && strcmp(r, "unsupported") && strcmp(r, "failed"))
+	enum run_result result;
+	if (run_result_parse(r, &result))
 		return fail(rd, "manifest.json: status.result \"%s\" is not ok, unsupported or "
 				"failed", r);
 	json_t *cpu = json_object_get(m, "cpu");

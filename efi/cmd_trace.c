@@ -176,7 +176,7 @@ struct collect {
 
 static struct ptsum_image images[MAX_IMAGES];
 
-static void fail(struct app *app, const char *result, EFI_STATUS st, const char *why)
+static void fail(struct app *app, enum run_result result, EFI_STATUS st, const char *why)
 {
 	con_printf("efipt: %s\n", why);
 	run_set_result(&app->run, result, st, why);
@@ -262,14 +262,14 @@ static EFI_STATUS trace_hw(struct app *app, struct traced_image *img, bool *star
 	struct strbuf sb;
 	sb_init(&sb, msg, sizeof(msg));
 	if (!resolve_image_filters(&sb)) {
-		fail(app, "failed", EFI_NOT_FOUND, msg);
+		fail(app, RUN_FAILED, EFI_NOT_FOUND, msg);
 		return EFI_NOT_FOUND;
 	}
 	struct target t = { img, started };
 	spill_begun = false;
 	EFI_STATUS st = hw_trace(&app->caps, &opt.cfg, run_target_body, &t, &spill, &res, &sb);
 	if (EFI_ERROR(st)) {
-		fail(app, st == EFI_UNSUPPORTED ? "unsupported" : "failed", st, msg);
+		fail(app, st == EFI_UNSUPPORTED ? RUN_UNSUPPORTED : RUN_FAILED, st, msg);
 		return st;
 	}
 	if (sb.len)
@@ -314,7 +314,7 @@ static EFI_STATUS trace_synthetic(struct app *app, struct traced_image *img, boo
 	if (pe_read_info(copy, img->size, true, &pe) == PE_OK && pe.entry_rva)
 		entry = flat.base + pe.entry_rva;
 	if (!entry) {
-		fail(app, "failed", EFI_LOAD_ERROR, "cannot find the image's entry point");
+		fail(app, RUN_FAILED, EFI_LOAD_ERROR, "cannot find the image's entry point");
 		return EFI_LOAD_ERROR;
 	}
 	trace->cap = opt.cfg.size;
@@ -325,7 +325,7 @@ static EFI_STATUS trace_synthetic(struct app *app, struct traced_image *img, boo
 		sb_init(&wb, why, sizeof(why));
 		sb_printf(&wb, "no memory for a %llu KiB synthetic trace buffer (lower --size)",
 			  (unsigned long long)(trace->cap >> 10));
-		fail(app, "failed", EFI_OUT_OF_RESOURCES, why);
+		fail(app, RUN_FAILED, EFI_OUT_OF_RESOURCES, why);
 		return EFI_OUT_OF_RESOURCES;
 	}
 	struct ptsynth_config sc = { 0 };
@@ -348,7 +348,7 @@ static EFI_STATUS trace_synthetic(struct app *app, struct traced_image *img, boo
 	struct ptsynth_sink sink = { 0 };
 	struct ptsynth_result res;
 	if (ptsynth_run(&synth, &sc, &sink, trace->buf, trace->cap, &res)) {
-		fail(app, "failed", EFI_INVALID_PARAMETER, "the synthesizer refused its arguments");
+		fail(app, RUN_FAILED, EFI_INVALID_PARAMETER, "the synthesizer refused its arguments");
 		return EFI_INVALID_PARAMETER;
 	}
 	trace->len = res.size;
@@ -406,7 +406,7 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 		sb_init(&sb, why, sizeof(why));
 		ptcaps_absent_line(&app->caps, &sb);
 		sb_puts(&sb, " (--source synthetic runs without it)");
-		fail(app, "unsupported", EFI_UNSUPPORTED, why);
+		fail(app, RUN_UNSUPPORTED, EFI_UNSUPPORTED, why);
 		return EFI_UNSUPPORTED;
 	}
 	static struct traced_image img;
@@ -415,7 +415,7 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 	if (opt.image) {
 		st = image_load(app, opt.image, opt.image_argc, opt.image_argv, &img);
 		if (EFI_ERROR(st)) {
-			run_set_result(&app->run, "failed", st, "the image to trace could not be loaded");
+			run_set_result(&app->run, RUN_FAILED, st, "the image to trace could not be loaded");
 			return st;
 		}
 		con_printf("efipt: loaded %s at 0x%llx (%llu bytes)\n", img.path,
@@ -451,7 +451,7 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 	else if (copy)
 		st = trace_synthetic(app, &img, &started, &trace, copy);
 	else {
-		fail(app, "failed", EFI_OUT_OF_RESOURCES, "no memory to copy the image's code");
+		fail(app, RUN_FAILED, EFI_OUT_OF_RESOURCES, "no memory to copy the image's code");
 		st = EFI_OUT_OF_RESOURCES;
 	}
 	EFI_STATUS target_st = st;
@@ -477,7 +477,7 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 			  (unsigned long long)trace.len, efi_status_name(target_st));
 		if (EFI_ERROR(st))
 			sb_printf(&sb, "; writing trace.pt failed: %s", efi_status_name(st));
-		run_set_result(&app->run, EFI_ERROR(st) ? "failed" : "ok", st, msg);
+		run_set_result(&app->run, EFI_ERROR(st) ? RUN_FAILED : RUN_OK, st, msg);
 		if (trace.buf)
 			FreePool(trace.buf);
 	}
