@@ -9,7 +9,7 @@
  *
  * Hardware sequence (SDM 33.3.2): options validated against CPUID leaf 14H
  * (core/pt_config.c) before any WRMSR; output buffer laid out and allocated
- * (arch/x86_64/pt_output.c); pt_start writes RTIT_CTL last; pt_stop clears
+ * (arch/x86_64/pt_output.c); rtit_start writes RTIT_CTL last; rtit_stop clears
  * TraceEn on every path out, including ExitBootServices (an OS loader that
  * never returns), so PT never runs on into an OS.
  */
