@@ -3,7 +3,7 @@
 #   make fuzz    runs fuzz-inputs for $(FUZZ_SECONDS)
 #   make test    builds it; tests/fuzz/t_fuzz_inputs.sh runs it ~10 s
 INPUTS_SRC := core/cmdline.c core/cpuid_set.c core/pe_info.c core/pt_caps.c \
-	core/pt_config.c core/cpu_model.c core/strbuf.c
+	core/pt_config.c core/opt_table.c core/cpu_model.c core/strbuf.c
 
 $(BUILD)/fuzz/fuzz_inputs: tests/fuzz/fuzz_inputs.c $(INPUTS_SRC) $(wildcard core/*.h)
 	@mkdir -p $(dir $@)

@@ -159,11 +159,12 @@ int rtit_start(struct rtit_engine *e, struct strbuf *msg)
 			       "another agent is tracing",
 			  (unsigned long long)ctl);
 		if (!set->force) {
-			sb_puts(msg, "; not touching it (use --force to take over and restore it "
-				     "afterwards)");
+			sb_printf(msg, "; not touching it (use --%s to take over and restore it "
+				       "afterwards)", ptcfg_opt_name(PTCFG_OPT_FORCE));
 			return RTIT_BUSY;
 		}
-		sb_puts(msg, "; --force: taking over, its configuration is restored at stop\n");
+		sb_printf(msg, "; --%s: taking over, its configuration is restored at stop\n",
+			  ptcfg_opt_name(PTCFG_OPT_FORCE));
 		if (take_over(e, ctl))
 			return fault_msg(e, msg, "saving the active configuration");
 	}
