@@ -1,8 +1,59 @@
 /* Intel PT capability decoding, SDM 33.3.1; see pt_caps.h. */
+#include <stddef.h>
+
 #include "core/pt_caps.h"
 #include "core/mem.h"
 
 #define BIT(n) (1u << (n))
+
+/* One leaf 14H, subleaf 0 capability bit: where it is and the field it sets. */
+struct ptcap_row {
+	uint8_t reg;		/* CPUID_EBX or CPUID_ECX */
+	uint8_t bit;
+	uint16_t field;		/* offsetof(struct ptcaps, <its bool>) */
+	const char *desc;	/* for the report */
+};
+
+#define CAP(id, r, b, f, d) [id] = { CPUID_##r, b, offsetof(struct ptcaps, f), d }
+static const struct ptcap_row ptcap_rows[PTCAP_COUNT] = {
+	CAP(PTCAP_CR3_FILTER, EBX, 0, cr3_filter, "CR3 filtering (CR3Filter, RTIT_CR3_MATCH)"),
+	CAP(PTCAP_PSB_CYC, EBX, 1, psb_cyc, "configurable PSB, cycle-accurate mode (CYC)"),
+	CAP(PTCAP_IP_FILTER, EBX, 2, ip_filter, "IP filtering and TraceStop"),
+	CAP(PTCAP_MTC, EBX, 3, mtc, "MTC packets"),
+	CAP(PTCAP_PTWRITE, EBX, 4, ptwrite, "PTWRITE"),
+	CAP(PTCAP_POWER_EVENT, EBX, 5, power_event, "power event trace"),
+	CAP(PTCAP_PSB_PMI_PRESERVE, EBX, 6, psb_pmi_preserve, "PSB and PMI preservation"),
+	CAP(PTCAP_EVENT_TRACE, EBX, 7, event_trace, "event trace"),
+	CAP(PTCAP_TNT_DISABLE, EBX, 8, tnt_disable, "TNT disable (DisTNT)"),
+	CAP(PTCAP_TOPA, ECX, 0, topa, "ToPA output"),
+	CAP(PTCAP_TOPA_MULTI, ECX, 1, topa_multi, "ToPA tables with multiple output entries"),
+	CAP(PTCAP_SINGLE_RANGE, ECX, 2, single_range, "single-range output"),
+	CAP(PTCAP_TRACE_TRANSPORT, ECX, 3, trace_transport, "output to trace transport (FabricEn)"),
+	CAP(PTCAP_LIP, ECX, 31, lip, "IP payloads are"),
+};
+#undef CAP
+
+static bool *cap_field(struct ptcaps *caps, enum ptcap c)
+{
+	return (bool *)((char *)caps + ptcap_rows[c].field);
+}
+
+bool ptcaps_has(const struct ptcaps *caps, enum ptcap c)
+{
+	return caps->absent == PTCAPS_PRESENT && c < PTCAP_COUNT &&
+	       *(const bool *)((const char *)caps + ptcap_rows[c].field);
+}
+
+static const char *reg_name(unsigned reg)
+{
+	return reg == CPUID_EBX ? "EBX" : "ECX";
+}
+
+void ptcaps_bit_name(enum ptcap c, struct strbuf *out)
+{
+	sb_printf(out, "CPUID.(EAX=14H,ECX=0):%s[%u]", reg_name(ptcap_rows[c].reg),
+		  ptcap_rows[c].bit);
+}
 
 static void regs_to_str(char out[13], uint32_t a, uint32_t b, uint32_t c)
 {
@@ -93,21 +144,8 @@ void ptcaps_parse(struct ptcaps *caps, const struct cpuid_set *s)
 	caps->max_subleaf = r[CPUID_EAX];
 	caps->l14_ebx = r[CPUID_EBX];
 	caps->l14_ecx = r[CPUID_ECX];
-	uint32_t b = r[CPUID_EBX], c = r[CPUID_ECX];
-	caps->cr3_filter = b & BIT(0);
-	caps->psb_cyc = b & BIT(1);
-	caps->ip_filter = b & BIT(2);
-	caps->mtc = b & BIT(3);
-	caps->ptwrite = b & BIT(4);
-	caps->power_event = b & BIT(5);
-	caps->psb_pmi_preserve = b & BIT(6);
-	caps->event_trace = b & BIT(7);
-	caps->tnt_disable = b & BIT(8);
-	caps->topa = c & BIT(0);
-	caps->topa_multi = c & BIT(1);
-	caps->single_range = c & BIT(2);
-	caps->trace_transport = c & BIT(3);
-	caps->lip = c & BIT(31);
+	for (unsigned i = 0; i < PTCAP_COUNT; i++)
+		*cap_field(caps, (enum ptcap)i) = (r[ptcap_rows[i].reg] >> ptcap_rows[i].bit) & 1;
 
 	if (caps->max_subleaf >= 1) {
 		cpuid_set_get(s, 0x14, 1, r);
@@ -166,6 +204,27 @@ static void flag(struct strbuf *out, const char *bit, const char *name, bool v)
 	sb_printf(out, "  %-8s %-44s %s\n", bit, name, v ? "yes" : "no");
 }
 
+/* "EBX[3]" */
+static void cap_bit(const struct ptcap_row *c, char *buf, size_t n)
+{
+	struct strbuf b;
+	sb_init(&b, buf, n);
+	sb_printf(&b, "%s[%u]", reg_name(c->reg), c->bit);
+}
+
+/* The yes/no lines of one register's capability bits (LIP has its own line). */
+static void cap_flags(const struct ptcaps *caps, unsigned reg, struct strbuf *out)
+{
+	for (unsigned i = 0; i < PTCAP_COUNT; i++) {
+		const struct ptcap_row *c = &ptcap_rows[i];
+		if (c->reg != reg || i == PTCAP_LIP)
+			continue;
+		char bit[12];
+		cap_bit(c, bit, sizeof(bit));
+		flag(out, bit, c->desc, ptcaps_has(caps, (enum ptcap)i));
+	}
+}
+
 static void bitmap_line(struct strbuf *out, const char *bit, const char *name, uint16_t bm,
 			const char *unit_note)
 {
@@ -201,23 +260,14 @@ void ptcaps_report(const struct ptcaps *caps, struct strbuf *out)
 	sb_printf(out, "Intel PT     supported: CPUID.(EAX=07H,ECX=0):EBX[25]=1, leaf 14H "
 		       "max subleaf %u\n", caps->max_subleaf);
 	sb_printf(out, "CPUID.(EAX=14H,ECX=0):EBX=0x%08x\n", caps->l14_ebx);
-	flag(out, "EBX[0]", "CR3 filtering (CR3Filter, RTIT_CR3_MATCH)", caps->cr3_filter);
-	flag(out, "EBX[1]", "configurable PSB, cycle-accurate mode (CYC)", caps->psb_cyc);
-	flag(out, "EBX[2]", "IP filtering and TraceStop", caps->ip_filter);
-	flag(out, "EBX[3]", "MTC packets", caps->mtc);
-	flag(out, "EBX[4]", "PTWRITE", caps->ptwrite);
-	flag(out, "EBX[5]", "power event trace", caps->power_event);
-	flag(out, "EBX[6]", "PSB and PMI preservation", caps->psb_pmi_preserve);
-	flag(out, "EBX[7]", "event trace", caps->event_trace);
-	flag(out, "EBX[8]", "TNT disable (DisTNT)", caps->tnt_disable);
+	cap_flags(caps, CPUID_EBX, out);
 	if (caps->l14_ebx >> 9)
 		sb_printf(out, "  EBX[31:9] reserved bits set: 0x%x\n", caps->l14_ebx >> 9);
 	sb_printf(out, "CPUID.(EAX=14H,ECX=0):ECX=0x%08x\n", caps->l14_ecx);
-	flag(out, "ECX[0]", "ToPA output", caps->topa);
-	flag(out, "ECX[1]", "ToPA tables with multiple output entries", caps->topa_multi);
-	flag(out, "ECX[2]", "single-range output", caps->single_range);
-	flag(out, "ECX[3]", "output to trace transport (FabricEn)", caps->trace_transport);
-	sb_printf(out, "  %-8s %-44s %s\n", "ECX[31]", "IP payloads are",
+	cap_flags(caps, CPUID_ECX, out);
+	char lip[12];
+	cap_bit(&ptcap_rows[PTCAP_LIP], lip, sizeof(lip));
+	sb_printf(out, "  %-8s %-44s %s\n", lip, ptcap_rows[PTCAP_LIP].desc,
 		  caps->lip ? "LIP (linear, CS base included)" : "RIP (CS base not included)");
 	if (caps->max_subleaf < 1) {
 		sb_puts(out, "CPUID.(EAX=14H,ECX=1) not enumerated: no address ranges, no MTC/CYC/PSB "

@@ -62,6 +62,36 @@ struct ptcaps {
 	unsigned maxphyaddr;      /* CPUID.80000008H:EAX[7:0], 36 if absent */
 };
 
+/*
+ * The capability bits of leaf 14H subleaf 0 (Table 33-11), one row each in
+ * pt_caps.c like Linux's PT_CAP table: ptcaps_parse() fills the fields above
+ * from it, the report lists it, and ptcfg_validate() names the bit when it
+ * refuses an option.
+ */
+enum ptcap {
+	PTCAP_CR3_FILTER,
+	PTCAP_PSB_CYC,
+	PTCAP_IP_FILTER,
+	PTCAP_MTC,
+	PTCAP_PTWRITE,
+	PTCAP_POWER_EVENT,
+	PTCAP_PSB_PMI_PRESERVE,
+	PTCAP_EVENT_TRACE,
+	PTCAP_TNT_DISABLE,
+	PTCAP_TOPA,
+	PTCAP_TOPA_MULTI,
+	PTCAP_SINGLE_RANGE,
+	PTCAP_TRACE_TRANSPORT,
+	PTCAP_LIP,
+	PTCAP_COUNT
+};
+
+/* Whether the CPU has capability c (false without Intel PT). */
+bool ptcaps_has(const struct ptcaps *caps, enum ptcap c);
+
+/* Where c is enumerated: "CPUID.(EAX=14H,ECX=0):EBX[3]". */
+void ptcaps_bit_name(enum ptcap c, struct strbuf *out);
+
 /* Decode s into caps. Never fails: a CPU without PT gets caps->absent set. */
 void ptcaps_parse(struct ptcaps *caps, const struct cpuid_set *s);
 

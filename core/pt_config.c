@@ -1,6 +1,8 @@
 /* Trace options → validated IA32_RTIT_* settings; see pt_config.h. */
 #include "core/pt_config.h"
+#include "core/cpu_model.h"
 #include "core/mem.h"
+#include "core/opt_table.h"
 #include "core/pt_rtit.h"
 
 void ptcfg_init(struct ptcfg *cfg)
@@ -73,24 +75,6 @@ static int parse_addr(const char *s, const char **end, uint64_t *v)
 	return parse_num(s, end, v);
 }
 
-/* "--name" or "--name=value": match name, return the value part (or NULL). */
-static bool opt_is(const char *arg, const char *name, const char **val)
-{
-	size_t n = efipt_strlen(name);
-	for (size_t i = 0; i < n; i++)
-		if (arg[i] != name[i])
-			return false;
-	if (arg[n] == 0) {
-		*val = 0;
-		return true;
-	}
-	if (arg[n] == '=') {
-		*val = arg + n + 1;
-		return true;
-	}
-	return false;
-}
-
 static bool is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
 static unsigned log2u(uint64_t v)
@@ -107,12 +91,157 @@ static bool canonical48(uint64_t a)
 	return top == 0 || top == 0x1ffff;
 }
 
+/* ---- the options: one row each ------------------------------------------ */
+
+static const struct opt_row options[PTCFG_OPT_COUNT];
+
+/* An option's name for messages ("--" is in the format string). */
+static const char *on(enum ptcfg_opt id)
+{
+	return options[id].name;
+}
+
+const char *ptcfg_opt_name(enum ptcfg_opt id)
+{
+	return id < PTCFG_OPT_COUNT ? options[id].name : "?";
+}
+
+static int set_size(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
+{
+	struct ptcfg *cfg = ctx;
+	if (ptcfg_parse_size(v, &cfg->size) || !cfg->size) {
+		sb_printf(err, "--%s needs a byte count such as 65536, 64K, 4M or 1G, got '%s'",
+			  o->name, v);
+		return -1;
+	}
+	return 0;
+}
+
+static int set_output(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
+{
+	struct ptcfg *cfg = ctx;
+	if (!efipt_strcmp(v, "single"))
+		cfg->output = PTCFG_OUT_SINGLE;
+	else if (!efipt_strcmp(v, "topa"))
+		cfg->output = PTCFG_OUT_TOPA;
+	else {
+		sb_printf(err, "--%s must be single or topa, got '%s'", o->name, v);
+		return -1;
+	}
+	return 0;
+}
+
+static int set_mode(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
+{
+	struct ptcfg *cfg = ctx;
+	if (!efipt_strcmp(v, "stop"))
+		cfg->mode = PTCFG_MODE_STOP;
+	else if (!efipt_strcmp(v, "wrap"))
+		cfg->mode = PTCFG_MODE_WRAP;
+	else {
+		sb_printf(err, "--%s must be stop or wrap, got '%s'", o->name, v);
+		return -1;
+	}
+	return 0;
+}
+
+/* An optional encoding 0..15 into the int at o->field; the flag is set too. */
+static int small_encoding(const struct opt_row *o, const char *v, int *out, struct strbuf *err)
+{
+	const char *e;
+	uint64_t x;
+	if (!v)
+		return 0;
+	if (parse_num(v, &e, &x) || *e || x > 15) {
+		sb_printf(err, "--%s needs an encoding 0..15, got '%s'", o->name, v);
+		return -1;
+	}
+	*out = (int)x;
+	return 0;
+}
+
+static int set_mtc(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
+{
+	struct ptcfg *cfg = ctx;
+	cfg->mtc = true;
+	return small_encoding(o, v, &cfg->mtc_freq, err);
+}
+
+static int set_cyc(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
+{
+	struct ptcfg *cfg = ctx;
+	cfg->cyc = true;
+	return small_encoding(o, v, &cfg->cyc_thresh, err);
+}
+
+/* An encoding 0..15, or a period in bytes: 2K << encoding. */
+static int set_psb(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
+{
+	struct ptcfg *cfg = ctx;
+	uint64_t bytes, x;
+	const char *e;
+	if (!parse_num(v, &e, &x) && !*e && x <= 15) {
+		cfg->psb_freq = (int)x;
+		return 0;
+	}
+	if (!ptcfg_parse_size(v, &bytes) && is_pow2(bytes) && bytes >= 2048 &&
+	    bytes <= (64ull << 20)) {
+		cfg->psb_freq = (int)(log2u(bytes) - 11);
+		return 0;
+	}
+	sb_printf(err, "--%s needs a PSBFreq encoding 0..15 or a period of 2K..64M bytes (power "
+		       "of two), got '%s'", o->name, v);
+	return -1;
+}
+
+static int set_ptwrite(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
+{
+	struct ptcfg *cfg = ctx;
+	if (v && efipt_strcmp(v, "fup")) {
+		sb_printf(err, "--%s takes no value or =fup, got '%s'", o->name, v);
+		return -1;
+	}
+	cfg->ptwrite = true;
+	cfg->fuponptw = v != 0;
+	return 0;
+}
+
+static int set_nobranch(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
+{
+	(void)o, (void)v, (void)err;
+	((struct ptcfg *)ctx)->branch = false;
+	return 0;
+}
+
+/* --kernel, --user: the first one clears the default (both), each adds its CPLs. */
+static int set_cpl(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
+{
+	(void)v, (void)err;
+	struct ptcfg *cfg = ctx;
+	if (!cfg->cpl_set)
+		cfg->os = cfg->user = false;
+	cfg->cpl_set = true;
+	return opt_set_true(ctx, o, v, err);
+}
+
+static int set_cr3(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
+{
+	struct ptcfg *cfg = ctx;
+	const char *e;
+	if (parse_num(v, &e, &cfg->cr3) || *e) {
+		sb_printf(err, "--%s needs a CR3 value, got '%s'", o->name, v);
+		return -1;
+	}
+	cfg->cr3_filter = true;
+	return 0;
+}
+
 static int add_range(struct ptcfg *cfg, unsigned kind, const char *v, const char *opt,
 		     struct strbuf *err)
 {
 	if (cfg->nranges >= PTCFG_MAX_RANGES) {
-		sb_printf(err, "%s: at most %u address ranges (--filter/--stop) in total", opt,
-			  PTCFG_MAX_RANGES);
+		sb_printf(err, "--%s: at most %u address ranges (--%s/--%s) in total", opt,
+			  PTCFG_MAX_RANGES, on(PTCFG_OPT_FILTER), on(PTCFG_OPT_STOP));
 		return -1;
 	}
 	struct ptcfg_range *r = &cfg->range[cfg->nranges];
@@ -121,7 +250,7 @@ static int add_range(struct ptcfg *cfg, unsigned kind, const char *v, const char
 	if (kind == RTIT_ADDR_CFG_FILTER && v[0] == 'i' && v[1] == 'm' && v[2] == 'a' &&
 	    v[3] == 'g' && v[4] == 'e' && v[5] == '=') {
 		if (!v[6]) {
-			sb_printf(err, "%s: image= needs an image name", opt);
+			sb_printf(err, "--%s: image= needs an image name", opt);
 			return -1;
 		}
 		r->image = v + 6;
@@ -141,195 +270,83 @@ static int add_range(struct ptcfg *cfg, unsigned kind, const char *v, const char
 	if (*e)
 		goto bad;
 	if (r->b < r->a) {
-		sb_printf(err, "%s: range end 0x%llx is below its start 0x%llx", opt,
+		sb_printf(err, "--%s: range end 0x%llx is below its start 0x%llx", opt,
 			  (unsigned long long)r->b, (unsigned long long)r->a);
 		return -1;
 	}
 	if (!canonical48(r->a) || !canonical48(r->b)) {
 		/* 33.2.8.5: a non-canonical ADDRn value makes WRMSR #GP. */
-		sb_printf(err, "%s: 0x%llx-0x%llx is not a canonical (48-bit) address range",
+		sb_printf(err, "--%s: 0x%llx-0x%llx is not a canonical (48-bit) address range",
 			  opt, (unsigned long long)r->a, (unsigned long long)r->b);
 		return -1;
 	}
 	cfg->nranges++;
 	return 0;
 bad:
-	sb_printf(err, "%s needs %s, got '%s'", opt,
+	sb_printf(err, "--%s needs %s, got '%s'", opt,
 		  kind == RTIT_ADDR_CFG_FILTER ? "START-END (addresses, inclusive) or image=NAME"
 					       : "ADDR or START-END",
 		  v);
 	return -1;
 }
 
-static int small_encoding(const char *v, const char *opt, int *out, struct strbuf *err)
+static int set_filter(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
 {
-	const char *e;
-	uint64_t x;
-	if (parse_num(v, &e, &x) || *e || x > 15) {
-		sb_printf(err, "%s needs an encoding 0..15, got '%s'", opt, v);
-		return -1;
-	}
-	*out = (int)x;
-	return 0;
+	return add_range(ctx, RTIT_ADDR_CFG_FILTER, v, o->name, err);
 }
+
+static int set_stop(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
+{
+	return add_range(ctx, RTIT_ADDR_CFG_STOP, v, o->name, err);
+}
+
+#define FIELD(f) offsetof(struct ptcfg, f)
+static const struct opt_row options[PTCFG_OPT_COUNT] = {
+	[PTCFG_OPT_SIZE] = { "size", OPT_VALUE, set_size, 0, "N",
+		       "trace buffer size (e.g. 64K, 4M, 1G; default 4M)" },
+	[PTCFG_OPT_OUTPUT] = { "output", OPT_VALUE, set_output, 0, "single|topa",
+			 "output scheme (default: ToPA if the CPU has it)" },
+	[PTCFG_OPT_MODE] = { "mode", OPT_VALUE, set_mode, 0, "stop|wrap",
+		       "stop when full (default for ToPA) or keep the newest\n"
+		       "trace in a circular buffer (single-range always wraps)" },
+	[PTCFG_OPT_TSC] = { "tsc", OPT_FLAG, opt_set_true, FIELD(tsc), 0, "TSC packets" },
+	[PTCFG_OPT_MTC] = { "mtc", OPT_OPTIONAL, set_mtc, 0, "[=F]", "MTC packets, MTCFreq encoding F" },
+	[PTCFG_OPT_CYC] = { "cyc", OPT_OPTIONAL, set_cyc, 0, "[=T]",
+		      "cycle-accurate mode, CycThresh encoding T" },
+	[PTCFG_OPT_PSB] = { "psb", OPT_VALUE, set_psb, 0, "=P",
+		      "PSB period: PSBFreq encoding 0..15 or bytes (2K..64M)" },
+	[PTCFG_OPT_PTWRITE] = { "ptwrite", OPT_OPTIONAL, set_ptwrite, 0, "[=fup]",
+			  "PTWRITE packets (=fup: followed by FUPs)" },
+	[PTCFG_OPT_PWR] = { "pwr", OPT_FLAG, opt_set_true, FIELD(pwr), 0, "power event packets" },
+	[PTCFG_OPT_EVENT] = { "event", OPT_FLAG, opt_set_true, FIELD(event), 0, "event trace packets" },
+	[PTCFG_OPT_NOTNT] = { "notnt", OPT_FLAG, opt_set_true, FIELD(distnt), 0,
+			"no TNT packets (DisTNT)" },
+	[PTCFG_OPT_NORETCOMP] = { "noretcomp", OPT_FLAG, opt_set_true, FIELD(disretc), 0,
+			    "no RET compression (DisRETC)" },
+	[PTCFG_OPT_NOBRANCH] = { "nobranch", OPT_FLAG, set_nobranch, 0, 0,
+			   "no control-flow packets (BranchEn=0)" },
+	[PTCFG_OPT_KERNEL] = { "kernel", OPT_FLAG, set_cpl, FIELD(os), 0,
+			 "trace CPL 0; given alone, only CPL 0 (default: every CPL)" },
+	[PTCFG_OPT_USER] = { "user", OPT_FLAG, set_cpl, FIELD(user), 0,
+		       "trace CPL > 0; given alone, only CPL > 0" },
+	[PTCFG_OPT_CR3] = { "cr3", OPT_VALUE, set_cr3, 0, "VALUE", "trace only while CR3 matches VALUE" },
+	[PTCFG_OPT_FILTER] = { "filter", OPT_VALUE, set_filter, 0, "A-B",
+			 "trace only IPs in [A,B] (also image=NAME)" },
+	[PTCFG_OPT_STOP] = { "stop", OPT_VALUE, set_stop, 0, "A[-B]",
+		       "stop tracing when a branch lands in [A,B]" },
+	[PTCFG_OPT_FORCE] = { "force", OPT_FLAG, opt_set_true, FIELD(force), 0,
+			"take over Intel PT even if firmware has it enabled" },
+};
+#undef FIELD
 
 int ptcfg_option(struct ptcfg *cfg, const char *arg, const char *next, struct strbuf *err)
 {
-	const char *v;
-	int used = 1;
-	if (!arg || arg[0] != '-' || arg[1] != '-')
-		return 0;
-
-	/* Options that need a value take it from "=value" or the next argument. */
-	static const char *const valued[] = { "--size", "--output", "--mode", "--psb",
-					      "--filter", "--stop", "--cr3" };
-	for (unsigned i = 0; i < sizeof(valued) / sizeof(valued[0]); i++) {
-		if (!opt_is(arg, valued[i], &v))
-			continue;
-		if (!v) {
-			if (!next) {
-				sb_printf(err, "%s needs a value", valued[i]);
-				return -1;
-			}
-			v = next;
-			used = 2;
-		}
-		switch (i) {
-		case 0:
-			if (ptcfg_parse_size(v, &cfg->size) || !cfg->size) {
-				sb_printf(err, "--size needs a byte count such as 65536, 64K, 4M "
-					       "or 1G, got '%s'", v);
-				return -1;
-			}
-			return used;
-		case 1:
-			if (!efipt_strcmp(v, "single"))
-				cfg->output = PTCFG_OUT_SINGLE;
-			else if (!efipt_strcmp(v, "topa"))
-				cfg->output = PTCFG_OUT_TOPA;
-			else {
-				sb_printf(err, "--output must be single or topa, got '%s'", v);
-				return -1;
-			}
-			return used;
-		case 2:
-			if (!efipt_strcmp(v, "stop"))
-				cfg->mode = PTCFG_MODE_STOP;
-			else if (!efipt_strcmp(v, "wrap"))
-				cfg->mode = PTCFG_MODE_WRAP;
-			else {
-				sb_printf(err, "--mode must be stop or wrap, got '%s'", v);
-				return -1;
-			}
-			return used;
-		case 3: {
-			/* An encoding 0..15, or a period in bytes: 2K << encoding. */
-			uint64_t bytes;
-			const char *e;
-			uint64_t x;
-			if (!parse_num(v, &e, &x) && !*e && x <= 15) {
-				cfg->psb_freq = (int)x;
-				return used;
-			}
-			if (!ptcfg_parse_size(v, &bytes) && is_pow2(bytes) && bytes >= 2048 &&
-			    bytes <= (64ull << 20)) {
-				cfg->psb_freq = (int)(log2u(bytes) - 11);
-				return used;
-			}
-			sb_printf(err, "--psb needs a PSBFreq encoding 0..15 or a period of 2K..64M "
-				       "bytes (power of two), got '%s'", v);
-			return -1;
-		}
-		case 4:
-			return add_range(cfg, RTIT_ADDR_CFG_FILTER, v, "--filter", err) ? -1 : used;
-		case 5:
-			return add_range(cfg, RTIT_ADDR_CFG_STOP, v, "--stop", err) ? -1 : used;
-		case 6: {
-			const char *e;
-			if (parse_num(v, &e, &cfg->cr3) || *e) {
-				sb_printf(err, "--cr3 needs a CR3 value, got '%s'", v);
-				return -1;
-			}
-			cfg->cr3_filter = true;
-			return used;
-		}
-		}
-	}
-
-	if (opt_is(arg, "--mtc", &v)) {
-		cfg->mtc = true;
-		return v && small_encoding(v, "--mtc", &cfg->mtc_freq, err) ? -1 : 1;
-	}
-	if (opt_is(arg, "--cyc", &v)) {
-		cfg->cyc = true;
-		return v && small_encoding(v, "--cyc", &cfg->cyc_thresh, err) ? -1 : 1;
-	}
-	if (opt_is(arg, "--ptwrite", &v)) {
-		cfg->ptwrite = true;
-		if (v && efipt_strcmp(v, "fup")) {
-			sb_printf(err, "--ptwrite takes no value or =fup, got '%s'", v);
-			return -1;
-		}
-		cfg->fuponptw = v != 0;
-		return 1;
-	}
-
-	static const char *const flags[] = { "--tsc", "--pwr", "--event", "--notnt",
-					     "--noretcomp", "--nobranch", "--kernel", "--user",
-					     "--force" };
-	for (unsigned i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-		if (!opt_is(arg, flags[i], &v))
-			continue;
-		if (v) {
-			sb_printf(err, "%s takes no value", flags[i]);
-			return -1;
-		}
-		switch (i) {
-		case 0: cfg->tsc = true; break;
-		case 1: cfg->pwr = true; break;
-		case 2: cfg->event = true; break;
-		case 3: cfg->distnt = true; break;
-		case 4: cfg->disretc = true; break;
-		case 5: cfg->branch = false; break;
-		case 6:
-		case 7:
-			if (!cfg->cpl_set)
-				cfg->os = cfg->user = false;
-			cfg->cpl_set = true;
-			if (i == 6)
-				cfg->os = true;
-			else
-				cfg->user = true;
-			break;
-		case 8: cfg->force = true; break;
-		}
-		return 1;
-	}
-	return 0;
+	return opt_parse(options, PTCFG_OPT_COUNT, cfg, arg, next, err);
 }
 
 void ptcfg_usage(struct strbuf *out)
 {
-	sb_puts(out,
-		"  --size N            trace buffer size (e.g. 64K, 4M, 1G; default 4M)\n"
-		"  --output single|topa  output scheme (default: ToPA if the CPU has it)\n"
-		"  --mode stop|wrap    stop when full (default for ToPA) or keep the newest\n"
-		"                      trace in a circular buffer (single-range always wraps)\n"
-		"  --tsc               TSC packets\n"
-		"  --mtc[=F]           MTC packets, MTCFreq encoding F\n"
-		"  --cyc[=T]           cycle-accurate mode, CycThresh encoding T\n"
-		"  --psb=P             PSB period: PSBFreq encoding 0..15 or bytes (2K..64M)\n"
-		"  --ptwrite[=fup]     PTWRITE packets (=fup: followed by FUPs)\n"
-		"  --pwr               power event packets\n"
-		"  --event             event trace packets\n"
-		"  --notnt             no TNT packets (DisTNT)\n"
-		"  --noretcomp         no RET compression (DisRETC)\n"
-		"  --nobranch          no control-flow packets (BranchEn=0)\n"
-		"  --kernel, --user    trace only CPL 0 / CPL > 0 (default both)\n"
-		"  --cr3 VALUE         trace only while CR3 matches VALUE\n"
-		"  --filter A-B        trace only IPs in [A,B] (also image=NAME)\n"
-		"  --stop A[-B]        stop tracing when a branch lands in [A,B]\n"
-		"  --force             take over Intel PT even if firmware has it enabled\n");
+	opt_usage(options, PTCFG_OPT_COUNT, out);
 }
 
 void ptcfg_resolve_range(struct ptcfg *cfg, unsigned i, uint64_t a, uint64_t b)
@@ -341,60 +358,29 @@ void ptcfg_resolve_range(struct ptcfg *cfg, unsigned i, uint64_t a, uint64_t b)
 	cfg->range[i].image = 0;
 }
 
-/* ---- errata ------------------------------------------------------------- */
+/* ---- errata and quirks (which CPU has which: core/cpu_model.c) ---------- */
 
-static bool model_in(const struct ptcaps *caps, const uint8_t *models, unsigned n)
+static bool has_quirk(const struct ptcaps *caps, uint32_t quirk)
 {
-	if (caps->family != 6)
-		return false;
-	for (unsigned i = 0; i < n; i++)
-		if (caps->model == models[i])
-			return true;
-	return false;
+	return cpumodel_quirks(caps->family, caps->model) & quirk;
 }
 
-/*
- * BDM106 (Broadwell spec updates; also BDD/BDF/BDH): a WRMSR to IA32_RTIT_CTL
- * with BranchEn=0 may #GP, so BranchEn must stay set. Models 06_3DH (U/Y),
- * 06_47H (H/C), 06_4FH (EP/EX), 06_56H (DE).
- */
+/* BDM106: a WRMSR to IA32_RTIT_CTL with BranchEn=0 may #GP. */
 bool ptcfg_erratum_bdm106(const struct ptcaps *caps)
 {
-	static const uint8_t m[] = { 0x3d, 0x47, 0x4f, 0x56 };
-	return model_in(caps, m, sizeof(m));
+	return has_quirk(caps, CPUMODEL_QUIRK_BDM106);
 }
 
 /*
  * TGL052, ADL037, RPL017 "Trace May Contain Incorrect Data When Configured
- * With Single Range Output Larger Than 4KB": Tiger Lake 06_8CH/06_8DH,
- * Alder Lake 06_97H/06_9AH, Raptor Lake 06_B7H/06_BAH/06_BFH.
+ * With Single Range Output Larger Than 4KB".
  */
 bool ptcfg_erratum_single_4k(const struct ptcaps *caps)
 {
-	static const uint8_t m[] = { 0x8c, 0x8d, 0x97, 0x9a, 0xb7, 0xba, 0xbf };
-	return model_in(caps, m, sizeof(m));
-}
-
-/* Goldmont (06_5CH Apollo Lake, 06_5FH Denverton): RTIT MSRs scoped per core. */
-static bool core_scoped_msrs(const struct ptcaps *caps)
-{
-	static const uint8_t m[] = { 0x5c, 0x5f };
-	return model_in(caps, m, sizeof(m));
-}
-
-/* 33.3.1.2: Intel PT and LBRs are mutually exclusive on these models. */
-static bool lbr_exclusive(const struct ptcaps *caps)
-{
-	static const uint8_t m[] = { 0x3d, 0x47, 0x4e, 0x4f, 0x56, 0x5e };
-	return model_in(caps, m, sizeof(m));
+	return has_quirk(caps, CPUMODEL_QUIRK_SINGLE_4K);
 }
 
 /* ---- validation --------------------------------------------------------- */
-
-static void list_bitmap(struct strbuf *msg, uint16_t bm)
-{
-	ptcaps_bitmap_list(bm, msg);
-}
 
 /* Pick an encoding for a field: the user's, else preferred, else the lowest. */
 static int pick_encoding(int want, uint16_t bitmap, unsigned preferred)
@@ -409,9 +395,68 @@ static int pick_encoding(int want, uint16_t bitmap, unsigned preferred)
 	return -1;
 }
 
-static int refuse_bit(struct strbuf *msg, const char *what, const char *bit)
+/* "WHAT (--OPT[/--OPT2]) not supported by this CPU: CPUID...[n]=0" */
+static int refuse_cap(struct strbuf *msg, const char *what, enum ptcfg_opt opt, int opt2,
+		      const char *value, enum ptcap cap)
 {
-	sb_printf(msg, "%s not supported by this CPU: %s=0", what, bit);
+	sb_printf(msg, "%s (--%s%s%s", what, on(opt), value ? " " : "", value ? value : "");
+	if (opt2 >= 0)
+		sb_printf(msg, "/--%s", on((enum ptcfg_opt)opt2));
+	sb_puts(msg, ") not supported by this CPU: ");
+	ptcaps_bit_name(cap, msg);
+	sb_puts(msg, "=0");
+	return -1;
+}
+
+/*
+ * What each option needs from CPUID leaf 14H (33.3.1) and the IA32_RTIT_CTL
+ * bits it sets, checked in this order before anything else. Options whose
+ * fields need more (encodings, ranges) are finished in ptcfg_validate().
+ */
+static const struct need {
+	enum ptcfg_opt opt;
+	int opt2;		/* a second option needing the same, or -1 */
+	enum ptcap cap;
+	const char *what;
+	uint64_t ctl;
+} needs[] = {
+	{ PTCFG_OPT_MTC, -1, PTCAP_MTC, "MTC packets", RTIT_CTL_MTCEN },
+	{ PTCFG_OPT_CYC, -1, PTCAP_PSB_CYC, "cycle-accurate mode", RTIT_CTL_CYCEN },
+	{ PTCFG_OPT_PSB, -1, PTCAP_PSB_CYC, "configurable PSB period", 0 },
+	{ PTCFG_OPT_PTWRITE, -1, PTCAP_PTWRITE, "PTWRITE", RTIT_CTL_PTWEN },
+	{ PTCFG_OPT_PWR, -1, PTCAP_POWER_EVENT, "power event trace", RTIT_CTL_PWREVTEN },
+	{ PTCFG_OPT_EVENT, -1, PTCAP_EVENT_TRACE, "event trace", RTIT_CTL_EVENTEN },
+	{ PTCFG_OPT_NOTNT, -1, PTCAP_TNT_DISABLE, "TNT disable", RTIT_CTL_DISTNT },
+	{ PTCFG_OPT_CR3, -1, PTCAP_CR3_FILTER, "CR3 filtering", RTIT_CTL_CR3FILTER },
+	{ PTCFG_OPT_FILTER, PTCFG_OPT_STOP, PTCAP_IP_FILTER, "IP filtering and TraceStop", 0 },
+};
+
+/* Whether cfg asks for what option id enables. */
+static bool wanted(const struct ptcfg *cfg, enum ptcfg_opt id)
+{
+	switch (id) {
+	case PTCFG_OPT_MTC: return cfg->mtc;
+	case PTCFG_OPT_CYC: return cfg->cyc;
+	case PTCFG_OPT_PSB: return cfg->psb_freq >= 0;
+	case PTCFG_OPT_PTWRITE: return cfg->ptwrite || cfg->fuponptw;
+	case PTCFG_OPT_PWR: return cfg->pwr;
+	case PTCFG_OPT_EVENT: return cfg->event;
+	case PTCFG_OPT_NOTNT: return cfg->distnt;
+	case PTCFG_OPT_CR3: return cfg->cr3_filter;
+	case PTCFG_OPT_FILTER: return cfg->nranges != 0;
+	default: return false;
+	}
+}
+
+/* An encoding the CPU enumerates in bitmap, or the list of valid ones. */
+static int check_encoding(int e, uint16_t bitmap, const char *what, enum ptcfg_opt opt,
+			  const char *form, const char *where, struct strbuf *msg)
+{
+	if (e >= 0 && (bitmap & (1u << e)))
+		return 0;
+	sb_printf(msg, "%s encoding %d not supported; valid --%s%s values (%s): ", what, e, on(opt),
+		  form, where);
+	ptcaps_bitmap_list(bitmap, msg);
 	return -1;
 }
 
@@ -420,33 +465,35 @@ static int validate_output(const struct ptcfg *cfg, const struct ptcaps *caps,
 {
 	enum ptcfg_output o = cfg->output;
 	enum ptcfg_mode m = cfg->mode;
+	bool topa = ptcaps_has(caps, PTCAP_TOPA);
 
 	if (o == PTCFG_OUT_AUTO)
-		o = caps->topa ? PTCFG_OUT_TOPA : PTCFG_OUT_SINGLE;
-	if (o == PTCFG_OUT_TOPA && !caps->topa)
-		return refuse_bit(msg, "ToPA output (--output topa)", "CPUID.(EAX=14H,ECX=0):ECX[0]");
-	if (o == PTCFG_OUT_SINGLE && !caps->single_range)
-		return refuse_bit(msg, "single-range output (--output single)",
-				  "CPUID.(EAX=14H,ECX=0):ECX[2]");
+		o = topa ? PTCFG_OUT_TOPA : PTCFG_OUT_SINGLE;
+	if (o == PTCFG_OUT_TOPA && !topa)
+		return refuse_cap(msg, "ToPA output", PTCFG_OPT_OUTPUT, -1, "topa", PTCAP_TOPA);
+	if (o == PTCFG_OUT_SINGLE && !ptcaps_has(caps, PTCAP_SINGLE_RANGE))
+		return refuse_cap(msg, "single-range output", PTCFG_OPT_OUTPUT, -1, "single",
+				  PTCAP_SINGLE_RANGE);
 
 	uint64_t size = cfg->size;
 	if (caps->maxphyaddr < 64 && size > (1ull << caps->maxphyaddr) / 2) {
-		sb_printf(msg, "--size %llu cannot fit in this CPU's physical address space "
+		sb_printf(msg, "--%s %llu cannot fit in this CPU's physical address space "
 			       "(MAXPHYADDR %u bits)",
-			  (unsigned long long)size, caps->maxphyaddr);
+			  on(PTCFG_OPT_SIZE), (unsigned long long)size, caps->maxphyaddr);
 		return -1;
 	}
 	if (o == PTCFG_OUT_SINGLE) {
 		if (m == PTCFG_MODE_STOP) {
 			/* 33.2.7.1: "This output range is circular". */
-			sb_puts(msg, "single-range output always wraps (SDM 33.2.7.1): use --mode "
-				     "wrap, or --output topa for --mode stop");
+			sb_printf(msg, "single-range output always wraps (SDM 33.2.7.1): use --%s "
+				       "wrap, or --%s topa for --%s stop",
+				  on(PTCFG_OPT_MODE), on(PTCFG_OPT_OUTPUT), on(PTCFG_OPT_MODE));
 			return -1;
 		}
 		if (!is_pow2(size) || size < SINGLE_MIN_SIZE || size > SINGLE_MAX_SIZE) {
-			sb_printf(msg, "single-range output needs a power-of-two --size from 128 "
+			sb_printf(msg, "single-range output needs a power-of-two --%s from 128 "
 				       "bytes to 4G (SDM 33.2.7.1), got %llu",
-				  (unsigned long long)size);
+				  on(PTCFG_OPT_SIZE), (unsigned long long)size);
 			return -1;
 		}
 		/*
@@ -455,10 +502,10 @@ static int validate_output(const struct ptcfg *cfg, const struct ptcaps *caps,
 		 * CPU has it; otherwise there is no safe way to honour the request.
 		 */
 		if (size > 4096 && ptcfg_erratum_single_4k(caps)) {
-			if (!caps->topa) {
+			if (!topa) {
 				sb_printf(msg, "single-range output above 4 KiB corrupts trace on this "
 					       "CPU (errata TGL052/ADL037/RPL017) and it has no ToPA: "
-					       "use --size 4K");
+					       "use --%s 4K", on(PTCFG_OPT_SIZE));
 				return -1;
 			}
 			o = PTCFG_OUT_TOPA;
@@ -472,7 +519,7 @@ static int validate_output(const struct ptcfg *cfg, const struct ptcaps *caps,
 	}
 	if (o == PTCFG_OUT_TOPA) {
 		uint64_t r = (size + TOPA_MIN_REGION - 1) & ~(TOPA_MIN_REGION - 1);
-		if (!caps->topa_multi) {
+		if (!ptcaps_has(caps, PTCAP_TOPA_MULTI)) {
 			/*
 			 * 33.2.7.2 "Single Output Region ToPA Implementation": one
 			 * output entry, so one region of 4K..128M, a power of two.
@@ -482,8 +529,9 @@ static int validate_output(const struct ptcfg *cfg, const struct ptcaps *caps,
 				p <<= 1;
 			if (r > TOPA_MAX_REGION) {
 				sb_printf(msg, "this CPU's ToPA holds one output region of at most "
-					       "128M (CPUID.(EAX=14H,ECX=0):ECX[1]=0), --size %llu is "
-					       "too large",
+					       "128M (");
+				ptcaps_bit_name(PTCAP_TOPA_MULTI, msg);
+				sb_printf(msg, "=0), --%s %llu is too large", on(PTCFG_OPT_SIZE),
 					  (unsigned long long)size);
 				return -1;
 			}
@@ -522,7 +570,8 @@ int ptcfg_validate(const struct ptcfg *cfg, const struct ptcaps *caps,
 	out->force = cfg->force;
 
 	if (!cfg->os && !cfg->user) {
-		sb_puts(msg, "neither CPL 0 (--kernel) nor CPL > 0 (--user) is traced");
+		sb_printf(msg, "neither CPL 0 (--%s) nor CPL > 0 (--%s) is traced", on(PTCFG_OPT_KERNEL),
+			  on(PTCFG_OPT_USER));
 		return -1;
 	}
 	if (cfg->os)
@@ -534,8 +583,8 @@ int ptcfg_validate(const struct ptcfg *cfg, const struct ptcaps *caps,
 		ctl |= RTIT_CTL_BRANCHEN;
 	} else if (ptcfg_erratum_bdm106(caps)) {
 		/* not setting BranchEn can #GP on Broadwell: erratum BDM106 */
-		sb_puts(msg, "--nobranch cannot be used on Broadwell: IA32_RTIT_CTL.BranchEn=0 "
-			     "may #GP (erratum BDM106)");
+		sb_printf(msg, "--%s cannot be used on Broadwell: IA32_RTIT_CTL.BranchEn=0 may #GP "
+			       "(erratum BDM106)", on(PTCFG_OPT_NOBRANCH));
 		return -1;
 	}
 	if (ptcfg_erratum_bdm106(caps))
@@ -546,98 +595,60 @@ int ptcfg_validate(const struct ptcfg *cfg, const struct ptcaps *caps,
 	if (cfg->disretc)
 		ctl |= RTIT_CTL_DISRETC;
 
+	for (unsigned i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
+		const struct need *n = &needs[i];
+		if (!wanted(cfg, n->opt))
+			continue;
+		if (!ptcaps_has(caps, n->cap))
+			return refuse_cap(msg, n->what, n->opt, n->opt2, 0, n->cap);
+		ctl |= n->ctl;
+	}
+
 	if (cfg->mtc) {
-		if (!caps->mtc)
-			return refuse_bit(msg, "MTC packets (--mtc)", "CPUID.(EAX=14H,ECX=0):EBX[3]");
 		int f = pick_encoding(cfg->mtc_freq, caps->mtc_periods, 3);
-		if (f < 0 || !(caps->mtc_periods & (1u << f))) {
-			sb_printf(msg, "MTC period encoding %d not supported; valid --mtc=F values "
-				       "(CPUID.(EAX=14H,ECX=1):EAX[31:16]): ",
-				  f);
-			list_bitmap(msg, caps->mtc_periods);
+		if (check_encoding(f, caps->mtc_periods, "MTC period", PTCFG_OPT_MTC, "=F",
+				   "CPUID.(EAX=14H,ECX=1):EAX[31:16]", msg))
 			return -1;
-		}
-		ctl |= RTIT_CTL_MTCEN | ((uint64_t)f << RTIT_CTL_MTCFREQ_SHIFT);
+		ctl |= (uint64_t)f << RTIT_CTL_MTCFREQ_SHIFT;
 	}
 	if (cfg->cyc) {
-		if (!caps->psb_cyc)
-			return refuse_bit(msg, "cycle-accurate mode (--cyc)",
-					  "CPUID.(EAX=14H,ECX=0):EBX[1]");
 		int t = pick_encoding(cfg->cyc_thresh, caps->cyc_thresholds, 0);
-		if (t < 0 || !(caps->cyc_thresholds & (1u << t))) {
-			sb_printf(msg, "cycle threshold encoding %d not supported; valid --cyc=T "
-				       "values (CPUID.(EAX=14H,ECX=1):EBX[15:0]): ",
-				  t);
-			list_bitmap(msg, caps->cyc_thresholds);
+		if (check_encoding(t, caps->cyc_thresholds, "cycle threshold", PTCFG_OPT_CYC, "=T",
+				   "CPUID.(EAX=14H,ECX=1):EBX[15:0]", msg))
 			return -1;
-		}
-		ctl |= RTIT_CTL_CYCEN | ((uint64_t)t << RTIT_CTL_CYCTHRESH_SHIFT);
+		ctl |= (uint64_t)t << RTIT_CTL_CYCTHRESH_SHIFT;
 	}
 	if (cfg->psb_freq >= 0) {
-		if (!caps->psb_cyc)
-			return refuse_bit(msg, "configurable PSB period (--psb)",
-					  "CPUID.(EAX=14H,ECX=0):EBX[1]");
-		if (!(caps->psb_periods & (1u << cfg->psb_freq))) {
-			sb_printf(msg, "PSB period encoding %d not supported; valid --psb=P values "
-				       "(CPUID.(EAX=14H,ECX=1):EBX[31:16], period 2K<<P bytes): ",
-				  cfg->psb_freq);
-			list_bitmap(msg, caps->psb_periods);
+		if (check_encoding(cfg->psb_freq, caps->psb_periods, "PSB period", PTCFG_OPT_PSB, "=P",
+				   "CPUID.(EAX=14H,ECX=1):EBX[31:16], period 2K<<P bytes", msg))
 			return -1;
-		}
 		ctl |= (uint64_t)cfg->psb_freq << RTIT_CTL_PSBFREQ_SHIFT;
 	}
-	if (cfg->ptwrite || cfg->fuponptw) {
-		if (!caps->ptwrite)
-			return refuse_bit(msg, "PTWRITE (--ptwrite)", "CPUID.(EAX=14H,ECX=0):EBX[4]");
-		ctl |= RTIT_CTL_PTWEN;
-		if (cfg->fuponptw)
-			ctl |= RTIT_CTL_FUPONPTW;
-	}
-	if (cfg->pwr) {
-		if (!caps->power_event)
-			return refuse_bit(msg, "power event trace (--pwr)",
-					  "CPUID.(EAX=14H,ECX=0):EBX[5]");
-		ctl |= RTIT_CTL_PWREVTEN;
-	}
-	if (cfg->event) {
-		if (!caps->event_trace)
-			return refuse_bit(msg, "event trace (--event)", "CPUID.(EAX=14H,ECX=0):EBX[7]");
-		ctl |= RTIT_CTL_EVENTEN;
-	}
-	if (cfg->distnt) {
-		if (!caps->tnt_disable)
-			return refuse_bit(msg, "TNT disable (--notnt)", "CPUID.(EAX=14H,ECX=0):EBX[8]");
-		ctl |= RTIT_CTL_DISTNT;
-	}
+	if (cfg->fuponptw)
+		ctl |= RTIT_CTL_FUPONPTW;
 	if (cfg->cr3_filter) {
-		if (!caps->cr3_filter)
-			return refuse_bit(msg, "CR3 filtering (--cr3)", "CPUID.(EAX=14H,ECX=0):EBX[0]");
 		if (cfg->cr3 & RTIT_CR3_RESERVED) {
 			/* 33.2.8.6: IA32_RTIT_CR3_MATCH[4:0] are reserved (#GP). */
-			sb_printf(msg, "--cr3 0x%llx: bits 4:0 must be 0 (IA32_RTIT_CR3_MATCH[4:0] "
+			sb_printf(msg, "--%s 0x%llx: bits 4:0 must be 0 (IA32_RTIT_CR3_MATCH[4:0] "
 				       "are reserved)",
-				  (unsigned long long)cfg->cr3);
+				  on(PTCFG_OPT_CR3), (unsigned long long)cfg->cr3);
 			return -1;
 		}
-		ctl |= RTIT_CTL_CR3FILTER;
 		out->cr3_filter = true;
 		out->cr3_match = cfg->cr3;
 	}
 	if (cfg->nranges) {
-		if (!caps->ip_filter)
-			return refuse_bit(msg, "IP filtering and TraceStop (--filter/--stop)",
-					  "CPUID.(EAX=14H,ECX=0):EBX[2]");
 		if (cfg->nranges > caps->addr_ranges) {
-			sb_printf(msg, "%u address ranges requested (--filter/--stop) but this CPU has "
+			sb_printf(msg, "%u address ranges requested (--%s/--%s) but this CPU has "
 				       "%u (CPUID.(EAX=14H,ECX=1):EAX[2:0])",
-				  cfg->nranges, caps->addr_ranges);
+				  cfg->nranges, on(PTCFG_OPT_FILTER), on(PTCFG_OPT_STOP), caps->addr_ranges);
 			return -1;
 		}
 		for (unsigned i = 0; i < cfg->nranges; i++) {
 			const struct ptcfg_range *r = &cfg->range[i];
 			if (r->image) {
-				sb_printf(msg, "--filter image=%s was not resolved to an address range",
-					  r->image);
+				sb_printf(msg, "--%s image=%s was not resolved to an address range",
+					  on(PTCFG_OPT_FILTER), r->image);
 				return -1;
 			}
 			if (r->b < r->a || !canonical48(r->a) || !canonical48(r->b) ||
@@ -658,12 +669,12 @@ int ptcfg_validate(const struct ptcfg *cfg, const struct ptcaps *caps,
 	if (out->output == PTCFG_OUT_TOPA)
 		ctl |= RTIT_CTL_TOPA;
 
-	if (core_scoped_msrs(caps)) {
+	if (has_quirk(caps, CPUMODEL_QUIRK_CORE_SCOPED)) {
 		out->notes |= PTCFG_NOTE_CORE_SCOPED;
 		sb_puts(msg, "note: Goldmont: the RTIT MSRs are per core; program, stop and read "
 			     "them on the one logical CPU that traces\n");
 	}
-	if (lbr_exclusive(caps))
+	if (has_quirk(caps, CPUMODEL_QUIRK_LBR_EXCLUSIVE))
 		out->notes |= PTCFG_NOTE_LBR_EXCLUSIVE;
 	out->ctl = ctl;
 	return 0;

@@ -41,7 +41,7 @@ enum ptcfg_mode {
 struct ptcfg_range {
 	unsigned cfg;
 	uint64_t a, b;      /* inclusive bounds */
-	const char *image;  /* --filter image=NAME not yet resolved (caller's string) */
+	const char *image;  /* image=NAME not yet resolved (caller's string) */
 };
 
 /* The user's request. Defaults: OS+User, BranchEn, ToPA, stop, 4 MiB. */
@@ -67,7 +67,7 @@ struct ptcfg {
 	enum ptcfg_mode mode;
 	uint64_t size;      /* requested buffer bytes */
 	bool force;         /* take over PT even if firmware has TraceEn set */
-	bool cpl_set;       /* --kernel/--user seen (the first one clears the default) */
+	bool cpl_set;       /* a CPL option seen (the first one clears the default) */
 };
 
 /* What the validator derived; everything the engine needs. */
@@ -102,19 +102,25 @@ void ptcfg_init(struct ptcfg *cfg);
  * following argument (or NULL) for options that need a value and were
  * given without '='. Returns the number of arguments used (1 or 2), 0 if
  * arg is not a trace option (the caller may own it), or -1 with a message
- * in err. Options:
- *   --size N[K|M|G]  --output single|topa  --mode stop|wrap  --force
- *   --tsc  --mtc[=F]  --cyc[=T]  --psb=P (encoding 0..15 or 2K..64M)
- *   --ptwrite[=fup]  --pwr  --event  --notnt  --noretcomp  --nobranch
- *   --kernel  --user  --cr3 VALUE
- *   --filter A-B | --filter image=NAME   --stop A[-B]
+ * in err. The options are the rows of one table in pt_config.c, which
+ * ptcfg_usage() prints.
  */
 int ptcfg_option(struct ptcfg *cfg, const char *arg, const char *next, struct strbuf *err);
+
+/* The trace options, for naming one in a message: "--%s", ptcfg_opt_name(id). */
+enum ptcfg_opt {
+	PTCFG_OPT_SIZE, PTCFG_OPT_OUTPUT, PTCFG_OPT_MODE, PTCFG_OPT_TSC, PTCFG_OPT_MTC,
+	PTCFG_OPT_CYC, PTCFG_OPT_PSB, PTCFG_OPT_PTWRITE, PTCFG_OPT_PWR, PTCFG_OPT_EVENT,
+	PTCFG_OPT_NOTNT, PTCFG_OPT_NORETCOMP, PTCFG_OPT_NOBRANCH, PTCFG_OPT_KERNEL,
+	PTCFG_OPT_USER, PTCFG_OPT_CR3, PTCFG_OPT_FILTER, PTCFG_OPT_STOP, PTCFG_OPT_FORCE,
+	PTCFG_OPT_COUNT
+};
+const char *ptcfg_opt_name(enum ptcfg_opt id);
 
 /* One line per option, for usage messages. */
 void ptcfg_usage(struct strbuf *out);
 
-/* Fill range i (from --filter image=NAME) with resolved bounds. */
+/* Fill range i (from a filter image=NAME) with resolved bounds. */
 void ptcfg_resolve_range(struct ptcfg *cfg, unsigned i, uint64_t a, uint64_t b);
 
 /*
@@ -125,7 +131,7 @@ void ptcfg_resolve_range(struct ptcfg *cfg, unsigned i, uint64_t a, uint64_t b);
 int ptcfg_validate(const struct ptcfg *cfg, const struct ptcaps *caps,
 		   struct ptcfg_settings *out, struct strbuf *msg);
 
-/* Known errata, by CPUID display family/model (SDM 33.3.1.2 and spec updates). */
+/* Known errata, by CPUID display family/model (core/cpu_model.c). */
 bool ptcfg_erratum_bdm106(const struct ptcaps *caps);
 bool ptcfg_erratum_single_4k(const struct ptcaps *caps);
 

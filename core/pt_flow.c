@@ -57,46 +57,7 @@ enum fup_kind {
 	FUP_TSX_ABORT,	/* MODE.TSX with Abort: a TIP to the abort handler follows */
 };
 
-/* ---- errata -------------------------------------------------------------- */
-
-uint32_t ptflow_errata_for_cpu(unsigned family, unsigned model, int stepping)
-{
-	(void)stepping; /* none of the supported errata depends on it */
-	if (family != 6)
-		return 0;
-	/* Which CPU has which erratum: Intel specification updates for each
-	 * family (the erratum names are their IDs); same selection as
-	 * libipt's pt_cpu_errata(). */
-	switch (model) {
-	case 0x3d: case 0x47: case 0x4f: case 0x56: /* Broadwell */
-		return PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_BDM64;
-	case 0x4e: case 0x5e: case 0x8e: case 0x9e: /* Skylake, Kaby/Coffee Lake */
-	case 0xa5: case 0xa6: /* Comet Lake */
-		return PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_SKD007 |
-		       PTFLOW_ERRATUM_SKD022 | PTFLOW_ERRATUM_SKD010 |
-		       PTFLOW_ERRATUM_SKL014 | PTFLOW_ERRATUM_SKL168;
-	case 0x55: /* Skylake-SP, Cascade/Cooper Lake */
-	case 0x6a: case 0x6c: /* Ice Lake-SP/D */
-	case 0x8f: /* Sapphire Rapids */
-		return PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_SKL014 |
-		       PTFLOW_ERRATUM_SKD022 | PTFLOW_ERRATUM_SKZ84;
-	case 0x66: case 0x7d: case 0x7e: /* Cannon Lake, Ice Lake */
-	case 0x8c: case 0x8d: /* Tiger Lake */
-	case 0xa7: case 0xa8: /* Rocket Lake */
-		return PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_SKL014 |
-		       PTFLOW_ERRATUM_SKD022;
-	case 0x97: case 0x9a: case 0xbf: /* Alder Lake */
-		return PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_SKL014 |
-		       PTFLOW_ERRATUM_SKD022 | PTFLOW_ERRATUM_APL11;
-	case 0x5c: case 0x5f: /* Apollo Lake, Denverton */
-		return PTFLOW_ERRATUM_APL12 | PTFLOW_ERRATUM_APL11;
-	case 0x7a: case 0x86: case 0x96: case 0x9c: /* Gemini Lake, Snow Ridge,
-						      * Elkhart Lake, Jasper Lake */
-		return PTFLOW_ERRATUM_APL11;
-	default:
-		return 0;
-	}
-}
+/* ---- errata (which CPU has which: core/cpu_model.c) ---------------------- */
 
 const char *ptflow_erratum_name(uint32_t bit)
 {

@@ -184,3 +184,26 @@ void sb_json_escape(struct strbuf *sb, const char *s)
 		}
 	}
 }
+
+void sb_json_str(struct strbuf *sb, const char *s)
+{
+	sb_putc(sb, '"');
+	sb_json_escape(sb, s);
+	sb_putc(sb, '"');
+}
+
+void sb_xml_escape(struct strbuf *sb, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		switch (c) {
+		case '&': sb_puts(sb, "&amp;"); break;
+		case '<': sb_puts(sb, "&lt;"); break;
+		case '>': sb_puts(sb, "&gt;"); break;
+		case '"': sb_puts(sb, "&quot;"); break;
+		case '\'': sb_puts(sb, "&apos;"); break;
+		default:
+			sb_putc(sb, c < 0x20 && c != '\t' && c != '\n' ? '?' : (char)c);
+		}
+	}
+}

@@ -29,6 +29,12 @@ void sb_printf(struct strbuf *sb, const char *fmt, ...)
 void sb_vprintf(struct strbuf *sb, const char *fmt, __builtin_va_list ap);
 /* Append s as the body of a JSON string (quotes not included). */
 void sb_json_escape(struct strbuf *sb, const char *s);
+/* Append s as a JSON string, quotes included. */
+void sb_json_str(struct strbuf *sb, const char *s);
+/* Append s as XML character data or attribute text (& < > " ' escaped;
+ * control characters other than tab and newline, not allowed in XML 1.0,
+ * become '?'). */
+void sb_xml_escape(struct strbuf *sb, const char *s);
 /* Reset to empty, keeping the buffer. */
 void sb_reset(struct strbuf *sb);
 

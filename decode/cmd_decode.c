@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "core/pt_flow.h"
-#include "core/pt_rtit.h"
 #include "core/pt_summary.h"
 #include "decode/commands.h"
 #include "decode/rundir.h"
@@ -26,18 +25,6 @@ static void decode_usage(FILE *f)
 		   "  --top N   list the N images that executed most (default 10)\n\n"
 		   "Exit status: 0 if the trace decoded without errors, 1 if it had decode\n"
 		   "errors or the directory is damaged, 2 on usage errors.\n");
-}
-
-/* RTIT_CTL bits the decoder must know about, from the manifest's trace. */
-static void trace_flags(json_t *m, bool *distnt, bool *disretc)
-{
-	*distnt = *disretc = false;
-	const char *ctl = json_string_value(json_object_get(json_object_get(m, "trace"), "rtit_ctl"));
-	if (!ctl)
-		return;
-	unsigned long long v = strtoull(ctl, NULL, 16);
-	*distnt = v & RTIT_CTL_DISTNT;
-	*disretc = v & RTIT_CTL_DISRETC;
 }
 
 int cmd_decode(int argc, char **argv)
@@ -113,17 +100,14 @@ int cmd_decode(int argc, char **argv)
 		rundir_close(&rd);
 		return 1;
 	}
-	json_t *cpu = json_object_get(rd.manifest, "cpu");
 	struct ptflow_config fc = { 0 };
 	fc.image.read = memview_read;
 	fc.image.ctx = &code.view;
 	fc.cache_size = 1u << 16;
 	fc.cache = calloc(fc.cache_size, sizeof(*fc.cache));
-	fc.errata = ptflow_errata_for_cpu(
-		(unsigned)json_integer_value(json_object_get(cpu, "family")),
-		(unsigned)json_integer_value(json_object_get(cpu, "model")),
-		(int)json_integer_value(json_object_get(cpu, "stepping")));
-	trace_flags(rd.manifest, &fc.distnt, &fc.disretc);
+	struct flow_facts facts;
+	rundir_flow_facts(&rd, &facts);
+	flow_setup(&fc, &facts);
 	static struct ptsum sum;
 	ptsum_init(&sum, code.images, code.nimages);
 	struct ptflow_sink sink = { &sum, ptsum_on_run, ptsum_on_event };

@@ -15,7 +15,6 @@
 #include <Zydis/Zydis.h>
 
 #include "core/pt_flow.h"
-#include "core/pt_rtit.h"
 #include "core/x86_insn.h"
 #include "decode/commands.h"
 #include "decode/file_io.h"
@@ -233,19 +232,9 @@ static int load_run(struct ptsec_image *im, struct ptflow_config *fc, const char
 			goto done;
 		}
 	}
-	json_t *cpu = json_object_get(rd.manifest, "cpu");
-	if (cpu)
-		fc->errata = ptflow_errata_for_cpu(
-			(unsigned)json_integer_value(json_object_get(cpu, "family")),
-			(unsigned)json_integer_value(json_object_get(cpu, "model")),
-			(int)json_integer_value(json_object_get(cpu, "stepping")));
-	const char *ctl = json_string_value(
-		json_object_get(json_object_get(rd.manifest, "trace"), "rtit_ctl"));
-	if (ctl) {
-		unsigned long long c = strtoull(ctl, NULL, 16);
-		fc->distnt = c & RTIT_CTL_DISTNT;
-		fc->disretc = c & RTIT_CTL_DISRETC;
-	}
+	struct flow_facts facts;
+	rundir_flow_facts(&rd, &facts);
+	flow_setup(fc, &facts);
 	snprintf(trace, cap, "%s/trace.pt", rd.path);
 	rc = 0;
 done:

@@ -2,7 +2,7 @@
  * efipt plan --cpuid FILE [trace options] [--format text|jsonl]: the MSR
  * writes and ToPA tables efipt.efi would use on that CPU, without booting.
  * The decisions are the firmware's own code (ptcfg_validate, ptout_build,
- * pt_start, pt_stop); only the CPU (a recorder: RTIT MSRs read as at reset)
+ * rtit_start, rtit_stop); only the CPU (a recorder: RTIT MSRs read as at reset)
  * and the physical memory (decode/sim_mem) are simulated.
  */
 #include <stdio.h>
@@ -177,17 +177,17 @@ static void print_topa_text(const struct ptout *out, struct simmem *mem, unsigne
 	}
 }
 
-static void print_steps(const struct pt_log *log, const struct ptout *out, struct simmem *mem,
+static void print_steps(const struct rtit_log *log, const struct ptout *out, struct simmem *mem,
 			bool jsonl)
 {
 	static char line[1 << 16];
 	for (unsigned i = 0; i < log->n; i++) {
-		const struct pt_step *s = &log->steps[i];
+		const struct rtit_step *s = &log->steps[i];
 		if (jsonl) {
 			/* the firmware's own printer: the app can log the same lines */
 			struct strbuf sb;
 			sb_init(&sb, line, sizeof(line));
-			pt_step_jsonl(s, out, &sb);
+			rtit_step_jsonl(s, out, &sb);
 			if (sb.truncated) {
 				fprintf(stderr, "efipt plan: step %u too long to print\n", i);
 				continue;
@@ -195,15 +195,15 @@ static void print_steps(const struct pt_log *log, const struct ptout *out, struc
 			puts(line);
 			continue;
 		}
-		const char *name = pt_msr_name(s->msr);
+		const char *name = rtit_msr_name(s->msr);
 		switch (s->op) {
-		case PT_OP_TOPA:
+		case RTIT_OP_TOPA:
 			print_topa_text(out, mem, s->table);
 			break;
-		case PT_OP_RDMSR:
+		case RTIT_OP_RDMSR:
 			printf("rdmsr  0x%x %s\n", s->msr, name ? name : "");
 			break;
-		case PT_OP_WRMSR:
+		case RTIT_OP_WRMSR:
 			printf("wrmsr  0x%x %-28s 0x%llx", s->msr, name ? name : "",
 			       (unsigned long long)s->value);
 			if (s->msr == MSR_IA32_RTIT_CTL) {
@@ -311,7 +311,7 @@ int cmd_plan(int argc, char **argv)
 	struct ptout_region *reg = calloc(max_reg, sizeof(*reg));
 	unsigned max_tab = PTOUT_TABLES_FOR(max_reg);
 	struct ptout_table *tab = calloc(max_tab, sizeof(*tab));
-	struct pt_step *steps = calloc(256, sizeof(*steps));
+	struct rtit_step *steps = calloc(256, sizeof(*steps));
 	if (!reg || !tab || !steps) {
 		fprintf(stderr, "efipt plan: out of memory\n");
 		return 2;
@@ -344,23 +344,23 @@ int cmd_plan(int argc, char **argv)
 		.cpuid = plan_cpuid, .rdmsr = plan_rdmsr, .wrmsr = plan_wrmsr, .rdtsc = plan_rdtsc,
 		.ctx = &pc,
 	};
-	struct pt_log log;
-	pt_log_init(&log, steps, 256);
-	struct pt_engine eng;
-	pt_engine_init(&eng, &ops, &caps, &st, &out, &log);
+	struct rtit_log log;
+	rtit_log_init(&log, steps, 256);
+	struct rtit_engine eng;
+	rtit_engine_init(&eng, &ops, &caps, &st, &out, &log);
 	sb_reset(&msg);
-	if (pt_start(&eng, &msg) != PT_OK) {
+	if (rtit_start(&eng, &msg) != RTIT_OK) {
 		rc = refuse(msgbuf, jsonl);
 		goto done;
 	}
 	unsigned started = log.n;
-	pt_stop(&eng, &msg);
-	struct pt_log first = log;
+	rtit_stop(&eng, &msg);
+	struct rtit_log first = log;
 	first.n = started;
 	print_steps(&first, &out, &mem, jsonl);
 	if (!jsonl)
 		printf("# ... the traced code runs ...\n# stop\n");
-	struct pt_log rest = log;
+	struct rtit_log rest = log;
 	rest.steps = log.steps + started;
 	rest.n = log.n - started;
 	print_steps(&rest, &out, &mem, jsonl);

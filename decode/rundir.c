@@ -2,9 +2,11 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/run_result.h"
 #include "decode/rundir.h"
 
 #define MANIFEST_MAX (4u << 20)
@@ -136,7 +138,8 @@ int rundir_open(struct rundir *rd, const char *path)
 	if (bad)
 		return -1;
 	const char *r = json_string_value(res);
-	if (strcmp(r, "ok") && strcmp(r, "unsupported") && strcmp(r, "failed"))
+	enum run_result result;
+	if (run_result_parse(r, &result))
 		return fail(rd, "manifest.json: status.result \"%s\" is not ok, unsupported or "
 				"failed", r);
 	json_t *cpu = json_object_get(m, "cpu");
@@ -155,4 +158,22 @@ void rundir_close(struct rundir *rd)
 const char *rundir_str(const struct rundir *rd, const char *key)
 {
 	return json_string_value(json_object_get(rd->manifest, key));
+}
+
+void rundir_flow_facts(const struct rundir *rd, struct flow_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	json_t *cpu = json_object_get(rd->manifest, "cpu");
+	if (cpu) {
+		f->have_cpu = true;
+		f->family = (unsigned)json_integer_value(json_object_get(cpu, "family"));
+		f->model = (unsigned)json_integer_value(json_object_get(cpu, "model"));
+		f->stepping = (int)json_integer_value(json_object_get(cpu, "stepping"));
+	}
+	const char *ctl = json_string_value(
+		json_object_get(json_object_get(rd->manifest, "trace"), "rtit_ctl"));
+	if (ctl) {
+		f->have_ctl = true;
+		f->rtit_ctl = strtoull(ctl, NULL, 16);
+	}
 }

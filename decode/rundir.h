@@ -8,6 +8,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "core/flow_setup.h"
+
 struct rundir {
 	char path[4096];      /* the directory */
 	json_t *manifest;     /* owned */
@@ -20,5 +22,8 @@ void rundir_close(struct rundir *rd);
 
 /* Manifest accessors (NULL/0 when absent). */
 const char *rundir_str(const struct rundir *rd, const char *key);
+
+/* What the manifest says about the CPU ("cpu") and the trace ("trace.rtit_ctl"). */
+void rundir_flow_facts(const struct rundir *rd, struct flow_facts *f);
 
 #endif

@@ -56,7 +56,7 @@ EFI_STATUS efi_cmd_caps(struct app *app)
 	if (app->caps.absent != PTCAPS_PRESENT) {
 		ptcaps_absent_line(&app->caps, &sb);
 		st = EFI_UNSUPPORTED;
-		run_set_result(&app->run, "unsupported", st, buf);
+		run_set_result(&app->run, RUN_UNSUPPORTED, st, buf);
 	} else {
 		uint64_t ctl = 0;
 		gp_guard_install();
@@ -73,7 +73,7 @@ EFI_STATUS efi_cmd_caps(struct app *app)
 			run_member(&app->run, "rtit_ctl_at_start", "\"0x%llx\"",
 				   (unsigned long long)ctl);
 		}
-		run_set_result(&app->run, "ok", st, "Intel PT supported");
+		run_set_result(&app->run, RUN_OK, st, "Intel PT supported");
 	}
 	FreePool(buf);
 	return st;

@@ -16,6 +16,7 @@
 #include "arch/x86_64/cpu_ops.h"
 #include "core/pt_flow.h"
 #include "core/pt_pkt.h"
+#include "core/selftest_report.h"
 #include "core/x86_insn.h"
 #include "efi/app.h"
 #include "efi/console.h"
@@ -23,40 +24,19 @@
 #include "efi/selftest_trace.h"
 #include "efi/trace_mem.h"
 
-#define MAX_CASES 16
-
-struct selftest {
-	unsigned n, failed, skipped;
-	struct {
-		const char *name;
-		const char *result; /* "pass", "fail", "skip" */
-		char detail[160];
-	} c[MAX_CASES];
-};
-
-static void record(struct selftest *t, const char *name, const char *result, const char *detail)
+static void record(struct selftest *t, const char *name, enum selftest_result result,
+		   const char *detail)
 {
-	if (t->n >= MAX_CASES)
+	if (!selftest_record(t, name, result, detail))
 		return;
-	t->c[t->n].name = name;
-	t->c[t->n].result = result;
-	struct strbuf sb;
-	sb_init(&sb, t->c[t->n].detail, sizeof(t->c[t->n].detail));
-	sb_puts(&sb, detail);
-	t->n++;
-	if (result[0] == 'f')
-		t->failed++;
-	if (result[0] == 's')
-		t->skipped++;
-	con_printf("selftest %-24s %s%s%s\n", name,
-		   result[0] == 'p' ? "PASS" : result[0] == 'f' ? "FAIL" : "SKIP",
+	con_printf("selftest %-24s %s%s%s\n", name, selftest_result_label(result),
 		   detail[0] ? ": " : "", detail);
 }
 
 static void check_gp_guard(struct selftest *t)
 {
 	if (EFI_ERROR(gp_guard_install())) {
-		record(t, "gp-guard", "skip", "no #GP handler could be registered");
+		record(t, "gp-guard", SELFTEST_SKIP, "no #GP handler could be registered");
 		return;
 	}
 	UINTN before = gp_guard_hits();
@@ -64,9 +44,9 @@ static void check_gp_guard(struct selftest *t)
 	int r = cpu_probe_read(0x8000000000000000ull);
 	gp_guard_remove();
 	if (r == CPU_FAULT_GP && gp_guard_hits() == before + 1)
-		record(t, "gp-guard", "pass", "");
+		record(t, "gp-guard", SELFTEST_PASS, "");
 	else
-		record(t, "gp-guard", "fail", "a non-canonical load did not come back as #GP");
+		record(t, "gp-guard", SELFTEST_FAIL, "a non-canonical load did not come back as #GP");
 }
 
 /*
@@ -91,7 +71,7 @@ static void check_output(struct selftest *t, const char *name, enum ptcfg_output
 	struct strbuf sb;
 	sb_init(&sb, err, sizeof(err));
 	if (ptout_build(&out, &set, &efi_trace_mem, &sb)) {
-		record(t, name, "fail", err);
+		record(t, name, SELFTEST_FAIL, err);
 		return;
 	}
 	const char *bad = NULL;
@@ -117,7 +97,7 @@ static void check_output(struct selftest *t, const char *name, enum ptcfg_output
 		sb_printf(&sb, "%llu KiB in %u region%s, %u ToPA table%s",
 			  (unsigned long long)(size >> 10), nreg, nreg == 1 ? "" : "s", ntab,
 			  ntab == 1 ? "" : "s");
-	record(t, name, bad ? "fail" : "pass", bad ? bad : err);
+	record(t, name, bad ? SELFTEST_FAIL : SELFTEST_PASS, bad ? bad : err);
 }
 
 static void write_reports(struct app *app, struct selftest *t)
@@ -128,34 +108,11 @@ static void write_reports(struct app *app, struct selftest *t)
 		return;
 	struct strbuf sb;
 	sb_init(&sb, buf, cap);
-	sb_printf(&sb, "{\"tests\": %u, \"failed\": %u, \"skipped\": %u, \"cases\": [", t->n,
-		  t->failed, t->skipped);
-	for (unsigned i = 0; i < t->n; i++) {
-		sb_printf(&sb, "%s\n  {\"name\": \"%s\", \"result\": \"%s\", \"detail\": \"",
-			  i ? "," : "", t->c[i].name, t->c[i].result);
-		sb_json_escape(&sb, t->c[i].detail);
-		sb_puts(&sb, "\"}");
-	}
-	sb_puts(&sb, "\n]}\n");
+	selftest_json(t, &sb);
 	if (!sb.truncated)
 		run_write_file(&app->run, "selftest.json", buf, sb.len);
-
 	sb_reset(&sb);
-	sb_printf(&sb, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		       "<testsuite name=\"efipt.selftest\" tests=\"%u\" failures=\"%u\" "
-		       "skipped=\"%u\">\n",
-		  t->n, t->failed, t->skipped);
-	for (unsigned i = 0; i < t->n; i++) {
-		sb_printf(&sb, "  <testcase classname=\"efipt\" name=\"%s\"", t->c[i].name);
-		if (t->c[i].result[0] == 'p') {
-			sb_puts(&sb, "/>\n");
-			continue;
-		}
-		/* details are plain ASCII without markup characters */
-		sb_printf(&sb, ">\n    <%s message=\"%s\"/>\n  </testcase>\n",
-			  t->c[i].result[0] == 'f' ? "failure" : "skipped", t->c[i].detail);
-	}
-	sb_puts(&sb, "</testsuite>\n");
+	selftest_junit(t, &sb);
 	if (!sb.truncated)
 		run_write_file(&app->run, "selftest.xml", buf, sb.len);
 	FreePool(buf);
@@ -173,17 +130,17 @@ EFI_STATUS efi_parse_selftest(struct app *app)
 EFI_STATUS efi_cmd_selftest(struct app *app)
 {
 	static struct selftest t;
-	t.n = t.failed = t.skipped = 0;
+	selftest_init(&t);
 	app_detect_cpu(app);
 
 	int r = ptpkt_selfcheck();
-	record(&t, "packet-codec", r == 0 ? "pass" : "fail",
+	record(&t, "packet-codec", r == 0 ? SELFTEST_PASS : SELFTEST_FAIL,
 	       r == 0 ? "" : "encode/decode of every packet type disagrees");
 	r = x86_selfcheck();
-	record(&t, "x86-decoder", r == 0 ? "pass" : "fail",
+	record(&t, "x86-decoder", r == 0 ? SELFTEST_PASS : SELFTEST_FAIL,
 	       r == 0 ? "" : "known encodings decoded wrongly");
 	r = ptflow_selfcheck();
-	record(&t, "flow-decoder", r == 0 ? "pass" : "fail",
+	record(&t, "flow-decoder", r == 0 ? SELFTEST_PASS : SELFTEST_FAIL,
 	       r == 0 ? "" : "a built-in trace decoded to the wrong instructions");
 	check_gp_guard(&t);
 	check_output(&t, "output-topa", PTCFG_OUT_TOPA, PTCFG_MODE_STOP, 96ull << 20,
@@ -196,7 +153,7 @@ EFI_STATUS efi_cmd_selftest(struct app *app)
 		struct strbuf sb;
 		sb_init(&sb, why, sizeof(why));
 		ptcaps_absent_line(&app->caps, &sb);
-		record(&t, "trace", "skip", why);
+		record(&t, "trace", SELFTEST_SKIP, why);
 	} else {
 		static const struct {
 			const char *name;
@@ -215,7 +172,8 @@ EFI_STATUS efi_cmd_selftest(struct app *app)
 			sb_init(&sb, detail, sizeof(detail));
 			int got = selftest_trace_mode(&app->caps, modes[i].output, modes[i].mode,
 						    modes[i].size, &sb);
-			record(&t, modes[i].name, got > 0 ? "pass" : got == 0 ? "fail" : "skip", detail);
+			record(&t, modes[i].name,
+			       got > 0 ? SELFTEST_PASS : got == 0 ? SELFTEST_FAIL : SELFTEST_SKIP, detail);
 		}
 	}
 	write_reports(app, &t);
@@ -229,12 +187,12 @@ EFI_STATUS efi_cmd_selftest(struct app *app)
 	con_printf("selftest: %s\n", msg);
 	if (t.failed) {
 		st = EFI_DEVICE_ERROR;
-		run_set_result(&app->run, "failed", st, msg);
+		run_set_result(&app->run, RUN_FAILED, st, msg);
 	} else if (app->caps.absent != PTCAPS_PRESENT) {
 		st = EFI_UNSUPPORTED;
-		run_set_result(&app->run, "unsupported", st, msg);
+		run_set_result(&app->run, RUN_UNSUPPORTED, st, msg);
 	} else {
-		run_set_result(&app->run, "ok", st, msg);
+		run_set_result(&app->run, RUN_OK, st, msg);
 	}
 	return st;
 }

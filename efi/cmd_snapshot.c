@@ -36,9 +36,9 @@ EFI_STATUS efi_cmd_snapshot(struct app *app)
 		  (unsigned long long)(s.code_bytes >> 10));
 	if (EFI_ERROR(st)) {
 		sb_printf(&sb, "; a write failed: %s", efi_status_name(st));
-		run_set_result(&app->run, "failed", st, msg);
+		run_set_result(&app->run, RUN_FAILED, st, msg);
 	} else {
-		run_set_result(&app->run, "ok", st, msg);
+		run_set_result(&app->run, RUN_OK, st, msg);
 	}
 	con_printf("efipt: %s\n", msg);
 	return st;

@@ -9,7 +9,7 @@
  *
  * Hardware sequence (SDM 33.3.2): options validated against CPUID leaf 14H
  * (core/pt_config.c) before any WRMSR; output buffer laid out and allocated
- * (arch/x86_64/pt_output.c); pt_start writes RTIT_CTL last; pt_stop clears
+ * (arch/x86_64/pt_output.c); rtit_start writes RTIT_CTL last; rtit_stop clears
  * TraceEn on every path out, including ExitBootServices (an OS loader that
  * never returns), so PT never runs on into an OS.
  */
@@ -17,8 +17,10 @@
 #include <efilib.h>
 
 #include "core/mem.h"
+#include "core/opt_table.h"
 #include "core/pe_info.h"
 #include "core/pt_flow.h"
+#include "core/pt_rtit.h"
 #include "core/pt_summary.h"
 #include "core/pt_synth.h"
 #include "efi/app.h"
@@ -35,7 +37,7 @@
 enum source { SOURCE_HW, SOURCE_SYNTHETIC };
 
 /* What the command line asked for (filled by efi_parse_trace). */
-static struct {
+static struct trace_opts {
 	struct ptcfg cfg;
 	enum source source;
 	bool decode, snapshot, connect;
@@ -47,34 +49,87 @@ static struct {
 
 static const char trace_usage[] =
 	"usage: efipt.efi trace [OPTIONS] -- IMAGE.efi [ARGS...]\n"
-	"       efipt.efi trace [OPTIONS] --connect\n"
+	"       efipt.efi trace [OPTIONS] --%s\n"
 	"\n"
 	"Trace IMAGE (path on this volume, absolute or relative to efipt.efi) from\n"
 	"StartImage until it returns, or trace connecting every controller.\n"
-	"\n"
-	"  --source hw|synthetic  Intel PT (default), or a trace synthesized by\n"
-	"                      walking the image's code (no PT needed; not a real trace)\n"
-	"  --decode            decode in place and print a summary (summary.txt)\n"
-	"  --no-snapshot       skip the memory map, image list and code copies\n"
-	"  --seed N            synthetic: branch choices (default 1)\n"
-	"  --insns N           synthetic: instructions to walk (default 1000000)\n";
+	"\n";
+
+static int set_source(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
+{
+	(void)ctx;
+	if (!efipt_strcmp(v, "hw"))
+		opt.source = SOURCE_HW;
+	else if (!efipt_strcmp(v, "synthetic"))
+		opt.source = SOURCE_SYNTHETIC;
+	else {
+		sb_printf(err, "--%s is hw or synthetic, not '%s'", o->name, v);
+		return -1;
+	}
+	return 0;
+}
+
+static int set_no_snapshot(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
+{
+	(void)ctx, (void)o, (void)v, (void)err;
+	opt.snapshot = false;
+	return 0;
+}
+
+/* A count into the uint64_t at o->field; zero only where allowed. */
+static int count(void *ctx, const struct opt_row *o, const char *v, bool zero_ok,
+		 struct strbuf *err)
+{
+	uint64_t n;
+	if (ptcfg_parse_size(v, &n) || (!n && !zero_ok)) {
+		sb_printf(err, "--%s needs a number, got '%s'", o->name, v);
+		return -1;
+	}
+	*(uint64_t *)((char *)ctx + o->field) = n;
+	return 0;
+}
+
+static int set_seed(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
+{
+	return count(ctx, o, v, true, err);
+}
+
+static int set_insns(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
+{
+	return count(ctx, o, v, false, err);
+}
+
+enum { T_SOURCE, T_DECODE, T_NO_SNAPSHOT, T_CONNECT, T_SEED, T_INSNS, NTRACE_OPTIONS };
+#define FIELD(f) offsetof(struct trace_opts, f)
+static const struct opt_row trace_options[NTRACE_OPTIONS] = {
+	[T_SOURCE] = { "source", OPT_VALUE, set_source, 0, "hw|synthetic",
+		       "Intel PT (default), or a trace synthesized by\n"
+		       "walking the image's code (no PT needed; not a real trace)" },
+	[T_DECODE] = { "decode", OPT_FLAG, opt_set_true, FIELD(decode), 0,
+		       "decode in place and print a summary (summary.txt)" },
+	[T_NO_SNAPSHOT] = { "no-snapshot", OPT_FLAG, set_no_snapshot, 0, 0,
+			    "skip the memory map, image list and code copies" },
+	[T_CONNECT] = { "connect", OPT_FLAG, opt_set_true, FIELD(connect), 0,
+			"trace connecting every controller instead of an image" },
+	[T_SEED] = { "seed", OPT_VALUE, set_seed, FIELD(seed), "N",
+		     "synthetic: branch choices (default 1)" },
+	[T_INSNS] = { "insns", OPT_VALUE, set_insns, FIELD(insns), "N",
+		      "synthetic: instructions to walk (default 1000000)" },
+};
+#undef FIELD
 
 void efi_help_trace(void)
 {
-	con_puts(trace_usage);
+	con_printf(trace_usage, trace_options[T_CONNECT].name);
 	char *u = AllocatePool(4096);
 	if (u) {
 		struct strbuf ub;
 		sb_init(&ub, u, 4096);
+		opt_usage(trace_options, NTRACE_OPTIONS, &ub);
 		ptcfg_usage(&ub);
 		con_puts(u);
 		FreePool(u);
 	}
-}
-
-static int parse_u64(const char *s, uint64_t *v)
-{
-	return ptcfg_parse_size(s, v);
 }
 
 EFI_STATUS efi_parse_trace(struct app *app)
@@ -96,53 +151,18 @@ EFI_STATUS efi_parse_trace(struct app *app)
 			break;
 		}
 		int used = ptcfg_option(&opt.cfg, a, next, &sb);
+		if (!used)
+			used = opt_parse(trace_options, NTRACE_OPTIONS, &opt, a, next, &sb);
 		if (used < 0) {
 			con_printf("efipt: trace: %s\n", err);
 			return EFI_INVALID_PARAMETER;
 		}
-		if (used > 0) {
-			i += used - 1;
-			continue;
-		}
-		if (!efipt_strcmp(a, "--decode")) {
-			opt.decode = true;
-		} else if (!efipt_strcmp(a, "--no-snapshot")) {
-			opt.snapshot = false;
-		} else if (!efipt_strcmp(a, "--connect")) {
-			opt.connect = true;
-		} else if (!efipt_strcmp(a, "--source") || !efipt_strcmp(a, "--seed") ||
-			   !efipt_strcmp(a, "--insns")) {
-			if (!next) {
-				con_printf("efipt: trace: %s needs a value\n", a);
-				return EFI_INVALID_PARAMETER;
-			}
-			i++;
-			if (a[2] == 's' && a[3] == 'o') {
-				if (!efipt_strcmp(next, "hw"))
-					opt.source = SOURCE_HW;
-				else if (!efipt_strcmp(next, "synthetic"))
-					opt.source = SOURCE_SYNTHETIC;
-				else {
-					con_printf("efipt: trace: --source is hw or synthetic, not '%s'\n",
-						   next);
-					return EFI_INVALID_PARAMETER;
-				}
-			} else {
-				uint64_t v;
-				if (parse_u64(next, &v) || (a[2] == 'i' && v == 0)) {
-					con_printf("efipt: trace: %s needs a number, got '%s'\n", a, next);
-					return EFI_INVALID_PARAMETER;
-				}
-				if (a[2] == 's')
-					opt.seed = v;
-				else
-					opt.insns = v;
-			}
-		} else {
+		if (!used) {
 			con_printf("efipt: trace: unknown option '%s' (see efipt.efi trace --help)\n",
 				   a);
 			return EFI_INVALID_PARAMETER;
 		}
+		i += used - 1;
 	}
 	if (i < app->argc) {
 		opt.image = app->argv[i];
@@ -150,7 +170,8 @@ EFI_STATUS efi_parse_trace(struct app *app)
 		opt.image_argv = &app->argv[i + 1];
 	}
 	if (opt.connect && opt.image) {
-		con_puts("efipt: trace: --connect traces the drivers already loaded; give no image\n");
+		con_printf("efipt: trace: --%s traces the drivers already loaded; give no image\n",
+			   trace_options[T_CONNECT].name);
 		return EFI_INVALID_PARAMETER;
 	}
 	if (!opt.connect && !opt.image) {
@@ -158,7 +179,8 @@ EFI_STATUS efi_parse_trace(struct app *app)
 		return EFI_INVALID_PARAMETER;
 	}
 	if (opt.connect && opt.source == SOURCE_SYNTHETIC) {
-		con_puts("efipt: trace: --connect needs --source hw (nothing to synthesize from)\n");
+		con_printf("efipt: trace: --%s needs --%s hw (nothing to synthesize from)\n",
+			   trace_options[T_CONNECT].name, trace_options[T_SOURCE].name);
 		return EFI_INVALID_PARAMETER;
 	}
 	return EFI_SUCCESS;
@@ -175,7 +197,7 @@ struct collect {
 
 static struct ptsum_image images[MAX_IMAGES];
 
-static void fail(struct app *app, const char *result, EFI_STATUS st, const char *why)
+static void fail(struct app *app, enum run_result result, EFI_STATUS st, const char *why)
 {
 	con_printf("efipt: %s\n", why);
 	run_set_result(&app->run, result, st, why);
@@ -206,9 +228,9 @@ static bool resolve_image_filters(struct strbuf *err)
 			continue;
 		uint64_t base, size;
 		if (!sideband_find_image(name, &base, &size) || !size) {
-			sb_printf(err, "--filter image=%s: no loaded image has that name (see "
+			sb_printf(err, "--%s image=%s: no loaded image has that name (see "
 				       "images.json of a snapshot run for the names)",
-				  name);
+				  ptcfg_opt_name(PTCFG_OPT_FILTER), name);
 			return false;
 		}
 		ptcfg_resolve_range(&opt.cfg, i, base, base + size - 1);
@@ -261,14 +283,14 @@ static EFI_STATUS trace_hw(struct app *app, struct traced_image *img, bool *star
 	struct strbuf sb;
 	sb_init(&sb, msg, sizeof(msg));
 	if (!resolve_image_filters(&sb)) {
-		fail(app, "failed", EFI_NOT_FOUND, msg);
+		fail(app, RUN_FAILED, EFI_NOT_FOUND, msg);
 		return EFI_NOT_FOUND;
 	}
 	struct target t = { img, started };
 	spill_begun = false;
 	EFI_STATUS st = hw_trace(&app->caps, &opt.cfg, run_target_body, &t, &spill, &res, &sb);
 	if (EFI_ERROR(st)) {
-		fail(app, st == EFI_UNSUPPORTED ? "unsupported" : "failed", st, msg);
+		fail(app, st == EFI_UNSUPPORTED ? RUN_UNSUPPORTED : RUN_FAILED, st, msg);
 		return st;
 	}
 	if (sb.len)
@@ -313,7 +335,7 @@ static EFI_STATUS trace_synthetic(struct app *app, struct traced_image *img, boo
 	if (pe_read_info(copy, img->size, true, &pe) == PE_OK && pe.entry_rva)
 		entry = flat.base + pe.entry_rva;
 	if (!entry) {
-		fail(app, "failed", EFI_LOAD_ERROR, "cannot find the image's entry point");
+		fail(app, RUN_FAILED, EFI_LOAD_ERROR, "cannot find the image's entry point");
 		return EFI_LOAD_ERROR;
 	}
 	trace->cap = opt.cfg.size;
@@ -322,9 +344,9 @@ static EFI_STATUS trace_synthetic(struct app *app, struct traced_image *img, boo
 		char why[120];
 		struct strbuf wb;
 		sb_init(&wb, why, sizeof(why));
-		sb_printf(&wb, "no memory for a %llu KiB synthetic trace buffer (lower --size)",
-			  (unsigned long long)(trace->cap >> 10));
-		fail(app, "failed", EFI_OUT_OF_RESOURCES, why);
+		sb_printf(&wb, "no memory for a %llu KiB synthetic trace buffer (lower --%s)",
+			  (unsigned long long)(trace->cap >> 10), ptcfg_opt_name(PTCFG_OPT_SIZE));
+		fail(app, RUN_FAILED, EFI_OUT_OF_RESOURCES, why);
 		return EFI_OUT_OF_RESOURCES;
 	}
 	struct ptsynth_config sc = { 0 };
@@ -347,7 +369,7 @@ static EFI_STATUS trace_synthetic(struct app *app, struct traced_image *img, boo
 	struct ptsynth_sink sink = { 0 };
 	struct ptsynth_result res;
 	if (ptsynth_run(&synth, &sc, &sink, trace->buf, trace->cap, &res)) {
-		fail(app, "failed", EFI_INVALID_PARAMETER, "the synthesizer refused its arguments");
+		fail(app, RUN_FAILED, EFI_INVALID_PARAMETER, "the synthesizer refused its arguments");
 		return EFI_INVALID_PARAMETER;
 	}
 	trace->len = res.size;
@@ -377,8 +399,10 @@ static void decode_in_place(struct app *app, struct collect *trace, struct trace
 	ptsum_init(&sum, images, nimg);
 	struct ptflow_sink sink = { &sum, ptsum_on_run, ptsum_on_event };
 	struct ptflow_stat stat;
-	if (EFI_ERROR(inplace_decode(trace->buf, trace->len, &view, &app->caps, opt.cfg.distnt,
-				     opt.cfg.disretc, &sink, &stat))) {
+	/* the trace bits a decoder must know: what hardware and synthesizer were asked for */
+	uint64_t ctl = (opt.cfg.distnt ? RTIT_CTL_DISTNT : 0) | (opt.cfg.disretc ? RTIT_CTL_DISRETC : 0);
+	if (EFI_ERROR(inplace_decode(trace->buf, trace->len, &view, &app->caps, ctl, &sink,
+				     &stat))) {
 		con_puts("efipt: no memory for the decoder's block cache: not decoding\n");
 		return;
 	}
@@ -402,8 +426,8 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 		struct strbuf sb;
 		sb_init(&sb, why, sizeof(why));
 		ptcaps_absent_line(&app->caps, &sb);
-		sb_puts(&sb, " (--source synthetic runs without it)");
-		fail(app, "unsupported", EFI_UNSUPPORTED, why);
+		sb_printf(&sb, " (--%s synthetic runs without it)", trace_options[T_SOURCE].name);
+		fail(app, RUN_UNSUPPORTED, EFI_UNSUPPORTED, why);
 		return EFI_UNSUPPORTED;
 	}
 	static struct traced_image img;
@@ -412,7 +436,7 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 	if (opt.image) {
 		st = image_load(app, opt.image, opt.image_argc, opt.image_argv, &img);
 		if (EFI_ERROR(st)) {
-			run_set_result(&app->run, "failed", st, "the image to trace could not be loaded");
+			run_set_result(&app->run, RUN_FAILED, st, "the image to trace could not be loaded");
 			return st;
 		}
 		con_printf("efipt: loaded %s at 0x%llx (%llu bytes)\n", img.path,
@@ -448,7 +472,7 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 	else if (copy)
 		st = trace_synthetic(app, &img, &started, &trace, copy);
 	else {
-		fail(app, "failed", EFI_OUT_OF_RESOURCES, "no memory to copy the image's code");
+		fail(app, RUN_FAILED, EFI_OUT_OF_RESOURCES, "no memory to copy the image's code");
 		st = EFI_OUT_OF_RESOURCES;
 	}
 	EFI_STATUS target_st = st;
@@ -474,7 +498,7 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 			  (unsigned long long)trace.len, efi_status_name(target_st));
 		if (EFI_ERROR(st))
 			sb_printf(&sb, "; writing trace.pt failed: %s", efi_status_name(st));
-		run_set_result(&app->run, EFI_ERROR(st) ? "failed" : "ok", st, msg);
+		run_set_result(&app->run, EFI_ERROR(st) ? RUN_FAILED : RUN_OK, st, msg);
 		if (trace.buf)
 			FreePool(trace.buf);
 	}

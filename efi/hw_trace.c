@@ -19,7 +19,7 @@ static struct {
 	struct ptout out;
 	struct ptout_region reg[MAX_REGIONS];
 	struct ptout_table tab[MAX_TABLES];
-	struct pt_engine eng;
+	struct rtit_engine eng;
 	struct strbuf *msg;
 } hw;
 
@@ -30,7 +30,7 @@ static void EFIAPI on_exit_boot_services(EFI_EVENT ev, void *ctx)
 	(void)ev;
 	(void)ctx;
 	if (hw.eng.running)
-		pt_stop(&hw.eng, hw.msg);
+		rtit_stop(&hw.eng, hw.msg);
 }
 
 struct collect {
@@ -71,15 +71,15 @@ EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_
 	ptout_init(&hw.out, hw.reg, MAX_REGIONS, hw.tab, MAX_TABLES);
 	if (ptout_build(&hw.out, &hw.set, &efi_trace_mem, msg))
 		return EFI_OUT_OF_RESOURCES;
-	pt_engine_init(&hw.eng, &cpu_native_ops, caps, &hw.set, &hw.out, NULL);
+	rtit_engine_init(&hw.eng, &cpu_native_ops, caps, &hw.set, &hw.out, NULL);
 	EFI_EVENT ebs = NULL;
 	if (EFI_ERROR(uefi_call_wrapper(BS->CreateEvent, 5, EVT_SIGNAL_EXIT_BOOT_SERVICES,
 					TPL_NOTIFY, on_exit_boot_services, NULL, &ebs)))
 		ebs = NULL;
 	gp_guard_install();
-	int started = pt_start(&hw.eng, msg);
+	int started = rtit_start(&hw.eng, msg);
 	gp_guard_remove();
-	if (started != PT_OK) {
+	if (started != RTIT_OK) {
 		if (ebs)
 			uefi_call_wrapper(BS->CloseEvent, 1, ebs);
 		ptout_free(&hw.out, &efi_trace_mem);
@@ -89,7 +89,7 @@ EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_
 	res->body_status = body(ctx);
 	gp_guard_install();
 	if (hw.eng.running)
-		pt_stop(&hw.eng, msg);
+		rtit_stop(&hw.eng, msg);
 	res->tsc_stop = cpu_native_ops.rdtsc(cpu_native_ops.ctx);
 	if (ebs)
 		uefi_call_wrapper(BS->CloseEvent, 1, ebs);
@@ -102,7 +102,7 @@ EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_
 	}
 	gp_guard_remove();
 
-	pt_extract(&hw.eng, &efi_trace_mem, NULL, NULL, &res->ext); /* size first */
+	rtit_extract(&hw.eng, &efi_trace_mem, NULL, NULL, &res->ext); /* size first */
 	struct collect c = { res, res->ext.bytes };
 	res->buf = c.cap ? AllocatePool(c.cap) : NULL;
 	EFI_STATUS st = EFI_SUCCESS;
@@ -110,7 +110,7 @@ EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_
 		/* too large for a second copy: write it from where the CPU put it */
 		struct spill_run sr = { spill, spill->begin(spill->ctx, c.cap) };
 		if (!EFI_ERROR(sr.st))
-			pt_extract(&hw.eng, &efi_trace_mem, spill_span, &sr, &res->ext);
+			rtit_extract(&hw.eng, &efi_trace_mem, spill_span, &sr, &res->ext);
 		res->spilled = true;
 		res->spill_status = sr.st;
 		res->len = c.cap;
@@ -118,11 +118,11 @@ EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_
 		sb_puts(msg, "no memory to copy the trace out of its buffer");
 		st = EFI_OUT_OF_RESOURCES;
 	} else {
-		pt_extract(&hw.eng, &efi_trace_mem, collect_span, &c, &res->ext);
+		rtit_extract(&hw.eng, &efi_trace_mem, collect_span, &c, &res->ext);
 	}
 	struct strbuf jb;
 	sb_init(&jb, res->trace_json, sizeof(res->trace_json));
-	pt_trace_json(&hw.eng, &res->ext, &jb);
+	rtit_trace_json(&hw.eng, &res->ext, &jb);
 	res->have_json = !jb.truncated;
 	ptout_free(&hw.out, &efi_trace_mem);
 	return st;

@@ -11,7 +11,7 @@
 #define CACHE_MIN 1024
 
 EFI_STATUS inplace_decode(const uint8_t *trace, uint64_t len, struct memview *view,
-			  const struct ptcaps *caps, bool distnt, bool disretc,
+			  const struct ptcaps *caps, uint64_t rtit_ctl,
 			  const struct ptflow_sink *sink, struct ptflow_stat *stat)
 {
 	static struct ptflow_decoder dec; /* several KiB: not on the stack */
@@ -26,9 +26,9 @@ EFI_STATUS inplace_decode(const uint8_t *trace, uint64_t len, struct memview *vi
 	fc.image.ctx = view;
 	fc.cache = cache;
 	fc.cache_size = entries;
-	fc.errata = ptflow_errata_for_cpu(caps->family, caps->model, (int)caps->stepping);
-	fc.distnt = distnt;
-	fc.disretc = disretc;
+	struct flow_facts facts;
+	flow_facts_from_caps(&facts, caps, rtit_ctl);
+	flow_setup(&fc, &facts);
 	EFI_STATUS st = EFI_INVALID_PARAMETER;
 	if (ptflow_init(&dec, &fc, sink) == 0) {
 		ptflow_decode(&dec, trace, len, 0);

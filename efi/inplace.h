@@ -5,17 +5,19 @@
 
 #include <efi.h>
 
+#include "core/flow_setup.h"
 #include "core/memview.h"
 #include "core/pt_caps.h"
 #include "core/pt_flow.h"
 
 /*
  * Decode trace[0..len) and feed sink. Errata come from the CPU signature;
- * distnt/disretc say how the trace was recorded. stat receives the decoder's
+ * rtit_ctl says how the trace was recorded (DisTNT, DisRETC; core/flow_setup.h).
+ * stat receives the decoder's
  * counters. Returns EFI_OUT_OF_RESOURCES if the block cache cannot be had.
  */
 EFI_STATUS inplace_decode(const uint8_t *trace, uint64_t len, struct memview *view,
-			  const struct ptcaps *caps, bool distnt, bool disretc,
+			  const struct ptcaps *caps, uint64_t rtit_ctl,
 			  const struct ptflow_sink *sink, struct ptflow_stat *stat);
 
 #endif

@@ -24,7 +24,7 @@ EFI_STATUS run_create(struct run *run, struct esp *esp, const char *command,
 	run->esp = esp;
 	run->command = command;
 	run->cmdline = cmdline;
-	run->result = "failed";
+	run->result = RUN_FAILED;
 	run->status = EFI_ABORTED;
 	efipt_memcpy(run->message, "run did not finish", 19);
 	sb_init(&run->extra_sb, run->extra, sizeof(run->extra));
@@ -104,7 +104,8 @@ EFI_STATUS run_file_end(struct run *run, const char *name, struct esp_file *w, E
 	return st;
 }
 
-void run_set_result(struct run *run, const char *result, EFI_STATUS st, const char *message)
+void run_set_result(struct run *run, enum run_result result, EFI_STATUS st,
+		    const char *message)
 {
 	run->result = result;
 	run->status = st;
@@ -163,7 +164,7 @@ EFI_STATUS run_write_manifest(struct run *run)
 	}
 	sb_printf(&sb, "%s],\n", run->nfiles ? "\n  " : "");
 	sb_printf(&sb, "  \"status\": {\"result\": \"%s\", \"efi_status\": \"%s\", \"message\": \"",
-		  run->result, efi_status_name(run->status));
+		  run_result_name(run->result), efi_status_name(run->status));
 	sb_json_escape(&sb, run->message);
 	sb_puts(&sb, "\"}\n}\n");
 	EFI_STATUS st = EFI_BUFFER_TOO_SMALL;

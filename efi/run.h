@@ -9,6 +9,7 @@
 #include <efi.h>
 
 #include "core/pt_caps.h"
+#include "core/run_result.h"
 #include "core/strbuf.h"
 #include "efi/fs.h"
 
@@ -32,7 +33,7 @@ struct run {
 	struct strbuf extra_sb;
 	unsigned nfiles;
 	struct run_file files[RUN_MAX_FILES];
-	const char *result;     /* "ok", "unsupported", "failed" */
+	enum run_result result;
 	EFI_STATUS status;
 	char message[512];
 };
@@ -49,8 +50,9 @@ EFI_STATUS run_write_file(struct run *run, const char *name, const void *data, U
 EFI_STATUS run_file_begin(struct run *run, const char *name, UINT64 total, struct esp_file *w);
 EFI_STATUS run_file_end(struct run *run, const char *name, struct esp_file *w, EFI_STATUS st);
 
-/* Record the outcome: result word, status, one-line message. */
-void run_set_result(struct run *run, const char *result, EFI_STATUS st, const char *message);
+/* Record the outcome: result, status, one-line message. */
+void run_set_result(struct run *run, enum run_result result, EFI_STATUS st,
+		    const char *message);
 
 /* Add one manifest member, "key": value (printf-style; value already JSON). */
 void run_member(struct run *run, const char *key, const char *fmt, ...)

@@ -3,7 +3,7 @@
 #include "arch/x86_64/pt_msr.h"
 #include "core/mem.h"
 
-void pt_log_init(struct pt_log *log, struct pt_step *steps, unsigned cap)
+void rtit_log_init(struct rtit_log *log, struct rtit_step *steps, unsigned cap)
 {
 	log->steps = steps;
 	log->cap = cap;
@@ -11,22 +11,22 @@ void pt_log_init(struct pt_log *log, struct pt_step *steps, unsigned cap)
 	log->truncated = false;
 }
 
-static void log_step(struct pt_engine *e, enum pt_op op, uint32_t msr, uint64_t value,
+static void log_step(struct rtit_engine *e, enum rtit_op op, uint32_t msr, uint64_t value,
 		     unsigned table, int fault)
 {
-	struct pt_log *log = e->log;
+	struct rtit_log *log = e->log;
 	if (!log)
 		return;
 	if (log->n >= log->cap) {
 		log->truncated = true;
 		return;
 	}
-	log->steps[log->n++] = (struct pt_step){
+	log->steps[log->n++] = (struct rtit_step){
 		.op = op, .msr = msr, .value = value, .table = table, .fault = fault,
 	};
 }
 
-static int note_fault(struct pt_engine *e, uint32_t msr, int r)
+static int note_fault(struct rtit_engine *e, uint32_t msr, int r)
 {
 	if (r && !e->fault) {
 		e->fault = r;
@@ -35,22 +35,22 @@ static int note_fault(struct pt_engine *e, uint32_t msr, int r)
 	return r;
 }
 
-static int rd(struct pt_engine *e, uint32_t msr, uint64_t *v)
+static int rd(struct rtit_engine *e, uint32_t msr, uint64_t *v)
 {
 	*v = 0;
 	int r = e->ops->rdmsr(e->ops->ctx, msr, v);
-	log_step(e, PT_OP_RDMSR, msr, *v, 0, r);
+	log_step(e, RTIT_OP_RDMSR, msr, *v, 0, r);
 	return note_fault(e, msr, r);
 }
 
-static int wr(struct pt_engine *e, uint32_t msr, uint64_t v)
+static int wr(struct rtit_engine *e, uint32_t msr, uint64_t v)
 {
 	int r = e->ops->wrmsr(e->ops->ctx, msr, v);
-	log_step(e, PT_OP_WRMSR, msr, v, 0, r);
+	log_step(e, RTIT_OP_WRMSR, msr, v, 0, r);
 	return note_fault(e, msr, r);
 }
 
-const char *pt_msr_name(uint32_t msr)
+const char *rtit_msr_name(uint32_t msr)
 {
 	switch (msr) {
 	case MSR_IA32_RTIT_OUTPUT_BASE: return "IA32_RTIT_OUTPUT_BASE";
@@ -70,8 +70,9 @@ const char *pt_msr_name(uint32_t msr)
 	}
 }
 
-void pt_engine_init(struct pt_engine *e, const struct cpu_ops *ops, const struct ptcaps *caps,
-		    const struct ptcfg_settings *set, const struct ptout *out, struct pt_log *log)
+void rtit_engine_init(struct rtit_engine *e, const struct cpu_ops *ops,
+		      const struct ptcaps *caps, const struct ptcfg_settings *set,
+		      const struct ptout *out, struct rtit_log *log)
 {
 	efipt_memset(e, 0, sizeof(*e));
 	e->ops = ops;
@@ -93,19 +94,19 @@ static unsigned ranges_present(const struct ptcaps *c)
 	return n > PTCFG_MAX_RANGES ? PTCFG_MAX_RANGES : n;
 }
 
-static int fault_msg(struct pt_engine *e, struct strbuf *msg, const char *when)
+static int fault_msg(struct rtit_engine *e, struct strbuf *msg, const char *when)
 {
-	const char *name = pt_msr_name(e->fault_msr);
+	const char *name = rtit_msr_name(e->fault_msr);
 	sb_printf(msg, "%s: access to MSR 0x%x%s%s%s faulted (#GP)", when, e->fault_msr,
 		  name ? " (" : "", name ? name : "", name ? ")" : "");
-	return PT_FAULT;
+	return RTIT_FAULT;
 }
 
 /* --force: TraceEn was set by someone else; stop it and keep its settings. */
-static int take_over(struct pt_engine *e, uint64_t ctl)
+static int take_over(struct rtit_engine *e, uint64_t ctl)
 {
 	const struct ptcaps *c = e->caps;
-	struct pt_saved *s = &e->saved;
+	struct rtit_saved *s = &e->saved;
 	s->ctl = ctl;
 	/* Clearing TraceEn in the same write is always allowed (33.2.8.3). */
 	if (wr(e, MSR_IA32_RTIT_CTL, ctl & ~RTIT_CTL_TRACEEN))
@@ -128,9 +129,9 @@ static int take_over(struct pt_engine *e, uint64_t ctl)
 	return 0;
 }
 
-static int restore(struct pt_engine *e);
+static int restore(struct rtit_engine *e);
 
-int pt_start(struct pt_engine *e, struct strbuf *msg)
+int rtit_start(struct rtit_engine *e, struct strbuf *msg)
 {
 	const struct ptcfg_settings *set = e->set;
 	const struct ptout *out = e->out;
@@ -138,18 +139,18 @@ int pt_start(struct pt_engine *e, struct strbuf *msg)
 
 	if (e->running) {
 		sb_puts(msg, "tracing is already running");
-		return PT_STATE;
+		return RTIT_STATE;
 	}
 	if (e->caps->absent != PTCAPS_PRESENT || !has_output_msrs(e->caps)) {
 		sb_puts(msg, "Intel PT output to memory is not available on this CPU");
-		return PT_STATE;
+		return RTIT_STATE;
 	}
 	if (!out->nreg || out->output != set->output) {
 		sb_puts(msg, "output buffer not built for these settings");
-		return PT_STATE;
+		return RTIT_STATE;
 	}
 	for (unsigned t = 0; out->output == PTCFG_OUT_TOPA && t < out->ntab; t++)
-		log_step(e, PT_OP_TOPA, 0, out->tab[t].phys, t, 0);
+		log_step(e, RTIT_OP_TOPA, 0, out->tab[t].phys, t, 0);
 
 	if (rd(e, MSR_IA32_RTIT_CTL, &ctl))
 		return fault_msg(e, msg, "reading IA32_RTIT_CTL");
@@ -158,11 +159,12 @@ int pt_start(struct pt_engine *e, struct strbuf *msg)
 			       "another agent is tracing",
 			  (unsigned long long)ctl);
 		if (!set->force) {
-			sb_puts(msg, "; not touching it (use --force to take over and restore it "
-				     "afterwards)");
-			return PT_BUSY;
+			sb_printf(msg, "; not touching it (use --%s to take over and restore it "
+				       "afterwards)", ptcfg_opt_name(PTCFG_OPT_FORCE));
+			return RTIT_BUSY;
 		}
-		sb_puts(msg, "; --force: taking over, its configuration is restored at stop\n");
+		sb_printf(msg, "; --%s: taking over, its configuration is restored at stop\n",
+			  ptcfg_opt_name(PTCFG_OPT_FORCE));
 		if (take_over(e, ctl))
 			return fault_msg(e, msg, "saving the active configuration");
 	}
@@ -192,20 +194,20 @@ int pt_start(struct pt_engine *e, struct strbuf *msg)
 		goto failed;
 	e->running = true;
 	e->stopped_valid = false;
-	return PT_OK;
+	return RTIT_OK;
 
 failed:
 	fault_msg(e, msg, step);
 	/* Give a configuration taken over with --force back as it was. */
 	if (e->took_over && restore(e) == 0)
 		sb_puts(msg, "; restored the previous Intel PT configuration");
-	return PT_FAULT;
+	return RTIT_FAULT;
 }
 
-static int restore(struct pt_engine *e)
+static int restore(struct rtit_engine *e)
 {
 	const struct ptcaps *c = e->caps;
-	const struct pt_saved *s = &e->saved;
+	const struct rtit_saved *s = &e->saved;
 	/* Same order as an enable: everything else first, IA32_RTIT_CTL last. */
 	if (wr(e, MSR_IA32_RTIT_STATUS, s->status & ~RTIT_STATUS_RO))
 		return -1;
@@ -220,11 +222,11 @@ static int restore(struct pt_engine *e)
 	return wr(e, MSR_IA32_RTIT_CTL, s->ctl);
 }
 
-int pt_stop(struct pt_engine *e, struct strbuf *msg)
+int rtit_stop(struct rtit_engine *e, struct strbuf *msg)
 {
 	if (!e->running) {
 		sb_puts(msg, "tracing is not running");
-		return PT_STATE;
+		return RTIT_STATE;
 	}
 	/* Clearing TraceEn flushes the buffered packets (33.2.8.3, 33.3.3). */
 	int r = wr(e, MSR_IA32_RTIT_CTL, e->ctl & ~RTIT_CTL_TRACEEN);
@@ -253,10 +255,10 @@ int pt_stop(struct pt_engine *e, struct strbuf *msg)
 			return fault_msg(e, msg, "restoring the previous configuration");
 		sb_puts(msg, "restored the Intel PT configuration found at start\n");
 	}
-	return PT_OK;
+	return RTIT_OK;
 }
 
-int pt_extract(const struct pt_engine *e, const struct ptout_mem *mem, ptout_span_fn fn,
+int rtit_extract(const struct rtit_engine *e, const struct ptout_mem *mem, ptout_span_fn fn,
 	       void *ctx, struct ptout_extent *ext)
 {
 	if (!e->stopped_valid) {
@@ -267,17 +269,17 @@ int pt_extract(const struct pt_engine *e, const struct ptout_mem *mem, ptout_spa
 			     ext);
 }
 
-void pt_step_jsonl(const struct pt_step *s, const struct ptout *out, struct strbuf *sb)
+void rtit_step_jsonl(const struct rtit_step *s, const struct ptout *out, struct strbuf *sb)
 {
 	switch (s->op) {
-	case PT_OP_RDMSR:
+	case RTIT_OP_RDMSR:
 		sb_printf(sb, "{\"op\":\"rdmsr\",\"msr\":\"0x%x\"}", s->msr);
 		return;
-	case PT_OP_WRMSR:
+	case RTIT_OP_WRMSR:
 		sb_printf(sb, "{\"op\":\"wrmsr\",\"msr\":\"0x%x\",\"value\":\"0x%llx\"}", s->msr,
 			  (unsigned long long)s->value);
 		return;
-	case PT_OP_TOPA:
+	case RTIT_OP_TOPA:
 		break;
 	}
 	const struct ptout_table *t = &out->tab[s->table];
@@ -298,7 +300,8 @@ void pt_step_jsonl(const struct pt_step *s, const struct ptout *out, struct strb
 
 static const char *tf(bool v) { return v ? "true" : "false"; }
 
-void pt_trace_json(const struct pt_engine *e, const struct ptout_extent *ext, struct strbuf *sb)
+void rtit_trace_json(const struct rtit_engine *e, const struct ptout_extent *ext,
+		     struct strbuf *sb)
 {
 	const struct ptcfg_settings *s = e->set;
 	const struct ptout *o = e->out;

@@ -10,11 +10,11 @@
  *	ptcfg_validate(&cfg, &caps, &set, &msg);     // refuse or settings
  *	ptout_init(&out, regions, NREG, tables, NTAB);
  *	ptout_build(&out, &set, &mem, &msg);         // AllocatePages + ToPA tables
- *	pt_engine_init(&eng, &cpu_native_ops, &caps, &set, &out, NULL);
- *	if (pt_start(&eng, &msg) != PT_OK) { ptout_free(...); refuse(msg); }
+ *	rtit_engine_init(&eng, &cpu_native_ops, &caps, &set, &out, NULL);
+ *	if (rtit_start(&eng, &msg) != RTIT_OK) { ptout_free(...); refuse(msg); }
  *	... run the traced code ...
- *	pt_stop(&eng, &msg);                         // TraceEn=0, read back
- *	pt_extract(&eng, &mem, span_fn, ctx, &ext);  // trace bytes, oldest first
+ *	rtit_stop(&eng, &msg);                       // TraceEn=0, read back
+ *	rtit_extract(&eng, &mem, span_fn, ctx, &ext); // trace bytes, oldest first
  *	ptout_free(&out, &mem);
  *
  * Every MSR access is one the CPUID allows (33.2.8, Table 33-11): the
@@ -34,80 +34,81 @@
 #include "core/strbuf.h"
 
 /* One step the engine took, for `efipt plan` and the run manifest. */
-enum pt_op {
-	PT_OP_RDMSR,
-	PT_OP_WRMSR,
-	PT_OP_TOPA,   /* ToPA table `table` (index into ptout.tab) was written */
+enum rtit_op {
+	RTIT_OP_RDMSR,
+	RTIT_OP_WRMSR,
+	RTIT_OP_TOPA, /* ToPA table `table` (index into ptout.tab) was written */
 };
 
-struct pt_step {
-	enum pt_op op;
+struct rtit_step {
+	enum rtit_op op;
 	uint32_t msr;
 	uint64_t value;     /* WRMSR: written; RDMSR: read */
 	unsigned table;
 	int fault;          /* 0 or CPU_FAULT_GP */
 };
 
-struct pt_log {
-	struct pt_step *steps;
+struct rtit_log {
+	struct rtit_step *steps;
 	unsigned n, cap;
 	bool truncated;
 };
 
-void pt_log_init(struct pt_log *log, struct pt_step *steps, unsigned cap);
+void rtit_log_init(struct rtit_log *log, struct rtit_step *steps, unsigned cap);
 
-enum pt_result {
-	PT_OK = 0,
-	PT_BUSY = -1,     /* TraceEn already set and no --force */
-	PT_FAULT = -2,    /* an MSR access faulted (model: #GP) */
-	PT_STATE = -3,    /* called in the wrong state */
+enum rtit_result {
+	RTIT_OK = 0,
+	RTIT_BUSY = -1,   /* TraceEn already set and no --force */
+	RTIT_FAULT = -2,  /* an MSR access faulted (model: #GP) */
+	RTIT_STATE = -3,  /* called in the wrong state */
 };
 
 /* Firmware's own PT configuration, saved by --force and restored at stop. */
-struct pt_saved {
+struct rtit_saved {
 	bool valid;
 	uint64_t ctl, status, base, mask, cr3;
 	unsigned nranges;
 	uint64_t a[PTCFG_MAX_RANGES], b[PTCFG_MAX_RANGES];
 };
 
-struct pt_engine {
+struct rtit_engine {
 	const struct cpu_ops *ops;
 	const struct ptcaps *caps;
 	const struct ptcfg_settings *set;
 	const struct ptout *out;
-	struct pt_log *log;          /* optional */
+	struct rtit_log *log;          /* optional */
 	uint64_t ctl;                /* IA32_RTIT_CTL written to start (TraceEn set) */
 	bool running;
 	bool took_over;              /* firmware had TraceEn set; see saved */
-	struct pt_saved saved;
-	/* read back by pt_stop after TraceEn was cleared (33.3.2.2) */
+	struct rtit_saved saved;
+	/* read back by rtit_stop after TraceEn was cleared (33.3.2.2) */
 	uint64_t stop_base, stop_mask, stop_status;
 	bool stopped_valid;
 	uint32_t fault_msr;          /* the MSR of the first faulting access */
 	int fault;
 };
 
-void pt_engine_init(struct pt_engine *e, const struct cpu_ops *ops, const struct ptcaps *caps,
-		    const struct ptcfg_settings *set, const struct ptout *out, struct pt_log *log);
+void rtit_engine_init(struct rtit_engine *e, const struct cpu_ops *ops,
+		      const struct ptcaps *caps, const struct ptcfg_settings *set,
+		      const struct ptout *out, struct rtit_log *log);
 
 /*
  * Start tracing (33.3.2.1): log the ToPA tables, read IA32_RTIT_CTL; if
- * TraceEn is set refuse (PT_BUSY) unless set->force, in which case clear
+ * TraceEn is set refuse (RTIT_BUSY) unless set->force, in which case clear
  * TraceEn and save firmware's configuration; clear IA32_RTIT_STATUS; write
  * OUTPUT_BASE, OUTPUT_MASK_PTRS, CR3_MATCH, ADDRn_A/B; IA32_RTIT_CTL last.
  */
-int pt_start(struct pt_engine *e, struct strbuf *msg);
+int rtit_start(struct rtit_engine *e, struct strbuf *msg);
 
 /*
  * Stop tracing (33.3.2.2, 33.3.3): clear TraceEn (flushes the CPU's
  * buffers), fence, read OUTPUT_BASE, OUTPUT_MASK_PTRS and STATUS, report
  * Error/Stopped in msg, and restore a configuration saved by --force.
  */
-int pt_stop(struct pt_engine *e, struct strbuf *msg);
+int rtit_stop(struct rtit_engine *e, struct strbuf *msg);
 
-/* The trace bytes after pt_stop, oldest first (see ptout_extract). */
-int pt_extract(const struct pt_engine *e, const struct ptout_mem *mem, ptout_span_fn fn,
+/* The trace bytes after rtit_stop, oldest first (see ptout_extract). */
+int rtit_extract(const struct rtit_engine *e, const struct ptout_mem *mem, ptout_span_fn fn,
 	       void *ctx, struct ptout_extent *ext);
 
 /*
@@ -118,18 +119,19 @@ int pt_extract(const struct pt_engine *e, const struct ptout_mem *mem, ptout_spa
  *   {"op":"topa","table":"0x...","entries":[{"base":"0x...","size":N,
  *    "end":false,"stop":false,"int":false},...]}   (END: size 0)
  */
-void pt_step_jsonl(const struct pt_step *s, const struct ptout *out, struct strbuf *sb);
+void rtit_step_jsonl(const struct rtit_step *s, const struct ptout *out, struct strbuf *sb);
 
 /*
  * The trace configuration and outcome as one JSON object, for the run
  * manifest: {"rtit_ctl","output","mode","size","regions","tables",
- * "cr3_match"?, "ranges":[{"cfg","a","b"}], "took_over", and after pt_stop
+ * "cr3_match"?, "ranges":[{"cfg","a","b"}], "took_over", and after rtit_stop
  * "output_base","output_mask_ptrs","status","error","stopped", and with ext
  * "bytes","wrapped","full","bad_pointer"}. Hex strings for MSR values.
  */
-void pt_trace_json(const struct pt_engine *e, const struct ptout_extent *ext, struct strbuf *sb);
+void rtit_trace_json(const struct rtit_engine *e, const struct ptout_extent *ext,
+		     struct strbuf *sb);
 
 /* "IA32_RTIT_CTL" etc., or NULL for an MSR the engine does not use. */
-const char *pt_msr_name(uint32_t msr);
+const char *rtit_msr_name(uint32_t msr);
 
 #endif

@@ -11,6 +11,18 @@ expect_rc "caps: hypervisor profile unsupported" 3 $EFIPT caps --cpuid "$P/comet
 contains "caps: names the CPUID bit" "$TMP/out" "Intel PT not supported: CPUID.(EAX=07H,ECX=0):EBX[25]=0 (GenuineIntel"
 expect_rc "caps: json" 0 $EFIPT caps --json --cpuid $P/alder-lake-s-core-i9-12900k-p-core.txt
 expect "caps: json parses" python3 -c "import json,sys; d=json.load(open('$TMP/out')); assert d['pt'] and d['ptwrite']"
+# the decode errata of the CPU (core/cpu_model.c, libipt's selection)
+expect_rc "caps: Raptor Lake supported" 0 $EFIPT caps --cpuid $P/raptor-lake-s-core-i9-13900k-p-core.txt
+contains "caps: Raptor Lake errata listed" "$TMP/out" "Errata       bdm70 skd022 apl11 (Raptor Lake-S: the decoder works around these)"
+contains "caps: Raptor Lake RPL017 quirk listed" "$TMP/out" "Quirk        single-range output above 4 KiB goes to ToPA (TGL052/ADL037/RPL017)"
+expect_rc "caps: Raptor Lake json" 0 $EFIPT caps --json --cpuid $P/raptor-lake-s-core-i9-13900k-p-core.txt
+expect "caps: Raptor Lake json errata" python3 -c "import json; d=json.load(open('$TMP/out')); assert d['errata'] == ['bdm70','skd022','apl11'], d['errata']"
+expect_rc "caps: Skylake errata" 0 $EFIPT caps --cpuid $P/skylake-s-core-i7-6700k.txt
+contains "caps: Skylake errata listed" "$TMP/out" "Errata       bdm70 skd007 skd022 skd010 skl014 skl168 (Skylake-S/H"
+expect_rc "caps: Alder Lake-N" 0 $EFIPT caps --cpuid $P/alder-lake-n-core-i3-n305.txt
+contains "caps: Alder Lake-N single-range quirk listed" "$TMP/out" "Quirk        single-range output above 4 KiB goes to ToPA"
+expect_rc "caps: Lakefield not in the table" 0 $EFIPT caps --cpuid $P/lakefield-core-i5-l16g7-tremont-core.txt
+contains "caps: unknown model says so" "$TMP/out" "Errata       none known: family 0x6 model 0x8a is not in efipt's CPU table"
 expect_rc "caps: missing file" 2 $EFIPT caps --cpuid "$TMP/nope.txt"
 contains "caps: missing file named" "$TMP/err" "$TMP/nope.txt: No such file or directory"
 printf 'CPU:\n   0x00000000 0x00: eax=0x1 ebx=0x2\n' >"$TMP/bad.txt"

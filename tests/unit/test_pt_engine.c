@@ -1,5 +1,5 @@
 /*
- * The tracing engine (core/pt_config, arch/x86_64/pt_output, pt_engine)
+ * The tracing engine (core/pt_config, arch/x86_64/pt_output, rtit_engine)
  * against the PT model (tests/lib/pt_model) over every CPU profile in
  * tests/data/cpu-profiles:
  *   - every subset of the feature options x every output/mode choice:
@@ -33,7 +33,7 @@
 
 static struct ptout_region regions[MAXREG];
 static struct ptout_table tables[MAXTAB];
-static struct pt_step steps[256];
+static struct rtit_step steps[256];
 
 struct profile {
 	char name[128];
@@ -147,16 +147,16 @@ static void run_engine(const struct profile *p, const struct ptcfg *cfg, size_t 
 	}
 	struct ptmodel m;
 	ptmodel_init(&m, &p->caps, &p->set, &mem);
-	struct pt_engine e;
-	pt_engine_init(&e, &m.ops, &p->caps, &set, &out, NULL);
-	r->start_rc = pt_start(&e, &msg);
+	struct rtit_engine e;
+	rtit_engine_init(&e, &m.ops, &p->caps, &set, &out, NULL);
+	r->start_rc = rtit_start(&e, &msg);
 	if (emit_bytes > sizeof(sbuf))
 		emit_bytes = sizeof(sbuf);
 	make_stream(sbuf, 0, emit_bytes);
 	size_t written = ptmodel_emit(&m, sbuf, emit_bytes);
-	r->stop_rc = pt_stop(&e, &msg);
+	r->stop_rc = rtit_stop(&e, &msg);
 	struct collect c = { .mem = &mem, .buf = got, .cap = sizeof(got) };
-	r->extract_rc = pt_extract(&e, &ops, collect_span, &c, &r->ext);
+	r->extract_rc = rtit_extract(&e, &ops, collect_span, &c, &r->ext);
 	/* What the CPU kept: stop mode the first bytes, wrap the last ones. */
 	size_t keep = written < out.size ? written : (size_t)out.size;
 	const uint8_t *want = out.mode == PTCFG_MODE_WRAP ? sbuf + written - keep : sbuf;
@@ -369,10 +369,10 @@ static void test_sweep(void)
 		m.ops.wrmsr(m.ops.ctx, MSR_IA32_RTIT_OUTPUT_BASE, out.msr_base);
 		m.ops.wrmsr(m.ops.ctx, MSR_IA32_RTIT_OUTPUT_MASK_PTRS, out.msr_mask);
 		m.ops.wrmsr(m.ops.ctx, MSR_IA32_RTIT_CTL, fw_ctl);
-		struct pt_engine e;
-		pt_engine_init(&e, &m.ops, &p->caps, &set, &out, NULL);
-		int r1 = pt_start(&e, &ms);
-		int r2 = pt_stop(&e, &ms);
+		struct rtit_engine e;
+		rtit_engine_init(&e, &m.ops, &p->caps, &set, &out, NULL);
+		int r1 = rtit_start(&e, &ms);
+		int r2 = rtit_stop(&e, &ms);
 		forced++;
 		if ((r1 || r2 || !e.took_over || m.gp || m.operr || m.ctl != fw_ctl) && !bad++)
 			snprintf(first, sizeof(first), "%.100s: rc %d/%d gp %u operr %u %.100s %.100s",
@@ -593,13 +593,13 @@ static unsigned model_enable(const struct profile *p, struct simmem *mem, struct
 {
 	struct ptmodel m;
 	ptmodel_init(&m, &p->caps, &p->set, mem);
-	struct pt_engine e;
-	pt_engine_init(&e, &m.ops, &p->caps, s, out, NULL);
+	struct rtit_engine e;
+	rtit_engine_init(&e, &m.ops, &p->caps, s, out, NULL);
 	char b[512];
 	struct strbuf sb;
 	sb_init(&sb, b, sizeof(b));
-	pt_start(&e, &sb);
-	pt_stop(&e, &sb);
+	rtit_start(&e, &sb);
+	rtit_stop(&e, &sb);
 	snprintf(why, n, "%.80s%.80s%.80s", m.last_gp, m.last_operr, m.last_hazard);
 	return m.gp + m.operr + m.stale_status + m.hazards;
 }
@@ -893,9 +893,9 @@ static void test_wrap(void)
 				}
 				struct ptmodel m;
 				ptmodel_init(&m, &p->caps, &p->set, &mem);
-				struct pt_engine e;
-				pt_engine_init(&e, &m.ops, &p->caps, &s, &out, NULL);
-				pt_start(&e, &es);
+				struct rtit_engine e;
+				rtit_engine_init(&e, &m.ops, &p->caps, &s, &out, NULL);
+				rtit_start(&e, &es);
 				uint64_t n = amounts[ai];
 				make_stream(sbuf, 0, (size_t)n);
 				uint64_t done = 0;
@@ -903,10 +903,10 @@ static void test_wrap(void)
 					uint64_t part = k + 1 == pieces ? n - done : n / pieces;
 					done += ptmodel_emit(&m, sbuf + done, (size_t)part);
 				}
-				pt_stop(&e, &es);
+				rtit_stop(&e, &es);
 				struct collect c = { .mem = &mem, .buf = got, .cap = sizeof(got) };
 				struct ptout_extent ext;
-				int rc = pt_extract(&e, &ops, collect_span, &c, &ext);
+				int rc = rtit_extract(&e, &ops, collect_span, &c, &ext);
 				uint64_t keep = n < sz ? n : sz;
 				const uint8_t *want = wc->mode == PTCFG_MODE_WRAP ? sbuf + n - keep : sbuf;
 				bool wrapped_ok = wc->mode == PTCFG_MODE_STOP ? !ext.wrapped
@@ -1029,26 +1029,26 @@ static void test_sequence(void)
 
 	struct ptmodel m;
 	ptmodel_init(&m, &p->caps, &p->set, &mem);
-	struct pt_log log;
-	pt_log_init(&log, steps, 256);
-	struct pt_engine e;
-	pt_engine_init(&e, &m.ops, &p->caps, &s, &out, &log);
-	r = pt_start(&e, &ms);
+	struct rtit_log log;
+	rtit_log_init(&log, steps, 256);
+	struct rtit_engine e;
+	rtit_engine_init(&e, &m.ops, &p->caps, &s, &out, &log);
+	r = rtit_start(&e, &ms);
 	static const struct {
-		enum pt_op op;
+		enum rtit_op op;
 		uint32_t msr;
 	} want[] = {
-		{ PT_OP_TOPA, 0 },
-		{ PT_OP_RDMSR, MSR_IA32_RTIT_CTL },
-		{ PT_OP_WRMSR, MSR_IA32_RTIT_STATUS },
-		{ PT_OP_WRMSR, MSR_IA32_RTIT_OUTPUT_BASE },
-		{ PT_OP_WRMSR, MSR_IA32_RTIT_OUTPUT_MASK_PTRS },
-		{ PT_OP_WRMSR, MSR_IA32_RTIT_CR3_MATCH },
-		{ PT_OP_WRMSR, MSR_IA32_RTIT_ADDR0_A },
-		{ PT_OP_WRMSR, MSR_IA32_RTIT_ADDR0_B },
-		{ PT_OP_WRMSR, MSR_IA32_RTIT_CTL },
+		{ RTIT_OP_TOPA, 0 },
+		{ RTIT_OP_RDMSR, MSR_IA32_RTIT_CTL },
+		{ RTIT_OP_WRMSR, MSR_IA32_RTIT_STATUS },
+		{ RTIT_OP_WRMSR, MSR_IA32_RTIT_OUTPUT_BASE },
+		{ RTIT_OP_WRMSR, MSR_IA32_RTIT_OUTPUT_MASK_PTRS },
+		{ RTIT_OP_WRMSR, MSR_IA32_RTIT_CR3_MATCH },
+		{ RTIT_OP_WRMSR, MSR_IA32_RTIT_ADDR0_A },
+		{ RTIT_OP_WRMSR, MSR_IA32_RTIT_ADDR0_B },
+		{ RTIT_OP_WRMSR, MSR_IA32_RTIT_CTL },
 	};
-	bool order = r == PT_OK && log.n == sizeof(want) / sizeof(want[0]);
+	bool order = r == RTIT_OK && log.n == sizeof(want) / sizeof(want[0]);
 	for (unsigned i = 0; order && i < log.n; i++)
 		order = log.steps[i].op == want[i].op && log.steps[i].msr == want[i].msr;
 	CHECKF(order, "sequence: 33.3.2 order, STATUS cleared first, RTIT_CTL last",
@@ -1057,8 +1057,8 @@ static void test_sequence(void)
 	CHECK(log.steps[log.n - 1].value == (s.ctl | RTIT_CTL_TRACEEN),
 	      "sequence: RTIT_CTL = validated value | TraceEn");
 	unsigned before = log.n;
-	r = pt_stop(&e, &ms);
-	CHECKF(r == PT_OK && log.n == before + 4 && log.steps[before].op == PT_OP_WRMSR &&
+	r = rtit_stop(&e, &ms);
+	CHECKF(r == RTIT_OK && log.n == before + 4 && log.steps[before].op == RTIT_OP_WRMSR &&
 		       log.steps[before].msr == MSR_IA32_RTIT_CTL &&
 		       !(log.steps[before].value & RTIT_CTL_TRACEEN) &&
 		       log.steps[before + 1].msr == MSR_IA32_RTIT_OUTPUT_BASE &&
@@ -1067,14 +1067,14 @@ static void test_sequence(void)
 	       "sequence: stop clears TraceEn, then reads OUTPUT_BASE, MASK_PTRS, STATUS", "%d %s",
 	       r, msg);
 	CHECK(m.gp == 0 && m.operr == 0, "sequence: no #GP, no operational error");
-	CHECK(pt_stop(&e, &ms) == PT_STATE, "sequence: stop twice is refused");
+	CHECK(rtit_stop(&e, &ms) == RTIT_STATE, "sequence: stop twice is refused");
 
 	/* The shared JSON Lines printer and the manifest object. */
 	{
 		static char line[8192];
 		struct strbuf sb;
 		sb_init(&sb, line, sizeof(line));
-		pt_step_jsonl(&log.steps[0], &out, &sb);
+		rtit_step_jsonl(&log.steps[0], &out, &sb);
 		json_error_t jerr;
 		json_t *j = json_loads(line, 0, &jerr);
 		json_t *ents = j ? json_object_get(j, "entries") : NULL;
@@ -1091,13 +1091,13 @@ static void test_sequence(void)
 		       "jsonl: topa step matches the table in memory", "%s", line);
 		json_decref(j);
 		sb_init(&sb, line, sizeof(line));
-		pt_step_jsonl(&log.steps[log.n - 1], &out, &sb);
+		rtit_step_jsonl(&log.steps[log.n - 1], &out, &sb);
 		CHECKF(!strcmp(line, "{\"op\":\"rdmsr\",\"msr\":\"0x571\"}"),
 		       "jsonl: rdmsr step", "%s", line);
 		struct ptout_extent ext;
-		pt_extract(&e, &ops, NULL, NULL, &ext);
+		rtit_extract(&e, &ops, NULL, NULL, &ext);
 		sb_init(&sb, line, sizeof(line));
-		pt_trace_json(&e, &ext, &sb);
+		rtit_trace_json(&e, &ext, &sb);
 		j = json_loads(line, 0, &jerr);
 		CHECKF(j && !strcmp(json_string_value(json_object_get(j, "output")), "topa") &&
 			       json_integer_value(json_object_get(j, "size")) == 4 << 20 &&
@@ -1120,22 +1120,22 @@ static void test_sequence(void)
 	m.ops.wrmsr(m.ops.ctx, MSR_IA32_RTIT_ADDR_A(1), 0x4000);
 	m.ops.wrmsr(m.ops.ctx, MSR_IA32_RTIT_CTL, fw_ctl);
 	ptmodel_clear_counts(&m);
-	pt_log_init(&log, steps, 256);
-	pt_engine_init(&e, &m.ops, &p->caps, &s, &out, &log);
+	rtit_log_init(&log, steps, 256);
+	rtit_engine_init(&e, &m.ops, &p->caps, &s, &out, &log);
 	sb_init(&ms, msg, sizeof(msg));
-	r = pt_start(&e, &ms);
-	CHECKF(r == PT_BUSY && m.wrmsr_count == 0 && strstr(msg, "--force") && m.ctl == fw_ctl,
+	r = rtit_start(&e, &ms);
+	CHECKF(r == RTIT_BUSY && m.wrmsr_count == 0 && strstr(msg, "--force") && m.ctl == fw_ctl,
 	       "sequence: TraceEn already set is reported and left alone", "%d %u %s", r,
 	       m.wrmsr_count, msg);
 
 	s.force = true;
-	pt_engine_init(&e, &m.ops, &p->caps, &s, &out, &log);
+	rtit_engine_init(&e, &m.ops, &p->caps, &s, &out, &log);
 	sb_init(&ms, msg, sizeof(msg));
-	r = pt_start(&e, &ms);
-	CHECKF(r == PT_OK && e.took_over && m.gp == 0 && m.operr == 0 && m.ctl != fw_ctl,
+	r = rtit_start(&e, &ms);
+	CHECKF(r == RTIT_OK && e.took_over && m.gp == 0 && m.operr == 0 && m.ctl != fw_ctl,
 	       "sequence: --force takes over", "%d %s %s %s", r, msg, m.last_gp, m.last_operr);
-	r = pt_stop(&e, &ms);
-	CHECKF(r == PT_OK && m.gp == 0 && m.ctl == fw_ctl && m.base == fw_base &&
+	r = rtit_stop(&e, &ms);
+	CHECKF(r == RTIT_OK && m.gp == 0 && m.ctl == fw_ctl && m.base == fw_base &&
 		       (m.mask | 0x7f) == ((0x100ull << 32) | 0x1fff) && m.cr3 == 0xabc000 &&
 		       m.addr_a[1] == 0x4000 && m.addr_a[0] == 0,
 	       "sequence: --force restores firmware's configuration at stop", "%d %s %s", r, msg,
@@ -1154,11 +1154,11 @@ static void test_sequence(void)
 			struct faulty f = { .inner = &m.ops, .fail_at = k };
 			struct cpu_ops fops = { .cpuid = m.ops.cpuid, .rdmsr = faulty_rdmsr,
 						.wrmsr = faulty_wrmsr, .rdtsc = m.ops.rdtsc, .ctx = &f };
-			pt_engine_init(&e, &fops, &p->caps, &s, &out, NULL);
+			rtit_engine_init(&e, &fops, &p->caps, &s, &out, NULL);
 			sb_init(&ms, msg, sizeof(msg));
-			r = pt_start(&e, &ms);
-			bool ok_run = f.writes < k && r == PT_OK;     /* fewer writes than k */
-			bool fault_run = r == PT_FAULT && m.ctl == fw_ctl && m.gp == 0 &&
+			r = rtit_start(&e, &ms);
+			bool ok_run = f.writes < k && r == RTIT_OK;     /* fewer writes than k */
+			bool fault_run = r == RTIT_FAULT && m.ctl == fw_ctl && m.gp == 0 &&
 					 strstr(msg, "faulted");
 			if (!(ok_run || fault_run) && !bad++)
 				snprintf(first, sizeof(first), "k=%u rc %d ctl 0x%llx %.200s", k, r,
@@ -1174,9 +1174,9 @@ static void test_sequence(void)
 	const struct profile *hv = find_profile("comet-lake-xeon-w-1290p-as-seen");
 	if (hv) {
 		ptmodel_init(&m, &hv->caps, &hv->set, &mem);
-		pt_engine_init(&e, &m.ops, &hv->caps, &s, &out, NULL);
+		rtit_engine_init(&e, &m.ops, &hv->caps, &s, &out, NULL);
 		sb_init(&ms, msg, sizeof(msg));
-		CHECK(pt_start(&e, &ms) == PT_STATE && m.rdmsr_count == 0 && m.wrmsr_count == 0,
+		CHECK(rtit_start(&e, &ms) == RTIT_STATE && m.rdmsr_count == 0 && m.wrmsr_count == 0,
 		      "sequence: no MSR access without Intel PT");
 	}
 }

@@ -266,32 +266,54 @@ static void image_tests(const char *kind, const char *path, int nseeds, uint64_t
 	ptsec_free(&im);
 }
 
-/* Our errata table selects what libipt's pt_cpu_errata() selects. */
+/*
+ * Our errata table (core/cpu_model.c) follows libipt 2.2's pt_cpu_errata().
+ * Every CPU the installed libipt knows must get the same errata, except that
+ * libipt before 2.2 still applied skl014 to Sapphire Rapids and the hybrid
+ * CPUs (libipt commit "skl014 fixed on recent processors"): with an older
+ * libipt that one difference is allowed, and only where ours has the rest
+ * of that CPU's errata.
+ */
 static void errata_tests(void)
 {
-	int bad = 0;
+	static const unsigned families[] = { 6, 18, 19 };
+	int bad = 0, known = 0, older = 0;
 	char why[200] = "";
-	for (unsigned model = 0; model < 256; model++) {
-		struct pt_cpu cpu = { pcv_intel, 6, (uint8_t)model, 0 };
-		struct pt_errata e;
-		memset(&e, 0, sizeof(e));
-		if (pt_cpu_errata(&e, &cpu) < 0)
-			continue;
-		uint32_t want = (e.bdm70 ? PTFLOW_ERRATUM_BDM70 : 0) |
-				(e.bdm64 ? PTFLOW_ERRATUM_BDM64 : 0) |
-				(e.skd007 ? PTFLOW_ERRATUM_SKD007 : 0) |
-				(e.skd022 ? PTFLOW_ERRATUM_SKD022 : 0) |
-				(e.skd010 ? PTFLOW_ERRATUM_SKD010 : 0) |
-				(e.skl014 ? PTFLOW_ERRATUM_SKL014 : 0) |
-				(e.apl12 ? PTFLOW_ERRATUM_APL12 : 0) |
-				(e.apl11 ? PTFLOW_ERRATUM_APL11 : 0) |
-				(e.skl168 ? PTFLOW_ERRATUM_SKL168 : 0) |
-				(e.skz84 ? PTFLOW_ERRATUM_SKZ84 : 0);
-		uint32_t got = ptflow_errata_for_cpu(6, model, -1);
-		if (got != want && !bad++)
-			snprintf(why, sizeof(why), "model 0x%x: ours 0x%x, libipt 0x%x", model, got, want);
+	for (unsigned f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
+		for (unsigned model = 0; model < 256; model++) {
+			struct pt_cpu cpu = { pcv_intel, (uint16_t)families[f], (uint8_t)model, 0 };
+			struct pt_errata e;
+			memset(&e, 0, sizeof(e));
+			if (pt_cpu_errata(&e, &cpu) < 0)
+				continue;
+			known++;
+			uint32_t want = (e.bdm70 ? PTFLOW_ERRATUM_BDM70 : 0) |
+					(e.bdm64 ? PTFLOW_ERRATUM_BDM64 : 0) |
+					(e.skd007 ? PTFLOW_ERRATUM_SKD007 : 0) |
+					(e.skd022 ? PTFLOW_ERRATUM_SKD022 : 0) |
+					(e.skd010 ? PTFLOW_ERRATUM_SKD010 : 0) |
+					(e.skl014 ? PTFLOW_ERRATUM_SKL014 : 0) |
+					(e.apl12 ? PTFLOW_ERRATUM_APL12 : 0) |
+					(e.apl11 ? PTFLOW_ERRATUM_APL11 : 0) |
+					(e.skl168 ? PTFLOW_ERRATUM_SKL168 : 0) |
+					(e.skz84 ? PTFLOW_ERRATUM_SKZ84 : 0);
+			uint32_t got = ptflow_errata_for_cpu(families[f], model, -1);
+			if (LIBIPT_VERSION < 0x202 && got != want &&
+			    got == (want & ~PTFLOW_ERRATUM_SKL014) &&
+			    (got & (PTFLOW_ERRATUM_SKZ84 | PTFLOW_ERRATUM_APL11)) &&
+			    !(got & PTFLOW_ERRATUM_SKD007)) {
+				older++;
+				continue;
+			}
+			if (got != want && !bad++)
+				snprintf(why, sizeof(why), "%u/0x%x: ours 0x%x, libipt 0x%x",
+					 families[f], model, got, want);
+		}
 	}
-	CHECKF(!bad, "errata table matches libipt pt_cpu_errata for family 6", "%d models differ; %s", bad, why);
+	CHECKF(!bad && known > 20, "errata table matches libipt pt_cpu_errata",
+	       "%d of %d CPUs differ; %s", bad, known, why);
+	printf("# libipt %d.%d.%d knows %d CPUs; %d differ only by its older skl014 selection\n",
+	       LIBIPT_VERSION_MAJOR, LIBIPT_VERSION_MINOR, LIBIPT_VERSION_PATCH, known, older);
 }
 
 int main(int argc, char **argv)
