@@ -825,6 +825,18 @@ static void resume_at(struct ptflow_decoder *d, uint64_t ip)
 	d->ip = ip;
 }
 
+/* TIP.PGE (33.4.2.3): tracing starts at ip, in the mode a MODE.Exec before
+ * it gave (33.4.2.8). */
+static void enable_at(struct ptflow_decoder *d, uint64_t ip, uint64_t off)
+{
+	resume_at(d, ip);
+	/* 33.4.2.2: RETs are never compressed across PacketEn=0, so no CALL
+	 * from before the enable can match one */
+	stack_reset(d);
+	apply_mode(d, off);
+	event(d, PTFLOW_EV_ENABLED, off, true, d->ip);
+}
+
 static int disable(struct ptflow_decoder *d, int type, bool has_ip, uint64_t ip)
 {
 	d->enabled = false;
@@ -952,12 +964,7 @@ static int handle_pend(struct ptflow_decoder *d)
 			return error(d, off, d->ip, "tip.pge while tracing is enabled");
 		if (d->enabled && !(d->cfg.errata & (PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_APL12)))
 			return error(d, off, d->ip, "tip.pge while tracing is enabled");
-		resume_at(d, p->u.ip.ip);
-		/* 33.4.2.2: RETs are never compressed across PacketEn=0, so
-		 * no CALL from before the enable can match one */
-		stack_reset(d);
-		apply_mode(d, off);
-		event(d, PTFLOW_EV_ENABLED, off, true, d->ip);
+		enable_at(d, p->u.ip.ip, off);
 		return STEP_OK;
 	case ptpkt_mode_exec:
 		d->have_pend = false;
@@ -1584,7 +1591,8 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 	const struct ptflow_block *e = *ep ? *ep : cache_find(d, ip, X86_MODE_64);
 
 	*ep = e;
-	if (!e || steps + 255u * n > d->cfg.max_steps)
+	/* DisTNT: a Jcc takes no bit (do_block() loses the flow there) */
+	if (!e || d->cfg.distnt || steps + 255u * n > d->cfg.max_steps)
 		return;
 	for (;;) {
 		if (!n) {
@@ -1769,15 +1777,9 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 				}
 				if (d->pend.type != ptpkt_tip_pge || !pend_has_ip(d))
 					goto out;
-				/* handle_pend(): tracing is off, so nothing to check */
+				/* as handle_pend(): tracing is off, nothing to check */
 				d->have_pend = false;
-				d->enabled = true;
-				d->after_ovf = false;
-				d->walked = false;
-				d->ip = d->pend.u.ip.ip;
-				stack_reset(d);
-				apply_mode(d, d->pend_off);
-				event(d, PTFLOW_EV_ENABLED, d->pend_off, true, d->ip);
+				enable_at(d, d->pend.u.ip.ip, d->pend_off);
 				break;
 			}
 			/* back after the SYSCALL (or whatever left): a link */
@@ -1793,8 +1795,8 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 		int pop = 0; /* 1: RET with a TIP, 2: compressed RET */
 		unsigned nl = 2; /* the link to the next entry: 0, 1 or none */
 		if ((ci & 0x7f) == X86_IC_JCC) { /* bend BRANCH, the usual */
-			if (!n)
-				break;
+			if (!n || d->cfg.distnt)
+				break; /* DisTNT: do_block() loses the flow here */
 			n--;
 			nl = (tnt >> n) & 1;
 			next = nl ? tg : ft;
