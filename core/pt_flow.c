@@ -115,6 +115,38 @@ const char *ptflow_erratum_name(uint32_t bit)
 	return NULL;
 }
 
+const char *ptflow_errstr(enum ptflow_err err)
+{
+	switch (err) {
+	case PTFLOW_ERR_NONE: return "no error";
+	case PTFLOW_ERR_PACKET: return "bad packet (packet decoder)";
+	case PTFLOW_ERR_PSB_BAD_PACKET: return "bad packet in psb+";
+	case PTFLOW_ERR_PSB_UNEXPECTED: return "unexpected packet in psb+";
+	case PTFLOW_ERR_PGE_NO_IP: return "tip.pge without ip";
+	case PTFLOW_ERR_PGE_ENABLED: return "tip.pge while tracing is enabled";
+	case PTFLOW_ERR_OVF_FUP_NO_IP: return "fup without ip after ovf";
+	case PTFLOW_ERR_FUP_DISABLED: return "fup while tracing is disabled";
+	case PTFLOW_ERR_FUP_NO_IP: return "fup without ip";
+	case PTFLOW_ERR_TIP_DISABLED: return "tip while tracing is disabled";
+	case PTFLOW_ERR_TIP_NO_IP: return "tip without ip";
+	case PTFLOW_ERR_PGD_DISABLED: return "tip.pgd while tracing is disabled";
+	case PTFLOW_ERR_TNT_DISABLED: return "tnt while tracing is disabled";
+	case PTFLOW_ERR_UNEXPECTED: return "unexpected packet";
+	case PTFLOW_ERR_FUP_BAD_PACKET: return "bad packet";
+	case PTFLOW_ERR_FUP_NO_TIP: return "fup not followed by tip or tip.pgd";
+	case PTFLOW_ERR_TIP_TNT_PENDING: return "indirect branch, but tnt bits pending";
+	case PTFLOW_ERR_NEED_TIP: return "indirect branch: expected tip";
+	case PTFLOW_ERR_NEED_TNT: return "conditional branch: expected tnt";
+	case PTFLOW_ERR_RET_NOT_TAKEN: return "compressed ret: tnt bit not taken";
+	case PTFLOW_ERR_RET_NO_CALL: return "compressed ret: empty call stack";
+	case PTFLOW_ERR_STEPS: return "too many instructions without a packet";
+	case PTFLOW_ERR_NO_CODE: return "no code at the ip (not in any image)";
+	case PTFLOW_ERR_BAD_INSN: return "invalid instruction at the ip";
+	case PTFLOW_ERR_COUNT: break;
+	}
+	return "?";
+}
+
 const char *ptflow_ev_name(int type)
 {
 	switch ((enum ptflow_ev)type) {
@@ -409,7 +441,9 @@ static void event(struct ptflow_decoder *d, int type, uint64_t off, bool has_ip,
 	emit(d, &ev);
 }
 
-static int error(struct ptflow_decoder *d, uint64_t off, uint64_t ip, const char *msg)
+/* Report an error; returns STEP_ERR (decoding resyncs at the next PSB). */
+static int report(struct ptflow_decoder *d, uint64_t off, uint64_t ip, enum ptflow_err err,
+		  int pkt_err)
 {
 	struct ptflow_event ev;
 	efipt_memset(&ev, 0, sizeof(ev));
@@ -417,11 +451,25 @@ static int error(struct ptflow_decoder *d, uint64_t off, uint64_t ip, const char
 	ev.offset = off;
 	ev.has_ip = true;
 	ev.ip = ip;
-	ev.msg = msg;
+	ev.err = (uint16_t)err;
+	ev.aux = (uint64_t)pkt_err;
+	ev.msg = err == PTFLOW_ERR_PACKET ? ptpkt_errstr(pkt_err) : ptflow_errstr(err);
 	d->stat.errors++;
 	d->stat.events--; /* counted as an error, not an event */
 	emit(d, &ev);
 	return STEP_ERR;
+}
+
+/* The flow decoder's error err at trace offset off, at ip; STEP_ERR. */
+static int error(struct ptflow_decoder *d, uint64_t off, uint64_t ip, enum ptflow_err err)
+{
+	return report(d, off, ip, err, 0);
+}
+
+/* The packet decoder's error r (negative ptpkt_error); STEP_ERR. */
+static int packet_error(struct ptflow_decoder *d, uint64_t off, uint64_t ip, int r)
+{
+	return report(d, off, ip, PTFLOW_ERR_PACKET, -r);
 }
 
 static void deliver(struct ptflow_decoder *d, const struct ptflow_block *b, uint32_t n,
@@ -868,7 +916,7 @@ static int psb_plus(struct ptflow_decoder *d)
 		if (r == -ptpkt_err_eos || r == -ptpkt_err_truncated)
 			return STEP_DONE;
 		if (r < 0)
-			return error(d, off, d->ip, "bad packet in psb+");
+			return error(d, off, d->ip, PTFLOW_ERR_PSB_BAD_PACKET);
 		d->stat.packets++;
 		uint64_t ip = 0;
 		r = ptpkt_lastip_apply(&d->lastip, &p, &ip);
@@ -893,7 +941,7 @@ static int psb_plus(struct ptflow_decoder *d)
 			return STEP_OK;
 		case ptpkt_tnt8: case ptpkt_tnt64: case ptpkt_tip: case ptpkt_tip_pge:
 		case ptpkt_tip_pgd: case ptpkt_psb:
-			return error(d, off, d->ip, "unexpected packet in psb+");
+			return error(d, off, d->ip, PTFLOW_ERR_PSB_UNEXPECTED);
 		case ptpkt_tma:
 			if (!skz84_skip(d, off, &p))
 				timing(d, &p);
@@ -959,11 +1007,11 @@ static int handle_pend(struct ptflow_decoder *d)
 	case ptpkt_tip_pge:
 		d->have_pend = false;
 		if (!pend_has_ip(d))
-			return error(d, off, d->ip, "tip.pge without ip");
+			return error(d, off, d->ip, PTFLOW_ERR_PGE_NO_IP);
 		if (d->enabled && d->walked)
-			return error(d, off, d->ip, "tip.pge while tracing is enabled");
+			return error(d, off, d->ip, PTFLOW_ERR_PGE_ENABLED);
 		if (d->enabled && !(d->cfg.errata & (PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_APL12)))
-			return error(d, off, d->ip, "tip.pge while tracing is enabled");
+			return error(d, off, d->ip, PTFLOW_ERR_PGE_ENABLED);
 		enable_at(d, p->u.ip.ip, off);
 		return STEP_OK;
 	case ptpkt_mode_exec:
@@ -1083,7 +1131,7 @@ static int handle_pend(struct ptflow_decoder *d)
 		if (d->after_ovf) {
 			d->have_pend = false;
 			if (!pend_has_ip(d))
-				return error(d, off, d->ip, "fup without ip after ovf");
+				return error(d, off, d->ip, PTFLOW_ERR_OVF_FUP_NO_IP);
 			resume_at(d, p->u.ip.ip);
 			d->fup_kind = FUP_ASYNC;
 			d->bound_set = false;
@@ -1092,11 +1140,11 @@ static int handle_pend(struct ptflow_decoder *d)
 		}
 		if (!d->enabled) {
 			d->have_pend = false;
-			return error(d, off, d->ip, "fup while tracing is disabled");
+			return error(d, off, d->ip, PTFLOW_ERR_FUP_DISABLED);
 		}
 		if (!pend_has_ip(d)) {
 			d->have_pend = false;
-			return error(d, off, d->ip, "fup without ip");
+			return error(d, off, d->ip, PTFLOW_ERR_FUP_NO_IP);
 		}
 		return -1;
 	case ptpkt_tip:
@@ -1112,11 +1160,11 @@ static int handle_pend(struct ptflow_decoder *d)
 		}
 		if (!d->enabled) {
 			d->have_pend = false;
-			return error(d, off, d->ip, "tip while tracing is disabled");
+			return error(d, off, d->ip, PTFLOW_ERR_TIP_DISABLED);
 		}
 		if (!pend_has_ip(d)) {
 			d->have_pend = false;
-			return error(d, off, d->ip, "tip without ip");
+			return error(d, off, d->ip, PTFLOW_ERR_TIP_NO_IP);
 		}
 		return -1;
 	case ptpkt_tip_pgd:
@@ -1135,12 +1183,12 @@ static int handle_pend(struct ptflow_decoder *d)
 		}
 		if (!d->enabled) {
 			d->have_pend = false;
-			return error(d, off, d->ip, "tip.pgd while tracing is disabled");
+			return error(d, off, d->ip, PTFLOW_ERR_PGD_DISABLED);
 		}
 		return -1;
 	default:
 		d->have_pend = false;
-		return error(d, off, d->ip, "unexpected packet");
+		return error(d, off, d->ip, PTFLOW_ERR_UNEXPECTED);
 	}
 }
 
@@ -1226,7 +1274,7 @@ static int reach_fup(struct ptflow_decoder *d)
 	if (r == -ptpkt_err_eos || r == -ptpkt_err_truncated)
 		return STEP_DONE;
 	if (r < 0)
-		return error(d, ptpkt_offset(&d->pk), fip, "bad packet");
+		return report(d, ptpkt_offset(&d->pk), fip, PTFLOW_ERR_FUP_BAD_PACKET, -r);
 	if (pend_is(d, ptpkt_tip) && pend_has_ip(d)) {
 		d->have_pend = false;
 		if (kind == FUP_ASYNC) {
@@ -1258,7 +1306,7 @@ static int reach_fup(struct ptflow_decoder *d)
 		return disable(d, PTFLOW_EV_ASYNC_DISABLED, true, fip);
 	}
 	if (kind == FUP_ASYNC || kind == FUP_TSX_ABORT)
-		return error(d, off, fip, "fup not followed by tip or tip.pgd");
+		return error(d, off, fip, PTFLOW_ERR_FUP_NO_TIP);
 	return STEP_OK;
 }
 
@@ -1266,7 +1314,7 @@ static int reach_fup(struct ptflow_decoder *d)
 static int take_tip(struct ptflow_decoder *d, uint64_t ip)
 {
 	if (d->tnt_n)
-		return error(d, d->pend_off, ip, "indirect branch, but tnt bits pending");
+		return error(d, d->pend_off, ip, PTFLOW_ERR_TIP_TNT_PENDING);
 	if (pend_is(d, ptpkt_tip)) {
 		d->have_pend = false;
 		d->ip = d->pend.u.ip.ip;
@@ -1277,7 +1325,7 @@ static int take_tip(struct ptflow_decoder *d, uint64_t ip)
 		return disable(d, PTFLOW_EV_DISABLED, pend_has_ip(d), d->pend.u.ip.ip);
 	if (!d->have_pend)
 		return STEP_DONE;
-	return error(d, d->pend_off, ip, "indirect branch: expected tip");
+	return error(d, d->pend_off, ip, PTFLOW_ERR_NEED_TIP);
 }
 
 static int take_tnt(struct ptflow_decoder *d, uint64_t ip, int *bit)
@@ -1289,7 +1337,7 @@ static int take_tnt(struct ptflow_decoder *d, uint64_t ip, int *bit)
 	}
 	if (!d->have_pend)
 		return STEP_DONE;
-	return error(d, d->pend_off, ip, "conditional branch: expected tnt");
+	return error(d, d->pend_off, ip, PTFLOW_ERR_NEED_TNT);
 }
 
 /* Index of the first WRMSR (0F 30) in b, or -1. */
@@ -1420,14 +1468,14 @@ static int do_block(struct ptflow_decoder *d)
 	}
 	d->steps += b_ninsn(b);
 	if (d->steps > d->cfg.max_steps)
-		return error(d, d->pend_off, d->ip, "too many instructions without a packet");
+		return error(d, d->pend_off, d->ip, PTFLOW_ERR_STEPS);
 	switch (b_bend(b)) {
 	case PTFLOW_BEND_NOCODE:
 		run(d, b, b_ninsn(b), X86_IC_OTHER);
-		return error(d, d->pend_off, b_next(b), "no code at the ip (not in any image)");
+		return error(d, d->pend_off, b_next(b), PTFLOW_ERR_NO_CODE);
 	case PTFLOW_BEND_INVALID:
 		run(d, b, b_ninsn(b), X86_IC_OTHER);
-		return error(d, d->pend_off, b_next(b), "invalid instruction at the ip");
+		return error(d, d->pend_off, b_next(b), PTFLOW_ERR_BAD_INSN);
 	case PTFLOW_BEND_SPLIT:
 		run(d, b, b_ninsn(b), X86_IC_OTHER);
 		d->ip = b_next(b);
@@ -1479,9 +1527,9 @@ static int do_block(struct ptflow_decoder *d)
 			 * the call stack */
 			take_tnt(d, last, &bit);
 			if (!bit)
-				return error(d, d->pend_off, last, "compressed ret: tnt bit not taken");
+				return error(d, d->pend_off, last, PTFLOW_ERR_RET_NOT_TAKEN);
 			if (!d->sn)
-				return error(d, d->pend_off, last, "compressed ret: empty call stack");
+				return error(d, d->pend_off, last, PTFLOW_ERR_RET_NO_CALL);
 			run(d, b, b_ninsn(b), b_iclass(b));
 			const struct ptflow_block *unused;
 			d->ip = stack_take(d, d->mode, &unused);
@@ -1896,7 +1944,7 @@ static int step(struct ptflow_decoder *d)
 			if (r == -ptpkt_err_eos || r == -ptpkt_err_truncated)
 				return STEP_DONE;
 			if (r < 0)
-				return error(d, ptpkt_offset(&d->pk), d->ip, ptpkt_errstr(r));
+				return packet_error(d, ptpkt_offset(&d->pk), d->ip, r);
 			if (hot(d))
 				continue; /* the hot loop takes it from here */
 		}
@@ -1917,7 +1965,7 @@ static int step(struct ptflow_decoder *d)
 				continue;
 			}
 			d->tnt_n = 0;
-			return error(d, d->pend_off, d->ip, "tnt while tracing is disabled");
+			return error(d, d->pend_off, d->ip, PTFLOW_ERR_TNT_DISABLED);
 		}
 		int r = do_block(d);
 		if (r != STEP_OK)

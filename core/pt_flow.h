@@ -108,9 +108,45 @@ enum ptflow_ev {
 	PTFLOW_EV_CFE,		/* value = type | vector << 8 */
 	PTFLOW_EV_EVD,		/* value = payload, aux = type */
 	PTFLOW_EV_GAP,		/* DisTNT: a conditional branch could not be followed */
-	PTFLOW_EV_ERROR,	/* msg says what; decoding resyncs at the next PSB */
+	PTFLOW_EV_ERROR,	/* err says what; decoding resyncs at the next PSB */
 	PTFLOW_EV_COUNT
 };
+
+/*
+ * Why decoding failed (PTFLOW_EV_ERROR's err); ptflow_errstr() names each.
+ * The ip of NO_CODE and BAD_INSN is the address that cannot be read or
+ * decoded.
+ */
+enum ptflow_err {
+	PTFLOW_ERR_NONE,
+	PTFLOW_ERR_PACKET,		/* the packet decoder's: aux = enum ptpkt_error */
+	PTFLOW_ERR_PSB_BAD_PACKET,	/* an undecodable packet inside PSB+ */
+	PTFLOW_ERR_PSB_UNEXPECTED,	/* TNT, TIP*, PSB inside PSB+ */
+	PTFLOW_ERR_PGE_NO_IP,
+	PTFLOW_ERR_PGE_ENABLED,		/* TIP.PGE while tracing was on */
+	PTFLOW_ERR_OVF_FUP_NO_IP,
+	PTFLOW_ERR_FUP_DISABLED,
+	PTFLOW_ERR_FUP_NO_IP,
+	PTFLOW_ERR_TIP_DISABLED,
+	PTFLOW_ERR_TIP_NO_IP,
+	PTFLOW_ERR_PGD_DISABLED,
+	PTFLOW_ERR_TNT_DISABLED,
+	PTFLOW_ERR_UNEXPECTED,		/* a packet the flow has no place for */
+	PTFLOW_ERR_FUP_BAD_PACKET,	/* after a FUP; aux = enum ptpkt_error */
+	PTFLOW_ERR_FUP_NO_TIP,		/* an async FUP without its TIP/TIP.PGD */
+	PTFLOW_ERR_TIP_TNT_PENDING,	/* indirect branch with TNT bits left */
+	PTFLOW_ERR_NEED_TIP,		/* indirect branch, another packet next */
+	PTFLOW_ERR_NEED_TNT,		/* Jcc, another packet next */
+	PTFLOW_ERR_RET_NOT_TAKEN,	/* compressed RET with a not-taken bit */
+	PTFLOW_ERR_RET_NO_CALL,		/* compressed RET, empty call stack */
+	PTFLOW_ERR_STEPS,		/* cfg.max_steps instructions, no packet */
+	PTFLOW_ERR_NO_CODE,		/* nothing readable at ip */
+	PTFLOW_ERR_BAD_INSN,		/* the instruction at ip does not decode */
+	PTFLOW_ERR_COUNT
+};
+
+/* Static text for an error code ("tip without ip"). */
+const char *ptflow_errstr(enum ptflow_err err);
 
 struct ptflow_event {
 	uint8_t type;		/* enum ptflow_ev */
@@ -121,7 +157,9 @@ struct ptflow_event {
 	uint64_t target;	/* PTFLOW_EV_INTERRUPT */
 	uint64_t value;
 	uint64_t aux;
-	const char *msg;	/* PTFLOW_EV_ERROR; static text */
+	uint16_t err;		/* PTFLOW_EV_ERROR: enum ptflow_err */
+	const char *msg;	/* PTFLOW_EV_ERROR: static text, ptflow_errstr(err)
+				 * (PTFLOW_ERR_PACKET: ptpkt_errstr(aux)) */
 	bool has_time;
 	uint64_t tsc;		/* estimated TSC at the event (core/pt_time.h) */
 	uint32_t lost_mtc, lost_cyc;	/* how far to trust it (pttime_get()) */

@@ -158,7 +158,10 @@ static void s_event(void *ctx, const struct ptflow_event *ev)
 		last_times[ntimes++] = ev->has_time ? ev->tsc : 0;
 	}
 	if (ev->type == PTFLOW_EV_ERROR) {
-		snprintf(f, sizeof(f), "[error %%llx: %s]", ev->msg);
+		/* by its code; msg is the same text */
+		const char *what = ev->err == PTFLOW_ERR_PACKET ? ptpkt_errstr((int)ev->aux)
+								: ptflow_errstr(ev->err);
+		snprintf(f, sizeof(f), "[error %%llx: %s%s]", what, strcmp(what, ev->msg) ? " (msg differs)" : "");
 		put(f, ev->ip, 0);
 	} else if (ev->type == PTFLOW_EV_INTERRUPT) {
 		put("[interrupt %llx>%llx]", ev->ip, ev->target);
@@ -782,6 +785,16 @@ int main(void)
 		       (unsigned long long)last_times[2], (unsigned long long)last_times[3],
 		       last_lost_cyc[0], last_lost_cyc[1], last_lost_cyc[2], last_lost_cyc[3],
 		       last_lost_mtc[3]);
+	}
+
+	/* every error code has its own text */
+	{
+		int bad = 0;
+		for (int i = 0; i < PTFLOW_ERR_COUNT; i++)
+			for (int j = 0; j < i; j++)
+				bad += !strcmp(ptflow_errstr(i), ptflow_errstr(j)) || !strcmp(ptflow_errstr(i), "?");
+		CHECKF(!bad && !strcmp(ptflow_errstr(PTFLOW_ERR_COUNT), "?"), "ptflow_errstr: a text per code",
+		       "%d duplicates", bad);
 	}
 
 	/* errata selection by CPU */
