@@ -48,12 +48,15 @@ enum ptflow_bend {
  * or the size limit, or code that cannot be read or decoded after it).
  * 32 bytes: the block itself, then its chain.
  *
- *   ip (64) | disp (32) | size (10) wrmsr (1) 0 (1) last_len (4) | ninsn (6) mode (2) |
- *   iclass (5) bend (2) zero_len_call (1)
+ *   ip (64) | disp (32) |
+ *   size_wrmsr_lastlen: size (10) wrmsr (1) 0 (1) last_len (4) |
+ *   ninsn_mode: ninsn (6) mode (2) |
+ *   class_end: iclass (5) bend (2) zero_len_call (1)
  *
  * disp is the direct branch target relative to ip + size (in 16/32-bit
- * code modulo 2^32). Instruction lengths are not kept:
- * ptflow_block_decode() gives them when needed.
+ * code modulo 2^32); size is in bytes, last_len the last instruction's
+ * length, wrmsr says the block may hold a WRMSR. Instruction lengths are
+ * not kept: ptflow_block_decode() gives them when needed.
  *
  * The chain is the block plus the blocks it always continues into: through
  * a direct JMP, a direct CALL (at most one that pushes a return address)
@@ -62,11 +65,12 @@ enum ptflow_bend {
  * branch, and go on through links to the cache entries of where that
  * branch goes:
  *
- *   link[0], link[1] (32 each: the entries at the fall-through and at the
- *   direct target, entry number + 1, or 0) | c_retl (32, a link to the
- *   return address a CALL in the chain pushes) | c_ninsn (8) | c_info (8,
- *   the last block's info) | c_nbr (8, blocks ending in a branch) |
- *   c_hk (8: what the hot loop does, the mode, the push)
+ *   chain_link[0], chain_link[1] (32 each: the entries at the fall-through
+ *   and at the direct target, entry number + 1, or 0) |
+ *   chain_ret_link (32: the entry at the return address a CALL in the
+ *   chain pushes) | chain_ninsn (8) | chain_class_end (8: the last block's
+ *   class_end) | chain_branches (8: blocks ending in a branch) |
+ *   chain_hot (8: what the hot loop does, the mode, the push)
  *
  * The cache (cfg.cache, cfg.cache_size entries) holds an index by address
  * (4 bytes per entry, at its start) and the entries, filled in the order
@@ -76,16 +80,17 @@ enum ptflow_bend {
 struct ptflow_block {
 	uint64_t ip;
 	int32_t disp;
-	uint16_t szl;
-	uint8_t nm;
-	uint8_t info;
-	uint32_t link[2];
-	uint32_t c_retl;
-	uint8_t c_ninsn;
-	uint8_t c_info;
-	uint8_t c_nbr;
-	uint8_t c_hk;
+	uint16_t size_wrmsr_lastlen;
+	uint8_t ninsn_mode;
+	uint8_t class_end;
+	uint32_t chain_link[2];
+	uint32_t chain_ret_link;
+	uint8_t chain_ninsn;
+	uint8_t chain_class_end;
+	uint8_t chain_branches;
+	uint8_t chain_hot;
 };
+_Static_assert(sizeof(struct ptflow_block) == 32, "a cache entry is 32 bytes");
 #define PTFLOW_CHAIN_MAX 8
 
 /* Event kinds, reported through the sink. */
@@ -241,6 +246,7 @@ struct ptflow_decoder {
 	uint64_t steps;
 	uint64_t pend_off;
 	struct ptpkt pend;
+	int fetch_err;		/* the packet decoder's error, until the next PSB */
 	uint8_t tnt_n;
 	uint8_t mode;
 	uint8_t next_mode;	/* MODE.Exec waiting for its TIP/PGE/FUP */
