@@ -367,7 +367,8 @@ static int fetch_packets(struct ptflow_decoder *d)
 				const uint8_t *q = raw_at(d, off);
 				bool cut = false;
 				for (unsigned i = 1; i < p.size; i++)
-					if (q[i] == 0x02 && q + i + 1 < d->pk.end && q[i + 1] == 0xf3) {
+					if (q[i] == PT_OPC_EXT && q + i + 1 < d->pk.end &&
+					    q[i + 1] == PT_EXT_OVF) {
 						ptpkt_sync_set(&d->pk, off + i);
 						cut = true;
 						break;

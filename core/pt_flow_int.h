@@ -15,6 +15,7 @@
 #include "core/pt_flow.h"
 
 #include "core/mem.h"
+#include "core/pt_opcodes.h"
 #include "core/x86_insn.h"
 
 enum { STEP_OK = 0, STEP_DONE = 1, STEP_ERR = 2 };
@@ -168,12 +169,12 @@ static inline uint64_t pk_offset(const struct ptflow_decoder *d)
 static inline __attribute__((always_inline)) bool ip_packet(struct ptflow_decoder *d)
 {
 	static const uint8_t ipbytes[8] = { 0, 2, 4, 6, 6, 0xff, 8, 0xff };
-	static const uint8_t ipkind[32] = {
-		[0x01] = ptpkt_tip_pgd, [0x0d] = ptpkt_tip,
-		[0x11] = ptpkt_tip_pge, [0x1d] = ptpkt_fup,
-	};
+#define IP_KIND(name, type, bits) [bits] = type,
+	static const uint8_t ipkind[PT_OPC_IP_MASK + 1] = { PT_OPCODES_IP(IP_KIND) };
+#undef IP_KIND
 	const uint8_t *pos = d->pk.pos;
-	unsigned b = *pos, ipc = b >> 5, nb = ipbytes[ipc], kind = ipkind[b & 0x1f];
+	unsigned b = *pos, ipc = b >> PT_OPC_IPBYTES_SHIFT, nb = ipbytes[ipc];
+	unsigned kind = ipkind[b & PT_OPC_IP_MASK];
 	if (!kind || nb == 0xff || (size_t)(d->pk.end - pos) <= nb)
 		return false;
 	uint64_t v = 0;
@@ -213,14 +214,15 @@ static inline __attribute__((always_inline)) bool ip_packet(struct ptflow_decode
 static inline __attribute__((always_inline)) bool mode_exec_packet(struct ptflow_decoder *d)
 {
 	const uint8_t *pos = d->pk.pos;
-	if (*pos != 0x99 || d->pk.end - pos < 2 || (pos[1] >> 5))
+	if (*pos != PT_OPC_MODE || d->pk.end - pos < PT_SIZE_MODE ||
+	    (pos[1] >> PT_MODE_LEAF_SHIFT) != PT_MODE_LEAF_EXEC)
 		return false;
 	unsigned m = pos[1];
-	d->pk.pos = pos + 2;
+	d->pk.pos = pos + PT_SIZE_MODE;
 	d->stat.packets++;
 	d->steps = 0;
 	d->pend.type = ptpkt_mode_exec;
-	d->pend.size = 2;
+	d->pend.size = PT_SIZE_MODE;
 	d->pend.u.mode_exec.csl = m & 1;
 	d->pend.u.mode_exec.csd = (m >> 1) & 1;
 	d->pend.u.mode_exec.iflag = (m >> 2) & 1;
@@ -242,7 +244,7 @@ static inline __attribute__((always_inline)) unsigned short_tnt(struct ptflow_de
 	if (!(d->pk.sync && !d->pk.block && pos < d->pk.end))
 		return 0;
 	unsigned c = *pos;
-	if ((c & 1) || c <= 2)
+	if (!pt_opc_is_tnt8(c))
 		return 0;
 	unsigned n = 30u - (unsigned)__builtin_clz(c);
 	*bits = (c >> 1) & ((1u << n) - 1);

@@ -6,7 +6,7 @@
 #                over libc, decoded by efipt, libipt pt_insn_next and pt_blk_next)
 FLOW_SRC := core/pt_flow.c core/pt_flow_cache.c core/pt_flow_walk.c core/pt_synth.c core/pt_pkt_dec.c core/pt_pkt_enc.c \
 	core/x86_insn.c core/x86_valid.c core/pt_time.c
-FLOW_DEP := $(FLOW_SRC) core/pt_flow.h core/pt_flow_int.h core/pt_synth.h core/pt_image.h core/pt_pkt.h core/pt_time.h \
+FLOW_DEP := $(FLOW_SRC) core/pt_flow.h core/pt_flow_int.h core/pt_opcodes.h core/pt_synth.h core/pt_image.h core/pt_pkt.h core/pt_time.h \
 	core/x86_insn.h core/x86_valid.h core/mem.h
 
 $(BUILD)/fuzz/fuzz_pt_flow: tests/fuzz/fuzz_pt_flow.c $(FLOW_DEP)
