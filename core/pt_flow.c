@@ -10,52 +10,7 @@
  * FUP to the instruction at its IP, PTW to the next PTWRITE) stay pending
  * while the code is walked block by block.
  */
-#include "core/pt_flow.h"
-
-#include "core/mem.h"
-#include "core/x86_insn.h"
-
-enum { STEP_OK = 0, STEP_DONE = 1, STEP_ERR = 2 };
-
-/* ptflow_block fields (see the layout in pt_flow.h) */
-_Static_assert(PTFLOW_BEND_BRANCH == 0, "info & 0x7f is the class of a block ending in a branch");
-static inline unsigned b_size(const struct ptflow_block *b) { return b->szl & 0x3ff; }
-_Static_assert(PTFLOW_BLOCK_MAX * 15 < 1024, "block size field is 10 bits");
-/* the block may hold a WRMSR (0F 30): find_wrmsr() has to look */
-static inline bool b_wrmsr(const struct ptflow_block *b) { return (b->szl >> 10) & 1; }
-static inline unsigned b_last_len(const struct ptflow_block *b) { return b->szl >> 12; }
-static inline unsigned b_ninsn(const struct ptflow_block *b) { return b->nm & 63; }
-static inline unsigned b_mode(const struct ptflow_block *b) { return b->nm >> 6; }
-static inline unsigned b_iclass(const struct ptflow_block *b) { return b->info & 31; }
-static inline unsigned b_bend(const struct ptflow_block *b) { return (b->info >> 5) & 3; }
-static inline bool b_zlc(const struct ptflow_block *b) { return b->info >> 7; }
-static inline uint64_t b_next(const struct ptflow_block *b) { return b->ip + b_size(b); }
-static inline uint64_t b_target(const struct ptflow_block *b)
-{
-	uint64_t t = b_next(b) + (uint64_t)(int64_t)b->disp;
-	return b_mode(b) == X86_MODE_64 ? t : (uint32_t)t;
-}
-
-/*
- * c_hk: how the hot loop takes a chain (64-bit code only: the mode is part
- * of the value, so other modes fall through to the general walk):
- * HK_JCC / HK_RET the last branch is a Jcc / near RET, anything else is
- * HK_OTHER; HK_PUSH a CALL in the chain pushes the return address c_retl
- * links to.
- */
-enum { HK_OTHER = 0, HK_JCC = 1, HK_RET = 2, HK_PUSH = 1 << 5 };
-#define HK_MODE(m) ((unsigned)(m) << 3)
-#define HK_JCC64 (HK_JCC | HK_MODE(X86_MODE_64))
-#define HK_RET64 (HK_RET | HK_MODE(X86_MODE_64))
-static inline bool c_push(const struct ptflow_block *b) { return b->c_hk & HK_PUSH; }
-
-/* Why the pending FUP was sent (the packet before it, 33.4.2.6 / 33.7). */
-enum fup_kind {
-	FUP_ASYNC,	/* interrupt, exception, async disable: TIP/TIP.PGD follows */
-	FUP_STATUS,	/* PSB+: the current IP, nothing happens there */
-	FUP_BOUND,	/* MODE.TSX, PTW, EXSTOP, CFE: an event at that IP */
-	FUP_TSX_ABORT,	/* MODE.TSX with Abort: a TIP to the abort handler follows */
-};
+#include "core/pt_flow_int.h"
 
 /* ---- errata (which CPU has which: core/cpu_model.c) ---------------------- */
 
@@ -74,6 +29,38 @@ const char *ptflow_erratum_name(uint32_t bit)
 	case PTFLOW_ERRATUM_SKZ84: return "skz84";
 	}
 	return NULL;
+}
+
+const char *ptflow_errstr(enum ptflow_err err)
+{
+	switch (err) {
+	case PTFLOW_ERR_NONE: return "no error";
+	case PTFLOW_ERR_PACKET: return "bad packet (packet decoder)";
+	case PTFLOW_ERR_PSB_BAD_PACKET: return "bad packet in psb+";
+	case PTFLOW_ERR_PSB_UNEXPECTED: return "unexpected packet in psb+";
+	case PTFLOW_ERR_PGE_NO_IP: return "tip.pge without ip";
+	case PTFLOW_ERR_PGE_ENABLED: return "tip.pge while tracing is enabled";
+	case PTFLOW_ERR_OVF_FUP_NO_IP: return "fup without ip after ovf";
+	case PTFLOW_ERR_FUP_DISABLED: return "fup while tracing is disabled";
+	case PTFLOW_ERR_FUP_NO_IP: return "fup without ip";
+	case PTFLOW_ERR_TIP_DISABLED: return "tip while tracing is disabled";
+	case PTFLOW_ERR_TIP_NO_IP: return "tip without ip";
+	case PTFLOW_ERR_PGD_DISABLED: return "tip.pgd while tracing is disabled";
+	case PTFLOW_ERR_TNT_DISABLED: return "tnt while tracing is disabled";
+	case PTFLOW_ERR_UNEXPECTED: return "unexpected packet";
+	case PTFLOW_ERR_FUP_BAD_PACKET: return "bad packet";
+	case PTFLOW_ERR_FUP_NO_TIP: return "fup not followed by tip or tip.pgd";
+	case PTFLOW_ERR_TIP_TNT_PENDING: return "indirect branch, but tnt bits pending";
+	case PTFLOW_ERR_NEED_TIP: return "indirect branch: expected tip";
+	case PTFLOW_ERR_NEED_TNT: return "conditional branch: expected tnt";
+	case PTFLOW_ERR_RET_NOT_TAKEN: return "compressed ret: tnt bit not taken";
+	case PTFLOW_ERR_RET_NO_CALL: return "compressed ret: empty call stack";
+	case PTFLOW_ERR_STEPS: return "too many instructions without a packet";
+	case PTFLOW_ERR_NO_CODE: return "no code at the ip (not in any image)";
+	case PTFLOW_ERR_BAD_INSN: return "invalid instruction at the ip";
+	case PTFLOW_ERR_COUNT: break;
+	}
+	return "?";
 }
 
 const char *ptflow_ev_name(int type)
@@ -103,242 +90,9 @@ const char *ptflow_ev_name(int type)
 	return "?";
 }
 
-/* ---- blocks -------------------------------------------------------------- */
-
-int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
-			struct ptflow_block *b, uint8_t *lens)
-{
-	uint8_t buf[128];
-	size_t have = 0;	/* bytes in buf, buf[0] is at address bufip */
-	uint64_t bufip = ip, cur = ip, target = 0;
-	bool eof = false;
-	int ret = 0;
-	unsigned ninsn = 0, last_len = 0, iclass = X86_IC_OTHER, bend, zlc = 0, wrmsr = 0;
-
-	for (;;) {
-		size_t off = (size_t)(cur - bufip);
-		if (have - off < 15 && !eof) {
-			/* keep the undecoded tail, refill behind it */
-			size_t keep = have - off;
-			for (size_t i = 0; i < keep; i++)
-				buf[i] = buf[off + i];
-			have = keep;
-			bufip = cur;
-			off = 0;
-			while (have < sizeof(buf)) {
-				int r = img->read(img->ctx, bufip + have, buf + have, sizeof(buf) - have);
-				if (r <= 0) {
-					eof = true;
-					break;
-				}
-				have += (size_t)r;
-			}
-		}
-		size_t avail = have - off;
-		if (avail == 0) {
-			bend = PTFLOW_BEND_NOCODE;
-			ret = -1;
-			break;
-		}
-		struct x86_insn in;
-		int n = x86_decode(&in, buf + off, avail, cur, (enum x86_mode)mode);
-		if (n == -X86_ERR_NEED_MORE) {
-			bend = PTFLOW_BEND_NOCODE;
-			ret = -1;
-			break;
-		}
-		if (n < 0) {
-			bend = PTFLOW_BEND_INVALID;
-			ret = n;
-			break;
-		}
-		if (lens)
-			lens[ninsn] = (uint8_t)n;
-		if (in.enc == X86_ENC_LEGACY && in.map == X86_MAP_0F && in.opcode == 0x30)
-			wrmsr = 1;
-		ninsn++;
-		last_len = (unsigned)n;
-		cur += (uint64_t)n;
-		if (in.iclass != X86_IC_OTHER) {
-			bend = PTFLOW_BEND_BRANCH;
-			iclass = in.iclass;
-			if (in.has_target)
-				target = in.target;
-			zlc = in.zero_len_call;
-			break;
-		}
-		if (ninsn == PTFLOW_BLOCK_MAX) {
-			bend = PTFLOW_BEND_SPLIT;
-			break;
-		}
-	}
-	b->ip = ip;
-	b->disp = (int32_t)(uint32_t)(target - cur);
-	b->szl = (uint16_t)((cur - ip) | wrmsr << 10 | last_len << 12);
-	b->nm = (uint8_t)(ninsn | (unsigned)mode << 6);
-	b->info = (uint8_t)(iclass | bend << 5 | zlc << 7);
-	b->link[0] = b->link[1] = 0;
-	b->c_retl = 0;
-	b->c_ninsn = 0; /* no chain: the cache links blocks (chain_build()) */
-	b->c_info = PTFLOW_BEND_NOCODE << 5;
-	b->c_nbr = 0;
-	b->c_hk = HK_OTHER;
-	return ret;
-}
-
-/*
- * Index slot of an address: blocks close in the code are close in the
- * index; a code region larger than 4 x the slots wraps around.
- */
-static inline uint32_t slot(uint64_t ip, uint32_t mask)
-{
-	return (uint32_t)((ip >> 2) ^ (ip >> 24)) & mask;
-}
-
-/* An entry made for a link before its block is decoded (block_get() does
- * that when the walk gets there). */
-#define STUB_SZL 0xffff
-_Static_assert(PTFLOW_BLOCK_MAX * 15 < 1023, "no block has the stub's size");
-static inline bool b_stub(const struct ptflow_block *b) { return b->szl == STUB_SZL; }
-
-/* The entry for ip/mode (NULL: none). */
-static inline struct ptflow_block *cache_find(const struct ptflow_decoder *d, uint64_t ip,
-					      unsigned mode)
-{
-	if (!d->nents)
-		return NULL;
-	uint32_t i = d->index[slot(ip, d->imask)];
-	if (!i)
-		return NULL;
-	struct ptflow_block *b = &d->ents[i - 1];
-	return b->ip == ip && b_mode(b) == mode ? b : NULL;
-}
-
-void ptflow_cache_flush(struct ptflow_decoder *d)
-{
-	if (d->nents)
-		efipt_memset(d->index, 0, ((size_t)d->imask + 1) * sizeof(*d->index));
-	d->used = 0;
-	efipt_memset(d->stack_link, 0, sizeof(d->stack_link)); /* links no more */
-}
-
-/* A new entry for ip/mode, as a stub; the caller made sure there is room. */
-static struct ptflow_block *cache_add(struct ptflow_decoder *d, uint64_t ip, unsigned mode)
-{
-	struct ptflow_block *b = &d->ents[d->used++];
-	efipt_memset(b, 0, sizeof(*b));
-	b->ip = ip;
-	b->szl = STUB_SZL;
-	b->nm = (uint8_t)(mode << 6);
-	b->c_info = PTFLOW_BEND_NOCODE << 5;
-	d->index[slot(ip, d->imask)] = d->used;
-	return b;
-}
-
-/* Link to the entry for ip/mode, made as a stub if there is none. */
-static uint32_t cache_link(struct ptflow_decoder *d, uint64_t ip, unsigned mode)
-{
-	struct ptflow_block *b = cache_find(d, ip, mode);
-	if (!b)
-		b = cache_add(d, ip, mode);
-	return (uint32_t)(b - d->ents) + 1;
-}
-
-/*
- * Make b's chain (see pt_flow.h): the blocks after the first are taken from
- * the cache or decoded aside; then link b to the entries where its last
- * branch goes (at most two new entries: block_get() made room).
- */
-static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
-{
-	struct ptflow_block last = *b, next;
-	unsigned mode = b_mode(b), ninsn = b_ninsn(b), nblk = 1;
-	unsigned nbr = b_bend(b) == PTFLOW_BEND_BRANCH, push = 0;
-	uint64_t ret = 0;
-
-	for (; nblk < PTFLOW_CHAIN_MAX; nblk++) {
-		unsigned ic = b_iclass(&last), bend = b_bend(&last);
-		uint64_t to;
-		bool call = false;
-		if (bend == PTFLOW_BEND_SPLIT)
-			to = b_next(&last);
-		else if (bend != PTFLOW_BEND_BRANCH)
-			break;
-		else if (ic == X86_IC_JMP_DIRECT)
-			to = b_target(&last);
-		else if (ic == X86_IC_CALL_DIRECT && (b_zlc(&last) || !push))
-			to = b_target(&last), call = !b_zlc(&last);
-		else
-			break;
-		const struct ptflow_block *nb = cache_find(d, to, mode);
-		if (!nb || b_stub(nb)) {
-			d->stat.decoded++;
-			ptflow_block_decode(&d->cfg.image, to, (uint8_t)mode, &next, NULL);
-			nb = &next;
-		}
-		if (b_bend(nb) > PTFLOW_BEND_SPLIT || ninsn + b_ninsn(nb) > 255)
-			break;
-		if (call)
-			ret = b_next(&last), push = 1;
-		ninsn += b_ninsn(nb);
-		nbr += b_bend(nb) == PTFLOW_BEND_BRANCH;
-		last = *nb;
-	}
-	unsigned lic = b_iclass(&last), lbend = b_bend(&last);
-	bool branch = lbend == PTFLOW_BEND_BRANCH;
-	/* where the last branch goes on: its fall-through (also the return
-	 * address of a CALL), its direct target */
-	if (lbend == PTFLOW_BEND_SPLIT ||
-	    (branch && lic != X86_IC_JMP_DIRECT && lic != X86_IC_JMP_INDIRECT &&
-	     lic != X86_IC_RET_NEAR && lic != X86_IC_FAR_JMP && lic != X86_IC_FAR_RET &&
-	     lic != X86_IC_IRET))
-		b->link[0] = cache_link(d, b_next(&last), mode);
-	if (branch && (lic == X86_IC_JCC || lic == X86_IC_JMP_DIRECT || lic == X86_IC_CALL_DIRECT))
-		b->link[1] = cache_link(d, b_target(&last), mode);
-	b->c_retl = push ? cache_link(d, ret, mode) : 0;
-	b->c_ninsn = (uint8_t)ninsn;
-	b->c_info = last.info;
-	b->c_nbr = (uint8_t)nbr;
-	unsigned hk = HK_OTHER;
-	if (last.info == X86_IC_JCC) /* bend BRANCH, not a zero-length CALL */
-		hk = HK_JCC;
-	else if (last.info == X86_IC_RET_NEAR)
-		hk = HK_RET;
-	b->c_hk = (uint8_t)(hk | HK_MODE(mode) | (push ? HK_PUSH : 0));
-}
-
-/* The decoded block at ip in the current mode: from the cache, decoded
- * into it, or (no cache) decoded into tmp. */
-static const struct ptflow_block *block_get(struct ptflow_decoder *d, uint64_t ip,
-					    struct ptflow_block *tmp)
-{
-	struct ptflow_block *b = cache_find(d, ip, d->mode);
-	if (b && !b_stub(b))
-		return b;
-	d->stat.decoded++;
-	if (!d->nents) {
-		ptflow_block_decode(&d->cfg.image, ip, d->mode, tmp, NULL);
-		return tmp;
-	}
-	if (d->used + 4 > d->nents) { /* full: start over (a block, 3 links) */
-		ptflow_cache_flush(d);
-		b = NULL;
-	}
-	if (!b)
-		b = cache_add(d, ip, d->mode);
-	ptflow_block_decode(&d->cfg.image, ip, d->mode, b, NULL);
-	chain_build(d, b);
-	return b;
-}
-
-/* The entry a link names. */
-static inline const struct ptflow_block *linked(const struct ptflow_decoder *d, uint32_t l)
-{
-	return &d->ents[l - 1];
-}
-
 /* ---- output -------------------------------------------------------------- */
 
+/* An event to the sink, with the time estimate so far. */
 static void emit(struct ptflow_decoder *d, struct ptflow_event *ev)
 {
 	d->stat.events++;
@@ -348,7 +102,8 @@ static void emit(struct ptflow_decoder *d, struct ptflow_event *ev)
 		d->sink.event(d->sink.ctx, ev);
 }
 
-static void event(struct ptflow_decoder *d, int type, uint64_t off, bool has_ip, uint64_t ip)
+/* See pt_flow_int.h. */
+void ptflow_event(struct ptflow_decoder *d, int type, uint64_t off, bool has_ip, uint64_t ip)
 {
 	if (!d->sink.event) { /* counted only (--stat) */
 		d->stat.events++;
@@ -370,7 +125,9 @@ static void event(struct ptflow_decoder *d, int type, uint64_t off, bool has_ip,
 	emit(d, &ev);
 }
 
-static int error(struct ptflow_decoder *d, uint64_t off, uint64_t ip, const char *msg)
+/* Report an error; returns STEP_ERR (decoding resyncs at the next PSB). */
+static int report(struct ptflow_decoder *d, uint64_t off, uint64_t ip, enum ptflow_err err,
+		  int pkt_err)
 {
 	struct ptflow_event ev;
 	efipt_memset(&ev, 0, sizeof(ev));
@@ -378,16 +135,29 @@ static int error(struct ptflow_decoder *d, uint64_t off, uint64_t ip, const char
 	ev.offset = off;
 	ev.has_ip = true;
 	ev.ip = ip;
-	ev.msg = msg;
+	ev.err = (uint16_t)err;
+	ev.aux = (uint64_t)pkt_err;
+	ev.msg = err == PTFLOW_ERR_PACKET ? ptpkt_errstr(pkt_err) : ptflow_errstr(err);
 	d->stat.errors++;
 	d->stat.events--; /* counted as an error, not an event */
 	emit(d, &ev);
 	return STEP_ERR;
 }
 
-static void deliver(struct ptflow_decoder *d, const struct ptflow_block *b, uint32_t n,
-		    uint8_t last_iclass);
+/* The flow decoder's error err at trace offset off, at ip; STEP_ERR. */
+static int error(struct ptflow_decoder *d, uint64_t off, uint64_t ip, enum ptflow_err err)
+{
+	return report(d, off, ip, err, 0);
+}
 
+/* The packet decoder's error r (negative ptpkt_error); STEP_ERR. */
+static int packet_error(struct ptflow_decoder *d, uint64_t off, uint64_t ip, int r)
+{
+	return report(d, off, ip, PTFLOW_ERR_PACKET, -r);
+}
+
+/* n instructions of b ran, the last of class last_iclass: counted, and
+ * delivered if the sink has a run callback. */
 static void run(struct ptflow_decoder *d, const struct ptflow_block *b, uint32_t n,
 		uint8_t last_iclass)
 {
@@ -398,11 +168,11 @@ static void run(struct ptflow_decoder *d, const struct ptflow_block *b, uint32_t
 		d->stat.branches++;
 	d->walked = true;
 	if (d->sink.run)
-		deliver(d, b, n, last_iclass);
+		ptflow_deliver(d, b, n, last_iclass);
 }
 
 /* The first n instructions of b to the run callback. */
-static void deliver(struct ptflow_decoder *d, const struct ptflow_block *b, uint32_t n,
+void ptflow_deliver(struct ptflow_decoder *d, const struct ptflow_block *b, uint32_t n,
 		    uint8_t last_iclass)
 {
 	struct ptflow_block tmp;
@@ -419,17 +189,17 @@ static void deliver(struct ptflow_decoder *d, const struct ptflow_block *b, uint
 
 /* b's chain to the run callback, block by block, each with its own last
  * instruction's class (last_iclass for the last). */
-static void deliver_chain(struct ptflow_decoder *d, const struct ptflow_block *b,
+void ptflow_deliver_chain(struct ptflow_decoder *d, const struct ptflow_block *b,
 			  uint8_t last_iclass)
 {
 	struct ptflow_block blk = *b;
-	for (unsigned left = b->c_ninsn;;) {
+	for (unsigned left = b->chain_ninsn;;) {
 		unsigned n = b_ninsn(&blk);
 		if (n >= left) {
-			deliver(d, &blk, left, last_iclass);
+			ptflow_deliver(d, &blk, left, last_iclass);
 			return;
 		}
-		deliver(d, &blk, n, (uint8_t)b_iclass(&blk));
+		ptflow_deliver(d, &blk, n, (uint8_t)b_iclass(&blk));
 		left -= n;
 		uint64_t to = b_bend(&blk) == PTFLOW_BEND_SPLIT ? b_next(&blk) : b_target(&blk);
 		ptflow_block_decode(&d->cfg.image, to, (uint8_t)b_mode(&blk), &blk, NULL);
@@ -438,45 +208,7 @@ static void deliver_chain(struct ptflow_decoder *d, const struct ptflow_block *b
 
 /* ---- state ---------------------------------------------------------------- */
 
-static void stack_reset(struct ptflow_decoder *d)
-{
-	d->sp = 0;
-	d->sn = 0;
-	d->ret_unknown = false;
-}
-
-/* Near CALL: push the return address (and its cache entry, if known); a
- * full stack drops its oldest entry. */
-static void stack_push(struct ptflow_decoder *d, uint64_t ret, uint32_t link)
-{
-	d->stack[d->sp] = ret;
-	d->stack_link[d->sp] = link;
-	d->sp = (uint8_t)((d->sp + 1) % PTFLOW_STACK);
-	if (d->sn < PTFLOW_STACK)
-		d->sn++;
-}
-
-/* Near RET: drop the youngest entry, if any. */
-static void stack_pop(struct ptflow_decoder *d)
-{
-	if (!d->sn)
-		return;
-	d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
-	d->sn--;
-}
-
-/* Compressed RET: take the youngest return address (the stack has one);
- * *e gets its cache entry when the push knew it and it is in mode. */
-static inline uint64_t stack_take(struct ptflow_decoder *d, unsigned mode,
-				  const struct ptflow_block **e)
-{
-	d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
-	d->sn--;
-	uint32_t l = d->stack_link[d->sp];
-	*e = l && b_mode(linked(d, l)) == mode ? linked(d, l) : NULL;
-	return d->stack[d->sp];
-}
-
+/* Forget the flow (a PSB follows): nothing pending, tracing off. */
 static void reset_state(struct ptflow_decoder *d)
 {
 	d->have_pend = false;
@@ -487,6 +219,7 @@ static void reset_state(struct ptflow_decoder *d)
 	d->have_next_mode = false;
 	d->fup_kind = FUP_ASYNC;
 	d->steps = 0;
+	d->fetch_err = 0;
 	stack_reset(d);
 	ptpkt_lastip_init(&d->lastip);
 }
@@ -529,98 +262,16 @@ int ptflow_init(struct ptflow_decoder *d, const struct ptflow_config *cfg,
 
 /* ---- packets -------------------------------------------------------------- */
 
-static uint8_t mode_of(const struct ptpkt *p)
-{
-	/* MODE.Exec (33.4.2.8): CS.L selects 64-bit, else CS.D 32/16. */
-	if (p->u.mode_exec.csl)
-		return X86_MODE_64;
-	return p->u.mode_exec.csd ? X86_MODE_32 : X86_MODE_16;
-}
-
+/* A timing packet to the time estimate (33.8.3). */
 static void timing(struct ptflow_decoder *d, const struct ptpkt *p)
 {
 	pttime_packet(&d->time, p);
 }
 
-/* Stream offset of the next packet (ptpkt_offset(), inline). */
-static inline uint64_t pk_offset(const struct ptflow_decoder *d)
-{
-	return d->pk.base + (uint64_t)(d->pk.pos - d->pk.begin);
-}
-
+/* The trace byte at stream offset off (inside the buffer). */
 static const uint8_t *raw_at(const struct ptflow_decoder *d, uint64_t off)
 {
 	return d->pk.begin + (off - d->pk.base);
-}
-
-/*
- * TIP, TIP.PGE, TIP.PGD, FUP (33.4.2.2-6) at the read position (in sync,
- * outside BBP blocks, at least one byte left): header type | IPBytes << 5,
- * the payload compressed against Last IP (Table 33-18); IPBytes 0: no IP,
- * Last IP kept. Becomes d->pend; false if it is no such packet.
- */
-static inline __attribute__((always_inline)) bool ip_packet(struct ptflow_decoder *d)
-{
-	static const uint8_t ipbytes[8] = { 0, 2, 4, 6, 6, 0xff, 8, 0xff };
-	static const uint8_t ipkind[32] = {
-		[0x01] = ptpkt_tip_pgd, [0x0d] = ptpkt_tip,
-		[0x11] = ptpkt_tip_pge, [0x1d] = ptpkt_fup,
-	};
-	const uint8_t *pos = d->pk.pos;
-	unsigned b = *pos, ipc = b >> 5, nb = ipbytes[ipc], kind = ipkind[b & 0x1f];
-	if (!kind || nb == 0xff || (size_t)(d->pk.end - pos) <= nb)
-		return false;
-	uint64_t v = 0;
-	if (nb) {
-		uint64_t last = d->lastip.ip;
-		const uint8_t *q = pos + 1;
-		if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && d->pk.end - q >= 8) {
-			/* one load, then keep the nb payload bytes */
-			__builtin_memcpy(&v, q, 8);
-			if (nb < 8)
-				v &= (1ull << (8 * nb)) - 1;
-		} else {
-			v = efipt_load_le(q, nb);
-		}
-		switch (ipc) {
-		case 1: v |= last & ~0xffffull; break;
-		case 2: v |= last & ~0xffffffffull; break;
-		case 3: v = (uint64_t)((int64_t)(v << 16) >> 16); break;
-		case 4: v |= last & 0xffff000000000000ull; break;
-		default: break;
-		}
-		d->lastip.ip = v;
-	}
-	d->pk.pos = pos + nb + 1;
-	d->stat.packets++;
-	d->steps = 0;
-	d->pend.type = (uint8_t)kind;
-	d->pend.size = (uint8_t)(nb + 1);
-	d->pend.u.ip.ipc = (uint8_t)ipc;
-	d->pend.u.ip.ip = v;
-	d->pend_off = d->pk.base + (uint64_t)(pos - d->pk.begin);
-	d->have_pend = true;
-	return true;
-}
-
-/* MODE.Exec (33.4.2.8): 99, then Leaf ID 000 in bits 7:5; as ip_packet(). */
-static inline __attribute__((always_inline)) bool mode_exec_packet(struct ptflow_decoder *d)
-{
-	const uint8_t *pos = d->pk.pos;
-	if (*pos != 0x99 || d->pk.end - pos < 2 || (pos[1] >> 5))
-		return false;
-	unsigned m = pos[1];
-	d->pk.pos = pos + 2;
-	d->stat.packets++;
-	d->steps = 0;
-	d->pend.type = ptpkt_mode_exec;
-	d->pend.size = 2;
-	d->pend.u.mode_exec.csl = m & 1;
-	d->pend.u.mode_exec.csd = (m >> 1) & 1;
-	d->pend.u.mode_exec.iflag = (m >> 2) & 1;
-	d->pend_off = d->pk.base + (uint64_t)(pos - d->pk.begin);
-	d->have_pend = true;
-	return true;
 }
 
 /*
@@ -641,32 +292,9 @@ static bool skz84_skip(struct ptflow_decoder *d, uint64_t off, const struct ptpk
 /*
  * Read packets until a TNT (bits loaded) or a packet that matters to the
  * flow (d->pend). IP packets are reconstructed against Last IP here, in
- * stream order (33.4.2.2, Table 33-18).
+ * stream order (33.4.2.2, Table 33-18). Returns 0 or a negative ptpkt_error.
  */
-/*
- * Short TNT (33.4.2.1), the most common packet: any even byte but 00 (PAD)
- * and 02 (extended opcodes), outside BBP blocks. The highest set bit is the
- * stop bit, B1 is right below it. If one is at the read position, read it:
- * its bits to *bits, their count returned (1-6); else 0.
- */
-static inline __attribute__((always_inline)) unsigned short_tnt(struct ptflow_decoder *d,
-								 uint64_t *bits)
-{
-	const uint8_t *pos = d->pk.pos;
-	if (!(d->pk.sync && !d->pk.block && pos < d->pk.end))
-		return 0;
-	unsigned c = *pos;
-	if ((c & 1) || c <= 2)
-		return 0;
-	unsigned n = 30u - (unsigned)__builtin_clz(c);
-	*bits = (c >> 1) & ((1u << n) - 1);
-	d->pk.pos = pos + 1;
-	d->stat.packets++;
-	d->pend_off = d->pk.base + (uint64_t)(pos - d->pk.begin);
-	return n;
-}
-
-static int fetch(struct ptflow_decoder *d)
+static int fetch_packets(struct ptflow_decoder *d)
 {
 	for (;;) {
 		struct ptpkt p;
@@ -700,7 +328,8 @@ static int fetch(struct ptflow_decoder *d)
 				const uint8_t *q = raw_at(d, off);
 				bool cut = false;
 				for (unsigned i = 1; i < p.size; i++)
-					if (q[i] == 0x02 && q + i + 1 < d->pk.end && q[i + 1] == 0xf3) {
+					if (q[i] == PT_OPC_EXT && q + i + 1 < d->pk.end &&
+					    q[i + 1] == PT_EXT_OVF) {
 						ptpkt_sync_set(&d->pk, off + i);
 						cut = true;
 						break;
@@ -747,16 +376,17 @@ static int fetch(struct ptflow_decoder *d)
 	}
 }
 
-static bool pend_is(const struct ptflow_decoder *d, int type)
+/* See pt_flow_int.h. An error stays until the next PSB: whoever reads the
+ * next packet (the fast loops or the state machine) gets the same one. */
+int ptflow_fetch(struct ptflow_decoder *d)
 {
-	return d->have_pend && d->pend.type == type;
+	if (!d->fetch_err)
+		d->fetch_err = fetch_packets(d);
+	return d->fetch_err < 0 ? d->fetch_err : 0;
 }
 
-static bool pend_has_ip(const struct ptflow_decoder *d)
-{
-	return d->pend.u.ip.ipc != 0;
-}
-
+/* The MODE.Exec waiting for this IP packet takes effect (33.4.2.8); an
+ * event if the mode changed. */
 static void apply_mode(struct ptflow_decoder *d, uint64_t off)
 {
 	if (!d->have_next_mode)
@@ -786,15 +416,29 @@ static void resume_at(struct ptflow_decoder *d, uint64_t ip)
 	d->ip = ip;
 }
 
-static int disable(struct ptflow_decoder *d, int type, bool has_ip, uint64_t ip)
+/* TIP.PGE (33.4.2.3): tracing starts at ip, in the mode a MODE.Exec before
+ * it gave (33.4.2.8). */
+void ptflow_enable_at(struct ptflow_decoder *d, uint64_t ip, uint64_t off)
+{
+	resume_at(d, ip);
+	/* 33.4.2.2: RETs are never compressed across PacketEn=0, so no CALL
+	 * from before the enable can match one */
+	stack_reset(d);
+	apply_mode(d, off);
+	ptflow_event(d, PTFLOW_EV_ENABLED, off, true, d->ip);
+}
+
+/* See pt_flow_int.h. */
+int ptflow_disable(struct ptflow_decoder *d, int type, bool has_ip, uint64_t ip)
 {
 	d->enabled = false;
 	d->have_pend = false;
-	event(d, type, d->pend_off, has_ip, ip);
+	ptflow_event(d, type, d->pend_off, has_ip, ip);
 	return STEP_OK;
 }
 
-/* PSB+ (33.3.7, 33.4.2.17): status only. Reads up to PSBEND. */
+/* PSB+ (33.3.7, 33.4.2.17): status only. Reads up to PSBEND. Returns
+ * STEP_OK, STEP_DONE (the trace ends inside it) or STEP_ERR. */
 static int psb_plus(struct ptflow_decoder *d)
 {
 	uint64_t psb_off = d->pend_off;
@@ -817,7 +461,7 @@ static int psb_plus(struct ptflow_decoder *d)
 		if (r == -ptpkt_err_eos || r == -ptpkt_err_truncated)
 			return STEP_DONE;
 		if (r < 0)
-			return error(d, off, d->ip, "bad packet in psb+");
+			return error(d, off, d->ip, PTFLOW_ERR_PSB_BAD_PACKET);
 		d->stat.packets++;
 		uint64_t ip = 0;
 		r = ptpkt_lastip_apply(&d->lastip, &p, &ip);
@@ -842,7 +486,7 @@ static int psb_plus(struct ptflow_decoder *d)
 			return STEP_OK;
 		case ptpkt_tnt8: case ptpkt_tnt64: case ptpkt_tip: case ptpkt_tip_pge:
 		case ptpkt_tip_pgd: case ptpkt_psb:
-			return error(d, off, d->ip, "unexpected packet in psb+");
+			return error(d, off, d->ip, PTFLOW_ERR_PSB_UNEXPECTED);
 		case ptpkt_tma:
 			if (!skz84_skip(d, off, &p))
 				timing(d, &p);
@@ -903,22 +547,17 @@ static int handle_pend(struct ptflow_decoder *d)
 		d->after_ovf = true;
 		d->gap = false;
 		d->fup_kind = FUP_ASYNC;
-		event(d, PTFLOW_EV_OVERFLOW, off, false, 0);
+		ptflow_event(d, PTFLOW_EV_OVERFLOW, off, false, 0);
 		return STEP_OK;
 	case ptpkt_tip_pge:
 		d->have_pend = false;
 		if (!pend_has_ip(d))
-			return error(d, off, d->ip, "tip.pge without ip");
+			return error(d, off, d->ip, PTFLOW_ERR_PGE_NO_IP);
 		if (d->enabled && d->walked)
-			return error(d, off, d->ip, "tip.pge while tracing is enabled");
+			return error(d, off, d->ip, PTFLOW_ERR_PGE_ENABLED);
 		if (d->enabled && !(d->cfg.errata & (PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_APL12)))
-			return error(d, off, d->ip, "tip.pge while tracing is enabled");
-		resume_at(d, p->u.ip.ip);
-		/* 33.4.2.2: RETs are never compressed across PacketEn=0, so
-		 * no CALL from before the enable can match one */
-		stack_reset(d);
-		apply_mode(d, off);
-		event(d, PTFLOW_EV_ENABLED, off, true, d->ip);
+			return error(d, off, d->ip, PTFLOW_ERR_PGE_ENABLED);
+		ptflow_enable_at(d, p->u.ip.ip, off);
 		return STEP_OK;
 	case ptpkt_mode_exec:
 		d->have_pend = false;
@@ -1037,7 +676,7 @@ static int handle_pend(struct ptflow_decoder *d)
 		if (d->after_ovf) {
 			d->have_pend = false;
 			if (!pend_has_ip(d))
-				return error(d, off, d->ip, "fup without ip after ovf");
+				return error(d, off, d->ip, PTFLOW_ERR_OVF_FUP_NO_IP);
 			resume_at(d, p->u.ip.ip);
 			d->fup_kind = FUP_ASYNC;
 			d->bound_set = false;
@@ -1046,11 +685,11 @@ static int handle_pend(struct ptflow_decoder *d)
 		}
 		if (!d->enabled) {
 			d->have_pend = false;
-			return error(d, off, d->ip, "fup while tracing is disabled");
+			return error(d, off, d->ip, PTFLOW_ERR_FUP_DISABLED);
 		}
 		if (!pend_has_ip(d)) {
 			d->have_pend = false;
-			return error(d, off, d->ip, "fup without ip");
+			return error(d, off, d->ip, PTFLOW_ERR_FUP_NO_IP);
 		}
 		return -1;
 	case ptpkt_tip:
@@ -1066,11 +705,11 @@ static int handle_pend(struct ptflow_decoder *d)
 		}
 		if (!d->enabled) {
 			d->have_pend = false;
-			return error(d, off, d->ip, "tip while tracing is disabled");
+			return error(d, off, d->ip, PTFLOW_ERR_TIP_DISABLED);
 		}
 		if (!pend_has_ip(d)) {
 			d->have_pend = false;
-			return error(d, off, d->ip, "tip without ip");
+			return error(d, off, d->ip, PTFLOW_ERR_TIP_NO_IP);
 		}
 		return -1;
 	case ptpkt_tip_pgd:
@@ -1078,7 +717,7 @@ static int handle_pend(struct ptflow_decoder *d)
 			/* DisTNT: tracing stops somewhere after the lost Jcc */
 			d->after_ovf = false;
 			d->gap = false;
-			return disable(d, PTFLOW_EV_DISABLED, pend_has_ip(d), p->u.ip.ip);
+			return ptflow_disable(d, PTFLOW_EV_DISABLED, pend_has_ip(d), p->u.ip.ip);
 		}
 		if (d->after_ovf && (d->cfg.errata & PTFLOW_ERRATUM_APL11)) {
 			/* APL11: OVF as TraceEn/ContextEn clears may be followed
@@ -1089,12 +728,12 @@ static int handle_pend(struct ptflow_decoder *d)
 		}
 		if (!d->enabled) {
 			d->have_pend = false;
-			return error(d, off, d->ip, "tip.pgd while tracing is disabled");
+			return error(d, off, d->ip, PTFLOW_ERR_PGD_DISABLED);
 		}
 		return -1;
 	default:
 		d->have_pend = false;
-		return error(d, off, d->ip, "unexpected packet");
+		return error(d, off, d->ip, PTFLOW_ERR_UNEXPECTED);
 	}
 }
 
@@ -1121,13 +760,14 @@ static int fup_index(const struct ptflow_decoder *d, const struct ptflow_block *
 }
 
 /* Peek past packets that may sit between a FUP and its TIP (33.4.1, Table 33-14:
- * "PIP, VMCS, MODE.Exec in any order"). */
+ * "PIP, VMCS, MODE.Exec in any order"). Returns 0 (a TNT or packet is
+ * pending) or a negative ptpkt_error. */
 static int fetch_flow(struct ptflow_decoder *d)
 {
 	for (;;) {
 		if (d->tnt_n || d->have_pend)
 			return 0;
-		int r = fetch(d);
+		int r = ptflow_fetch(d);
 		if (r < 0)
 			return r;
 		if (pend_is(d, ptpkt_pip)) {
@@ -1150,7 +790,8 @@ static int fetch_flow(struct ptflow_decoder *d)
 	}
 }
 
-/* The walk reached the IP of the pending FUP. */
+/* The walk reached the IP of the pending FUP. Returns STEP_OK, STEP_DONE
+ * or STEP_ERR. */
 static int reach_fup(struct ptflow_decoder *d)
 {
 	uint64_t off = d->pend_off;
@@ -1180,7 +821,7 @@ static int reach_fup(struct ptflow_decoder *d)
 	if (r == -ptpkt_err_eos || r == -ptpkt_err_truncated)
 		return STEP_DONE;
 	if (r < 0)
-		return error(d, ptpkt_offset(&d->pk), fip, "bad packet");
+		return report(d, ptpkt_offset(&d->pk), fip, PTFLOW_ERR_FUP_BAD_PACKET, -r);
 	if (pend_is(d, ptpkt_tip) && pend_has_ip(d)) {
 		d->have_pend = false;
 		if (kind == FUP_ASYNC) {
@@ -1202,25 +843,27 @@ static int reach_fup(struct ptflow_decoder *d)
 			/* SKD022: a VM entry that clears TraceEn sends FUP before
 			 * TIP.PGD; the VMLAUNCH/VMRESUME at the FUP did execute. */
 			struct ptflow_block tmp;
-			const struct ptflow_block *b = block_get(d, fip, &tmp);
+			const struct ptflow_block *b = ptflow_block_get(d, fip, &tmp);
 			if (b_ninsn(b) == 1 && (b_iclass(b) == X86_IC_VMLAUNCH ||
 					      b_iclass(b) == X86_IC_VMRESUME)) {
 				run(d, b, 1, b_iclass(b));
-				return disable(d, PTFLOW_EV_DISABLED, false, 0);
+				return ptflow_disable(d, PTFLOW_EV_DISABLED, false, 0);
 			}
 		}
-		return disable(d, PTFLOW_EV_ASYNC_DISABLED, true, fip);
+		return ptflow_disable(d, PTFLOW_EV_ASYNC_DISABLED, true, fip);
 	}
 	if (kind == FUP_ASYNC || kind == FUP_TSX_ABORT)
-		return error(d, off, fip, "fup not followed by tip or tip.pgd");
+		return error(d, off, fip, PTFLOW_ERR_FUP_NO_TIP);
 	return STEP_OK;
 }
 
-/* Consume the TIP/TIP.PGD for an indirect or far transfer at ip. */
+/* Consume the TIP/TIP.PGD for an indirect or far transfer at ip. Returns
+ * STEP_OK (d->ip is the target, or tracing stopped), STEP_DONE (no packet
+ * left) or STEP_ERR. */
 static int take_tip(struct ptflow_decoder *d, uint64_t ip)
 {
 	if (d->tnt_n)
-		return error(d, d->pend_off, ip, "indirect branch, but tnt bits pending");
+		return error(d, d->pend_off, ip, PTFLOW_ERR_TIP_TNT_PENDING);
 	if (pend_is(d, ptpkt_tip)) {
 		d->have_pend = false;
 		d->ip = d->pend.u.ip.ip;
@@ -1228,12 +871,14 @@ static int take_tip(struct ptflow_decoder *d, uint64_t ip)
 		return STEP_OK;
 	}
 	if (pend_is(d, ptpkt_tip_pgd))
-		return disable(d, PTFLOW_EV_DISABLED, pend_has_ip(d), d->pend.u.ip.ip);
+		return ptflow_disable(d, PTFLOW_EV_DISABLED, pend_has_ip(d), d->pend.u.ip.ip);
 	if (!d->have_pend)
 		return STEP_DONE;
-	return error(d, d->pend_off, ip, "indirect branch: expected tip");
+	return error(d, d->pend_off, ip, PTFLOW_ERR_NEED_TIP);
 }
 
+/* The next TNT bit, for the branch at ip, to *bit. Returns STEP_OK,
+ * STEP_DONE (no packet left) or STEP_ERR (another packet is next). */
 static int take_tnt(struct ptflow_decoder *d, uint64_t ip, int *bit)
 {
 	if (d->tnt_n) {
@@ -1243,7 +888,7 @@ static int take_tnt(struct ptflow_decoder *d, uint64_t ip, int *bit)
 	}
 	if (!d->have_pend)
 		return STEP_DONE;
-	return error(d, d->pend_off, ip, "conditional branch: expected tnt");
+	return error(d, d->pend_off, ip, PTFLOW_ERR_NEED_TNT);
 }
 
 /* Index of the first WRMSR (0F 30) in b, or -1. */
@@ -1266,41 +911,18 @@ static int find_wrmsr(const struct ptflow_decoder *d, const struct ptflow_block 
 	return -1;
 }
 
-/* Branches that consume a TNT bit or a TIP. */
-static bool needs_packet(unsigned iclass)
-{
-	switch (iclass) {
-	case X86_IC_OTHER:
-	case X86_IC_JMP_DIRECT:
-	case X86_IC_CALL_DIRECT:
-	case X86_IC_PTWRITE:
-	case X86_IC_MOV_CR3:
-	case X86_IC_HLT:
-	case X86_IC_UD:
-		return false;
-	default:
-		return true;
-	}
-}
-
-/* Branches whose target comes in a TIP (or that a TIP.PGD stops) when no
- * TNT bit is pending: take_tip() in do_block(). */
-static bool takes_tip(unsigned iclass)
-{
-	return needs_packet(iclass) && iclass != X86_IC_JCC;
-}
-
 /*
  * DisTNT (33.3.9): a Jcc, or a RET that may have been compressed, writes
  * no TNT bit; the flow is lost at last until the next IP packet. A RET
  * may have been compressed if the call stack has an entry for it or is
  * unknown (calls ran in a gap): with RET compression on, such a RET sends
  * a TIP only when its target is not the call's next IP, so a decoder
- * cannot tell which it was (the SDM advises DisRETC with DisTNT).
+ * cannot tell which it was (the SDM advises DisRETC with DisTNT). Returns
+ * STEP_OK.
  */
 static int lose_flow(struct ptflow_decoder *d, uint64_t last)
 {
-	event(d, PTFLOW_EV_GAP, d->pend_off, true, last);
+	ptflow_event(d, PTFLOW_EV_GAP, d->pend_off, true, last);
 	d->enabled = false;
 	d->after_ovf = true;
 	d->gap = true;
@@ -1308,11 +930,12 @@ static int lose_flow(struct ptflow_decoder *d, uint64_t last)
 	return STEP_OK;
 }
 
-/* Walk one block from d->ip. */
+/* Walk one block from d->ip. Returns STEP_OK (d->ip: where the flow goes
+ * on), STEP_DONE (no packet left for its branch) or STEP_ERR. */
 static int do_block(struct ptflow_decoder *d)
 {
 	struct ptflow_block tmp;
-	const struct ptflow_block *b = block_get(d, d->ip, &tmp);
+	const struct ptflow_block *b = ptflow_block_get(d, d->ip, &tmp);
 
 	d->stat.blocks++;
 	if (pend_is(d, ptpkt_pip)) {
@@ -1346,7 +969,7 @@ static int do_block(struct ptflow_decoder *d)
 		int k = find_wrmsr(d, b);
 		if (k >= 0) {
 			run(d, b, (uint32_t)k + 1, X86_IC_OTHER);
-			return disable(d, PTFLOW_EV_DISABLED, false, 0);
+			return ptflow_disable(d, PTFLOW_EV_DISABLED, false, 0);
 		}
 	}
 	if (pend_is(d, ptpkt_ovf) && b_bend(b) == PTFLOW_BEND_BRANCH && needs_packet(b_iclass(b))) {
@@ -1374,14 +997,14 @@ static int do_block(struct ptflow_decoder *d)
 	}
 	d->steps += b_ninsn(b);
 	if (d->steps > d->cfg.max_steps)
-		return error(d, d->pend_off, d->ip, "too many instructions without a packet");
+		return error(d, d->pend_off, d->ip, PTFLOW_ERR_STEPS);
 	switch (b_bend(b)) {
 	case PTFLOW_BEND_NOCODE:
 		run(d, b, b_ninsn(b), X86_IC_OTHER);
-		return error(d, d->pend_off, b_next(b), "no code at the ip (not in any image)");
+		return error(d, d->pend_off, b_next(b), PTFLOW_ERR_NO_CODE);
 	case PTFLOW_BEND_INVALID:
 		run(d, b, b_ninsn(b), X86_IC_OTHER);
-		return error(d, d->pend_off, b_next(b), "invalid instruction at the ip");
+		return error(d, d->pend_off, b_next(b), PTFLOW_ERR_BAD_INSN);
 	case PTFLOW_BEND_SPLIT:
 		run(d, b, b_ninsn(b), X86_IC_OTHER);
 		d->ip = b_next(b);
@@ -1404,7 +1027,7 @@ static int do_block(struct ptflow_decoder *d)
 			/* 33.4.2.5: a conditional branch that leaves the filter
 			 * region sends TIP.PGD without IP instead of its TNT bit. */
 			run(d, b, b_ninsn(b), b_iclass(b));
-			return disable(d, PTFLOW_EV_DISABLED, false, 0);
+			return ptflow_disable(d, PTFLOW_EV_DISABLED, false, 0);
 		}
 		r = take_tnt(d, last, &bit);
 		if (r)
@@ -1423,7 +1046,7 @@ static int do_block(struct ptflow_decoder *d)
 			/* A direct branch out of the filter region (33.4.2.5); its
 			 * TIP.PGD may lack the IP (SKL014). */
 			d->ip = b_target(b);
-			return disable(d, PTFLOW_EV_DISABLED, true, b_target(b));
+			return ptflow_disable(d, PTFLOW_EV_DISABLED, true, b_target(b));
 		}
 		d->ip = b_target(b);
 		return STEP_OK;
@@ -1433,9 +1056,9 @@ static int do_block(struct ptflow_decoder *d)
 			 * the call stack */
 			take_tnt(d, last, &bit);
 			if (!bit)
-				return error(d, d->pend_off, last, "compressed ret: tnt bit not taken");
+				return error(d, d->pend_off, last, PTFLOW_ERR_RET_NOT_TAKEN);
 			if (!d->sn)
-				return error(d, d->pend_off, last, "compressed ret: empty call stack");
+				return error(d, d->pend_off, last, PTFLOW_ERR_RET_NO_CALL);
 			run(d, b, b_ninsn(b), b_iclass(b));
 			const struct ptflow_block *unused;
 			d->ip = stack_take(d, d->mode, &unused);
@@ -1498,6 +1121,8 @@ static int do_block(struct ptflow_decoder *d)
 	}
 }
 
+/* The pending packet binds to an instruction the walk has yet to reach
+ * (true), or is handled where it is read (false). */
 static bool pend_binds(const struct ptflow_decoder *d)
 {
 	switch (d->pend.type) {
@@ -1518,321 +1143,7 @@ static bool pend_binds(const struct ptflow_decoder *d)
 	}
 }
 
-/* The pending packet is a TIP with an IP that nothing else waits for. */
-static bool plain_tip(const struct ptflow_decoder *d)
-{
-	return d->have_pend && d->pend.type == ptpkt_tip && d->pend.u.ip.ipc &&
-	       !d->have_next_mode;
-}
-
-/*
- * The common case as tight as it gets: 64-bit code, no packet pending, and
- * chains that end in a Jcc or a compressed RET, so that every step takes
- * one TNT bit; short TNT packets are read here. It stops before the first
- * chain it cannot take as it is (walk() goes on from there). As a step
- * takes at most 255 instructions, the step limit is checked per TNT packet,
- * not per step.
- */
-static inline __attribute__((always_inline)) void
-lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **ep, uint64_t *tntp,
-	  unsigned *np, uint64_t *stepsp, uint64_t *insnsp, uint64_t *branchesp, uint64_t *blocksp,
-	  const bool sink)
-{
-	uint64_t ip = *ipp, tnt = *tntp, steps = *stepsp, insns = 0, since = 0;
-	uint64_t branches = 0, blocks = 0;
-	unsigned n = *np;
-	/* the entry at ip: from here on the links lead the way */
-	const struct ptflow_block *e = *ep ? *ep : cache_find(d, ip, X86_MODE_64);
-
-	*ep = e;
-	if (!e || steps + 255u * n > d->cfg.max_steps)
-		return;
-	for (;;) {
-		if (!n) {
-			if (!(n = short_tnt(d, &tnt)))
-				break;
-			steps = 0;
-			since = insns;
-			if (255u * n > d->cfg.max_steps)
-				break; /* walk() takes these bits step by step */
-		}
-		const struct ptflow_block *cur = e;
-		unsigned hk = cur->c_hk; /* a stub's is HK_OTHER */
-		if ((hk & ~HK_PUSH) == HK_JCC64) {
-			if (hk & HK_PUSH)
-				stack_push(d, linked(d, cur->c_retl)->ip, cur->c_retl);
-			n--;
-			e = linked(d, cur->link[(tnt >> n) & 1]);
-		} else if ((hk & ~HK_PUSH) == HK_RET64 && (tnt >> (n - 1)) & 1 &&
-			   (d->sn || hk & HK_PUSH) && !d->cfg.disretc) {
-			/* compressed RET: a taken bit, the target from the stack */
-			if (hk & HK_PUSH)
-				stack_push(d, linked(d, cur->c_retl)->ip, cur->c_retl);
-			n--;
-			ip = stack_take(d, X86_MODE_64, &e);
-			if (!e)
-				e = cache_find(d, ip, X86_MODE_64);
-		} else {
-			break;
-		}
-		insns += cur->c_ninsn;
-		branches += cur->c_nbr;
-		blocks++;
-		if (sink)
-			deliver_chain(d, cur, (uint8_t)(cur->c_info & 31));
-		if (!e)
-			goto out; /* returned to code not in the cache */
-	}
-	ip = e->ip;
-out:
-	*ep = e;
-	*ipp = ip;
-	*tntp = tnt;
-	*np = n;
-	*stepsp = steps + insns - since;
-	*insnsp += insns;
-	*branchesp += branches;
-	*blocksp += blocks;
-}
-
-/*
- * The hot loop. While the flow needs only TNT bits and plain TIPs, follow
- * conditional branches, direct jumps and calls, compressed RETs and
- * indirect jumps, calls and RETs block by block, reading TNT and TIP
- * packets as they are needed, without leaving this loop. Anything else
- * (another packet, an error, a far transfer, PTWRITE, the step limit) goes
- * back to step()/do_block(), which handle every case; this loop only ever
- * stops before a block, never inside one.
- */
-static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d, const bool sink)
-{
-	uint64_t ip = d->ip, tnt = d->tnt_bits, insns = 0, branches = 0, blocks = 0;
-	uint64_t steps = d->steps, max_steps = d->cfg.max_steps;
-	unsigned n = d->tnt_n, mode = d->mode;
-	uint64_t enabled_at = 0; /* blocks walked when tracing was last enabled */
-	struct ptflow_block tmp;
-	const struct ptflow_block *e = NULL; /* the entry at ip, if known */
-
-	if (!d->nents)
-		return;
-	for (;;) {
-		if (!n && !d->have_pend) {
-			/* the next packet: a short TNT or a TIP right here */
-			if ((n = short_tnt(d, &tnt))) {
-				steps = 0;
-			} else if (d->pk.sync && !d->pk.block && d->pk.pos < d->pk.end && ip_packet(d)) {
-				steps = 0;
-			} else {
-				d->tnt_n = 0;
-				d->steps = steps;
-				if (fetch(d) < 0)
-					break;
-				steps = d->steps;
-				n = d->tnt_n;
-				tnt = d->tnt_bits;
-			}
-		}
-		if (mode == X86_MODE_64 && !d->have_pend && n) {
-			lean_walk(d, &ip, &e, &tnt, &n, &steps, &insns, &branches, &blocks, sink);
-			if (!n && !d->have_pend)
-				continue; /* the next packet is not a short TNT */
-		}
-		/* a TIP.PGD waits for the indirect or far transfer that leaves */
-		bool pgd = false;
-		if (!n && !plain_tip(d)) {
-			if (!(d->have_pend && d->pend.type == ptpkt_tip_pgd))
-				break;
-			pgd = true;
-		}
-		const struct ptflow_block *b = e ? e : cache_find(d, ip, mode);
-		e = NULL;
-		if (!b || b_stub(b)) {
-			d->ip = ip;
-			b = block_get(d, ip, &tmp);
-			if (b == &tmp)
-				break;
-		}
-		/* the step: the chain from ip; with a TIP.PGD pending only the
-		 * block (a direct branch in the chain may be where tracing
-		 * stops) */
-		unsigned cn, ci, nbr;
-		bool push;
-		uint64_t ft, tg;
-		if (!pgd) {
-			cn = b->c_ninsn;
-			ci = b->c_info;
-			nbr = b->c_nbr;
-			push = c_push(b);
-			ft = b->link[0] ? linked(d, b->link[0])->ip : 0;
-			tg = b->link[1] ? linked(d, b->link[1])->ip : 0;
-		} else {
-			cn = b_ninsn(b);
-			ci = b->info;
-			nbr = b_bend(b) == PTFLOW_BEND_BRANCH;
-			push = false;
-			ft = b_next(b);
-			tg = ft + (uint64_t)(int64_t)b->disp;
-		}
-		if (steps + cn > max_steps)
-			break;
-		if (mode != X86_MODE_64) { /* as b_target(): the block has this mode */
-			ft = (uint32_t)ft;
-			tg = (uint32_t)tg;
-		}
-		uint64_t next;
-		unsigned ic = ci & 31, bend = (ci >> 5) & 3;
-		if (pgd && !b_wrmsr(b) &&
-		    (bend == PTFLOW_BEND_SPLIT ||
-		     (bend == PTFLOW_BEND_BRANCH &&
-		      (ic == X86_IC_JMP_DIRECT || ic == X86_IC_CALL_DIRECT) &&
-		      !(pend_has_ip(d) ? d->pend.u.ip.ip == tg
-				       : (d->cfg.errata & PTFLOW_ERRATUM_SKL014))))) {
-			/* on the way to the transfer the TIP.PGD waits for:
-			 * straight-line code, direct jumps and calls that stay
-			 * in the traced region (do_block() has the others) */
-		} else if (pgd) {
-			/* as do_block(): the block runs, then tracing stops at
-			 * its branch (a WRMSR in it would stop it there) */
-			if (bend != PTFLOW_BEND_BRANCH || b_wrmsr(b) || !takes_tip(ic))
-				break;
-			if (ic == X86_IC_CALL_INDIRECT)
-				stack_push(d, ft, 0);
-			else if (ic == X86_IC_RET_NEAR)
-				stack_pop(d);
-			steps += cn;
-			insns += cn;
-			blocks++;
-			branches++;
-			if (sink)
-				deliver(d, b, cn, (uint8_t)ic);
-			d->ip = ip;
-			disable(d, PTFLOW_EV_DISABLED, pend_has_ip(d), d->pend.u.ip.ip);
-			/* the usual way back: MODE.Exec, TIP.PGE (33.7) */
-			for (;;) {
-				d->tnt_n = 0;
-				d->steps = steps;
-				if (!(d->pk.sync && !d->pk.block && d->pk.pos < d->pk.end &&
-				      (mode_exec_packet(d) || ip_packet(d)))) {
-					int r = fetch(d);
-					n = d->tnt_n;
-					tnt = d->tnt_bits;
-					if (r < 0 || n) {
-						steps = d->steps;
-						goto out;
-					}
-				}
-				steps = d->steps;
-				if (d->pend.type == ptpkt_mode_exec) {
-					d->have_pend = false;
-					d->next_mode = mode_of(&d->pend);
-					d->have_next_mode = true;
-					continue;
-				}
-				if (d->pend.type != ptpkt_tip_pge || !pend_has_ip(d))
-					goto out;
-				/* handle_pend(): tracing is off, so nothing to check */
-				d->have_pend = false;
-				d->enabled = true;
-				d->after_ovf = false;
-				d->walked = false;
-				d->ip = d->pend.u.ip.ip;
-				stack_reset(d);
-				apply_mode(d, d->pend_off);
-				event(d, PTFLOW_EV_ENABLED, d->pend_off, true, d->ip);
-				break;
-			}
-			/* back after the SYSCALL (or whatever left): a link */
-			if (b->link[0] && d->mode == mode && linked(d, b->link[0])->ip == d->ip)
-				e = linked(d, b->link[0]);
-			ip = d->ip;
-			mode = d->mode;
-			enabled_at = blocks;
-			continue;
-		}
-		/* what the last branch needs; nothing changes before all is there */
-		bool push_last = false;
-		int pop = 0; /* 1: RET with a TIP, 2: compressed RET */
-		unsigned nl = 2; /* the link to the next entry: 0, 1 or none */
-		if ((ci & 0x7f) == X86_IC_JCC) { /* bend BRANCH, the usual */
-			if (!n)
-				break;
-			n--;
-			nl = (tnt >> n) & 1;
-			next = nl ? tg : ft;
-		} else if (bend == PTFLOW_BEND_SPLIT) {
-			next = ft;
-			nl = 0;
-		} else if (bend != PTFLOW_BEND_BRANCH) {
-			break;
-		} else if (ic == X86_IC_JMP_DIRECT) {
-			next = tg;
-			nl = 1;
-		} else if (ic == X86_IC_CALL_DIRECT) {
-			push_last = !(ci >> 7); /* not a zero-length CALL */
-			next = tg;
-			nl = 1;
-		} else if (ic == X86_IC_RET_NEAR && n && !d->cfg.disretc) {
-			/* compressed RET: a taken bit, the target from the stack */
-			if (!(d->sn || push) || !((tnt >> (n - 1)) & 1))
-				break;
-			n--;
-			pop = 2;
-			next = 0;
-		} else if ((ic == X86_IC_RET_NEAR || ic == X86_IC_JMP_INDIRECT ||
-			    ic == X86_IC_CALL_INDIRECT) && !n && plain_tip(d)) {
-			push_last = ic == X86_IC_CALL_INDIRECT;
-			pop = ic == X86_IC_RET_NEAR;
-			next = d->pend.u.ip.ip;
-			d->have_pend = false;
-		} else {
-			break;
-		}
-		/* in execution order: the CALL inside the chain, then the last branch */
-		if (push) {
-			stack_push(d, linked(d, b->c_retl)->ip, b->c_retl);
-		}
-		if (push_last)
-			stack_push(d, ft, b->link[0]);
-		if (pop == 2) {
-			next = stack_take(d, mode, &e);
-		} else if (pop) {
-			stack_pop(d);
-		}
-		steps += cn;
-		insns += cn;
-		blocks++;
-		branches += nbr;
-		if (sink && pgd)
-			deliver(d, b, cn, (uint8_t)ic);
-		else if (sink)
-			deliver_chain(d, b, (uint8_t)ic);
-		if (nl < 2 && !pgd)
-			e = linked(d, b->link[nl]);
-		ip = next;
-	}
-	d->ip = ip;
-out:
-	if (blocks != enabled_at)
-		d->walked = true;
-	d->steps = steps;
-	d->tnt_n = (uint8_t)n;
-	d->tnt_bits = tnt;
-	d->stat.insns += insns;
-	d->stat.branches += branches;
-	d->stat.blocks += blocks;
-}
-
-/* the hot loop without a run callback (--stat, the benchmark) has no
- * per-block test for one */
-static void fast_walk(struct ptflow_decoder *d)
-{
-	if (d->sink.run)
-		walk(d, true);
-	else
-		walk(d, false);
-}
-
-/* fast_walk() can go on: TNT bits, a plain TIP or a TIP.PGD to walk to */
+/* ptflow_walk() can go on: TNT bits, a plain TIP or a TIP.PGD to walk to */
 static bool hot(const struct ptflow_decoder *d)
 {
 	/* DisTNT with RET compression: do_block() decides at each RET */
@@ -1841,21 +1152,23 @@ static bool hot(const struct ptflow_decoder *d)
 		(!d->tnt_n && pend_is(d, ptpkt_tip_pgd)));
 }
 
+/* Decode from the current position. Returns STEP_DONE (the trace ended) or
+ * STEP_ERR (an error was reported: resync at the next PSB). */
 static int step(struct ptflow_decoder *d)
 {
 	for (;;) {
 		if (hot(d)) {
 			uint64_t before = d->stat.blocks;
-			fast_walk(d);
+			ptflow_walk(d);
 			if (d->stat.blocks != before)
 				continue;
 		}
 		if (!d->tnt_n && !d->have_pend) {
-			int r = fetch(d);
+			int r = ptflow_fetch(d);
 			if (r == -ptpkt_err_eos || r == -ptpkt_err_truncated)
 				return STEP_DONE;
 			if (r < 0)
-				return error(d, ptpkt_offset(&d->pk), d->ip, ptpkt_errstr(r));
+				return packet_error(d, ptpkt_offset(&d->pk), d->ip, r);
 			if (hot(d))
 				continue; /* the hot loop takes it from here */
 		}
@@ -1876,7 +1189,7 @@ static int step(struct ptflow_decoder *d)
 				continue;
 			}
 			d->tnt_n = 0;
-			return error(d, d->pend_off, d->ip, "tnt while tracing is disabled");
+			return error(d, d->pend_off, d->ip, PTFLOW_ERR_TNT_DISABLED);
 		}
 		int r = do_block(d);
 		if (r != STEP_OK)

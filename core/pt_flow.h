@@ -48,12 +48,15 @@ enum ptflow_bend {
  * or the size limit, or code that cannot be read or decoded after it).
  * 32 bytes: the block itself, then its chain.
  *
- *   ip (64) | disp (32) | size (10) wrmsr (1) 0 (1) last_len (4) | ninsn (6) mode (2) |
- *   iclass (5) bend (2) zero_len_call (1)
+ *   ip (64) | disp (32) |
+ *   size_wrmsr_lastlen: size (10) wrmsr (1) 0 (1) last_len (4) |
+ *   ninsn_mode: ninsn (6) mode (2) |
+ *   class_end: iclass (5) bend (2) zero_len_call (1)
  *
  * disp is the direct branch target relative to ip + size (in 16/32-bit
- * code modulo 2^32). Instruction lengths are not kept:
- * ptflow_block_decode() gives them when needed.
+ * code modulo 2^32); size is in bytes, last_len the last instruction's
+ * length, wrmsr says the block may hold a WRMSR. Instruction lengths are
+ * not kept: ptflow_block_decode() gives them when needed.
  *
  * The chain is the block plus the blocks it always continues into: through
  * a direct JMP, a direct CALL (at most one that pushes a return address)
@@ -62,11 +65,12 @@ enum ptflow_bend {
  * branch, and go on through links to the cache entries of where that
  * branch goes:
  *
- *   link[0], link[1] (32 each: the entries at the fall-through and at the
- *   direct target, entry number + 1, or 0) | c_retl (32, a link to the
- *   return address a CALL in the chain pushes) | c_ninsn (8) | c_info (8,
- *   the last block's info) | c_nbr (8, blocks ending in a branch) |
- *   c_hk (8: what the hot loop does, the mode, the push)
+ *   chain_link[0], chain_link[1] (32 each: the entries at the fall-through
+ *   and at the direct target, entry number + 1, or 0) |
+ *   chain_ret_link (32: the entry at the return address a CALL in the
+ *   chain pushes) | chain_ninsn (8) | chain_class_end (8: the last block's
+ *   class_end) | chain_branches (8: blocks ending in a branch) |
+ *   chain_hot (8: what the hot loop does, the mode, the push)
  *
  * The cache (cfg.cache, cfg.cache_size entries) holds an index by address
  * (4 bytes per entry, at its start) and the entries, filled in the order
@@ -76,16 +80,17 @@ enum ptflow_bend {
 struct ptflow_block {
 	uint64_t ip;
 	int32_t disp;
-	uint16_t szl;
-	uint8_t nm;
-	uint8_t info;
-	uint32_t link[2];
-	uint32_t c_retl;
-	uint8_t c_ninsn;
-	uint8_t c_info;
-	uint8_t c_nbr;
-	uint8_t c_hk;
+	uint16_t size_wrmsr_lastlen;
+	uint8_t ninsn_mode;
+	uint8_t class_end;
+	uint32_t chain_link[2];
+	uint32_t chain_ret_link;
+	uint8_t chain_ninsn;
+	uint8_t chain_class_end;
+	uint8_t chain_branches;
+	uint8_t chain_hot;
 };
+_Static_assert(sizeof(struct ptflow_block) == 32, "a cache entry is 32 bytes");
 #define PTFLOW_CHAIN_MAX 8
 
 /* Event kinds, reported through the sink. */
@@ -108,9 +113,45 @@ enum ptflow_ev {
 	PTFLOW_EV_CFE,		/* value = type | vector << 8 */
 	PTFLOW_EV_EVD,		/* value = payload, aux = type */
 	PTFLOW_EV_GAP,		/* DisTNT: a conditional branch could not be followed */
-	PTFLOW_EV_ERROR,	/* msg says what; decoding resyncs at the next PSB */
+	PTFLOW_EV_ERROR,	/* err says what; decoding resyncs at the next PSB */
 	PTFLOW_EV_COUNT
 };
+
+/*
+ * Why decoding failed (PTFLOW_EV_ERROR's err); ptflow_errstr() names each.
+ * The ip of NO_CODE and BAD_INSN is the address that cannot be read or
+ * decoded.
+ */
+enum ptflow_err {
+	PTFLOW_ERR_NONE,
+	PTFLOW_ERR_PACKET,		/* the packet decoder's: aux = enum ptpkt_error */
+	PTFLOW_ERR_PSB_BAD_PACKET,	/* an undecodable packet inside PSB+ */
+	PTFLOW_ERR_PSB_UNEXPECTED,	/* TNT, TIP*, PSB inside PSB+ */
+	PTFLOW_ERR_PGE_NO_IP,
+	PTFLOW_ERR_PGE_ENABLED,		/* TIP.PGE while tracing was on */
+	PTFLOW_ERR_OVF_FUP_NO_IP,
+	PTFLOW_ERR_FUP_DISABLED,
+	PTFLOW_ERR_FUP_NO_IP,
+	PTFLOW_ERR_TIP_DISABLED,
+	PTFLOW_ERR_TIP_NO_IP,
+	PTFLOW_ERR_PGD_DISABLED,
+	PTFLOW_ERR_TNT_DISABLED,
+	PTFLOW_ERR_UNEXPECTED,		/* a packet the flow has no place for */
+	PTFLOW_ERR_FUP_BAD_PACKET,	/* after a FUP; aux = enum ptpkt_error */
+	PTFLOW_ERR_FUP_NO_TIP,		/* an async FUP without its TIP/TIP.PGD */
+	PTFLOW_ERR_TIP_TNT_PENDING,	/* indirect branch with TNT bits left */
+	PTFLOW_ERR_NEED_TIP,		/* indirect branch, another packet next */
+	PTFLOW_ERR_NEED_TNT,		/* Jcc, another packet next */
+	PTFLOW_ERR_RET_NOT_TAKEN,	/* compressed RET with a not-taken bit */
+	PTFLOW_ERR_RET_NO_CALL,		/* compressed RET, empty call stack */
+	PTFLOW_ERR_STEPS,		/* cfg.max_steps instructions, no packet */
+	PTFLOW_ERR_NO_CODE,		/* nothing readable at ip */
+	PTFLOW_ERR_BAD_INSN,		/* the instruction at ip does not decode */
+	PTFLOW_ERR_COUNT
+};
+
+/* Static text for an error code ("tip without ip"). */
+const char *ptflow_errstr(enum ptflow_err err);
 
 struct ptflow_event {
 	uint8_t type;		/* enum ptflow_ev */
@@ -121,7 +162,9 @@ struct ptflow_event {
 	uint64_t target;	/* PTFLOW_EV_INTERRUPT */
 	uint64_t value;
 	uint64_t aux;
-	const char *msg;	/* PTFLOW_EV_ERROR; static text */
+	uint16_t err;		/* PTFLOW_EV_ERROR: enum ptflow_err */
+	const char *msg;	/* PTFLOW_EV_ERROR: static text, ptflow_errstr(err)
+				 * (PTFLOW_ERR_PACKET: ptpkt_errstr(aux)) */
 	bool has_time;
 	uint64_t tsc;		/* estimated TSC at the event (core/pt_time.h) */
 	uint32_t lost_mtc, lost_cyc;	/* how far to trust it (pttime_get()) */
@@ -203,6 +246,7 @@ struct ptflow_decoder {
 	uint64_t steps;
 	uint64_t pend_off;
 	struct ptpkt pend;
+	int fetch_err;		/* the packet decoder's error, until the next PSB */
 	uint8_t tnt_n;
 	uint8_t mode;
 	uint8_t next_mode;	/* MODE.Exec waiting for its TIP/PGE/FUP */

@@ -2,20 +2,14 @@
  * Intel PT packet decoder (SDM Vol. 3C 33.4.2).
  *
  * The first byte selects a packet class through one 256-entry table; the
- * second byte does the same for the extended (0x02) opcodes. Each packet has
- * one small decode_<packet>() that checks the bytes it needs are there before
- * reading them and returns the packet size.
- *
- * First byte (bit 7 .. bit 0):
- *   0000 0000  PAD             xxxx xxx0  short TNT (stop bit + 1..6 bits)
- *   0000 0010  extended        xxxx xx11  CYC
- *   iii0 0001  TIP.PGD         iii0 1101  TIP
- *   iii1 0001  TIP.PGE         iii1 1101  FUP
- *   0001 1001  TSC             0101 1001  MTC        1001 1001  MODE
- * Inside a packet block, xxxx x100 is a BIP header (33.4.1.1).
+ * second byte does the same for the extended packets. Each packet has one
+ * small decode_<packet>() that checks the bytes it needs are there before
+ * reading them and returns the packet size. Every table is computed at
+ * compile time from the opcodes in pt_opcodes.h.
  */
 #include "core/pt_pkt.h"
 #include "core/mem.h"
+#include "core/pt_opcodes.h"
 
 /* First-byte classes. */
 enum {
@@ -23,54 +17,27 @@ enum {
 	C_TSC, C_MTC, C_MODE,
 };
 
-/* Extended opcodes: byte 1 after 0x02. */
-enum {
-	X_BAD = 0, X_PSB, X_PSBEND, X_LTNT, X_PIP, X_CBR, X_TMA, X_STOP, X_OVF,
-	X_MNT, X_VMCS, X_PTW, X_EXSTOP, X_MWAIT, X_PWRE, X_PWRX, X_BBP, X_BEP,
-	X_CFE, X_EVD,
-};
+#define T4(F, n) F(n), F(n + 1), F(n + 2), F(n + 3)
+#define T16(F, n) T4(F, n), T4(F, n + 4), T4(F, n + 8), T4(F, n + 12)
+#define T64(F, n) T16(F, n), T16(F, n + 16), T16(F, n + 32), T16(F, n + 48)
+#define T256(F) T64(F, 0), T64(F, 64), T64(F, 128), T64(F, 192)
 
-#define R4(x) x, x, x, x
-#define R8(x) R4(x), R4(x)
-#define R16(x) R8(x), R8(x)
+#define IS_IP(b, name) (((b) & PT_OPC_IP_MASK) == PT_OPC_##name)
+#define IS_CYC(b) (((b) & PT_CYC_MASK) == PT_CYC_MASK)
+/* Class of every first byte: even bytes are TNT except PAD and EXT, odd
+ * bytes with bits 1:0 = 11 are CYC; the rest is decided by bits 4:0 (IP
+ * packets) or the whole byte. */
+#define CLS1(b)                                                                         \
+	((b) == PT_OPC_PAD ? C_PAD : (b) == PT_OPC_EXT ? C_EXT : !((b) & 1) ? C_TNT :    \
+	 IS_CYC(b) ? C_CYC : IS_IP(b, TIP_PGD) ? C_PGD : IS_IP(b, TIP) ? C_TIP :         \
+	 IS_IP(b, TIP_PGE) ? C_PGE : IS_IP(b, FUP) ? C_FUP : (b) == PT_OPC_TSC ? C_TSC :  \
+	 (b) == PT_OPC_MTC ? C_MTC : (b) == PT_OPC_MODE ? C_MODE : C_BAD)
+static const uint8_t cls1[256] = { T256(CLS1) };
 
-/*
- * Class of every first byte, 16 per row (low nibble 0..f). Even bytes are
- * TNT except 0x00 (PAD) and 0x02 (extended); odd bytes with bits 1:0 = 11
- * are CYC; the rest is decided by bits 4:0 (IP packets) or the whole byte.
- */
-#define ROW(ip1, ipd, hi9)                                                    \
-	C_TNT, ip1, C_TNT, C_CYC, C_TNT, C_BAD, C_TNT, C_CYC,                  \
-	C_TNT, hi9, C_TNT, C_CYC, C_TNT, ipd, C_TNT, C_CYC
-static const uint8_t cls1[256] = {
-	/* 0x00: PAD and ext; 0x01 TIP.PGD, 0x0d TIP */
-	C_PAD, C_PGD, C_EXT, C_CYC, C_TNT, C_BAD, C_TNT, C_CYC,
-	C_TNT, C_BAD, C_TNT, C_CYC, C_TNT, C_TIP, C_TNT, C_CYC,
-	/* 0x10: 0x11 TIP.PGE, 0x19 TSC, 0x1d FUP */
-	C_TNT, C_PGE, C_TNT, C_CYC, C_TNT, C_BAD, C_TNT, C_CYC,
-	C_TNT, C_TSC, C_TNT, C_CYC, C_TNT, C_FUP, C_TNT, C_CYC,
-	ROW(C_PGD, C_TIP, C_BAD), ROW(C_PGE, C_FUP, C_BAD),   /* 0x20, 0x30 */
-	ROW(C_PGD, C_TIP, C_BAD), ROW(C_PGE, C_FUP, C_MTC),   /* 0x40, 0x50 */
-	ROW(C_PGD, C_TIP, C_BAD), ROW(C_PGE, C_FUP, C_BAD),   /* 0x60, 0x70 */
-	ROW(C_PGD, C_TIP, C_BAD), ROW(C_PGE, C_FUP, C_MODE),  /* 0x80, 0x90 */
-	ROW(C_PGD, C_TIP, C_BAD), ROW(C_PGE, C_FUP, C_BAD),   /* 0xa0, 0xb0 */
-	ROW(C_PGD, C_TIP, C_BAD), ROW(C_PGE, C_FUP, C_BAD),   /* 0xc0, 0xd0 */
-	ROW(C_PGD, C_TIP, C_BAD), ROW(C_PGE, C_FUP, C_BAD),   /* 0xe0, 0xf0 */
-};
-#undef ROW
-
-/* Class of byte 1 of an extended packet. */
-static const uint8_t cls2[256] = {
-	[0x03] = X_CBR,    [0x23] = X_PSBEND, [0x43] = X_PIP,  [0x73] = X_TMA,
-	[0x83] = X_STOP,   [0xa3] = X_LTNT,   [0xf3] = X_OVF,  [0x82] = X_PSB,
-	[0xc3] = X_MNT,    [0xc8] = X_VMCS,
-	/* PTW: IP | PayloadBytes(2) | 1 0010 (33.4.2.21) */
-	[0x12] = X_PTW, [0x32] = X_PTW, [0x52] = X_PTW, [0x72] = X_PTW,
-	[0x92] = X_PTW, [0xb2] = X_PTW, [0xd2] = X_PTW, [0xf2] = X_PTW,
-	[0x62] = X_EXSTOP, [0xe2] = X_EXSTOP, [0xc2] = X_MWAIT,
-	[0x22] = X_PWRE,   [0xa2] = X_PWRX,   [0x63] = X_BBP,
-	[0x33] = X_BEP,    [0xb3] = X_BEP,    [0x13] = X_CFE,  [0x53] = X_EVD,
-};
+/* Packet type of byte 1 of an extended packet (ptpkt_invalid: unknown). */
+#define EXT_TYPE(name, type, byte, size, scan) [byte] = type,
+static const uint8_t ext_kind[256] = { PT_OPCODES_EXT(EXT_TYPE) };
+#undef EXT_TYPE
 
 /* IP payload bytes by IPBytes (Table 33-18); -1: reserved (101b, 111b). */
 static const int8_t ipc_len[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
@@ -125,7 +92,7 @@ static inline int decode_tnt64(const uint8_t *p, size_t avail, struct ptpkt *pkt
 /* TIP/TIP.PGE/TIP.PGD/FUP: IPBytes in bits 7:5 (33.4.2.2, Table 33-18). */
 static inline int decode_ip(const uint8_t *p, size_t avail, uint8_t type, struct ptpkt *pkt)
 {
-	unsigned ipc = p[0] >> 5;
+	unsigned ipc = p[0] >> PT_OPC_IPBYTES_SHIFT;
 	int n = ipc_len[ipc];
 	if (n < 0)
 		return -ptpkt_err_bad_packet;
@@ -146,7 +113,7 @@ static inline int decode_cyc(const uint8_t *p, size_t avail, struct ptpkt *pkt)
 {
 	uint64_t v = p[0] >> 3;
 	unsigned i = 1;
-	if (p[0] & 4) {
+	if (p[0] & PT_CYC_EXP) {
 		unsigned shift = 5;
 		for (;;) {
 			if (i >= avail)
@@ -174,14 +141,14 @@ static inline int decode_mode(const uint8_t *p, size_t avail, struct ptpkt *pkt)
 {
 	NEED(2);
 	uint8_t b = p[1];
-	switch (b >> 5) {
-	case 0: /* MODE.Exec: IF, CS.D, CS.L & LMA */
+	switch (b >> PT_MODE_LEAF_SHIFT) {
+	case PT_MODE_LEAF_EXEC: /* MODE.Exec: IF, CS.D, CS.L & LMA */
 		pkt->type = ptpkt_mode_exec;
 		pkt->u.mode_exec.csl = b & 1;
 		pkt->u.mode_exec.csd = (b >> 1) & 1;
 		pkt->u.mode_exec.iflag = (b >> 2) & 1;
 		break;
-	case 1: /* MODE.TSX: TXAbort, InTX */
+	case PT_MODE_LEAF_TSX: /* MODE.TSX: TXAbort, InTX */
 		pkt->type = ptpkt_mode_tsx;
 		pkt->u.mode_tsx.intx = b & 1;
 		pkt->u.mode_tsx.abrt = (b >> 1) & 1;
@@ -216,7 +183,7 @@ static inline int decode_psb(const uint8_t *p, size_t avail, struct ptpkt *pkt)
 {
 	size_t n = avail < PTPKT_PSB_SIZE ? avail : PTPKT_PSB_SIZE;
 	for (size_t i = 2; i < n; i++)
-		if (p[i] != ((i & 1) ? 0x82 : 0x02))
+		if (p[i] != ((i & 1) ? PT_EXT_PSB : PT_OPC_EXT))
 			return -ptpkt_err_bad_packet;
 	return decode_fixed(pkt, ptpkt_psb, avail, PTPKT_PSB_SIZE);
 }
@@ -257,7 +224,7 @@ static inline int decode_tma(const uint8_t *p, size_t avail, struct ptpkt *pkt)
 static inline int decode_mnt(const uint8_t *p, size_t avail, struct ptpkt *pkt)
 {
 	NEED(3);
-	if (p[2] != 0x88)
+	if (p[2] != PT_MNT_BYTE2)
 		return -ptpkt_err_bad_opc;
 	NEED(11);
 	pkt->type = ptpkt_mnt;
@@ -280,7 +247,7 @@ static inline int decode_vmcs(const uint8_t *p, size_t avail, struct ptpkt *pkt)
  * 1xb reserved (33.4.2.21). */
 static inline int decode_ptw(const uint8_t *p, size_t avail, struct ptpkt *pkt)
 {
-	unsigned plb = (p[1] >> 5) & 3;
+	unsigned plb = (p[1] >> PT_PTW_PLB_SHIFT) & 3;
 	if (plb > 1)
 		return -ptpkt_err_bad_packet;
 	unsigned n = plb ? 8 : 4;
@@ -288,7 +255,7 @@ static inline int decode_ptw(const uint8_t *p, size_t avail, struct ptpkt *pkt)
 	pkt->type = ptpkt_ptw;
 	pkt->size = (uint8_t)(2 + n);
 	pkt->u.ptw.bytes = (uint8_t)n;
-	pkt->u.ptw.ip = p[1] >> 7;
+	pkt->u.ptw.ip = (p[1] & PT_EXT_IP_BIT) != 0;
 	pkt->u.ptw.payload = efipt_load_le(p + 2, n);
 	return (int)(2 + n);
 }
@@ -380,31 +347,32 @@ static inline int decode_evd(const uint8_t *p, size_t avail, struct ptpkt *pkt)
 static inline int decode_ext(const uint8_t *p, size_t avail, struct ptpkt *pkt)
 {
 	NEED(2);
-	switch (cls2[p[1]]) {
-	case X_PSB:    return decode_psb(p, avail, pkt);
-	case X_PSBEND: return decode_fixed(pkt, ptpkt_psbend, avail, 2);
-	case X_LTNT:   return decode_tnt64(p, avail, pkt);
-	case X_PIP:    return decode_pip(p, avail, pkt);
-	case X_CBR:    return decode_cbr(p, avail, pkt);
-	case X_TMA:    return decode_tma(p, avail, pkt);
-	case X_STOP:   return decode_fixed(pkt, ptpkt_stop, avail, 2);
-	case X_OVF:    return decode_fixed(pkt, ptpkt_ovf, avail, 2);
-	case X_MNT:    return decode_mnt(p, avail, pkt);
-	case X_VMCS:   return decode_vmcs(p, avail, pkt);
-	case X_PTW:    return decode_ptw(p, avail, pkt);
-	case X_EXSTOP:
-		NEED(2);
-		pkt->u.exstop.ip = p[1] >> 7;
-		return decode_fixed(pkt, ptpkt_exstop, avail, 2);
-	case X_MWAIT:  return decode_mwait(p, avail, pkt);
-	case X_PWRE:   return decode_pwre(p, avail, pkt);
-	case X_PWRX:   return decode_pwrx(p, avail, pkt);
-	case X_BBP:    return decode_bbp(p, avail, pkt);
-	case X_BEP:
-		pkt->u.bep.ip = p[1] >> 7;
-		return decode_fixed(pkt, ptpkt_bep, avail, 2);
-	case X_CFE:    return decode_cfe(p, avail, pkt);
-	case X_EVD:    return decode_evd(p, avail, pkt);
+	switch ((enum ptpkt_type)ext_kind[p[1]]) {
+	case ptpkt_psb:    return decode_psb(p, avail, pkt);
+	case ptpkt_psbend: return decode_fixed(pkt, ptpkt_psbend, avail, PT_SIZE_PSBEND);
+	case ptpkt_tnt64:  return decode_tnt64(p, avail, pkt);
+	case ptpkt_pip:    return decode_pip(p, avail, pkt);
+	case ptpkt_cbr:    return decode_cbr(p, avail, pkt);
+	case ptpkt_tma:    return decode_tma(p, avail, pkt);
+	case ptpkt_stop:   return decode_fixed(pkt, ptpkt_stop, avail, PT_SIZE_STOP);
+	case ptpkt_ovf:    return decode_fixed(pkt, ptpkt_ovf, avail, PT_SIZE_OVF);
+	case ptpkt_mnt:    return decode_mnt(p, avail, pkt);
+	case ptpkt_vmcs:   return decode_vmcs(p, avail, pkt);
+	case ptpkt_ptw:    return decode_ptw(p, avail, pkt);
+	case ptpkt_exstop:
+		pkt->u.exstop.ip = (p[1] & PT_EXT_IP_BIT) != 0;
+		return decode_fixed(pkt, ptpkt_exstop, avail, PT_SIZE_EXSTOP);
+	case ptpkt_mwait:  return decode_mwait(p, avail, pkt);
+	case ptpkt_pwre:   return decode_pwre(p, avail, pkt);
+	case ptpkt_pwrx:   return decode_pwrx(p, avail, pkt);
+	case ptpkt_bbp:    return decode_bbp(p, avail, pkt);
+	case ptpkt_bep:
+		pkt->u.bep.ip = (p[1] & PT_EXT_IP_BIT) != 0;
+		return decode_fixed(pkt, ptpkt_bep, avail, PT_SIZE_BEP);
+	case ptpkt_cfe:    return decode_cfe(p, avail, pkt);
+	case ptpkt_evd:    return decode_evd(p, avail, pkt);
+	default:
+		break;
 	}
 	return -ptpkt_err_bad_opc;
 }
@@ -418,13 +386,13 @@ decode_one(const uint8_t *p, size_t avail, unsigned block, struct ptpkt *pkt)
 	uint8_t b = p[0];
 	switch (cls1[b]) {
 	case C_TNT:
-		if (block && (b & 7) == 4)
+		if (block && (b & PT_BIP_MASK) == PT_BIP_BITS)
 			return decode_bip(p, avail, block, pkt);
 		return decode_tnt8(p, pkt);
 	case C_PAD:
 		pkt->type = ptpkt_pad;
-		pkt->size = 1;
-		return 1;
+		pkt->size = PT_SIZE_PAD;
+		return PT_SIZE_PAD;
 	case C_CYC:  return decode_cyc(p, avail, pkt);
 	case C_TIP:  return decode_ip(p, avail, ptpkt_tip, pkt);
 	case C_PGE:  return decode_ip(p, avail, ptpkt_tip_pge, pkt);
@@ -522,23 +490,18 @@ int ptpkt_next(struct ptpkt_decoder *d, struct ptpkt *pkt)
  * (extended opcodes, longer CYC, MODE, reserved and unknown encodings).
  * Computed at compile time from the same first-byte rules as cls1.
  */
-#define IPLEN(b) (ipc_len_c((b) >> 5) < 0 ? 0 : 1 + ipc_len_c((b) >> 5))
+#define IPLEN(b) (ipc_len_c((b) >> PT_OPC_IPBYTES_SHIFT) < 0 ? 0 : 1 + ipc_len_c((b) >> PT_OPC_IPBYTES_SHIFT))
 #define ipc_len_c(i) ((i) == 0 ? 0 : (i) == 1 ? 2 : (i) == 2 ? 4 : (i) == 3 || (i) == 4 ? 6 : \
 		      (i) == 6 ? 8 : -1)
-#define IS_IP(b) (((b) & 0x1f) == 0x01 || ((b) & 0x1f) == 0x0d || ((b) & 0x1f) == 0x11 || \
-		  ((b) & 0x1f) == 0x1d)
-#define FLEN(b) ((b) == 0 ? 1 : (b) == 2 ? 0 : !((b) & 1) ? 1 :                          \
-		 ((b) & 3) == 3 ? (((b) & 4) ? 0 : 1) : IS_IP(b) ? IPLEN(b) :              \
-		 (b) == 0x19 ? 8 : (b) == 0x59 ? 2 : 0)
-#define FTYPE(b) ((b) == 0 ? ptpkt_pad : (b) == 2 ? 0 : !((b) & 1) ? ptpkt_tnt8 :        \
-		  ((b) & 3) == 3 ? ptpkt_cyc : ((b) & 0x1f) == 0x01 ? ptpkt_tip_pgd :       \
-		  ((b) & 0x1f) == 0x0d ? ptpkt_tip : ((b) & 0x1f) == 0x11 ? ptpkt_tip_pge :  \
-		  ((b) & 0x1f) == 0x1d ? ptpkt_fup : (b) == 0x19 ? ptpkt_tsc :              \
-		  (b) == 0x59 ? ptpkt_mtc : 0)
-#define T4(F, n) F(n), F(n + 1), F(n + 2), F(n + 3)
-#define T16(F, n) T4(F, n), T4(F, n + 4), T4(F, n + 8), T4(F, n + 12)
-#define T64(F, n) T16(F, n), T16(F, n + 16), T16(F, n + 32), T16(F, n + 48)
-#define T256(F) T64(F, 0), T64(F, 64), T64(F, 128), T64(F, 192)
+#define IS_ANY_IP(b) (IS_IP(b, TIP_PGD) || IS_IP(b, TIP) || IS_IP(b, TIP_PGE) || IS_IP(b, FUP))
+#define FLEN(b) ((b) == PT_OPC_PAD ? PT_SIZE_PAD : (b) == PT_OPC_EXT ? 0 : !((b) & 1) ? 1 :      \
+		 IS_CYC(b) ? (((b) & PT_CYC_EXP) ? 0 : 1) : IS_ANY_IP(b) ? IPLEN(b) :             \
+		 (b) == PT_OPC_TSC ? PT_SIZE_TSC : (b) == PT_OPC_MTC ? PT_SIZE_MTC : 0)
+#define FTYPE(b) ((b) == PT_OPC_PAD ? ptpkt_pad : (b) == PT_OPC_EXT ? 0 : !((b) & 1) ? ptpkt_tnt8 : \
+		  IS_CYC(b) ? ptpkt_cyc : IS_IP(b, TIP_PGD) ? ptpkt_tip_pgd :                    \
+		  IS_IP(b, TIP) ? ptpkt_tip : IS_IP(b, TIP_PGE) ? ptpkt_tip_pge :                 \
+		  IS_IP(b, FUP) ? ptpkt_fup : (b) == PT_OPC_TSC ? ptpkt_tsc :                     \
+		  (b) == PT_OPC_MTC ? ptpkt_mtc : 0)
 static const uint8_t fast_len[256] = { T256(FLEN) };
 static const uint8_t fast_type[256] = { T256(FTYPE) };
 
@@ -549,35 +512,24 @@ static const uint8_t fast_type[256] = { T256(FTYPE) };
  * so never too long). PSB, MNT, BBP, reserved PTW sizes, MODE and unknown
  * opcodes still take the full decoder.
  */
-#define XLEN(b) ((b) == 0x23 || (b) == 0x83 || (b) == 0xf3 || (b) == 0x62 || (b) == 0xe2 || \
-		 (b) == 0x33 || (b) == 0xb3 ? 2 :                                           \
-		 (b) == 0x03 || (b) == 0x22 || (b) == 0x13 ? 4 :                              \
-		 (b) == 0x73 || (b) == 0xc8 || (b) == 0xa2 ? 7 :                              \
-		 (b) == 0x43 || (b) == 0xa3 ? 8 : (b) == 0x12 || (b) == 0x92 ? 6 :             \
-		 (b) == 0x32 || (b) == 0xb2 || (b) == 0xc2 ? 10 : (b) == 0x53 ? 11 : 0)
-#define XTYPE(b) ((b) == 0x23 ? ptpkt_psbend : (b) == 0x83 ? ptpkt_stop :               \
-		  (b) == 0xf3 ? ptpkt_ovf : (b) == 0x62 || (b) == 0xe2 ? ptpkt_exstop :     \
-		  (b) == 0x33 || (b) == 0xb3 ? ptpkt_bep : (b) == 0x03 ? ptpkt_cbr :        \
-		  (b) == 0x22 ? ptpkt_pwre : (b) == 0x13 ? ptpkt_cfe : (b) == 0x73 ? ptpkt_tma : \
-		  (b) == 0xc8 ? ptpkt_vmcs : (b) == 0xa2 ? ptpkt_pwrx : (b) == 0x43 ? ptpkt_pip : \
-		  (b) == 0xa3 ? ptpkt_tnt64 : (b) == 0x12 || (b) == 0x92 || (b) == 0x32 ||     \
-		  (b) == 0xb2 ? ptpkt_ptw : (b) == 0xc2 ? ptpkt_mwait : (b) == 0x53 ? ptpkt_evd : 0)
-static const uint8_t ext_len[256] = { T256(XLEN) };
-static const uint8_t ext_type[256] = { T256(XTYPE) };
+#define XLEN(name, type, byte, size, scan) [byte] = (scan) ? (size) : 0,
+#define XTYPE(name, type, byte, size, scan) [byte] = (scan) ? (type) : 0,
+static const uint8_t ext_len[256] = { PT_OPCODES_EXT(XLEN) };
+static const uint8_t ext_type[256] = { PT_OPCODES_EXT(XTYPE) };
 
 /* Size of the packet at p (at least PTPKT_MAX_SIZE bytes readable, outside
  * a block) if the second-level path takes it, else 0. */
 static inline unsigned scan_medium(const uint8_t *p, unsigned *type)
 {
 	uint8_t b = p[0];
-	if (b == 0x02) {
+	if (b == PT_OPC_EXT) {
 		unsigned n = ext_len[p[1]];
-		if (p[1] == 0xa3 && !efipt_load_le(p + 2, 6))
+		if (p[1] == PT_EXT_LTNT && !efipt_load_le(p + 2, 6))
 			return 0; /* long TNT without a stop bit: bad */
 		*type = ext_type[p[1]];
 		return n;
 	}
-	if ((b & 7) == 7) { /* CYC with Exp set */
+	if (IS_CYC(b) && (b & PT_CYC_EXP)) { /* CYC with Exp set */
 		for (unsigned i = 1; i < 9; i++)
 			if (!(p[i] & 1)) {
 				*type = ptpkt_cyc;
@@ -722,7 +674,7 @@ int ptpkt_scan(struct ptpkt_decoder *d, struct ptpkt_stat *st)
 			if (p <= ch[k - 1].pos)
 				continue;
 			for (; p < stop; p++)
-				if (*p == 0x02 && is_psb_at(p, end))
+				if (*p == PT_OPC_EXT && is_psb_at(p, end))
 					break;
 			if (p >= stop)
 				continue;
@@ -827,7 +779,7 @@ static bool is_psb_at(const uint8_t *p, const uint8_t *end)
 	if (end - p < PTPKT_PSB_SIZE)
 		return false;
 	for (unsigned i = 0; i < PTPKT_PSB_SIZE; i += 2)
-		if (p[i] != 0x02 || p[i + 1] != 0x82)
+		if (p[i] != PT_OPC_EXT || p[i + 1] != PT_EXT_PSB)
 			return false;
 	return true;
 }
@@ -840,7 +792,7 @@ int ptpkt_sync_forward(struct ptpkt_decoder *d)
 {
 	const uint8_t *p = d->pos + (d->sync && d->pos < d->end ? 1 : 0);
 	for (; p + PTPKT_PSB_SIZE <= d->end; p++) {
-		if (*p == 0x02 && is_psb_at(p, d->end)) {
+		if (*p == PT_OPC_EXT && is_psb_at(p, d->end)) {
 			d->pos = p;
 			d->sync = true;
 			d->block = 0;
@@ -858,7 +810,7 @@ int ptpkt_sync_backward(struct ptpkt_decoder *d)
 	const uint8_t *p = d->pos;
 	while (p > d->begin) {
 		p--;
-		if (*p == 0x02 && is_psb_at(p, d->end)) {
+		if (*p == PT_OPC_EXT && is_psb_at(p, d->end)) {
 			d->pos = p;
 			d->sync = true;
 			d->block = 0;

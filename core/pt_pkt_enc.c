@@ -8,6 +8,7 @@
  */
 #include "core/pt_pkt.h"
 #include "core/mem.h"
+#include "core/pt_opcodes.h"
 
 static int put(uint8_t *out, size_t avail, const uint8_t *bytes, unsigned n)
 {
@@ -38,7 +39,7 @@ static int enc_ip(uint8_t *out, size_t avail, uint8_t opc, const struct ptpkt *p
 	int n = ptpkt_ipc_bytes(ipc);
 	if (n < 0 || !fits(pkt->u.ip.ip, 8u * (unsigned)n))
 		return -ptpkt_err_bad_packet;
-	uint8_t h = (uint8_t)(ipc << 5 | opc);
+	uint8_t h = (uint8_t)(ipc << PT_OPC_IPBYTES_SHIFT | opc);
 	return put_le(out, avail, &h, 1, pkt->u.ip.ip, (unsigned)n);
 }
 
@@ -55,8 +56,8 @@ static int enc_tnt(uint8_t *out, size_t avail, const struct ptpkt *pkt)
 	}
 	if (n > 47 || !fits(bits, n))
 		return -ptpkt_err_bad_packet;
-	static const uint8_t h[2] = { 0x02, 0xa3 };
-	return put_le(out, avail, h, 2, (1ull << n) | bits, 6);
+	static const uint8_t h[2] = { PT_OPC_EXT, PT_EXT_LTNT };
+	return put_le(out, avail, h, 2, (1ull << n) | bits, PT_SIZE_LTNT - 2);
 }
 
 /* CYC: 5 bits in the header, then 7 bits per byte, Exp chaining (33.4.2.14). */
@@ -64,10 +65,10 @@ static int enc_cyc(uint8_t *out, size_t avail, uint64_t v)
 {
 	uint8_t b[10];
 	unsigned n = 0;
-	b[n++] = (uint8_t)(((v & 0x1f) << 3) | 3);
+	b[n++] = (uint8_t)(((v & 0x1f) << 3) | PT_CYC_MASK);
 	v >>= 5;
 	while (v) {
-		b[n - 1] |= n == 1 ? 4 : 1;
+		b[n - 1] |= n == 1 ? PT_CYC_EXP : 1;
 		b[n++] = (uint8_t)((v & 0x7f) << 1);
 		v >>= 7;
 	}
@@ -81,144 +82,144 @@ int ptpkt_encode(uint8_t *out, size_t avail, const struct ptpkt *pkt)
 	if (!pkt || (!out && avail))
 		return -ptpkt_err_invalid;
 	efipt_memset(b, 0, sizeof(b));
-	b[0] = 0x02;
+	b[0] = PT_OPC_EXT;
 	switch ((enum ptpkt_type)pkt->type) {
 	case ptpkt_pad:
-		b[0] = 0;
-		return put(out, avail, b, 1);
+		b[0] = PT_OPC_PAD;
+		return put(out, avail, b, PT_SIZE_PAD);
 	case ptpkt_psb:
 		for (unsigned i = 0; i < PTPKT_PSB_SIZE; i += 2) {
-			b[i] = 0x02;
-			b[i + 1] = 0x82;
+			b[i] = PT_OPC_EXT;
+			b[i + 1] = PT_EXT_PSB;
 		}
 		return put(out, avail, b, PTPKT_PSB_SIZE);
 	case ptpkt_psbend:
-		b[1] = 0x23;
-		return put(out, avail, b, 2);
+		b[1] = PT_EXT_PSBEND;
+		return put(out, avail, b, PT_SIZE_PSBEND);
 	case ptpkt_tnt8:
 	case ptpkt_tnt64:
 		return enc_tnt(out, avail, pkt);
-	case ptpkt_tip:     return enc_ip(out, avail, 0x0d, pkt);
-	case ptpkt_tip_pge: return enc_ip(out, avail, 0x11, pkt);
-	case ptpkt_tip_pgd: return enc_ip(out, avail, 0x01, pkt);
-	case ptpkt_fup:     return enc_ip(out, avail, 0x1d, pkt);
+	case ptpkt_tip:     return enc_ip(out, avail, PT_OPC_TIP, pkt);
+	case ptpkt_tip_pge: return enc_ip(out, avail, PT_OPC_TIP_PGE, pkt);
+	case ptpkt_tip_pgd: return enc_ip(out, avail, PT_OPC_TIP_PGD, pkt);
+	case ptpkt_fup:     return enc_ip(out, avail, PT_OPC_FUP, pkt);
 	case ptpkt_pip:
 		/* CR3[51:5] above NR (33.4.2.7); CR3[4:0] are not sent. */
 		if ((pkt->u.pip.cr3 & 0x1f) || !fits(pkt->u.pip.cr3, 52))
 			return -ptpkt_err_bad_packet;
-		b[1] = 0x43;
+		b[1] = PT_EXT_PIP;
 		return put_le(out, avail, b, 2,
-			      (pkt->u.pip.cr3 >> 4) | (pkt->u.pip.nr ? 1 : 0), 6);
+			      (pkt->u.pip.cr3 >> 4) | (pkt->u.pip.nr ? 1 : 0), PT_SIZE_PIP - 2);
 	case ptpkt_mode_exec:
-		b[0] = 0x99;
-		b[1] = (uint8_t)((pkt->u.mode_exec.iflag ? 4 : 0) |
+		b[0] = PT_OPC_MODE;
+		b[1] = (uint8_t)(PT_MODE_LEAF_EXEC << PT_MODE_LEAF_SHIFT | (pkt->u.mode_exec.iflag ? 4 : 0) |
 				 (pkt->u.mode_exec.csd ? 2 : 0) | (pkt->u.mode_exec.csl ? 1 : 0));
-		return put(out, avail, b, 2);
+		return put(out, avail, b, PT_SIZE_MODE);
 	case ptpkt_mode_tsx:
-		b[0] = 0x99;
-		b[1] = (uint8_t)(0x20 | (pkt->u.mode_tsx.abrt ? 2 : 0) |
+		b[0] = PT_OPC_MODE;
+		b[1] = (uint8_t)(PT_MODE_LEAF_TSX << PT_MODE_LEAF_SHIFT | (pkt->u.mode_tsx.abrt ? 2 : 0) |
 				 (pkt->u.mode_tsx.intx ? 1 : 0));
-		return put(out, avail, b, 2);
+		return put(out, avail, b, PT_SIZE_MODE);
 	case ptpkt_stop:
-		b[1] = 0x83;
-		return put(out, avail, b, 2);
+		b[1] = PT_EXT_STOP;
+		return put(out, avail, b, PT_SIZE_STOP);
 	case ptpkt_tsc:
 		if (!fits(pkt->u.tsc.tsc, 56))
 			return -ptpkt_err_bad_packet;
-		b[0] = 0x19;
-		return put_le(out, avail, b, 1, pkt->u.tsc.tsc, 7);
+		b[0] = PT_OPC_TSC;
+		return put_le(out, avail, b, 1, pkt->u.tsc.tsc, PT_SIZE_TSC - 1);
 	case ptpkt_tma:
 		if (!fits(pkt->u.tma.fc, 9))
 			return -ptpkt_err_bad_packet;
-		b[1] = 0x73;
+		b[1] = PT_EXT_TMA;
 		efipt_store_le(b + 2, pkt->u.tma.ctc, 2);
 		b[5] = (uint8_t)pkt->u.tma.fc;
 		b[6] = (uint8_t)(pkt->u.tma.fc >> 8);
-		return put(out, avail, b, 7);
+		return put(out, avail, b, PT_SIZE_TMA);
 	case ptpkt_mtc:
-		b[0] = 0x59;
+		b[0] = PT_OPC_MTC;
 		b[1] = pkt->u.mtc.ctc;
-		return put(out, avail, b, 2);
+		return put(out, avail, b, PT_SIZE_MTC);
 	case ptpkt_cyc:
 		return enc_cyc(out, avail, pkt->u.cyc.cyc);
 	case ptpkt_cbr:
-		b[1] = 0x03;
+		b[1] = PT_EXT_CBR;
 		b[2] = pkt->u.cbr.ratio;
-		return put(out, avail, b, 4);
+		return put(out, avail, b, PT_SIZE_CBR);
 	case ptpkt_ovf:
-		b[1] = 0xf3;
-		return put(out, avail, b, 2);
+		b[1] = PT_EXT_OVF;
+		return put(out, avail, b, PT_SIZE_OVF);
 	case ptpkt_vmcs:
 		if ((pkt->u.vmcs.base & 0xfff) || !fits(pkt->u.vmcs.base, 52))
 			return -ptpkt_err_bad_packet;
-		b[1] = 0xc8;
-		return put_le(out, avail, b, 2, pkt->u.vmcs.base >> 12, 5);
+		b[1] = PT_EXT_VMCS;
+		return put_le(out, avail, b, 2, pkt->u.vmcs.base >> 12, PT_SIZE_VMCS - 2);
 	case ptpkt_mnt:
-		b[1] = 0xc3;
-		b[2] = 0x88;
-		return put_le(out, avail, b, 3, pkt->u.mnt.payload, 8);
+		b[1] = PT_EXT_MNT;
+		b[2] = PT_MNT_BYTE2;
+		return put_le(out, avail, b, 3, pkt->u.mnt.payload, PT_SIZE_MNT - 3);
 	case ptpkt_ptw: {
 		unsigned n = pkt->u.ptw.bytes;
 		if ((n != 4 && n != 8) || !fits(pkt->u.ptw.payload, 8 * n))
 			return -ptpkt_err_bad_packet;
-		b[1] = (uint8_t)((pkt->u.ptw.ip ? 0x80 : 0) | (n == 8 ? 0x20 : 0) | 0x12);
+		b[1] = (uint8_t)((pkt->u.ptw.ip ? PT_EXT_IP_BIT : 0) | (n == 8 ? PT_EXT_PTW8 : PT_EXT_PTW4));
 		return put_le(out, avail, b, 2, pkt->u.ptw.payload, n);
 	}
 	case ptpkt_exstop:
-		b[1] = pkt->u.exstop.ip ? 0xe2 : 0x62;
-		return put(out, avail, b, 2);
+		b[1] = pkt->u.exstop.ip ? PT_EXT_EXSTOP_IP : PT_EXT_EXSTOP;
+		return put(out, avail, b, PT_SIZE_EXSTOP);
 	case ptpkt_mwait:
 		if (!fits(pkt->u.mwait.ext, 2))
 			return -ptpkt_err_bad_packet;
-		b[1] = 0xc2;
+		b[1] = PT_EXT_MWAIT;
 		b[2] = pkt->u.mwait.hints;
 		b[6] = pkt->u.mwait.ext;
-		return put(out, avail, b, 10);
+		return put(out, avail, b, PT_SIZE_MWAIT);
 	case ptpkt_pwre:
 		if (!fits(pkt->u.pwre.state, 4) || !fits(pkt->u.pwre.sub, 4))
 			return -ptpkt_err_bad_packet;
-		b[1] = 0x22;
+		b[1] = PT_EXT_PWRE;
 		b[2] = pkt->u.pwre.hw ? 0x80 : 0;
 		b[3] = (uint8_t)(pkt->u.pwre.state << 4 | pkt->u.pwre.sub);
-		return put(out, avail, b, 4);
+		return put(out, avail, b, PT_SIZE_PWRE);
 	case ptpkt_pwrx:
 		if (!fits(pkt->u.pwrx.last, 4) || !fits(pkt->u.pwrx.deepest, 4) ||
 		    !fits(pkt->u.pwrx.wr, 4))
 			return -ptpkt_err_bad_packet;
-		b[1] = 0xa2;
+		b[1] = PT_EXT_PWRX;
 		b[2] = (uint8_t)(pkt->u.pwrx.last << 4 | pkt->u.pwrx.deepest);
 		b[3] = pkt->u.pwrx.wr;
-		return put(out, avail, b, 7);
+		return put(out, avail, b, PT_SIZE_PWRX);
 	case ptpkt_bbp:
 		if (!fits(pkt->u.bbp.type, 5))
 			return -ptpkt_err_bad_packet;
-		b[1] = 0x63;
+		b[1] = PT_EXT_BBP;
 		b[2] = (uint8_t)((pkt->u.bbp.sz ? 0x80 : 0) | pkt->u.bbp.type);
-		return put(out, avail, b, 3);
+		return put(out, avail, b, PT_SIZE_BBP);
 	case ptpkt_bip: {
 		unsigned n = pkt->u.bip.bytes;
 		if ((n != 4 && n != 8) || !fits(pkt->u.bip.id, 5) ||
 		    !fits(pkt->u.bip.payload, 8 * n))
 			return -ptpkt_err_bad_packet;
-		b[0] = (uint8_t)(pkt->u.bip.id << 3 | 4);
+		b[0] = (uint8_t)(pkt->u.bip.id << 3 | PT_BIP_BITS);
 		return put_le(out, avail, b, 1, pkt->u.bip.payload, n);
 	}
 	case ptpkt_bep:
-		b[1] = pkt->u.bep.ip ? 0xb3 : 0x33;
-		return put(out, avail, b, 2);
+		b[1] = pkt->u.bep.ip ? PT_EXT_BEP_IP : PT_EXT_BEP;
+		return put(out, avail, b, PT_SIZE_BEP);
 	case ptpkt_cfe:
 		if (!fits(pkt->u.cfe.type, 5))
 			return -ptpkt_err_bad_packet;
-		b[1] = 0x13;
+		b[1] = PT_EXT_CFE;
 		b[2] = (uint8_t)((pkt->u.cfe.ip ? 0x80 : 0) | pkt->u.cfe.type);
 		b[3] = pkt->u.cfe.vector;
-		return put(out, avail, b, 4);
+		return put(out, avail, b, PT_SIZE_CFE);
 	case ptpkt_evd:
 		if (!fits(pkt->u.evd.type, 6))
 			return -ptpkt_err_bad_packet;
-		b[1] = 0x53;
+		b[1] = PT_EXT_EVD;
 		b[2] = pkt->u.evd.type;
-		return put_le(out, avail, b, 3, pkt->u.evd.payload, 8);
+		return put_le(out, avail, b, 3, pkt->u.evd.payload, PT_SIZE_EVD - 3);
 	case ptpkt_invalid:
 	case ptpkt_ntypes:
 		break;

@@ -106,13 +106,14 @@ static void print_event(void *ctx, const struct ptflow_event *ev)
 	struct iopts *o = ctx;
 	if (ev->type == PTFLOW_EV_ERROR) {
 		o->errors++;
-		/* "... at the ip ..." messages name the address itself */
-		const char *at = strstr(ev->msg, "at the ip");
-		if (at)
-			printf("[%" PRIx64 ", %016" PRIx64 ": error: %.*s%016" PRIx64 "%s]\n", ev->offset,
-			       ev->ip, (int)(at - ev->msg + 3), ev->msg, ev->ip, at + 9);
+		printf("[%" PRIx64 ", %016" PRIx64 ": error: ", ev->offset, ev->ip);
+		/* errors about the code at an address name the address */
+		if (ev->err == PTFLOW_ERR_NO_CODE)
+			printf("no code at %016" PRIx64 " (not in any image)]\n", ev->ip);
+		else if (ev->err == PTFLOW_ERR_BAD_INSN)
+			printf("invalid instruction at %016" PRIx64 "]\n", ev->ip);
 		else
-			printf("[%" PRIx64 ", %016" PRIx64 ": error: %s]\n", ev->offset, ev->ip, ev->msg);
+			printf("%s]\n", ev->msg);
 		return;
 	}
 	printf("[");

@@ -3,7 +3,8 @@
  * image (hand-assembled branches of every kind, then pseudo-random bytes).
  * No crash, no hang (work is bounded per input byte by max_steps), no
  * allocation. Input byte 0 picks options (DisTNT, DisRETC, errata, cache,
- * instruction output), the rest is the trace.
+ * instruction output), the rest is the trace. Each input is decoded with
+ * and without the block cache, which must agree exactly.
  *
  * With FLOW_FUZZ_SEEDS=DIR set, the first run also writes synthesized
  * traces over the image into DIR as a starting corpus.
@@ -90,38 +91,58 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* What a decode delivered, folded into a hash: every instruction (address
+ * and length) and every event, in order. */
+struct seen {
+	uint64_t hash, insns, events;
+};
+
+static void mix(struct seen *s, uint64_t v)
+{
+	s->hash = (s->hash ^ v) * 0x100000001b3ull;
+	s->hash ^= s->hash >> 29;
+}
+
 static void on_run(void *ctx, const struct ptflow_run *r)
 {
-	uint64_t *sum = ctx;
-	for (uint32_t i = 0; i < r->ninsn; i++)
-		*sum += r->lens[i];
+	struct seen *s = ctx;
+	uint64_t ip = r->ip;
+	for (uint32_t i = 0; i < r->ninsn; i++) {
+		mix(s, ip);
+		mix(s, r->lens[i]);
+		ip += r->lens[i];
+	}
+	s->insns += r->ninsn;
 }
 
 static void on_event(void *ctx, const struct ptflow_event *ev)
 {
-	uint64_t *sum = ctx;
-	*sum += ev->type;
+	struct seen *s = ctx;
 	if (ev->type == PTFLOW_EV_ERROR && !ev->msg)
 		__builtin_trap();
+	mix(s, ev->type | (uint64_t)ev->has_ip << 8 | (uint64_t)ev->flag << 9);
+	mix(s, ev->offset);
+	mix(s, ev->has_ip ? ev->ip : 0);
+	mix(s, ev->target);
+	mix(s, ev->value);
+	mix(s, ev->aux);
+	mix(s, ev->has_time ? ev->tsc : 0);
+	s->events++;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* Decode data[1..size) with cache_size entries of cache (0: none). */
+static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
+		   uint32_t cache_size, struct seen *s, struct ptflow_stat *st)
 {
-	static struct ptflow_block cache[64];
 	struct ptflow_decoder d;
 	struct ptflow_config cfg;
-	uint64_t sum = 0;
 
-	if (!size)
-		return 0;
-	build_image();
 	memset(&cfg, 0, sizeof(cfg));
+	memset(s, 0, sizeof(*s));
 	cfg.image.read = ptimg_flat_read;
 	cfg.image.ctx = &flat;
-	cfg.cache = data[0] & 0x80 ? NULL : cache;
-	/* 8: the smallest cache, emptied again and again */
-	cfg.cache_size = data[0] & 0x80 ? 0 : data[0] & 0x20 ? 8 : 64;
+	cfg.cache = cache_size ? cache : NULL;
+	cfg.cache_size = cache_size;
 	/* 2048 lets the lean loop run (6 TNT bits x 255 instructions) */
 	cfg.max_steps = data[0] & 0x10 ? 2048 : 256;
 	cfg.distnt = data[0] & 1;
@@ -130,7 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cfg.errata = ptflow_errata_for_cpu(6, 0x4e, -1);
 	if (data[0] & 8)
 		cfg.errata |= ptflow_errata_for_cpu(6, 0x5c, -1) | PTFLOW_ERRATUM_SKZ84;
-	struct ptflow_sink sink = { &sum, data[0] & 0x40 ? on_run : NULL, on_event };
+	struct ptflow_sink sink = { s, data[0] & 0x40 ? on_run : NULL, on_event };
 	if (ptflow_init(&d, &cfg, &sink))
 		__builtin_trap();
 	long errs = ptflow_decode(&d, data + 1, size - 1, 0);
@@ -140,5 +161,39 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * block per packet and one for the start of each PSB) */
 	if (d.stat.insns > (d.stat.packets + 2) * (cfg.max_steps + PTFLOW_BLOCK_MAX))
 		__builtin_trap();
+	if (sink.run && s->insns != d.stat.insns)
+		__builtin_trap();
+	*st = d.stat;
+}
+
+/*
+ * Input byte 0: bit 0 DisTNT, 1 DisRETC, 2 and 3 errata, 4 max_steps 2048,
+ * 5 the smallest cache (8: emptied again and again), 6 instructions to the
+ * sink. Every input is decoded twice, with the cache and without (cache 0:
+ * block by block, none of the fast loops), and both must deliver the same.
+ */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct ptflow_block cache[64];
+	struct seen with, without;
+	struct ptflow_stat sw, so;
+
+	if (!size)
+		return 0;
+	build_image();
+	decode(data, size, cache, data[0] & 0x20 ? 8 : 64, &with, &sw);
+	decode(data, size, NULL, 0, &without, &so);
+	if (with.hash != without.hash || with.insns != without.insns ||
+	    with.events != without.events || sw.insns != so.insns ||
+	    sw.branches != so.branches || sw.events != so.events || sw.errors != so.errors) {
+		fprintf(stderr, "cache and cache 0 differ: insns %llu/%llu events %llu/%llu "
+			"errors %llu/%llu branches %llu/%llu\n",
+			(unsigned long long)sw.insns, (unsigned long long)so.insns,
+			(unsigned long long)sw.events, (unsigned long long)so.events,
+			(unsigned long long)sw.errors, (unsigned long long)so.errors,
+			(unsigned long long)sw.branches, (unsigned long long)so.branches);
+		__builtin_trap();
+	}
 	return 0;
 }

@@ -1,8 +1,10 @@
 /*
  * Flow decoder scenarios from the SDM's packet generation rules (Vol. 3C
- * 33.4.2 and 33.7) and from the Intel PT errata, each a hand-built trace
- * (ptpkt_encode) over small hand-assembled code, with the decoder's output
- * written out in full. One check per scenario, named after it.
+ * 33.4.2 and 33.7) and from the Intel PT errata: a table of {name, errata,
+ * options, packets, expected output}, the packets written out as words
+ * (build()) and encoded by ptpkt_encode, over small hand-assembled code.
+ * Each trace is decoded with and without the block cache (both must give
+ * the same), and the output must be the expected one, written in full.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,48 +81,110 @@ static void pk(struct ptpkt p)
 	}
 	tn += (size_t)n;
 }
-static void raw(const char *bytes, size_t n) { memcpy(tr + tn, bytes, n); tn += n; }
-static struct ptpkt P(int type) { struct ptpkt p; memset(&p, 0, sizeof(p)); p.type = (uint8_t)type; return p; }
-static void psb(void) { pk(P(ptpkt_psb)); }
-static void psbend(void) { pk(P(ptpkt_psbend)); }
-static void ovf(void) { pk(P(ptpkt_ovf)); }
-static void ipp(int type, uint64_t ip) { struct ptpkt p = P(type); p.u.ip.ipc = ip ? 6 : 0; p.u.ip.ip = ip; pk(p); }
-static void pge(uint64_t ip) { ipp(ptpkt_tip_pge, ip); }
-static void pgd(uint64_t ip) { ipp(ptpkt_tip_pgd, ip); }
-static void tip(uint64_t ip) { ipp(ptpkt_tip, ip); }
-static void fup(uint64_t ip) { ipp(ptpkt_fup, ip); }
-static void mode(int bits)
+
+/*
+ * The packets of a scenario, written out: words separated by spaces, hex
+ * numbers. "start:A" is how every trace enable begins (33.7): PSB, PSBEND,
+ * MODE.Exec 64-bit, TIP.PGE A.
+ *   psb psbend ovf stop      the packet
+ *   mode64 mode32 mode16     MODE.Exec
+ *   pge:A tip:A fup:A pgd:A  IP packets (A 0 or none: IP suppressed)
+ *   pgd                      TIP.PGD without IP
+ *   tnt:!.!                  a short TNT, ! taken, . not taken, oldest first
+ *   tsx:intx tsx:commit tsx:abort      MODE.TSX
+ *   cfe:IP,TYPE,VECTOR  ptw:BYTES,PAYLOAD  pip:CR3
+ *   tsc:V tma:CTC cbr:R cyc:V mtc:CTC  timing
+ *   raw:HEX                  bytes as they are
+ */
+static void build(const char *text)
 {
-	struct ptpkt p = P(ptpkt_mode_exec);
-	p.u.mode_exec.csl = bits == 64;
-	p.u.mode_exec.csd = bits == 32;
-	pk(p);
-}
-static void cfe(bool ip, int type, int vector)
-{
-	struct ptpkt p = P(ptpkt_cfe);
-	p.u.cfe.ip = ip;
-	p.u.cfe.type = (uint8_t)type;
-	p.u.cfe.vector = (uint8_t)vector;
-	pk(p);
-}
-static void tnt(const char *s)
-{
-	struct ptpkt p = P(ptpkt_tnt8);
-	for (; *s; s++) {
-		p.u.tnt.bits = p.u.tnt.bits << 1 | (*s == '!');
-		p.u.tnt.nbits++;
-	}
-	pk(p);
-}
-/* Every scenario starts like a trace enable (33.7): PSB+, MODE.Exec, TIP.PGE. */
-static void start(uint64_t ip)
-{
+	char buf[1024], *save = NULL;
+	snprintf(buf, sizeof(buf), "%s", text);
 	tn = 0;
-	psb();
-	psbend();
-	mode(64);
-	pge(ip);
+	for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		char *arg = strchr(w, ':');
+		if (arg)
+			*arg++ = 0;
+		unsigned long long v = arg ? strtoull(arg, NULL, 16) : 0;
+		struct ptpkt p;
+		memset(&p, 0, sizeof(p));
+		if (!strcmp(w, "start")) {
+			p.type = ptpkt_psb; pk(p);
+			p.type = ptpkt_psbend; pk(p);
+			p.type = ptpkt_mode_exec; p.u.mode_exec.csl = true; pk(p);
+			memset(&p, 0, sizeof(p));
+			p.type = ptpkt_tip_pge; p.u.ip.ipc = 6; p.u.ip.ip = v;
+		} else if (!strcmp(w, "psb")) {
+			p.type = ptpkt_psb;
+		} else if (!strcmp(w, "psbend")) {
+			p.type = ptpkt_psbend;
+		} else if (!strcmp(w, "ovf")) {
+			p.type = ptpkt_ovf;
+		} else if (!strcmp(w, "stop")) {
+			p.type = ptpkt_stop;
+		} else if (!strncmp(w, "mode", 4)) {
+			p.type = ptpkt_mode_exec;
+			p.u.mode_exec.csl = !strcmp(w, "mode64");
+			p.u.mode_exec.csd = !strcmp(w, "mode32");
+		} else if (!strcmp(w, "pge") || !strcmp(w, "tip") || !strcmp(w, "fup") || !strcmp(w, "pgd")) {
+			p.type = w[1] == 'g' ? (w[2] == 'e' ? ptpkt_tip_pge : ptpkt_tip_pgd)
+					     : w[0] == 't' ? ptpkt_tip : ptpkt_fup;
+			p.u.ip.ipc = v ? 6 : 0;
+			p.u.ip.ip = v;
+		} else if (!strcmp(w, "tnt")) {
+			p.type = ptpkt_tnt8;
+			for (const char *c = arg; *c; c++) {
+				p.u.tnt.bits = p.u.tnt.bits << 1 | (*c == '!');
+				p.u.tnt.nbits++;
+			}
+		} else if (!strcmp(w, "tsx")) {
+			p.type = ptpkt_mode_tsx;
+			p.u.mode_tsx.intx = !strcmp(arg, "intx");
+			p.u.mode_tsx.abrt = !strcmp(arg, "abort");
+		} else if (!strcmp(w, "cfe")) {
+			unsigned ip, type, vec;
+			sscanf(arg, "%x,%x,%x", &ip, &type, &vec);
+			p.type = ptpkt_cfe;
+			p.u.cfe.ip = ip;
+			p.u.cfe.type = (uint8_t)type;
+			p.u.cfe.vector = (uint8_t)vec;
+		} else if (!strcmp(w, "ptw")) {
+			unsigned bytes;
+			sscanf(arg, "%x,%llx", &bytes, &v);
+			p.type = ptpkt_ptw;
+			p.u.ptw.bytes = (uint8_t)bytes;
+			p.u.ptw.payload = v;
+		} else if (!strcmp(w, "pip")) {
+			p.type = ptpkt_pip;
+			p.u.pip.cr3 = v;
+		} else if (!strcmp(w, "tsc")) {
+			p.type = ptpkt_tsc;
+			p.u.tsc.tsc = v;
+		} else if (!strcmp(w, "tma")) {
+			p.type = ptpkt_tma;
+			p.u.tma.ctc = (uint16_t)v;
+		} else if (!strcmp(w, "cbr")) {
+			p.type = ptpkt_cbr;
+			p.u.cbr.ratio = (uint8_t)v;
+		} else if (!strcmp(w, "cyc")) {
+			p.type = ptpkt_cyc;
+			p.u.cyc.cyc = v;
+		} else if (!strcmp(w, "mtc")) {
+			p.type = ptpkt_mtc;
+			p.u.mtc.ctc = (uint8_t)v;
+		} else if (!strcmp(w, "raw")) {
+			for (const char *c = arg; c[0] && c[1]; c += 2) {
+				unsigned x;
+				sscanf(c, "%2x", &x);
+				tr[tn++] = (uint8_t)x;
+			}
+			continue;
+		} else {
+			fprintf(stderr, "scenario: unknown word '%s'\n", w);
+			exit(2);
+		}
+		pk(p);
+	}
 }
 
 /* ---- output ---- */
@@ -158,7 +222,10 @@ static void s_event(void *ctx, const struct ptflow_event *ev)
 		last_times[ntimes++] = ev->has_time ? ev->tsc : 0;
 	}
 	if (ev->type == PTFLOW_EV_ERROR) {
-		snprintf(f, sizeof(f), "[error %%llx: %s]", ev->msg);
+		/* by its code; msg is the same text */
+		const char *what = ev->err == PTFLOW_ERR_PACKET ? ptpkt_errstr((int)ev->aux)
+								: ptflow_errstr(ev->err);
+		snprintf(f, sizeof(f), "[error %%llx: %s%s]", what, strcmp(what, ev->msg) ? " (msg differs)" : "");
 		put(f, ev->ip, 0);
 	} else if (ev->type == PTFLOW_EV_INTERRUPT) {
 		put("[interrupt %llx>%llx]", ev->ip, ev->target);
@@ -181,14 +248,14 @@ static void s_event(void *ctx, const struct ptflow_event *ev)
 
 static struct ptflow_config cfg;
 
-static void decode(void)
+static void decode_with(uint32_t cache_size)
 {
 	static struct ptflow_block cache[64];
 	struct ptflow_decoder d;
 	struct ptflow_sink sink = { NULL, s_run, s_event };
 	cfg.image.read = img_read;
-	cfg.cache = cache;
-	cfg.cache_size = 64;
+	cfg.cache = cache_size ? cache : NULL;
+	cfg.cache_size = cache_size;
 	on = 0;
 	out[0] = 0;
 	ntimes = 0;
@@ -196,517 +263,288 @@ static void decode(void)
 	ptflow_decode(&d, tr, tn, 0);
 }
 
-static void expect(const char *name, const char *want)
+/*
+ * Decode the trace twice: block by block (cache 0) and with the cache
+ * (the fast loops); both must give the same instructions and events, times
+ * included. out and the times are the cached decode's.
+ */
+static void decode(const char *name)
 {
-	decode();
-	CHECKF(!strcmp(out, want), name, "\n     got: %s\n    want: %s", out, want);
-	memset(&cfg, 0, sizeof(cfg));
+	static char slow[sizeof(out)];
+	uint64_t times[16];
+	unsigned n;
+	decode_with(0);
+	memcpy(slow, out, sizeof(out));
+	memcpy(times, last_times, sizeof(times));
+	n = ntimes;
+	decode_with(64);
+	CHECKF(!strcmp(out, slow) && n == ntimes && !memcmp(times, last_times, n * sizeof(*times)),
+	       name, "cache 0 and cache 64 differ\n  cache 0: %s\n cache 64: %s", slow, out);
 }
 
-int main(void)
-{
+enum { DISTNT = 1, DISRETC = 2, STEPS3 = 4 /* max_steps 3 */ };
+
+struct scenario {
+	const char *name;	/* the SDM section or the erratum (libipt's names) */
+	uint32_t errata;	/* PTFLOW_ERRATUM_* */
+	unsigned opts;		/* DISTNT, DISRETC, STEPS3 */
+	const char *packets;	/* see build() */
+	const char *expected;	/* the decoder's output, see s_run()/s_event() */
+};
+
+static const struct scenario scenarios[] = {
 	/* 33.4.2.1 TNT, 33.4.2.2 TIP and RET compression: taken Jcc, direct
 	 * call, compressed RET, indirect jmp, uncompressed RET (empty stack),
-	 * SYSCALL leaving the traced context (TIP.PGD, IP suppressed). */
-	start(0x1000);
-	tnt("!!");
-	tip(0x1020);
-	tip(0x100f);
-	pgd(0);
-	expect("33.7 tnt, compressed ret, tip, far transfer disables",
-	       "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100d 1020 1021 100f [disabled]");
-
-	/* Not-taken Jcc and direct JMP need no packets */
-	start(0x1000);
-	tnt(".!");
-	tip(0x100f);
-	pgd(0);
-	expect("33.4.2.1 not-taken jcc, direct jmp without packets",
-	       "[enabled 1000] 1000 1001 1003 1004 1008 1020 1021 100d 100f [disabled]");
-
+	 * SYSCALL leaving the traced context (TIP.PGD, IP suppressed) */
+	{ "33.7 tnt, compressed ret, tip, far transfer disables", 0, 0,
+	  "start:1000 tnt:!! tip:1020 tip:100f pgd",
+	  "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100d 1020 1021 100f [disabled]" },
+	{ "33.4.2.1 not-taken jcc, direct jmp without packets", 0, 0,
+	  "start:1000 tnt:.! tip:100f pgd",
+	  "[enabled 1000] 1000 1001 1003 1004 1008 1020 1021 100d 100f [disabled]" },
 	/* DisRETC: every RET sends a TIP */
-	start(0x1000);
-	tnt("!");
-	tip(0x100d);
-	tip(0x100f);
-	pgd(0);
-	cfg.disretc = true;
-	expect("33.2.1.2 disretc: ret with tip",
-	       "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100d 100f [disabled]");
-
-	/* A taken bit for a RET whose CALL was not seen is an error */
-	start(0x1020);
-	tnt("!");
-	expect("33.4.2.2 compressed ret needs a seen call",
-	       "[enabled 1020] [error 1021: compressed ret: empty call stack]");
-
-	/* Every near RET pops the call stack, also one sent as a TIP */
-	start(0x1008);
-	tip(0x1022);
-	tnt("!");
-	expect("33.4.2.2 uncompressed ret pops the call stack too",
-	       "[enabled 1008] 1008 1020 1021 1022 [error 1027: compressed ret: empty call stack]");
-
+	{ "33.2.1.2 disretc: ret with tip", 0, DISRETC,
+	  "start:1000 tnt:! tip:100d tip:100f pgd",
+	  "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100d 100f [disabled]" },
+	/* a taken bit for a RET whose CALL was not seen is an error */
+	{ "33.4.2.2 compressed ret needs a seen call", 0, 0,
+	  "start:1020 tnt:!",
+	  "[enabled 1020] [error 1021: compressed ret: empty call stack]" },
+	/* every near RET pops the call stack, also one sent as a TIP */
+	{ "33.4.2.2 uncompressed ret pops the call stack too", 0, 0,
+	  "start:1008 tip:1022 tnt:!",
+	  "[enabled 1008] 1008 1020 1021 1022 [error 1027: compressed ret: empty call stack]" },
 	/* CALL with displacement 0 is not a call: nothing to compress against */
-	start(0x1022);
-	tip(0x1003);
-	fup(0x1008);
-	pgd(0);
-	expect("33.4.2.2 zero-length call is not pushed",
-	       "[enabled 1022] 1022 1027 1003 1004 [async disabled 1008]");
-
-	/* Interrupt: FUP (next IP) + TIP (handler); the instruction at the FUP
+	{ "33.4.2.2 zero-length call is not pushed", 0, 0,
+	  "start:1022 tip:1003 fup:1008 pgd",
+	  "[enabled 1022] 1022 1027 1003 1004 [async disabled 1008]" },
+	/* interrupt: FUP (next IP) + TIP (handler); the instruction at the FUP
 	 * did not execute yet */
-	start(0x1000);
-	tnt(".");
-	fup(0x1004);
-	tip(0x1020);
-	tip(0x1004);
-	fup(0x1008);
-	pgd(0);
-	expect("33.7 interrupt fup+tip",
-	       "[enabled 1000] 1000 1001 1003 [interrupt 1004>1020] 1020 1021 1004 [async disabled 1008]");
-
-	/* PSB+ in the middle: status only, call stack reset (33.3.7) */
-	start(0x1008);
-	psb();
-	mode(64);
-	fup(0x1020);
-	psbend();
-	tnt("!");
-	expect("33.3.7 psb+ is status; no ret compression across psb",
-	       "[enabled 1008] 1008 [error 1021: compressed ret: empty call stack]");
-
+	{ "33.7 interrupt fup+tip", 0, 0,
+	  "start:1000 tnt:. fup:1004 tip:1020 tip:1004 fup:1008 pgd",
+	  "[enabled 1000] 1000 1001 1003 [interrupt 1004>1020] 1020 1021 1004 [async disabled 1008]" },
+	/* PSB+ in the middle: status only, call stack reset */
+	{ "33.3.7 psb+ is status; no ret compression across psb", 0, 0,
+	  "start:1008 psb mode64 fup:1020 psbend tnt:!",
+	  "[enabled 1008] 1008 [error 1021: compressed ret: empty call stack]" },
 	/* PSB+ without FUP: tracing is off until TIP.PGE */
-	tn = 0;
-	psb();
-	mode(64);
-	psbend();
-	pge(0x1020);
-	tip(0x100f);
-	pgd(0);
-	expect("33.7 psb+ without fup then tip.pge", "[enabled 1020] 1020 1021 100f [disabled]");
-
-	/* Synchronising at a PSB+ with a FUP: tracing on at that IP */
-	tn = 0;
-	psb();
-	mode(64);
-	fup(0x1020);
-	psbend();
-	tip(0x100f);
-	pgd(0);
-	expect("33.3.7 sync at psb+ with fup", "1020 1021 100f [disabled]");
-
-	/* Overflow, recovered with a FUP */
-	start(0x1000);
-	tnt("!");
-	ovf();
-	fup(0x1020);
-	tip(0x100f);
-	pgd(0);
-	expect("33.3.8 ovf then fup",
-	       "[enabled 1000] 1000 1001 [overflow] 1020 1021 100f [disabled]");
-
-	/* Overflow while tracing is off: recovered with TIP.PGE */
-	start(0x100f);
-	pgd(0);
-	ovf();
-	pge(0x1020);
-	tip(0x100f);
-	pgd(0);
-	expect("33.3.8 ovf then tip.pge",
-	       "[enabled 100f] 100f [disabled] [overflow] [enabled 1020] 1020 1021 100f [disabled]");
-
+	{ "33.7 psb+ without fup then tip.pge", 0, 0,
+	  "psb mode64 psbend pge:1020 tip:100f pgd",
+	  "[enabled 1020] 1020 1021 100f [disabled]" },
+	/* synchronising at a PSB+ with a FUP: tracing on at that IP */
+	{ "33.3.7 sync at psb+ with fup", 0, 0,
+	  "psb mode64 fup:1020 psbend tip:100f pgd",
+	  "1020 1021 100f [disabled]" },
+	{ "33.3.8 ovf then fup", 0, 0,
+	  "start:1000 tnt:! ovf fup:1020 tip:100f pgd",
+	  "[enabled 1000] 1000 1001 [overflow] 1020 1021 100f [disabled]" },
+	/* overflow while tracing is off: recovered with TIP.PGE */
+	{ "33.3.8 ovf then tip.pge", 0, 0,
+	  "start:100f pgd ovf pge:1020 tip:100f pgd",
+	  "[enabled 100f] 100f [disabled] [overflow] [enabled 1020] 1020 1021 100f [disabled]" },
 	/* MODE.Exec takes effect at the next TIP: 32-bit code at 0x2000 */
-	start(0x100f);
-	mode(32);
-	tip(0x2000);
-	fup(0x2002);
-	pgd(0);
-	expect("33.4.2.8 mode.exec applies at the tip",
-	       "[enabled 100f] 100f [exec mode@2000 1] 2000 2001 [async disabled 2002]");
-
+	{ "33.4.2.8 mode.exec applies at the tip", 0, 0,
+	  "start:100f mode32 tip:2000 fup:2002 pgd",
+	  "[enabled 100f] 100f [exec mode@2000 1] 2000 2001 [async disabled 2002]" },
 	/* TSX: MODE.TSX + FUP gives the IP; abort: + TIP to the handler */
-	start(0x1003);
-	{ struct ptpkt p = P(ptpkt_mode_tsx); p.u.mode_tsx.intx = true; pk(p); }
-	fup(0x1004);
-	{ struct ptpkt p = P(ptpkt_mode_tsx); p.u.mode_tsx.abrt = true; pk(p); }
-	fup(0x1008);
-	tip(0x100f);
-	pgd(0);
-	expect("33.4.2.8 mode.tsx begin and abort",
-	       "[enabled 1003] 1003 [tsx@1004 1] 1004 [tsx@1008 2] 100f [disabled]");
-
+	{ "33.4.2.8 mode.tsx begin and abort", 0, 0,
+	  "start:1003 tsx:intx fup:1004 tsx:abort fup:1008 tip:100f pgd",
+	  "[enabled 1003] 1003 [tsx@1004 1] 1004 [tsx@1008 2] 100f [disabled]" },
 	/* TSX commit: MODE.TSX + FUP is stand-alone; the TIP after it is the
 	 * indirect JMP's at the FUP's IP (Table 33-10) */
-	start(0x100d);
-	{ struct ptpkt p = P(ptpkt_mode_tsx); pk(p); }
-	fup(0x100d);
-	tip(0x1020);
-	tip(0x100f);
-	pgd(0);
-	expect("33.2.9.1 mode.tsx commit fup is stand-alone",
-	       "[enabled 100d] [tsx@100d 0] 100d 1020 1021 100f [disabled]");
-
+	{ "33.2.9.1 mode.tsx commit fup is stand-alone", 0, 0,
+	  "start:100d tsx:commit fup:100d tip:1020 tip:100f pgd",
+	  "[enabled 100d] [tsx@100d 0] 100d 1020 1021 100f [disabled]" },
 	/* Event Trace: CFE.INTR without IP binds to the interrupt's FUP (Table
 	 * 33-59 case 4); with IP its FUP stands alone (case 1) */
-	start(0x1000);
-	tnt(".");
-	cfe(false, 1, 0x20);
-	fup(0x1004);
-	tip(0x1020);
-	tip(0x100d);
-	cfe(true, 2, 0);
-	fup(0x100d);
-	tip(0x100f);
-	pgd(0);
-	expect("33.4.2.29 cfe binds to the next fup",
-	       "[enabled 1000] 1000 1001 1003 [cfe@1004 2001] [interrupt 1004>1020] 1020 1021 "
-	       "[cfe@100d 2] 100d 100f [disabled]");
-
-	/* PTWRITE: the PTW packet binds to the PTWRITE instruction */
-	start(0x1014);
-	{ struct ptpkt p = P(ptpkt_ptw); p.u.ptw.bytes = 8; p.u.ptw.payload = 0x42; pk(p); }
-	fup(0x101c);
-	pgd(0);
-	expect("33.4.2.21 ptw at the ptwrite", "[enabled 1014] 1014 [ptwrite@1014 42] 1019 [async disabled 101c]");
-
-	/* PIP: MOV CR3 */
-	start(0x1019);
-	{ struct ptpkt p = P(ptpkt_pip); p.u.pip.cr3 = 0x5000; pk(p); }
-	fup(0x101c);
-	pgd(0);
-	expect("33.4.2.7 pip at the mov cr3", "[enabled 1019] 1019 [paging@1019 5000] [async disabled 101c]");
-
-	/* Interrupt into another address space: FUP, PIP, TIP */
-	start(0x1000);
-	tnt(".");
-	fup(0x1004);
-	{ struct ptpkt p = P(ptpkt_pip); p.u.pip.cr3 = 0x7000; pk(p); }
-	tip(0x100f);
-	pgd(0);
-	expect("33.7 interrupt fup, pip, tip",
-	       "[enabled 1000] 1000 1001 1003 [paging 7000] [interrupt 1004>100f] 100f [disabled]");
-
-	/* PIP before the TIP of a far transfer */
-	start(0x100f);
-	{ struct ptpkt p = P(ptpkt_pip); p.u.pip.cr3 = 0x6000; pk(p); }
-	tip(0x1020);
-	tip(0x100f);
-	pgd(0);
-	expect("33.4.2.7 pip before a far transfer's tip",
-	       "[enabled 100f] [paging 6000] 100f 1020 1021 100f [disabled]");
-
-	/* TraceStop */
-	start(0x100f);
-	pk(P(ptpkt_stop));
-	pgd(0);
-	expect("33.4.2.9 tracestop", "[enabled 100f] [stopped] 100f [disabled]");
-
+	{ "33.4.2.29 cfe binds to the next fup", 0, 0,
+	  "start:1000 tnt:. cfe:0,1,20 fup:1004 tip:1020 tip:100d cfe:1,2,0 fup:100d tip:100f pgd",
+	  "[enabled 1000] 1000 1001 1003 [cfe@1004 2001] [interrupt 1004>1020] 1020 1021 "
+	  "[cfe@100d 2] 100d 100f [disabled]" },
+	/* the PTW packet binds to the PTWRITE instruction */
+	{ "33.4.2.21 ptw at the ptwrite", 0, 0,
+	  "start:1014 ptw:8,42 fup:101c pgd",
+	  "[enabled 1014] 1014 [ptwrite@1014 42] 1019 [async disabled 101c]" },
+	{ "33.4.2.7 pip at the mov cr3", 0, 0,
+	  "start:1019 pip:5000 fup:101c pgd",
+	  "[enabled 1019] 1019 [paging@1019 5000] [async disabled 101c]" },
+	/* interrupt into another address space: FUP, PIP, TIP */
+	{ "33.7 interrupt fup, pip, tip", 0, 0,
+	  "start:1000 tnt:. fup:1004 pip:7000 tip:100f pgd",
+	  "[enabled 1000] 1000 1001 1003 [paging 7000] [interrupt 1004>100f] 100f [disabled]" },
+	{ "33.4.2.7 pip before a far transfer's tip", 0, 0,
+	  "start:100f pip:6000 tip:1020 tip:100f pgd",
+	  "[enabled 100f] [paging 6000] 100f 1020 1021 100f [disabled]" },
+	{ "33.4.2.9 tracestop", 0, 0,
+	  "start:100f stop pgd",
+	  "[enabled 100f] [stopped] 100f [disabled]" },
 	/* DisTNT: a conditional branch cannot be followed; resume at the next IP */
-	start(0x1000);
-	tip(0x100f);
-	pgd(0);
-	cfg.distnt = true;
-	expect("33.3.9 distnt gap", "[enabled 1000] 1000 1001 [gap 1001] 100f [disabled]");
-
+	{ "33.3.9 distnt gap", 0, DISTNT,
+	  "start:1000 tip:100f pgd",
+	  "[enabled 1000] 1000 1001 [gap 1001] 100f [disabled]" },
 	/* DisTNT: after the gap the next FUP is still an event at its IP */
-	start(0x1000);
-	fup(0x1020);
-	tip(0x100f);
-	pgd(0);
-	cfg.distnt = true;
-	expect("33.3.9 distnt gap then interrupt",
-	       "[enabled 1000] 1000 1001 [gap 1001] [interrupt 1020>100f] 100f [disabled]");
-	start(0x1000);
-	{ struct ptpkt p = P(ptpkt_mode_tsx); p.u.mode_tsx.intx = true; pk(p); }
-	fup(0x1003);
-	tip(0x100f);
-	pgd(0x5000);
-	cfg.distnt = true;
-	cfg.disretc = true;
-	expect("33.3.9 distnt gap then mode.tsx, tip.pgd",
-	       "[enabled 1000] 1000 1001 [gap 1001] [tsx@1003 1] 1003 1004 1008 1020 1021 100f [disabled 5000]");
-	start(0x1000);
-	pgd(0x5000);
-	cfg.distnt = true;
-	expect("33.3.9 distnt gap then tip.pgd", "[enabled 1000] 1000 1001 [gap 1001] [disabled 5000]");
-
+	{ "33.3.9 distnt gap then interrupt", 0, DISTNT,
+	  "start:1000 fup:1020 tip:100f pgd",
+	  "[enabled 1000] 1000 1001 [gap 1001] [interrupt 1020>100f] 100f [disabled]" },
+	{ "33.3.9 distnt gap then mode.tsx, tip.pgd", 0, DISTNT | DISRETC,
+	  "start:1000 tsx:intx fup:1003 tip:100f pgd:5000",
+	  "[enabled 1000] 1000 1001 [gap 1001] [tsx@1003 1] 1003 1004 1008 1020 1021 100f [disabled 5000]" },
+	/* DisTNT: a TNT packet (none should come) does not decide a Jcc */
+	{ "33.3.9 distnt: a tnt bit does not follow a jcc", 0, DISTNT | DISRETC,
+	  "start:1000 tnt:! tip:100f pgd",
+	  "[enabled 1000] 1000 1001 [gap 1001] 100f [disabled]" },
+	{ "33.3.9 distnt gap then tip.pgd", 0, DISTNT,
+	  "start:1000 pgd:5000",
+	  "[enabled 1000] 1000 1001 [gap 1001] [disabled 5000]" },
 	/* DisTNT with RET compression: a RET with its call on the stack may
 	 * have been compressed (no bit): the flow is lost there; after a gap
 	 * the stack is unknown, so at any RET; with a known empty stack the
 	 * RET sends a TIP */
-	start(0x1008);
-	tip(0x100d);
-	tip(0x100f);
-	pgd(0);
-	cfg.distnt = true;
-	expect("33.3.9 distnt, ret with a call on the stack is a gap",
-	       "[enabled 1008] 1008 1020 1021 [gap 1021] 100d 100f [disabled]");
-	start(0x1000);
-	tip(0x1020);
-	tip(0x100f);
-	pgd(0);
-	cfg.distnt = true;
-	expect("33.3.9 distnt, ret after a gap is a gap",
-	       "[enabled 1000] 1000 1001 [gap 1001] 1020 1021 [gap 1021] 100f [disabled]");
-	start(0x1020);
-	tip(0x100f);
-	pgd(0);
-	cfg.distnt = true;
-	expect("33.3.9 distnt, ret with an empty stack takes a tip",
-	       "[enabled 1020] 1020 1021 100f [disabled]");
-
+	{ "33.3.9 distnt, ret with a call on the stack is a gap", 0, DISTNT,
+	  "start:1008 tip:100d tip:100f pgd",
+	  "[enabled 1008] 1008 1020 1021 [gap 1021] 100d 100f [disabled]" },
+	{ "33.3.9 distnt, ret after a gap is a gap", 0, DISTNT,
+	  "start:1000 tip:1020 tip:100f pgd",
+	  "[enabled 1000] 1000 1001 [gap 1001] 1020 1021 [gap 1021] 100f [disabled]" },
+	{ "33.3.9 distnt, ret with an empty stack takes a tip", 0, DISTNT,
+	  "start:1020 tip:100f pgd",
+	  "[enabled 1020] 1020 1021 100f [disabled]" },
 	/* FilterEn cleared by a Jcc: TIP.PGD without IP replaces the TNT bit */
-	start(0x1000);
-	pgd(0);
-	expect("33.4.2.5 jcc leaves the filter region", "[enabled 1000] 1000 1001 [disabled]");
-
+	{ "33.4.2.5 jcc leaves the filter region", 0, 0,
+	  "start:1000 pgd",
+	  "[enabled 1000] 1000 1001 [disabled]" },
 	/* WRMSR clearing TraceEn: TIP.PGD without IP, after the WRMSR */
-	start(0x3000);
-	pgd(0);
-	expect("33.7 wrmsr clears traceen", "[enabled 3000] 3000 3001 [disabled]");
+	{ "33.7 wrmsr clears traceen", 0, 0,
+	  "start:3000 pgd",
+	  "[enabled 3000] 3000 3001 [disabled]" },
+	/* direct branch leaving the filter region: TIP.PGD with its target */
+	{ "33.4.2.5 direct jmp leaves the filter region", 0, 0,
+	  "start:1003 pgd:1008",
+	  "[enabled 1003] 1003 1004 [disabled 1008]" },
+	/* errors: no code at the IP; straight-line walk without end; bad
+	 * packet, then resync at the next PSB */
+	{ "error: no code at ip", 0, 0,
+	  "start:5000 tnt:!",
+	  "[enabled 5000] [error 5000: no code at the ip (not in any image)]" },
+	{ "error: bounded work without packets", 0, STEPS3,
+	  "start:1028 tnt:!",
+	  "[enabled 1028] 1028 1028 1028 [error 1028: too many instructions without a packet]" },
+	/* the fast loop reads the packet after the SYSCALL's TIP.PGD itself:
+	 * the error is the packet's, as block by block */
+	{ "error: bad packet after tracing stops", 0, 0,
+	  "start:100f pgd raw:d9d9",
+	  "[enabled 100f] 100f [disabled] [error 100f: unknown opcode]" },
+	{ "error: bad packet, resync at psb", 0, 0,
+	  "start:1000 raw:d9d9 psb mode64 psbend pge:100f pgd",
+	  "[enabled 1000] [error 1000: unknown opcode] [enabled 100f] 100f [disabled]" },
 
-	/* Direct branch leaving the filter region: TIP.PGD with its target */
-	start(0x1003);
-	pgd(0x1008);
-	expect("33.4.2.5 direct jmp leaves the filter region", "[enabled 1003] 1003 1004 [disabled 1008]");
+	/* ---- errata ---- */
+	/* BDM70: PSB+ holds FUP and MODE.Exec while tracing is off, then TIP.PGE */
+	{ "bdm70-psb_fup-tip_pge", PTFLOW_ERRATUM_BDM70, 0,
+	  "psb mode64 fup:1003 psbend pge:1020 tip:100f pgd",
+	  "[enabled 1020] 1020 1021 100f [disabled]" },
+	{ "bdm70-psb_fup-tip_pge without workaround is an error", 0, 0,
+	  "psb mode64 fup:1003 psbend pge:1020",
+	  "[error 1003: tip.pge while tracing is enabled]" },
+	/* BDM64: the TIP before a TSX abort has a wrong target (the RET really
+	 * went to 100d, then the abort hit at 1004); the abort's FUP cannot be
+	 * reached from it */
+	{ "bdm64-tip-tsx_abort", PTFLOW_ERRATUM_BDM64, 0,
+	  "start:1000 tnt:! tip:1020 tsx:abort fup:1004 tip:100f pgd",
+	  "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 [tsx@1004 2] 100f [disabled]" },
+	{ "bdm64 without workaround is an error", 0, 0,
+	  "start:1000 tnt:! tip:1020 tsx:abort fup:1004 tip:100f pgd",
+	  "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 1020 1021 "
+	  "[error 1021: indirect branch: expected tip]" },
+	/* SKD007: OVF in the middle of a multi-byte CYC (first byte with Exp
+	 * set, then OVF) */
+	{ "skd007-cyc-ovf", PTFLOW_ERRATUM_SKD007, 0,
+	  "start:1000 tnt:! raw:0702f3 fup:1020 tip:100f pgd",
+	  "[enabled 1000] 1000 1001 [overflow] 1020 1021 100f [disabled]" },
+	/* SKD022: VM entry clearing TraceEn sends FUP before TIP.PGD */
+	{ "skd022-vmlaunch-fup-tip_pgd", PTFLOW_ERRATUM_SKD022, 0,
+	  "start:1011 fup:1011 pgd",
+	  "[enabled 1011] 1011 [disabled]" },
+	{ "skd022 without workaround", 0, 0,
+	  "start:1011 fup:1011 pgd",
+	  "[enabled 1011] [async disabled 1011]" },
+	/* SKD010: no FUP after OVF; the next TIP gives the IP */
+	{ "skd010-ovf-tip", PTFLOW_ERRATUM_SKD010, 0,
+	  "start:1000 tnt:! ovf tip:1020 tip:100f pgd",
+	  "[enabled 1000] 1000 1001 [overflow] 1020 1021 100f [disabled]" },
+	/* SKL014: TIP.PGD without IP after a direct branch out of the region */
+	{ "skl014-direct_jmp-tip_pgd", PTFLOW_ERRATUM_SKL014, 0,
+	  "start:1003 pgd",
+	  "[enabled 1003] 1003 1004 [disabled 1008]" },
+	/* APL11: OVF followed by TIP.PGD */
+	{ "apl11-ovf-tip_pgd", PTFLOW_ERRATUM_APL11, 0,
+	  "start:1000 tnt:! ovf pgd pge:100f pgd",
+	  "[enabled 1000] 1000 1001 [overflow] [enabled 100f] 100f [disabled]" },
+	{ "apl11 without workaround is an error", 0, 0,
+	  "start:1000 tnt:! ovf pgd",
+	  "[enabled 1000] 1000 1001 [overflow] [error 1006: tip.pgd while tracing is disabled]" },
+	/* APL12: OVF followed by an unexpected FUP while tracing is off */
+	{ "apl12-ovf-fup-tip_pge", PTFLOW_ERRATUM_APL12, 0,
+	  "start:1000 tnt:! ovf fup:1003 pge:100f pgd",
+	  "[enabled 1000] 1000 1001 [overflow] [enabled 100f] 100f [disabled]" },
+	/* SKZ84: a corrupt TMA followed by one bogus byte; also where a TMA
+	 * mostly is: in PSB+, after the TSC */
+	{ "skz84-tma-bogus-byte", PTFLOW_ERRATUM_SKZ84, 0,
+	  "start:1000 tma:1 raw:d9 tnt:! tip:100f pgd",
+	  "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100f [disabled]" },
+	{ "skz84-tma-bogus-byte-in-psb+", PTFLOW_ERRATUM_SKZ84, 0,
+	  "start:1000 tnt:! psb tsc:1234 tma:1 raw:d9 mode64 fup:1006 psbend tip:100f pgd",
+	  "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100f [disabled]" },
+	{ "skz84 in psb+ without workaround is an error", 0, 0,
+	  "start:1000 tnt:! psb tsc:1234 tma:1 raw:d9 mode64 fup:1006 psbend tip:100f pgd",
+	  "[enabled 1000] 1000 1001 [error 1006: bad packet in psb+]" },
+};
 
-	/* Errors: no code at the IP; straight-line walk without end; bad packet
-	 * then resync at the next PSB */
-	start(0x5000);
-	tnt("!");
-	expect("error: no code at ip", "[enabled 5000] [error 5000: no code at the ip (not in any image)]");
-	start(0x1028);
-	tnt("!");
-	cfg.max_steps = 3;
-	expect("error: bounded work without packets",
-	       "[enabled 1028] 1028 1028 1028 [error 1028: too many instructions without a packet]");
-	start(0x1000);
-	raw("\xd9\xd9", 2);
-	psb();
-	mode(64);
-	psbend();
-	pge(0x100f);
-	pgd(0);
-	expect("error: bad packet, resync at psb",
-	       "[enabled 1000] [error 1000: unknown opcode] [enabled 100f] 100f [disabled]");
-
-	/* Timing: TSC, then CYC with CBR, and TMA+MTC (33.8.3) */
-	{
-		start(0x100f);
-		struct ptpkt p = P(ptpkt_tsc);
-		p.u.tsc.tsc = 1000;
-		pk(p);
-		p = P(ptpkt_cbr);
-		p.u.cbr.ratio = 10;
-		pk(p);
-		p = P(ptpkt_cyc);
-		p.u.cyc.cyc = 5;
-		pk(p);
-		pgd(0);
-		p = P(ptpkt_tsc);
-		p.u.tsc.tsc = 2000;
-		pk(p);
-		p = P(ptpkt_tma);
-		p.u.tma.ctc = 0x100;
-		pk(p);
-		p = P(ptpkt_mtc);
-		p.u.mtc.ctc = 0x22;
-		pk(p);
-		pge(0x100f);
-		pgd(0);
-		cfg.nom_freq = 20;
-		cfg.mtc_freq = 3;
-		cfg.cpuid15_eax = 1;
-		cfg.cpuid15_ebx = 4;
-		decode();
+int main(void)
+{
+	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+		const struct scenario *sc = &scenarios[i];
 		memset(&cfg, 0, sizeof(cfg));
-		CHECKF(!strcmp(out, "[enabled 100f] 100f [disabled] [enabled 100f] 100f [disabled]"),
-		       "33.8.3 timing packets do not disturb the flow", "got %s", out);
-		CHECKF(last_times[1] == 1010 && last_times[2] == 2064 && last_times[3] == 2064,
-		       "33.8.3 tsc + cyc*nom/cbr, tma+mtc*ebx/eax",
-		       "times %llu %llu %llu %llu", (unsigned long long)last_times[0],
-		       (unsigned long long)last_times[1], (unsigned long long)last_times[2],
-		       (unsigned long long)last_times[3]);
+		cfg.errata = sc->errata;
+		cfg.distnt = sc->opts & DISTNT;
+		cfg.disretc = sc->opts & DISRETC;
+		cfg.max_steps = sc->opts & STEPS3 ? 3 : 0;
+		build(sc->packets);
+		decode(sc->name);
+		CHECKF(!strcmp(out, sc->expected), sc->name, "\n     got: %s\n    want: %s", out,
+		       sc->expected);
 	}
+
+	/* Timing: TSC, then CYC with CBR, and TMA+MTC (33.8.3); decimal: TSC
+	 * 1000, CBR 10, CYC 5, TSC 2000, TMA CTC 0x100, MTC 0x22 */
+	memset(&cfg, 0, sizeof(cfg));
+	build("start:100f tsc:3e8 cbr:a cyc:5 pgd tsc:7d0 tma:100 mtc:22 pge:100f pgd");
+	cfg.nom_freq = 20;
+	cfg.mtc_freq = 3;
+	cfg.cpuid15_eax = 1;
+	cfg.cpuid15_ebx = 4;
+	decode("33.8.3 timing, cache 0 decodes the same");
+	CHECKF(!strcmp(out, "[enabled 100f] 100f [disabled] [enabled 100f] 100f [disabled]"),
+	       "33.8.3 timing packets do not disturb the flow", "got %s", out);
+	CHECKF(last_times[1] == 1010 && last_times[2] == 2064 && last_times[3] == 2064,
+	       "33.8.3 tsc + cyc*nom/cbr, tma+mtc*ebx/eax",
+	       "times %llu %llu %llu %llu", (unsigned long long)last_times[0],
+	       (unsigned long long)last_times[1], (unsigned long long)last_times[2],
+	       (unsigned long long)last_times[3]);
 
 	/* Timing packets between the TNT and TIP packets the hot loop reads
 	 * itself still reach the time: TSC 1000, TMA 0, CBR 10, nominal 20,
 	 * P = 100; CYC 5, MTC 0x01 (1100), CYC 3 and 2: 1100 + 5 * 2 */
-	{
-		tn = 0;
-		psb();
-		struct ptpkt p = P(ptpkt_tsc);
-		p.u.tsc.tsc = 1000;
-		pk(p);
-		pk(P(ptpkt_tma));
-		p = P(ptpkt_cbr);
-		p.u.cbr.ratio = 10;
-		pk(p);
-		mode(64);
-		psbend();
-		pge(0x1000);
-		p = P(ptpkt_cyc);
-		p.u.cyc.cyc = 5;
-		pk(p);
-		tnt("!!");
-		p = P(ptpkt_mtc);
-		p.u.mtc.ctc = 1;
-		pk(p);
-		p = P(ptpkt_cyc);
-		p.u.cyc.cyc = 3;
-		pk(p);
-		tip(0x100f);
-		p.u.cyc.cyc = 2;
-		pk(p);
-		pgd(0);
-		cfg.nom_freq = 20;
-		cfg.cpuid15_eax = 1;
-		cfg.cpuid15_ebx = 100;
-		decode();
-		memset(&cfg, 0, sizeof(cfg));
-		CHECKF(!strcmp(out, "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100d 100f [disabled]") &&
-		       ntimes == 2 && last_times[0] == 1000 && last_times[1] == 1110,
-		       "33.8.3 timing packets amid the hot loop's tnt and tip", "%s; times %llu %llu", out,
-		       (unsigned long long)last_times[0], (unsigned long long)last_times[1]);
-	}
-
-	/* ---- errata ---- */
-	/* BDM70: PSB+ holds FUP and MODE.Exec while tracing is off, then TIP.PGE */
-	tn = 0;
-	psb();
-	mode(64);
-	fup(0x1003);
-	psbend();
-	pge(0x1020);
-	tip(0x100f);
-	pgd(0);
-	cfg.errata = PTFLOW_ERRATUM_BDM70;
-	expect("bdm70-psb_fup-tip_pge", "[enabled 1020] 1020 1021 100f [disabled]");
-	tn = 0;
-	psb();
-	mode(64);
-	fup(0x1003);
-	psbend();
-	pge(0x1020);
-	expect("bdm70-psb_fup-tip_pge without workaround is an error",
-	       "[error 1003: tip.pge while tracing is enabled]");
-
-	/* BDM64: the TIP before a TSX abort has a wrong target; the abort's
-	 * FUP cannot be reached from it */
-	start(0x1000);
-	tnt("!");
-	tip(0x1020); /* the RET really went to 100d, then the abort hit at 1004 */
-	{ struct ptpkt p = P(ptpkt_mode_tsx); p.u.mode_tsx.abrt = true; pk(p); }
-	fup(0x1004);
-	tip(0x100f);
-	pgd(0);
-	cfg.errata = PTFLOW_ERRATUM_BDM64;
-	expect("bdm64-tip-tsx_abort",
-	       "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 [tsx@1004 2] 100f [disabled]");
-	start(0x1000);
-	tnt("!");
-	tip(0x1020);
-	{ struct ptpkt p = P(ptpkt_mode_tsx); p.u.mode_tsx.abrt = true; pk(p); }
-	fup(0x1004);
-	tip(0x100f);
-	pgd(0);
-	expect("bdm64 without workaround is an error",
-	       "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 1020 1021 [error 1021: indirect branch: expected tip]");
-
-	/* SKD007: OVF in the middle of a multi-byte CYC */
-	start(0x1000);
-	tnt("!");
-	raw("\x07\x02\xf3", 3); /* CYC first byte (Exp set), then OVF */
-	fup(0x1020);
-	tip(0x100f);
-	pgd(0);
-	cfg.errata = PTFLOW_ERRATUM_SKD007;
-	expect("skd007-cyc-ovf",
-	       "[enabled 1000] 1000 1001 [overflow] 1020 1021 100f [disabled]");
-
-	/* SKD022: VM entry clearing TraceEn sends FUP before TIP.PGD */
-	start(0x1011);
-	fup(0x1011);
-	pgd(0);
-	cfg.errata = PTFLOW_ERRATUM_SKD022;
-	expect("skd022-vmlaunch-fup-tip_pgd", "[enabled 1011] 1011 [disabled]");
-	start(0x1011);
-	fup(0x1011);
-	pgd(0);
-	expect("skd022 without workaround", "[enabled 1011] [async disabled 1011]");
-
-	/* SKD010: no FUP after OVF; the next TIP gives the IP */
-	start(0x1000);
-	tnt("!");
-	ovf();
-	tip(0x1020);
-	tip(0x100f);
-	pgd(0);
-	cfg.errata = PTFLOW_ERRATUM_SKD010;
-	expect("skd010-ovf-tip", "[enabled 1000] 1000 1001 [overflow] 1020 1021 100f [disabled]");
-
-	/* SKL014: TIP.PGD without IP after a direct branch out of the region */
-	start(0x1003);
-	pgd(0);
-	cfg.errata = PTFLOW_ERRATUM_SKL014;
-	expect("skl014-direct_jmp-tip_pgd", "[enabled 1003] 1003 1004 [disabled 1008]");
-
-	/* APL11: OVF followed by TIP.PGD */
-	start(0x1000);
-	tnt("!");
-	ovf();
-	pgd(0);
-	pge(0x100f);
-	pgd(0);
-	cfg.errata = PTFLOW_ERRATUM_APL11;
-	expect("apl11-ovf-tip_pgd", "[enabled 1000] 1000 1001 [overflow] [enabled 100f] 100f [disabled]");
-	start(0x1000);
-	tnt("!");
-	ovf();
-	pgd(0);
-	expect("apl11 without workaround is an error",
-	       "[enabled 1000] 1000 1001 [overflow] [error 1006: tip.pgd while tracing is disabled]");
-
-	/* APL12: OVF followed by an unexpected FUP while tracing is off */
-	start(0x1000);
-	tnt("!");
-	ovf();
-	fup(0x1003);
-	pge(0x100f);
-	pgd(0);
-	cfg.errata = PTFLOW_ERRATUM_APL12;
-	expect("apl12-ovf-fup-tip_pge", "[enabled 1000] 1000 1001 [overflow] [enabled 100f] 100f [disabled]");
-
-	/* SKZ84: a corrupt TMA followed by one bogus byte */
-	start(0x1000);
-	{ struct ptpkt p = P(ptpkt_tma); p.u.tma.ctc = 1; pk(p); }
-	raw("\xd9", 1);
-	tnt("!");
-	tip(0x100f);
-	pgd(0);
-	cfg.errata = PTFLOW_ERRATUM_SKZ84;
-	expect("skz84-tma-bogus-byte", "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100f [disabled]");
-
-	/* SKZ84 where a TMA mostly is: in PSB+, after the TSC */
-	for (int fix = 1; fix >= 0; fix--) {
-		start(0x1000);
-		tnt("!");
-		psb();
-		{ struct ptpkt p = P(ptpkt_tsc); p.u.tsc.tsc = 0x1234; pk(p); }
-		{ struct ptpkt p = P(ptpkt_tma); p.u.tma.ctc = 1; pk(p); }
-		raw("\xd9", 1);
-		mode(64);
-		fup(0x1006);
-		psbend();
-		tip(0x100f);
-		pgd(0);
-		cfg.errata = fix ? PTFLOW_ERRATUM_SKZ84 : 0;
-		expect(fix ? "skz84-tma-bogus-byte-in-psb+" : "skz84 in psb+ without workaround is an error",
-		       fix ? "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100f [disabled]"
-			   : "[enabled 1000] 1000 1001 [error 1006: bad packet in psb+]");
-	}
+	memset(&cfg, 0, sizeof(cfg));
+	build("psb tsc:3e8 tma:0 cbr:a mode64 psbend pge:1000 cyc:5 tnt:!! mtc:1 cyc:3 tip:100f cyc:2 pgd");
+	cfg.nom_freq = 20;
+	cfg.cpuid15_eax = 1;
+	cfg.cpuid15_ebx = 100;
+	decode("33.8.3 timing amid the hot loop, cache 0 decodes the same");
+	CHECKF(!strcmp(out, "[enabled 1000] 1000 1001 1006 1007 1008 1020 1021 100d 100f [disabled]") &&
+	       ntimes == 2 && last_times[0] == 1000 && last_times[1] == 1110,
+	       "33.8.3 timing packets amid the hot loop's tnt and tip", "%s; times %llu %llu", out,
+	       (unsigned long long)last_times[0], (unsigned long long)last_times[1]);
 
 	/*
 	 * SKL168: a CYC right before a PSB may be dropped, possibly with an
@@ -718,29 +556,14 @@ int main(void)
 	 * starts over.
 	 */
 	for (int w = 1; w >= 0; w--) {
-		tn = 0;
-		psb();
-		{ struct ptpkt p = P(ptpkt_tsc); p.u.tsc.tsc = 1000; pk(p); }
-		pk(P(ptpkt_tma));
-		{ struct ptpkt p = P(ptpkt_cbr); p.u.cbr.ratio = 10; pk(p); }
-		mode(64);
-		psbend();
-		pge(0x100f);
-		{ struct ptpkt p = P(ptpkt_cyc); p.u.cyc.cyc = 10; pk(p); }
-		pgd(0);
-		psb();
-		mode(64);
-		psbend();
-		{ struct ptpkt p = P(ptpkt_cyc); p.u.cyc.cyc = 4; pk(p); }
-		pge(0x100f);
-		{ struct ptpkt p = P(ptpkt_mtc); p.u.mtc.ctc = 2; pk(p); }
-		pgd(0);
+		memset(&cfg, 0, sizeof(cfg));
+		build("psb tsc:3e8 tma:0 cbr:a mode64 psbend pge:100f cyc:a pgd "
+		      "psb mode64 psbend cyc:4 pge:100f mtc:2 pgd");
 		cfg.errata = w ? PTFLOW_ERRATUM_SKL168 : 0;
 		cfg.nom_freq = 20;
 		cfg.cpuid15_eax = 1;
 		cfg.cpuid15_ebx = 100;
-		decode();
-		memset(&cfg, 0, sizeof(cfg));
+		decode(w ? "skl168, cache 0 decodes the same" : "no skl168, cache 0 decodes the same");
 		bool flow = !strcmp(out, "[enabled 100f] 100f [disabled] [enabled 100f] 100f [disabled]");
 		bool times = ntimes == 4 && last_times[0] == 1000 && last_times[1] == 1020 &&
 			     last_times[2] == 1028 && last_times[3] == 1200;
@@ -754,6 +577,16 @@ int main(void)
 		       (unsigned long long)last_times[2], (unsigned long long)last_times[3],
 		       last_lost_cyc[0], last_lost_cyc[1], last_lost_cyc[2], last_lost_cyc[3],
 		       last_lost_mtc[3]);
+	}
+
+	/* every error code has its own text */
+	{
+		int bad = 0;
+		for (int i = 0; i < PTFLOW_ERR_COUNT; i++)
+			for (int j = 0; j < i; j++)
+				bad += !strcmp(ptflow_errstr(i), ptflow_errstr(j)) || !strcmp(ptflow_errstr(i), "?");
+		CHECKF(!bad && !strcmp(ptflow_errstr(PTFLOW_ERR_COUNT), "?"), "ptflow_errstr: a text per code",
+		       "%d duplicates", bad);
 	}
 
 	/* errata selection by CPU */

@@ -1,0 +1,203 @@
+/*
+ * The flow decoder's blocks, block cache and chains (see pt_flow.h for the
+ * layout, pt_flow_int.h for the parts).
+ */
+#include "core/pt_flow_int.h"
+
+int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
+			struct ptflow_block *b, uint8_t *lens)
+{
+	uint8_t buf[128];
+	size_t have = 0;	/* bytes in buf, buf[0] is at address bufip */
+	uint64_t bufip = ip, cur = ip, target = 0;
+	bool eof = false;
+	int ret = 0;
+	unsigned ninsn = 0, last_len = 0, iclass = X86_IC_OTHER, bend, zlc = 0, wrmsr = 0;
+
+	for (;;) {
+		size_t off = (size_t)(cur - bufip);
+		if (have - off < 15 && !eof) {
+			/* keep the undecoded tail, refill behind it */
+			size_t keep = have - off;
+			for (size_t i = 0; i < keep; i++)
+				buf[i] = buf[off + i];
+			have = keep;
+			bufip = cur;
+			off = 0;
+			while (have < sizeof(buf)) {
+				int r = img->read(img->ctx, bufip + have, buf + have, sizeof(buf) - have);
+				if (r <= 0) {
+					eof = true;
+					break;
+				}
+				have += (size_t)r;
+			}
+		}
+		size_t avail = have - off;
+		if (avail == 0) {
+			bend = PTFLOW_BEND_NOCODE;
+			ret = -1;
+			break;
+		}
+		struct x86_insn in;
+		int n = x86_decode(&in, buf + off, avail, cur, (enum x86_mode)mode);
+		if (n == -X86_ERR_NEED_MORE) {
+			bend = PTFLOW_BEND_NOCODE;
+			ret = -1;
+			break;
+		}
+		if (n < 0) {
+			bend = PTFLOW_BEND_INVALID;
+			ret = n;
+			break;
+		}
+		if (lens)
+			lens[ninsn] = (uint8_t)n;
+		if (in.enc == X86_ENC_LEGACY && in.map == X86_MAP_0F && in.opcode == 0x30)
+			wrmsr = 1;
+		ninsn++;
+		last_len = (unsigned)n;
+		cur += (uint64_t)n;
+		if (in.iclass != X86_IC_OTHER) {
+			bend = PTFLOW_BEND_BRANCH;
+			iclass = in.iclass;
+			if (in.has_target)
+				target = in.target;
+			zlc = in.zero_len_call;
+			break;
+		}
+		if (ninsn == PTFLOW_BLOCK_MAX) {
+			bend = PTFLOW_BEND_SPLIT;
+			break;
+		}
+	}
+	b->ip = ip;
+	b->disp = (int32_t)(uint32_t)(target - cur);
+	b->size_wrmsr_lastlen = (uint16_t)((cur - ip) | wrmsr << 10 | last_len << 12);
+	b->ninsn_mode = (uint8_t)(ninsn | (unsigned)mode << 6);
+	b->class_end = (uint8_t)(iclass | bend << 5 | zlc << 7);
+	b->chain_link[0] = b->chain_link[1] = 0;
+	b->chain_ret_link = 0;
+	b->chain_ninsn = 0; /* no chain: the cache links blocks (chain_build()) */
+	b->chain_class_end = PTFLOW_BEND_NOCODE << 5;
+	b->chain_branches = 0;
+	b->chain_hot = HK_OTHER;
+	return ret;
+}
+
+void ptflow_cache_flush(struct ptflow_decoder *d)
+{
+	if (d->nents)
+		efipt_memset(d->index, 0, ((size_t)d->imask + 1) * sizeof(*d->index));
+	d->used = 0;
+	efipt_memset(d->stack_link, 0, sizeof(d->stack_link)); /* links no more */
+}
+
+/* A new entry for ip/mode, as a stub; the caller made sure there is room. */
+static struct ptflow_block *cache_add(struct ptflow_decoder *d, uint64_t ip, unsigned mode)
+{
+	struct ptflow_block *b = &d->ents[d->used++];
+	efipt_memset(b, 0, sizeof(*b));
+	b->ip = ip;
+	b->size_wrmsr_lastlen = STUB_SIZE;
+	b->ninsn_mode = (uint8_t)(mode << 6);
+	b->chain_class_end = PTFLOW_BEND_NOCODE << 5;
+	d->index[slot(ip, d->imask)] = d->used;
+	return b;
+}
+
+/* Link to the entry for ip/mode, made as a stub if there is none. */
+static uint32_t cache_link(struct ptflow_decoder *d, uint64_t ip, unsigned mode)
+{
+	struct ptflow_block *b = cache_find(d, ip, mode);
+	if (!b)
+		b = cache_add(d, ip, mode);
+	return (uint32_t)(b - d->ents) + 1;
+}
+
+/*
+ * Make b's chain (see pt_flow.h): the blocks after the first are taken from
+ * the cache or decoded aside; then link b to the entries where its last
+ * branch goes (at most two new entries: ptflow_block_get() made room).
+ */
+static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
+{
+	struct ptflow_block last = *b, next;
+	unsigned mode = b_mode(b), ninsn = b_ninsn(b), nblk = 1;
+	unsigned nbr = b_bend(b) == PTFLOW_BEND_BRANCH, push = 0;
+	uint64_t ret = 0;
+
+	for (; nblk < PTFLOW_CHAIN_MAX; nblk++) {
+		unsigned ic = b_iclass(&last), bend = b_bend(&last);
+		uint64_t to;
+		bool call = false;
+		if (bend == PTFLOW_BEND_SPLIT)
+			to = b_next(&last);
+		else if (bend != PTFLOW_BEND_BRANCH)
+			break;
+		else if (ic == X86_IC_JMP_DIRECT)
+			to = b_target(&last);
+		else if (ic == X86_IC_CALL_DIRECT && (b_zlc(&last) || !push))
+			to = b_target(&last), call = !b_zlc(&last);
+		else
+			break;
+		const struct ptflow_block *nb = cache_find(d, to, mode);
+		if (!nb || b_stub(nb)) {
+			d->stat.decoded++;
+			ptflow_block_decode(&d->cfg.image, to, (uint8_t)mode, &next, NULL);
+			nb = &next;
+		}
+		if (b_bend(nb) > PTFLOW_BEND_SPLIT || ninsn + b_ninsn(nb) > 255)
+			break;
+		if (call)
+			ret = b_next(&last), push = 1;
+		ninsn += b_ninsn(nb);
+		nbr += b_bend(nb) == PTFLOW_BEND_BRANCH;
+		last = *nb;
+	}
+	unsigned lic = b_iclass(&last), lbend = b_bend(&last);
+	bool branch = lbend == PTFLOW_BEND_BRANCH;
+	/* where the last branch goes on: its fall-through (also the return
+	 * address of a CALL), its direct target */
+	if (lbend == PTFLOW_BEND_SPLIT ||
+	    (branch && lic != X86_IC_JMP_DIRECT && lic != X86_IC_JMP_INDIRECT &&
+	     lic != X86_IC_RET_NEAR && lic != X86_IC_FAR_JMP && lic != X86_IC_FAR_RET &&
+	     lic != X86_IC_IRET))
+		b->chain_link[0] = cache_link(d, b_next(&last), mode);
+	if (branch && (lic == X86_IC_JCC || lic == X86_IC_JMP_DIRECT || lic == X86_IC_CALL_DIRECT))
+		b->chain_link[1] = cache_link(d, b_target(&last), mode);
+	b->chain_ret_link = push ? cache_link(d, ret, mode) : 0;
+	b->chain_ninsn = (uint8_t)ninsn;
+	b->chain_class_end = last.class_end;
+	b->chain_branches = (uint8_t)nbr;
+	unsigned hk = HK_OTHER;
+	if (last.class_end == X86_IC_JCC) /* bend BRANCH, not a zero-length CALL */
+		hk = HK_JCC;
+	else if (last.class_end == X86_IC_RET_NEAR)
+		hk = HK_RET;
+	b->chain_hot = (uint8_t)(hk | HK_MODE(mode) | (push ? HK_PUSH : 0));
+}
+
+/* The decoded block at ip in the current mode: from the cache, decoded
+ * into it, or (no cache) decoded into tmp. */
+const struct ptflow_block *ptflow_block_get(struct ptflow_decoder *d, uint64_t ip,
+					    struct ptflow_block *tmp)
+{
+	struct ptflow_block *b = cache_find(d, ip, d->mode);
+	if (b && !b_stub(b))
+		return b;
+	d->stat.decoded++;
+	if (!d->nents) {
+		ptflow_block_decode(&d->cfg.image, ip, d->mode, tmp, NULL);
+		return tmp;
+	}
+	if (d->used + 4 > d->nents) { /* full: start over (a block, 3 links) */
+		ptflow_cache_flush(d);
+		b = NULL;
+	}
+	if (!b)
+		b = cache_add(d, ip, d->mode);
+	ptflow_block_decode(&d->cfg.image, ip, d->mode, b, NULL);
+	chain_build(d, b);
+	return b;
+}

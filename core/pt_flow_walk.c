@@ -1,0 +1,312 @@
+/*
+ * The flow decoder's fast loops: lean_walk() for 64-bit code that needs
+ * only TNT bits, walk() for the rest of the plain flow. Both stop before
+ * anything else, which the state machine (pt_flow.c) handles; whatever
+ * they do must be exactly what do_block() would do, which the tests check
+ * by decoding every trace with and without the cache.
+ */
+#include "core/pt_flow_int.h"
+
+/*
+ * The common case as tight as it gets: 64-bit code, no packet pending, and
+ * chains that end in a Jcc or a compressed RET, so that every step takes
+ * one TNT bit; short TNT packets are read here. It stops before the first
+ * chain it cannot take as it is (walk() goes on from there). As a step
+ * takes at most 255 instructions, the step limit is checked per TNT packet,
+ * not per step. Returns nothing: the walk's state is in the caller's
+ * variables (*ipp ... *blocksp), updated in place.
+ */
+static inline __attribute__((always_inline)) void
+lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **ep, uint64_t *tntp,
+	  unsigned *np, uint64_t *stepsp, uint64_t *insnsp, uint64_t *branchesp, uint64_t *blocksp,
+	  const bool sink)
+{
+	uint64_t ip = *ipp, tnt = *tntp, steps = *stepsp, insns = 0, since = 0;
+	uint64_t branches = 0, blocks = 0;
+	unsigned n = *np;
+	/* the entry at ip: from here on the links lead the way */
+	const struct ptflow_block *e = *ep ? *ep : cache_find(d, ip, X86_MODE_64);
+
+	*ep = e;
+	/* DisTNT: a Jcc takes no bit (do_block() loses the flow there) */
+	if (!e || d->cfg.distnt || steps + 255u * n > d->cfg.max_steps)
+		return;
+	for (;;) {
+		if (!n) {
+			if (!(n = short_tnt(d, &tnt)))
+				break;
+			steps = 0;
+			since = insns;
+			if (255u * n > d->cfg.max_steps)
+				break; /* walk() takes these bits step by step */
+		}
+		const struct ptflow_block *cur = e;
+		unsigned hk = cur->chain_hot; /* a stub's is HK_OTHER */
+		if ((hk & ~HK_PUSH) == HK_JCC64) {
+			if (hk & HK_PUSH)
+				stack_push(d, linked(d, cur->chain_ret_link)->ip, cur->chain_ret_link);
+			n--;
+			e = linked(d, cur->chain_link[(tnt >> n) & 1]);
+		} else if ((hk & ~HK_PUSH) == HK_RET64 && (tnt >> (n - 1)) & 1 &&
+			   (d->sn || hk & HK_PUSH) && !d->cfg.disretc) {
+			/* compressed RET: a taken bit, the target from the stack */
+			if (hk & HK_PUSH)
+				stack_push(d, linked(d, cur->chain_ret_link)->ip, cur->chain_ret_link);
+			n--;
+			ip = stack_take(d, X86_MODE_64, &e);
+			if (!e)
+				e = cache_find(d, ip, X86_MODE_64);
+		} else {
+			break;
+		}
+		insns += cur->chain_ninsn;
+		branches += cur->chain_branches;
+		blocks++;
+		if (sink)
+			ptflow_deliver_chain(d, cur, (uint8_t)(cur->chain_class_end & 31));
+		if (!e)
+			goto out; /* returned to code not in the cache */
+	}
+	ip = e->ip;
+out:
+	*ep = e;
+	*ipp = ip;
+	*tntp = tnt;
+	*np = n;
+	*stepsp = steps + insns - since;
+	*insnsp += insns;
+	*branchesp += branches;
+	*blocksp += blocks;
+}
+
+/*
+ * The hot loop. While the flow needs only TNT bits and plain TIPs, follow
+ * conditional branches, direct jumps and calls, compressed RETs and
+ * indirect jumps, calls and RETs block by block, reading TNT and TIP
+ * packets as they are needed, without leaving this loop. Anything else
+ * (another packet, an error, a far transfer, PTWRITE, the step limit) goes
+ * back to step()/do_block(), which handle every case; this loop only ever
+ * stops before a block, never inside one. Returns nothing: d holds where
+ * it stopped (the IP, the TNT bits, the pending packet) and the counts.
+ */
+static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d, const bool sink)
+{
+	uint64_t ip = d->ip, tnt = d->tnt_bits, insns = 0, branches = 0, blocks = 0;
+	uint64_t steps = d->steps, max_steps = d->cfg.max_steps;
+	unsigned n = d->tnt_n, mode = d->mode;
+	uint64_t enabled_at = 0; /* blocks walked when tracing was last enabled */
+	struct ptflow_block tmp;
+	const struct ptflow_block *e = NULL; /* the entry at ip, if known */
+
+	if (!d->nents)
+		return;
+	for (;;) {
+		if (!n && !d->have_pend) {
+			/* the next packet: a short TNT or a TIP right here */
+			if ((n = short_tnt(d, &tnt))) {
+				steps = 0;
+			} else if (d->pk.sync && !d->pk.block && d->pk.pos < d->pk.end && ip_packet(d)) {
+				steps = 0;
+			} else {
+				d->tnt_n = 0;
+				d->steps = steps;
+				if (ptflow_fetch(d) < 0)
+					break;
+				steps = d->steps;
+				n = d->tnt_n;
+				tnt = d->tnt_bits;
+			}
+		}
+		if (mode == X86_MODE_64 && !d->have_pend && n) {
+			lean_walk(d, &ip, &e, &tnt, &n, &steps, &insns, &branches, &blocks, sink);
+			if (!n && !d->have_pend)
+				continue; /* the next packet is not a short TNT */
+		}
+		/* a TIP.PGD waits for the indirect or far transfer that leaves */
+		bool pgd = false;
+		if (!n && !plain_tip(d)) {
+			if (!(d->have_pend && d->pend.type == ptpkt_tip_pgd))
+				break;
+			pgd = true;
+		}
+		const struct ptflow_block *b = e ? e : cache_find(d, ip, mode);
+		e = NULL;
+		if (!b || b_stub(b)) {
+			d->ip = ip;
+			b = ptflow_block_get(d, ip, &tmp);
+			if (b == &tmp)
+				break;
+		}
+		/* the step: the chain from ip; with a TIP.PGD pending only the
+		 * block (a direct branch in the chain may be where tracing
+		 * stops) */
+		unsigned cn, ci, nbr;
+		bool push;
+		uint64_t ft, tg;
+		if (!pgd) {
+			cn = b->chain_ninsn;
+			ci = b->chain_class_end;
+			nbr = b->chain_branches;
+			push = chain_push(b);
+			ft = b->chain_link[0] ? linked(d, b->chain_link[0])->ip : 0;
+			tg = b->chain_link[1] ? linked(d, b->chain_link[1])->ip : 0;
+		} else {
+			cn = b_ninsn(b);
+			ci = b->class_end;
+			nbr = b_bend(b) == PTFLOW_BEND_BRANCH;
+			push = false;
+			ft = b_next(b);
+			tg = ft + (uint64_t)(int64_t)b->disp;
+		}
+		if (steps + cn > max_steps)
+			break;
+		if (mode != X86_MODE_64) { /* as b_target(): the block has this mode */
+			ft = (uint32_t)ft;
+			tg = (uint32_t)tg;
+		}
+		uint64_t next;
+		unsigned ic = ci & 31, bend = (ci >> 5) & 3;
+		if (pgd && !b_wrmsr(b) &&
+		    (bend == PTFLOW_BEND_SPLIT ||
+		     (bend == PTFLOW_BEND_BRANCH &&
+		      (ic == X86_IC_JMP_DIRECT || ic == X86_IC_CALL_DIRECT) &&
+		      !(pend_has_ip(d) ? d->pend.u.ip.ip == tg
+				       : (d->cfg.errata & PTFLOW_ERRATUM_SKL014))))) {
+			/* on the way to the transfer the TIP.PGD waits for:
+			 * straight-line code, direct jumps and calls that stay
+			 * in the traced region (do_block() has the others) */
+		} else if (pgd) {
+			/* as do_block(): the block runs, then tracing stops at
+			 * its branch (a WRMSR in it would stop it there) */
+			if (bend != PTFLOW_BEND_BRANCH || b_wrmsr(b) || !takes_tip(ic))
+				break;
+			if (ic == X86_IC_CALL_INDIRECT)
+				stack_push(d, ft, 0);
+			else if (ic == X86_IC_RET_NEAR)
+				stack_pop(d);
+			steps += cn;
+			insns += cn;
+			blocks++;
+			branches++;
+			if (sink)
+				ptflow_deliver(d, b, cn, (uint8_t)ic);
+			d->ip = ip;
+			ptflow_disable(d, PTFLOW_EV_DISABLED, pend_has_ip(d), d->pend.u.ip.ip);
+			/* the usual way back: MODE.Exec, TIP.PGE (33.7) */
+			for (;;) {
+				d->tnt_n = 0;
+				d->steps = steps;
+				if (!(d->pk.sync && !d->pk.block && d->pk.pos < d->pk.end &&
+				      (mode_exec_packet(d) || ip_packet(d)))) {
+					int r = ptflow_fetch(d);
+					n = d->tnt_n;
+					tnt = d->tnt_bits;
+					if (r < 0 || n) {
+						steps = d->steps;
+						goto out;
+					}
+				}
+				steps = d->steps;
+				if (d->pend.type == ptpkt_mode_exec) {
+					d->have_pend = false;
+					d->next_mode = mode_of(&d->pend);
+					d->have_next_mode = true;
+					continue;
+				}
+				if (d->pend.type != ptpkt_tip_pge || !pend_has_ip(d))
+					goto out;
+				/* as handle_pend(): tracing is off, nothing to check */
+				d->have_pend = false;
+				ptflow_enable_at(d, d->pend.u.ip.ip, d->pend_off);
+				break;
+			}
+			/* back after the SYSCALL (or whatever left): a link */
+			if (b->chain_link[0] && d->mode == mode && linked(d, b->chain_link[0])->ip == d->ip)
+				e = linked(d, b->chain_link[0]);
+			ip = d->ip;
+			mode = d->mode;
+			enabled_at = blocks;
+			continue;
+		}
+		/* what the last branch needs; nothing changes before all is there */
+		bool push_last = false;
+		int pop = 0; /* 1: RET with a TIP, 2: compressed RET */
+		unsigned nl = 2; /* the link to the next entry: 0, 1 or none */
+		if ((ci & 0x7f) == X86_IC_JCC) { /* bend BRANCH, the usual */
+			if (!n || d->cfg.distnt)
+				break; /* DisTNT: do_block() loses the flow here */
+			n--;
+			nl = (tnt >> n) & 1;
+			next = nl ? tg : ft;
+		} else if (bend == PTFLOW_BEND_SPLIT) {
+			next = ft;
+			nl = 0;
+		} else if (bend != PTFLOW_BEND_BRANCH) {
+			break;
+		} else if (ic == X86_IC_JMP_DIRECT) {
+			next = tg;
+			nl = 1;
+		} else if (ic == X86_IC_CALL_DIRECT) {
+			push_last = !(ci >> 7); /* not a zero-length CALL */
+			next = tg;
+			nl = 1;
+		} else if (ic == X86_IC_RET_NEAR && n && !d->cfg.disretc) {
+			/* compressed RET: a taken bit, the target from the stack */
+			if (!(d->sn || push) || !((tnt >> (n - 1)) & 1))
+				break;
+			n--;
+			pop = 2;
+			next = 0;
+		} else if ((ic == X86_IC_RET_NEAR || ic == X86_IC_JMP_INDIRECT ||
+			    ic == X86_IC_CALL_INDIRECT) && !n && plain_tip(d)) {
+			push_last = ic == X86_IC_CALL_INDIRECT;
+			pop = ic == X86_IC_RET_NEAR;
+			next = d->pend.u.ip.ip;
+			d->have_pend = false;
+		} else {
+			break;
+		}
+		/* in execution order: the CALL inside the chain, then the last branch */
+		if (push) {
+			stack_push(d, linked(d, b->chain_ret_link)->ip, b->chain_ret_link);
+		}
+		if (push_last)
+			stack_push(d, ft, b->chain_link[0]);
+		if (pop == 2) {
+			next = stack_take(d, mode, &e);
+		} else if (pop) {
+			stack_pop(d);
+		}
+		steps += cn;
+		insns += cn;
+		blocks++;
+		branches += nbr;
+		if (sink && pgd)
+			ptflow_deliver(d, b, cn, (uint8_t)ic);
+		else if (sink)
+			ptflow_deliver_chain(d, b, (uint8_t)ic);
+		if (nl < 2 && !pgd)
+			e = linked(d, b->chain_link[nl]);
+		ip = next;
+	}
+	d->ip = ip;
+out:
+	if (blocks != enabled_at)
+		d->walked = true;
+	d->steps = steps;
+	d->tnt_n = (uint8_t)n;
+	d->tnt_bits = tnt;
+	d->stat.insns += insns;
+	d->stat.branches += branches;
+	d->stat.blocks += blocks;
+}
+
+/* See pt_flow_int.h. Without a run callback (--stat, the benchmark) the
+ * hot loop has no per-block test for one. */
+void ptflow_walk(struct ptflow_decoder *d)
+{
+	if (d->sink.run)
+		walk(d, true);
+	else
+		walk(d, false);
+}
