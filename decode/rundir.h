@@ -18,6 +18,10 @@ struct rundir {
 int rundir_open(struct rundir *rd, const char *path);
 void rundir_close(struct rundir *rd);
 
+/* Load DIR/NAME (a regular file) as JSON. NULL with "PATH: reason" or
+ * "PATH:LINE:COL: reason" in err. */
+json_t *rundir_json(const struct rundir *rd, const char *name, char *err, size_t errlen);
+
 /* Manifest accessors (NULL/0 when absent). */
 const char *rundir_str(const struct rundir *rd, const char *key);
 

@@ -13,17 +13,6 @@
 #define MAX_SNAPSHOTS 4096
 #define MAX_IMAGES 4096
 
-static json_t *load_json(const struct rundir *rd, const char *name, char *err, size_t errlen)
-{
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/%s", rd->path, name);
-	json_error_t je;
-	json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	if (!j)
-		snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-	return j;
-}
-
 static int hexarg(json_t *v, unsigned long long *out)
 {
 	const char *s = json_string_value(v);
@@ -87,7 +76,7 @@ int rundir_code_load(struct rundir_code *c, const struct rundir *rd, char *err, 
 	}
 	memview_init(&c->view, c->regions, MAX_SNAPSHOTS);
 
-	json_t *mm = load_json(rd, "memmap.json", err, errlen);
+	json_t *mm = rundir_json(rd, "memmap.json", err, errlen);
 	if (!mm)
 		return -1;
 	json_t *regions = json_object_get(mm, "regions");
@@ -125,7 +114,7 @@ int rundir_code_load(struct rundir_code *c, const struct rundir *rd, char *err, 
 	if (rc)
 		return rc;
 
-	json_t *ij = load_json(rd, "images.json", err, errlen);
+	json_t *ij = rundir_json(rd, "images.json", err, errlen);
 	if (!ij)
 		return -1;
 	json_t *imgs = json_object_get(ij, "images");
