@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,6 +34,83 @@ int open_regular(const char *path, char *err, size_t errlen)
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	return fd;
+}
+
+int input_map(struct input_map *m, const char *path, size_t max, char *err, size_t errlen)
+{
+	memset(m, 0, sizeof(*m));
+	bool is_stdin = !strcmp(path, "-");
+	int fd = is_stdin ? 0 : open_regular(path, err, errlen);
+	if (fd < 0)
+		return -1;
+	const char *name = is_stdin ? "<stdin>" : path;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		if ((unsigned long long)st.st_size > max) {
+			snprintf(err, errlen, "%s: %lld bytes, more than the %zu this command reads",
+				 name, (long long)st.st_size, max);
+			goto fail;
+		}
+		m->size = (size_t)st.st_size;
+		if (m->size) {
+			m->map = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
+			if (m->map == MAP_FAILED) {
+				m->map = NULL;
+				snprintf(err, errlen, "%s: mmap: %s", name, strerror(errno));
+				goto fail;
+			}
+			m->data = m->map;
+		}
+		if (!is_stdin)
+			close(fd);
+		return 0;
+	}
+	/* a pipe: read it, growing the buffer as it comes */
+	size_t cap = 0;
+	for (;;) {
+		if (m->size == cap) {
+			if (cap >= max) {
+				snprintf(err, errlen, "%s: more than the %zu bytes this command reads",
+					 name, max);
+				goto fail;
+			}
+			size_t nc = cap ? (cap > max / 2 ? max : cap * 2) : (1u << 20);
+			unsigned char *nb = realloc(m->heap, nc);
+			if (!nb) {
+				snprintf(err, errlen, "%s: out of memory after %zu bytes", name, m->size);
+				goto fail;
+			}
+			m->heap = nb;
+			cap = nc;
+		}
+		ssize_t n = read(fd, m->heap + m->size, cap - m->size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "%s: read error: %s", name, strerror(errno));
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		m->size += (size_t)n;
+	}
+	m->data = m->heap;
+	if (!is_stdin)
+		close(fd);
+	return 0;
+fail:
+	if (!is_stdin)
+		close(fd);
+	input_unmap(m);
+	return -1;
+}
+
+void input_unmap(struct input_map *m)
+{
+	if (m->map)
+		munmap(m->map, m->size);
+	free(m->heap);
+	memset(m, 0, sizeof(*m));
 }
 
 char *read_small_file(const char *path, size_t max, size_t *len)
@@ -116,11 +194,19 @@ int read_cpuid_file(const char *cmd, const char *path, unsigned cpu, struct cpui
 	return -1;
 }
 
+static int stdout_errno; /* the cause of the first failed flush_stdout() */
+
+void flush_stdout(void)
+{
+	if (fflush(stdout) && !stdout_errno)
+		stdout_errno = errno;
+}
+
 int finish_stdout(const char *cmd, int rc)
 {
 	/* ferror: a write failed earlier, even if this flush succeeds */
 	int bad = ferror(stdout);
-	int err = bad ? EIO : 0;
+	int err = stdout_errno ? stdout_errno : bad ? EIO : 0;
 	if (fflush(stdout)) {
 		bad = 1;
 		err = errno;

@@ -20,6 +20,20 @@ char *read_small_file(const char *path, size_t max, size_t *len);
  */
 int open_regular(const char *path, char *err, size_t errlen);
 
+/*
+ * A whole input file in memory: mmap'd when it is a regular file, read
+ * (at most max bytes) when it is a pipe; "-" is standard input.
+ */
+struct input_map {
+	const unsigned char *data;
+	size_t size;
+	void *map;		/* mmap'd, or NULL */
+	unsigned char *heap;	/* read, or NULL */
+};
+/* Returns 0, or -1 with "PATH: reason" in err. */
+int input_map(struct input_map *m, const char *path, size_t max, char *err, size_t errlen);
+void input_unmap(struct input_map *m);
+
 struct cpuid_set;
 /*
  * Read a `cpuid -r -1` dump (CPU block cpu) into set. On failure prints
@@ -37,6 +51,8 @@ int parse_u64(const char *s, unsigned long long *v);
  * on standard output: reason" and turns the exit status rc into 2.
  */
 int finish_stdout(const char *cmd, int rc);
+/* fflush(stdout) whose failure finish_stdout() will report with its cause. */
+void flush_stdout(void);
 
 /*
  * A file written under a temporary name in its directory and renamed over

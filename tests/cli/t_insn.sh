@@ -128,3 +128,16 @@ expect_rc "insn: --time without ratios" 0 $EFIPT insn --pt "$TMP/t.pt" --raw "$T
 if [ "$(grep -c '^\[0000000000001000 ' "$TMP/out")" = 4 ]; then ok "insn: --time without ratios: the tsc only"; else nok "insn: --time without ratios: the tsc only" "$(cat "$TMP/out")"; fi
 expect_rc "insn: no --time" 0 $EFIPT insn --pt "$TMP/t.pt" --raw "$TMP/code.bin:0x1000"
 contains "insn: no --time, no time stamps" "$TMP/out" "[enabled, ip: 0000000000001000]"
+
+# option values: the option and its range are named; --cache below 8 is no cache
+expect_rc "insn: --mtc-freq 16 refused" 2 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/code.bin:0x1000" --mtc-freq 16
+contains "insn: --mtc-freq range named" "$TMP/err" "efipt insn: --mtc-freq takes a number from 0 to 15, not '16'"
+expect_rc "insn: --max-steps ' -5' refused" 2 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/code.bin:0x1000" --max-steps " -5"
+contains "insn: --max-steps named" "$TMP/err" "--max-steps takes a count"
+expect_rc "insn: --cache 3 is no cache" 0 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/code.bin:0x1000" --no-inst --cache 3
+grep -v '^\[' "$TMP/out" >"$TMP/r3.ips"
+expect "insn: --cache 3 listing equals ground truth" cmp -s "$TMP/r3.ips" "$TMP/r.truth"
+expect_rc "insn: --cache 12 refused" 2 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/code.bin:0x1000" --cache 12
+contains "insn: --cache range named" "$TMP/err" "--cache takes a power of two from 8 to 16777216, or 0..7 for no cache"
+$EFIPT insn --help >"$TMP/help"
+contains "insn --help: exit status" "$TMP/help" "Exit status: 0 if the trace decoded without errors"
