@@ -225,6 +225,7 @@ int finish_stdout(const char *cmd, int rc)
 int atomic_open(struct atomic_file *af, const char *cmd, const char *path)
 {
 	af->f = NULL;
+	af->err = 0;
 	if (strlen(path) >= sizeof(af->path)) {
 		fprintf(stderr, "efipt %s: %s: path too long\n", cmd, path);
 		return -1;
@@ -251,9 +252,15 @@ int atomic_open(struct atomic_file *af, const char *cmd, const char *path)
 	return 0;
 }
 
+void atomic_write(struct atomic_file *af, const void *p, size_t n)
+{
+	if (fwrite(p, 1, n, af->f) != n && !af->err)
+		af->err = errno;
+}
+
 int atomic_commit(struct atomic_file *af, const char *cmd)
 {
-	int err = ferror(af->f) ? EIO : 0;
+	int err = af->err ? af->err : ferror(af->f) ? EIO : 0;
 	if (fflush(af->f) && !err)
 		err = errno;
 	if (!err && fsync(fileno(af->f)))

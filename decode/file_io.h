@@ -61,11 +61,14 @@ void flush_stdout(void);
  */
 struct atomic_file {
 	FILE *f;
+	int err;		/* errno of the first failed atomic_write() */
 	char path[4096];
 	char tmp[4112];
 };
 /* Create the temporary file. On failure prints "efipt CMD: PATH: reason". */
 int atomic_open(struct atomic_file *af, const char *cmd, const char *path);
+/* fwrite to af->f that keeps the cause of a failure for atomic_commit(). */
+void atomic_write(struct atomic_file *af, const void *p, size_t n);
 /* Flush, close and rename into place; on any error print it, remove the
  * temporary file and return -1. */
 int atomic_commit(struct atomic_file *af, const char *cmd);
