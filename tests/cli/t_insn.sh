@@ -141,3 +141,16 @@ expect_rc "insn: --cache 12 refused" 2 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/
 contains "insn: --cache range named" "$TMP/err" "--cache takes a power of two from 8 to 16777216, or 0..7 for no cache"
 $EFIPT insn --help >"$TMP/help"
 contains "insn --help: exit status" "$TMP/help" "Exit status: 0 if the trace decoded without errors"
+
+# memory from small inputs: a 10 MB ELF whose 200 executable segments all
+# cover the whole file is refused, not copied 200 times (2 GB; the address
+# space limit makes a copying loader fail instead of swapping)
+python3 tests/cli/hostile_elf.py 200 10000000 "$TMP/h200.elf"
+printf '\002\202\002\202\002\202\002\202\002\202\002\202\002\202\002\202' >"$TMP/psb.pt"
+( ulimit -v 1000000; exec $EFIPT insn --pt "$TMP/psb.pt" --elf "$TMP/h200.elf" ) >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 2 ] && ok "insn: hostile ELF refused" || nok "insn: hostile ELF refused" "exit $rc"
+contains "insn: hostile ELF named" "$TMP/err" "h200.elf: executable segments overlap in the file"
+python3 tests/cli/hostile_elf.py 4000 100000 "$TMP/h4000.elf"
+( ulimit -v 1000000; exec $EFIPT insn --pt "$TMP/psb.pt" --elf "$TMP/h4000.elf" ) >"$TMP/out" 2>"$TMP/err"
+contains "insn: 4000 overlapping segments named" "$TMP/err" "h4000.elf: executable segments overlap in the file"
