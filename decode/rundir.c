@@ -10,6 +10,7 @@
 #include "decode/rundir.h"
 
 #define MANIFEST_MAX (4u << 20)
+#define JSON_MAX (64u << 20) /* memmap.json, images.json: thousands of entries */
 
 static int fail(struct rundir *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(struct rundir *rd, const char *fmt, ...)
@@ -217,6 +218,13 @@ json_t *rundir_json(const struct rundir *rd, const char *name, char *err, size_t
 	int fd = open_regular(path, err, errlen);
 	if (fd < 0)
 		return NULL;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && st.st_size > JSON_MAX) {
+		snprintf(err, errlen, "%s: %lld bytes, larger than any file efipt writes", path,
+			 (long long)st.st_size);
+		close(fd);
+		return NULL;
+	}
 	json_error_t je;
 	json_t *j = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
 	close(fd);

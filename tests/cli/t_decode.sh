@@ -121,3 +121,9 @@ printf '{"images":[{"name":"\\u001b[2J\\u001b]0;x\\u0007evil.efi","base":"0x1000
 expect_rc "decode: escapes in an image name" 0 $EFIPT decode "$TMP/esc"
 if grep -q "$(printf '\033')" "$TMP/out" || grep -q "$(printf '\007')" "$TMP/out"; then nok "decode: no raw control characters" "$(od -c "$TMP/out" | head -5)"; else ok "decode: no raw control characters"; fi
 contains "decode: the name shown escaped" "$TMP/out" '\x1b[2J\x1b]0;x\x07evil.efi'
+
+# a huge memmap.json is refused before it is parsed
+copy hugejson
+truncate -s 65M "$TMP/hugejson/memmap.json"
+expect_rc "decode: huge memmap.json refused" 1 $EFIPT decode "$TMP/hugejson"
+contains "decode: huge memmap.json named" "$TMP/err" "memmap.json: 68157440 bytes, larger than any file efipt writes"
