@@ -48,8 +48,13 @@ int main(int argc, char **argv)
 		return finish_stdout(NULL, 0);
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
+		if (!strcmp(argv[1], commands[i].name)) {
+			/* getopt names argv[0] in its messages: "efipt insn: ..." */
+			char name[32];
+			snprintf(name, sizeof(name), "efipt %s", commands[i].name);
+			argv[1] = name;
 			return finish_stdout(commands[i].name, commands[i].run(argc - 1, argv + 1));
+		}
 	fprintf(stderr, "efipt: unknown command '%s' (see 'efipt --help')\n", argv[1]);
 	return 2;
 }

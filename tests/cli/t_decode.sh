@@ -127,3 +127,9 @@ copy hugejson
 truncate -s 65M "$TMP/hugejson/memmap.json"
 expect_rc "decode: huge memmap.json refused" 1 $EFIPT decode "$TMP/hugejson"
 contains "decode: huge memmap.json named" "$TMP/err" "memmap.json: 68157440 bytes, larger than any file efipt writes"
+
+# getopt's own messages carry the efipt prefix too
+for cmd in insn decode info packets synth caps; do
+	$EFIPT $cmd --bogus >/dev/null 2>"$TMP/err"
+	if head -1 "$TMP/err" | grep -q "^efipt $cmd: unrecognized option '--bogus'"; then ok "$cmd: getopt message prefixed"; else nok "$cmd: getopt message prefixed" "$(head -1 "$TMP/err")"; fi
+done
