@@ -1,6 +1,6 @@
 /*
  * efipt packets: list the Intel PT packets of a raw trace, one per line
- * (text in the spirit of libipt's ptdump, or jsonl per DESIGN.md), or count
+ * (text in the spirit of libipt's ptdump, or jsonl per docs/packets.md), or count
  * them (--stat).
  *
  * The trace is read in fixed-size windows, so memory stays bounded for any
@@ -57,7 +57,7 @@ static void packets_usage(FILE *f)
 		"                       instead of at the first PSB\n"
 		"  --stat               only count packets and bytes per type\n"
 		"  --help               this text\n\n"
-		"jsonl: payload fields as in DESIGN.md; addresses and values that can\n"
+		"jsonl: payload fields as in docs/packets.md; addresses and values that can\n"
 		"exceed 2^53 are hex strings; single-bit flags are booleans; the type\n"
 		"field of BBP, CFE and EVD is \"subtype\" (\"type\" names the packet).\n"
 		"Errors: {\"off\":N,\"type\":\"error\",\"msg\":\"...\"}.\n\n"

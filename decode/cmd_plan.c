@@ -42,7 +42,13 @@ static void plan_usage(FILE *f)
 		"  --cpu N             the Nth 'CPU' block of a multi-CPU dump (default 0)\n"
 		"  --format text|jsonl output format (default text)\n\n"
 		"trace options:\n%s\n"
-		"Exit status: 0 plan printed, 1 configuration refused, 2 bad input.\n",
+		"jsonl: one object a line, in order: {\"op\":\"topa\",\"table\":HEX,\"entries\":\n"
+		"[{\"base\":HEX,\"size\":N,\"end\":B,\"stop\":B,\"int\":B},...]},\n"
+		"{\"op\":\"rdmsr\",\"msr\":HEX}, {\"op\":\"wrmsr\",\"msr\":HEX,\"value\":HEX}; or one\n"
+		"{\"op\":\"refuse\",\"reason\":TEXT}. HEX is a \"0x...\" string; notes go to stderr.\n"
+		"Sizes are at most 128T (what a plan simulates).\n\n"
+		"Exit status: 0 plan printed, 1 configuration refused, 2 bad input or a\n"
+		"write error on standard output.\n",
 		buf);
 }
 

@@ -6,7 +6,7 @@ ADL=$P/alder-lake-s-core-i9-12900k-p-core.txt
 BDW=$P/broadwell-u-core-i7-5500u.txt
 HV=$P/comet-lake-xeon-w-1290p-as-seen-under-a-hypervisor-negative-.txt
 
-# check.py FILE [expect]: every line is a DESIGN.md plan object with exactly
+# check.py FILE [expect]: every line is a plan object (efipt plan --help) with exactly
 # its keys in order; ToPA tables chain and end where OUTPUT_BASE starts;
 # IA32_RTIT_STATUS is cleared before and IA32_RTIT_CTL written last.
 cat >"$TMP/check.py" <<'PY'
@@ -82,7 +82,7 @@ else:
 PY
 
 expect_rc "plan: Skylake default plan" 0 $EFIPT plan --cpuid $SKL --format jsonl
-expect "plan: Skylake jsonl follows DESIGN.md" python3 "$TMP/check.py" "$TMP/out"
+expect "plan: Skylake jsonl follows plan --help" python3 "$TMP/check.py" "$TMP/out"
 python3 "$TMP/check.py" "$TMP/out" >"$TMP/summary" 2>&1
 contains "plan: default is a 4 MiB ToPA buffer" "$TMP/summary" "topa 1 4194304"
 contains "plan: stop mode sets STOP" "$TMP/out" '"stop":true'
