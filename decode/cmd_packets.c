@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/pt_pkt.h"
 #include "decode/commands.h"
@@ -516,9 +517,15 @@ int cmd_packets(int argc, char **argv)
 			}
 			r.path = trace_path;
 		}
-		r.f = fopen(r.path, "rb");
+		char err[4400];
+		int fd = open_regular(r.path, err, sizeof(err));
+		r.f = fd < 0 ? NULL : fdopen(fd, "rb");
 		if (!r.f) {
-			fprintf(stderr, "efipt packets: %s: %s\n", r.path, strerror(errno));
+			if (fd >= 0) {
+				snprintf(err, sizeof(err), "%s: %s", r.path, strerror(errno));
+				close(fd);
+			}
+			fprintf(stderr, "efipt packets: %s\n", err);
 			return 2;
 		}
 	}

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/mem.h"
 #include "decode/file_io.h"
@@ -135,12 +136,17 @@ int ptsec_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
 /* Read a whole file (bounded). */
 static uint8_t *slurp(struct ptsec_image *im, const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
+	int fd = open_regular(path, im->err, sizeof(im->err));
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
 	if (!f) {
-		fail(im, "%s: %s", path, strerror(errno));
+		if (fd >= 0) {
+			fail(im, "%s: %s", path, strerror(errno));
+			close(fd);
+		}
 		return NULL;
 	}
 	size_t cap = 1 << 16, have = 0;
+	int err = 0;
 	uint8_t *b = malloc(cap);
 	while (b) {
 		if (have == cap) {
@@ -158,14 +164,15 @@ static uint8_t *slurp(struct ptsec_image *im, const char *path, size_t *len)
 		}
 		size_t r = fread(b + have, 1, cap - have, f);
 		have += r;
-		if (r == 0)
+		if (r == 0) {
+			err = ferror(f) ? errno : 0;
 			break;
+		}
 	}
-	int bad = ferror(f);
 	fclose(f);
-	if (!b || bad) {
+	if (!b || err) {
 		free(b);
-		fail(im, "%s: read error", path);
+		fail(im, "%s: %s", path, b ? strerror(err) : "out of memory");
 		return NULL;
 	}
 	*len = have;

@@ -154,3 +154,13 @@ contains "insn: hostile ELF named" "$TMP/err" "h200.elf: executable segments ove
 python3 tests/cli/hostile_elf.py 4000 100000 "$TMP/h4000.elf"
 ( ulimit -v 1000000; exec $EFIPT insn --pt "$TMP/psb.pt" --elf "$TMP/h4000.elf" ) >"$TMP/out" 2>"$TMP/err"
 contains "insn: 4000 overlapping segments named" "$TMP/err" "h4000.elf: executable segments overlap in the file"
+
+# a directory or FIFO where a file is expected: said so, no hang
+mkdir -p "$TMP/adir"
+expect_rc "insn: --elf DIR" 2 $EFIPT insn --pt "$TMP/r.pt" --elf "$TMP/adir"
+contains "insn: --elf DIR named" "$TMP/err" "adir: a directory, not a regular file"
+mkfifo "$TMP/afifo"
+expect_rc "insn: --raw FIFO, no hang" 2 timeout 10 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/afifo:0x1000"
+contains "insn: --raw FIFO named" "$TMP/err" "afifo: a FIFO, not a regular file"
+expect_rc "caps: --cpuid DIR" 2 $EFIPT caps --cpuid "$TMP/adir"
+contains "caps: --cpuid DIR named" "$TMP/err" "efipt caps: $TMP/adir: a directory, not a regular file"

@@ -115,3 +115,6 @@ for d in README.md docs/*.md; do
 	done
 done
 [ -z "$missing" ] && ok "help and docs refer to existing documents" || nok "help and docs refer to existing documents" "$missing"
+mkdir -p "$TMP/dirrun/trace.pt"
+expect_rc "packets: trace.pt a directory" 2 $EFIPT packets "$TMP/dirrun"
+contains "packets: trace.pt a directory named" "$TMP/err" "trace.pt: a directory, not a regular file"
