@@ -41,18 +41,6 @@ static void trace_flags(json_t *m, bool *distnt, bool *disretc)
 	*disretc = v & RTIT_CTL_DISRETC;
 }
 
-/* The status manifest.json gives trace.pt ("written", or the EFI_STATUS
- * name of the failed write), or NULL if the run did not try to write one. */
-static const char *trace_status(json_t *m)
-{
-	size_t i;
-	json_t *f;
-	json_array_foreach(json_object_get(m, "files"), i, f)
-		if (!strcmp(json_string_value(json_object_get(f, "name")) ?: "", "trace.pt"))
-			return json_string_value(json_object_get(f, "status"));
-	return NULL;
-}
-
 int cmd_decode(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -94,16 +82,8 @@ int cmd_decode(int argc, char **argv)
 		return 1;
 	}
 	char path[4200], err[4400];
-	snprintf(path, sizeof(path), "%s/trace.pt", rd.path);
-	const char *tstatus = trace_status(rd.manifest);
-	if (!tstatus || strcmp(tstatus, "written")) {
-		if (!tstatus)
-			fprintf(stderr, "efipt decode: %s: this run recorded no trace (manifest.json "
-					"lists no trace.pt)\n", term_safe(rd.path));
-		else
-			fprintf(stderr, "efipt decode: %s: the run could not write its trace: "
-					"manifest.json says %s for trace.pt\n", term_safe(rd.path),
-				term_safe(tstatus));
+	if (rundir_trace(&rd, path, sizeof(path), err, sizeof(err))) {
+		fprintf(stderr, "efipt decode: %s\n", term_safe(err));
 		rundir_close(&rd);
 		return 1;
 	}

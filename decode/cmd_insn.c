@@ -194,6 +194,10 @@ static int load_run(struct ptsec_image *im, struct ptflow_config *fc, const char
 		fprintf(stderr, "efipt insn: %s\n", term_safe(rd.err));
 		goto done;
 	}
+	if (rundir_trace(&rd, trace, cap, err, sizeof(err))) {
+		fprintf(stderr, "efipt insn: %s\n", term_safe(err));
+		goto done;
+	}
 	if (rundir_code_load(&code, &rd, err, sizeof(err))) {
 		fprintf(stderr, "efipt insn: %s\n", term_safe(err));
 		goto done;
@@ -218,7 +222,6 @@ static int load_run(struct ptsec_image *im, struct ptflow_config *fc, const char
 		fc->distnt = c & RTIT_CTL_DISTNT;
 		fc->disretc = c & RTIT_CTL_DISRETC;
 	}
-	snprintf(trace, cap, "%s/trace.pt", rd.path);
 	rc = 0;
 done:
 	rundir_code_free(&code);

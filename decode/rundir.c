@@ -232,3 +232,25 @@ json_t *rundir_json(const struct rundir *rd, const char *name, char *err, size_t
 		snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);
 	return j;
 }
+
+int rundir_trace(const struct rundir *rd, char *path, size_t cap, char *err, size_t errlen)
+{
+	const char *status = NULL;
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(rd->manifest, "files"), i, f)
+		if (!strcmp(json_string_value(json_object_get(f, "name")) ?: "", "trace.pt"))
+			status = json_string_value(json_object_get(f, "status"));
+	if (!status) {
+		snprintf(err, errlen, "%s: this run recorded no trace (manifest.json lists no "
+				      "trace.pt)", rd->path);
+		return -1;
+	}
+	if (strcmp(status, "written")) {
+		snprintf(err, errlen, "%s: the run could not write its trace: manifest.json says "
+				      "%s for trace.pt", rd->path, status);
+		return -1;
+	}
+	snprintf(path, cap, "%s/trace.pt", rd->path);
+	return 0;
+}

@@ -86,6 +86,13 @@ rm "$TMP/full/trace.pt"
 manifest "$TMP/full" EFI_VOLUME_FULL
 expect_rc "decode: failed trace write" 1 $EFIPT decode "$TMP/full"
 contains "decode: failed trace write named" "$TMP/err" "the run could not write its trace: manifest.json says EFI_VOLUME_FULL for trace.pt"
+expect_rc "insn --run: failed trace write" 2 $EFIPT insn --run "$TMP/full" --no-inst
+contains "insn --run: failed trace write named" "$TMP/err" "the run could not write its trace: manifest.json says EFI_VOLUME_FULL for trace.pt"
+copy notrace
+rm "$TMP/notrace/trace.pt"
+sed 's/"files":\[.*\]/"files":[]/' "$TMP/notrace/manifest.json" >"$TMP/m" && mv "$TMP/m" "$TMP/notrace/manifest.json"
+expect_rc "decode: a run without a trace" 1 $EFIPT decode "$TMP/notrace"
+contains "decode: a run without a trace named" "$TMP/err" "this run recorded no trace (manifest.json lists no trace.pt)"
 copy dirtrace
 rm "$TMP/dirtrace/trace.pt" && mkdir "$TMP/dirtrace/trace.pt" && manifest "$TMP/dirtrace"
 sed -i 's/"size":[0-9]*/"size":4096/' "$TMP/dirtrace/manifest.json"
