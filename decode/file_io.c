@@ -113,7 +113,8 @@ void input_unmap(struct input_map *m)
 	memset(m, 0, sizeof(*m));
 }
 
-char *read_small_file(const char *cmd, const char *path, size_t max, size_t *len)
+/* read_small_file, with "efipt CMD:" before messages (cmd may be NULL) */
+static char *read_file_for(const char *cmd, const char *path, size_t max, size_t *len)
 {
 	char err[4200];
 	int fd = open_regular(path, err, sizeof(err));
@@ -123,7 +124,7 @@ char *read_small_file(const char *cmd, const char *path, size_t max, size_t *len
 			snprintf(err, sizeof(err), "%s: %s", path, strerror(errno));
 			close(fd);
 		}
-		fprintf(stderr, "efipt %s: %s\n", cmd, err);
+		fprintf(stderr, "efipt%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", err);
 		return NULL;
 	}
 	size_t cap = 4096, n = 0;
@@ -131,8 +132,8 @@ char *read_small_file(const char *cmd, const char *path, size_t max, size_t *len
 	while (buf) {
 		if (n == cap) {
 			if (cap >= max) {
-				fprintf(stderr, "efipt %s: %s: larger than %zu bytes, not a valid input\n",
-					cmd, path, max);
+				fprintf(stderr, "efipt%s%s: %s: larger than %zu bytes, not a valid input\n",
+					cmd ? " " : "", cmd ? cmd : "", path, max);
 				free(buf);
 				buf = NULL;
 				break;
@@ -150,7 +151,8 @@ char *read_small_file(const char *cmd, const char *path, size_t max, size_t *len
 		n += got;
 		if (got == 0) {
 			if (ferror(f)) {
-				fprintf(stderr, "efipt %s: %s: read error: %s\n", cmd, path, strerror(errno));
+				fprintf(stderr, "efipt%s%s: %s: read error: %s\n", cmd ? " " : "",
+					cmd ? cmd : "", path, strerror(errno));
 				free(buf);
 				buf = NULL;
 			}
@@ -176,10 +178,15 @@ int parse_u64(const char *s, unsigned long long *v)
 	return (errno || *end) ? -1 : 0;
 }
 
+char *read_small_file(const char *path, size_t max, size_t *len)
+{
+	return read_file_for(NULL, path, max, len);
+}
+
 int read_cpuid_file(const char *cmd, const char *path, unsigned cpu, struct cpuid_set *set)
 {
 	size_t len;
-	char *text = read_small_file(cmd, path, 4u << 20, &len);
+	char *text = read_file_for(cmd, path, 4u << 20, &len);
 	if (!text)
 		return -1;
 	unsigned line;
