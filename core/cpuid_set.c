@@ -123,6 +123,8 @@ const char *cpuidtxt_errstr(int err)
 		return "too many CPUID leaves in one CPU block";
 	case CPUIDTXT_NO_CPU:
 		return "no CPUID leaves found for the requested CPU";
+	case CPUIDTXT_DUPLICATE:
+		return "this leaf and subleaf were already given for this CPU (two dumps mixed?)";
 	}
 	return "unknown error";
 }
@@ -235,6 +237,12 @@ int cpuidtxt_parse(struct cpuid_set *s, const char *text, size_t len, unsigned c
 		}
 		if (this_block != (int)cpu_index)
 			continue;
+		uint32_t before[4];
+		if (cpuid_set_get(s, leaf, sub, before)) {
+			/* which of the two is the CPU? Neither silently. */
+			*err_line = line;
+			return CPUIDTXT_DUPLICATE;
+		}
 		if (!cpuid_set_put(s, leaf, sub, r)) {
 			*err_line = line;
 			return CPUIDTXT_FULL;

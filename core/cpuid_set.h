@@ -50,6 +50,7 @@ enum cpuidtxt_err {
 	CPUIDTXT_SYNTAX = -1,   /* a line that is neither header, comment nor leaf */
 	CPUIDTXT_FULL = -2,     /* more than CPUID_SET_MAX leaves */
 	CPUIDTXT_NO_CPU = -3,   /* no leaf lines for the requested CPU block */
+	CPUIDTXT_DUPLICATE = -4, /* a leaf/subleaf given twice in one CPU block */
 };
 const char *cpuidtxt_errstr(int err);
 

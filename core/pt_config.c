@@ -467,6 +467,12 @@ static int validate_output(const struct ptcfg *cfg, const struct ptcaps *caps,
 	enum ptcfg_mode m = cfg->mode;
 	bool topa = ptcaps_has(caps, PTCAP_TOPA);
 
+	if (o == PTCFG_OUT_AUTO && !caps->topa && !caps->single_range) {
+		sb_puts(msg, "this CPU has no trace output scheme: neither ToPA "
+			     "(CPUID.(EAX=14H,ECX=0):ECX[0]=0) nor single-range output "
+			     "(CPUID.(EAX=14H,ECX=0):ECX[2]=0)");
+		return -1;
+	}
 	if (o == PTCFG_OUT_AUTO)
 		o = topa ? PTCFG_OUT_TOPA : PTCFG_OUT_SINGLE;
 	if (o == PTCFG_OUT_TOPA && !topa)

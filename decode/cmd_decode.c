@@ -1,20 +1,17 @@
 /* efipt decode DIR: decode a run directory with its own snapshots and
  * sideband, and print the summary efipt.efi prints after --decode. */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/pt_flow.h"
 #include "core/pt_summary.h"
 #include "decode/commands.h"
+#include "decode/file_io.h"
 #include "decode/rundir.h"
 #include "decode/rundir_code.h"
+#include "decode/trace_end.h"
 
 static void decode_usage(FILE *f)
 {
@@ -23,8 +20,12 @@ static void decode_usage(FILE *f)
 		   "snapshots it holds, and print the same summary efipt.efi prints with\n"
 		   "'trace --decode': instructions, branches, events, errors, top images.\n\n"
 		   "  --top N   list the N images that executed most (default 10)\n\n"
+		   "A trace with no PSB, or whose last packet is cut by the end of the file,\n"
+		   "is reported as an error. Image names from the directory are printed\n"
+		   "with control characters escaped (\\xNN).\n\n"
 		   "Exit status: 0 if the trace decoded without errors, 1 if it had decode\n"
-		   "errors or the directory is damaged, 2 on usage errors.\n");
+		   "errors or the directory is damaged, 2 on usage errors or a write error\n"
+		   "on standard output.\n");
 }
 
 int cmd_decode(int argc, char **argv)
@@ -63,40 +64,29 @@ int cmd_decode(int argc, char **argv)
 	}
 	struct rundir rd;
 	if (rundir_open(&rd, argv[optind])) {
-		fprintf(stderr, "efipt decode: %s\n", rd.err);
+		fprintf(stderr, "efipt decode: %s\n", term_safe(rd.err));
 		rundir_close(&rd);
 		return 1;
 	}
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/trace.pt", rd.path);
-	int fd = open(path, O_RDONLY);
-	if (fd < 0) {
-		fprintf(stderr, "efipt decode: %s: %s (this run recorded no trace)\n", path,
-			strerror(errno));
+	char path[4200], err[4400];
+	if (rundir_trace(&rd, path, sizeof(path), err, sizeof(err))) {
+		fprintf(stderr, "efipt decode: %s\n", term_safe(err));
 		rundir_close(&rd);
 		return 1;
 	}
-	struct stat st;
-	fstat(fd, &st);
-	size_t size = (size_t)st.st_size;
-	const uint8_t *trace = NULL;
-	if (size) {
-		void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-		trace = p == MAP_FAILED ? NULL : p;
-	}
-	close(fd);
-	if (size && !trace) {
-		fprintf(stderr, "efipt decode: %s: mmap: %s\n", path, strerror(errno));
+	struct input_map in;
+	if (input_map(&in, path, SIZE_MAX, err, sizeof(err))) {
+		fprintf(stderr, "efipt decode: %s\n", term_safe(err));
 		rundir_close(&rd);
 		return 1;
 	}
+	const uint8_t *trace = in.data;
+	size_t size = in.size;
 	static struct rundir_code code;
-	char err[1024];
 	if (rundir_code_load(&code, &rd, err, sizeof(err))) {
-		fprintf(stderr, "efipt decode: %s\n", err);
+		fprintf(stderr, "efipt decode: %s\n", term_safe(err));
 		rundir_code_free(&code);
-		if (trace)
-			munmap((void *)trace, size);
+		input_unmap(&in);
 		rundir_close(&rd);
 		return 1;
 	}
@@ -115,19 +105,19 @@ int cmd_decode(int argc, char **argv)
 	int rc = 1;
 	if (fc.cache && ptflow_init(&dec, &fc, &sink) == 0) {
 		ptflow_decode(&dec, trace, size, 0);
+		int end_err = trace_end_report("decode", path, trace, size);
 		static char text[1 << 16];
 		struct strbuf sb;
 		sb_init(&sb, text, sizeof(text));
 		ptsum_format(&sum, &dec.stat, (unsigned)top, &sb);
-		fputs(text, stdout);
-		rc = dec.stat.errors ? 1 : 0;
+		fputs_safe_text(text, stdout); /* image names come from images.json */
+		rc = dec.stat.errors || end_err ? 1 : 0;
 	} else {
 		fprintf(stderr, "efipt decode: cannot set up the decoder\n");
 	}
 	free(fc.cache);
 	rundir_code_free(&code);
-	if (trace)
-		munmap((void *)trace, size);
+	input_unmap(&in);
 	rundir_close(&rd);
 	return rc;
 }

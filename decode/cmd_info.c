@@ -1,8 +1,11 @@
 /* efipt info DIR: validate a run directory and show what it holds. */
+#include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/cpuid_set.h"
 #include "core/pt_caps.h"
@@ -16,23 +19,27 @@ static void info_usage(FILE *f)
 		   "Validate an efipt run directory (\\efipt\\<run-id>\\ from the ESP) and\n"
 		   "print its manifest: the run, the CPU, the outcome and the files.\n\n"
 		   "  --caps   also print the full capability report from its cpuid.txt\n\n"
-		   "Exit status: 0 if the directory is valid, 1 if it is damaged, 2 on usage errors.\n");
+		   "Strings from the directory are printed with control characters escaped\n"
+		   "(\\n, \\xNN). A NAME.tmp file means the machine stopped while writing NAME:\n"
+		   "it is reported and makes the directory damaged.\n\n"
+		   "Exit status: 0 if the directory is valid, 1 if it is damaged, 2 on usage\n"
+		   "errors or a write error on standard output.\n");
 }
 
+/* A string member as it may be printed: control characters escaped. */
 static const char *jstr(json_t *o, const char *k)
 {
 	const char *s = json_string_value(json_object_get(o, k));
-	return s ? s : "?";
+	return s ? term_safe(s) : "?";
 }
 
 static int show_caps(const struct rundir *rd, int full)
 {
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/cpuid.txt", rd->path);
-	FILE *probe = fopen(path, "rb");
-	if (!probe)
+	struct stat st;
+	if (lstat(path, &st) && errno == ENOENT)
 		return 0; /* cpuid.txt is optional (a run that failed early) */
-	fclose(probe);
 	static struct cpuid_set set;
 	if (read_cpuid_file("info", path, 0, &set))
 		return -1;
@@ -71,24 +78,48 @@ static void show_ptxed(const struct rundir *rd)
 	}
 	if (!have_trace)
 		return;
-	printf("ptxed        ptxed --pt %s/trace.pt", rd->path);
+	printf("ptxed        ptxed --pt %s/trace.pt", term_safe(rd->path));
 	json_t *cpu = json_object_get(rd->manifest, "cpu");
 	if (cpu && !strcmp(json_string_value(json_object_get(cpu, "vendor")) ?: "", "GenuineIntel"))
 		printf(" --cpu %lld/%lld/%lld",
 		       (long long)json_integer_value(json_object_get(cpu, "family")),
 		       (long long)json_integer_value(json_object_get(cpu, "model")),
 		       (long long)json_integer_value(json_object_get(cpu, "stepping")));
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/memmap.json", rd->path);
-	json_t *mm = json_load_file(path, 0, NULL);
+	char err[4200];
+	json_t *mm = rundir_json(rd, "memmap.json", err, sizeof(err));
 	json_array_foreach(json_object_get(mm, "regions"), i, f) {
 		const char *snap = json_string_value(json_object_get(f, "snapshot"));
 		const char *phys = json_string_value(json_object_get(f, "phys"));
 		if (snap && phys && !strchr(snap, '/'))
-			printf(" \\\n               --raw %s/%s:%s", rd->path, snap, phys);
+			printf(" \\\n               --raw %s/%s:%s", term_safe(rd->path),
+			       term_safe(snap), term_safe(phys));
 	}
 	json_decref(mm);
 	printf("\n");
+}
+
+/* docs/format.md: a NAME.tmp left behind means the machine stopped while
+ * writing NAME. Returns how many there are. */
+static int stray_tmp_files(const struct rundir *rd)
+{
+	DIR *d = opendir(rd->path);
+	if (!d)
+		return 0;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len <= 4 || strcmp(e->d_name + len - 4, ".tmp"))
+			continue;
+		char name[256];
+		snprintf(name, sizeof(name), "%.*s", (int)(len - 4), e->d_name);
+		fprintf(stderr, "efipt info: %s/%s: left by an interrupted write (the machine "
+				"stopped while writing %s)\n", term_safe(rd->path),
+			term_safe(e->d_name), term_safe(name));
+		n++;
+	}
+	closedir(d);
+	return n;
 }
 
 int cmd_info(int argc, char **argv)
@@ -121,14 +152,14 @@ int cmd_info(int argc, char **argv)
 	}
 	struct rundir rd;
 	if (rundir_open(&rd, argv[optind])) {
-		fprintf(stderr, "efipt info: %s\n", rd.err);
+		fprintf(stderr, "efipt info: %s\n", term_safe(rd.err));
 		rundir_close(&rd);
 		return 1;
 	}
 	json_t *m = rd.manifest;
 	json_t *st = json_object_get(m, "status");
 	json_t *fw = json_object_get(m, "firmware");
-	printf("Run          %s (%s)\n", jstr(m, "run_id"), rd.path);
+	printf("Run          %s (%s)\n", jstr(m, "run_id"), term_safe(rd.path));
 	printf("efipt.efi    %s (%s)\n", jstr(m, "efipt_version"), jstr(m, "efipt_gitrev"));
 	printf("Started      %s\n", jstr(m, "started"));
 	printf("Command      %s\n", jstr(m, "command_line"));
@@ -159,6 +190,8 @@ int cmd_info(int argc, char **argv)
 		       json_string_value(json_object_get(tr, "source")) ?: "Intel PT",
 		       (long long)json_integer_value(json_object_get(tr, "bytes")));
 	show_ptxed(&rd);
+	if (stray_tmp_files(&rd))
+		rc = 1;
 	rundir_close(&rd);
 	return rc;
 }

@@ -21,6 +21,10 @@
 #include "decode/pt_sections.h"
 #include "decode/rundir.h"
 #include "decode/rundir_code.h"
+#include "decode/trace_end.h"
+
+/* the most trace bytes read from a pipe (a file is mapped) */
+#define PIPE_MAX (16ull << 30)
 
 struct iopts {
 	bool no_inst, stat, time, quiet_events;
@@ -31,7 +35,7 @@ struct iopts {
 static void insn_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: efipt insn --pt TRACE IMAGE... [OPTIONS]\n"
+		"usage: efipt insn --pt TRACE IMAGE... [OPTIONS]   (TRACE '-': standard input)\n"
 		"       efipt insn --run DIR [OPTIONS]\n\n"
 		"Show the instructions executed according to a raw Intel PT trace.\n\n"
 		"images (any number, no overlaps):\n"
@@ -50,11 +54,16 @@ static void insn_usage(FILE *f)
 		"  --distnt        the trace was recorded with DisTNT=1\n"
 		"  --disretc       the trace was recorded with DisRETC=1\n"
 		"  --cpuid-0x15 EAX,EBX  TSC/core crystal clock ratio (MTC timing)\n"
-		"  --mtc-freq N    IA32_RTIT_CTL.MTCFreq of the trace\n"
-		"  --nom-freq N    nominal frequency ratio (CPUID.16H / 100 MHz)\n"
+		"  --mtc-freq N    IA32_RTIT_CTL.MTCFreq of the trace, 0..15\n"
+		"  --nom-freq N    nominal frequency ratio (CPUID.16H / 100 MHz), 0..255\n"
 		"  --max-steps N   most instructions between two packets (default 1M)\n"
-		"  --cache N       block cache entries of 32 bytes, a power of two, 8 or more\n"
-		"                  (default 65536; fewer than 8: no cache, slow)\n");
+		"  --cache N       block cache entries of 32 bytes: a power of two from 8 to\n"
+		"                  16777216 (default 65536), or 0..7 for no cache (slow)\n\n"
+		"A trace with no PSB, or whose last packet is cut by the end of the file,\n"
+		"is reported as an error.\n\n"
+		"Exit status: 0 if the trace decoded without errors, 1 if it had decode\n"
+		"errors, 2 on usage errors, unreadable inputs or a write error on standard\n"
+		"output.\n");
 }
 
 /* "%016" PRIx64 into p, without printf: address lines are most of the
@@ -154,43 +163,6 @@ static void print_event(void *ctx, const struct ptflow_event *ev)
 		printf("%s]\n", ptflow_ev_name(ev->type));
 }
 
-static uint8_t *read_trace(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "efipt insn: %s: %s\n", path, strerror(errno));
-		return NULL;
-	}
-	size_t cap = 1 << 20, have = 0;
-	uint8_t *b = malloc(cap);
-	for (;;) {
-		if (!b)
-			break;
-		if (have == cap) {
-			uint8_t *nb = cap < (1ull << 34) ? realloc(b, cap * 2) : NULL;
-			if (!nb) {
-				free(b);
-				b = NULL;
-				break;
-			}
-			b = nb;
-			cap *= 2;
-		}
-		size_t r = fread(b + have, 1, cap - have, f);
-		if (!r)
-			break;
-		have += r;
-	}
-	if (!b || ferror(f)) {
-		fprintf(stderr, "efipt insn: %s: read error\n", path);
-		free(b);
-		b = NULL;
-	}
-	fclose(f);
-	*len = have;
-	return b;
-}
-
 static int parse_cpu(const char *s, uint32_t *errata)
 {
 	unsigned long long fam, mod, step = 0;
@@ -219,11 +191,15 @@ static int load_run(struct ptsec_image *im, struct ptflow_config *fc, const char
 	char err[1024];
 	int rc = -1;
 	if (rundir_open(&rd, dir)) {
-		fprintf(stderr, "efipt insn: %s\n", rd.err);
+		fprintf(stderr, "efipt insn: %s\n", term_safe(rd.err));
+		goto done;
+	}
+	if (rundir_trace(&rd, trace, cap, err, sizeof(err))) {
+		fprintf(stderr, "efipt insn: %s\n", term_safe(err));
 		goto done;
 	}
 	if (rundir_code_load(&code, &rd, err, sizeof(err))) {
-		fprintf(stderr, "efipt insn: %s\n", err);
+		fprintf(stderr, "efipt insn: %s\n", term_safe(err));
 		goto done;
 	}
 	for (unsigned i = 0; i < code.view.n; i++) {
@@ -236,7 +212,6 @@ static int load_run(struct ptsec_image *im, struct ptflow_config *fc, const char
 	struct flow_facts facts;
 	rundir_flow_facts(&rd, &facts);
 	flow_setup(fc, &facts);
-	snprintf(trace, cap, "%s/trace.pt", rd.path);
 	rc = 0;
 done:
 	rundir_code_free(&code);
@@ -316,17 +291,30 @@ int cmd_insn(int argc, char **argv)
 			fc.cpuid15_ebx = (uint32_t)b;
 			break;
 		}
-		case 'm': case 'N': case 'M': case 'C':
+		case 'm': case 'N': case 'M': case 'C': {
+			static const struct {
+				char opt;
+				const char *name, *range;
+			} what[] = {
+				{ 'm', "--mtc-freq", "a number from 0 to 15" },
+				{ 'N', "--nom-freq", "a number from 0 to 255" },
+				{ 'M', "--max-steps", "a count of instructions" },
+				{ 'C', "--cache", "a power of two from 8 to 16777216, or 0..7 for "
+						 "no cache" },
+			};
+			unsigned w = c == 'm' ? 0 : c == 'N' ? 1 : c == 'M' ? 2 : 3;
 			if (parse_u64(optarg, &v) || (c == 'm' && v > 15) || (c == 'N' && v > 255) ||
-			    (c == 'C' && (v & (v - 1) || v > (1u << 24)))) {
-				fprintf(stderr, "efipt insn: bad value '%s'\n", optarg);
+			    (c == 'C' && v >= 8 && (v & (v - 1) || v > (1u << 24)))) {
+				fprintf(stderr, "efipt insn: %s takes %s, not '%s'\n", what[w].name,
+					what[w].range, optarg);
 				goto out;
 			}
 			if (c == 'm') fc.mtc_freq = (uint8_t)v;
 			if (c == 'N') fc.nom_freq = (uint8_t)v;
 			if (c == 'M') fc.max_steps = v;
-			if (c == 'C') cache_n = v;
+			if (c == 'C') cache_n = v < 8 ? 0 : v; /* the decoder's cache needs 8 */
 			break;
+		}
 		case 'h':
 			insn_usage(stdout);
 			rc = 0;
@@ -348,10 +336,14 @@ int cmd_insn(int argc, char **argv)
 		fprintf(stderr, "efipt insn: no code image (--raw, --elf or --pe)\n");
 		goto out;
 	}
-	size_t len;
-	uint8_t *buf = read_trace(trace, &len);
-	if (!buf)
+	struct input_map in;
+	char err[4400];
+	if (input_map(&in, trace, PIPE_MAX, err, sizeof(err))) {
+		fprintf(stderr, "efipt insn: %s\n", term_safe(err));
 		goto out;
+	}
+	const uint8_t *buf = in.data;
+	size_t len = in.size;
 	fc.image = ptsec_ptimg(&im);
 	fc.cache_size = (uint32_t)cache_n;
 	fc.cache = cache_n ? calloc(cache_n, sizeof(*fc.cache)) : NULL;
@@ -363,22 +355,23 @@ int cmd_insn(int argc, char **argv)
 	struct ptflow_decoder *d = malloc(sizeof(*d));
 	if (!d || (cache_n && !fc.cache) || ptflow_init(d, &fc, &sink)) {
 		fprintf(stderr, "efipt insn: out of memory\n");
-		free(buf);
+		input_unmap(&in);
 		free(fc.cache);
 		free(d);
 		goto out;
 	}
 	long errs = ptflow_decode(d, buf, len, 0);
+	flush_stdout(); /* the listing before the message about its end */
+	errs += trace_end_report("insn", strcmp(trace, "-") ? trace : "<stdin>", buf, len);
 	if (o.stat)
 		printf("insn: %" PRIu64 "\nbranches: %" PRIu64 "\nevents: %" PRIu64
-		       "\nerrors: %" PRIu64 "\npackets: %" PRIu64 "\n",
-		       d->stat.insns, d->stat.branches, d->stat.events, d->stat.errors,
+		       "\nerrors: %ld\npackets: %" PRIu64 "\n",
+		       d->stat.insns, d->stat.branches, d->stat.events, errs,
 		       d->stat.packets);
-	fflush(stdout);
 	rc = errs ? 1 : 0;
 	free(d);
 	free(fc.cache);
-	free(buf);
+	input_unmap(&in);
 out:
 	ptsec_free(&im);
 	return rc;

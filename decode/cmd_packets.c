@@ -1,6 +1,6 @@
 /*
  * efipt packets: list the Intel PT packets of a raw trace, one per line
- * (text in the spirit of libipt's ptdump, or jsonl per DESIGN.md), or count
+ * (text in the spirit of libipt's ptdump, or jsonl per docs/packets.md), or count
  * them (--stat).
  *
  * The trace is read in fixed-size windows, so memory stays bounded for any
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/pt_pkt.h"
 #include "decode/commands.h"
@@ -57,7 +58,7 @@ static void packets_usage(FILE *f)
 		"                       instead of at the first PSB\n"
 		"  --stat               only count packets and bytes per type\n"
 		"  --help               this text\n\n"
-		"jsonl: payload fields as in DESIGN.md; addresses and values that can\n"
+		"jsonl: payload fields as in docs/packets.md; addresses and values that can\n"
 		"exceed 2^53 are hex strings; single-bit flags are booleans; the type\n"
 		"field of BBP, CFE and EVD is \"subtype\" (\"type\" names the packet).\n"
 		"Errors: {\"off\":N,\"type\":\"error\",\"msg\":\"...\"}.\n\n"
@@ -516,9 +517,15 @@ int cmd_packets(int argc, char **argv)
 			}
 			r.path = trace_path;
 		}
-		r.f = fopen(r.path, "rb");
+		char err[4400];
+		int fd = open_regular(r.path, err, sizeof(err));
+		r.f = fd < 0 ? NULL : fdopen(fd, "rb");
 		if (!r.f) {
-			fprintf(stderr, "efipt packets: %s: %s\n", r.path, strerror(errno));
+			if (fd >= 0) {
+				snprintf(err, sizeof(err), "%s: %s", r.path, strerror(errno));
+				close(fd);
+			}
+			fprintf(stderr, "efipt packets: %s\n", err);
 			return 2;
 		}
 	}

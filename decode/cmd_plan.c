@@ -18,6 +18,13 @@
 #include "decode/file_io.h"
 #include "decode/sim_mem.h"
 
+/*
+ * The largest buffer a plan simulates: 2^20 ToPA regions of 128M in 2053
+ * tables (about 40 MB of bookkeeping and a million lines of output). Larger
+ * sizes are refused rather than rounded, overflowed or swapped to death.
+ */
+#define PLAN_MAX_SIZE (128ull << 40)
+
 static void plan_usage(FILE *f)
 {
 	char buf[4096];
@@ -35,7 +42,13 @@ static void plan_usage(FILE *f)
 		"  --cpu N             the Nth 'CPU' block of a multi-CPU dump (default 0)\n"
 		"  --format text|jsonl output format (default text)\n\n"
 		"trace options:\n%s\n"
-		"Exit status: 0 plan printed, 1 configuration refused, 2 bad input.\n",
+		"jsonl: one object a line, in order: {\"op\":\"topa\",\"table\":HEX,\"entries\":\n"
+		"[{\"base\":HEX,\"size\":N,\"end\":B,\"stop\":B,\"int\":B},...]},\n"
+		"{\"op\":\"rdmsr\",\"msr\":HEX}, {\"op\":\"wrmsr\",\"msr\":HEX,\"value\":HEX}; or one\n"
+		"{\"op\":\"refuse\",\"reason\":TEXT}. HEX is a \"0x...\" string; notes go to stderr.\n"
+		"Sizes are at most 128T (what a plan simulates).\n\n"
+		"Exit status: 0 plan printed, 1 configuration refused, 2 bad input or a\n"
+		"write error on standard output.\n",
 		buf);
 }
 
@@ -302,6 +315,13 @@ int cmd_plan(int argc, char **argv)
 	struct ptcfg_settings st;
 	if (ptcfg_validate(&cfg, &caps, &st, &msg))
 		return refuse(msgbuf, jsonl);
+	/* st.size < cfg.size: rounding up to whole regions wrapped past 2^64 */
+	if (cfg.size > PLAN_MAX_SIZE || st.size > PLAN_MAX_SIZE || st.size < cfg.size) {
+		fprintf(stderr, "efipt plan: --size %llu is more than efipt plan simulates: at most "
+				"%lluT (%llu ToPA regions of 128M)\n", (unsigned long long)cfg.size,
+			PLAN_MAX_SIZE >> 40, PLAN_MAX_SIZE >> 27);
+		return 2;
+	}
 
 	struct simmem mem;
 	simmem_init(&mem, SIMMEM_DEFAULT_BASE);
@@ -311,7 +331,9 @@ int cmd_plan(int argc, char **argv)
 	struct ptout_region *reg = calloc(max_reg, sizeof(*reg));
 	unsigned max_tab = PTOUT_TABLES_FOR(max_reg);
 	struct ptout_table *tab = calloc(max_tab, sizeof(*tab));
-	struct rtit_step *steps = calloc(256, sizeof(*steps));
+	/* one step per ToPA table, and the MSR accesses of start and stop */
+	unsigned max_steps = max_tab + 256;
+	struct rtit_step *steps = calloc(max_steps, sizeof(*steps));
 	if (!reg || !tab || !steps) {
 		fprintf(stderr, "efipt plan: out of memory\n");
 		return 2;
@@ -345,7 +367,7 @@ int cmd_plan(int argc, char **argv)
 		.ctx = &pc,
 	};
 	struct rtit_log log;
-	rtit_log_init(&log, steps, 256);
+	rtit_log_init(&log, steps, max_steps);
 	struct rtit_engine eng;
 	rtit_engine_init(&eng, &ops, &caps, &st, &out, &log);
 	sb_reset(&msg);
@@ -355,6 +377,12 @@ int cmd_plan(int argc, char **argv)
 	}
 	unsigned started = log.n;
 	rtit_stop(&eng, &msg);
+	if (log.truncated) {
+		/* never a plan with steps missing */
+		fprintf(stderr, "efipt plan: more than %u steps to print; none printed\n", max_steps);
+		rc = 2;
+		goto done;
+	}
 	struct rtit_log first = log;
 	first.n = started;
 	print_steps(&first, &out, &mem, jsonl);

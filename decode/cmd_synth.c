@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "core/pt_config.h"
 #include "core/pt_synth.h"
 #include "decode/commands.h"
 #include "decode/file_io.h"
@@ -22,8 +24,10 @@ static void synth_usage(FILE *f)
 		"  --raw/--elf/--pe SPEC  code images, as for 'efipt insn'\n"
 		"  --start ADDR     first instruction (default: entry of the last ELF/PE)\n"
 		"  --seed N         PRNG seed (default 1)\n"
-		"  --insns N        instruction budget (default 100000)\n"
-		"  --size N         most trace bytes (default 64 MiB)\n"
+		"  --insns N        instruction budget (default 100000; 0: no budget, until\n"
+		"                   the trace fills --size)\n"
+		"  --size N         most trace bytes, 4K or more (e.g. 65536, 64K, 4M, 1G;\n"
+		"                   default 64M)\n"
 		"  --interrupts N   interrupt chance per instruction, per 65536\n"
 		"  --ovf N          overflow chance per packet-producing branch, per 65536\n"
 		"  --disable N      TIP.PGD chance per indirect branch, per 65536\n"
@@ -42,12 +46,18 @@ static void synth_usage(FILE *f)
 		"                   context runs in the other code size (64 <-> 32 bit)\n"
 		"  --bits 16|32|64  code size at the start (default 64)\n"
 		"  --tsc            a TSC packet in each PSB+\n"
-		"  --truth FILE     write the executed instruction addresses to FILE\n");
+		"  --truth FILE     write the executed instruction addresses to FILE\n\n"
+		"TRACE and FILE are written under a temporary name and renamed when\n"
+		"complete: on any failure neither is left behind.\n\n"
+		"Exit status: 0 written, 1 the start address holds no code, 2 on usage\n"
+		"errors, unreadable images or a write error.\n");
 }
 
 static void w_insn(void *ctx, uint64_t ip)
 {
-	fprintf(ctx, "%016" PRIx64 "\n", ip);
+	char line[24];
+	snprintf(line, sizeof(line), "%016" PRIx64 "\n", ip);
+	atomic_write(ctx, line, 17);
 }
 
 int cmd_synth(int argc, char **argv)
@@ -91,7 +101,17 @@ int cmd_synth(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		int lr = 0;
-		if (strchr("sSizIOdxpmb", c) && parse_u64(optarg, &v)) {
+		if (c == 'z') {
+			uint64_t z;
+			if (ptcfg_parse_size(optarg, &z) || z < 4096 || z > (1ull << 40)) {
+				fprintf(stderr, "efipt synth: --size takes a byte count from 4K to 1024G "
+						"(K, M, G suffixes), not '%s'\n", optarg);
+				goto out;
+			}
+			size = z;
+			continue;
+		}
+		if (strchr("sSiIOdxpmb", c) && parse_u64(optarg, &v)) {
 			fprintf(stderr, "efipt synth: bad number '%s'\n", optarg);
 			goto out;
 		}
@@ -104,7 +124,6 @@ int cmd_synth(int argc, char **argv)
 		case 's': start = v; break;
 		case 'S': sc.seed = v; break;
 		case 'i': sc.max_insns = v; break;
-		case 'z': size = v < 4096 ? 4096 : v; break;
 		case 'I': sc.p_interrupt = (uint32_t)(v > 65536 ? 65536 : v); break;
 		case 'O': sc.p_ovf = (uint32_t)(v > 65536 ? 65536 : v); break;
 		case 'd': sc.p_disable = (uint32_t)(v > 65536 ? 65536 : v); break;
@@ -140,31 +159,32 @@ int cmd_synth(int argc, char **argv)
 	sc.start = start ? start : ptsec_last_entry(&im);
 	if (!sc.start)
 		sc.start = im.sec[0].vaddr;
-	FILE *tf = NULL;
-	if (truth && !(tf = fopen(truth, "w"))) {
-		perror(truth);
+	static struct atomic_file tf, of;
+	if (truth && atomic_open(&tf, "synth", truth))
 		goto out;
-	}
 	uint8_t *buf = malloc(size);
 	struct ptsynth *syn = malloc(sizeof(*syn));
-	struct ptsynth_sink sink = { tf, tf ? w_insn : NULL, NULL };
+	struct ptsynth_sink sink = { &tf, truth ? w_insn : NULL, NULL };
 	struct ptsynth_result res;
-	if (!buf || !syn || ptsynth_run(syn, &sc, &sink, buf, size, &res)) {
-		fprintf(stderr, "efipt synth: failed\n");
-	} else {
-		FILE *f = fopen(out, "wb");
-		if (!f || fwrite(buf, 1, res.size, f) != res.size || fclose(f)) {
-			perror(out);
-		} else {
-			fprintf(stderr, "efipt synth: %zu bytes, %" PRIu64 " instructions, %" PRIu64
-					" packets, stopped: %s\n", res.size, res.insns, res.packets,
-				res.stop == PTSYNTH_STOP_BUDGET ? "budget" :
-				res.stop == PTSYNTH_STOP_SPACE ? "buffer full" : "no code");
-			rc = res.stop == PTSYNTH_STOP_NOCODE ? 1 : 0;
+	if (!buf || !syn) {
+		fprintf(stderr, "efipt synth: out of memory for a %llu-byte trace\n", size);
+	} else if (ptsynth_run(syn, &sc, &sink, buf, size, &res)) {
+		fprintf(stderr, "efipt synth: the synthesizer failed\n");
+	} else if (!atomic_open(&of, "synth", out)) {
+		atomic_write(&of, buf, res.size);
+		if (atomic_commit(&of, "synth") == 0) {
+			if (truth && atomic_commit(&tf, "synth")) {
+				unlink(out); /* the trace without its truth is no result */
+			} else {
+				fprintf(stderr, "efipt synth: %zu bytes, %" PRIu64 " instructions, %" PRIu64
+						" packets, stopped: %s\n", res.size, res.insns, res.packets,
+					res.stop == PTSYNTH_STOP_BUDGET ? "budget" :
+					res.stop == PTSYNTH_STOP_SPACE ? "buffer full" : "no code");
+				rc = res.stop == PTSYNTH_STOP_NOCODE ? 1 : 0;
+			}
 		}
 	}
-	if (tf)
-		fclose(tf);
+	atomic_abort(&tf);
 	free(buf);
 	free(syn);
 out:

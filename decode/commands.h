@@ -2,7 +2,7 @@
 #ifndef EFIPT_DECODE_COMMANDS_H
 #define EFIPT_DECODE_COMMANDS_H
 
-/* argv[0] is the subcommand name. Return the process exit status. */
+/* argv[0] is "efipt NAME" (getopt prints it). Return the process exit status. */
 int cmd_caps(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_decode(int argc, char **argv);

@@ -2,7 +2,9 @@
 #ifndef EFIPT_DECODE_FILE_IO_H
 #define EFIPT_DECODE_FILE_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /*
  * Read a whole (small) file, up to max bytes, into a malloc'd buffer with a
@@ -11,6 +13,27 @@
  */
 char *read_small_file(const char *path, size_t max, size_t *len);
 
+/*
+ * Open an input that must be a regular file, for reading. A directory, FIFO
+ * or device is refused with a message saying so (and a FIFO never blocks):
+ * returns the descriptor, or -1 with "PATH: reason" in err.
+ */
+int open_regular(const char *path, char *err, size_t errlen);
+
+/*
+ * A whole input file in memory: mmap'd when it is a regular file, read
+ * (at most max bytes) when it is a pipe; "-" is standard input.
+ */
+struct input_map {
+	const unsigned char *data;
+	size_t size;
+	void *map;		/* mmap'd, or NULL */
+	unsigned char *heap;	/* read, or NULL */
+};
+/* Returns 0, or -1 with "PATH: reason" in err. */
+int input_map(struct input_map *m, const char *path, size_t max, char *err, size_t errlen);
+void input_unmap(struct input_map *m);
+
 struct cpuid_set;
 /*
  * Read a `cpuid -r -1` dump (CPU block cpu) into set. On failure prints
@@ -18,7 +41,50 @@ struct cpuid_set;
  */
 int read_cpuid_file(const char *cmd, const char *path, unsigned cpu, struct cpuid_set *set);
 
-/* Parse an unsigned number (decimal, or hex with 0x). Returns 0 on success. */
+/* Parse an unsigned number (decimal, or hex with 0x): digits only, no sign
+ * or blanks. Returns 0 on success. */
 int parse_u64(const char *s, unsigned long long *v);
+
+/*
+ * Flush and close standard output after a command ran. A write that failed
+ * at any point (full disk, /dev/full) is reported as "efipt CMD: write error
+ * on standard output: reason" and turns the exit status rc into 2.
+ */
+int finish_stdout(const char *cmd, int rc);
+/* fflush(stdout) whose failure finish_stdout() will report with its cause. */
+void flush_stdout(void);
+
+/*
+ * A file written under a temporary name in its directory and renamed over
+ * PATH only when everything was written: a failed or interrupted command
+ * never leaves a partial or empty file under the real name.
+ */
+struct atomic_file {
+	FILE *f;
+	int err;		/* errno of the first failed atomic_write() */
+	char path[4096];
+	char tmp[4112];
+};
+/* Create the temporary file. On failure prints "efipt CMD: PATH: reason". */
+int atomic_open(struct atomic_file *af, const char *cmd, const char *path);
+/* fwrite to af->f that keeps the cause of a failure for atomic_commit(). */
+void atomic_write(struct atomic_file *af, const void *p, size_t n);
+/* Flush, close and rename into place; on any error print it, remove the
+ * temporary file and return -1. */
+int atomic_commit(struct atomic_file *af, const char *cmd);
+/* Give up: close and remove the temporary file (af->f may be NULL). */
+void atomic_abort(struct atomic_file *af);
+
+/*
+ * Strings from a run directory (command line, image and file names) may hold
+ * terminal escape sequences. These write s with control characters (C0, DEL,
+ * C1) and invalid UTF-8 shown as \n, \xNN, \u00NN, so that they reach the
+ * terminal as text. fputs_safe_text keeps newlines and tabs (preformatted
+ * text); term_safe returns a static copy (one of 8 rotating buffers, cut at
+ * 1 KiB) for use in printf arguments.
+ */
+void fputs_safe(const char *s, FILE *f);
+void fputs_safe_text(const char *s, FILE *f);
+const char *term_safe(const char *s);
 
 #endif

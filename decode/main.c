@@ -4,6 +4,7 @@
 
 #include "core/version.h"
 #include "decode/commands.h"
+#include "decode/file_io.h"
 
 struct command {
 	const char *name;
@@ -40,15 +41,20 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
-		return 0;
+		return finish_stdout(NULL, 0);
 	}
 	if (!strcmp(argv[1], "--version")) {
 		printf("efipt %s (%s)\n", efipt_version, efipt_gitrev);
-		return 0;
+		return finish_stdout(NULL, 0);
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+		if (!strcmp(argv[1], commands[i].name)) {
+			/* getopt names argv[0] in its messages: "efipt insn: ..." */
+			char name[32];
+			snprintf(name, sizeof(name), "efipt %s", commands[i].name);
+			argv[1] = name;
+			return finish_stdout(commands[i].name, commands[i].run(argc - 1, argv + 1));
+		}
 	fprintf(stderr, "efipt: unknown command '%s' (see 'efipt --help')\n", argv[1]);
 	return 2;
 }

@@ -12,12 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/mem.h"
 #include "decode/file_io.h"
 
 #define MAX_FILE (1ull << 30)
 #define MAX_IMAGE (512ull << 20)
+#define MAX_SECTIONS 16384
+#define MAX_BYTES (2ull << 30)
 
 static int fail(struct ptsec_image *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(struct ptsec_image *im, const char *fmt, ...)
@@ -57,9 +60,18 @@ int ptsec_add(struct ptsec_image *im, uint64_t vaddr, const uint8_t *data, uint6
 		return 0;
 	if (vaddr + size < vaddr)
 		return fail(im, "%s: section at 0x%llx wraps around", name, (unsigned long long)vaddr);
-	size_t pos = 0;
-	while (pos < im->n && im->sec[pos].vaddr < vaddr)
-		pos++;
+	if (im->n >= MAX_SECTIONS)
+		return fail(im, "%s: more than %d code sections in all", name, MAX_SECTIONS);
+	if (size > MAX_BYTES - im->bytes)
+		return fail(im, "%s: more than %llu MiB of code in all", name, MAX_BYTES >> 20);
+	size_t pos = 0, hi = im->n; /* the first section at or above vaddr */
+	while (pos < hi) {
+		size_t mid = (pos + hi) / 2;
+		if (im->sec[mid].vaddr < vaddr)
+			pos = mid + 1;
+		else
+			hi = mid;
+	}
 	if (pos > 0 && im->sec[pos - 1].vaddr + im->sec[pos - 1].size > vaddr)
 		return fail(im, "%s: section 0x%llx-0x%llx overlaps %s", name,
 			    (unsigned long long)vaddr, (unsigned long long)(vaddr + size),
@@ -87,6 +99,7 @@ int ptsec_add(struct ptsec_image *im, uint64_t vaddr, const uint8_t *data, uint6
 	s->data = copy;
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	im->n++;
+	im->bytes += size;
 	im->last = 0;
 	return 0;
 }
@@ -123,12 +136,17 @@ int ptsec_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
 /* Read a whole file (bounded). */
 static uint8_t *slurp(struct ptsec_image *im, const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
+	int fd = open_regular(path, im->err, sizeof(im->err));
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
 	if (!f) {
-		fail(im, "%s: %s", path, strerror(errno));
+		if (fd >= 0) {
+			fail(im, "%s: %s", path, strerror(errno));
+			close(fd);
+		}
 		return NULL;
 	}
 	size_t cap = 1 << 16, have = 0;
+	int err = 0;
 	uint8_t *b = malloc(cap);
 	while (b) {
 		if (have == cap) {
@@ -146,14 +164,15 @@ static uint8_t *slurp(struct ptsec_image *im, const char *path, size_t *len)
 		}
 		size_t r = fread(b + have, 1, cap - have, f);
 		have += r;
-		if (r == 0)
+		if (r == 0) {
+			err = ferror(f) ? errno : 0;
 			break;
+		}
 	}
-	int bad = ferror(f);
 	fclose(f);
-	if (!b || bad) {
+	if (!b || err) {
 		free(b);
-		fail(im, "%s: read error", path);
+		fail(im, "%s: %s", path, b ? strerror(err) : "out of memory");
 		return NULL;
 	}
 	*len = have;
@@ -258,7 +277,7 @@ int ptsec_load_elf(struct ptsec_image *im, const char *spec)
 		goto out_f;
 	}
 	/* pass 0: lowest address; pass 1: add */
-	uint64_t lowest = UINT64_MAX;
+	uint64_t lowest = UINT64_MAX, total = 0;
 	int added = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		uint64_t bias = have_base && lowest != UINT64_MAX ? base - lowest : 0;
@@ -278,6 +297,22 @@ int ptsec_load_elf(struct ptsec_image *im, const char *spec)
 			if (pass == 0) {
 				if (va < lowest)
 					lowest = va;
+				/* segments may all point at the same file bytes: bound
+				 * the copies, as for a PE image */
+				total += fsz;
+				if (total > len + 4096ull * (i + 1)) {
+					/* real segments share at most a page with a neighbour */
+					fail(im, "%s: executable segments overlap in the file (%llu "
+						 "bytes by segment %u of a %zu-byte file)", s,
+						 (unsigned long long)total, i, len);
+					goto out_f;
+				}
+				if (total > MAX_IMAGE) {
+					fail(im, "%s: executable segments of more than %llu MiB in all "
+						 "(segment %u); not a code image efipt reads", s,
+						 MAX_IMAGE >> 20, i);
+					goto out_f;
+				}
 				continue;
 			}
 			char name[64];
@@ -302,6 +337,13 @@ int ptsec_load_elf(struct ptsec_image *im, const char *spec)
 					continue;
 				if (!in_file(len, off, sz)) {
 					fail(im, "%s: section %u outside the file", s, i);
+					goto out_f;
+				}
+				total += sz;
+				if (total > MAX_IMAGE) {
+					fail(im, "%s: executable sections of more than %llu MiB in all "
+						 "(section %u); not a code image efipt reads", s,
+						 MAX_IMAGE >> 20, i);
 					goto out_f;
 				}
 				char name[64];

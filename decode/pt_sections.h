@@ -25,13 +25,15 @@ struct ptsec_image {
 	struct ptsec *sec;	/* sorted by vaddr */
 	size_t n, cap;
 	size_t last;		/* index of the last hit */
+	uint64_t bytes;		/* in all sections (bounded) */
 	uint64_t entry;		/* entry point of the last ELF/PE loaded */
 	char err[256];		/* why the last call failed */
 };
 
 void ptsec_init(struct ptsec_image *im);
 void ptsec_free(struct ptsec_image *im);
-/* Copy size bytes as a section at vaddr. Fails (-1, im->err) on overlap. */
+/* Copy size bytes as a section at vaddr. Fails (-1, im->err) on overlap,
+ * past 16384 sections or past 2 GiB of code in all. */
 int ptsec_add(struct ptsec_image *im, uint64_t vaddr, const uint8_t *data, uint64_t size,
 	      const char *name);
 /* FILE[:from[-to]]:BASE (as in ptxed --raw). */

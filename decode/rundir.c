@@ -5,11 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/run_result.h"
+#include "decode/file_io.h"
 #include "decode/rundir.h"
 
 #define MANIFEST_MAX (4u << 20)
+#define JSON_MAX (64u << 20) /* memmap.json, images.json: thousands of entries */
 
 static int fail(struct rundir *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(struct rundir *rd, const char *fmt, ...)
@@ -44,6 +47,50 @@ static json_t *need(struct rundir *rd, json_t *obj, const char *where, const cha
 	return v;
 }
 
+/* Optional members: absent is fine, present means the type docs/format.md
+ * gives them. */
+struct member {
+	const char *where, *key;
+	json_type type;
+};
+
+static int check_optional(struct rundir *rd, json_t *m)
+{
+	static const struct member top[] = {
+		{ "", "efipt_gitrev", JSON_STRING }, { "", "started", JSON_STRING },
+		{ "", "firmware", JSON_OBJECT }, { "", "cpu", JSON_OBJECT },
+		{ "", "rtit_ctl_at_start", JSON_STRING }, { "", "traced_image", JSON_OBJECT },
+		{ "", "trace", JSON_OBJECT }, { "", "traced_exit_status", JSON_STRING },
+		{ "", "timing", JSON_OBJECT },
+	};
+	static const struct member sub[] = {
+		{ "firmware", "vendor", JSON_STRING }, { "firmware", "revision", JSON_STRING },
+		{ "firmware", "uefi", JSON_STRING },
+		{ "cpu", "vendor", JSON_STRING }, { "cpu", "hypervisor", JSON_STRING },
+		{ "cpu", "signature", JSON_STRING }, { "cpu", "family", JSON_INTEGER },
+		{ "cpu", "model", JSON_INTEGER }, { "cpu", "stepping", JSON_INTEGER },
+		{ "cpu", "maxphyaddr", JSON_INTEGER }, { "cpu", "pt", JSON_TRUE },
+		{ "traced_image", "path", JSON_STRING }, { "traced_image", "base", JSON_STRING },
+		{ "traced_image", "size", JSON_INTEGER },
+		{ "trace", "rtit_ctl", JSON_STRING }, { "trace", "source", JSON_STRING },
+		{ "trace", "output", JSON_STRING }, { "trace", "mode", JSON_STRING },
+		{ "trace", "size", JSON_INTEGER }, { "trace", "bytes", JSON_INTEGER },
+		{ "timing", "tsc_start", JSON_STRING }, { "timing", "tsc_stop", JSON_STRING },
+	};
+	int bad = 0;
+	for (size_t i = 0; i < sizeof(top) / sizeof(top[0]) && !bad; i++)
+		if (json_object_get(m, top[i].key))
+			need(rd, m, "", top[i].key, top[i].type, &bad);
+	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]) && !bad; i++) {
+		json_t *o = json_object_get(m, sub[i].where);
+		char where[32];
+		snprintf(where, sizeof(where), "%s.", sub[i].where);
+		if (json_object_get(o, sub[i].key))
+			need(rd, o, where, sub[i].key, sub[i].type, &bad);
+	}
+	return bad ? -1 : 0;
+}
+
 static int check_files(struct rundir *rd, json_t *files)
 {
 	size_t i;
@@ -71,6 +118,10 @@ static int check_files(struct rundir *rd, json_t *files)
 		if (stat(p, &st))
 			return fail(rd, "%s: listed in manifest.json as written, but %s", p,
 				    strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			return fail(rd, "%s: listed in manifest.json as written, but %s", p,
+				    S_ISDIR(st.st_mode) ? "a directory, not a file" :
+							  "not a regular file");
 		if ((long long)st.st_size != json_integer_value(size))
 			return fail(rd, "%s: %lld bytes, manifest.json says %lld (truncated copy?)",
 				    p, (long long)st.st_size, (long long)json_integer_value(size));
@@ -105,8 +156,12 @@ int rundir_open(struct rundir *rd, const char *path)
 	if (st.st_size > MANIFEST_MAX)
 		return fail(rd, "%s: %lld bytes, larger than any manifest efipt writes", mpath,
 			    (long long)st.st_size);
+	int fd = open_regular(mpath, rd->err, sizeof(rd->err));
+	if (fd < 0)
+		return -1;
 	json_error_t je;
-	rd->manifest = json_load_file(mpath, JSON_REJECT_DUPLICATES, &je);
+	rd->manifest = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+	close(fd);
 	if (!rd->manifest)
 		return fail(rd, "%s:%d:%d: invalid JSON: %s%s", mpath, je.line, je.column, je.text,
 			    st.st_size == 0 ? " (empty file)" : "");
@@ -142,9 +197,8 @@ int rundir_open(struct rundir *rd, const char *path)
 	if (run_result_parse(r, &result))
 		return fail(rd, "manifest.json: status.result \"%s\" is not ok, unsupported or "
 				"failed", r);
-	json_t *cpu = json_object_get(m, "cpu");
-	if (cpu && !json_is_object(cpu))
-		return fail(rd, "manifest.json: \"cpu\" must be an object");
+	if (check_optional(rd, m))
+		return -1;
 	return check_files(rd, files);
 }
 
@@ -176,4 +230,48 @@ void rundir_flow_facts(const struct rundir *rd, struct flow_facts *f)
 		f->have_ctl = true;
 		f->rtit_ctl = strtoull(ctl, NULL, 16);
 	}
+}
+
+json_t *rundir_json(const struct rundir *rd, const char *name, char *err, size_t errlen)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/%s", rd->path, name);
+	int fd = open_regular(path, err, errlen);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && st.st_size > JSON_MAX) {
+		snprintf(err, errlen, "%s: %lld bytes, larger than any file efipt writes", path,
+			 (long long)st.st_size);
+		close(fd);
+		return NULL;
+	}
+	json_error_t je;
+	json_t *j = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+	close(fd);
+	if (!j)
+		snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+	return j;
+}
+
+int rundir_trace(const struct rundir *rd, char *path, size_t cap, char *err, size_t errlen)
+{
+	const char *status = NULL;
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(rd->manifest, "files"), i, f)
+		if (!strcmp(json_string_value(json_object_get(f, "name")) ?: "", "trace.pt"))
+			status = json_string_value(json_object_get(f, "status"));
+	if (!status) {
+		snprintf(err, errlen, "%s: this run recorded no trace (manifest.json lists no "
+				      "trace.pt)", rd->path);
+		return -1;
+	}
+	if (strcmp(status, "written")) {
+		snprintf(err, errlen, "%s: the run could not write its trace: manifest.json says "
+				      "%s for trace.pt", rd->path, status);
+		return -1;
+	}
+	snprintf(path, cap, "%s/trace.pt", rd->path);
+	return 0;
 }

@@ -20,6 +20,15 @@ struct rundir {
 int rundir_open(struct rundir *rd, const char *path);
 void rundir_close(struct rundir *rd);
 
+/* Load DIR/NAME (a regular file) as JSON. NULL with "PATH: reason" or
+ * "PATH:LINE:COL: reason" in err. */
+json_t *rundir_json(const struct rundir *rd, const char *name, char *err, size_t errlen);
+
+/* DIR/trace.pt into path, if the manifest says it was written; otherwise -1
+ * with why not in err (no trace recorded, or the EFI_STATUS of its failed
+ * write, e.g. EFI_VOLUME_FULL). */
+int rundir_trace(const struct rundir *rd, char *path, size_t cap, char *err, size_t errlen);
+
 /* Manifest accessors (NULL/0 when absent). */
 const char *rundir_str(const struct rundir *rd, const char *key);
 

@@ -8,21 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decode/file_io.h"
 #include "decode/rundir_code.h"
 
 #define MAX_SNAPSHOTS 4096
 #define MAX_IMAGES 4096
-
-static json_t *load_json(const struct rundir *rd, const char *name, char *err, size_t errlen)
-{
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/%s", rd->path, name);
-	json_error_t je;
-	json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	if (!j)
-		snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-	return j;
-}
 
 static int hexarg(json_t *v, unsigned long long *out)
 {
@@ -46,11 +36,9 @@ static int map_snapshot(struct rundir_code *c, const struct rundir *rd, const ch
 	}
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/%s", rd->path, name);
-	int fd = open(path, O_RDONLY);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	int fd = open_regular(path, err, errlen);
+	if (fd < 0)
 		return -1;
-	}
 	struct stat st;
 	if (fstat(fd, &st) || (unsigned long long)st.st_size != size) {
 		snprintf(err, errlen, "%s: %lld bytes, memmap.json says %llu", path,
@@ -74,6 +62,41 @@ static int map_snapshot(struct rundir_code *c, const struct rundir *rd, const ch
 	return 0;
 }
 
+static int by_base(const void *a, const void *b)
+{
+	const struct memview_region *x = *(const struct memview_region *const *)a;
+	const struct memview_region *y = *(const struct memview_region *const *)b;
+	return x->base < y->base ? -1 : x->base > y->base;
+}
+
+/* The one rule for every decoder of a run directory: snapshots must not
+ * overlap (efipt.efi writes one per memory-map region), so no reader has to
+ * choose which copy of an address is the code. */
+static int check_overlaps(const struct memview *v, char *err, size_t errlen)
+{
+	const struct memview_region **s = calloc(v->n ? v->n : 1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (unsigned i = 0; i < v->n; i++)
+		s[i] = &v->r[i];
+	qsort(s, v->n, sizeof(*s), by_base);
+	int rc = 0;
+	for (unsigned i = 1; i < v->n && !rc; i++)
+		if (s[i - 1]->base + s[i - 1]->size > s[i]->base) {
+			snprintf(err, errlen, "memmap.json: the snapshot at 0x%llx-0x%llx overlaps "
+					      "the one at 0x%llx-0x%llx",
+				 (unsigned long long)s[i]->base,
+				 (unsigned long long)(s[i]->base + s[i]->size - 1),
+				 (unsigned long long)s[i - 1]->base,
+				 (unsigned long long)(s[i - 1]->base + s[i - 1]->size - 1));
+			rc = -1;
+		}
+	free(s);
+	return rc;
+}
+
 int rundir_code_load(struct rundir_code *c, const struct rundir *rd, char *err, size_t errlen)
 {
 	memset(c, 0, sizeof(*c));
@@ -87,7 +110,7 @@ int rundir_code_load(struct rundir_code *c, const struct rundir *rd, char *err, 
 	}
 	memview_init(&c->view, c->regions, MAX_SNAPSHOTS);
 
-	json_t *mm = load_json(rd, "memmap.json", err, errlen);
+	json_t *mm = rundir_json(rd, "memmap.json", err, errlen);
 	if (!mm)
 		return -1;
 	json_t *regions = json_object_get(mm, "regions");
@@ -122,10 +145,10 @@ int rundir_code_load(struct rundir_code *c, const struct rundir *rd, char *err, 
 				  (unsigned long long)json_integer_value(pages) * 4096ull, err, errlen);
 	}
 	json_decref(mm);
-	if (rc)
+	if (rc || (rc = check_overlaps(&c->view, err, errlen)))
 		return rc;
 
-	json_t *ij = load_json(rd, "images.json", err, errlen);
+	json_t *ij = rundir_json(rd, "images.json", err, errlen);
 	if (!ij)
 		return -1;
 	json_t *imgs = json_object_get(ij, "images");

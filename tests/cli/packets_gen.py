@@ -5,7 +5,7 @@ Packets are assembled byte by byte from the packet format tables of the
 Intel SDM Vol. 3C, section 33.4.2. Subcommands:
   all | errors          write a trace to stdout
   big N                 write a ~N byte trace to stdout, its packets to stderr
-  check-jsonl OUT PT [lastip|errors]   check efipt's jsonl against DESIGN.md
+  check-jsonl OUT PT [lastip|errors]   check efipt's jsonl against docs/packets.md
   check-types OUT       every packet type occurs
   check-stat OUT PT     --stat output accounts for every byte of PT
   compare OUT EXPECT    jsonl packets equal the generator's list
@@ -24,7 +24,7 @@ NAMES = ("psb psbend pad tnt.8 tnt.64 tip tip.pge tip.pgd fup pip mode.exec "
          "mode.tsx stop tsc tma mtc cyc cbr ovf vmcs mnt ptw exstop mwait pwre "
          "pwrx bbp bip bep cfe evd").split()
 
-# DESIGN.md payload fields; "subtype" stands for the payload "type" of BBP,
+# docs/packets.md payload fields; "subtype" stands for the payload "type" of BBP,
 # CFE and EVD, which would collide with the packet's own "type".
 NUM, HEX, BOOL, STR = "num", "hex", "bool", "str"
 FIELDS = {

@@ -48,3 +48,46 @@ expect_rc "info: random bytes" 1 $EFIPT info "$TMP/m4"
 expect_rc "info: not a run directory" 1 $EFIPT info "$TMP"
 contains "info: missing manifest named" "$TMP/err" "manifest.json: No such file or directory"
 expect_rc "info: no argument" 2 $EFIPT info
+
+# write errors on standard output are an error, never a silent truncation
+$EFIPT info --caps "$D" >/dev/full 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 2 ] && ok "info: /dev/full exits 2" || nok "info: /dev/full exits 2" "exit $rc"
+contains "info: /dev/full named" "$TMP/err" "write error on standard output: No space left on device"
+
+# members of the wrong type (docs/format.md) are refused and named
+mkdir -p "$TMP/w1" && cp "$D/cpuid.txt" "$TMP/w1/" && sed 's/"family":6/"family":"six"/' "$D/manifest.json" >"$TMP/w1/manifest.json"
+expect_rc "info: cpu.family a string" 1 $EFIPT info "$TMP/w1"
+contains "info: cpu.family named" "$TMP/err" "\"cpu.family\" must be an integer"
+mkdir -p "$TMP/w2" && cp "$D/cpuid.txt" "$TMP/w2/" && sed 's/"command":"caps"/"command":"caps","trace":"str"/' "$D/manifest.json" >"$TMP/w2/manifest.json"
+expect_rc "info: trace a string" 1 $EFIPT info "$TMP/w2"
+contains "info: trace named" "$TMP/err" "\"trace\" must be an object"
+
+# a NAME.tmp left by an interrupted write is reported
+mkdir -p "$TMP/t1" && cp "$D/cpuid.txt" "$D/manifest.json" "$TMP/t1/" && : >"$TMP/t1/trace.pt.tmp"
+expect_rc "info: stray .tmp file" 1 $EFIPT info "$TMP/t1"
+contains "info: stray .tmp named" "$TMP/err" "trace.pt.tmp: left by an interrupted write"
+
+# a FIFO or a directory where a file is expected: named, and no hang
+mkdir -p "$TMP/f1" && mkfifo "$TMP/f1/manifest.json"
+expect_rc "info: FIFO manifest" 1 timeout 10 $EFIPT info "$TMP/f1"
+contains "info: FIFO manifest named" "$TMP/err" "manifest.json: a FIFO, not a regular file"
+mkdir -p "$TMP/f2/manifest.json"
+expect_rc "info: directory manifest" 1 $EFIPT info "$TMP/f2"
+contains "info: directory manifest named" "$TMP/err" "manifest.json: a directory, not a regular file"
+mkdir -p "$TMP/f3" && cp "$D/manifest.json" "$TMP/f3/" && mkfifo "$TMP/f3/cpuid.txt"
+expect_rc "info: FIFO cpuid.txt" 1 timeout 10 $EFIPT info "$TMP/f3"
+contains "info: FIFO cpuid.txt named" "$TMP/err" "cpuid.txt: listed in manifest.json as written, but not a regular file"
+mkdir -p "$TMP/f4/cpuid.txt" && sed 's/"files":\[.*\]/"files":[]/' "$D/manifest.json" >"$TMP/f4/manifest.json"
+expect_rc "info: directory cpuid.txt" 1 $EFIPT info "$TMP/f4"
+contains "info: directory cpuid.txt named" "$TMP/err" "cpuid.txt: a directory, not a regular file"
+
+# terminal escapes in run-directory strings are shown as text
+mkdir -p "$TMP/e1" && cp "$D/cpuid.txt" "$TMP/e1/" && sed 's/"command_line":"caps --shutdown"/"command_line":"caps \\u001b[2J\\u001b]0;owned\\u0007 \\u009b31m"/' "$D/manifest.json" >"$TMP/e1/manifest.json"
+expect_rc "info: escapes in the command line" 0 $EFIPT info "$TMP/e1"
+if grep -q "$(printf '\033')" "$TMP/out" || grep -q "$(printf '\007')" "$TMP/out" || grep -q "$(printf '\302\233')" "$TMP/out"; then
+	nok "info: no raw control characters" "$(grep -a Command "$TMP/out" | od -c | head -3)"
+else
+	ok "info: no raw control characters"
+fi
+contains "info: ESC shown as \\x1b" "$TMP/out" 'Command      caps \x1b[2J\x1b]0;owned\x07 \u009b31m'

@@ -128,3 +128,39 @@ expect_rc "insn: --time without ratios" 0 $EFIPT insn --pt "$TMP/t.pt" --raw "$T
 if [ "$(grep -c '^\[0000000000001000 ' "$TMP/out")" = 4 ]; then ok "insn: --time without ratios: the tsc only"; else nok "insn: --time without ratios: the tsc only" "$(cat "$TMP/out")"; fi
 expect_rc "insn: no --time" 0 $EFIPT insn --pt "$TMP/t.pt" --raw "$TMP/code.bin:0x1000"
 contains "insn: no --time, no time stamps" "$TMP/out" "[enabled, ip: 0000000000001000]"
+
+# option values: the option and its range are named; --cache below 8 is no cache
+expect_rc "insn: --mtc-freq 16 refused" 2 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/code.bin:0x1000" --mtc-freq 16
+contains "insn: --mtc-freq range named" "$TMP/err" "efipt insn: --mtc-freq takes a number from 0 to 15, not '16'"
+expect_rc "insn: --max-steps ' -5' refused" 2 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/code.bin:0x1000" --max-steps " -5"
+contains "insn: --max-steps named" "$TMP/err" "--max-steps takes a count"
+expect_rc "insn: --cache 3 is no cache" 0 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/code.bin:0x1000" --no-inst --cache 3
+grep -v '^\[' "$TMP/out" >"$TMP/r3.ips"
+expect "insn: --cache 3 listing equals ground truth" cmp -s "$TMP/r3.ips" "$TMP/r.truth"
+expect_rc "insn: --cache 12 refused" 2 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/code.bin:0x1000" --cache 12
+contains "insn: --cache range named" "$TMP/err" "--cache takes a power of two from 8 to 16777216, or 0..7 for no cache"
+$EFIPT insn --help >"$TMP/help"
+contains "insn --help: exit status" "$TMP/help" "Exit status: 0 if the trace decoded without errors"
+
+# memory from small inputs: a 10 MB ELF whose 200 executable segments all
+# cover the whole file is refused, not copied 200 times (2 GB; the address
+# space limit makes a copying loader fail instead of swapping)
+python3 tests/cli/hostile_elf.py 200 10000000 "$TMP/h200.elf"
+printf '\002\202\002\202\002\202\002\202\002\202\002\202\002\202\002\202' >"$TMP/psb.pt"
+( ulimit -v 1000000; exec $EFIPT insn --pt "$TMP/psb.pt" --elf "$TMP/h200.elf" ) >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 2 ] && ok "insn: hostile ELF refused" || nok "insn: hostile ELF refused" "exit $rc"
+contains "insn: hostile ELF named" "$TMP/err" "h200.elf: executable segments overlap in the file"
+python3 tests/cli/hostile_elf.py 4000 100000 "$TMP/h4000.elf"
+( ulimit -v 1000000; exec $EFIPT insn --pt "$TMP/psb.pt" --elf "$TMP/h4000.elf" ) >"$TMP/out" 2>"$TMP/err"
+contains "insn: 4000 overlapping segments named" "$TMP/err" "h4000.elf: executable segments overlap in the file"
+
+# a directory or FIFO where a file is expected: said so, no hang
+mkdir -p "$TMP/adir"
+expect_rc "insn: --elf DIR" 2 $EFIPT insn --pt "$TMP/r.pt" --elf "$TMP/adir"
+contains "insn: --elf DIR named" "$TMP/err" "adir: a directory, not a regular file"
+mkfifo "$TMP/afifo"
+expect_rc "insn: --raw FIFO, no hang" 2 timeout 10 $EFIPT insn --pt "$TMP/r.pt" --raw "$TMP/afifo:0x1000"
+contains "insn: --raw FIFO named" "$TMP/err" "afifo: a FIFO, not a regular file"
+expect_rc "caps: --cpuid DIR" 2 $EFIPT caps --cpuid "$TMP/adir"
+contains "caps: --cpuid DIR named" "$TMP/err" "efipt caps: $TMP/adir: a directory, not a regular file"

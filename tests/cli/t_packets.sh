@@ -101,3 +101,20 @@ expect_rc "packets: bad format" 2 $EFIPT packets --format xml "$TMP/all.pt"
 expect_rc "packets: no trace" 2 $EFIPT packets
 expect_rc "packets: help" 0 $EFIPT packets --help
 contains "packets: help text" "$TMP/out" "usage: efipt packets [OPTIONS] TRACE"
+
+# the documents the help and the docs point to exist in the repository
+missing=
+for c in packets plan insn decode info synth caps; do
+	for f in $($EFIPT $c --help | grep -o '[A-Za-z_/.-]*\.md' | sort -u); do
+		[ -f "$f" ] || missing="$missing $c--help:$f"
+	done
+done
+for d in README.md docs/*.md; do
+	for f in $(grep -o '[A-Za-z_/-]*[A-Z_a-z]\.md' "$d" | sort -u); do
+		[ -f "$f" ] || [ -f "docs/$f" ] || missing="$missing $d:$f"
+	done
+done
+[ -z "$missing" ] && ok "help and docs refer to existing documents" || nok "help and docs refer to existing documents" "$missing"
+mkdir -p "$TMP/dirrun/trace.pt"
+expect_rc "packets: trace.pt a directory" 2 $EFIPT packets "$TMP/dirrun"
+contains "packets: trace.pt a directory named" "$TMP/err" "trace.pt: a directory, not a regular file"

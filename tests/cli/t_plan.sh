@@ -6,7 +6,7 @@ ADL=$P/alder-lake-s-core-i9-12900k-p-core.txt
 BDW=$P/broadwell-u-core-i7-5500u.txt
 HV=$P/comet-lake-xeon-w-1290p-as-seen-under-a-hypervisor-negative-.txt
 
-# check.py FILE [expect]: every line is a DESIGN.md plan object with exactly
+# check.py FILE [expect]: every line is a plan object (efipt plan --help) with exactly
 # its keys in order; ToPA tables chain and end where OUTPUT_BASE starts;
 # IA32_RTIT_STATUS is cleared before and IA32_RTIT_CTL written last.
 cat >"$TMP/check.py" <<'PY'
@@ -82,7 +82,7 @@ else:
 PY
 
 expect_rc "plan: Skylake default plan" 0 $EFIPT plan --cpuid $SKL --format jsonl
-expect "plan: Skylake jsonl follows DESIGN.md" python3 "$TMP/check.py" "$TMP/out"
+expect "plan: Skylake jsonl follows plan --help" python3 "$TMP/check.py" "$TMP/out"
 python3 "$TMP/check.py" "$TMP/out" >"$TMP/summary" 2>&1
 contains "plan: default is a 4 MiB ToPA buffer" "$TMP/summary" "topa 1 4194304"
 contains "plan: stop mode sets STOP" "$TMP/out" '"stop":true'
@@ -144,3 +144,34 @@ contains "plan: bad value explained" "$TMP/err" "--output must be single or topa
 expect_rc "plan: image filter needs the firmware" 2 $EFIPT plan --cpuid $SKL --filter image=Shell.efi
 expect_rc "plan: help" 0 $EFIPT plan --help
 contains "plan: help lists trace options" "$TMP/out" "--mtc[=F]"
+
+# a plan is printed whole or refused: 17000G on Granite Rapids is 267 tables
+GNR=$P/granite-rapids-xeon-6-658x.txt
+expect_rc "plan: 17000G ToPA" 0 $EFIPT plan --cpuid $GNR --size 17000G
+n=$(grep -c '^topa ' "$TMP/out")
+[ "$n" -eq 267 ] && ok "plan: 17000G prints all 267 tables" || nok "plan: 17000G prints all 267 tables" "$n tables"
+contains "plan: 17000G starts tracing" "$TMP/out" "wrmsr  0x570 IA32_RTIT_CTL"
+contains "plan: 17000G stops tracing" "$TMP/out" "rdmsr  0x571 IA32_RTIT_STATUS"
+# beyond what a plan simulates: refused naming the limit, not rounded or swapped
+expect_rc "plan: 131073G refused" 2 $EFIPT plan --cpuid $GNR --size 131073G
+contains "plan: the limit named" "$TMP/err" "is more than efipt plan simulates: at most 128T"
+# a dump claiming MAXPHYADDR 64: a size near 2^64 must not round to 0
+sed 's/0x80000008 0x00: eax=0x00003934/0x80000008 0x00: eax=0x00003940/' $GNR >"$TMP/phys64.txt"
+expect_rc "plan: size near 2^64 refused" 2 $EFIPT plan --cpuid "$TMP/phys64.txt" --size 18446744073709551615
+if grep -q "to 0 bytes\|0 regions" "$TMP/out" "$TMP/err"; then nok "plan: size near 2^64 never rounds to 0" "$(head -c 300 "$TMP/out")"; else ok "plan: size near 2^64 never rounds to 0"; fi
+# neither ToPA nor single-range: the CPU is blamed, not an option never given
+sed 's/0x00000014 0x00: eax=0x00000001 ebx=0x0000005f ecx=0x00000007/0x00000014 0x00: eax=0x00000001 ebx=0x0000005f ecx=0x00000002/' $GNR >"$TMP/noout.txt"
+expect_rc "plan: no output scheme refused" 1 $EFIPT plan --cpuid "$TMP/noout.txt"
+contains "plan: no output scheme named" "$TMP/out" "neither ToPA (CPUID.(EAX=14H,ECX=0):ECX[0]=0) nor single-range output (CPUID.(EAX=14H,ECX=0):ECX[2]=0)"
+if grep -q -- "--output single" "$TMP/out"; then nok "plan: --output single not blamed" "$(cat "$TMP/out")"; else ok "plan: --output single not blamed"; fi
+# a leaf given twice in a dump: refused with its line
+{ cat $SKL; grep ' 0x00000007 0x00:' $SKL | sed 's/ebx=0x[0-9a-f]*/ebx=0x00000000/'; } >"$TMP/dup.txt"
+expect_rc "plan: duplicate CPUID leaf refused" 2 $EFIPT plan --cpuid "$TMP/dup.txt"
+contains "plan: duplicate leaf line named" "$TMP/err" "dup.txt:$(wc -l <"$TMP/dup.txt"): this leaf and subleaf were already given"
+# numbers: no sign, no blanks
+expect_rc "plan: --cpu ' -5' refused" 2 $EFIPT plan --cpuid $SKL --cpu " -5"
+# write errors
+$EFIPT plan --cpuid $SKL >/dev/full 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 2 ] && ok "plan: /dev/full exits 2" || nok "plan: /dev/full exits 2" "exit $rc"
+contains "plan: /dev/full named" "$TMP/err" "write error on standard output: No space left on device"

@@ -114,6 +114,21 @@ static void check_cpuidtxt(void)
 		err = cpuidtxt_parse(&s2, bad[i], strlen(bad[i]), 0, &line);
 		CHECKF(err == CPUIDTXT_SYNTAX && line == 2, name, "err=%d line=%u", err, line);
 	}
+	/* the same leaf twice in one block: refused at the second line, not
+	 * silently replaced; in another block it is a different CPU */
+	static const char dup[] =
+		"CPU 0:\n"
+		"   0x00000007 0x00: eax=0x0 ebx=0x02000000 ecx=0x0 edx=0x0\n"
+		"   0x00000000 0x00: eax=0x14 ebx=0x0 ecx=0x0 edx=0x0\n"
+		"   0x00000007 0x00: eax=0x0 ebx=0x0 ecx=0x0 edx=0x0\n"
+		"CPU 1:\n"
+		"   0x00000007 0x00: eax=0x0 ebx=0x0 ecx=0x0 edx=0x0\n";
+	err = cpuidtxt_parse(&s2, dup, sizeof(dup) - 1, 0, &line);
+	CHECKF(err == CPUIDTXT_DUPLICATE && line == 4, "cpuidtxt: duplicate leaf refused",
+	       "err=%d line=%u", err, line);
+	err = cpuidtxt_parse(&s2, dup, sizeof(dup) - 1, 1, &line);
+	CHECKF(err == 0 && s2.n == 1, "cpuidtxt: the same leaf in another block is fine",
+	       "err=%d", err);
 	/* a set that is full reports it instead of overflowing */
 	static char big[CPUID_SET_MAX * 90 + 200];
 	struct strbuf bb;

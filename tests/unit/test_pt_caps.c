@@ -121,7 +121,7 @@ static void put(struct cpuid_set *s, uint32_t leaf, uint32_t a, uint32_t b, uint
 	cpuid_set_put(s, leaf, 0, r);
 }
 
-/* 33.3.1 / DESIGN.md: beyond the max leaf, CPUID repeats the highest leaf. */
+/* 33.3.1: beyond the max leaf, CPUID repeats the highest leaf. */
 static void check_leaf_limits(void)
 {
 	static struct cpuid_set s;

@@ -751,7 +751,7 @@ static void test_names(void)
 		ok = ok && strcmp(ptpkt_name(t), "invalid") != 0;
 	CHECK(ok, "every packet type has a name");
 	CHECK(!strcmp(ptpkt_name(ptpkt_tip_pge), "tip.pge") && !strcmp(ptpkt_name(ptpkt_tnt64), "tnt.64"),
-	      "names follow DESIGN.md");
+	      "names follow docs/packets.md");
 }
 
 int main(void)
