@@ -24,7 +24,12 @@ struct app {
 	const char *args_source; /* "load options", "efipt.args", "none" */
 	struct cpuid_set cpuid;
 	struct ptcaps caps;
+	EFI_STATUS watchdog_st;  /* turning the watchdog timer off */
 };
+
+/* Turn the UEFI watchdog timer off (at start, and again after traced code
+ * ran: it may have armed its own). */
+EFI_STATUS app_watchdog_off(void);
 
 /* Read CPUID into app->cpuid/app->caps, write cpuid.txt to the run dir. */
 void app_detect_cpu(struct app *app);

@@ -187,11 +187,13 @@ static EFI_STATUS run_target(struct traced_image *img, bool *started)
 	if (opt.connect) {
 		UINTN n;
 		EFI_STATUS st = connect_all(&n);
+		app_watchdog_off(); /* a driver may have armed the watchdog */
 		con_printf("efipt: connected %llu controllers\n", (unsigned long long)n);
 		return st;
 	}
 	*started = true;
 	EFI_STATUS st = image_start(img);
+	app_watchdog_off(); /* the image may have armed the watchdog */
 	con_printf("efipt: %s returned %s\n", img->path, efi_status_name(st));
 	return st;
 }

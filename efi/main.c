@@ -158,6 +158,17 @@ static const struct command *find_command(const char *name)
 	return NULL;
 }
 
+/*
+ * The boot manager arms a 5-minute watchdog before it starts a boot option
+ * (UEFI 2.10, 7.5 SetWatchdogTimer), and so may a traced image. Writing a
+ * large trace to a slow stick or decoding in place can take longer; a reset
+ * would lose the whole run, so the timer is off while efipt.efi runs.
+ */
+EFI_STATUS app_watchdog_off(void)
+{
+	return uefi_call_wrapper(BS->SetWatchdogTimer, 4, 0, 0, 0, NULL);
+}
+
 static void finish(const struct globals *g, EFI_STATUS st)
 {
 	con_printf("efipt: exit %s\n", efi_status_name(st));
@@ -244,6 +255,12 @@ static EFI_STATUS run_app(struct app *app, struct globals *g)
 		return st;
 	con_printf("efipt.efi %s: %s (arguments from %s)\n", efipt_version, name,
 		   app->args_source);
+	if (EFI_ERROR(app->watchdog_st))
+		con_printf("efipt: cannot turn the UEFI watchdog timer off (%s): a run longer "
+			   "than the firmware's limit may be reset\n",
+			   efi_status_name(app->watchdog_st));
+	else
+		con_puts("efipt: UEFI watchdog timer off for this run\n");
 
 	if (!g->no_run_dir) {
 		if (EFI_ERROR(esp_st)) {
@@ -277,6 +294,7 @@ EFI_STATUS efi_main(EFI_HANDLE image_handle, EFI_SYSTEM_TABLE *systab)
 	struct app *app = &the_app;
 	efipt_memset(app, 0, sizeof(*app));
 	app->image_handle = image_handle;
+	app->watchdog_st = app_watchdog_off();
 	struct globals g = { 0 };
 	EFI_STATUS st = run_app(app, &g);
 	esp_close(&app->esp);
