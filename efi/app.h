@@ -20,8 +20,9 @@ struct app {
 	/* the command's own arguments: argv[0] is the command name */
 	int argc;
 	char *argv[APP_MAX_ARGS + 1];
-	char cmdline[1024];     /* as received, for the manifest */
-	const char *args_source; /* "load options", "efipt.args", "none" */
+	char cmdline[4096];     /* as received (comments dropped), for the manifest */
+	char cmdline_words[4096]; /* cmdline split into argv's words */
+	const char *args_source; /* "load options", "efipt.args[, ...]", "none" */
 	struct cpuid_set cpuid;
 	struct ptcaps caps;
 	EFI_STATUS watchdog_st;  /* turning the watchdog timer off */
