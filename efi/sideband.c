@@ -102,8 +102,9 @@ static void image_name(EFI_LOADED_IMAGE *li, struct pe_info *pe, int *perr, char
 		       UINTN path_cap, char *name, UINTN name_cap)
 {
 	const UINT8 *base = li->ImageBase;
-	*perr = base && li->ImageSize ? pe_read_info(base, li->ImageSize, true, pe)
-				      : PE_ERR_TRUNCATED;
+	*perr = base && li->ImageSize && ptsum_range_ok((UINTN)base, li->ImageSize)
+			? pe_read_info(base, li->ImageSize, true, pe)
+			: PE_ERR_TRUNCATED;
 	path[0] = 0;
 	if (li->FilePath)
 		devpath_text(li->FilePath, path, path_cap);
@@ -120,17 +121,22 @@ static void image_entry(struct strbuf *sb, EFI_LOADED_IMAGE *li, bool first,
 	int perr;
 	char path[256], name[64];
 	image_name(li, &pe, &perr, path, sizeof(path), name, sizeof(name));
+	/* firmware data: an ImageSize that runs past 2^64 is recorded, not used */
+	bool range_ok = ptsum_range_ok((UINTN)li->ImageBase, li->ImageSize);
 	if (out) {
 		out->base = (UINTN)li->ImageBase;
-		out->size = li->ImageSize;
+		out->size = range_ok ? li->ImageSize : 0;
 		efipt_memcpy(out->name, name, sizeof(out->name));
 		out->insns = 0;
 	}
 	sb_printf(sb, "%s\n  {\"name\": \"", first ? "" : ",");
 	sb_json_escape(sb, name);
-	sb_printf(sb, "\", \"base\": \"0x%llx\", \"size\": %llu, \"code_type\": \"%s\", \"path\": \"",
-		  (unsigned long long)(UINTN)li->ImageBase, (unsigned long long)li->ImageSize,
-		  memtype_name(li->ImageCodeType));
+	sb_printf(sb, "\", \"base\": \"0x%llx\", \"size\": %llu, ",
+		  (unsigned long long)(UINTN)li->ImageBase,
+		  (unsigned long long)(range_ok ? li->ImageSize : 0));
+	if (!range_ok)
+		sb_printf(sb, "\"bad_image_size\": \"0x%llx\", ", (unsigned long long)li->ImageSize);
+	sb_printf(sb, "\"code_type\": \"%s\", \"path\": \"", memtype_name(li->ImageCodeType));
 	sb_json_escape(sb, path);
 	sb_puts(sb, "\", \"pdb\": \"");
 	if (perr == PE_OK)
@@ -199,7 +205,8 @@ bool sideband_find_image(const char *want, uint64_t *base, uint64_t *size)
 		int perr;
 		char path[256], name[64];
 		image_name(li, &pe, &perr, path, sizeof(path), name, sizeof(name));
-		if (!efipt_strcmp(name, want)) {
+		if (!efipt_strcmp(name, want) &&
+		    ptsum_range_ok((UINTN)li->ImageBase, li->ImageSize)) {
 			*base = (UINTN)li->ImageBase;
 			*size = li->ImageSize;
 			found = true;
