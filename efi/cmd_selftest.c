@@ -120,6 +120,20 @@ static void check_output(struct selftest *t, const char *name, enum ptcfg_output
 	record(t, name, bad ? "fail" : "pass", bad ? bad : err);
 }
 
+/* Text for an XML attribute value. */
+static void xml_escape(struct strbuf *sb, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '"': sb_puts(sb, "&quot;"); break;
+		case '&': sb_puts(sb, "&amp;"); break;
+		case '<': sb_puts(sb, "&lt;"); break;
+		case '>': sb_puts(sb, "&gt;"); break;
+		default: sb_putc(sb, *s); break;
+		}
+	}
+}
+
 static void write_reports(struct app *app, struct selftest *t)
 {
 	UINTN cap = 16 * 1024;
@@ -151,9 +165,10 @@ static void write_reports(struct app *app, struct selftest *t)
 			sb_puts(&sb, "/>\n");
 			continue;
 		}
-		/* details are plain ASCII without markup characters */
-		sb_printf(&sb, ">\n    <%s message=\"%s\"/>\n  </testcase>\n",
-			  t->c[i].result[0] == 'f' ? "failure" : "skipped", t->c[i].detail);
+		sb_printf(&sb, ">\n    <%s message=\"",
+			  t->c[i].result[0] == 'f' ? "failure" : "skipped");
+		xml_escape(&sb, t->c[i].detail); /* may quote a CPU vendor string */
+		sb_puts(&sb, "\"/>\n  </testcase>\n");
 	}
 	sb_puts(&sb, "</testsuite>\n");
 	if (!sb.truncated)

@@ -42,7 +42,7 @@ expect_rc "synthetic --noretcomp --tsc: efipt insn --run decodes it" 0 $EFIPT in
 contains "synthetic --noretcomp --tsc: host counts every walked instruction" "$TMP/out" "insn: $walked"
 
 boot nopt 'trace --debugcon --shutdown -- \efipt.efi --version'
-contains "hw source without PT: refused with the reason" "$TMP/nopt/debugcon.log" "efipt: Intel PT not supported: CPUID.(EAX=07H,ECX=0):EBX[25]=0 (AuthenticAMD, TCGTCGTCGTCG) (--source synthetic runs without it)"
+contains "hw source without PT: refused with the reason" "$TMP/nopt/debugcon.log" "efipt: Intel PT not supported: the CPU vendor is \"AuthenticAMD\" (CPUID.(EAX=00H):EBX,EDX,ECX), not \"GenuineIntel\" (hypervisor TCGTCGTCGTCG) (--source synthetic runs without it)"
 contains "hw source without PT: EFI_UNSUPPORTED" "$TMP/nopt/debugcon.log" "efipt: exit EFI_UNSUPPORTED"
 
 boot noimg 'trace --source synthetic --debugcon --shutdown -- \missing\app.efi'
