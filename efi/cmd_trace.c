@@ -55,7 +55,7 @@ static const char trace_usage[] =
 	"  --source hw|synthetic  Intel PT (default), or a trace synthesized by\n"
 	"                      walking the image's code (no PT needed; not a real trace)\n"
 	"  --decode            decode in place and print a summary (summary.txt)\n"
-	"  --no-snapshot       skip the memory map, image list and code copies\n"
+	"  --no-snapshot       do not save the memory map, image list and code copies\n"
 	"  --seed N            synthetic: branch choices (default 1)\n"
 	"  --insns N           synthetic: instructions to walk (default 1000000)\n";
 
@@ -435,6 +435,8 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 	if (opt.snapshot && app->have_run) {
 		struct sideband_stats ss;
 		sideband_write(&app->run, &ss, images, MAX_IMAGES, &nimg);
+	} else if (opt.decode) {
+		sideband_list_images(images, MAX_IMAGES, &nimg); /* for the summary */
 	}
 	uint8_t *copy = NULL;
 	if (opt.image) {

@@ -114,6 +114,15 @@ static void image_name(EFI_LOADED_IMAGE *li, struct pe_info *pe, int *perr, char
 		pe_debug_name(path, name, name_cap);
 }
 
+/* The image as the decode summary sees it. */
+static void summary_entry(EFI_LOADED_IMAGE *li, const char *name, struct ptsum_image *out)
+{
+	out->base = (UINTN)li->ImageBase;
+	out->size = ptsum_range_ok(out->base, li->ImageSize) ? li->ImageSize : 0;
+	efipt_memcpy(out->name, name, sizeof(out->name));
+	out->insns = 0;
+}
+
 static void image_entry(struct strbuf *sb, EFI_LOADED_IMAGE *li, bool first,
 			struct ptsum_image *out)
 {
@@ -123,12 +132,8 @@ static void image_entry(struct strbuf *sb, EFI_LOADED_IMAGE *li, bool first,
 	image_name(li, &pe, &perr, path, sizeof(path), name, sizeof(name));
 	/* firmware data: an ImageSize that runs past 2^64 is recorded, not used */
 	bool range_ok = ptsum_range_ok((UINTN)li->ImageBase, li->ImageSize);
-	if (out) {
-		out->base = (UINTN)li->ImageBase;
-		out->size = range_ok ? li->ImageSize : 0;
-		efipt_memcpy(out->name, name, sizeof(out->name));
-		out->insns = 0;
-	}
+	if (out)
+		summary_entry(li, name, out);
 	sb_printf(sb, "%s\n  {\"name\": \"", first ? "" : ",");
 	sb_json_escape(sb, name);
 	sb_printf(sb, "\", \"base\": \"0x%llx\", \"size\": %llu, ",
@@ -148,6 +153,31 @@ static void image_entry(struct strbuf *sb, EFI_LOADED_IMAGE *li, bool first,
 	else
 		sb_printf(sb, ", \"pe_error\": \"%s\"", pe_errstr(perr));
 	sb_putc(sb, '}');
+}
+
+EFI_STATUS sideband_list_images(struct ptsum_image *img, unsigned max, unsigned *nimg)
+{
+	EFI_GUID lip = LOADED_IMAGE_PROTOCOL;
+	UINTN nh = 0;
+	EFI_HANDLE *handles = NULL;
+	*nimg = 0;
+	EFI_STATUS st = uefi_call_wrapper(BS->LocateHandleBuffer, 5, ByProtocol, &lip, NULL, &nh,
+					  &handles);
+	if (EFI_ERROR(st))
+		return st;
+	for (UINTN i = 0; i < nh && *nimg < max; i++) {
+		EFI_LOADED_IMAGE *li;
+		if (EFI_ERROR(uefi_call_wrapper(BS->HandleProtocol, 3, handles[i], &lip,
+						(void **)&li)))
+			continue;
+		struct pe_info pe;
+		int perr;
+		char path[256], name[64];
+		image_name(li, &pe, &perr, path, sizeof(path), name, sizeof(name));
+		summary_entry(li, name, &img[(*nimg)++]);
+	}
+	FreePool(handles);
+	return EFI_SUCCESS;
 }
 
 static EFI_STATUS write_images(struct run *run, struct sideband_stats *stats,
