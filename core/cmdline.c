@@ -55,6 +55,47 @@ int cmdline_split(char *buf, char **argv, int max_argv)
 	return argc;
 }
 
+int cmdline_uncomment(const char *src, size_t len, char *dst, size_t cap, size_t *bad)
+{
+	size_t o = 0;
+	int quoted = 0, pending_blank = 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)src[i];
+		if (!quoted && is_blank((char)c)) {
+			pending_blank = o > 0;
+			continue;
+		}
+		/* '#' starts a comment where it starts a word, as cmdline_split has it */
+		if (!quoted && c == '#' && (o == 0 || pending_blank)) {
+			while (i < len && src[i] != '\n')
+				i++;
+			continue;
+		}
+		if (c == '\t' || c == '\r' || c == '\n')
+			c = ' '; /* a line break inside quotes */
+		if (c < 0x20 || c > 0x7e) {
+			*bad = i;
+			return CMDLINE_NOT_ASCII;
+		}
+		size_t need = (size_t)pending_blank + 1;
+		int pair = quoted && c == '\\' && i + 1 < len && (src[i + 1] == '"' || src[i + 1] == '\\');
+		need += (size_t)pair;
+		if (o + need + 1 > cap)
+			return CMDLINE_TOO_LONG;
+		if (pending_blank)
+			dst[o++] = ' ';
+		pending_blank = 0;
+		dst[o++] = (char)c;
+		if (pair)
+			dst[o++] = src[++i];
+		else if (c == '"')
+			quoted = !quoted;
+	}
+	if (cap)
+		dst[o] = 0;
+	return (int)o;
+}
+
 int cmdline_is_image_name(const char *s)
 {
 	const char *end = s;

@@ -14,6 +14,8 @@ enum cmdline_err {
 	CMDLINE_OK = 0,
 	CMDLINE_TOO_MANY = -1,   /* more words than max_argv */
 	CMDLINE_UNTERMINATED = -2, /* a quote is not closed */
+	CMDLINE_TOO_LONG = -3,   /* the command line does not fit */
+	CMDLINE_NOT_ASCII = -4,  /* a byte outside printable ASCII, not in a comment */
 };
 
 /*
@@ -21,6 +23,16 @@ enum cmdline_err {
  * count, or a negative cmdline_err. argv[count] is set to NULL if room.
  */
 int cmdline_split(char *buf, char **argv, int max_argv);
+
+/*
+ * The command line a text (efipt.args) holds, as one line: comments dropped,
+ * line breaks and runs of blanks outside quotes made one space, no blanks at
+ * either end. Writes dst (cap bytes, NUL-terminated) and returns its length;
+ * CMDLINE_TOO_LONG if it needs more than cap - 1 bytes; CMDLINE_NOT_ASCII
+ * (*bad = offset in src) for a control or non-ASCII byte outside a comment.
+ * Comments do not count against cap and may hold any byte but a line break.
+ */
+int cmdline_uncomment(const char *src, size_t len, char *dst, size_t cap, size_t *bad);
 
 /* Does s look like an EFI image path ("...\efipt.efi", case-insensitive)? */
 int cmdline_is_image_name(const char *s);

@@ -122,6 +122,14 @@ void ptcaps_parse(struct ptcaps *caps, const struct cpuid_set *s)
 	}
 
 	/*
+	 * Intel PT and its enumeration are Intel's: another vendor's leaf 7 or
+	 * 14H bits mean something else, or nothing (reserved).
+	 */
+	if (efipt_strcmp(caps->vendor, "GenuineIntel")) {
+		caps->absent = PTCAPS_NOT_INTEL;
+		return;
+	}
+	/*
 	 * 33.3.1: PT is enumerated by CPUID.(EAX=07H,ECX=0):EBX[25]. A leaf above
 	 * the maximum returns the highest basic leaf's data on Intel CPUs, so the
 	 * maximum is checked before either leaf is believed.
@@ -170,6 +178,13 @@ void ptcaps_absent_line(const struct ptcaps *caps, struct strbuf *out)
 	switch (caps->absent) {
 	case PTCAPS_PRESENT:
 		sb_puts(out, "(it is supported)");
+		return;
+	case PTCAPS_NOT_INTEL:
+		sb_printf(out, "the CPU vendor is \"%s\" (CPUID.(EAX=00H):EBX,EDX,ECX), not "
+			       "\"GenuineIntel\"",
+			  caps->vendor);
+		if (caps->hypervisor[0])
+			sb_printf(out, " (hypervisor %s)", caps->hypervisor);
 		return;
 	case PTCAPS_NO_LEAF7:
 		sb_printf(out, "CPUID max basic leaf 0x%x < 07H, no structured feature flags",

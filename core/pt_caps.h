@@ -15,6 +15,7 @@
 /* Why Intel PT cannot be used; checked in this order. */
 enum ptcaps_absent {
 	PTCAPS_PRESENT = 0,
+	PTCAPS_NOT_INTEL,     /* vendor string (CPUID.0) is not "GenuineIntel" */
 	PTCAPS_NO_LEAF7,      /* max basic leaf < 7: leaf 7 would alias another leaf */
 	PTCAPS_NO_PT_BIT,     /* CPUID.(EAX=07H,ECX=0):EBX[25] = 0 */
 	PTCAPS_NO_LEAF14,     /* bit 25 set but max basic leaf < 14H */
@@ -96,7 +97,7 @@ void ptcaps_bit_name(enum ptcap c, struct strbuf *out);
 void ptcaps_parse(struct ptcaps *caps, const struct cpuid_set *s);
 
 /* One line naming why PT is unusable, e.g.
- * "Intel PT not supported: CPUID.(EAX=07H,ECX=0):EBX[25]=0 (AuthenticAMD, TCG)". */
+ * "Intel PT not supported: CPUID.(EAX=07H,ECX=0):EBX[25]=0 (GenuineIntel, TCG)". */
 void ptcaps_absent_line(const struct ptcaps *caps, struct strbuf *out);
 
 /* The full human-readable capability report (several lines). */

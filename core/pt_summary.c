@@ -7,8 +7,11 @@ void ptsum_init(struct ptsum *s, struct ptsum_image *img, unsigned n)
 	efipt_memset(s, 0, sizeof(*s));
 	s->img = img;
 	s->nimg = n;
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
 		img[i].insns = 0;
+		if (!ptsum_range_ok(img[i].base, img[i].size))
+			img[i].size = 0;
+	}
 	/* insertion sort: image lists are short (~100) */
 	for (unsigned i = 1; i < n; i++) {
 		struct ptsum_image t = img[i];
@@ -57,11 +60,12 @@ void ptsum_on_run(void *ctx, const struct ptflow_run *run)
 			ip += run->lens[i++];
 			continue;
 		}
-		/* the rest of the run up to the image's end counts in one go */
+		/* the rest of the run up to the image's end counts in one go; the
+		 * test is find_image's, which holds for ip, so j always advances
+		 * (an end computed as base + size could wrap and stop it) */
 		struct ptsum_image *m = &s->img[k];
-		uint64_t end = m->base + m->size;
 		uint32_t j = i;
-		while (j < run->ninsn && ip < end)
+		while (j < run->ninsn && ip - m->base < m->size)
 			ip += run->lens[j++];
 		m->insns += j - i;
 		i = j;

@@ -20,11 +20,17 @@ struct app {
 	/* the command's own arguments: argv[0] is the command name */
 	int argc;
 	char *argv[APP_MAX_ARGS + 1];
-	char cmdline[1024];     /* as received, for the manifest */
-	const char *args_source; /* "load options", "efipt.args", "none" */
+	char cmdline[4096];     /* as received (comments dropped), for the manifest */
+	char cmdline_words[4096]; /* cmdline split into argv's words */
+	const char *args_source; /* "load options", "efipt.args[, ...]", "none" */
 	struct cpuid_set cpuid;
 	struct ptcaps caps;
+	EFI_STATUS watchdog_st;  /* turning the watchdog timer off */
 };
+
+/* Turn the UEFI watchdog timer off (at start, and again after traced code
+ * ran: it may have armed its own). */
+EFI_STATUS app_watchdog_off(void);
 
 /* Read CPUID into app->cpuid/app->caps, write cpuid.txt to the run dir. */
 void app_detect_cpu(struct app *app);

@@ -108,7 +108,7 @@ static const struct opt_row trace_options[NTRACE_OPTIONS] = {
 	[T_DECODE] = { "decode", OPT_FLAG, opt_set_true, FIELD(decode), 0,
 		       "decode in place and print a summary (summary.txt)" },
 	[T_NO_SNAPSHOT] = { "no-snapshot", OPT_FLAG, set_no_snapshot, 0, 0,
-			    "skip the memory map, image list and code copies" },
+			    "do not save the memory map, image list and code copies" },
 	[T_CONNECT] = { "connect", OPT_FLAG, opt_set_true, FIELD(connect), 0,
 			"trace connecting every controller instead of an image" },
 	[T_SEED] = { "seed", OPT_VALUE, set_seed, FIELD(seed), "N",
@@ -209,11 +209,13 @@ static EFI_STATUS run_target(struct traced_image *img, bool *started)
 	if (opt.connect) {
 		UINTN n;
 		EFI_STATUS st = connect_all(&n);
+		app_watchdog_off(); /* a driver may have armed the watchdog */
 		con_printf("efipt: connected %llu controllers\n", (unsigned long long)n);
 		return st;
 	}
 	*started = true;
 	EFI_STATUS st = image_start(img);
+	app_watchdog_off(); /* the image may have armed the watchdog */
 	con_printf("efipt: %s returned %s\n", img->path, efi_status_name(st));
 	return st;
 }
@@ -457,6 +459,8 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 	if (opt.snapshot && app->have_run) {
 		struct sideband_stats ss;
 		sideband_write(&app->run, &ss, images, MAX_IMAGES, &nimg);
+	} else if (opt.decode) {
+		sideband_list_images(images, MAX_IMAGES, &nimg); /* for the summary */
 	}
 	uint8_t *copy = NULL;
 	if (opt.image) {

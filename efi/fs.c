@@ -102,12 +102,13 @@ void esp_close(struct esp *esp)
 	esp->root = NULL;
 }
 
-EFI_STATUS esp_read_file(struct esp *esp, const CHAR16 *path, UINTN max, char **data,
-			 UINTN *len)
+EFI_STATUS esp_read_head(struct esp *esp, const CHAR16 *path, UINTN max, char **data,
+			 UINTN *len, UINT64 *size)
 {
 	EFI_FILE_HANDLE f;
 	*data = NULL;
 	*len = 0;
+	*size = 0;
 	EFI_STATUS st = uefi_call_wrapper(esp->root->Open, 5, esp->root, &f, (CHAR16 *)path,
 					  EFI_FILE_MODE_READ, 0ULL);
 	if (EFI_ERROR(st))
@@ -117,21 +118,23 @@ EFI_STATUS esp_read_file(struct esp *esp, const CHAR16 *path, UINTN max, char **
 		uefi_call_wrapper(f->Close, 1, f);
 		return EFI_DEVICE_ERROR;
 	}
-	UINT64 size = info->FileSize;
+	*size = info->FileSize;
+	bool is_dir = (info->Attribute & EFI_FILE_DIRECTORY) != 0;
 	FreePool(info);
-	if (size > max) {
+	if (is_dir) {
 		uefi_call_wrapper(f->Close, 1, f);
-		return EFI_BAD_BUFFER_SIZE;
+		return EFI_UNSUPPORTED;
 	}
-	char *buf = AllocatePool(size + 1);
+	UINTN want = *size < max ? (UINTN)*size : max;
+	char *buf = AllocatePool(want + 1);
 	if (!buf) {
 		uefi_call_wrapper(f->Close, 1, f);
 		return EFI_OUT_OF_RESOURCES;
 	}
-	UINTN got = size;
+	UINTN got = want;
 	st = uefi_call_wrapper(f->Read, 3, f, &got, buf);
 	uefi_call_wrapper(f->Close, 1, f);
-	if (EFI_ERROR(st) || got != size) {
+	if (EFI_ERROR(st) || got != want) {
 		FreePool(buf);
 		return EFI_ERROR(st) ? st : EFI_DEVICE_ERROR;
 	}
@@ -139,6 +142,20 @@ EFI_STATUS esp_read_file(struct esp *esp, const CHAR16 *path, UINTN max, char **
 	*data = buf;
 	*len = got;
 	return EFI_SUCCESS;
+}
+
+EFI_STATUS esp_read_file(struct esp *esp, const CHAR16 *path, UINTN max, char **data,
+			 UINTN *len)
+{
+	UINT64 size;
+	EFI_STATUS st = esp_read_head(esp, path, max, data, len, &size);
+	if (!EFI_ERROR(st) && size > max) {
+		FreePool(*data);
+		*data = NULL;
+		*len = 0;
+		return EFI_BAD_BUFFER_SIZE;
+	}
+	return st;
 }
 
 BOOLEAN esp_exists(struct esp *esp, const CHAR16 *path)

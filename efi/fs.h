@@ -17,6 +17,11 @@ void esp_close(struct esp *esp);
 EFI_STATUS esp_read_file(struct esp *esp, const CHAR16 *path, UINTN max, char **data,
 			 UINTN *len);
 
+/* Read at most max bytes from the start of a file into pool memory (NUL
+ * appended); *size receives the whole file's size. */
+EFI_STATUS esp_read_head(struct esp *esp, const CHAR16 *path, UINTN max, char **data,
+			 UINTN *len, UINT64 *size);
+
 /* Create a directory (and its parents); existing directories are fine. */
 EFI_STATUS esp_mkdir(struct esp *esp, const CHAR16 *path);
 /* Does the path exist? */

@@ -41,7 +41,8 @@ static const char usage_text[] =
 	"\n"
 	"Arguments come from the UEFI Shell command line. Booted without arguments\n"
 	"(e.g. as \\EFI\\BOOT\\BOOTX64.EFI), efipt.efi reads them from the text file\n"
-	"efipt.args in its own directory. Each run writes \\efipt\\<run-id>\\ on the\n"
+	"efipt.args in its own directory (ASCII, at most 64 KiB, '#' starts a comment;\n"
+	"if it cannot be used, its --shutdown/--reboot still are). Each run writes \\efipt\\<run-id>\\ on the\n"
 	"volume it was loaded from (manifest.json, cpuid.txt, ...): decode it on a\n"
 	"host with 'efipt info DIR'.\n";
 
@@ -66,7 +67,64 @@ static bool load_options_text(EFI_LOADED_IMAGE *img, char *out, UINTN cap)
 	return o > 0;
 }
 
-static EFI_STATUS read_args_file(struct app *app, char *out, UINTN cap)
+struct globals {
+	bool help, version, shutdown, reboot, no_run_dir;
+};
+
+/*
+ * When no command line can be had (efipt.args too big, not text, or not
+ * splittable), the rig still expects its --shutdown or --reboot: take the
+ * words that are those (and --debugcon, so the reason is seen) from the raw
+ * bytes, every step-th from first, stopping at a "--".
+ */
+static void salvage_globals(const char *raw, UINTN len, UINTN first, UINTN step,
+			    struct globals *g)
+{
+	char word[16];
+	UINTN n = 0;
+	bool comment = false;
+	for (UINTN i = first; i <= len; i += step) {
+		char c = i < len ? raw[i] : ' ';
+		if (comment) {
+			comment = c != '\n';
+			continue;
+		}
+		if (c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != 0) {
+			if (n == 0 && c == '#')
+				comment = true;
+			else if (n < sizeof(word) - 1)
+				word[n++] = c;
+			else
+				n = sizeof(word); /* longer than any global option */
+			continue;
+		}
+		if (n && n < sizeof(word)) {
+			word[n] = 0;
+			if (!efipt_strcmp(word, "--"))
+				return;
+			if (!efipt_strcmp(word, "--shutdown"))
+				g->shutdown = true;
+			else if (!efipt_strcmp(word, "--reboot"))
+				g->reboot = true;
+			else if (!efipt_strcmp(word, "--debugcon"))
+				con_set_debugcon(true);
+		}
+		n = 0;
+	}
+}
+
+/* efipt.args may be annotated: comments do not count against the command
+ * line, but a file beyond this is not a command line. */
+#define ARGS_FILE_MAX (64u << 10)
+
+/*
+ * efipt.args beside the image: a text file, read into out as one line
+ * without comments (*bom: a UTF-8 byte order mark was skipped).
+ * EFI_NOT_FOUND if there is none. Any other failure is
+ * explained in one line, after its --shutdown/--reboot/--debugcon are taken.
+ */
+static EFI_STATUS read_args_file(struct app *app, char *out, UINTN cap, struct globals *g,
+				 bool *bom)
 {
 	CHAR16 path[320];
 	UINTN n = 0;
@@ -76,22 +134,62 @@ static EFI_STATUS read_args_file(struct app *app, char *out, UINTN cap)
 		path[n++] = L'\\';
 	path[n] = 0;
 	StrCat(path, L"efipt.args");
+	char name[320];
+	ucs2_to_ascii(name, sizeof(name), path);
 	char *data;
 	UINTN len;
-	EFI_STATUS st = esp_read_file(&app->esp, path, cap - 1, &data, &len);
-	if (EFI_ERROR(st))
+	UINT64 size;
+	EFI_STATUS st = esp_read_head(&app->esp, path, ARGS_FILE_MAX, &data, &len, &size);
+	if (st == EFI_NOT_FOUND)
 		return st;
-	UINTN o = 0;
-	for (UINTN i = 0; i < len && o + 1 < cap; i++) /* control bytes become blanks */
-		out[o++] = ((unsigned char)data[i] < 0x20 && data[i] != '\n') ? ' ' : data[i];
-	out[o] = 0;
+	if (EFI_ERROR(st)) {
+		con_printf("efipt: %s: cannot read it: %s\n", name, efi_status_name(st));
+		return st;
+	}
+	const unsigned char *u = (const unsigned char *)data;
+	UINTN skip = 0;
+	if (len >= 3 && u[0] == 0xef && u[1] == 0xbb && u[2] == 0xbf)
+		skip = 3; /* a UTF-8 byte order mark: the rest is still text */
+	bool utf16 = len >= 2 && ((u[0] == 0xff && u[1] == 0xfe) || (u[0] == 0xfe && u[1] == 0xff));
+	UINTN ctl = skip;
+	while (ctl < len && (u[ctl] >= 0x20 || u[ctl] == '\t' || u[ctl] == '\n' || u[ctl] == '\r') &&
+	       u[ctl] != 0x7f)
+		ctl++;
+	size_t bad = 0;
+	int r = 0;
+	st = EFI_INVALID_PARAMETER;
+	if (size > ARGS_FILE_MAX) {
+		salvage_globals(data, len, 0, 1, g);
+		st = EFI_BAD_BUFFER_SIZE;
+		con_printf("efipt: %s is %llu bytes, more than the %u it may have: not used\n", name,
+			   (unsigned long long)size, ARGS_FILE_MAX);
+	} else if (utf16) {
+		salvage_globals(data, len, u[0] == 0xff ? 2 : 3, 2, g);
+		con_printf("efipt: %s is UTF-16 text (byte order mark %02X %02X): save it as ASCII "
+			   "text; not used\n",
+			   name, u[0], u[1]);
+	} else if (ctl < len) {
+		salvage_globals(data, len, skip, 1, g);
+		con_printf("efipt: %s is not text (byte 0x%02x at offset %llu): not used\n", name,
+			   u[ctl], (unsigned long long)ctl);
+	} else if ((r = cmdline_uncomment(data + skip, len - skip, out, cap, &bad)) < 0) {
+		salvage_globals(data, len, skip, 1, g);
+		if (r == CMDLINE_NOT_ASCII)
+			con_printf("efipt: %s: byte 0x%02x at offset %llu is not ASCII (only comments "
+				   "may have other characters): not used\n",
+				   name, u[skip + bad], (unsigned long long)(skip + bad));
+		else
+			con_printf("efipt: %s: the command line, without comments, is longer than %llu "
+				   "bytes: not used\n",
+				   name, (unsigned long long)(cap - 1));
+	} else {
+		st = EFI_SUCCESS;
+		*bom = skip != 0;
+	}
 	FreePool(data);
-	return EFI_SUCCESS;
+	return st;
 }
 
-struct globals {
-	bool help, version, shutdown, reboot, no_run_dir;
-};
 
 /* Take global options out of argv (up to a "--"); report the first unknown one. */
 static EFI_STATUS parse_globals(struct app *app, int argc, char **argv, struct globals *g)
@@ -158,6 +256,17 @@ static const struct command *find_command(const char *name)
 	return NULL;
 }
 
+/*
+ * The boot manager arms a 5-minute watchdog before it starts a boot option
+ * (UEFI 2.10, 7.5 SetWatchdogTimer), and so may a traced image. Writing a
+ * large trace to a slow stick or decoding in place can take longer; a reset
+ * would lose the whole run, so the timer is off while efipt.efi runs.
+ */
+EFI_STATUS app_watchdog_off(void)
+{
+	return uefi_call_wrapper(BS->SetWatchdogTimer, 4, 0, 0, 0, NULL);
+}
+
 static void finish(const struct globals *g, EFI_STATUS st)
 {
 	con_printf("efipt: exit %s\n", efi_status_name(st));
@@ -183,18 +292,24 @@ static EFI_STATUS run_app(struct app *app, struct globals *g)
 	app->args_source = "none";
 	if (load_options_text(app->image, text, sizeof(app->cmdline))) {
 		app->args_source = "load options";
-	} else if (!EFI_ERROR(esp_st) &&
-		   !EFI_ERROR(read_args_file(app, text, sizeof(app->cmdline)))) {
-		app->args_source = "efipt.args";
+	} else if (!EFI_ERROR(esp_st)) {
+		bool bom = false;
+		st = read_args_file(app, text, sizeof(app->cmdline), g, &bom);
+		if (!EFI_ERROR(st))
+			app->args_source = bom ? "efipt.args, UTF-8 byte order mark skipped"
+					       : "efipt.args";
+		else if (st != EFI_NOT_FOUND)
+			return st;
 	}
-	/* trim trailing blanks (an args file ends in a newline) */
+	/* trim trailing blanks (a shell line may end in some) */
 	for (UINTN n = efipt_strlen(text); n && (text[n - 1] == '\n' || text[n - 1] == ' ' ||
 						 text[n - 1] == '\r' || text[n - 1] == '\t');)
 		text[--n] = 0;
-	char split[sizeof(app->cmdline)];
-	efipt_memcpy(split, text, sizeof(split));
+	char *split = app->cmdline_words;
+	efipt_memcpy(split, text, sizeof(app->cmdline_words));
 	int argc = cmdline_split(split, app->argv, APP_MAX_ARGS);
 	if (argc < 0) {
+		salvage_globals(text, efipt_strlen(text), 0, 1, g);
 		con_printf("efipt: bad command line (%s): %s\n", app->args_source,
 			   argc == CMDLINE_TOO_MANY ? "more than 64 arguments" : "unclosed quote");
 		return EFI_INVALID_PARAMETER;
@@ -244,6 +359,12 @@ static EFI_STATUS run_app(struct app *app, struct globals *g)
 		return st;
 	con_printf("efipt.efi %s: %s (arguments from %s)\n", efipt_version, name,
 		   app->args_source);
+	if (EFI_ERROR(app->watchdog_st))
+		con_printf("efipt: cannot turn the UEFI watchdog timer off (%s): a run longer "
+			   "than the firmware's limit may be reset\n",
+			   efi_status_name(app->watchdog_st));
+	else
+		con_puts("efipt: UEFI watchdog timer off for this run\n");
 
 	if (!g->no_run_dir) {
 		if (EFI_ERROR(esp_st)) {
@@ -277,6 +398,7 @@ EFI_STATUS efi_main(EFI_HANDLE image_handle, EFI_SYSTEM_TABLE *systab)
 	struct app *app = &the_app;
 	efipt_memset(app, 0, sizeof(*app));
 	app->image_handle = image_handle;
+	app->watchdog_st = app_watchdog_off();
 	struct globals g = { 0 };
 	EFI_STATUS st = run_app(app, &g);
 	esp_close(&app->esp);

@@ -102,8 +102,9 @@ static void image_name(EFI_LOADED_IMAGE *li, struct pe_info *pe, int *perr, char
 		       UINTN path_cap, char *name, UINTN name_cap)
 {
 	const UINT8 *base = li->ImageBase;
-	*perr = base && li->ImageSize ? pe_read_info(base, li->ImageSize, true, pe)
-				      : PE_ERR_TRUNCATED;
+	*perr = base && li->ImageSize && ptsum_range_ok((UINTN)base, li->ImageSize)
+			? pe_read_info(base, li->ImageSize, true, pe)
+			: PE_ERR_TRUNCATED;
 	path[0] = 0;
 	if (li->FilePath)
 		devpath_text(li->FilePath, path, path_cap);
@@ -113,6 +114,15 @@ static void image_name(EFI_LOADED_IMAGE *li, struct pe_info *pe, int *perr, char
 		pe_debug_name(path, name, name_cap);
 }
 
+/* The image as the decode summary sees it. */
+static void summary_entry(EFI_LOADED_IMAGE *li, const char *name, struct ptsum_image *out)
+{
+	out->base = (UINTN)li->ImageBase;
+	out->size = ptsum_range_ok(out->base, li->ImageSize) ? li->ImageSize : 0;
+	efipt_memcpy(out->name, name, sizeof(out->name));
+	out->insns = 0;
+}
+
 static void image_entry(struct strbuf *sb, EFI_LOADED_IMAGE *li, bool first,
 			struct ptsum_image *out)
 {
@@ -120,17 +130,18 @@ static void image_entry(struct strbuf *sb, EFI_LOADED_IMAGE *li, bool first,
 	int perr;
 	char path[256], name[64];
 	image_name(li, &pe, &perr, path, sizeof(path), name, sizeof(name));
-	if (out) {
-		out->base = (UINTN)li->ImageBase;
-		out->size = li->ImageSize;
-		efipt_memcpy(out->name, name, sizeof(out->name));
-		out->insns = 0;
-	}
+	/* firmware data: an ImageSize that runs past 2^64 is recorded, not used */
+	bool range_ok = ptsum_range_ok((UINTN)li->ImageBase, li->ImageSize);
+	if (out)
+		summary_entry(li, name, out);
 	sb_printf(sb, "%s\n  {\"name\": \"", first ? "" : ",");
 	sb_json_escape(sb, name);
-	sb_printf(sb, "\", \"base\": \"0x%llx\", \"size\": %llu, \"code_type\": \"%s\", \"path\": \"",
-		  (unsigned long long)(UINTN)li->ImageBase, (unsigned long long)li->ImageSize,
-		  memtype_name(li->ImageCodeType));
+	sb_printf(sb, "\", \"base\": \"0x%llx\", \"size\": %llu, ",
+		  (unsigned long long)(UINTN)li->ImageBase,
+		  (unsigned long long)(range_ok ? li->ImageSize : 0));
+	if (!range_ok)
+		sb_printf(sb, "\"bad_image_size\": \"0x%llx\", ", (unsigned long long)li->ImageSize);
+	sb_printf(sb, "\"code_type\": \"%s\", \"path\": \"", memtype_name(li->ImageCodeType));
 	sb_json_escape(sb, path);
 	sb_puts(sb, "\", \"pdb\": \"");
 	if (perr == PE_OK)
@@ -142,6 +153,31 @@ static void image_entry(struct strbuf *sb, EFI_LOADED_IMAGE *li, bool first,
 	else
 		sb_printf(sb, ", \"pe_error\": \"%s\"", pe_errstr(perr));
 	sb_putc(sb, '}');
+}
+
+EFI_STATUS sideband_list_images(struct ptsum_image *img, unsigned max, unsigned *nimg)
+{
+	EFI_GUID lip = LOADED_IMAGE_PROTOCOL;
+	UINTN nh = 0;
+	EFI_HANDLE *handles = NULL;
+	*nimg = 0;
+	EFI_STATUS st = uefi_call_wrapper(BS->LocateHandleBuffer, 5, ByProtocol, &lip, NULL, &nh,
+					  &handles);
+	if (EFI_ERROR(st))
+		return st;
+	for (UINTN i = 0; i < nh && *nimg < max; i++) {
+		EFI_LOADED_IMAGE *li;
+		if (EFI_ERROR(uefi_call_wrapper(BS->HandleProtocol, 3, handles[i], &lip,
+						(void **)&li)))
+			continue;
+		struct pe_info pe;
+		int perr;
+		char path[256], name[64];
+		image_name(li, &pe, &perr, path, sizeof(path), name, sizeof(name));
+		summary_entry(li, name, &img[(*nimg)++]);
+	}
+	FreePool(handles);
+	return EFI_SUCCESS;
 }
 
 static EFI_STATUS write_images(struct run *run, struct sideband_stats *stats,
@@ -199,7 +235,8 @@ bool sideband_find_image(const char *want, uint64_t *base, uint64_t *size)
 		int perr;
 		char path[256], name[64];
 		image_name(li, &pe, &perr, path, sizeof(path), name, sizeof(name));
-		if (!efipt_strcmp(name, want)) {
+		if (!efipt_strcmp(name, want) &&
+		    ptsum_range_ok((UINTN)li->ImageBase, li->ImageSize)) {
 			*base = (UINTN)li->ImageBase;
 			*size = li->ImageSize;
 			found = true;

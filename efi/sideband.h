@@ -26,6 +26,11 @@ struct sideband_stats {
 EFI_STATUS sideband_write(struct run *run, struct sideband_stats *stats,
 			  struct ptsum_image *img, unsigned max, unsigned *nimg);
 
+/* The loaded images as images.json would list them (up to max, *nimg),
+ * without writing anything: the in-place summary needs them even when no
+ * snapshot is taken. */
+EFI_STATUS sideband_list_images(struct ptsum_image *img, unsigned max, unsigned *nimg);
+
 /* Find a loaded image by the name images.json gives it. */
 bool sideband_find_image(const char *name, uint64_t *base, uint64_t *size);
 

@@ -36,3 +36,13 @@ expect_rc "caps: help" 0 $EFIPT caps --help
 contains "caps: help text" "$TMP/out" "usage: efipt caps --cpuid FILE"
 expect_rc "efipt: unknown command" 2 $EFIPT frobnicate
 contains "efipt: unknown command named" "$TMP/err" "unknown command 'frobnicate'"
+
+# another vendor's dump with CPUID.(7,0):EBX[25]=1 and a leaf 14H: not Intel PT
+sed 's/ebx=0x756e6547 ecx=0x6c65746e edx=0x49656e69/ebx=0x68747541 ecx=0x444d4163 edx=0x69746e65/' \
+	$P/skylake-s-core-i7-6700k.txt >"$TMP/amd.txt"
+grep -q 'ebx=0x68747541' "$TMP/amd.txt" || nok "caps: AuthenticAMD dump" "vendor not replaced"
+expect_rc "caps: AuthenticAMD with the PT bit is unsupported" 3 $EFIPT caps --cpuid "$TMP/amd.txt"
+contains "caps: the vendor string named" "$TMP/out" 'Intel PT not supported: the CPU vendor is "AuthenticAMD" (CPUID.(EAX=00H):EBX,EDX,ECX), not "GenuineIntel"'
+expect_rc "plan: AuthenticAMD with the PT bit refused" 1 $EFIPT plan --cpuid "$TMP/amd.txt" --format jsonl
+contains "plan: refusal names the vendor" "$TMP/out" 'the CPU vendor is \"AuthenticAMD\"'
+[ -z "$(grep -i wrmsr "$TMP/out")" ] && ok "plan: AuthenticAMD: no WRMSR planned" || nok "plan: AuthenticAMD: no WRMSR planned" "$(head -c 300 "$TMP/out")"

@@ -1,12 +1,17 @@
 # Helpers for QEMU+OVMF tests (sourced after tests/lib.sh).
 # boot NAME "ARGS" [QEMU_CPU]: build an ESP whose efipt.args holds ARGS, boot
 # it, leave results in $TMP/NAME/ (debugcon.log, efipt/<run-id>/, ...).
+# boot_esp NAME [QEMU_CPU]: the same for an ESP already in $TMP/NAME/esp.img.
 # The boot itself is a check: it must end by itself before the timeout.
+# QEMU_EXTRA (exported) adds QEMU options.
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-90}
 boot() {
-	name=$1 args=$2 cpu=${3:-max}
-	mkdir -p "$TMP/$name"
-	sh ovmf/mkesp.sh --image "$TMP/$name/esp.img" --args "$args" >/dev/null
+	mkdir -p "$TMP/$1"
+	sh ovmf/mkesp.sh --image "$TMP/$1/esp.img" --args "$2" >/dev/null
+	boot_esp "$1" "${3:-max}"
+}
+boot_esp() {
+	name=$1 cpu=${2:-max}
 	QEMU_CPU=$cpu sh ovmf/boot.sh "$TMP/$name/esp.img" "$TMP/$name" "$BOOT_TIMEOUT"
 	rc=$?
 	if [ "$rc" -eq 0 ]; then

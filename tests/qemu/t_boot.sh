@@ -5,7 +5,7 @@
 
 boot caps "caps --debugcon --shutdown"
 L=$TMP/caps/debugcon.log
-contains "caps: reports PT unsupported with the reason" "$L" "Intel PT not supported: CPUID.(EAX=07H,ECX=0):EBX[25]=0 (AuthenticAMD, TCGTCGTCGTCG)"
+contains "caps: reports PT unsupported with the reason" "$L" "Intel PT not supported: the CPU vendor is \"AuthenticAMD\" (CPUID.(EAX=00H):EBX,EDX,ECX), not \"GenuineIntel\" (hypervisor TCGTCGTCGTCG)"
 contains "caps: exits EFI_UNSUPPORTED" "$L" "efipt: exit EFI_UNSUPPORTED"
 contains "caps: arguments read from efipt.args" "$L" "(arguments from efipt.args)"
 contains "caps: announces run directory" "$L" "efipt: run directory \\efipt\\"

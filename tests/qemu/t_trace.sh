@@ -41,8 +41,15 @@ contains "synthetic --noretcomp --tsc: no decode errors in firmware" "$run/summa
 expect_rc "synthetic --noretcomp --tsc: efipt insn --run decodes it" 0 $EFIPT insn --run "$run" --stat
 contains "synthetic --noretcomp --tsc: host counts every walked instruction" "$TMP/out" "insn: $walked"
 
+# without snapshots the summary still knows the loaded images
+boot nosnap 'trace --source synthetic --no-snapshot --decode --insns 100000 --debugcon --shutdown -- \efipt.efi --version'
+run=$(rundirs nosnap | head -n 1)
+contains "--no-snapshot --decode: instructions attributed to the traced image" "$run/summary.txt" "100.0%  efipt (0x"
+expect "--no-snapshot --decode: nothing outside every listed image" sh -c "! grep -q 'outside every listed image' '$run/summary.txt'"
+expect "--no-snapshot --decode: no snapshot files written" sh -c "! ls '$run' | grep -q 'images.json\|memmap.json\|mem-'"
+
 boot nopt 'trace --debugcon --shutdown -- \efipt.efi --version'
-contains "hw source without PT: refused with the reason" "$TMP/nopt/debugcon.log" "efipt: Intel PT not supported: CPUID.(EAX=07H,ECX=0):EBX[25]=0 (AuthenticAMD, TCGTCGTCGTCG) (--source synthetic runs without it)"
+contains "hw source without PT: refused with the reason" "$TMP/nopt/debugcon.log" "efipt: Intel PT not supported: the CPU vendor is \"AuthenticAMD\" (CPUID.(EAX=00H):EBX,EDX,ECX), not \"GenuineIntel\" (hypervisor TCGTCGTCGTCG) (--source synthetic runs without it)"
 contains "hw source without PT: EFI_UNSUPPORTED" "$TMP/nopt/debugcon.log" "efipt: exit EFI_UNSUPPORTED"
 
 boot noimg 'trace --source synthetic --debugcon --shutdown -- \missing\app.efi'

@@ -65,6 +65,27 @@ static void check_cmdline(void)
 	CHECK(cmdline_split(buf, argv, 8) == CMDLINE_TOO_MANY, "cmdline: too many words");
 	strcpy(buf, "");
 	CHECK(cmdline_split(buf, argv, 8) == 0 && argv[0] == NULL, "cmdline: empty");
+	/* efipt.args: the command line without its comments, on one line */
+	static const char file[] = "# rig 7: nightly\r\n  trace --decode \"a  #b\\\"\"  # why\n"
+				   "\t--shutdown\n# \xc3\xa9t\xc3\xa9 (UTF-8 in a comment)\n";
+	char line[64];
+	size_t bad = 99;
+	n = cmdline_uncomment(file, sizeof(file) - 1, line, sizeof(line), &bad);
+	CHECKF(n == (int)strlen(line) && !strcmp(line, "trace --decode \"a  #b\\\"\" --shutdown"),
+	       "cmdline_uncomment: comments dropped, lines joined, quotes kept", "n=%d '%s'", n,
+	       line);
+	n = cmdline_uncomment(file, sizeof(file) - 1, line, 36, &bad);
+	CHECKF(n == 35, "cmdline_uncomment: comments do not count against the size", "n=%d", n);
+	CHECK(cmdline_uncomment(file, sizeof(file) - 1, line, 35, &bad) == CMDLINE_TOO_LONG,
+	      "cmdline_uncomment: a line that does not fit is refused");
+	CHECK(cmdline_uncomment("caps \xc3\xa9", 7, line, sizeof(line), &bad) == CMDLINE_NOT_ASCII &&
+		      bad == 5,
+	      "cmdline_uncomment: non-ASCII outside a comment, with its offset");
+	CHECK(cmdline_uncomment("caps\x01", 5, line, sizeof(line), &bad) == CMDLINE_NOT_ASCII &&
+		      bad == 4,
+	      "cmdline_uncomment: control byte refused");
+	CHECK(cmdline_uncomment("  # only\n\n", 10, line, sizeof(line), &bad) == 0 && !line[0],
+	      "cmdline_uncomment: only comments: empty line");
 	CHECK(cmdline_is_image_name("FS0:\\EFI\\BOOT\\BOOTX64.EFI") &&
 		      cmdline_is_image_name("efipt.efi") && !cmdline_is_image_name("caps") &&
 		      !cmdline_is_image_name("efi"),

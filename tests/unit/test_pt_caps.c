@@ -153,6 +153,21 @@ static void check_leaf_limits(void)
 			    "(GenuineIntel, TCGTCGTCGTCG)"),
 	       "absence line names bit, vendor and hypervisor", "'%s'", buf);
 	CHECK(c.family == 6 && c.model == 0x9e && c.stepping == 0xa, "display model uses ext model");
+
+	/* another vendor with the Intel PT bits set is not Intel PT */
+	put(&s, 0, 0x14, 0x68747541, 0x444d4163, 0x69746e65); /* AuthenticAMD */
+	put(&s, 7, 0, 1u << 25, 0, 0);
+	ptcaps_parse(&c, &s);
+	CHECK(c.absent == PTCAPS_NOT_INTEL && !c.topa, "AuthenticAMD with EBX[25]=1 is not Intel PT");
+	sb_init(&sb, buf, sizeof(buf));
+	ptcaps_absent_line(&c, &sb);
+	CHECKF(!strcmp(buf, "Intel PT not supported: the CPU vendor is \"AuthenticAMD\" "
+			    "(CPUID.(EAX=00H):EBX,EDX,ECX), not \"GenuineIntel\" (hypervisor "
+			    "TCGTCGTCGTCG)"),
+	       "absence line names the vendor string", "'%s'", buf);
+	put(&s, 0, 0x14, 0x756e6547, 0x6c65746e, 0x49656e69);
+	ptcaps_parse(&c, &s);
+	CHECK(c.absent == PTCAPS_PRESENT, "the same leaves with GenuineIntel are Intel PT");
 }
 
 int main(void)

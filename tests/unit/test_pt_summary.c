@@ -1,9 +1,51 @@
 /* The decode summary: attribution of instruction runs to images, ordering,
  * and the text both efipt.efi and `efipt decode` print. */
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "core/pt_summary.h"
+
+/* An image whose base + size runs past 2^64 (a hostile images.json, a bad
+ * ImageSize) once made ptsum_on_run spin: it must end, and count each
+ * instruction once. */
+static void check_wrapping_images(void)
+{
+	alarm(20); /* a spinning loop fails the test instead of hanging it */
+	CHECK(ptsum_range_ok(0, ~0ull) && ptsum_range_ok(0xfffffffffffff000ull, 0x1000) &&
+		      !ptsum_range_ok(0xfffffffffffff000ull, 0x1001) && ptsum_range_ok(5, 0),
+	      "ptsum_range_ok: ranges up to 2^64 fit, beyond do not");
+	struct ptsum_image img[2] = {
+		{ .base = 0xfffffffffffff000ull, .size = 0x2000, .name = "wraps" },
+		{ .base = 0x1000, .size = 0x1000, .name = "low" },
+	};
+	struct ptsum s;
+	ptsum_init(&s, img, 2);
+	CHECK(img[1].base == 0xfffffffffffff000ull && img[1].size == 0,
+	      "ptsum_init: an image past 2^64 holds nothing");
+	uint8_t lens[4] = { 4, 4, 4, 4 };
+	struct ptflow_run r = { .ip = 0xfffffffffffffff0ull, .lens = lens, .ninsn = 4 };
+	ptsum_on_run(&s, &r);
+	CHECKF(s.insns == 4 && s.outside == 4 && img[0].insns == 0, "ptsum: run at the top of memory ends",
+	       "insns=%llu outside=%llu", (unsigned long long)s.insns,
+	       (unsigned long long)s.outside);
+
+	/* the loop itself: an image that reaches 2^64 exactly, and one whose size
+	 * was set after ptsum_init (the caller owns the array) */
+	img[1].size = 0x1000; /* [2^64 - 4096, 2^64) */
+	r.ip = 0xfffffffffffffff8ull; /* two in the image, then ip wraps to 0 */
+	ptsum_on_run(&s, &r);
+	CHECKF(img[1].insns == 2 && s.outside == 6, "ptsum: image ending at 2^64",
+	       "top=%llu outside=%llu", (unsigned long long)img[1].insns,
+	       (unsigned long long)s.outside);
+	img[1].size = 0x2000; /* as a caller could leave it: base + size wraps */
+	r.ip = 0xfffffffffffffff0ull;
+	ptsum_on_run(&s, &r);
+	CHECKF(s.insns == 12 && img[1].insns + s.outside + img[0].insns == 12,
+	       "ptsum: a wrapping range after init cannot make the loop spin",
+	       "insns=%llu", (unsigned long long)s.insns);
+	alarm(0);
+}
 
 int main(void)
 {
@@ -57,5 +99,6 @@ int main(void)
 	sb_reset(&sb);
 	ptsum_format(&s, &st, 1, &sb);
 	CHECK(strstr(buf, "C (0x3000)") && !strstr(buf, "A (0x1000)"), "top N limits the list");
+	check_wrapping_images();
 	return check_exit();
 }
