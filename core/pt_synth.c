@@ -685,7 +685,12 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 	int stop = PTSYNTH_STOP_BUDGET;
 
 	for (;;) {
-		if (cfg->max_insns && s->steps >= cfg->max_insns)
+		/* With DisTNT the closing FUP must not fall in a gap: a decoder
+		 * still walking towards the Jcc would bind it to an earlier visit
+		 * of its IP (see start_gap()). Walk on to the next IP packet,
+		 * for at most 2^16 more instructions. */
+		if (cfg->max_insns && s->steps >= cfg->max_insns &&
+		    (!s->gap || s->steps >= cfg->max_insns + 65536))
 			break;
 		if (s->pos + RESERVE + 2 * PTPKT_PSB_SIZE + 256 > s->cap) {
 			stop = PTSYNTH_STOP_SPACE;

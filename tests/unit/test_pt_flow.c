@@ -448,11 +448,46 @@ static void ptwrite_tests(int nseeds)
 	print_totals("ptwrite/mwait code", nseeds, &tot);
 }
 
+/*
+ * DisTNT up to the end of the trace: a tight loop whose Jcc writes nothing,
+ * left now and then through an indirect JMP (a TIP, where a decoder takes
+ * up the flow again). Tracing must not stop in a gap at an IP the loop
+ * passed since the last TIP: the closing FUP would bind to that earlier
+ * visit (33.3.9), so no decoder could follow the truth.
+ *   00 90        nop
+ *   01 90        nop
+ *   02 75 fc     jne 00
+ *   04 ff e3     jmp rbx  (to 00)
+ */
+static void distnt_end_tests(int nseeds)
+{
+	static const uint8_t code[] = { 0x90, 0x90, 0x75, 0xfc, 0xff, 0xe3 };
+	static const uint64_t entries[] = { 0x401000 };
+	struct ptimg_flat flat = { code, 0x401000, sizeof(code) };
+	struct totals tot = { 0 };
+	int good = 0;
+	for (int s = 1; s <= nseeds; s++) {
+		struct ptsynth_config sc;
+		memset(&sc, 0, sizeof(sc));
+		sc.image = (struct ptimg){ ptimg_flat_read, &flat };
+		sc.start = 0x401000;
+		sc.entries = entries;
+		sc.nentries = 1;
+		sc.max_insns = 3000 + (uint64_t)s * 7; /* stops at every place in the loop */
+		sc.psb_period = 4096;
+		sc.distnt = true;
+		good += run_one("distnt loop to the end", &sc, (uint64_t)s, &tot, true);
+	}
+	CHECKF(good == nseeds, "flow: DisTNT trace ends after the loop's last TIP", "%d of %d seeds exact",
+	       good, nseeds);
+}
+
 int main(int argc, char **argv)
 {
 	int nseeds = argc > 1 ? atoi(argv[1]) : 24;
 	CHECK(ptflow_selfcheck() == 0, "flow: selfcheck");
 	ptwrite_tests(nseeds * 4);
+	distnt_end_tests(nseeds);
 	image_tests("elf", "/usr/lib/x86_64-linux-gnu/libc.so.6", nseeds);
 	image_tests("elf", "/usr/bin/bash", nseeds);
 	image_tests("elf", "/usr/lib/x86_64-linux-gnu/libcrypto.so.3", nseeds / 2);
