@@ -376,7 +376,7 @@ static void emit_buf(void *ctx, const char *p, size_t n)
 
 const char *term_safe(const char *s)
 {
-	static char ring[8][1024];
+	static char ring[8][4096];
 	static unsigned next;
 	struct ebuf b = { ring[next++ % 8], 0, sizeof(ring[0]) };
 	if (!s)

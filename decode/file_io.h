@@ -81,7 +81,7 @@ void atomic_abort(struct atomic_file *af);
  * C1) and invalid UTF-8 shown as \n, \xNN, \u00NN, so that they reach the
  * terminal as text. fputs_safe_text keeps newlines and tabs (preformatted
  * text); term_safe returns a static copy (one of 8 rotating buffers, cut at
- * 1 KiB) for use in printf arguments.
+ * 4 KiB) for use in printf arguments.
  */
 void fputs_safe(const char *s, FILE *f);
 void fputs_safe_text(const char *s, FILE *f);
