@@ -350,11 +350,6 @@ static void emit_file(void *ctx, const char *p, size_t n)
 	fwrite(p, 1, n, ctx);
 }
 
-void fputs_safe(const char *s, FILE *f)
-{
-	escape(s, false, emit_file, f);
-}
-
 void fputs_safe_text(const char *s, FILE *f)
 {
 	escape(s, true, emit_file, f);

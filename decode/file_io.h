@@ -77,13 +77,12 @@ void atomic_abort(struct atomic_file *af);
 
 /*
  * Strings from a run directory (command line, image and file names) may hold
- * terminal escape sequences. These write s with control characters (C0, DEL,
- * C1) and invalid UTF-8 shown as \n, \xNN, \u00NN, so that they reach the
- * terminal as text. fputs_safe_text keeps newlines and tabs (preformatted
- * text); term_safe returns a static copy (one of 8 rotating buffers, cut at
- * 4 KiB) for use in printf arguments.
+ * terminal escape sequences. Both show control characters (C0, DEL, C1) and
+ * invalid UTF-8 as \n, \xNN, \u00NN, so that they reach the terminal as
+ * text. fputs_safe_text writes preformatted text (newlines and tabs kept);
+ * term_safe returns an escaped copy of one string (one of 8 rotating static
+ * buffers, cut at 4 KiB) for use in printf arguments.
  */
-void fputs_safe(const char *s, FILE *f);
 void fputs_safe_text(const char *s, FILE *f);
 const char *term_safe(const char *s);
 
