@@ -57,7 +57,8 @@ void flush_stdout(void);
 /*
  * A file written under a temporary name in its directory and renamed over
  * PATH only when everything was written: a failed or interrupted command
- * never leaves a partial or empty file under the real name.
+ * never leaves a partial or empty file under the real name. A PATH that
+ * exists and is not a regular file (/dev/null, a FIFO) is written in place.
  */
 struct atomic_file {
 	FILE *f;
