@@ -83,7 +83,8 @@ static void caps_usage(FILE *f)
 		"  --cpu N       use the Nth 'CPU' block of a multi-CPU dump (default 0)\n"
 		"  --json        print one JSON object instead of the text report (the\n"
 		"                errata as \"errata\": [\"bdm70\", ...])\n\n"
-		"Exit status: 0 if Intel PT is supported, 3 if it is not, 2 on bad input.\n");
+		"Exit status: 0 if Intel PT is supported, 3 if it is not, 2 on bad input\n"
+		"or a write error on standard output.\n");
 }
 
 int cmd_caps(int argc, char **argv)

@@ -187,7 +187,7 @@ int cmd_info(int argc, char **argv)
 	json_t *tr = json_object_get(m, "trace");
 	if (tr)
 		printf("Trace        %s, %lld bytes\n",
-		       json_string_value(json_object_get(tr, "source")) ?: "Intel PT",
+		       json_object_get(tr, "source") ? jstr(tr, "source") : "Intel PT",
 		       (long long)json_integer_value(json_object_get(tr, "bytes")));
 	show_ptxed(&rd);
 	if (stray_tmp_files(&rd))

@@ -432,11 +432,7 @@ static int run(struct reader *r, const struct popts *o)
 	}
 	if (o->stat)
 		print_stat(&st, errors, skipped);
-	if (fflush(stdout) != 0) {
-		fprintf(stderr, "efipt packets: write error: %s\n", strerror(errno));
-		return 2;
-	}
-	return errors ? 1 : 0;
+	return errors ? 1 : 0; /* main's finish_stdout() checks the writes */
 io_error:
 	fprintf(stderr, "efipt packets: %s: read error: %s\n", r->path, strerror(errno));
 	return 2;
@@ -533,7 +529,7 @@ int cmd_packets(int argc, char **argv)
 	static char outbuf[1 << 16];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	int rc = r.buf ? run(&r, &o) : 2;
-	fflush(stdout);
+	flush_stdout(); /* finish_stdout() names the cause of a failure */
 	free(r.buf);
 	if (r.f != stdin)
 		fclose(r.f);

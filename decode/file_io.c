@@ -238,6 +238,18 @@ int atomic_open(struct atomic_file *af, const char *cmd, const char *path)
 		return -1;
 	}
 	strcpy(af->path, path);
+	af->tmp[0] = 0;
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* /dev/null, a FIFO: written in place, never renamed over */
+		af->f = S_ISDIR(st.st_mode) ? NULL : fopen(path, "wb");
+		if (!af->f) {
+			fprintf(stderr, "efipt %s: %s: %s\n", cmd, path,
+				S_ISDIR(st.st_mode) ? "a directory" : strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
 	snprintf(af->tmp, sizeof(af->tmp), "%s.tmp-XXXXXX", path);
 	int fd = mkstemp(af->tmp);
 	if (fd < 0) {
@@ -270,18 +282,19 @@ int atomic_commit(struct atomic_file *af, const char *cmd)
 	int err = af->err ? af->err : ferror(af->f) ? EIO : 0;
 	if (fflush(af->f) && !err)
 		err = errno;
-	if (!err && fsync(fileno(af->f)))
+	if (!err && af->tmp[0] && fsync(fileno(af->f)))
 		err = errno;
 	if (fclose(af->f) && !err)
 		err = errno;
 	af->f = NULL;
-	if (!err && rename(af->tmp, af->path))
+	if (!err && af->tmp[0] && rename(af->tmp, af->path))
 		err = errno;
 	if (!err)
 		return 0;
-	fprintf(stderr, "efipt %s: %s: write error: %s (nothing written)\n", cmd, af->path,
-		strerror(err));
-	unlink(af->tmp);
+	fprintf(stderr, "efipt %s: %s: write error: %s%s\n", cmd, af->path, strerror(err),
+		af->tmp[0] ? " (nothing written)" : "");
+	if (af->tmp[0])
+		unlink(af->tmp);
 	return -1;
 }
 
@@ -290,7 +303,8 @@ void atomic_abort(struct atomic_file *af)
 	if (af->f) {
 		fclose(af->f);
 		af->f = NULL;
-		unlink(af->tmp);
+		if (af->tmp[0])
+			unlink(af->tmp);
 	}
 }
 
@@ -350,11 +364,6 @@ static void emit_file(void *ctx, const char *p, size_t n)
 	fwrite(p, 1, n, ctx);
 }
 
-void fputs_safe(const char *s, FILE *f)
-{
-	escape(s, false, emit_file, f);
-}
-
 void fputs_safe_text(const char *s, FILE *f)
 {
 	escape(s, true, emit_file, f);
@@ -376,7 +385,7 @@ static void emit_buf(void *ctx, const char *p, size_t n)
 
 const char *term_safe(const char *s)
 {
-	static char ring[8][1024];
+	static char ring[8][4096];
 	static unsigned next;
 	struct ebuf b = { ring[next++ % 8], 0, sizeof(ring[0]) };
 	if (!s)

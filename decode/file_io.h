@@ -57,7 +57,8 @@ void flush_stdout(void);
 /*
  * A file written under a temporary name in its directory and renamed over
  * PATH only when everything was written: a failed or interrupted command
- * never leaves a partial or empty file under the real name.
+ * never leaves a partial or empty file under the real name. A PATH that
+ * exists and is not a regular file (/dev/null, a FIFO) is written in place.
  */
 struct atomic_file {
 	FILE *f;
@@ -77,13 +78,12 @@ void atomic_abort(struct atomic_file *af);
 
 /*
  * Strings from a run directory (command line, image and file names) may hold
- * terminal escape sequences. These write s with control characters (C0, DEL,
- * C1) and invalid UTF-8 shown as \n, \xNN, \u00NN, so that they reach the
- * terminal as text. fputs_safe_text keeps newlines and tabs (preformatted
- * text); term_safe returns a static copy (one of 8 rotating buffers, cut at
- * 1 KiB) for use in printf arguments.
+ * terminal escape sequences. Both show control characters (C0, DEL, C1) and
+ * invalid UTF-8 as \n, \xNN, \u00NN, so that they reach the terminal as
+ * text. fputs_safe_text writes preformatted text (newlines and tabs kept);
+ * term_safe returns an escaped copy of one string (one of 8 rotating static
+ * buffers, cut at 4 KiB) for use in printf arguments.
  */
-void fputs_safe(const char *s, FILE *f);
 void fputs_safe_text(const char *s, FILE *f);
 const char *term_safe(const char *s);
 

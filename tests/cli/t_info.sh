@@ -91,3 +91,11 @@ else
 	ok "info: no raw control characters"
 fi
 contains "info: ESC shown as \\x1b" "$TMP/out" 'Command      caps \x1b[2J\x1b]0;owned\x07 \u009b31m'
+mkdir -p "$TMP/e2" && cp "$D/cpuid.txt" "$TMP/e2/" && sed 's/"command":"caps"/"command":"caps","trace":{"source":"\\u001b[2Jsynthetic","bytes":1}/' "$D/manifest.json" >"$TMP/e2/manifest.json"
+expect_rc "info: escapes in trace.source" 0 $EFIPT info "$TMP/e2"
+contains "info: trace.source shown escaped" "$TMP/out" 'Trace        \x1b[2Jsynthetic, 1 bytes'
+# a long command line (efipt.args may hold kilobytes) is printed whole
+long=$(head -c 3000 /dev/zero | tr '\0' 'a')
+mkdir -p "$TMP/e3" && cp "$D/cpuid.txt" "$TMP/e3/" && sed "s/\"command_line\":\"caps --shutdown\"/\"command_line\":\"caps $long\"/" "$D/manifest.json" >"$TMP/e3/manifest.json"
+expect_rc "info: long command line" 0 $EFIPT info "$TMP/e3"
+contains "info: long command line whole" "$TMP/out" "Command      caps $long"

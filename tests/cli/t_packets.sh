@@ -118,3 +118,10 @@ done
 mkdir -p "$TMP/dirrun/trace.pt"
 expect_rc "packets: trace.pt a directory" 2 $EFIPT packets "$TMP/dirrun"
 contains "packets: trace.pt a directory named" "$TMP/err" "trace.pt: a directory, not a regular file"
+# a write error is reported once, with its cause
+printf '\002\202\002\202\002\202\002\202\002\202\002\202\002\202\002\202\002\043' >"$TMP/psb.pt"
+$EFIPT packets "$TMP/psb.pt" >/dev/full 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 2 ] && ok "packets: /dev/full exits 2" || nok "packets: /dev/full exits 2" "exit $rc"
+[ "$(wc -l <"$TMP/err")" -eq 1 ] && ok "packets: one write error message" || nok "packets: one write error message" "$(cat "$TMP/err")"
+contains "packets: write error cause" "$TMP/err" "write error on standard output: No space left on device"

@@ -28,3 +28,15 @@ contains "synth: --size range named" "$TMP/err" "--size takes a byte count from 
 $EFIPT synth --help >"$TMP/help"
 contains "synth --help: exit status" "$TMP/help" "Exit status: 0 written"
 contains "synth --help: --insns 0" "$TMP/help" "0: no budget"
+# an output that is not a regular file (a FIFO, /dev/full) is written in
+# place, never replaced by a renamed file
+mkfifo "$TMP/fifo.pt"
+cat "$TMP/fifo.pt" >"$TMP/fromfifo.pt" &
+reader=$!
+timeout 20 $EFIPT synth --elf $ELF --out "$TMP/fifo.pt" --insns 2000 2>"$TMP/err"
+rc=$?
+wait $reader
+$EFIPT synth --elf $ELF --out "$TMP/file.pt" --insns 2000 2>/dev/null
+if [ "$rc" -eq 0 ] && [ -p "$TMP/fifo.pt" ] && cmp -s "$TMP/fromfifo.pt" "$TMP/file.pt"; then ok "synth: --out FIFO written in place"; else nok "synth: --out FIFO written in place" "exit $rc: $(ls -l "$TMP/fifo.pt")"; fi
+expect_rc "synth: --out /dev/full fails" 2 $EFIPT synth --elf $ELF --out /dev/full --insns 2000
+contains "synth: --out /dev/full named" "$TMP/err" "/dev/full: write error: No space left on device"
