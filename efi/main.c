@@ -73,44 +73,18 @@ struct globals {
 
 /*
  * When no command line can be had (efipt.args too big, not text, or not
- * splittable), the rig still expects its --shutdown or --reboot: take the
- * words that are those (and --debugcon, so the reason is seen) from the raw
- * bytes, every step-th from first, stopping at a "--".
+ * splittable), the rig still expects its --shutdown or --reboot: take those
+ * (and --debugcon, so the reason is seen) from the raw bytes.
  */
 static void salvage_globals(const char *raw, UINTN len, UINTN first, UINTN step,
 			    struct globals *g)
 {
-	char word[16];
-	UINTN n = 0;
-	bool comment = false;
-	for (UINTN i = first; i <= len; i += step) {
-		char c = i < len ? raw[i] : ' ';
-		if (comment) {
-			comment = c != '\n';
-			continue;
-		}
-		if (c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != 0) {
-			if (n == 0 && c == '#')
-				comment = true;
-			else if (n < sizeof(word) - 1)
-				word[n++] = c;
-			else
-				n = sizeof(word); /* longer than any global option */
-			continue;
-		}
-		if (n && n < sizeof(word)) {
-			word[n] = 0;
-			if (!efipt_strcmp(word, "--"))
-				return;
-			if (!efipt_strcmp(word, "--shutdown"))
-				g->shutdown = true;
-			else if (!efipt_strcmp(word, "--reboot"))
-				g->reboot = true;
-			else if (!efipt_strcmp(word, "--debugcon"))
-				con_set_debugcon(true);
-		}
-		n = 0;
-	}
+	static const char *const words[] = { "--shutdown", "--reboot", "--debugcon" };
+	unsigned found = cmdline_salvage(raw, len, first, step, words, 3);
+	g->shutdown |= (found & 1) != 0;
+	g->reboot |= (found & 2) != 0;
+	if (found & 4)
+		con_set_debugcon(true);
 }
 
 /* efipt.args may be annotated: comments do not count against the command

@@ -50,7 +50,7 @@ contains "UTF-16 efipt.args: named" "$TMP/u16/debugcon.log" "efipt: \\EFI\\BOOT\
 contains "UTF-16 efipt.args: --shutdown honoured" "$TMP/u16/debugcon.log" "efipt: powering off"
 
 # 4. binary, with the words a rig relies on inside
-printf 'caps\000\001 --debugcon --shutdown\n' >"$TMP/bin.args"
+printf 'caps\000\001 --debugcon --shutdown # no newline at the end' >"$TMP/bin.args"
 args_esp bin "$TMP/bin.args"
 boot_esp bin
 contains "binary efipt.args: first non-text byte named" "$TMP/bin/debugcon.log" "efipt: \\EFI\\BOOT\\efipt.args is not text (byte 0x00 at offset 4): not used"
