@@ -72,7 +72,7 @@ int cmdline_uncomment(const char *src, size_t len, char *dst, size_t cap, size_t
 			continue;
 		}
 		if (c == '\t' || c == '\r' || c == '\n')
-			c = ' '; /* a line break inside quotes */
+			c = ' '; /* a tab or line break inside quotes */
 		if (c < 0x20 || c > 0x7e) {
 			*bad = i;
 			return CMDLINE_NOT_ASCII;

@@ -42,9 +42,10 @@ static const char usage_text[] =
 	"Arguments come from the UEFI Shell command line. Booted without arguments\n"
 	"(e.g. as \\EFI\\BOOT\\BOOTX64.EFI), efipt.efi reads them from the text file\n"
 	"efipt.args in its own directory (ASCII, at most 64 KiB, '#' starts a comment;\n"
-	"if it cannot be used, its --shutdown/--reboot still are). Each run writes \\efipt\\<run-id>\\ on the\n"
-	"volume it was loaded from (manifest.json, cpuid.txt, ...): decode it on a\n"
-	"host with 'efipt info DIR'.\n";
+	"if it cannot be used, its --shutdown/--reboot still are). Each run writes\n"
+	"\\efipt\\<run-id>\\ on the volume it was loaded from (manifest.json,\n"
+	"cpuid.txt, ...): decode it on a host with 'efipt info DIR'. The UEFI\n"
+	"watchdog timer is off while efipt.efi runs, so a long run is not reset.\n";
 
 /* Load options hold the shell's command line as UCS-2; boot entries may put
  * arbitrary bytes there, so only printable UCS-2 text is taken as arguments. */
@@ -135,7 +136,7 @@ static EFI_STATUS read_args_file(struct app *app, char *out, UINTN cap, struct g
 	if (size > ARGS_FILE_MAX) {
 		salvage_globals(data, len, 0, 1, g);
 		st = EFI_BAD_BUFFER_SIZE;
-		con_printf("efipt: %s is %llu bytes, more than the %u it may have: not used\n", name,
+		con_printf("efipt: %s is %llu bytes (at most %u): not used\n", name,
 			   (unsigned long long)size, ARGS_FILE_MAX);
 	} else if (utf16) {
 		salvage_globals(data, len, u[0] == 0xff ? 2 : 3, 2, g);
@@ -163,7 +164,6 @@ static EFI_STATUS read_args_file(struct app *app, char *out, UINTN cap, struct g
 	FreePool(data);
 	return st;
 }
-
 
 /* Take global options out of argv (up to a "--"); report the first unknown one. */
 static EFI_STATUS parse_globals(struct app *app, int argc, char **argv, struct globals *g)

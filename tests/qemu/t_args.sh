@@ -36,7 +36,7 @@ assert m['command_line']=='caps --debugcon --shutdown', m['command_line']"
 size=$(wc -c <"$TMP/big.args")
 args_esp big "$TMP/big.args"
 boot_esp big
-contains "efipt.args over 64 KiB: named with its size" "$TMP/big/debugcon.log" "efipt: \\EFI\\BOOT\\efipt.args is $size bytes, more than the 65536 it may have: not used"
+contains "efipt.args over 64 KiB: named with its size" "$TMP/big/debugcon.log" "efipt: \\EFI\\BOOT\\efipt.args is $size bytes (at most 65536): not used"
 contains "efipt.args over 64 KiB: EFI_BAD_BUFFER_SIZE" "$TMP/big/debugcon.log" "efipt: exit EFI_BAD_BUFFER_SIZE"
 contains "efipt.args over 64 KiB: --shutdown honoured" "$TMP/big/debugcon.log" "efipt: powering off"
 [ -z "$(rundirs big)" ] && ok "efipt.args over 64 KiB: no command run" || nok "efipt.args over 64 KiB: no command run" "a run directory appeared"
