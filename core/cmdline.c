@@ -72,7 +72,7 @@ int cmdline_uncomment(const char *src, size_t len, char *dst, size_t cap, size_t
 			continue;
 		}
 		if (c == '\t' || c == '\r' || c == '\n')
-			c = ' '; /* a line break inside quotes */
+			c = ' '; /* a tab or line break inside quotes */
 		if (c < 0x20 || c > 0x7e) {
 			*bad = i;
 			return CMDLINE_NOT_ASCII;
@@ -94,6 +94,62 @@ int cmdline_uncomment(const char *src, size_t len, char *dst, size_t cap, size_t
 	if (cap)
 		dst[o] = 0;
 	return (int)o;
+}
+
+static int word_is(const char *w, size_t n, const char *s)
+{
+	size_t i = 0;
+	for (; i < n && s[i] && s[i] == w[i]; i++)
+		;
+	return i == n && !s[i];
+}
+
+unsigned cmdline_salvage(const char *raw, size_t len, size_t first, size_t step,
+			 const char *const *words, unsigned n)
+{
+	unsigned found = 0;
+	size_t start = 0, wlen = 0;
+	int comment = 0;
+	if (!step)
+		return 0;
+	for (size_t i = first;; i += step) {
+		int end = i >= len;
+		char c = end ? ' ' : raw[i]; /* a blank ends the last word */
+		if (comment) {
+			if (end)
+				break;
+			comment = c != '\n';
+			continue;
+		}
+		if (!end && !is_blank(c) && c) {
+			if (!wlen && c == '#') {
+				comment = 1;
+				continue;
+			}
+			if (!wlen)
+				start = i;
+			wlen++;
+			continue;
+		}
+		if (wlen) {
+			/* the word's bytes, every step-th from start */
+			char w[24];
+			size_t k = 0;
+			for (; k < wlen && k < sizeof(w); k++)
+				w[k] = raw[start + k * step];
+			if (wlen <= sizeof(w)) {
+				if (word_is(w, wlen, "--"))
+					break;
+				for (unsigned j = 0; j < n && j < 32; j++)
+					if (word_is(w, wlen, words[j]))
+						found |= 1u << j;
+			}
+		}
+		wlen = 0;
+		if (end)
+			break;
+	}
+	return found;
 }
 
 int cmdline_is_image_name(const char *s)

@@ -34,6 +34,16 @@ int cmdline_split(char *buf, char **argv, int max_argv);
  */
 int cmdline_uncomment(const char *src, size_t len, char *dst, size_t cap, size_t *bad);
 
+/*
+ * Which of words[0..n) (n <= 32) stand as words in raw bytes that are not a
+ * usable command line: bit i set for words[i]. Reads every step-th byte from
+ * first (2 for UTF-16), skips '#' comments, stops at a "--" word; quotes are
+ * not parsed. For the options a rig relies on (--shutdown) when the rest is
+ * refused.
+ */
+unsigned cmdline_salvage(const char *raw, size_t len, size_t first, size_t step,
+			 const char *const *words, unsigned n);
+
 /* Does s look like an EFI image path ("...\efipt.efi", case-insensitive)? */
 int cmdline_is_image_name(const char *s);
 

@@ -170,10 +170,9 @@ int rundir_code_load(struct rundir_code *c, const struct rundir *rd, char *err, 
 		/* the summary attributes by [base, base + size): it must fit below 2^64 */
 		if (json_integer_value(size) < 0 ||
 		    !ptsum_range_ok(base, (uint64_t)json_integer_value(size))) {
-			snprintf(err, errlen,
-				 "images.json: image %zu: base 0x%llx, size %lld: the range %s", i, base, (long long)json_integer_value(size),
-				 json_integer_value(size) < 0 ? "has a negative size"
-							      : "runs past 2^64");
+			long long sz = (long long)json_integer_value(size);
+			snprintf(err, errlen, "images.json: image %zu: base 0x%llx, size %lld: the range %s",
+				 i, base, sz, sz < 0 ? "has a negative size" : "runs past 2^64");
 			rc = -1;
 			break;
 		}

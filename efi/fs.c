@@ -144,20 +144,6 @@ EFI_STATUS esp_read_head(struct esp *esp, const CHAR16 *path, UINTN max, char **
 	return EFI_SUCCESS;
 }
 
-EFI_STATUS esp_read_file(struct esp *esp, const CHAR16 *path, UINTN max, char **data,
-			 UINTN *len)
-{
-	UINT64 size;
-	EFI_STATUS st = esp_read_head(esp, path, max, data, len, &size);
-	if (!EFI_ERROR(st) && size > max) {
-		FreePool(*data);
-		*data = NULL;
-		*len = 0;
-		return EFI_BAD_BUFFER_SIZE;
-	}
-	return st;
-}
-
 BOOLEAN esp_exists(struct esp *esp, const CHAR16 *path)
 {
 	EFI_FILE_HANDLE f;

@@ -13,10 +13,6 @@ struct esp {
 EFI_STATUS esp_open(struct esp *esp, EFI_LOADED_IMAGE *image);
 void esp_close(struct esp *esp);
 
-/* Read a whole file (at most max bytes) into pool memory, NUL appended. */
-EFI_STATUS esp_read_file(struct esp *esp, const CHAR16 *path, UINTN max, char **data,
-			 UINTN *len);
-
 /* Read at most max bytes from the start of a file into pool memory (NUL
  * appended); *size receives the whole file's size. */
 EFI_STATUS esp_read_head(struct esp *esp, const CHAR16 *path, UINTN max, char **data,

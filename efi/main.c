@@ -42,9 +42,10 @@ static const char usage_text[] =
 	"Arguments come from the UEFI Shell command line. Booted without arguments\n"
 	"(e.g. as \\EFI\\BOOT\\BOOTX64.EFI), efipt.efi reads them from the text file\n"
 	"efipt.args in its own directory (ASCII, at most 64 KiB, '#' starts a comment;\n"
-	"if it cannot be used, its --shutdown/--reboot still are). Each run writes \\efipt\\<run-id>\\ on the\n"
-	"volume it was loaded from (manifest.json, cpuid.txt, ...): decode it on a\n"
-	"host with 'efipt info DIR'.\n";
+	"if it cannot be used, its --shutdown/--reboot still are). Each run writes\n"
+	"\\efipt\\<run-id>\\ on the volume it was loaded from (manifest.json,\n"
+	"cpuid.txt, ...): decode it on a host with 'efipt info DIR'. The UEFI\n"
+	"watchdog timer is off while efipt.efi runs, so a long run is not reset.\n";
 
 /* Load options hold the shell's command line as UCS-2; boot entries may put
  * arbitrary bytes there, so only printable UCS-2 text is taken as arguments. */
@@ -73,44 +74,18 @@ struct globals {
 
 /*
  * When no command line can be had (efipt.args too big, not text, or not
- * splittable), the rig still expects its --shutdown or --reboot: take the
- * words that are those (and --debugcon, so the reason is seen) from the raw
- * bytes, every step-th from first, stopping at a "--".
+ * splittable), the rig still expects its --shutdown or --reboot: take those
+ * (and --debugcon, so the reason is seen) from the raw bytes.
  */
 static void salvage_globals(const char *raw, UINTN len, UINTN first, UINTN step,
 			    struct globals *g)
 {
-	char word[16];
-	UINTN n = 0;
-	bool comment = false;
-	for (UINTN i = first; i <= len; i += step) {
-		char c = i < len ? raw[i] : ' ';
-		if (comment) {
-			comment = c != '\n';
-			continue;
-		}
-		if (c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != 0) {
-			if (n == 0 && c == '#')
-				comment = true;
-			else if (n < sizeof(word) - 1)
-				word[n++] = c;
-			else
-				n = sizeof(word); /* longer than any global option */
-			continue;
-		}
-		if (n && n < sizeof(word)) {
-			word[n] = 0;
-			if (!efipt_strcmp(word, "--"))
-				return;
-			if (!efipt_strcmp(word, "--shutdown"))
-				g->shutdown = true;
-			else if (!efipt_strcmp(word, "--reboot"))
-				g->reboot = true;
-			else if (!efipt_strcmp(word, "--debugcon"))
-				con_set_debugcon(true);
-		}
-		n = 0;
-	}
+	static const char *const words[] = { "--shutdown", "--reboot", "--debugcon" };
+	unsigned found = cmdline_salvage(raw, len, first, step, words, 3);
+	g->shutdown |= (found & 1) != 0;
+	g->reboot |= (found & 2) != 0;
+	if (found & 4)
+		con_set_debugcon(true);
 }
 
 /* efipt.args may be annotated: comments do not count against the command
@@ -161,7 +136,7 @@ static EFI_STATUS read_args_file(struct app *app, char *out, UINTN cap, struct g
 	if (size > ARGS_FILE_MAX) {
 		salvage_globals(data, len, 0, 1, g);
 		st = EFI_BAD_BUFFER_SIZE;
-		con_printf("efipt: %s is %llu bytes, more than the %u it may have: not used\n", name,
+		con_printf("efipt: %s is %llu bytes (at most %u): not used\n", name,
 			   (unsigned long long)size, ARGS_FILE_MAX);
 	} else if (utf16) {
 		salvage_globals(data, len, u[0] == 0xff ? 2 : 3, 2, g);
@@ -189,7 +164,6 @@ static EFI_STATUS read_args_file(struct app *app, char *out, UINTN cap, struct g
 	FreePool(data);
 	return st;
 }
-
 
 /* Take global options out of argv (up to a "--"); report the first unknown one. */
 static EFI_STATUS parse_globals(struct app *app, int argc, char **argv, struct globals *g)

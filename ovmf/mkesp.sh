@@ -2,8 +2,8 @@
 # Build an EFI System Partition holding efipt.efi, as a directory tree or a
 # FAT image, without root, loop devices or mounting (mkfs.vfat + mtools).
 #
-#   ovmf/mkesp.sh --image FILE [--size MiB] [--args "ARGS"] [--add SRC:ESP/PATH]...
-#   ovmf/mkesp.sh --dir DIR    [--args "ARGS"] [--add SRC:ESP/PATH]...
+#   ovmf/mkesp.sh --image FILE [--size MiB] [--args "ARGS"] [--add SRC:ESP\PATH]...
+#   ovmf/mkesp.sh --dir DIR    [--args "ARGS"] [--add SRC:ESP\PATH]...
 #   ovmf/mkesp.sh --disk FILE  [same options as --image]
 #
 # --image writes a bare FAT32 file system (a "superfloppy"); --disk wraps it
@@ -14,6 +14,8 @@
 # media with no set-up) and to \efipt.efi (for the UEFI Shell). --args writes
 # \EFI\BOOT\efipt.args, the command line used when booted without arguments.
 # --no-fallback leaves out BOOTX64.EFI (to boot the firmware's UEFI Shell).
+# --add copies SRC to the ESP path, written \EFI\tools\x.efi or EFI/tools/x.efi
+# (directories are created).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 efi=${EFIPT_EFI:-$here/build/efipt.efi}
@@ -26,9 +28,17 @@ while [ $# -gt 0 ]; do
 	--size) size=$2; shift 2 ;;
 	--args) args=$2; shift 2 ;;
 	--no-fallback) fallback=0; shift ;;
-	--add) adds="$adds
-$2"; shift 2 ;;
-	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--add)
+		# printf, not echo: the paths hold backslashes
+		case "$2" in *:?*) ;; *) printf "mkesp.sh: --add needs SRC:ESP_PATH, got '%s'\n" "$2" >&2; exit 2 ;; esac
+		# the ESP path as the firmware writes it (\EFI\x) or as a host path
+		src=${2%%:*} dst=$(printf '%s\n' "${2#*:}" | tr '\\' / | sed 's|^/*||')
+		[ -f "$src" ] || { printf 'mkesp.sh: --add %s: no file %s\n' "$2" "$src" >&2; exit 2; }
+		[ -n "$dst" ] || { printf "mkesp.sh: --add %s: no ESP path after the ':'\n" "$2" >&2; exit 2; }
+		adds="$adds
+$src:$dst"
+		shift 2 ;;
+	-h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "mkesp.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -64,8 +74,14 @@ if [ -n "$args" ]; then
 fi
 printf '%s\n' "$adds" | while IFS=: read -r src dst; do
 	[ -n "$src" ] || continue
-	d=$(dirname "$dst")
-	[ "$d" = "." ] || mmd -i "$image" -D s "::/$d" 2>/dev/null || true
+	# each missing directory on the way, outermost first
+	rest=$(dirname "$dst") p=""
+	[ "$rest" != "." ] || rest=""
+	while [ -n "$rest" ]; do
+		p=$p/${rest%%/*}
+		mmd -i "$image" -D s "::$p" 2>/dev/null || true
+		case "$rest" in */*) rest=${rest#*/} ;; *) rest="" ;; esac
+	done
 	mcopy -o -i "$image" "$src" "::/$dst"
 done
 

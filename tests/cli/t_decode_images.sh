@@ -41,6 +41,11 @@ run_dir 131072 # base + size wraps past 2^64
 expect_rc "decode images: range past 2^64 refused, no hang" 1 timeout 20 $EFIPT decode "$D"
 contains "decode images: the image and the reason named" "$TMP/err" "images.json: image 0: base 0xffffffffffff0000, size 131072: the range runs past 2^64"
 
+$EFIPT insn --run "$D" --stat >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ "$rc" -ne 0 ] && grep -qF "runs past 2^64" "$TMP/err" && ok "insn --run: the same images.json refused" ||
+	nok "insn --run: the same images.json refused" "exit $rc: $(head -c 200 "$TMP/err")"
+
 run_dir -4096
 expect_rc "decode images: negative size refused" 1 timeout 20 $EFIPT decode "$D"
 contains "decode images: negative size named" "$TMP/err" "images.json: image 0: base 0xffffffffffff0000, size -4096: the range has a negative size"

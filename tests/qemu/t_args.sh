@@ -36,7 +36,7 @@ assert m['command_line']=='caps --debugcon --shutdown', m['command_line']"
 size=$(wc -c <"$TMP/big.args")
 args_esp big "$TMP/big.args"
 boot_esp big
-contains "efipt.args over 64 KiB: named with its size" "$TMP/big/debugcon.log" "efipt: \\EFI\\BOOT\\efipt.args is $size bytes, more than the 65536 it may have: not used"
+contains "efipt.args over 64 KiB: named with its size" "$TMP/big/debugcon.log" "efipt: \\EFI\\BOOT\\efipt.args is $size bytes (at most 65536): not used"
 contains "efipt.args over 64 KiB: EFI_BAD_BUFFER_SIZE" "$TMP/big/debugcon.log" "efipt: exit EFI_BAD_BUFFER_SIZE"
 contains "efipt.args over 64 KiB: --shutdown honoured" "$TMP/big/debugcon.log" "efipt: powering off"
 [ -z "$(rundirs big)" ] && ok "efipt.args over 64 KiB: no command run" || nok "efipt.args over 64 KiB: no command run" "a run directory appeared"
@@ -50,7 +50,7 @@ contains "UTF-16 efipt.args: named" "$TMP/u16/debugcon.log" "efipt: \\EFI\\BOOT\
 contains "UTF-16 efipt.args: --shutdown honoured" "$TMP/u16/debugcon.log" "efipt: powering off"
 
 # 4. binary, with the words a rig relies on inside
-printf 'caps\000\001 --debugcon --shutdown\n' >"$TMP/bin.args"
+printf 'caps\000\001 --debugcon --shutdown # no newline at the end' >"$TMP/bin.args"
 args_esp bin "$TMP/bin.args"
 boot_esp bin
 contains "binary efipt.args: first non-text byte named" "$TMP/bin/debugcon.log" "efipt: \\EFI\\BOOT\\efipt.args is not text (byte 0x00 at offset 4): not used"

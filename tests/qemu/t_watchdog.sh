@@ -6,6 +6,8 @@
 . tests/lib.sh
 . tests/qemu/lib_qemu.sh
 
+# icount emulation is slower: a loaded host must not turn it into a timeout
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}
 export QEMU_EXTRA="-icount shift=10,sleep=off"
 boot watchdog 'trace --source synthetic --insns 3000000 --no-snapshot --debugcon --shutdown -- \efipt.efi --version'
 unset QEMU_EXTRA

@@ -86,6 +86,22 @@ static void check_cmdline(void)
 	      "cmdline_uncomment: control byte refused");
 	CHECK(cmdline_uncomment("  # only\n\n", 10, line, sizeof(line), &bad) == 0 && !line[0],
 	      "cmdline_uncomment: only comments: empty line");
+	/* the options a rig relies on, from bytes that are no command line */
+	static const char *const words[] = { "--shutdown", "--reboot", "--debugcon" };
+	static const char bin[] = "caps\0\x01--debugcon\xff --shutdown #--reboot";
+	CHECKF(cmdline_salvage(bin, sizeof(bin) - 1, 0, 1, words, 3) == 1,
+	       "cmdline_salvage: words between NULs, comment at the end without a newline",
+	       "0x%x", cmdline_salvage(bin, sizeof(bin) - 1, 0, 1, words, 3));
+	static const char u16[] = "\xff\xfe-\0-\0r\0e\0b\0o\0o\0t\0 \0#\0x\0";
+	CHECK(cmdline_salvage(u16, sizeof(u16) - 1, 2, 2, words, 3) == 2,
+	      "cmdline_salvage: UTF-16LE, every second byte");
+	static const char after[] = "trace -- app.efi --shutdown\n--debugcon";
+	CHECK(cmdline_salvage(after, sizeof(after) - 1, 0, 1, words, 3) == 0,
+	      "cmdline_salvage: nothing after a \"--\" (the traced image's)");
+	CHECK(cmdline_salvage("--shutdownx --reboot", 20, 0, 1, words, 3) == 2 &&
+		      cmdline_salvage("# only a comment", 16, 0, 1, words, 3) == 0 &&
+		      cmdline_salvage("--reboot", 8, 9, 1, words, 3) == 0,
+	      "cmdline_salvage: whole words only; empty input");
 	CHECK(cmdline_is_image_name("FS0:\\EFI\\BOOT\\BOOTX64.EFI") &&
 		      cmdline_is_image_name("efipt.efi") && !cmdline_is_image_name("caps") &&
 		      !cmdline_is_image_name("efi"),
