@@ -3,8 +3,8 @@
 EFIPT=${EFIPT:-build/efipt}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-ok() { echo "ok - $1"; }
-nok() { echo "not ok - $1: $2"; }
+ok() { printf 'ok - %s\n' "$1"; }
+nok() { printf 'not ok - %s: %s\n' "$1" "$2"; }
 # expect NAME CONDITION-COMMAND...: ok if the command succeeds
 expect() {
 	name=$1
