@@ -198,12 +198,15 @@ ifeq ($(SANITIZE),)
 test: all $(TEST_BIN) $(TEST_EXTRA) $(FREE_OBJ)
 	@sh tests/run.sh
 else
-# Unit and CLI tests only: efipt.efi is not sanitized, and the fuzz targets
-# always are. The tests' input files (build/efipt.efi, build/x86code/) come
-# from the plain build; tests/run.sh fails a test on any sanitizer report.
+# Unit and CLI tests (SAN_TEST_DIRS="cli qemu" adds the QEMU boots, whose
+# run directories the sanitized efipt then reads): efipt.efi is not
+# sanitized, and the fuzz targets always are. The tests' input files
+# (build/efipt.efi, build/x86code/) come from the plain build; tests/run.sh
+# fails a test on any sanitizer report.
+SAN_TEST_DIRS ?= cli
 test: all
 	@$(MAKE) --no-print-directory SANITIZE= BUILD=build build/efipt.efi build/x86code/.stamp
-	@EFIPT_BUILD=$(BUILD) EFIPT_TEST_DIRS=cli EFIPT_SANITIZED=1 sh tests/run.sh
+	@EFIPT_BUILD=$(BUILD) EFIPT_TEST_DIRS="$(SAN_TEST_DIRS)" EFIPT_SANITIZED=1 sh tests/run.sh
 endif
 
 run: all
@@ -215,7 +218,12 @@ esp: all
 usb: all
 	sh ovmf/mkesp.sh --disk $(BUILD)/efipt-usb.img
 
+ifeq ($(SANITIZE),)
 bench: all $(BENCH_TARGETS)
+else
+bench:
+	@echo "make bench measures the plain build: run it without SANITIZE" >&2; exit 2
+endif
 
 clean:
 	rm -rf $(BUILD)
