@@ -39,33 +39,40 @@ static const char usage_text[] =
 	"  --debugcon  also print to I/O port 0xE9 (QEMU debugcon; off on hardware)\n"
 	"  --no-run-dir  do not write a run directory to the ESP\n"
 	"\n"
-	"Arguments come from the UEFI Shell command line. Booted without arguments\n"
-	"(e.g. as \\EFI\\BOOT\\BOOTX64.EFI), efipt.efi reads them from the text file\n"
-	"efipt.args in its own directory (ASCII, at most 64 KiB, '#' starts a comment;\n"
-	"if it cannot be used, its --shutdown/--reboot still are). Each run writes\n"
+	"Arguments come from the UEFI Shell command line (at most 4095 characters).\n"
+	"Booted without arguments (e.g. as \\EFI\\BOOT\\BOOTX64.EFI), efipt.efi reads\n"
+	"them from the text file efipt.args in its own directory (ASCII, at most\n"
+	"64 KiB, '#' starts a comment; if it cannot be used, its --shutdown/--reboot\n"
+	"still are). Each run writes\n"
 	"\\efipt\\<run-id>\\ on the volume it was loaded from (manifest.json,\n"
 	"cpuid.txt, ...): decode it on a host with 'efipt info DIR'. The UEFI\n"
 	"watchdog timer is off while efipt.efi runs, so a long run is not reset.\n";
 
 /* Load options hold the shell's command line as UCS-2; boot entries may put
  * arbitrary bytes there, so only printable UCS-2 text is taken as arguments. */
-static bool load_options_text(EFI_LOADED_IMAGE *img, char *out, UINTN cap)
+enum load_options { OPTIONS_NONE, OPTIONS_TEXT, OPTIONS_TOO_LONG };
+
+static enum load_options load_options_text(EFI_LOADED_IMAGE *img, char *out, UINTN cap)
 {
 	out[0] = 0;
 	if (!img->LoadOptions || img->LoadOptionsSize < 2)
-		return false;
+		return OPTIONS_NONE;
 	const CHAR16 *w = img->LoadOptions;
 	UINTN n = img->LoadOptionsSize / sizeof(CHAR16);
 	UINTN o = 0;
 	for (UINTN i = 0; i < n && w[i]; i++) {
 		if (w[i] > 0x7e || (w[i] < 0x20 && w[i] != '\t'))
-			return false;
-		if (o + 1 >= cap)
-			return false;
-		out[o++] = (char)w[i];
+			return OPTIONS_NONE;
+		if (o + 1 < cap)
+			out[o] = (char)w[i];
+		o++;
+	}
+	if (o + 1 > cap) {
+		out[0] = 0;
+		return OPTIONS_TOO_LONG;
 	}
 	out[o] = 0;
-	return o > 0;
+	return o > 0 ? OPTIONS_TEXT : OPTIONS_NONE;
 }
 
 struct globals {
@@ -264,7 +271,16 @@ static EFI_STATUS run_app(struct app *app, struct globals *g)
 
 	char *text = app->cmdline;
 	app->args_source = "none";
-	if (load_options_text(app->image, text, sizeof(app->cmdline))) {
+	enum load_options lo = load_options_text(app->image, text, sizeof(app->cmdline));
+	if (lo == OPTIONS_TOO_LONG) {
+		/* the rig still expects its --shutdown or --reboot */
+		salvage_globals(app->image->LoadOptions, app->image->LoadOptionsSize, 0, 2, g);
+		con_printf("efipt: the command line is longer than the %u characters efipt.efi "
+			   "takes; put long argument lists in efipt.args\n",
+			   (unsigned)sizeof(app->cmdline) - 1);
+		return EFI_INVALID_PARAMETER;
+	}
+	if (lo == OPTIONS_TEXT) {
 		app->args_source = "load options";
 	} else if (!EFI_ERROR(esp_st)) {
 		bool bom = false;

@@ -62,3 +62,13 @@ printf '\357\273\277caps --debugcon --shutdown # \303\251t\303\251\n' >"$TMP/bom
 args_esp bom "$TMP/bom.args"
 boot_esp bom
 contains "UTF-8 efipt.args with a byte order mark: used, and said so" "$TMP/bom/debugcon.log" "caps (arguments from efipt.args, UTF-8 byte order mark skipped)"
+
+# A UEFI Shell command line longer than efipt.efi takes: said so, and its
+# --shutdown still powers the rig off (before: efipt.args was tried silently)
+long=$(head -c 4200 /dev/zero | tr '\0' 'x')
+printf 'fs0:\r\n\\efipt.efi caps --debugcon --shutdown %s\r\n' "$long" >"$TMP/startup.nsh"
+mkdir -p "$TMP/shlong"
+sh ovmf/mkesp.sh --image "$TMP/shlong/esp.img" --no-fallback --add "$TMP/startup.nsh:startup.nsh" >/dev/null
+boot_esp shlong
+contains "shell: too long a command line named" "$TMP/shlong/debugcon.log" \
+	"efipt: the command line is longer than the 4095 characters efipt.efi takes"
