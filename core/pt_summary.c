@@ -68,6 +68,24 @@ void ptsum_on_run(void *ctx, const struct ptflow_run *run)
 	}
 }
 
+void ptsum_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+{
+	struct ptsum *s = ctx;
+	for (size_t i = 0; i < n; i++) {
+		int k = find_image(s, b[i].ip);
+		if (k >= 0 && b[i].ip - s->img[k].base + b[i].size <= s->img[k].size) {
+			s->insns += b[i].ninsn;
+			s->img[k].insns += b[i].ninsn;
+			continue;
+		}
+		/* outside every image, or across an image's end: by instruction */
+		uint8_t lens[PTFLOW_BLOCK_MAX];
+		struct ptflow_run r = { b[i].ip, lens, 0, b[i].mode, b[i].iclass };
+		r.ninsn = ptflow_blk_lens(s->dec, &b[i], lens);
+		ptsum_on_run(s, &r);
+	}
+}
+
 void ptsum_on_event(void *ctx, const struct ptflow_event *ev)
 {
 	struct ptsum *s = ctx;
