@@ -128,6 +128,7 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 	unsigned mode = b_mode(b), ninsn = b_ninsn(b), nblk = 1;
 	unsigned nbr = b_bend(b) == PTFLOW_BEND_BRANCH, push = 0;
 	uint64_t ret = 0;
+	uint32_t member = 0; /* the entry of the chain's second block */
 
 	for (; nblk < PTFLOW_CHAIN_MAX; nblk++) {
 		unsigned ic = b_iclass(&last), bend = b_bend(&last);
@@ -156,6 +157,8 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 			break;
 		if (call)
 			ret = b_next(&last), push = 1;
+		if (nblk == 1 && nb != &next)
+			member = (uint32_t)(nb - d->ents) + 1;
 		ninsn += b_ninsn(nb);
 		nbr += b_bend(nb) == PTFLOW_BEND_BRANCH;
 		last = *nb;
@@ -171,7 +174,11 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 		b->chain_link[0] = cache_link(d, b_next(&last), mode);
 	if (branch && (lic == X86_IC_JCC || lic == X86_IC_JMP_DIRECT || lic == X86_IC_CALL_DIRECT))
 		b->chain_link[1] = cache_link(d, b_target(&last), mode);
-	b->chain_ret_link = push ? cache_link(d, ret, mode) : 0;
+	/* the second block's entry, where a link field is free (see
+	 * chain_member()) */
+	b->chain_ret_link = push ? cache_link(d, ret, mode) : member;
+	if (push && !b->chain_link[1])
+		b->chain_link[1] = member;
 	b->chain_ninsn = (uint8_t)ninsn;
 	b->chain_class_end = last.class_end;
 	b->chain_branches = (uint8_t)nbr;
@@ -216,6 +223,7 @@ void ptflow_blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, ui
 	struct ptflow_block tmp;
 	unsigned mode = b_mode(b), left = b->chain_ninsn;
 	const struct ptflow_block *ents = d->ents, *used = d->ents + d->used;
+	uint32_t member = chain_member(b);
 
 	if (d->blk_open) {
 		d->blk_cur[-1].next = b->ip;
@@ -240,9 +248,11 @@ void ptflow_blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, ui
 		o->ninsn = (uint16_t)n;
 		o->next = to;
 		left -= n;
-		/* a chain built in one go has its blocks in the entries after
-		 * its first: try there before the index */
-		const struct ptflow_block *nb = b + 1;
+		/* the second block: the entry the chain names; the next ones:
+		 * a chain built in one go has its blocks in the entries after
+		 * each other; else the index */
+		const struct ptflow_block *nb = member ? linked(d, member) : b + 1;
+		member = 0;
 		if (b < ents || nb >= used || nb->ip != to || b_mode(nb) != mode || b_stub(nb))
 			nb = cache_find(d, to, mode);
 		if (!nb || b_stub(nb)) {

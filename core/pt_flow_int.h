@@ -353,7 +353,23 @@ blk_put(struct ptflow_decoder *d, uint64_t ip, unsigned ninsn, unsigned size, un
 	o->iclass = (uint8_t)iclass;
 	o->end = (uint8_t)end;
 	d->blk_cur = o + 1;
-	d->blk_open = open;
+	if (open)
+		d->blk_open = true;
+}
+
+/*
+ * The entry of the second block of b's chain, or 0: chain_build() keeps it
+ * in chain_ret_link when the chain pushes nothing, else in chain_link[1]
+ * when the last branch has no direct target (the loops read neither then).
+ */
+static inline uint32_t chain_member(const struct ptflow_block *b)
+{
+	if (!chain_push(b))
+		return b->chain_ret_link;
+	unsigned last = b->chain_class_end, ic = last & 31;
+	bool direct = ((last >> 5) & 3) == PTFLOW_BEND_BRANCH &&
+		      (ic == X86_IC_JCC || ic == X86_IC_JMP_DIRECT || ic == X86_IC_CALL_DIRECT);
+	return direct ? 0 : b->chain_link[1];
 }
 
 /* The blocks of b's chain (more than one), the last going on to next. */

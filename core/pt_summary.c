@@ -97,15 +97,19 @@ static uint64_t *region(struct ptsum *s, uint64_t ip, uint64_t *lo, uint64_t *hi
 void ptsum_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
 {
 	struct ptsum *s = ctx;
-	uint64_t lo = 0, hi = 0, *count = NULL;
+	uint64_t lo = 0, hi = 0, *count = NULL, here = 0, all = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t ip = b[i].ip;
 		/* blocks cluster: most are in the stretch of the one before */
-		if (!count || ip - lo >= hi - lo)
+		if (!count || ip - lo >= hi - lo) {
+			if (count)
+				*count += here;
+			here = 0;
 			count = region(s, ip, &lo, &hi);
+		}
 		if (b[i].size <= hi - ip) {
-			s->insns += b[i].ninsn;
-			*count += b[i].ninsn;
+			all += b[i].ninsn;
+			here += b[i].ninsn;
 			continue;
 		}
 		/* across an image's end: by instruction */
@@ -114,6 +118,9 @@ void ptsum_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
 		r.ninsn = ptflow_blk_lens(s->dec, &b[i], lens);
 		ptsum_on_run(s, &r);
 	}
+	if (count)
+		*count += here;
+	s->insns += all;
 }
 
 void ptsum_on_event(void *ctx, const struct ptflow_event *ev)
