@@ -225,10 +225,6 @@ void ptflow_blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, ui
 	const struct ptflow_block *ents = d->ents, *used = d->ents + d->used;
 	uint32_t member = chain_member(b);
 
-	if (d->blk_open) {
-		d->blk_cur[-1].next = b->ip;
-		d->blk_open = false;
-	}
 	if (d->blk_cur > d->blk + PTFLOW_BLK_BATCH - PTFLOW_CHAIN_MAX)
 		ptflow_blk_flush(d); /* room for the whole chain */
 	struct ptflow_blk *o = d->blk_cur;

@@ -330,17 +330,13 @@ void ptflow_deliver_chain(struct ptflow_decoder *d, const struct ptflow_block *b
 /* Hand the buffered blocks to the consumer. */
 void ptflow_blk_flush(struct ptflow_decoder *d);
 
-/* Buffer one delivered block (see struct ptflow_blk); open: its next is
- * the ip of the block that follows, if one does before an event. */
+/* Buffer one block the fast loops deliver (see struct ptflow_blk): they
+ * deal with an open block before they start (ptflow_walk()). */
 static inline __attribute__((always_inline)) void
-blk_put(struct ptflow_decoder *d, uint64_t ip, unsigned ninsn, unsigned size, unsigned mode,
-	unsigned iclass, unsigned end, uint64_t next, bool open)
+blk_put_walk(struct ptflow_decoder *d, uint64_t ip, unsigned ninsn, unsigned size, unsigned mode,
+	     unsigned iclass, unsigned end, uint64_t next)
 {
 	struct ptflow_blk *o = d->blk_cur;
-	if (d->blk_open) {
-		o[-1].next = ip;
-		d->blk_open = false;
-	}
 	if (o == d->blk + PTFLOW_BLK_BATCH) {
 		ptflow_blk_flush(d);
 		o = d->blk;
@@ -353,8 +349,19 @@ blk_put(struct ptflow_decoder *d, uint64_t ip, unsigned ninsn, unsigned size, un
 	o->iclass = (uint8_t)iclass;
 	o->end = (uint8_t)end;
 	d->blk_cur = o + 1;
-	if (open)
-		d->blk_open = true;
+}
+
+/* Buffer one block the state machine delivers; open: its next is the ip
+ * of the block that follows, if one does before an event. */
+static inline void blk_put(struct ptflow_decoder *d, uint64_t ip, unsigned ninsn, unsigned size,
+			   unsigned mode, unsigned iclass, unsigned end, uint64_t next, bool open)
+{
+	if (d->blk_open) {
+		d->blk_cur[-1].next = ip;
+		d->blk_open = false;
+	}
+	blk_put_walk(d, ip, ninsn, size, mode, iclass, end, next);
+	d->blk_open = open;
 }
 
 /*
@@ -381,7 +388,7 @@ blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next)
 {
 	unsigned n = b_ninsn(b);
 	if (__builtin_expect(b->chain_ninsn == n, 1)) /* a chain of one block */
-		blk_put(d, b->ip, n, b_size(b), b_mode(b), b_iclass(b), b_bend(b), next, false);
+		blk_put_walk(d, b->ip, n, b_size(b), b_mode(b), b_iclass(b), b_bend(b), next);
 	else
 		ptflow_blk_chain(d, b, next);
 }

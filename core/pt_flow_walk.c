@@ -106,9 +106,18 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 	uint64_t enabled_at = 0; /* blocks walked when tracing was last enabled */
 	struct ptflow_block tmp;
 	const struct ptflow_block *e = NULL; /* the entry at ip, if known */
+	/* The block the state machine delivered last waits for where the
+	 * flow went: here, if this loop delivers a block (then none comes
+	 * between); the puts need not ask. */
+	struct ptflow_blk *open = NULL;
 
 	if (!d->nents)
 		return;
+	if ((out & OUT_BLOCKS) && d->blk_open) {
+		open = d->blk_cur - 1;
+		open->next = ip;
+		d->blk_open = false;
+	}
 	for (;;) {
 		if (!n && !d->have_pend) {
 			/* the next packet: a short TNT or a TIP right here */
@@ -200,8 +209,8 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 			if (out & OUT_RUNS)
 				ptflow_deliver(d, b, cn, (uint8_t)ic);
 			if (out & OUT_BLOCKS) /* tracing stops: at the TIP.PGD's IP */
-				blk_put(d, b->ip, cn, b_size(b), mode, ic, bend,
-					pend_has_ip(d) ? d->pend.u.ip.ip : 0, false);
+				blk_put_walk(d, b->ip, cn, b_size(b), mode, ic, bend,
+					     pend_has_ip(d) ? d->pend.u.ip.ip : 0);
 			d->ip = ip;
 			ptflow_disable(d, PTFLOW_EV_DISABLED, pend_has_ip(d), d->pend.u.ip.ip);
 			/* the usual way back: MODE.Exec, TIP.PGE (33.7) */
@@ -298,7 +307,7 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 		else if (out & OUT_RUNS)
 			ptflow_deliver_chain(d, b, (uint8_t)ic);
 		if ((out & OUT_BLOCKS) && pgd)
-			blk_put(d, b->ip, cn, b_size(b), mode, ic, bend, next, false);
+			blk_put_walk(d, b->ip, cn, b_size(b), mode, ic, bend, next);
 		else if (out & OUT_BLOCKS)
 			blk_chain(d, b, next);
 		if (nl < 2 && !pgd)
@@ -307,6 +316,10 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 	}
 	d->ip = ip;
 out:
+	if (open && !blocks) { /* none delivered: it still waits */
+		open->next = 0;
+		d->blk_open = true;
+	}
 	if (blocks != enabled_at)
 		d->walked = true;
 	d->steps = steps;
