@@ -98,8 +98,11 @@ static void emit(struct ptflow_decoder *d, struct ptflow_event *ev)
 	d->stat.events++;
 	/* the estimate after the timing packets read so far (33.8.3) */
 	ev->has_time = pttime_get(&d->time, &ev->tsc, &ev->lost_mtc, &ev->lost_cyc);
-	if (d->sink.event)
+	if (d->sink.event) {
+		if (d->blk_cur != d->blk)
+			ptflow_blk_flush(d); /* the blocks before it first */
 		d->sink.event(d->sink.ctx, ev);
+	}
 }
 
 /* See pt_flow_int.h. */
@@ -157,7 +160,7 @@ static int packet_error(struct ptflow_decoder *d, uint64_t off, uint64_t ip, int
 }
 
 /* n instructions of b ran, the last of class last_iclass: counted, and
- * delivered if the sink has a run callback. */
+ * delivered as a run and as a block if the sink takes them. */
 static void run(struct ptflow_decoder *d, const struct ptflow_block *b, uint32_t n,
 		uint8_t last_iclass)
 {
@@ -169,6 +172,44 @@ static void run(struct ptflow_decoder *d, const struct ptflow_block *b, uint32_t
 	d->walked = true;
 	if (d->sink.run)
 		ptflow_deliver(d, b, n, last_iclass);
+	if (d->on_blocks) {
+		/* where it goes on is known when the next block comes */
+		unsigned size = b_size(b), end = b_bend(b);
+		if (n < b_ninsn(b)) {
+			uint8_t lens[PTFLOW_BLOCK_MAX];
+			struct ptflow_block tmp;
+			ptflow_block_decode(&d->cfg.image, b->ip, b_mode(b), &tmp, lens);
+			size = 0;
+			for (unsigned i = 0; i < n && i < b_ninsn(&tmp); i++)
+				size += lens[i];
+			end = PTFLOW_BEND_CUT;
+		}
+		blk_put(d, b->ip, n, size, b_mode(b), last_iclass, end, 0, true);
+	}
+}
+
+void ptflow_blk_flush(struct ptflow_decoder *d)
+{
+	size_t n = (size_t)(d->blk_cur - d->blk);
+	if (n && d->on_blocks)
+		d->on_blocks(d->sink.ctx, d->blk, n);
+	d->blk_cur = d->blk;
+	d->blk_open = false;
+}
+
+void ptflow_on_blocks(struct ptflow_decoder *d, ptflow_blocks_fn fn)
+{
+	d->on_blocks = fn;
+	d->blk_cur = d->blk;
+	d->blk_open = false;
+}
+
+unsigned ptflow_blk_lens(const struct ptflow_decoder *d, const struct ptflow_blk *b,
+			 uint8_t *lens)
+{
+	struct ptflow_block tmp;
+	ptflow_block_decode(&d->cfg.image, b->ip, b->mode, &tmp, lens);
+	return b->ninsn <= b_ninsn(&tmp) ? b->ninsn : b_ninsn(&tmp);
 }
 
 /* The first n instructions of b to the run callback. */
@@ -239,6 +280,7 @@ int ptflow_init(struct ptflow_decoder *d, const struct ptflow_config *cfg,
 		d->cfg.max_steps = 1u << 20;
 	if (sink)
 		d->sink = *sink;
+	d->blk_cur = d->blk;
 	d->mode = X86_MODE_64;
 	struct pttime_config tc = {
 		.cpuid15_eax = cfg->cpuid15_eax, .cpuid15_ebx = cfg->cpuid15_ebx,
@@ -1210,5 +1252,6 @@ long ptflow_decode(struct ptflow_decoder *d, const uint8_t *buf, size_t size, ui
 		if (r == STEP_DONE)
 			break;
 	}
+	ptflow_blk_flush(d);
 	return (long)(d->stat.errors - errors0);
 }

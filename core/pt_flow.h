@@ -40,6 +40,7 @@ enum ptflow_bend {
 	PTFLOW_BEND_SPLIT,	/* PTFLOW_BLOCK_MAX instructions; continues at next */
 	PTFLOW_BEND_NOCODE,	/* nothing readable at next */
 	PTFLOW_BEND_INVALID,	/* the instruction at next does not decode */
+	PTFLOW_BEND_CUT,	/* (delivered blocks only) the flow left before its end */
 };
 
 /*
@@ -68,7 +69,7 @@ enum ptflow_bend {
  *   chain_link[0], chain_link[1] (32 each: the entries at the fall-through
  *   and at the direct target, entry number + 1, or 0) |
  *   chain_ret_link (32: the entry at the return address a CALL in the
- *   chain pushes) | chain_ninsn (8) | chain_class_end (8: the last block's
+ *   chain pushes; without one, the entry of the chain's second block) | chain_ninsn (8) | chain_class_end (8: the last block's
  *   class_end) | chain_branches (8: blocks ending in a branch) |
  *   chain_hot (8: what the hot loop does, the mode, the push)
  *
@@ -179,6 +180,29 @@ struct ptflow_run {
 	uint8_t last_iclass;	/* class of the last insn (OTHER if cut short) */
 };
 
+/*
+ * A block of executed instructions as ptflow_on_blocks() hands it over:
+ * straight-line code from ip, ninsn instructions in size bytes. The fast
+ * loops deliver these as they walk, without decoding a single instruction
+ * again; ptflow_blk_lens() gives the lengths to a consumer that needs them.
+ */
+struct ptflow_blk {
+	uint64_t ip;		/* the first instruction */
+	uint64_t next;		/* where the flow went after the last one (the
+				 * branch's target or fall-through: the next
+				 * block's ip), or 0 when an event came first */
+	uint16_t ninsn;
+	uint16_t size;		/* bytes from ip to the end of the last insn */
+	uint8_t mode;		/* enum x86_mode */
+	uint8_t iclass;		/* class of the last insn (OTHER if cut short) */
+	uint8_t end;		/* enum ptflow_bend: how the block ended */
+};
+#define PTFLOW_BLK_BATCH 64	/* blocks per call, at most */
+
+/* Blocks b[0..n) in the order they ran; an event is delivered after the
+ * blocks before it. */
+typedef void (*ptflow_blocks_fn)(void *ctx, const struct ptflow_blk *b, size_t n);
+
 struct ptflow_sink {
 	void *ctx;
 	/* May be NULL: runs are then only counted (--stat). */
@@ -231,7 +255,7 @@ struct ptflow_stat {
 	uint64_t decoded;	/* blocks decoded (cache misses) */
 };
 
-/* The decoder: caller-owned, about 1.2 KiB. Fields are private. */
+/* The decoder: caller-owned, about 2.7 KiB. Fields are private. */
 struct ptflow_decoder {
 	struct ptflow_config cfg;
 	uint32_t *index;		/* cache: index by address, imask + 1 slots */
@@ -264,6 +288,9 @@ struct ptflow_decoder {
 	uint64_t stack[PTFLOW_STACK];
 	uint32_t stack_link[PTFLOW_STACK];	/* the cache entries there (or 0) */
 	struct pttime time;
+	ptflow_blocks_fn on_blocks;	/* ptflow_on_blocks() */
+	bool blk_open;		/* the last buffered block waits for its next */
+	struct ptflow_blk blk[PTFLOW_BLK_BATCH], *blk_cur; /* to deliver */
 };
 
 /* Set up d over a configuration and sink (both copied). */
@@ -278,6 +305,20 @@ int ptflow_init(struct ptflow_decoder *d, const struct ptflow_config *cfg,
  * packets.
  */
 long ptflow_decode(struct ptflow_decoder *d, const uint8_t *buf, size_t size, uint64_t base);
+
+/*
+ * Have the executed instructions delivered as blocks, in batches, to
+ * fn(sink.ctx, ...) (set after ptflow_init(); NULL: no blocks). This is
+ * the fast way to see every instruction: the block cache's loops deliver
+ * blocks as fast as they count, where a run callback gets lengths decoded
+ * again for every block. Both may be set.
+ */
+void ptflow_on_blocks(struct ptflow_decoder *d, ptflow_blocks_fn fn);
+
+/* The lengths of b's instructions into lens (PTFLOW_BLOCK_MAX bytes);
+ * returns how many (b->ninsn unless the code changed). */
+unsigned ptflow_blk_lens(const struct ptflow_decoder *d, const struct ptflow_blk *b,
+			 uint8_t *lens);
 
 /* Empty the block cache (the code changed). */
 void ptflow_cache_flush(struct ptflow_decoder *d);

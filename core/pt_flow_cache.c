@@ -117,8 +117,10 @@ static uint32_t cache_link(struct ptflow_decoder *d, uint64_t ip, unsigned mode)
 
 /*
  * Make b's chain (see pt_flow.h): the blocks after the first are taken from
- * the cache or decoded aside; then link b to the entries where its last
- * branch goes (at most two new entries: ptflow_block_get() made room).
+ * the cache, or decoded into it while there is room (their own chains are
+ * made when the walk gets there; ptflow_blk_chain() finds them), else
+ * decoded aside; then link b to the entries where its last branch goes (at
+ * most three new entries: ptflow_block_get() made room). Returns nothing.
  */
 static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 {
@@ -126,6 +128,7 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 	unsigned mode = b_mode(b), ninsn = b_ninsn(b), nblk = 1;
 	unsigned nbr = b_bend(b) == PTFLOW_BEND_BRANCH, push = 0;
 	uint64_t ret = 0;
+	uint32_t member = 0; /* the entry of the chain's second block */
 
 	for (; nblk < PTFLOW_CHAIN_MAX; nblk++) {
 		unsigned ic = b_iclass(&last), bend = b_bend(&last);
@@ -141,16 +144,21 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 			to = b_target(&last), call = !b_zlc(&last);
 		else
 			break;
-		const struct ptflow_block *nb = cache_find(d, to, mode);
+		struct ptflow_block *nb = cache_find(d, to, mode);
 		if (!nb || b_stub(nb)) {
 			d->stat.decoded++;
-			ptflow_block_decode(&d->cfg.image, to, (uint8_t)mode, &next, NULL);
-			nb = &next;
+			if (!nb && d->used + 4 <= d->nents) /* 3 left for the links */
+				nb = cache_add(d, to, mode);
+			if (!nb)
+				nb = &next;
+			ptflow_block_decode(&d->cfg.image, to, (uint8_t)mode, nb, NULL);
 		}
 		if (b_bend(nb) > PTFLOW_BEND_SPLIT || ninsn + b_ninsn(nb) > 255)
 			break;
 		if (call)
 			ret = b_next(&last), push = 1;
+		if (nblk == 1 && nb != &next)
+			member = (uint32_t)(nb - d->ents) + 1;
 		ninsn += b_ninsn(nb);
 		nbr += b_bend(nb) == PTFLOW_BEND_BRANCH;
 		last = *nb;
@@ -166,7 +174,11 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 		b->chain_link[0] = cache_link(d, b_next(&last), mode);
 	if (branch && (lic == X86_IC_JCC || lic == X86_IC_JMP_DIRECT || lic == X86_IC_CALL_DIRECT))
 		b->chain_link[1] = cache_link(d, b_target(&last), mode);
-	b->chain_ret_link = push ? cache_link(d, ret, mode) : 0;
+	/* the second block's entry, where a link field is free (see
+	 * chain_member()) */
+	b->chain_ret_link = push ? cache_link(d, ret, mode) : member;
+	if (push && !b->chain_link[1])
+		b->chain_link[1] = member;
 	b->chain_ninsn = (uint8_t)ninsn;
 	b->chain_class_end = last.class_end;
 	b->chain_branches = (uint8_t)nbr;
@@ -175,19 +187,18 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 		hk = HK_JCC;
 	else if (last.class_end == X86_IC_RET_NEAR)
 		hk = HK_RET;
-	b->chain_hot = (uint8_t)(hk | HK_MODE(mode) | (push ? HK_PUSH : 0));
+	b->chain_hot = (uint8_t)(hk | HK_MODE(mode) | (push ? HK_PUSH : 0) | HK_CHAINED);
 }
 
-/* The decoded block at ip in the current mode: from the cache, decoded
- * into it, or (no cache) decoded into tmp. */
+/* See pt_flow_int.h. */
 const struct ptflow_block *ptflow_block_get(struct ptflow_decoder *d, uint64_t ip,
 					    struct ptflow_block *tmp)
 {
 	struct ptflow_block *b = cache_find(d, ip, d->mode);
-	if (b && !b_stub(b))
+	if (b && chained(b))
 		return b;
-	d->stat.decoded++;
 	if (!d->nents) {
+		d->stat.decoded++;
 		ptflow_block_decode(&d->cfg.image, ip, d->mode, tmp, NULL);
 		return tmp;
 	}
@@ -197,7 +208,54 @@ const struct ptflow_block *ptflow_block_get(struct ptflow_decoder *d, uint64_t i
 	}
 	if (!b)
 		b = cache_add(d, ip, d->mode);
-	ptflow_block_decode(&d->cfg.image, ip, d->mode, b, NULL);
+	if (b_stub(b)) { /* else decoded already, as part of another's chain */
+		d->stat.decoded++;
+		ptflow_block_decode(&d->cfg.image, ip, d->mode, b, NULL);
+	}
 	chain_build(d, b);
 	return b;
+}
+
+/* See pt_flow_int.h. The blocks after the first are mostly in the cache
+ * (chain_build() put them there), right after the first. */
+void ptflow_blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next)
+{
+	struct ptflow_block tmp;
+	unsigned mode = b_mode(b), left = b->chain_ninsn;
+	const struct ptflow_block *ents = d->ents, *used = d->ents + d->used;
+	uint32_t member = chain_member(b);
+
+	if (d->blk_cur > d->blk + PTFLOW_BLK_BATCH - PTFLOW_CHAIN_MAX)
+		ptflow_blk_flush(d); /* room for the whole chain */
+	struct ptflow_blk *o = d->blk_cur;
+	for (unsigned k = 1;; k++, o++) {
+		unsigned n = b_ninsn(b);
+		o->ip = b->ip;
+		o->size = (uint16_t)b_size(b);
+		o->mode = (uint8_t)mode;
+		o->iclass = (uint8_t)b_iclass(b);
+		o->end = (uint8_t)b_bend(b);
+		if (n >= left || k == PTFLOW_CHAIN_MAX) { /* (the code changed) */
+			o->ninsn = (uint16_t)left;
+			o->next = next;
+			break;
+		}
+		uint64_t to = b_bend(b) == PTFLOW_BEND_SPLIT ? b_next(b) : b_target(b);
+		o->ninsn = (uint16_t)n;
+		o->next = to;
+		left -= n;
+		/* the second block: the entry the chain names; the next ones:
+		 * a chain built in one go has its blocks in the entries after
+		 * each other; else the index */
+		const struct ptflow_block *nb = member ? linked(d, member) : b + 1;
+		member = 0;
+		if (b < ents || nb >= used || nb->ip != to || b_mode(nb) != mode || b_stub(nb))
+			nb = cache_find(d, to, mode);
+		if (!nb || b_stub(nb)) {
+			ptflow_block_decode(&d->cfg.image, to, (uint8_t)mode, &tmp, NULL);
+			nb = &tmp;
+		}
+		b = nb;
+	}
+	d->blk_cur = o + 1;
 }

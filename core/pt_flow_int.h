@@ -44,13 +44,16 @@ static inline uint64_t b_target(const struct ptflow_block *b)
  * of the value, so other modes fall through to the general walk):
  * HK_JCC / HK_RET the last branch is a Jcc / near RET, anything else is
  * HK_OTHER; HK_PUSH a CALL in the chain pushes the return address chain_ret_link
- * links to.
+ * links to; HK_CHAINED the chain fields are there (a block decoded as part
+ * of another's chain, or a stub, has none yet: ptflow_block_get() makes
+ * them).
  */
-enum { HK_OTHER = 0, HK_JCC = 1, HK_RET = 2, HK_PUSH = 1 << 5 };
+enum { HK_OTHER = 0, HK_JCC = 1, HK_RET = 2, HK_PUSH = 1 << 5, HK_CHAINED = 1 << 6 };
 #define HK_MODE(m) ((unsigned)(m) << 3)
-#define HK_JCC64 (HK_JCC | HK_MODE(X86_MODE_64))
-#define HK_RET64 (HK_RET | HK_MODE(X86_MODE_64))
+#define HK_JCC64 (HK_JCC | HK_MODE(X86_MODE_64) | HK_CHAINED)
+#define HK_RET64 (HK_RET | HK_MODE(X86_MODE_64) | HK_CHAINED)
 static inline bool chain_push(const struct ptflow_block *b) { return b->chain_hot & HK_PUSH; }
+static inline bool chained(const struct ptflow_block *b) { return b->chain_hot & HK_CHAINED; }
 
 /* Why the pending FUP was sent (the packet before it, 33.4.2.6 / 33.7). */
 enum fup_kind {
@@ -321,6 +324,74 @@ void ptflow_deliver(struct ptflow_decoder *d, const struct ptflow_block *b, uint
  * of the chain's last instruction). */
 void ptflow_deliver_chain(struct ptflow_decoder *d, const struct ptflow_block *b,
 			  uint8_t last_iclass);
+
+/* ---- delivered blocks (ptflow_on_blocks()) --------------------------------- */
+
+/* Hand the buffered blocks to the consumer. */
+void ptflow_blk_flush(struct ptflow_decoder *d);
+
+/* Buffer one block the fast loops deliver (see struct ptflow_blk): they
+ * deal with an open block before they start (ptflow_walk()). */
+static inline __attribute__((always_inline)) void
+blk_put_walk(struct ptflow_decoder *d, uint64_t ip, unsigned ninsn, unsigned size, unsigned mode,
+	     unsigned iclass, unsigned end, uint64_t next)
+{
+	struct ptflow_blk *o = d->blk_cur;
+	if (o == d->blk + PTFLOW_BLK_BATCH) {
+		ptflow_blk_flush(d);
+		o = d->blk;
+	}
+	o->ip = ip;
+	o->next = next;
+	o->ninsn = (uint16_t)ninsn;
+	o->size = (uint16_t)size;
+	o->mode = (uint8_t)mode;
+	o->iclass = (uint8_t)iclass;
+	o->end = (uint8_t)end;
+	d->blk_cur = o + 1;
+}
+
+/* Buffer one block the state machine delivers; open: its next is the ip
+ * of the block that follows, if one does before an event. */
+static inline void blk_put(struct ptflow_decoder *d, uint64_t ip, unsigned ninsn, unsigned size,
+			   unsigned mode, unsigned iclass, unsigned end, uint64_t next, bool open)
+{
+	if (d->blk_open) {
+		d->blk_cur[-1].next = ip;
+		d->blk_open = false;
+	}
+	blk_put_walk(d, ip, ninsn, size, mode, iclass, end, next);
+	d->blk_open = open;
+}
+
+/*
+ * The entry of the second block of b's chain, or 0: chain_build() keeps it
+ * in chain_ret_link when the chain pushes nothing, else in chain_link[1]
+ * when the last branch has no direct target (the loops read neither then).
+ */
+static inline uint32_t chain_member(const struct ptflow_block *b)
+{
+	if (!chain_push(b))
+		return b->chain_ret_link;
+	unsigned last = b->chain_class_end, ic = last & 31;
+	bool direct = ((last >> 5) & 3) == PTFLOW_BEND_BRANCH &&
+		      (ic == X86_IC_JCC || ic == X86_IC_JMP_DIRECT || ic == X86_IC_CALL_DIRECT);
+	return direct ? 0 : b->chain_link[1];
+}
+
+/* The blocks of b's chain (more than one), the last going on to next. */
+void ptflow_blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next);
+
+/* b's chain as blocks, the last going on to next. */
+static inline __attribute__((always_inline)) void
+blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next)
+{
+	unsigned n = b_ninsn(b);
+	if (__builtin_expect(b->chain_ninsn == n, 1)) /* a chain of one block */
+		blk_put_walk(d, b->ip, n, b_size(b), b_mode(b), b_iclass(b), b_bend(b), next);
+	else
+		ptflow_blk_chain(d, b, next);
+}
 
 /* ---- the fast loops (pt_flow_walk.c) --------------------------------------- */
 

@@ -7,6 +7,10 @@
  */
 #include "core/pt_flow_int.h"
 
+/* What the loops deliver besides the counts (compile-time constants, so
+ * that each combination has a loop of its own). */
+enum { OUT_RUNS = 1, OUT_BLOCKS = 2 };
+
 /*
  * The common case as tight as it gets: 64-bit code, no packet pending, and
  * chains that end in a Jcc or a compressed RET, so that every step takes
@@ -19,7 +23,7 @@
 static inline __attribute__((always_inline)) void
 lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **ep, uint64_t *tntp,
 	  unsigned *np, uint64_t *stepsp, uint64_t *insnsp, uint64_t *branchesp, uint64_t *blocksp,
-	  const bool sink)
+	  const unsigned out)
 {
 	uint64_t ip = *ipp, tnt = *tntp, steps = *stepsp, insns = 0, since = 0;
 	uint64_t branches = 0, blocks = 0;
@@ -42,11 +46,13 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 		}
 		const struct ptflow_block *cur = e;
 		unsigned hk = cur->chain_hot; /* a stub's is HK_OTHER */
+		uint64_t to;
 		if ((hk & ~HK_PUSH) == HK_JCC64) {
 			if (hk & HK_PUSH)
 				stack_push(d, linked(d, cur->chain_ret_link)->ip, cur->chain_ret_link);
 			n--;
 			e = linked(d, cur->chain_link[(tnt >> n) & 1]);
+			to = e->ip;
 		} else if ((hk & ~HK_PUSH) == HK_RET64 && (tnt >> (n - 1)) & 1 &&
 			   (d->sn || hk & HK_PUSH) && !d->cfg.disretc) {
 			/* compressed RET: a taken bit, the target from the stack */
@@ -56,14 +62,17 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 			ip = stack_take(d, X86_MODE_64, &e);
 			if (!e)
 				e = cache_find(d, ip, X86_MODE_64);
+			to = ip;
 		} else {
 			break;
 		}
 		insns += cur->chain_ninsn;
 		branches += cur->chain_branches;
 		blocks++;
-		if (sink)
+		if (out & OUT_RUNS)
 			ptflow_deliver_chain(d, cur, (uint8_t)(cur->chain_class_end & 31));
+		if (out & OUT_BLOCKS)
+			blk_chain(d, cur, to);
 		if (!e)
 			goto out; /* returned to code not in the cache */
 	}
@@ -89,7 +98,7 @@ out:
  * stops before a block, never inside one. Returns nothing: d holds where
  * it stopped (the IP, the TNT bits, the pending packet) and the counts.
  */
-static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d, const bool sink)
+static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d, const unsigned out)
 {
 	uint64_t ip = d->ip, tnt = d->tnt_bits, insns = 0, branches = 0, blocks = 0;
 	uint64_t steps = d->steps, max_steps = d->cfg.max_steps;
@@ -97,9 +106,18 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 	uint64_t enabled_at = 0; /* blocks walked when tracing was last enabled */
 	struct ptflow_block tmp;
 	const struct ptflow_block *e = NULL; /* the entry at ip, if known */
+	/* The block the state machine delivered last waits for where the
+	 * flow went: here, if this loop delivers a block (then none comes
+	 * between); the puts need not ask. */
+	struct ptflow_blk *open = NULL;
 
 	if (!d->nents)
 		return;
+	if ((out & OUT_BLOCKS) && d->blk_open) {
+		open = d->blk_cur - 1;
+		open->next = ip;
+		d->blk_open = false;
+	}
 	for (;;) {
 		if (!n && !d->have_pend) {
 			/* the next packet: a short TNT or a TIP right here */
@@ -118,7 +136,7 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 			}
 		}
 		if (mode == X86_MODE_64 && !d->have_pend && n) {
-			lean_walk(d, &ip, &e, &tnt, &n, &steps, &insns, &branches, &blocks, sink);
+			lean_walk(d, &ip, &e, &tnt, &n, &steps, &insns, &branches, &blocks, out);
 			if (!n && !d->have_pend)
 				continue; /* the next packet is not a short TNT */
 		}
@@ -131,7 +149,7 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 		}
 		const struct ptflow_block *b = e ? e : cache_find(d, ip, mode);
 		e = NULL;
-		if (!b || b_stub(b)) {
+		if (!b || !chained(b)) {
 			d->ip = ip;
 			b = ptflow_block_get(d, ip, &tmp);
 			if (b == &tmp)
@@ -188,8 +206,11 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 			insns += cn;
 			blocks++;
 			branches++;
-			if (sink)
+			if (out & OUT_RUNS)
 				ptflow_deliver(d, b, cn, (uint8_t)ic);
+			if (out & OUT_BLOCKS) /* tracing stops: at the TIP.PGD's IP */
+				blk_put_walk(d, b->ip, cn, b_size(b), mode, ic, bend,
+					     pend_has_ip(d) ? d->pend.u.ip.ip : 0);
 			d->ip = ip;
 			ptflow_disable(d, PTFLOW_EV_DISABLED, pend_has_ip(d), d->pend.u.ip.ip);
 			/* the usual way back: MODE.Exec, TIP.PGE (33.7) */
@@ -281,16 +302,24 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 		insns += cn;
 		blocks++;
 		branches += nbr;
-		if (sink && pgd)
+		if ((out & OUT_RUNS) && pgd)
 			ptflow_deliver(d, b, cn, (uint8_t)ic);
-		else if (sink)
+		else if (out & OUT_RUNS)
 			ptflow_deliver_chain(d, b, (uint8_t)ic);
+		if ((out & OUT_BLOCKS) && pgd)
+			blk_put_walk(d, b->ip, cn, b_size(b), mode, ic, bend, next);
+		else if (out & OUT_BLOCKS)
+			blk_chain(d, b, next);
 		if (nl < 2 && !pgd)
 			e = linked(d, b->chain_link[nl]);
 		ip = next;
 	}
 	d->ip = ip;
 out:
+	if (open && !blocks) { /* none delivered: it still waits */
+		open->next = 0;
+		d->blk_open = true;
+	}
 	if (blocks != enabled_at)
 		d->walked = true;
 	d->steps = steps;
@@ -301,12 +330,16 @@ out:
 	d->stat.blocks += blocks;
 }
 
-/* See pt_flow_int.h. Without a run callback (--stat, the benchmark) the
- * hot loop has no per-block test for one. */
+/* See pt_flow_int.h. A loop for each kind of consumer: counting only
+ * (--stat, the benchmark) tests for none per block. */
 void ptflow_walk(struct ptflow_decoder *d)
 {
-	if (d->sink.run)
-		walk(d, true);
+	if (d->sink.run && d->on_blocks)
+		walk(d, OUT_RUNS | OUT_BLOCKS);
+	else if (d->sink.run)
+		walk(d, OUT_RUNS);
+	else if (d->on_blocks)
+		walk(d, OUT_BLOCKS);
 	else
-		walk(d, false);
+		walk(d, 0);
 }

@@ -72,6 +72,61 @@ void ptsum_on_run(void *ctx, const struct ptflow_run *run)
 	}
 }
 
+/*
+ * The stretch of addresses around ip that counts as one: the image holding
+ * it, or the gap between images (outside). Returns its counter and sets
+ * [*lo, *hi).
+ */
+static uint64_t *region(struct ptsum *s, uint64_t ip, uint64_t *lo, uint64_t *hi)
+{
+	int k = find_image(s, ip);
+	if (k >= 0) {
+		*lo = s->img[k].base;
+		*hi = s->img[k].base + s->img[k].size;
+		return &s->img[k].insns;
+	}
+	unsigned a = 0, z = s->nimg;
+	while (a < z) { /* first image with base > ip */
+		unsigned mid = (a + z) / 2;
+		if (s->img[mid].base <= ip)
+			a = mid + 1;
+		else
+			z = mid;
+	}
+	*lo = a ? s->img[a - 1].base + s->img[a - 1].size : 0;
+	*hi = a < s->nimg ? s->img[a].base : ~0ull;
+	return &s->outside;
+}
+
+void ptsum_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+{
+	struct ptsum *s = ctx;
+	uint64_t lo = 0, hi = 0, *count = NULL, here = 0, all = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t ip = b[i].ip;
+		/* blocks cluster: most are in the stretch of the one before */
+		if (!count || ip - lo >= hi - lo) {
+			if (count)
+				*count += here;
+			here = 0;
+			count = region(s, ip, &lo, &hi);
+		}
+		if (b[i].size <= hi - ip) {
+			all += b[i].ninsn;
+			here += b[i].ninsn;
+			continue;
+		}
+		/* across an image's end: by instruction */
+		uint8_t lens[PTFLOW_BLOCK_MAX];
+		struct ptflow_run r = { ip, lens, 0, b[i].mode, b[i].iclass };
+		r.ninsn = ptflow_blk_lens(s->dec, &b[i], lens);
+		ptsum_on_run(s, &r);
+	}
+	if (count)
+		*count += here;
+	s->insns += all;
+}
+
 void ptsum_on_event(void *ctx, const struct ptflow_event *ev)
 {
 	struct ptsum *s = ctx;

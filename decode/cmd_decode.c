@@ -100,10 +100,13 @@ int cmd_decode(int argc, char **argv)
 	flow_setup(&fc, &facts);
 	static struct ptsum sum;
 	ptsum_init(&sum, code.images, code.nimages);
-	struct ptflow_sink sink = { &sum, ptsum_on_run, ptsum_on_event };
+	/* blocks from the fast loops: no instruction decoded twice */
+	struct ptflow_sink sink = { &sum, NULL, ptsum_on_event };
 	static struct ptflow_decoder dec;
 	int rc = 1;
 	if (fc.cache && ptflow_init(&dec, &fc, &sink) == 0) {
+		ptflow_on_blocks(&dec, ptsum_on_blocks);
+		sum.dec = &dec;
 		ptflow_decode(&dec, trace, size, 0);
 		int end_err = trace_end_report("decode", path, trace, size);
 		static char text[1 << 16];

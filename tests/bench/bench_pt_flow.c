@@ -92,6 +92,47 @@ static uint64_t run_ours(const struct ptimg *img, const uint8_t *buf, size_t siz
 	return d.stat.insns;
 }
 
+/* Consumers that see every instruction: a run callback (instruction
+ * lengths decoded for each block) and a block sink (blocks from the fast
+ * loops); both only add up what they are given. */
+static void sum_run(void *ctx, const struct ptflow_run *r)
+{
+	*(uint64_t *)ctx += r->ninsn;
+}
+
+static void sum_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+{
+	uint64_t s = 0;
+	for (size_t i = 0; i < n; i++)
+		s += b[i].ninsn;
+	*(uint64_t *)ctx += s;
+}
+
+enum { SINK_RUNS, SINK_BLOCKS };
+
+/* As run_ours(), delivering to a sink; returns the instructions it saw. */
+static uint64_t run_ours_sink(const struct ptimg *img, const uint8_t *buf, size_t size, int kind,
+			      double *secs, uint64_t *errors)
+{
+	static struct ptflow_block cache[1 << 19];
+	static struct ptflow_decoder d;
+	struct ptflow_config cfg;
+	uint64_t seen = 0;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.image = *img;
+	cfg.cache = cache;
+	cfg.cache_size = 1 << 19;
+	struct ptflow_sink sink = { &seen, kind == SINK_RUNS ? sum_run : NULL, NULL };
+	ptflow_init(&d, &cfg, &sink);
+	if (kind == SINK_BLOCKS)
+		ptflow_on_blocks(&d, sum_blocks);
+	double t = now();
+	ptflow_decode(&d, buf, size, 0);
+	*secs = now() - t;
+	*errors = d.stat.errors;
+	return seen == d.stat.insns ? seen : 0;
+}
+
 static uint64_t run_insn(struct pt_image *image, uint8_t *buf, size_t size, double *secs,
 			 uint64_t *errors)
 {
@@ -237,17 +278,31 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
+	if (argc > 3 && !strcmp(argv[3], "blocks")) { /* profiling: the block sink */
+		int reps = getenv("BENCH_REPS") ? atoi(getenv("BENCH_REPS")) : 5;
+		for (int i = 0; i < reps; i++) {
+			uint64_t n = run_ours_sink(&img, buf, res.size, SINK_BLOCKS, &s_ours, &e_ours);
+			printf("efipt block sink:     %11llu insns %7.3f s %8.1f M insn/s\n",
+			       (unsigned long long)n, s_ours, (double)n / s_ours / 1e6);
+		}
+		return 0;
+	}
 	/* best of three runs each, interleaved: the machine is shared */
-	uint64_t n_ours = 0, n_insn = 0, n_blk = 0;
+	uint64_t n_ours = 0, n_insn = 0, n_blk = 0, n_sblk = 0, n_srun = 0, e_sblk, e_srun;
+	double s_sblk = 1e30, s_srun = 1e30;
 	s_ours = s_insn = s_blk = 1e30;
 	for (int rep = 0; rep < 3; rep++) {
-		double t1, t2, t3;
+		double t1, t2, t3, t4, t5;
 		n_ours = run_ours(&img, buf, res.size, &t1, &e_ours);
+		n_sblk = run_ours_sink(&img, buf, res.size, SINK_BLOCKS, &t4, &e_sblk);
+		n_srun = run_ours_sink(&img, buf, res.size, SINK_RUNS, &t5, &e_srun);
 		n_insn = run_insn(image, buf, res.size, &t2, &e_insn);
 		n_blk = run_blk(image, buf, res.size, &t3, &e_blk);
 		s_ours = t1 < s_ours ? t1 : s_ours;
 		s_insn = t2 < s_insn ? t2 : s_insn;
 		s_blk = t3 < s_blk ? t3 : s_blk;
+		s_sblk = t4 < s_sblk ? t4 : s_sblk;
+		s_srun = t5 < s_srun ? t5 : s_srun;
 	}
 	double r_ours = (double)n_ours / s_ours, r_insn = (double)n_insn / s_insn,
 	       r_blk = (double)n_blk / s_blk;
@@ -259,7 +314,17 @@ int main(int argc, char **argv)
 	       (unsigned long long)n_blk, s_blk, r_blk / 1e6, (unsigned long long)e_blk);
 	printf("ratio efipt/pt_insn_next: %.1fx   efipt/pt_blk_next: %.1fx   (target >= 10x pt_blk_next)\n",
 	       r_ours / r_insn, r_ours / r_blk);
-	int bad = n_ours != res.insns || n_insn != res.insns || n_blk != res.insns;
+	/* consumers that see every instruction, side by side with counting */
+	double r_sblk = (double)n_sblk / s_sblk, r_srun = (double)n_srun / s_srun;
+	printf("efipt block sink:     %11llu insns %7.3f s %8.1f M insn/s  (%llu errors)\n",
+	       (unsigned long long)n_sblk, s_sblk, r_sblk / 1e6, (unsigned long long)e_sblk);
+	printf("efipt run callback:   %11llu insns %7.3f s %8.1f M insn/s  (%llu errors)\n",
+	       (unsigned long long)n_srun, s_srun, r_srun / 1e6, (unsigned long long)e_srun);
+	printf("ratio counting/block sink: %.2fx (target <= 1.5x)   block sink/pt_blk_next: %.1fx "
+	       "(target >= 10x)   counting/run callback: %.1fx\n",
+	       r_ours / r_sblk, r_sblk / r_blk, r_ours / r_srun);
+	int bad = n_ours != res.insns || n_insn != res.insns || n_blk != res.insns ||
+		  n_sblk != res.insns || n_srun != res.insns;
 	if (bad)
 		printf("MISMATCH: instruction counts differ from the ground truth (%llu)\n",
 		       (unsigned long long)res.insns);

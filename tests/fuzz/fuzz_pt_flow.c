@@ -95,6 +95,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
  * and length) and every event, in order. */
 struct seen {
 	uint64_t hash, insns, events;
+	const struct ptflow_decoder *dec; /* blocks: for their lengths */
 };
 
 static void mix(struct seen *s, uint64_t v)
@@ -115,6 +116,20 @@ static void on_run(void *ctx, const struct ptflow_run *r)
 	s->insns += r->ninsn;
 }
 
+/* Blocks, expanded into the instructions on_run() would see. */
+static void on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+{
+	struct seen *s = ctx;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t lens[PTFLOW_BLOCK_MAX];
+		struct ptflow_run r = { b[i].ip, lens, 0, b[i].mode, b[i].iclass };
+		r.ninsn = ptflow_blk_lens(s->dec, &b[i], lens);
+		if (r.ninsn != b[i].ninsn)
+			__builtin_trap();
+		on_run(ctx, &r);
+	}
+}
+
 static void on_event(void *ctx, const struct ptflow_event *ev)
 {
 	struct seen *s = ctx;
@@ -132,9 +147,9 @@ static void on_event(void *ctx, const struct ptflow_event *ev)
 
 /* Decode data[1..size) with cache_size entries of cache (0: none). */
 static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
-		   uint32_t cache_size, struct seen *s, struct ptflow_stat *st)
+		   uint32_t cache_size, bool blocks, struct seen *s, struct ptflow_stat *st)
 {
-	struct ptflow_decoder d;
+	static struct ptflow_decoder d;
 	struct ptflow_config cfg;
 
 	memset(&cfg, 0, sizeof(cfg));
@@ -151,9 +166,13 @@ static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
 		cfg.errata = ptflow_errata_for_cpu(6, 0x4e, -1);
 	if (data[0] & 8)
 		cfg.errata |= ptflow_errata_for_cpu(6, 0x5c, -1) | PTFLOW_ERRATUM_SKZ84;
-	struct ptflow_sink sink = { s, data[0] & 0x40 ? on_run : NULL, on_event };
+	struct ptflow_sink sink = { s, data[0] & 0x40 && !blocks ? on_run : NULL, on_event };
 	if (ptflow_init(&d, &cfg, &sink))
 		__builtin_trap();
+	if (blocks) {
+		ptflow_on_blocks(&d, on_blocks);
+		s->dec = &d;
+	}
 	long errs = ptflow_decode(&d, data + 1, size - 1, 0);
 	if (errs < 0 || (uint64_t)errs != d.stat.errors)
 		__builtin_trap();
@@ -161,7 +180,7 @@ static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
 	 * block per packet and one for the start of each PSB) */
 	if (d.stat.insns > (d.stat.packets + 2) * (cfg.max_steps + PTFLOW_BLOCK_MAX))
 		__builtin_trap();
-	if (sink.run && s->insns != d.stat.insns)
+	if ((sink.run || blocks) && s->insns != d.stat.insns)
 		__builtin_trap();
 	*st = d.stat;
 }
@@ -169,21 +188,28 @@ static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
 /*
  * Input byte 0: bit 0 DisTNT, 1 DisRETC, 2 and 3 errata, 4 max_steps 2048,
  * 5 the smallest cache (8: emptied again and again), 6 instructions to the
- * sink. Every input is decoded twice, with the cache and without (cache 0:
- * block by block, none of the fast loops), and both must deliver the same.
+ * sink (as runs; always also as blocks). Every input is decoded with the
+ * cache and without (cache 0: block by block, none of the fast loops), and
+ * both must deliver the same; so must the cache's blocks.
  */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct ptflow_block cache[64];
-	struct seen with, without;
-	struct ptflow_stat sw, so;
+	struct seen with, without, blocks;
+	struct ptflow_stat sw, so, sb;
 
 	if (!size)
 		return 0;
 	build_image();
-	decode(data, size, cache, data[0] & 0x20 ? 8 : 64, &with, &sw);
-	decode(data, size, NULL, 0, &without, &so);
+	decode(data, size, cache, data[0] & 0x20 ? 8 : 64, false, &with, &sw);
+	decode(data, size, NULL, 0, false, &without, &so);
+	decode(data, size, cache, data[0] & 0x20 ? 8 : 64, true, &blocks, &sb);
+	/* blocks deliver every instruction, runs only with bit 6 */
+	bool same = (data[0] & 0x40 ? blocks.hash == without.hash : blocks.events == without.events) &&
+		    blocks.insns == so.insns && sb.insns == so.insns && sb.errors == so.errors;
+	if (!same)
+		__builtin_trap();
 	if (with.hash != without.hash || with.insns != without.insns ||
 	    with.events != without.events || sw.insns != so.insns ||
 	    sw.branches != so.branches || sw.events != so.events || sw.errors != so.errors) {

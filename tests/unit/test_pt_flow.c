@@ -16,6 +16,7 @@
 #include "check.h"
 #include "core/pt_flow.h"
 #include "core/pt_synth.h"
+#include "core/pt_summary.h"
 #include "core/mem.h"
 #include "core/x86_insn.h"
 #include "decode/pt_sections.h"
@@ -90,7 +91,36 @@ struct got {
 	struct seq seq, free;
 	unsigned errors;
 	char first_error[200];
+	/* blocks (ptflow_on_blocks()): expanded into seq with the lengths
+	 * ptflow_blk_lens() gives; each must hold together */
+	const struct ptflow_decoder *dec;
+	uint64_t want_next;	/* the last block's next, until an event */
+	unsigned bad_blocks;
+	char bad_block[200];
 };
+
+static void got_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+{
+	struct got *g = ctx;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t lens[PTFLOW_BLOCK_MAX];
+		unsigned k = ptflow_blk_lens(g->dec, &b[i], lens), size = 0;
+		uint64_t ip = b[i].ip;
+		for (unsigned j = 0; j < k; j++) {
+			seq_add(&g->seq, 0, true, ip, 0);
+			ip += lens[j];
+			size += lens[j];
+		}
+		const char *bad = k != b[i].ninsn ? "lengths for fewer instructions"
+				  : size != b[i].size ? "size is not the sum of the lengths"
+				  : g->want_next && b[i].ip != g->want_next ? "not where the last block went"
+				  : b[i].end > PTFLOW_BEND_CUT ? "end out of range" : NULL;
+		if (bad && !g->bad_blocks++)
+			snprintf(g->bad_block, sizeof(g->bad_block), "block %llx (%u insns, %u bytes): %s",
+				 (unsigned long long)b[i].ip, b[i].ninsn, b[i].size, bad);
+		g->want_next = b[i].next;
+	}
+}
 
 static void got_run(void *ctx, const struct ptflow_run *r)
 {
@@ -105,6 +135,7 @@ static void got_run(void *ctx, const struct ptflow_run *r)
 static void got_event(void *ctx, const struct ptflow_event *ev)
 {
 	struct got *g = ctx;
+	g->want_next = 0;
 	if (ev->type == PTFLOW_EV_ERROR) {
 		if (!g->errors++)
 			snprintf(g->first_error, sizeof(g->first_error), "[%llx, %llx: error: %s]",
@@ -299,6 +330,20 @@ static int run_one(const char *name, const struct ptsynth_config *base, uint64_t
 	struct ptflow_sink none = { NULL, NULL, NULL };
 	ptflow_init(&quiet_dec, &fc, &none);
 	ptflow_decode(&quiet_dec, buf, res.size, 0);
+	/* blocks from the same loops, expanded into instructions: the same
+	 * truth */
+	static struct ptflow_decoder blk_dec;
+	struct got gotb = { 0 };
+	struct ptflow_sink bs = { &gotb, NULL, got_event };
+	ptflow_init(&blk_dec, &fc, &bs);
+	ptflow_on_blocks(&blk_dec, got_blocks);
+	gotb.dec = &blk_dec;
+	ptflow_decode(&blk_dec, buf, res.size, 0);
+	char whyb[300] = "";
+	long atb = compare(&truth.seq, &gotb.seq, whyb, sizeof(whyb));
+	if (atb < 0 && gotb.bad_blocks)
+		snprintf(whyb, sizeof(whyb), "%u bad blocks, first %s", gotb.bad_blocks, gotb.bad_block);
+	bool blocks_ok = atb < 0 && !gotb.bad_blocks && blk_dec.stat.insns == dec.stat.insns;
 	bool same = quiet_dec.stat.insns == dec.stat.insns &&
 		    quiet_dec.stat.branches == dec.stat.branches &&
 		    quiet_dec.stat.events == dec.stat.events &&
@@ -307,7 +352,9 @@ static int run_one(const char *name, const struct ptsynth_config *base, uint64_t
 	char why[300] = "", why2[300] = "";
 	long at = compare(&truth.seq, &got.seq, why, sizeof(why));
 	long at2 = compare(&truth.free, &got.free, why2, sizeof(why2));
-	int ok = errs == 0 && at < 0 && at2 < 0 && truth.seq.n > 1000 && same;
+	int ok = errs == 0 && at < 0 && at2 < 0 && truth.seq.n > 1000 && same && blocks_ok;
+	if (!blocks_ok)
+		snprintf(why, sizeof(why), "blocks: %s", whyb[0] ? whyb : "counts differ");
 	if (!same)
 		snprintf(why, sizeof(why), "counts without a sink: %llu insns %llu branches "
 			 "%llu events %llu errors, with: %llu %llu %llu %llu, truth %llu insns",
@@ -344,6 +391,8 @@ static int run_one(const char *name, const struct ptsynth_config *base, uint64_t
 	free(truth.free.v);
 	free(got.seq.v);
 	free(got.free.v);
+	free(gotb.seq.v);
+	free(gotb.free.v);
 	return ok;
 }
 
@@ -357,6 +406,56 @@ static void print_totals(const char *what, int nseeds, const struct totals *tot)
 		if (tot->kinds[k])
 			printf(" %s=%llu", kind_name((uint8_t)k), (unsigned long long)tot->kinds[k]);
 	printf("\n");
+}
+
+/*
+ * The decode summary (efipt decode) from blocks equals the one from runs:
+ * the code cut into images of 0x1003 bytes, so that blocks cross their
+ * ends, every fifth left out (outside every image).
+ */
+static void summary_check(const char *path, struct ptsec_image *im, const struct ptsynth_config *base)
+{
+	static uint8_t buf[4 << 20];
+	static struct ptsynth syn;
+	static struct ptflow_block scache[1 << 14];
+	static struct ptsum_image img[4096];
+	static char text[2][1 << 16];
+	struct ptsynth_result res;
+	if (ptsynth_run(&syn, base, NULL, buf, sizeof(buf), &res))
+		return;
+	unsigned n = 0, k = 0;
+	for (size_t i = 0; i < im->n; i++)
+		for (uint64_t a = im->sec[i].vaddr; a < im->sec[i].vaddr + im->sec[i].size && n < 4096;
+		     a += 0x1003)
+			if (k++ % 5 != 4) {
+				img[n].base = a;
+				img[n].size = 0x1003;
+				snprintf(img[n].name, sizeof(img[n].name), "part%u", n);
+				n++;
+			}
+	for (int blocks = 0; blocks < 2; blocks++) {
+		static struct ptsum sum;
+		static struct ptflow_decoder dec;
+		struct ptflow_config fc;
+		memset(&fc, 0, sizeof(fc));
+		fc.image = base->image;
+		fc.cache = scache;
+		fc.cache_size = sizeof(scache) / sizeof(scache[0]);
+		ptsum_init(&sum, img, n);
+		struct ptflow_sink sink = { &sum, blocks ? NULL : ptsum_on_run, ptsum_on_event };
+		ptflow_init(&dec, &fc, &sink);
+		if (blocks) {
+			ptflow_on_blocks(&dec, ptsum_on_blocks);
+			sum.dec = &dec;
+		}
+		ptflow_decode(&dec, buf, res.size, 0);
+		struct strbuf sb;
+		sb_init(&sb, text[blocks], sizeof(text[blocks]));
+		ptsum_format(&sum, &dec.stat, 4096, &sb);
+	}
+	CHECKF(!strcmp(text[0], text[1]) && strstr(text[0], "outside every listed image"),
+	       "flow: summary from blocks as from runs", "%s\nruns:\n%s\nblocks:\n%s", path, text[0],
+	       text[1]);
 }
 
 static void image_tests(const char *kind, const char *path, int nseeds)
@@ -387,6 +486,16 @@ static void image_tests(const char *kind, const char *path, int nseeds)
 		good += run_one(path, &sc, (uint64_t)s + 1, &tot, false);
 	}
 	CHECKF(good == nseeds, path, "%d of %d seeds exact", good, nseeds);
+	if (!strcmp(kind, "elf") && strstr(path, "libc.so")) {
+		struct ptsynth_config sc;
+		memset(&sc, 0, sizeof(sc));
+		sc.image = ptsec_ptimg(&im);
+		sc.start = start;
+		sc.entries = entries;
+		sc.nentries = ne;
+		knobs(&sc, 1);
+		summary_check(path, &im, &sc);
+	}
 	printf("# %zu entries\n", ne);
 	print_totals(path, nseeds, &tot);
 	ptsec_free(&im);
