@@ -20,6 +20,8 @@
 
 #define CMD "efipt coverage"
 #define MAX_GATES 64
+/* larger images (a hostile images.json) get no bitmaps: 3/8 of this each */
+#define MAX_IMAGE_BITS (1ull << 30)
 
 static void coverage_usage(FILE *f)
 {
@@ -241,22 +243,24 @@ static int collect(const char *trace, struct ptsec_image *im, struct ptflow_conf
 			continue;
 		ptcov_set_name(m, ti->img[i].name);
 		ptcov_read_pe(m, &code);
+		if (ti->code_size[i]) { /* a --pe file: its headers are not among the sections */
+			m->code_size = ti->code_size[i];
+			m->entry = ti->entry[i];
+		}
+		n++;
+		if (m->size > MAX_IMAGE_BITS) {
+			fprintf(stderr, CMD ": %s: %llu bytes, more than coverage is kept for (%llu): "
+					"listed without blocks\n",
+				term_safe(m->path), (unsigned long long)m->size, MAX_IMAGE_BITS);
+			continue;
+		}
 		m->bits = malloc((size_t)ptcov_bits_size(m->size));
 		if (!m->bits) {
 			fprintf(stderr, CMD ": out of memory for the coverage of %s (%llu bytes)\n",
 				term_safe(m->path), (unsigned long long)m->size);
 			goto out;
 		}
-		n++;
 	}
-	/* the PE headers of --pe images are not among the sections: take what
-	 * the loader found */
-	if (im->pe_size)
-		for (unsigned k = 0; k < n; k++)
-			if (img[k].base == im->pe_base && img[k].size == im->pe_size) {
-				img[k].code_size = im->pe_code;
-				img[k].entry = im->entry;
-			}
 	static struct ptcov cov;
 	ptcov_init(&cov, img, n);
 	struct input_map in;

@@ -10,7 +10,12 @@
 
 static int images_room(const char *cmd, struct trace_images *imgs)
 {
-	if (!imgs->img && !(imgs->img = calloc(TRACE_IMAGES_MAX, sizeof(*imgs->img)))) {
+	if (!imgs->img) {
+		imgs->img = calloc(TRACE_IMAGES_MAX, sizeof(*imgs->img));
+		imgs->code_size = calloc(TRACE_IMAGES_MAX, sizeof(*imgs->code_size));
+		imgs->entry = calloc(TRACE_IMAGES_MAX, sizeof(*imgs->entry));
+	}
+	if (!imgs->img || !imgs->code_size || !imgs->entry) {
 		fprintf(stderr, "%s: out of memory\n", cmd);
 		return -1;
 	}
@@ -109,6 +114,8 @@ int trace_input_pe(const char *cmd, const char *spec, struct ptsec_image *im,
 	if (colon && !parse_u64(colon + 1, &v))
 		*colon = 0;
 	const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	imgs->code_size[imgs->n] = im->pe_code;
+	imgs->entry[imgs->n] = im->entry;
 	struct ptsum_image *m = &imgs->img[imgs->n++];
 	memset(m, 0, sizeof(*m));
 	m->base = im->pe_base;
@@ -120,6 +127,9 @@ int trace_input_pe(const char *cmd, const char *spec, struct ptsec_image *im,
 void trace_images_free(struct trace_images *imgs)
 {
 	free(imgs->img);
+	free(imgs->code_size);
+	free(imgs->entry);
 	imgs->img = NULL;
+	imgs->code_size = imgs->entry = NULL;
 	imgs->n = 0;
 }

@@ -19,6 +19,7 @@
 /* Named images (base, size, name), as the summary and coverage use them. */
 struct trace_images {
 	struct ptsum_image *img;	/* malloc'd, TRACE_IMAGES_MAX */
+	uint64_t *code_size, *entry;	/* per image, from --pe files (else 0) */
 	unsigned n;
 };
 

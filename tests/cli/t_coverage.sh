@@ -116,3 +116,19 @@ contains "run directory: module named Loop.efi" "$TMP/run.drcov" "0, 0x000000000
 expect_rc "run directory and --pe together: usage error" 2 $EFIPT coverage "$D" --pe $EFI -o "$TMP/x.drcov"
 expect_rc "a damaged run directory: exit 1" 1 $EFIPT coverage "$TMP/nodir" -o "$TMP/x.drcov"
 if [ ! -e "$TMP/x.drcov" ]; then ok "damaged run directory: no output"; else nok "damaged run directory: no output" "x.drcov exists"; fi
+
+# two --pe images: each is a module with its own entry and code size
+cp $EFI "$TMP/second.efi"
+expect_rc "two --pe images" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --pe "$TMP/second.efi:0x40000000" --format json -o "$TMP/two.json"
+expect "two --pe images: only the executed one reported, with its code size" python3 -c "
+import json; d = json.load(open('$TMP/two.json'))
+assert len(d['images']) == 1 and d['images'][0]['path'] == 'efipt.efi'
+assert 0 < d['images'][0]['code_size'] < d['images'][0]['size']"
+$EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --pe "$TMP/second.efi:0x40000000" -o "$TMP/two.drcov" 2>/dev/null
+contains "two --pe images: the relocated one's base" "$TMP/two.drcov" "1, 0x0000000040000000, "
+contains "two --pe images: the relocated one's entry from its header" "$TMP/two.drcov" ", 0x0000000040001000, second.efi"
+# an image too large for bitmaps (a hostile images.json): listed, said, no blocks
+printf '{"images":[{"name":"huge","base":"0x100000000","size":4294967296}]}' >"$TMP/huge.json"
+expect_rc "an image too large for coverage: still written" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --images "$TMP/huge.json" -o "$TMP/huge.drcov"
+contains "an image too large for coverage: said" "$TMP/err" "huge.efi: 4294967296 bytes, more than coverage is kept for"
+contains "an image too large for coverage: listed" "$TMP/huge.drcov" "huge.efi"
