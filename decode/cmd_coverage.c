@@ -422,8 +422,8 @@ int cmd_coverage(int argc, char **argv)
 		fprintf(stderr, CMD ": --image selects what --fail-under checks: give both\n");
 		goto out;
 	}
-	if (fmt == FMT_DEFAULT)
-		fmt = out && ends_with(out, ".drcov") ? FMT_DRCOV : FMT_TEXT;
+	if (fmt == FMT_DEFAULT) /* --merge writes drcov whatever the name */
+		fmt = merge || (out && ends_with(out, ".drcov")) ? FMT_DRCOV : FMT_TEXT;
 	if (merge) {
 		if (trace || im.n || ti.n || fail_under >= 0 || (fmt != FMT_DRCOV)) {
 			fprintf(stderr, CMD ": --merge takes drcov files and -o OUT (drcov) only\n");

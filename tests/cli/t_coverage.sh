@@ -132,3 +132,29 @@ printf '{"images":[{"name":"huge","base":"0x100000000","size":4294967296}]}' >"$
 expect_rc "an image too large for coverage: still written" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --images "$TMP/huge.json" -o "$TMP/huge.drcov"
 contains "an image too large for coverage: said" "$TMP/err" "huge.efi: 4294967296 bytes, more than coverage is kept for"
 contains "an image too large for coverage: listed" "$TMP/huge.drcov" "huge.efi"
+
+# mutated drcov files (bytes flipped, cut anywhere): merged or refused with
+# exit 1, never a crash, and never an output file on refusal
+mkdir -p "$TMP/mut"
+python3 - "$TMP/a.drcov" "$TMP/mut" <<'PY'
+import random, sys
+d = open(sys.argv[1], "rb").read()
+r = random.Random(7)
+for i in range(150):
+    m = bytearray(d)
+    if i % 3 == 0:
+        m = m[: r.randrange(len(m))]
+    for _ in range(r.randrange(1, 6)):
+        p = r.randrange(min(len(m), 400)) if i % 2 else r.randrange(len(m) or 1)
+        if m:
+            m[p % len(m)] = r.randrange(256)
+    open("%s/%03d.drcov" % (sys.argv[2], i), "wb").write(bytes(m))
+PY
+bad=""
+for f in "$TMP"/mut/*.drcov; do
+	rm -f "$TMP/mut.out"
+	$EFIPT coverage --merge "$f" -o "$TMP/mut.out" >/dev/null 2>&1
+	rc=$?
+	if [ "$rc" -gt 1 ] || { [ "$rc" -eq 1 ] && [ -e "$TMP/mut.out" ]; }; then bad="$bad $(basename "$f"):$rc"; fi
+done
+if [ -z "$bad" ]; then ok "merge: 150 mutated drcov files merged or refused cleanly"; else nok "merge: mutated drcov files" "$bad"; fi
