@@ -38,17 +38,24 @@ def read(path):
     if not mt.startswith(pre):
         fail("module table line: " + mt)
     count = int(mt[len(pre):])
-    if line() != "Columns: id, base, end, entry, path":
+    cols = line()
+    if not cols.startswith("Columns: "):
         fail("columns line")
+    cols = [c.strip() for c in cols[9:].split(",")]
+    if cols[-1] != "path":
+        fail("path is not the last column")
+    col = {c: i for i, c in enumerate(cols)}
     mods = []
     for i in range(count):
-        parts = line().split(", ", 4)
-        if len(parts) != 5 or int(parts[0]) != i:
+        parts = [p.strip() for p in line().split(",", len(cols) - 1)]
+        if len(parts) != len(cols) or int(parts[col["id"]]) != i:
             fail("module line %d" % i)
-        base, end, entry = (int(p, 16) for p in parts[1:4])
+        base = int(parts[col.get("base", col.get("start"))], 16)
+        end = int(parts[col["end"]], 16)
+        entry = int(parts[col["entry"]], 16)
         if end < base or (entry and not base <= entry < end):
             fail("module %d range/entry" % i)
-        mods.append((base, end, entry, parts[4]))
+        mods.append((base, end, entry, parts[-1]))
     bt = line()
     if not (bt.startswith("BB Table: ") and bt.endswith(" bbs")):
         fail("BB table line: " + bt)

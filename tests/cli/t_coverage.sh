@@ -158,3 +158,20 @@ for f in "$TMP"/mut/*.drcov; do
 	if [ "$rc" -gt 1 ] || { [ "$rc" -eq 1 ] && [ -e "$TMP/mut.out" ]; }; then bad="$bad $(basename "$f"):$rc"; fi
 done
 if [ -z "$bad" ]; then ok "merge: 150 mutated drcov files merged or refused cleanly"; else nok "merge: mutated drcov files" "$bad"; fi
+
+# a drcov file as DynamoRIO writes it on Linux (more columns, padded):
+# merged with efipt's by module path
+python3 - "$TMP/dr.drcov" <<'PY'
+import sys
+hdr = "DRCOV VERSION: 2\nDRCOV FLAVOR: drcov\nModule Table: version 2, count 2\n"
+hdr += "Columns: id, containing_id, start, end, entry, offset, checksum, timestamp, path\n"
+hdr += "  0,   0, 0x00007f0000000000, 0x00007f0000001000, 0x0000000000000000, 00000000, 0x00000000, 0x00000000, /usr/lib/libc.so.6\n"
+hdr += "  1,   1, 0x0000000000000000, 0x0000000000060000, 0x0000000000001000, 00000000, 0x00000000, 0x00000000, efipt.efi\n"
+hdr += "BB Table: 2 bbs\n"
+bb = b"".join(s.to_bytes(4, "little") + z.to_bytes(2, "little") + m.to_bytes(2, "little")
+              for s, z, m in ((0x10, 4, 0), (0x20000, 3, 1)))
+open(sys.argv[1], "wb").write(hdr.encode() + bb)
+PY
+expect_rc "merge: a DynamoRIO-style file" 0 $EFIPT coverage --merge "$TMP/a.drcov" "$TMP/dr.drcov" -o "$TMP/adr.drcov"
+check "merge: DynamoRIO-style: union by module path" $CHECK "$TMP/adr.drcov" --union "$TMP/a.drcov" "$TMP/dr.drcov"
+contains "merge: DynamoRIO-style: its other module kept" "$TMP/adr.drcov" "1, 0x00007f0000000000, 0x00007f0000001000, 0x0000000000000000, /usr/lib/libc.so.6"
