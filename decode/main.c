@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{ "packets", cmd_packets, "list or count the Intel PT packets of a raw trace" },
 	{ "plan", cmd_plan, "the MSR writes and ToPA tables efipt.efi would use on a CPU" },
 	{ "insn", cmd_insn, "the instructions executed according to a trace and code images" },
+	{ "coverage", cmd_coverage, "executed code per image: drcov for disassemblers, text, json" },
 	{ "synth", cmd_synth, "write a synthetic trace (and ground truth) of code images" },
 };
 

@@ -27,6 +27,8 @@ struct ptsec_image {
 	size_t last;		/* index of the last hit */
 	uint64_t bytes;		/* in all sections (bounded) */
 	uint64_t entry;		/* entry point of the last ELF/PE loaded */
+	uint64_t pe_base, pe_size;	/* the last PE loaded: where, SizeOfImage */
+	uint64_t pe_code;		/* and the bytes of its executable sections */
 	char err[256];		/* why the last call failed */
 };
 

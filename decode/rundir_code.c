@@ -151,38 +151,46 @@ int rundir_code_load(struct rundir_code *c, const struct rundir *rd, char *err, 
 	json_t *ij = rundir_json(rd, "images.json", err, errlen);
 	if (!ij)
 		return -1;
+	rc = images_json_parse(ij, "images.json", c->images, MAX_IMAGES, &c->nimages, err, errlen);
+	json_decref(ij);
+	return rc;
+}
+
+int images_json_parse(json_t *ij, const char *what, struct ptsum_image *out, unsigned max,
+		      unsigned *n, char *err, size_t errlen)
+{
 	json_t *imgs = json_object_get(ij, "images");
+	size_t i;
+	json_t *r;
+	*n = 0;
 	if (!json_is_array(imgs)) {
-		snprintf(err, errlen, "images.json: \"images\" must be an array");
-		rc = -1;
+		snprintf(err, errlen, "%s: \"images\" must be an array", what);
+		return -1;
 	}
 	json_array_foreach(imgs, i, r) {
-		if (rc || c->nimages >= MAX_IMAGES)
+		if (*n >= max)
 			break;
 		unsigned long long base;
 		json_t *size = json_object_get(r, "size");
 		const char *name = json_string_value(json_object_get(r, "name"));
 		if (hexarg(json_object_get(r, "base"), &base) || !json_is_integer(size) || !name) {
-			snprintf(err, errlen, "images.json: image %zu is malformed", i);
-			rc = -1;
-			break;
+			snprintf(err, errlen, "%s: image %zu is malformed", what, i);
+			return -1;
 		}
 		/* the summary attributes by [base, base + size): it must fit below 2^64 */
 		if (json_integer_value(size) < 0 ||
 		    !ptsum_range_ok(base, (uint64_t)json_integer_value(size))) {
 			long long sz = (long long)json_integer_value(size);
-			snprintf(err, errlen, "images.json: image %zu: base 0x%llx, size %lld: the range %s",
-				 i, base, sz, sz < 0 ? "has a negative size" : "runs past 2^64");
-			rc = -1;
-			break;
+			snprintf(err, errlen, "%s: image %zu: base 0x%llx, size %lld: the range %s",
+				 what, i, base, sz, sz < 0 ? "has a negative size" : "runs past 2^64");
+			return -1;
 		}
-		struct ptsum_image *m = &c->images[c->nimages++];
+		struct ptsum_image *m = &out[(*n)++];
 		m->base = base;
 		m->size = (uint64_t)json_integer_value(size);
 		snprintf(m->name, sizeof(m->name), "%s", name);
 	}
-	json_decref(ij);
-	return rc;
+	return 0;
 }
 
 void rundir_code_free(struct rundir_code *c)

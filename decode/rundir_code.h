@@ -24,4 +24,10 @@ struct rundir_code {
 int rundir_code_load(struct rundir_code *c, const struct rundir *rd, char *err, size_t errlen);
 void rundir_code_free(struct rundir_code *c);
 
+/* The "images" array of an images.json document (what names the file in
+ * messages) into out[0..max): base, size, name. Returns 0, or -1 with
+ * "WHAT: image N is malformed" or the like in err. */
+int images_json_parse(json_t *ij, const char *what, struct ptsum_image *out, unsigned max,
+		      unsigned *n, char *err, size_t errlen);
+
 #endif

@@ -29,6 +29,7 @@
 #include "efi/hw_trace.h"
 #include "efi/image_load.h"
 #include "efi/inplace.h"
+#include "efi/inplace_cov.h"
 #include "efi/sideband.h"
 
 #define MAX_IMAGES 512
@@ -106,7 +107,7 @@ static const struct opt_row trace_options[NTRACE_OPTIONS] = {
 		       "Intel PT (default), or a trace synthesized by\n"
 		       "walking the image's code (no PT needed; not a real trace)" },
 	[T_DECODE] = { "decode", OPT_FLAG, opt_set_true, FIELD(decode), 0,
-		       "decode in place and print a summary (summary.txt)" },
+		       "decode in place: print a summary (summary.txt), write coverage.drcov" },
 	[T_NO_SNAPSHOT] = { "no-snapshot", OPT_FLAG, set_no_snapshot, 0, 0,
 			    "do not save the memory map, image list and code copies" },
 	[T_CONNECT] = { "connect", OPT_FLAG, opt_set_true, FIELD(connect), 0,
@@ -388,6 +389,25 @@ static EFI_STATUS trace_synthetic(struct app *app, struct traced_image *img, boo
 	return run_target(img, started);
 }
 
+/* The in-place decode feeds the summary and the coverage. */
+struct decode_sinks {
+	struct ptsum *sum;
+	struct ptcov *cov;	/* NULL: no coverage */
+};
+
+static void both_on_run(void *ctx, const struct ptflow_run *run)
+{
+	struct decode_sinks *d = ctx;
+	ptsum_on_run(d->sum, run);
+	if (d->cov)
+		ptcov_on_run(d->cov, run);
+}
+
+static void both_on_event(void *ctx, const struct ptflow_event *ev)
+{
+	ptsum_on_event(((struct decode_sinks *)ctx)->sum, ev);
+}
+
 static void decode_in_place(struct app *app, struct collect *trace, struct traced_image *img,
 			    const uint8_t *copy, unsigned nimg)
 {
@@ -399,25 +419,42 @@ static void decode_in_place(struct app *app, struct collect *trace, struct trace
 	code_view_add_code_regions(&view);
 	static struct ptsum sum;
 	ptsum_init(&sum, images, nimg);
-	struct ptflow_sink sink = { &sum, ptsum_on_run, ptsum_on_event };
+	/* coverage.drcov only where there is a run directory to write it to */
+	static struct inplace_cov ic;
+	struct ptimg code = { memview_read, &view };
+	bool cov = app->have_run && !EFI_ERROR(inplace_cov_init(&ic, images, nimg, &code));
+	struct decode_sinks ds = { &sum, cov ? &ic.cov : NULL };
+	struct ptflow_sink sink = { &ds, both_on_run, both_on_event };
 	struct ptflow_stat stat;
 	/* the trace bits a decoder must know: what hardware and synthesizer were asked for */
 	uint64_t ctl = (opt.cfg.distnt ? RTIT_CTL_DISTNT : 0) | (opt.cfg.disretc ? RTIT_CTL_DISRETC : 0);
 	if (EFI_ERROR(inplace_decode(trace->buf, trace->len, &view, &app->caps, ctl, &sink,
 				     &stat))) {
 		con_puts("efipt: no memory for the decoder's block cache: not decoding\n");
+		if (cov)
+			inplace_cov_free(&ic);
 		return;
 	}
 	char *text = AllocatePool(8192);
-	if (!text)
-		return;
-	struct strbuf sb;
-	sb_init(&sb, text, 8192);
-	ptsum_format(&sum, &stat, 10, &sb);
-	con_puts("efipt: in-place decode:\n");
-	con_puts(text);
-	run_write_file(&app->run, "summary.txt", text, sb.len);
-	FreePool(text);
+	if (text) {
+		struct strbuf sb;
+		sb_init(&sb, text, 8192);
+		ptsum_format(&sum, &stat, 10, &sb);
+		con_puts("efipt: in-place decode:\n");
+		con_puts(text);
+		run_write_file(&app->run, "summary.txt", text, sb.len);
+		FreePool(text);
+	}
+	if (cov) {
+		if (ic.skipped)
+			con_printf("efipt: coverage.drcov: %u images have no blocks (more than %u MiB "
+				   "of coverage bitmaps, or no pool memory)\n",
+				   ic.skipped, INPLACE_COV_MAX >> 20);
+		EFI_STATUS st = inplace_cov_write(&ic, &app->run);
+		if (EFI_ERROR(st))
+			con_printf("efipt: writing coverage.drcov failed: %s\n", efi_status_name(st));
+		inplace_cov_free(&ic);
+	}
 }
 
 EFI_STATUS efi_cmd_trace(struct app *app)

@@ -1,0 +1,311 @@
+/* Block coverage and drcov output; see pt_cov.h. */
+#include "core/pt_cov.h"
+#include "core/mem.h"
+
+/* Bitmaps of an image: instruction starts, covered bytes, heads. */
+#define NB(m) (((m)->size >> 3) + (((m)->size & 7) != 0))
+#define START(m) ((m)->bits)
+#define COVER(m) ((m)->bits + NB(m))
+#define HEAD(m) ((m)->bits + 2 * NB(m))
+
+static inline bool bit(const uint8_t *b, uint64_t i)
+{
+	return b[i >> 3] >> (i & 7) & 1;
+}
+
+static inline void set(uint8_t *b, uint64_t i)
+{
+	b[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+
+void ptcov_set_name(struct ptcov_image *m, const char *name)
+{
+	size_t n = 0;
+	bool dot = false;
+	for (; name[n] && n + 1 < PTCOV_PATH_MAX; n++) {
+		m->path[n] = name[n];
+		if (name[n] == '.')
+			dot = true;
+		if (name[n] == '/' || name[n] == '\\')
+			dot = false;
+	}
+	m->path[n] = 0;
+	if (!dot && n && n + 5 < PTCOV_PATH_MAX)
+		efipt_memcpy(m->path + n, ".efi", 5);
+}
+
+static bool read_all(const struct ptimg *img, uint64_t ip, uint8_t *buf, size_t n)
+{
+	while (n) {
+		int got = img->read(img->ctx, ip, buf, n);
+		if (got <= 0)
+			return false;
+		ip += (unsigned)got;
+		buf += got;
+		n -= (size_t)got;
+	}
+	return true;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* PE/COFF: the DOS header's e_lfanew at 0x3c; COFF header after "PE\0\0"
+ * (NumberOfSections at +6, SizeOfOptionalHeader at +20); the optional
+ * header's AddressOfEntryPoint at +16; 40-byte section headers with
+ * VirtualSize (+8), VirtualAddress (+12), SizeOfRawData (+16) and
+ * Characteristics (+36: 0x20 code, 0x20000000 executable). */
+void ptcov_read_pe(struct ptcov_image *m, const struct ptimg *img)
+{
+	uint8_t h[64];
+	if (!img->read || m->size < 64 || !read_all(img, m->base, h, 64) || h[0] != 'M' ||
+	    h[1] != 'Z')
+		return;
+	uint32_t pe = le32(h + 0x3c);
+	if (pe > m->size || m->size - pe < 24 + 20)
+		return;
+	if (!read_all(img, m->base + pe, h, 44) || efipt_memcmp(h, "PE\0\0", 4))
+		return;
+	unsigned nsec = h[6] | h[7] << 8;
+	unsigned opt = h[20] | h[21] << 8;
+	uint32_t entry = le32(h + 24 + 16);
+	uint64_t sec = (uint64_t)pe + 24 + opt, code = 0;
+	for (unsigned i = 0; i < nsec && i < 96; i++, sec += 40) {
+		uint8_t s[40];
+		if (sec + 40 > m->size || !read_all(img, m->base + sec, s, 40))
+			return;
+		uint64_t va = le32(s + 12), vs = le32(s + 8);
+		if (!vs)
+			vs = le32(s + 16);
+		if (!(le32(s + 36) & 0x20000020u) || va >= m->size)
+			continue;
+		code += vs < m->size - va ? vs : m->size - va;
+	}
+	if (entry && entry < m->size)
+		m->entry = m->base + entry;
+	if (code)
+		m->code_size = code;
+}
+
+void ptcov_init(struct ptcov *c, struct ptcov_image *img, unsigned n)
+{
+	efipt_memset(c, 0, sizeof(*c));
+	c->img = img;
+	c->nimg = n;
+	for (unsigned i = 0; i < n; i++) {
+		struct ptcov_image *m = &img[i];
+		m->execs = m->lost = 0;
+		if (m->base && m->size > 0 - m->base)
+			m->size = 0;
+		if (m->bits)
+			efipt_memset(m->bits, 0, (size_t)ptcov_bits_size(m->size));
+	}
+	for (unsigned i = 1; i < n; i++) { /* insertion sort: lists are short */
+		struct ptcov_image t = img[i];
+		unsigned j = i;
+		for (; j > 0 && img[j - 1].base > t.base; j--)
+			img[j] = img[j - 1];
+		img[j] = t;
+	}
+}
+
+static int find_image(struct ptcov *c, uint64_t ip)
+{
+	if (c->last < c->nimg && ip - c->img[c->last].base < c->img[c->last].size)
+		return (int)c->last;
+	unsigned lo = 0, hi = c->nimg;
+	while (lo < hi) { /* first image with base > ip */
+		unsigned mid = (lo + hi) / 2;
+		if (c->img[mid].base <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || ip - c->img[lo - 1].base >= c->img[lo - 1].size)
+		return -1;
+	c->last = lo - 1;
+	return (int)(lo - 1);
+}
+
+void ptcov_mark(struct ptcov_image *m, uint64_t off, uint64_t len, bool head, bool insn)
+{
+	if (!m->bits || off >= m->size)
+		return;
+	if (len > m->size - off)
+		len = m->size - off;
+	if (insn)
+		set(START(m), off);
+	if (head)
+		set(HEAD(m), off);
+	uint8_t *cov = COVER(m);
+	for (uint64_t i = off; i < off + len; i++) {
+		if (!(i & 7) && off + len - i >= 8) { /* whole bytes of the bitmap */
+			cov[i >> 3] = 0xff;
+			i += 7;
+			continue;
+		}
+		set(cov, i);
+	}
+}
+
+void ptcov_on_run(void *ctx, const struct ptflow_run *run)
+{
+	struct ptcov *c = ctx;
+	c->insns += run->ninsn;
+	uint64_t ip = run->ip;
+	bool head = true; /* a run starts where the flow arrived */
+	for (uint32_t i = 0; i < run->ninsn; i++) {
+		int k = find_image(c, ip);
+		if (k < 0) {
+			c->outside++;
+		} else {
+			struct ptcov_image *m = &c->img[k];
+			m->execs++;
+			if (m->bits)
+				ptcov_mark(m, ip - m->base, run->lens[i], head, true);
+			else
+				m->lost++;
+		}
+		head = false;
+		ip += run->lens[i];
+	}
+}
+
+static unsigned popcount8(uint8_t b)
+{
+	unsigned n = 0;
+	for (; b; b &= (uint8_t)(b - 1))
+		n++;
+	return n;
+}
+
+/* Walk the covered bytes from *pos: the next block [start, end) cut at
+ * heads and at limit bytes. */
+static bool next_range(const struct ptcov_image *m, uint64_t *pos, uint64_t limit,
+		       uint64_t *start, uint64_t *end)
+{
+	if (!m->bits)
+		return false;
+	const uint8_t *cov = COVER(m), *head = HEAD(m);
+	uint64_t i = *pos;
+	while (i < m->size) {
+		if (!(i & 7) && !cov[i >> 3]) {
+			i += 8;
+			continue;
+		}
+		if (bit(cov, i))
+			break;
+		i++;
+	}
+	if (i >= m->size)
+		return false;
+	*start = i;
+	for (i++; i < m->size && i - *start < limit && bit(cov, i) && !bit(head, i); i++)
+		;
+	*end = i;
+	*pos = i;
+	return true;
+}
+
+void ptcov_image_stat(const struct ptcov_image *m, struct ptcov_stat *st)
+{
+	efipt_memset(st, 0, sizeof(*st));
+	if (!m->bits)
+		return;
+	uint64_t nb = NB(m);
+	for (uint64_t i = 0; i < nb; i++) {
+		st->insns += popcount8(START(m)[i]);
+		st->bytes += popcount8(COVER(m)[i]);
+	}
+	uint64_t pos = 0, s, e;
+	while (next_range(m, &pos, ~0ull, &s, &e))
+		st->blocks++;
+}
+
+bool ptcov_next_block(const struct ptcov_image *m, uint64_t *pos, uint32_t *off,
+		      uint16_t *size)
+{
+	uint64_t s, e;
+	/* drcov offsets are 32 bits: coverage past 4 GiB into an image is not
+	 * written (an image that large is not firmware) */
+	if (!next_range(m, pos, PTCOV_BLOCK_MAX, &s, &e) || s > 0xffffffffu)
+		return false;
+	*off = (uint32_t)s;
+	*size = (uint16_t)(e - s);
+	return true;
+}
+
+uint64_t ptcov_drcov_blocks(const struct ptcov *c)
+{
+	uint64_t n = 0;
+	for (unsigned k = 0; k < c->nimg; k++) {
+		uint64_t pos = 0;
+		uint32_t off;
+		uint16_t size;
+		while (ptcov_next_block(&c->img[k], &pos, &off, &size))
+			n++;
+	}
+	return n;
+}
+
+uint64_t ptcov_drcov_write(const struct ptcov *c, const char *flavor,
+			   void (*put)(void *ctx, const void *p, size_t n), void *ctx)
+{
+	char line[PTCOV_PATH_MAX + 128];
+	struct strbuf sb;
+	uint64_t total = 0;
+	sb_init(&sb, line, sizeof(line));
+	sb_printf(&sb, "DRCOV VERSION: 2\nDRCOV FLAVOR: %s\n"
+		       "Module Table: version 2, count %u\nColumns: id, base, end, entry, path\n",
+		  flavor, c->nimg);
+	put(ctx, line, sb.len);
+	total += sb.len;
+	for (unsigned k = 0; k < c->nimg; k++) {
+		const struct ptcov_image *m = &c->img[k];
+		sb_reset(&sb);
+		sb_printf(&sb, "%u, 0x%016llx, 0x%016llx, 0x%016llx, ", k,
+			  (unsigned long long)m->base, (unsigned long long)(m->base + m->size),
+			  (unsigned long long)m->entry);
+		for (const char *p = m->path; *p; p++)
+			sb_putc(&sb, *p == '\n' || *p == '\r' ? '?' : *p);
+		sb_putc(&sb, '\n');
+		put(ctx, line, sb.len);
+		total += sb.len;
+	}
+	sb_reset(&sb);
+	sb_printf(&sb, "BB Table: %llu bbs\n", (unsigned long long)ptcov_drcov_blocks(c));
+	put(ctx, line, sb.len);
+	total += sb.len;
+	/* struct { u32 start; u16 size; u16 id; } little-endian, in batches */
+	uint8_t batch[8 * 64];
+	size_t nb = 0;
+	for (unsigned k = 0; k < c->nimg; k++) {
+		uint64_t pos = 0;
+		uint32_t off;
+		uint16_t size;
+		while (ptcov_next_block(&c->img[k], &pos, &off, &size)) {
+			uint8_t *e = batch + nb;
+			e[0] = (uint8_t)off;
+			e[1] = (uint8_t)(off >> 8);
+			e[2] = (uint8_t)(off >> 16);
+			e[3] = (uint8_t)(off >> 24);
+			e[4] = (uint8_t)size;
+			e[5] = (uint8_t)(size >> 8);
+			e[6] = (uint8_t)k;
+			e[7] = (uint8_t)(k >> 8);
+			nb += 8;
+			if (nb == sizeof(batch)) {
+				put(ctx, batch, nb);
+				total += nb;
+				nb = 0;
+			}
+		}
+	}
+	if (nb) {
+		put(ctx, batch, nb);
+		total += nb;
+	}
+	return total;
+}

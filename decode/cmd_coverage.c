@@ -1,0 +1,476 @@
+/*
+ * efipt coverage: which code of each image a trace executed, as a drcov
+ * file for disassemblers or a text/JSON report with a CI gate
+ * (--fail-under), and the union of several drcov files (--merge).
+ * docs/coverage.md describes the formats.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/pt_cov.h"
+#include "core/pt_flow.h"
+#include "decode/commands.h"
+#include "decode/cov_merge.h"
+#include "decode/file_io.h"
+#include "decode/trace_end.h"
+#include "decode/trace_input.h"
+
+#define CMD "efipt coverage"
+#define MAX_GATES 64
+/* larger images (a hostile images.json) get no bitmaps: 3/8 of this each */
+#define MAX_IMAGE_BITS (1ull << 30)
+
+static void coverage_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: efipt coverage RUN-DIR [OPTIONS]\n"
+		"       efipt coverage --pt TRACE IMAGE... [--images FILE] [OPTIONS]\n"
+		"       efipt coverage --merge A.drcov B.drcov ... -o OUT.drcov\n\n"
+		"The code a trace executed, per image: blocks (executed byte ranges, cut\n"
+		"where the flow entered them), instructions, and bytes of code covered.\n\n"
+		"inputs:\n"
+		"  RUN-DIR              an efipt run directory (trace, snapshots, images.json)\n"
+		"  --pt TRACE           a raw trace, with code images as for 'efipt insn':\n"
+		"  --raw FILE[:from[-to]]:BASE, --elf FILE[:BASE], --pe FILE[:BASE]\n"
+		"                       (each --pe file is an image, named after the file)\n"
+		"  --images FILE        images.json naming the images (base, size, name)\n"
+		"  --cpu F/M[/S], --distnt, --disretc  as for 'efipt insn'\n"
+		"output:\n"
+		"  --format drcov|text|json  drcov version 2 (Lighthouse, bncov, Lightkeeper,\n"
+		"                       Cartographer), a table, or JSON (default: drcov when\n"
+		"                       -o ends in .drcov, else text)\n"
+		"  -o FILE              write there (written under a temporary name and\n"
+		"                       renamed when complete); text and json default to\n"
+		"                       standard output, drcov needs -o\n"
+		"  --fail-under PERCENT exit 3 when fewer than PERCENT of the code bytes were\n"
+		"                       executed: of every image that executed (total), or of\n"
+		"                       each --image NAME (repeatable; NAME with or without\n"
+		"                       .efi, case-insensitive)\n"
+		"  --merge FILE...      union of drcov files: modules matched by path, blocks\n"
+		"                       united; needs -o\n\n"
+		"Exit status: 0 written; 1 the trace had decode errors (the coverage of what\n"
+		"decoded is still written) or an input is damaged; 2 on usage errors,\n"
+		"unreadable inputs or a write error (nothing is written); 3 coverage below\n"
+		"--fail-under, or an --image that names no image.\n");
+}
+
+enum fmt { FMT_DEFAULT, FMT_DRCOV, FMT_TEXT, FMT_JSON };
+
+static void put_file(void *ctx, const void *p, size_t n)
+{
+	atomic_write(ctx, p, n);
+}
+
+/* tenths of a percent of part in total (0 when total is 0) */
+static unsigned long long tenths(uint64_t part, uint64_t total)
+{
+	return total ? (unsigned long long)((part * 1000 + total / 2) / total) : 0;
+}
+
+static uint64_t code_bytes(const struct ptcov_image *m)
+{
+	return m->code_size ? m->code_size : m->size;
+}
+
+/* Does NAME name image m: its path or the path without ".efi", any case. */
+static int names(const struct ptcov_image *m, const char *name)
+{
+	if (!strcasecmp(m->path, name))
+		return 1;
+	size_t n = strlen(name);
+	return strlen(m->path) == n + 4 && !strncasecmp(m->path, name, n) &&
+	       !strcasecmp(m->path + n, ".efi");
+}
+
+struct totals {
+	uint64_t execs, insns, blocks, bytes, code;
+	unsigned images;
+};
+
+static void report(FILE *f, enum fmt fmt, const struct ptcov *c, const struct ptflow_stat *st,
+		   struct totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (!f)
+		;
+	else if (fmt == FMT_TEXT)
+		fprintf(f, "%-32s %-18s %12s %10s %8s %10s %10s %7s\n", "image", "base",
+			"executed", "insns", "blocks", "bytes", "code", "covered");
+	else
+		fprintf(f, "{\"format\": \"efipt-coverage\", \"version\": 1, \"images\": [");
+	for (unsigned k = 0; k < c->nimg; k++) {
+		const struct ptcov_image *m = &c->img[k];
+		if (!m->execs)
+			continue;
+		struct ptcov_stat s;
+		ptcov_image_stat(m, &s);
+		unsigned long long pc = tenths(s.bytes, code_bytes(m));
+		if (!f) {
+		} else if (fmt == FMT_TEXT) {
+			fprintf(f, "%-32s 0x%016llx %12llu %10llu %8llu %10llu %10llu %5llu.%llu%%\n",
+				term_safe(m->path), (unsigned long long)m->base,
+				(unsigned long long)m->execs, (unsigned long long)s.insns,
+				(unsigned long long)s.blocks, (unsigned long long)s.bytes,
+				(unsigned long long)code_bytes(m), pc / 10, pc % 10);
+		} else {
+			char esc[PTCOV_PATH_MAX * 6 + 8];
+			struct strbuf sb;
+			sb_init(&sb, esc, sizeof(esc));
+			sb_json_str(&sb, m->path);
+			fprintf(f, "%s\n  {\"path\": %s, \"base\": \"0x%llx\", \"size\": %llu, "
+				   "\"entry\": \"0x%llx\", \"code_size\": %llu, \"executed\": %llu, "
+				   "\"insns\": %llu, \"blocks\": %llu, \"bytes\": %llu, "
+				   "\"percent\": %llu.%llu}",
+				t->images ? "," : "", esc, (unsigned long long)m->base,
+				(unsigned long long)m->size, (unsigned long long)m->entry,
+				(unsigned long long)code_bytes(m), (unsigned long long)m->execs,
+				(unsigned long long)s.insns, (unsigned long long)s.blocks,
+				(unsigned long long)s.bytes, pc / 10, pc % 10);
+		}
+		t->images++;
+		t->execs += m->execs;
+		t->insns += s.insns;
+		t->blocks += s.blocks;
+		t->bytes += s.bytes;
+		t->code += code_bytes(m);
+	}
+	unsigned long long pc = tenths(t->bytes, t->code);
+	if (!f) {
+	} else if (fmt == FMT_TEXT) {
+		fprintf(f, "%-32s %-18s %12llu %10llu %8llu %10llu %10llu %5llu.%llu%%\n", "total",
+			"", (unsigned long long)t->execs, (unsigned long long)t->insns,
+			(unsigned long long)t->blocks, (unsigned long long)t->bytes,
+			(unsigned long long)t->code, pc / 10, pc % 10);
+		fprintf(f, "outside every image: %llu instructions; decode errors: %llu\n",
+			(unsigned long long)c->outside, (unsigned long long)st->errors);
+	} else {
+		fprintf(f, "\n], \"total\": {\"images\": %u, \"executed\": %llu, \"insns\": %llu, "
+			   "\"blocks\": %llu, \"bytes\": %llu, \"code_size\": %llu, "
+			   "\"percent\": %llu.%llu}, \"outside\": %llu, \"decode_errors\": %llu}\n",
+			t->images, (unsigned long long)t->execs, (unsigned long long)t->insns,
+			(unsigned long long)t->blocks, (unsigned long long)t->bytes,
+			(unsigned long long)t->code, pc / 10, pc % 10,
+			(unsigned long long)c->outside, (unsigned long long)st->errors);
+	}
+}
+
+/* --fail-under: 0 if every gate passes, else 3 (messages on stderr). */
+static int gates(const struct ptcov *c, const struct totals *t, long pct, char **img,
+		 unsigned nimg)
+{
+	int rc = 0;
+	if (!nimg) {
+		if (t->bytes * 100 < (uint64_t)pct * t->code || !t->code) {
+			unsigned long long p = tenths(t->bytes, t->code);
+			fprintf(stderr, CMD ": coverage %llu.%llu%% is below --fail-under %ld%%\n",
+				p / 10, p % 10, pct);
+			rc = 3;
+		}
+		return rc;
+	}
+	for (unsigned i = 0; i < nimg; i++) {
+		const struct ptcov_image *m = NULL;
+		for (unsigned k = 0; k < c->nimg && !m; k++)
+			if (names(&c->img[k], img[i]))
+				m = &c->img[k];
+		if (!m) {
+			fprintf(stderr, CMD ": --image %s: no such image\n", term_safe(img[i]));
+			rc = 3;
+			continue;
+		}
+		struct ptcov_stat s;
+		ptcov_image_stat(m, &s);
+		if (s.bytes * 100 < (uint64_t)pct * code_bytes(m) || !code_bytes(m)) {
+			unsigned long long p = tenths(s.bytes, code_bytes(m));
+			fprintf(stderr, CMD ": %s: coverage %llu.%llu%% is below --fail-under %ld%%\n",
+				term_safe(m->path), p / 10, p % 10, pct);
+			rc = 3;
+		}
+	}
+	return rc;
+}
+
+static int parse_cpu(const char *s, uint32_t *errata)
+{
+	unsigned long long fam, mod, step = 0;
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%s", s);
+	char *a = strchr(buf, '/');
+	if (!a)
+		return -1;
+	*a++ = 0;
+	char *b = strchr(a, '/');
+	if (b)
+		*b++ = 0;
+	if (parse_u64(buf, &fam) || parse_u64(a, &mod) || (b && parse_u64(b, &step)))
+		return -1;
+	*errata = ptflow_errata_for_cpu((unsigned)fam, (unsigned)mod, b ? (int)step : -1);
+	return 0;
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), m = strlen(tail);
+	return n >= m && !strcmp(s + n - m, tail);
+}
+
+/* Decode, collect, write. Returns the exit status. */
+static int collect(const char *trace, struct ptsec_image *im, struct ptflow_config *fc,
+		   struct trace_images *ti, enum fmt fmt, const char *out, long fail_under,
+		   char **gate_img, unsigned ngate)
+{
+	if (!ti->n) {
+		fprintf(stderr, CMD ": no images to attribute coverage to: a run directory, "
+				"--pe FILE or --images FILE names them\n");
+		return 2;
+	}
+	struct ptcov_image *img = calloc(ti->n, sizeof(*img));
+	if (!img) {
+		fprintf(stderr, CMD ": out of memory\n");
+		return 2;
+	}
+	struct ptimg code = ptsec_ptimg(im);
+	int rc = 2;
+	unsigned n = 0;
+	for (unsigned i = 0; i < ti->n; i++) {
+		struct ptcov_image *m = &img[n];
+		m->base = ti->img[i].base;
+		m->size = ti->img[i].size;
+		if (!m->size)
+			continue;
+		ptcov_set_name(m, ti->img[i].name);
+		ptcov_read_pe(m, &code);
+		if (ti->code_size[i]) { /* a --pe file: its headers are not among the sections */
+			m->code_size = ti->code_size[i];
+			m->entry = ti->entry[i];
+		}
+		n++;
+		if (m->size > MAX_IMAGE_BITS) {
+			fprintf(stderr, CMD ": %s: %llu bytes, more than coverage is kept for (%llu): "
+					"listed without blocks\n",
+				term_safe(m->path), (unsigned long long)m->size, MAX_IMAGE_BITS);
+			continue;
+		}
+		m->bits = malloc((size_t)ptcov_bits_size(m->size));
+		if (!m->bits) {
+			fprintf(stderr, CMD ": out of memory for the coverage of %s (%llu bytes)\n",
+				term_safe(m->path), (unsigned long long)m->size);
+			goto out;
+		}
+	}
+	static struct ptcov cov;
+	ptcov_init(&cov, img, n);
+	struct input_map in;
+	char err[4400];
+	if (input_map(&in, trace, SIZE_MAX, err, sizeof(err))) {
+		fprintf(stderr, CMD ": %s\n", term_safe(err));
+		goto out;
+	}
+	fc->image = code;
+	fc->cache_size = 1u << 16;
+	fc->cache = calloc(fc->cache_size, sizeof(*fc->cache));
+	struct ptflow_sink sink = { &cov, ptcov_on_run, NULL };
+	static struct ptflow_decoder dec;
+	if (!fc->cache || ptflow_init(&dec, fc, &sink)) {
+		fprintf(stderr, CMD ": cannot set up the decoder\n");
+		free(fc->cache);
+		input_unmap(&in);
+		goto out;
+	}
+	ptflow_decode(&dec, in.data, in.size, 0);
+	int end_err = trace_end_report("coverage", strcmp(trace, "-") ? trace : "<stdin>", in.data,
+				       in.size);
+	free(fc->cache);
+	fc->cache = NULL;
+	input_unmap(&in);
+
+	struct atomic_file af;
+	struct totals t;
+	FILE *f = stdout;
+	if (out) {
+		if (atomic_open(&af, CMD, out))
+			goto out;
+		f = af.f;
+	}
+	if (fmt == FMT_DRCOV) {
+		ptcov_drcov_write(&cov, "efipt", put_file, &af);
+		report(NULL, fmt, &cov, &dec.stat, &t); /* the totals only */
+	} else {
+		report(f, fmt, &cov, &dec.stat, &t);
+	}
+	if (out && atomic_commit(&af, CMD))
+		goto out;
+	rc = dec.stat.errors || end_err ? 1 : 0;
+	if (dec.stat.errors)
+		fprintf(stderr, CMD ": the trace had %llu decode errors: coverage of what decoded\n",
+			(unsigned long long)dec.stat.errors);
+	if (fail_under >= 0) {
+		int g = gates(&cov, &t, fail_under, gate_img, ngate);
+		if (g)
+			rc = g;
+	}
+out:
+	for (unsigned k = 0; k < ti->n && k < n; k++)
+		free(img[k].bits);
+	free(img);
+	return rc;
+}
+
+int cmd_coverage(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pt", required_argument, 0, 'p' },
+		{ "raw", required_argument, 0, 'r' },
+		{ "elf", required_argument, 0, 'e' },
+		{ "pe", required_argument, 0, 'P' },
+		{ "images", required_argument, 0, 'I' },
+		{ "cpu", required_argument, 0, 'c' },
+		{ "distnt", no_argument, 0, 'D' },
+		{ "disretc", no_argument, 0, 'R' },
+		{ "format", required_argument, 0, 'f' },
+		{ "output", required_argument, 0, 'o' },
+		{ "fail-under", required_argument, 0, 'F' },
+		{ "image", required_argument, 0, 'i' },
+		{ "merge", no_argument, 0, 'M' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	struct ptsec_image im;
+	struct trace_images ti = { 0 };
+	struct ptflow_config fc;
+	const char *trace = NULL, *out = NULL;
+	static char run_trace[4200];
+	static char *gate_img[MAX_GATES];
+	unsigned ngate = 0;
+	enum fmt fmt = FMT_DEFAULT;
+	long fail_under = -1;
+	bool merge = false;
+	int c, rc = 2;
+
+	ptsec_init(&im);
+	memset(&fc, 0, sizeof(fc));
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': trace = optarg; break;
+		case 'r':
+		case 'e':
+			if ((c == 'r' ? ptsec_load_raw : ptsec_load_elf)(&im, optarg)) {
+				fprintf(stderr, CMD ": %s\n", im.err);
+				goto out;
+			}
+			break;
+		case 'P':
+			if (trace_input_pe(CMD, optarg, &im, &ti))
+				goto out;
+			break;
+		case 'I':
+			if (trace_input_images(CMD, optarg, &ti))
+				goto out;
+			break;
+		case 'c':
+			if (parse_cpu(optarg, &fc.errata)) {
+				fprintf(stderr, CMD ": --cpu wants FAMILY/MODEL[/STEPPING], got '%s'\n",
+					term_safe(optarg));
+				goto out;
+			}
+			break;
+		case 'D': fc.distnt = true; break;
+		case 'R': fc.disretc = true; break;
+		case 'f':
+			fmt = !strcmp(optarg, "drcov") ? FMT_DRCOV
+			      : !strcmp(optarg, "text") ? FMT_TEXT
+			      : !strcmp(optarg, "json") ? FMT_JSON : FMT_DEFAULT;
+			if (fmt == FMT_DEFAULT) {
+				fprintf(stderr, CMD ": --format takes drcov, text or json, not '%s'\n",
+					term_safe(optarg));
+				goto out;
+			}
+			break;
+		case 'o': out = optarg; break;
+		case 'F': {
+			unsigned long long v;
+			if (parse_u64(optarg, &v) || v > 100) {
+				fprintf(stderr, CMD ": --fail-under takes a percentage from 0 to 100, "
+						"not '%s'\n", term_safe(optarg));
+				goto out;
+			}
+			fail_under = (long)v;
+			break;
+		}
+		case 'i':
+			if (ngate >= MAX_GATES) {
+				fprintf(stderr, CMD ": more than %d --image options\n", MAX_GATES);
+				goto out;
+			}
+			gate_img[ngate++] = optarg;
+			break;
+		case 'M': merge = true; break;
+		case 'h':
+			coverage_usage(stdout);
+			rc = 0;
+			goto out;
+		default:
+			coverage_usage(stderr);
+			goto out;
+		}
+	}
+	if (ngate && fail_under < 0) {
+		fprintf(stderr, CMD ": --image selects what --fail-under checks: give both\n");
+		goto out;
+	}
+	if (fmt == FMT_DEFAULT) /* --merge writes drcov whatever the name */
+		fmt = merge || (out && ends_with(out, ".drcov")) ? FMT_DRCOV : FMT_TEXT;
+	if (merge) {
+		if (trace || im.n || ti.n || fail_under >= 0 || (fmt != FMT_DRCOV)) {
+			fprintf(stderr, CMD ": --merge takes drcov files and -o OUT (drcov) only\n");
+			goto out;
+		}
+		if (!out || optind == argc) {
+			fprintf(stderr, CMD ": --merge needs %s\n",
+				!out ? "-o OUT.drcov" : "the drcov files to merge");
+			goto out;
+		}
+		rc = cov_merge(CMD, (const char *const *)argv + optind, (unsigned)(argc - optind),
+			       out);
+		goto out;
+	}
+	if (fmt == FMT_DRCOV && !out) {
+		fprintf(stderr, CMD ": drcov is binary: give -o FILE\n");
+		goto out;
+	}
+	if (!trace) {
+		if (optind + 1 != argc) {
+			fprintf(stderr, CMD ": %s\n", optind == argc
+				? "a run directory or --pt TRACE is required"
+				: "one run directory at a time");
+			goto out;
+		}
+		if (im.n) {
+			fprintf(stderr, CMD ": a run directory brings its own code: no --raw/--elf/--pe\n");
+			goto out;
+		}
+		if (trace_input_run(CMD, argv[optind], &im, &fc, run_trace, sizeof(run_trace), &ti)) {
+			rc = 1;
+			goto out;
+		}
+		trace = run_trace;
+	} else {
+		if (optind != argc) {
+			fprintf(stderr, CMD ": unexpected argument '%s'\n", term_safe(argv[optind]));
+			goto out;
+		}
+		if (!im.n) {
+			fprintf(stderr, CMD ": no code image (--raw, --elf or --pe)\n");
+			goto out;
+		}
+	}
+	rc = collect(trace, &im, &fc, &ti, fmt, out, fail_under, gate_img, ngate);
+out:
+	trace_images_free(&ti);
+	ptsec_free(&im);
+	return rc;
+}

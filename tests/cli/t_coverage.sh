@@ -1,0 +1,177 @@
+# efipt coverage: drcov checked by an independent reader against the ground
+# truth of synthesized traces, text/json figures, --fail-under gates,
+# --merge (union; the same run twice gives it back), run directories, and
+# bad input (damaged drcov, unwritable -o): a clear message, no output.
+. tests/lib.sh
+CHECK="python3 tests/cli/drcov_check.py"
+EFI=build/efipt.efi
+# check NAME COMMAND...: ok if the command succeeds, else its output
+check() {
+	name=$1
+	shift
+	if "$@" >"$TMP/chk" 2>&1; then ok "$name"; else nok "$name" "$(head -c 400 "$TMP/chk")"; fi
+}
+
+# efipt.efi at its ImageBase and relocated, with interrupts and DisRETC
+$EFIPT synth --pe $EFI --out "$TMP/a.pt" --truth "$TMP/a.truth" --insns 300000 --seed 3 2>/dev/null
+$EFIPT synth --pe $EFI:0x7f000000 --out "$TMP/b.pt" --truth "$TMP/b.truth" --insns 300000 \
+	--seed 11 --interrupts 40 --disretc 2>/dev/null
+expect_rc "drcov of a synthesized trace" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI -o "$TMP/a.drcov"
+check "drcov layout; every executed instruction in a block" $CHECK "$TMP/a.drcov" --truth "$TMP/a.truth"
+contains "drcov: the module is named as the file a disassembler opens" "$TMP/a.drcov" ", efipt.efi"
+expect_rc "drcov of a relocated image" 0 $EFIPT coverage --pt "$TMP/b.pt" --pe $EFI:0x7f000000 --disretc --format drcov -o "$TMP/b.out"
+check "relocated: every executed instruction in a block" $CHECK "$TMP/b.out" --truth "$TMP/b.truth"
+contains "relocated: module base" "$TMP/b.out" "0, 0x000000007f000000, "
+
+# text and json: distinct executed instructions equal the truth's
+expect_rc "json report" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --format json -o "$TMP/a.json"
+distinct=$(sort -u "$TMP/a.truth" | wc -l)
+got=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["images"][0]["insns"], d["total"]["insns"])' "$TMP/a.json")
+if [ "$got" = "$distinct $distinct" ]; then ok "json: distinct instructions equal the truth ($distinct)"; else nok "json: distinct instructions equal the truth" "got '$got', truth $distinct"; fi
+expect_rc "text report on standard output" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI
+contains "text: the image's line" "$TMP/out" "efipt.efi"
+contains "text: total line" "$TMP/out" "total"
+
+# --fail-under: exit 3 below, 0 at or above; per --image
+expect_rc "--fail-under 100 fails (exit 3)" 3 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --fail-under 100
+contains "--fail-under: says why" "$TMP/err" "is below --fail-under 100%"
+expect_rc "--fail-under 1 passes" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --fail-under 1 -o "$TMP/g.txt"
+expect_rc "--fail-under with --image (no extension) passes" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --fail-under 1 --image EFIPT
+expect_rc "--image that names no image: exit 3" 3 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --fail-under 1 --image nosuch.efi
+contains "--image: names it" "$TMP/err" "--image nosuch.efi: no such image"
+expect_rc "--fail-under out of range is a usage error" 2 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --fail-under 101
+
+# --merge: the union; a file merged with itself is the same file
+expect_rc "merge a file with itself" 0 $EFIPT coverage --merge "$TMP/a.drcov" "$TMP/a.drcov" -o "$TMP/aa.drcov"
+if cmp -s "$TMP/a.drcov" "$TMP/aa.drcov"; then ok "merge: the same run twice keeps the same blocks"; else nok "merge: the same run twice keeps the same blocks" "files differ"; fi
+$EFIPT synth --pe $EFI --out "$TMP/c.pt" --truth "$TMP/c.truth" --insns 300000 --seed 5 --interrupts 20 2>/dev/null
+$EFIPT coverage --pt "$TMP/c.pt" --pe $EFI -o "$TMP/c.drcov"
+expect_rc "merge two runs and a relocated one" 0 $EFIPT coverage --merge "$TMP/a.drcov" "$TMP/c.drcov" "$TMP/b.out" -o "$TMP/ac.drcov"
+check "merge: covered bytes are the union (by module path)" $CHECK "$TMP/ac.drcov" --union "$TMP/a.drcov" "$TMP/c.drcov" "$TMP/b.out"
+check "merge: every instruction of both runs covered" sh -c "$CHECK '$TMP/ac.drcov' --truth '$TMP/a.truth' && $CHECK '$TMP/ac.drcov' --truth '$TMP/c.truth'"
+
+# bad input: a clear message, exit 1, nothing written (an existing file kept)
+echo previous >"$TMP/keep.drcov"
+bad_merge() {
+	name=$1 text=$2
+	shift 2
+	expect_rc "merge: $name: exit 1" 1 $EFIPT coverage --merge "$TMP/a.drcov" "$@" -o "$TMP/keep.drcov"
+	contains "merge: $name: named" "$TMP/err" "$text"
+	if [ "$(cat "$TMP/keep.drcov")" = previous ] && [ -z "$(ls "$TMP" | grep -v '^keep.drcov$' | grep keep)" ]; then
+		ok "merge: $name: no output, no temporary file"
+	else
+		nok "merge: $name: no output, no temporary file" "$(ls "$TMP")"
+	fi
+}
+size=$(stat -c %s "$TMP/a.drcov")
+head -c $((size - 3)) "$TMP/a.drcov" >"$TMP/cut.drcov"
+bad_merge "truncated BB table" "cut.drcov: truncated: the BB table holds" "$TMP/cut.drcov"
+head -c 5000 /dev/urandom >"$TMP/garbage.drcov"
+bad_merge "garbage" "garbage.drcov: not a drcov version 2 file" "$TMP/garbage.drcov"
+head -c 60 "$TMP/a.drcov" >"$TMP/hdr.drcov"
+bad_merge "header cut short" "hdr.drcov:" "$TMP/hdr.drcov"
+{ cat "$TMP/a.drcov"; printf 'x'; } >"$TMP/trail.drcov"
+bad_merge "bytes after the table" "trail.drcov: 1 bytes after the BB table" "$TMP/trail.drcov"
+python3 - "$TMP/a.drcov" "$TMP/past.drcov" <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+d = d[:-8] + (0x7fffff00).to_bytes(4, "little") + (16).to_bytes(2, "little") + (0).to_bytes(2, "little")
+open(sys.argv[2], "wb").write(d)
+PY
+bad_merge "block past its module" "runs past the end of module 0" "$TMP/past.drcov"
+expect_rc "merge: a missing file: exit 2" 2 $EFIPT coverage --merge "$TMP/a.drcov" "$TMP/none.drcov" -o "$TMP/keep.drcov"
+contains "merge: a missing file: named" "$TMP/err" "none.drcov"
+expect_rc "merge: needs -o" 2 $EFIPT coverage --merge "$TMP/a.drcov"
+
+# unwritable -o: exit 2 with the cause, nothing left behind
+expect_rc "unwritable -o: exit 2" 2 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI -o "$TMP/nodir/x.drcov"
+contains "unwritable -o: cause named" "$TMP/err" "nodir/x.drcov"
+expect_rc "drcov needs -o" 2 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --format drcov
+expect_rc "a full disk: exit 2" 2 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --format text -o /dev/full
+expect_rc "no image list: usage error" 2 $EFIPT coverage --pt "$TMP/a.pt" --raw "$EFI:0x0"
+
+# a run directory: images.json names the module; its snapshot holds the code
+D=$TMP/run
+mkdir -p "$D"
+printf '\061\300\377\300\350\007\000\000\000\203\370\020\165\364\377\343\205\300\164\002\220\220\303' >"$TMP/code.bin"
+head -c 4096 /dev/zero >>"$TMP/code.bin"
+head -c 4096 "$TMP/code.bin" >"$D/mem-0000000000001000.bin"
+$EFIPT synth --raw "$D/mem-0000000000001000.bin:0x1000" --start 0x1000 --out "$D/trace.pt" --insns 3000 --truth "$TMP/run.truth" 2>/dev/null
+cat >"$D/memmap.json" <<EOM
+{"regions":[{"type":"LoaderCode","phys":"0x1000","pages":1,"attr":"0xf","snapshot":"mem-0000000000001000.bin"}]}
+EOM
+cat >"$D/images.json" <<EOM
+{"images":[{"name":"Loop","base":"0x1000","size":4096,"code_type":"LoaderCode","path":"","pdb":"","entry":"0x1000"}]}
+EOM
+tsize=$(stat -c %s "$D/trace.pt")
+cat >"$D/manifest.json" <<EOM
+{"format":"efipt-run","format_version":1,"efipt_version":"0.1.0","efipt_gitrev":"x",
+ "run_id":"20260101-000000-000","started":"2026-01-01T00:00:00","command":"trace",
+ "command_line":"trace --decode","files":[{"name":"trace.pt","size":$tsize,"status":"written"}],
+ "status":{"result":"ok","efi_status":"EFI_SUCCESS","message":"traced"}}
+EOM
+expect_rc "run directory: drcov" 0 $EFIPT coverage "$D" -o "$TMP/run.drcov"
+check "run directory: layout and truth" $CHECK "$TMP/run.drcov" --truth "$TMP/run.truth"
+contains "run directory: module named Loop.efi" "$TMP/run.drcov" "0, 0x0000000000001000, 0x0000000000002000, 0x0000000000000000, Loop.efi"
+expect_rc "run directory and --pe together: usage error" 2 $EFIPT coverage "$D" --pe $EFI -o "$TMP/x.drcov"
+expect_rc "a damaged run directory: exit 1" 1 $EFIPT coverage "$TMP/nodir" -o "$TMP/x.drcov"
+if [ ! -e "$TMP/x.drcov" ]; then ok "damaged run directory: no output"; else nok "damaged run directory: no output" "x.drcov exists"; fi
+
+# two --pe images: each is a module with its own entry and code size
+cp $EFI "$TMP/second.efi"
+expect_rc "two --pe images" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --pe "$TMP/second.efi:0x40000000" --format json -o "$TMP/two.json"
+expect "two --pe images: only the executed one reported, with its code size" python3 -c "
+import json; d = json.load(open('$TMP/two.json'))
+assert len(d['images']) == 1 and d['images'][0]['path'] == 'efipt.efi'
+assert 0 < d['images'][0]['code_size'] < d['images'][0]['size']"
+$EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --pe "$TMP/second.efi:0x40000000" -o "$TMP/two.drcov" 2>/dev/null
+contains "two --pe images: the relocated one's base" "$TMP/two.drcov" "1, 0x0000000040000000, "
+contains "two --pe images: the relocated one's entry from its header" "$TMP/two.drcov" ", 0x0000000040001000, second.efi"
+# an image too large for bitmaps (a hostile images.json): listed, said, no blocks
+printf '{"images":[{"name":"huge","base":"0x100000000","size":4294967296}]}' >"$TMP/huge.json"
+expect_rc "an image too large for coverage: still written" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --images "$TMP/huge.json" -o "$TMP/huge.drcov"
+contains "an image too large for coverage: said" "$TMP/err" "huge.efi: 4294967296 bytes, more than coverage is kept for"
+contains "an image too large for coverage: listed" "$TMP/huge.drcov" "huge.efi"
+
+# mutated drcov files (bytes flipped, cut anywhere): merged or refused with
+# exit 1, never a crash, and never an output file on refusal
+mkdir -p "$TMP/mut"
+python3 - "$TMP/a.drcov" "$TMP/mut" <<'PY'
+import random, sys
+d = open(sys.argv[1], "rb").read()
+r = random.Random(7)
+for i in range(150):
+    m = bytearray(d)
+    if i % 3 == 0:
+        m = m[: r.randrange(len(m))]
+    for _ in range(r.randrange(1, 6)):
+        p = r.randrange(min(len(m), 400)) if i % 2 else r.randrange(len(m) or 1)
+        if m:
+            m[p % len(m)] = r.randrange(256)
+    open("%s/%03d.drcov" % (sys.argv[2], i), "wb").write(bytes(m))
+PY
+bad=""
+for f in "$TMP"/mut/*.drcov; do
+	rm -f "$TMP/mut.out"
+	$EFIPT coverage --merge "$f" -o "$TMP/mut.out" >/dev/null 2>&1
+	rc=$?
+	if [ "$rc" -gt 1 ] || { [ "$rc" -eq 1 ] && [ -e "$TMP/mut.out" ]; }; then bad="$bad $(basename "$f"):$rc"; fi
+done
+if [ -z "$bad" ]; then ok "merge: 150 mutated drcov files merged or refused cleanly"; else nok "merge: mutated drcov files" "$bad"; fi
+
+# a drcov file as DynamoRIO writes it on Linux (more columns, padded):
+# merged with efipt's by module path
+python3 - "$TMP/dr.drcov" <<'PY'
+import sys
+hdr = "DRCOV VERSION: 2\nDRCOV FLAVOR: drcov\nModule Table: version 2, count 2\n"
+hdr += "Columns: id, containing_id, start, end, entry, offset, checksum, timestamp, path\n"
+hdr += "  0,   0, 0x00007f0000000000, 0x00007f0000001000, 0x0000000000000000, 00000000, 0x00000000, 0x00000000, /usr/lib/libc.so.6\n"
+hdr += "  1,   1, 0x0000000000000000, 0x0000000000060000, 0x0000000000001000, 00000000, 0x00000000, 0x00000000, efipt.efi\n"
+hdr += "BB Table: 2 bbs\n"
+bb = b"".join(s.to_bytes(4, "little") + z.to_bytes(2, "little") + m.to_bytes(2, "little")
+              for s, z, m in ((0x10, 4, 0), (0x20000, 3, 1)))
+open(sys.argv[1], "wb").write(hdr.encode() + bb)
+PY
+expect_rc "merge: a DynamoRIO-style file" 0 $EFIPT coverage --merge "$TMP/a.drcov" "$TMP/dr.drcov" -o "$TMP/adr.drcov"
+check "merge: DynamoRIO-style: union by module path" $CHECK "$TMP/adr.drcov" --union "$TMP/a.drcov" "$TMP/dr.drcov"
+contains "merge: DynamoRIO-style: its other module kept" "$TMP/adr.drcov" "1, 0x00007f0000000000, 0x00007f0000001000, 0x0000000000000000, /usr/lib/libc.so.6"
