@@ -1,0 +1,62 @@
+# The QEMU TCG plugin that writes Intel PT for what a guest executes
+# (ovmf/plugin/, docs/qemu.md), and the test-only instruction logger.
+# Included by the Makefile.
+#   make qemu-plugin   build/efipt-qemu.so and build/tests/insnlog.so
+#   make test          builds them when qemu-plugin.h can be had (it comes
+#                      from Debian's qemu source package: network); without
+#                      it the plugin tests skip, nothing fails
+QPLUG_DIR := $(BUILD)/qemu-plugin
+QPLUG_HDR := $(QPLUG_DIR)/qemu/qemu-plugin.h
+QPLUG_SRC := $(wildcard ovmf/plugin/*.c)
+# the core files the plugin links, compiled position-independent
+QPLUG_CORE := core/pt_pkt_enc.c core/pt_pkt_dec.c core/x86_insn.c core/x86_valid.c
+QPLUG_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(QPLUG_SRC) $(QPLUG_CORE)) \
+	$(BUILD)/pic/gen/version.o
+QPLUG_CFLAGS := -std=gnu11 -O2 -g $(WARN) -I. -I$(QPLUG_DIR) -fPIC -fvisibility=hidden \
+	-D_GNU_SOURCE
+
+$(QPLUG_HDR): ovmf/plugin/get-plugin-header.sh
+	sh ovmf/plugin/get-plugin-header.sh $(QPLUG_DIR)
+
+$(BUILD)/pic/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(QPLUG_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/pic/ovmf/plugin/%.o: ovmf/plugin/%.c $(QPLUG_HDR) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(QPLUG_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/pic/gen/version.o: $(VERSION_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(QPLUG_CFLAGS) -c $< -o $@
+
+# QEMU provides the qemu_plugin_* symbols; anything else unresolved is a bug
+$(BUILD)/efipt-qemu.so: $(QPLUG_OBJ)
+	$(CC) -shared -o $@.tmp $^ -lpthread
+	@u=$$(nm -u $@.tmp | grep -v ' w ' | grep -v 'qemu_plugin_' | grep -v '@' || true); \
+	if [ -n "$$u" ]; then echo "undefined symbols in $@:"; echo "$$u"; rm -f $@.tmp; exit 1; fi
+	mv $@.tmp $@
+
+$(BUILD)/tests/insnlog.so: tests/qemu/insnlog.c $(QPLUG_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(QPLUG_CFLAGS) -shared -o $@ $<
+
+.PHONY: qemu-plugin qemu-plugin-if-possible
+qemu-plugin: $(BUILD)/efipt-qemu.so $(BUILD)/tests/insnlog.so
+
+# for make test: a missing header (no network) is a skip, not a failure
+qemu-plugin-if-possible: | $(DEPS_STAMP)
+	@if sh ovmf/plugin/get-plugin-header.sh $(QPLUG_DIR); then \
+		$(MAKE) --no-print-directory qemu-plugin; \
+	else \
+		echo "note: build/efipt-qemu.so not built (no qemu-plugin.h, see above); its tests skip"; \
+	fi
+
+TEST_EXTRA += qemu-plugin-if-possible
+
+# libipt's decoder over a plugin trace (tests/qemu/t_qemu_plugin.sh)
+$(BUILD)/tests/ipt_insns: tests/qemu/ipt_insns.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $< -lipt
+
+TEST_EXTRA += $(BUILD)/tests/ipt_insns

@@ -1,0 +1,369 @@
+/*
+ * efipt-qemu.so: a QEMU 7.2 TCG plugin that writes the Intel PT trace a
+ * processor would have written for what the guest executes, as an efipt
+ * run directory (docs/format.md, docs/qemu.md):
+ *
+ *   qemu-system-x86_64 ... -plugin build/efipt-qemu.so,dir=RUNDIR[,OPTION...]
+ *
+ * options: psb=N (bytes between PSB+, default 4096), retcomp=off (DisRETC;
+ * "noretcomp" too),
+ * start=reset|protected|marker|0xADDR, stop=exit|marker|0xADDR, limit=N
+ * (most instructions traced), after=N (the start condition counts only
+ * after N executions: a window deep into a run). Only CPU 0 is traced.
+ *
+ * This file is the QEMU glue: arguments, the translation callback (which
+ * classifies each instruction once, insn_info.c), the per-instruction
+ * execution callback (infer.c), and the files at the end.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <qemu/qemu-plugin.h>
+
+#include "core/pt_rtit.h"
+#include "core/version.h"
+#include "ovmf/plugin/codemap.h"
+#include "ovmf/plugin/infer.h"
+#include "ovmf/plugin/outfile.h"
+#include "ovmf/plugin/ptgen.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+#define CHUNK 4096	/* struct pinsn allocated this many at a time */
+
+static struct {
+	char dir[4096];
+	char args[4096];
+	uint32_t psb;
+	bool retcomp;
+	struct infer_config cfg;
+	struct ptgen gen;
+	struct infer inf;
+	struct outfile trace;
+	struct codemap code;
+	pthread_mutex_t lock;	/* translation, code map, finishing */
+	struct pinsn *chunk;
+	size_t chunk_used;
+	bool finished;
+	const char *stopped_by;
+	char files[8192];	/* manifest "files" entries so far */
+	size_t files_len;
+} P = { .lock = PTHREAD_MUTEX_INITIALIZER, .retcomp = true };
+
+static void note_file(void *ctx, const char *name, uint64_t size)
+{
+	(void)ctx;
+	if (P.files_len + 200 >= sizeof(P.files))
+		return;
+	P.files_len += (size_t)snprintf(P.files + P.files_len, sizeof(P.files) - P.files_len,
+					"%s\n    {\"name\": \"%s\", \"size\": %" PRIu64
+					", \"status\": \"written\"}",
+					P.files_len ? "," : "", name, size);
+}
+
+static bool trace_write(void *ctx, const uint8_t *buf, size_t n)
+{
+	struct outfile *o = ctx;
+	outfile_write(o, buf, n);
+	return !o->err;
+}
+
+static void code_seen(void *ctx, const struct pinsn *p)
+{
+	(void)ctx;
+	pthread_mutex_lock(&P.lock);
+	codemap_add(&P.code, p->addr, p->bytes, p->len);
+	pthread_mutex_unlock(&P.lock);
+}
+
+/* JSON string body: the plugin arguments are the only free text written */
+static void json_text(struct outfile *o, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			outfile_printf(o, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			outfile_printf(o, "\\u%04x", c);
+		else
+			outfile_printf(o, "%c", c);
+	}
+}
+
+static const char *start_name(void)
+{
+	static char buf[32];
+	switch (P.cfg.start) {
+	case INFER_START_RESET: return "reset";
+	case INFER_START_PROTECTED: return "protected";
+	case INFER_START_MARKER: return "marker";
+	}
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, P.cfg.start_addr);
+	return buf;
+}
+
+static const char *stop_name(void)
+{
+	static char buf[32];
+	switch (P.cfg.stop) {
+	case INFER_STOP_EXIT: return "exit";
+	case INFER_STOP_MARKER: return "marker";
+	}
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, P.cfg.stop_addr);
+	return buf;
+}
+
+static int write_manifest(const char *result, const char *message, char *err, size_t errlen)
+{
+	struct outfile o;
+	if (outfile_open(&o, P.dir, "manifest.json", err, errlen))
+		return -1;
+	const char *id = strrchr(P.dir, '/') ? strrchr(P.dir, '/') + 1 : P.dir;
+	uint64_t ctl = RTIT_CTL_TRACEEN | RTIT_CTL_OS | RTIT_CTL_USER | RTIT_CTL_BRANCHEN |
+		       (P.retcomp ? 0 : RTIT_CTL_DISRETC);
+	outfile_printf(&o, "{\n  \"format\": \"efipt-run\",\n  \"format_version\": 1,\n"
+			   "  \"efipt_version\": \"%s\",\n  \"efipt_gitrev\": \"%s\",\n"
+			   "  \"run_id\": \"", efipt_version, efipt_gitrev);
+	json_text(&o, id);
+	outfile_printf(&o, "\",\n  \"started\": \"unknown\",\n  \"command\": \"qemu\",\n"
+			   "  \"command_line\": \"");
+	json_text(&o, P.args);
+	outfile_printf(&o, "\",\n  \"trace\": {\"source\": \"qemu\", \"emulated\": true, "
+			   "\"rtit_ctl\": \"0x%" PRIx64 "\", \"bytes\": %" PRIu64 ", "
+			   "\"insns\": %" PRIu64 ", \"executed\": %" PRIu64 ", \"psb\": %u, "
+			   "\"start\": \"%s\", \"stop\": \"%s\", \"limit\": %" PRIu64 ", "
+			   "\"first_ip\": \"0x%" PRIx64 "\", \"first_call\": %" PRIu64 ", \"stopped_by\": \"%s\", "
+			   "\"events\": %" PRIu64 ", \"mode_changes\": %" PRIu64 ", "
+			   "\"unknown_mode_blocks\": %" PRIu64 ", \"code_conflicts\": %" PRIu64,
+		       ctl, P.gen.bytes, P.inf.traced, P.inf.executed, P.gen.psb_period,
+		       start_name(), stop_name(), P.cfg.limit, P.inf.first_ip, P.inf.first_call, P.stopped_by,
+		       P.inf.events, P.inf.mode_changes, P.inf.no_mode, P.code.conflicts);
+	if (P.code.conflicts)
+		outfile_printf(&o, ", \"first_code_conflict\": \"0x%" PRIx64 "\"",
+			       P.code.first_conflict);
+	outfile_printf(&o, "},\n  \"files\": [%s\n  ],\n  \"status\": {\"result\": \"%s\", "
+			   "\"efi_status\": \"none\", \"message\": \"",
+		       P.files, result);
+	json_text(&o, message);
+	outfile_printf(&o, "\"}\n}\n");
+	return outfile_commit(&o, err, errlen);
+}
+
+/* The trace, the code, an empty image list and the manifest, once. */
+static void finish(const char *why)
+{
+	pthread_mutex_lock(&P.lock);
+	if (P.finished) {
+		pthread_mutex_unlock(&P.lock);
+		return;
+	}
+	P.finished = true;
+	P.stopped_by = why;
+	char err[4400] = "";
+	int rc = 0;
+	infer_finish(&P.inf);
+	ptgen_flush(&P.gen);
+	uint64_t tsize = P.trace.size;
+	if (outfile_commit(&P.trace, err, sizeof(err)))
+		rc = -1;
+	else
+		note_file(NULL, "trace.pt", tsize);
+	if (!rc)
+		rc = codemap_write(&P.code, P.dir, "QemuCode", note_file, NULL, err, sizeof(err));
+	if (!rc) {
+		struct outfile o;
+		rc = outfile_open(&o, P.dir, "images.json", err, sizeof(err));
+		if (!rc) {
+			outfile_printf(&o, "{\"images\": []}\n");
+			uint64_t n = o.size;
+			rc = outfile_commit(&o, err, sizeof(err));
+			if (!rc)
+				note_file(NULL, "images.json", n);
+		}
+	}
+	char msg[256];
+	if (!rc) {
+		snprintf(msg, sizeof(msg), "%" PRIu64 " instructions traced (emulated by QEMU)",
+			 P.inf.traced);
+		if (P.code.failed)
+			snprintf(msg, sizeof(msg), "out of memory: code of some instructions missing");
+		rc = write_manifest(P.code.failed ? "failed" : "ok", msg, err, sizeof(err));
+	}
+	if (rc) {
+		fprintf(stderr, "efipt-qemu: %s\n", err);
+		/* a run directory without manifest.json says it did not finish */
+	} else if (P.code.conflicts) {
+		fprintf(stderr,
+			"efipt-qemu: %" PRIu64 " code bytes changed while traced (first at 0x%" PRIx64
+			"): the snapshots hold the first bytes seen\n",
+			P.code.conflicts, P.code.first_conflict);
+	}
+	pthread_mutex_unlock(&P.lock);
+}
+
+static void on_insn(unsigned int vcpu, void *ud)
+{
+	if (vcpu != 0)
+		return; /* only CPU 0 is traced */
+	if (infer_exec(&P.inf, ud))
+		finish(P.inf.traced >= P.cfg.limit && P.cfg.limit ? "limit" : "stop");
+}
+
+static struct pinsn *new_pinsn(void)
+{
+	if (!P.chunk || P.chunk_used == CHUNK) {
+		P.chunk = calloc(CHUNK, sizeof(*P.chunk));
+		P.chunk_used = 0;
+		if (!P.chunk)
+			return NULL;
+	}
+	return &P.chunk[P.chunk_used++];
+}
+
+static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	(void)id;
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	struct pinsn *pi[512];
+	if (n > 512)
+		n = 512; /* QEMU's blocks hold at most 512 instructions */
+	unsigned modes = PINSN_MODE_BIT(X86_MODE_16) | PINSN_MODE_BIT(X86_MODE_32) |
+			 PINSN_MODE_BIT(X86_MODE_64);
+	pthread_mutex_lock(&P.lock);
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
+		pi[i] = new_pinsn();
+		if (!pi[i]) {
+			n = i;
+			break;
+		}
+		modes &= pinsn_init(pi[i], qemu_plugin_insn_vaddr(in), qemu_plugin_insn_data(in),
+				    (unsigned)qemu_plugin_insn_size(in));
+	}
+	pthread_mutex_unlock(&P.lock);
+	/* the code size is the block's: every instruction's length must fit */
+	for (size_t i = 0; i < n; i++) {
+		if (modes)
+			pi[i]->modes = (uint8_t)modes;
+		qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(tb, i), on_insn,
+						       QEMU_PLUGIN_CB_NO_REGS, pi[i]);
+	}
+}
+
+static void on_qemu_exit(qemu_plugin_id_t id, void *ud)
+{
+	(void)id;
+	(void)ud;
+	finish("exit");
+}
+
+static int parse_addr(const char *v, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	*out = strtoull(v, &end, 0);
+	return errno || end == v || *end ? -1 : 0;
+}
+
+static int bad(const char *arg, const char *why)
+{
+	fprintf(stderr, "efipt-qemu: plugin argument '%s': %s\n", arg, why);
+	return -1;
+}
+
+static int parse_args(int argc, char **argv)
+{
+	P.psb = 4096;
+	P.cfg.start = INFER_START_RESET;
+	P.cfg.stop = INFER_STOP_EXIT;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		const char *eq = strchr(a, '=');
+		size_t kl = eq ? (size_t)(eq - a) : strlen(a);
+		const char *v = eq ? eq + 1 : "";
+		size_t al = strlen(P.args);
+		snprintf(P.args + al, sizeof(P.args) - al, "%s%s", al ? "," : "", a);
+		if (kl == 3 && !strncmp(a, "dir", 3)) {
+			if (!*v || strlen(v) >= sizeof(P.dir) - 64)
+				return bad(a, "needs a directory name");
+			snprintf(P.dir, sizeof(P.dir), "%s", v);
+		} else if (kl == 3 && !strncmp(a, "psb", 3)) {
+			uint64_t n;
+			if (parse_addr(v, &n) || n < 256 || n > (1u << 30))
+				return bad(a, "PSB period in bytes: 256 to 1 GiB");
+			P.psb = (uint32_t)n;
+		} else if (kl == 9 && !strncmp(a, "noretcomp", 9)) {
+			bool on = true;
+			if (eq && !qemu_plugin_bool_parse("noretcomp", v, &on))
+				return bad(a, "takes on or off");
+			P.retcomp = !on;
+		} else if (kl == 7 && !strncmp(a, "retcomp", 7)) {
+			/* QEMU 7.2 turns a bare "noretcomp" into "retcomp=off" */
+			if (!qemu_plugin_bool_parse("retcomp", v, &P.retcomp))
+				return bad(a, "takes on or off");
+		} else if (kl == 5 && !strncmp(a, "limit", 5)) {
+			if (parse_addr(v, &P.cfg.limit) || !P.cfg.limit)
+				return bad(a, "needs a number of instructions above 0");
+		} else if (kl == 5 && !strncmp(a, "after", 5)) {
+			if (parse_addr(v, &P.cfg.after))
+				return bad(a, "needs a number of instructions");
+		} else if (kl == 5 && !strncmp(a, "start", 5)) {
+			if (!strcmp(v, "reset"))
+				P.cfg.start = INFER_START_RESET;
+			else if (!strcmp(v, "protected"))
+				P.cfg.start = INFER_START_PROTECTED;
+			else if (!strcmp(v, "marker"))
+				P.cfg.start = INFER_START_MARKER;
+			else if (!parse_addr(v, &P.cfg.start_addr))
+				P.cfg.start = INFER_START_ADDR;
+			else
+				return bad(a, "takes reset, protected, marker or an address");
+		} else if (kl == 4 && !strncmp(a, "stop", 4)) {
+			if (!strcmp(v, "exit"))
+				P.cfg.stop = INFER_STOP_EXIT;
+			else if (!strcmp(v, "marker"))
+				P.cfg.stop = INFER_STOP_MARKER;
+			else if (!parse_addr(v, &P.cfg.stop_addr))
+				P.cfg.stop = INFER_STOP_ADDR;
+			else
+				return bad(a, "takes exit, marker or an address");
+		} else {
+			return bad(a, "unknown (dir=, psb=, retcomp=, start=, stop=, after=, limit=)");
+		}
+	}
+	if (!P.dir[0])
+		return bad("dir", "missing: dir=RUNDIR names the run directory to write");
+	return 0;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	if (strcmp(info->target_name, "x86_64") && strcmp(info->target_name, "i386")) {
+		fprintf(stderr, "efipt-qemu: target %s is not x86\n", info->target_name);
+		return -1;
+	}
+	if (parse_args(argc, argv))
+		return -1;
+	if (mkdir(P.dir, 0777) && errno != EEXIST) {
+		fprintf(stderr, "efipt-qemu: %s: %s\n", P.dir, strerror(errno));
+		return -1;
+	}
+	char err[4400];
+	if (outfile_open(&P.trace, P.dir, "trace.pt", err, sizeof(err))) {
+		fprintf(stderr, "efipt-qemu: %s\n", err);
+		return -1;
+	}
+	codemap_init(&P.code);
+	ptgen_init(&P.gen, P.psb, P.retcomp, trace_write, &P.trace);
+	infer_init(&P.inf, &P.cfg, &P.gen);
+	P.inf.code = code_seen;
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+	qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);
+	return 0;
+}

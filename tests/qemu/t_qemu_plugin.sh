@@ -1,0 +1,94 @@
+# efipt-qemu.so (ovmf/plugin/, docs/qemu.md): the Intel PT it writes for an
+# OVMF boot under QEMU must decode, with efipt and with libipt, to exactly
+# the instructions QEMU executed, as recorded by a second, independent
+# plugin (tests/qemu/insnlog.c) in the same QEMU process.
+. tests/lib.sh
+
+PLUGIN=build/efipt-qemu.so
+LOGGER=build/tests/insnlog.so
+IPT=build/tests/ipt_insns
+CODE=/usr/share/OVMF/OVMF_CODE_4M.fd
+if [ ! -f "$PLUGIN" ] || [ ! -f "$LOGGER" ]; then
+	# qemu-plugin.h comes from Debian's qemu source package (network)
+	ok "qemu plugin: SKIP, $PLUGIN not built (qemu-plugin.h unavailable: make qemu-plugin says why)"
+	exit 0
+fi
+
+# trace NAME SKIP LOGLIMIT PLUGIN-OPTIONS: boot OVMF (no disk) with both
+# plugins; the logger records from execution SKIP on and ends QEMU at
+# LOGLIMIT. Leaves $TMP/NAME/run (run directory), log.bin, insn.txt.
+trace() {
+	t=$1 skip=$2 limit=$3 opts=$4
+	d=$TMP/$t
+	mkdir -p "$d"
+	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$d/vars.fd"
+	nice -n 10 timeout --kill-after=5 120 qemu-system-x86_64 \
+		-machine q35 -m 512 -smp 1 -accel tcg -cpu max \
+		-drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
+		-drive if=pflash,format=raw,unit=1,file="$d/vars.fd" \
+		-display none -nodefaults -no-reboot -net none \
+		-plugin "$PLUGIN,dir=$d/run,$opts" \
+		-plugin "$LOGGER,out=$d/log.bin,skip=$skip,limit=$limit" \
+		</dev/null >"$d/qemu.log" 2>&1
+	rc=$?
+	if [ "$rc" -eq 0 ] && [ -f "$d/run/manifest.json" ]; then
+		ok "$t: QEMU ran both plugins and the run directory is complete"
+	else
+		nok "$t: QEMU ran both plugins and the run directory is complete" \
+			"QEMU exit $rc: $(head -c 400 "$d/qemu.log")"
+	fi
+	expect_rc "$t: efipt insn --run decodes without errors" 0 \
+		$EFIPT insn --run "$d/run" --no-inst
+	mv "$TMP/out" "$d/insn.txt"
+	if python3 tests/qemu/insnlog_cmp.py "$d/log.bin" "$d/insn.txt" "$d/run/manifest.json" \
+		"$skip" >"$d/cmp.txt" 2>&1; then
+		ok "$t: decoded = executed ($(cat "$d/cmp.txt"))"
+	else
+		nok "$t: decoded = executed" "$(head -c 400 "$d/cmp.txt")"
+	fi
+	set --
+	for f in $(python3 -c "import json
+for r in json.load(open('$d/run/memmap.json'))['regions']: print('%s:%s' % (r['snapshot'], r['phys']))"); do
+		set -- "$@" "$d/run/$f"
+	done
+	if "$IPT" "$d/run/trace.pt" "$@" >"$d/ipt.txt" 2>"$d/ipt.err" &&
+		grep -v '^\[' "$d/insn.txt" | cmp -s - "$d/ipt.txt"; then
+		ok "$t: libipt decodes the same instructions"
+	else
+		nok "$t: libipt decodes the same instructions" \
+			"$(head -c 300 "$d/ipt.err"); $(wc -l <"$d/ipt.txt") vs $(grep -vc '^\[' "$d/insn.txt") lines"
+	fi
+	expect "$t: no temporary files left" sh -c "! ls '$d/run' | grep -q tmp"
+}
+
+# SEC and PEI: 32-bit code from the first protected-mode instruction on
+trace pei 0 2100000 start=protected,limit=2000000
+expect "pei: 2000000 instructions traced, stopped by the limit" python3 -c "
+import json; t=json.load(open('$TMP/pei/run/manifest.json'))['trace']
+assert t['insns']==2000000 and t['stopped_by']=='limit' and t['source']=='qemu', t"
+expect_rc "pei: efipt info reads the run directory" 0 $EFIPT info "$TMP/pei/run"
+contains "pei: info names the trace source" "$TMP/out" "Trace        qemu"
+# the comparison finds a difference when there is one
+expect "pei: a missing instruction is found" sh -c "! python3 tests/qemu/insnlog_cmp.py \
+	'$TMP/pei/log.bin' '$TMP/pei/insn.txt' '$TMP/pei/run/manifest.json' 0 --drop 1000"
+expect "pei: a trace cut short is found" sh -c "head -n 1000 '$TMP/pei/insn.txt' >'$TMP/short.txt' &&
+	! python3 tests/qemu/insnlog_cmp.py '$TMP/pei/log.bin' '$TMP/short.txt' '$TMP/pei/run/manifest.json' 0"
+
+# no RET compression (QEMU passes a bare "noretcomp" as retcomp=off), a PSB+ every 256 bytes, deeper into PEI
+trace nocomp 19000000 21500000 after=20000000,limit=1000000,noretcomp,psb=256
+expect "nocomp: DisRETC in the manifest, PSBs written" python3 -c "
+import json; t=json.load(open('$TMP/nocomp/run/manifest.json'))['trace']
+assert int(t['rtit_ctl'],16) & (1<<11) and t['psb']==256, t"
+$EFIPT packets "$TMP/nocomp/run/trace.pt" >"$TMP/nocomp/packets.txt" 2>&1
+expect "nocomp: a PSB every 256 bytes or so" python3 -c "
+import json; n=sum(1 for l in open('$TMP/nocomp/packets.txt') if ' psb' in l and 'psbend' not in l)
+size=json.load(open('$TMP/nocomp/run/manifest.json'))['trace']['bytes']
+assert n >= size // 300, (n, size)"
+
+# bad plugin arguments: QEMU refuses to start, naming the argument
+expect_rc "bad argument: QEMU refuses" 1 qemu-system-x86_64 -machine q35 -display none \
+	-nodefaults -plugin "$PLUGIN,dir=$TMP/bad,psb=12"
+contains "bad argument: named" "$TMP/err" "efipt-qemu: plugin argument 'psb=12': PSB period in bytes"
+expect_rc "no run directory: QEMU refuses" 1 qemu-system-x86_64 -machine q35 -display none \
+	-nodefaults -plugin "$PLUGIN,psb=4096"
+contains "no run directory: named" "$TMP/err" "dir=RUNDIR names the run directory"
