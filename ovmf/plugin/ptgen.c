@@ -141,6 +141,12 @@ void ptgen_ret(struct ptgen *g, uint64_t target)
 		match = g->stack[g->sp] == target;
 		g->sp = (uint8_t)((g->sp + PTGEN_STACK - 1) % PTGEN_STACK);
 		g->depth--;
+		/* Software changed its stack (longjmp, a pushed target): no
+		 * later RET is compressed against the entries below. Decoders
+		 * differ here (libipt pops only compressed RETs, the SDM's
+		 * model every RET); compressing nothing older keeps both right. */
+		if (!match)
+			g->depth = 0;
 	}
 	if (match && g->retcomp) {
 		tnt_bit(g, true);

@@ -85,6 +85,15 @@ import json; n=sum(1 for l in open('$TMP/nocomp/packets.txt') if ' psb' in l and
 size=json.load(open('$TMP/nocomp/run/manifest.json'))['trace']['bytes']
 assert n >= size // 300, (n, size)"
 
+# DXE: 64-bit code (PEI decompresses DXE for about 750M instructions)
+# and the timer interrupts there (FUP+TIP); REP iterations make the log longer
+trace dxe 899000000 915000000 after=900000000,limit=5000000
+expect "dxe: 5000000 instructions with interrupts among them" python3 -c "
+import json; t=json.load(open('$TMP/dxe/run/manifest.json'))['trace']
+assert t['insns']==5000000 and t['events'] > 0, t"
+$EFIPT packets "$TMP/dxe/run/trace.pt" 2>&1 | head -n 20 >"$TMP/dxe/packets.txt"
+contains "dxe: MODE.Exec says 64-bit" "$TMP/dxe/packets.txt" "mode.exec cs.l"
+
 # bad plugin arguments: QEMU refuses to start, naming the argument
 expect_rc "bad argument: QEMU refuses" 1 qemu-system-x86_64 -machine q35 -display none \
 	-nodefaults -plugin "$PLUGIN,dir=$TMP/bad,psb=12"
