@@ -60,3 +60,13 @@ $(BUILD)/tests/ipt_insns: tests/qemu/ipt_insns.c | $(DEPS_STAMP)
 	$(CC) $(HOST_CFLAGS) -o $@ $< -lipt
 
 TEST_EXTRA += $(BUILD)/tests/ipt_insns
+
+# The inference without QEMU (tests/unit/test_qemu_infer.c): host objects,
+# no qemu-plugin.h needed.
+QINFER_OBJ := $(patsubst %.c,$(BUILD)/host/%.o,ovmf/plugin/infer.c ovmf/plugin/ptgen.c \
+	ovmf/plugin/insn_info.c)
+$(BUILD)/tests/test_qemu_infer: tests/unit/test_qemu_infer.c $(QINFER_OBJ) \
+		$(BUILD)/libefipt-host.a $(TEST_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(QINFER_OBJ) $(TEST_LIB_OBJ) \
+		$(BUILD)/libefipt-host.a $(HOST_LIBS)

@@ -81,8 +81,10 @@ static void resolve(struct infer *f, const struct pinsn *p, unsigned pm, uint64_
 		ptgen_ret(g, a);
 		break;
 	case X86_IC_INT:
-		/* FUP at the software interrupt itself (Table 33-23) */
+		/* FUP at the software interrupt itself (Table 33-23): a decoder
+		 * reports the event before it, not the INT as executed */
 		f->events++;
+		f->traced--;
 		ptgen_event(g, p->addr, a, am);
 		break;
 	case X86_IC_JMP_INDIRECT:
