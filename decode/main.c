@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{ "plan", cmd_plan, "the MSR writes and ToPA tables efipt.efi would use on a CPU" },
 	{ "insn", cmd_insn, "the instructions executed according to a trace and code images" },
 	{ "synth", cmd_synth, "write a synthetic trace (and ground truth) of code images" },
+	{ "qemu", cmd_qemu, "run QEMU with the PT plugin: a run directory of emulated trace" },
 };
 
 static void usage(FILE *f)

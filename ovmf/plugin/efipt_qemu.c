@@ -9,7 +9,8 @@
  * "noretcomp" too),
  * start=reset|protected|marker|0xADDR, stop=exit|marker|0xADDR, limit=N
  * (most instructions traced), after=N (the start condition counts only
- * after N executions: a window deep into a run). Only CPU 0 is traced.
+ * after N executions: a window deep into a run), exit=on (end QEMU when
+ * the trace stops). Only CPU 0 is traced.
  *
  * This file is the QEMU glue: arguments, the translation callback (which
  * classifies each instruction once, insn_info.c), the per-instruction
@@ -41,6 +42,7 @@ static struct {
 	char args[4096];
 	uint32_t psb;
 	bool retcomp;
+	bool exit_at_stop;	/* exit=on: end QEMU when the trace ends */
 	struct infer_config cfg;
 	struct ptgen gen;
 	struct infer inf;
@@ -210,8 +212,11 @@ static void on_insn(unsigned int vcpu, void *ud)
 {
 	if (vcpu != 0)
 		return; /* only CPU 0 is traced */
-	if (infer_exec(&P.inf, ud))
+	if (infer_exec(&P.inf, ud)) {
 		finish(P.inf.traced >= P.cfg.limit && P.cfg.limit ? "limit" : "stop");
+		if (P.exit_at_stop)
+			exit(0); /* QEMU's atexit work runs; the trace is complete */
+	}
 }
 
 static struct pinsn *new_pinsn(void)
@@ -309,6 +314,9 @@ static int parse_args(int argc, char **argv)
 		} else if (kl == 5 && !strncmp(a, "limit", 5)) {
 			if (parse_addr(v, &P.cfg.limit) || !P.cfg.limit)
 				return bad(a, "needs a number of instructions above 0");
+		} else if (kl == 4 && !strncmp(a, "exit", 4)) {
+			if (!qemu_plugin_bool_parse("exit", v, &P.exit_at_stop))
+				return bad(a, "takes on or off");
 		} else if (kl == 5 && !strncmp(a, "after", 5)) {
 			if (parse_addr(v, &P.cfg.after))
 				return bad(a, "needs a number of instructions");
@@ -333,7 +341,7 @@ static int parse_args(int argc, char **argv)
 			else
 				return bad(a, "takes exit, marker or an address");
 		} else {
-			return bad(a, "unknown (dir=, psb=, retcomp=, start=, stop=, after=, limit=)");
+			return bad(a, "unknown (dir=, psb=, retcomp=, start=, stop=, after=, limit=, exit=)");
 		}
 	}
 	if (!P.dir[0])

@@ -94,6 +94,52 @@ assert t['insns']==5000000 and t['events'] > 0, t"
 $EFIPT packets "$TMP/dxe/run/trace.pt" 2>&1 | head -n 20 >"$TMP/dxe/packets.txt"
 contains "dxe: MODE.Exec says 64-bit" "$TMP/dxe/packets.txt" "mode.exec cs.l"
 
+# efipt qemu: the same through the host CLI
+QARGS="-machine q35 -m 512 -smp 1 -accel tcg -cpu max -display none -nodefaults -no-reboot -net none"
+cp /usr/share/OVMF/OVMF_VARS_4M.fd "$TMP/cli-vars.fd"
+FW="-drive if=pflash,format=raw,unit=0,readonly=on,file=$CODE -drive if=pflash,format=raw,unit=1,file=$TMP/cli-vars.fd"
+# shellcheck disable=SC2086
+expect_rc "efipt qemu: traces 300000 instructions and ends QEMU" 0 nice -n 10 timeout 120 \
+	$EFIPT qemu -o "$TMP/cli" --start protected --limit 300000 --noretcomp --psb 1024 -- $QARGS $FW
+contains "efipt qemu: says what it wrote" "$TMP/out" "300000 instructions traced"
+expect_rc "efipt qemu: decode reads the run directory" 0 $EFIPT decode "$TMP/cli"
+contains "efipt qemu: decoded 300000 instructions, no errors" "$TMP/out" "Instructions  300000"
+expect "efipt qemu: manifest has the QEMU command, exit status and options" python3 -c "
+import json; m=json.load(open('$TMP/cli/manifest.json')); t=m['trace']
+assert t['source']=='qemu' and t['emulated'] is True and t['qemu_exit_status']==0, t
+assert t['qemu_command'][0]=='qemu-system-x86_64' and '-plugin' in t['qemu_command'], t
+assert int(t['rtit_ctl'],16) & (1<<11) and t['psb']==1024, t
+assert m['command_line'].startswith('qemu -o '), m['command_line']"
+# shellcheck disable=SC2086
+expect_rc "efipt qemu: refuses QEMU arguments without firmware" 2 $EFIPT qemu -o "$TMP/nofw" -- $QARGS
+contains "efipt qemu: says how to give the firmware" "$TMP/err" "the QEMU arguments give no firmware: add OVMF with -drive if=pflash"
+[ ! -e "$TMP/nofw" ] && ok "efipt qemu: no run directory without firmware" || nok "efipt qemu: no run directory without firmware" "$TMP/nofw exists"
+# shellcheck disable=SC2086
+expect_rc "efipt qemu: refuses an existing run directory" 2 $EFIPT qemu -o "$TMP/cli" -- $QARGS $FW
+contains "efipt qemu: names it" "$TMP/err" "already exists: give a new run directory"
+# shellcheck disable=SC2086
+expect_rc "efipt qemu: QEMU failing to start" 1 $EFIPT qemu -o "$TMP/badq" -- $QARGS $FW -bogus-option
+contains "efipt qemu: says tracing never began" "$TMP/err" "before tracing began; no run directory"
+[ ! -e "$TMP/badq" ] && ok "efipt qemu: no run directory when QEMU fails" || nok "efipt qemu: no run directory when QEMU fails" "$TMP/badq exists"
+# shellcheck disable=SC2086
+expect_rc "efipt qemu: a missing plugin is named" 2 $EFIPT qemu --plugin "$TMP/none.so" -o "$TMP/np" -- $QARGS $FW
+contains "efipt qemu: says how to build it" "$TMP/err" "make qemu-plugin"
+# QEMU killed mid-run (SIGKILL: no atexit): the run directory says so
+cat >"$TMP/killed-qemu.sh" <<'EOS'
+#!/bin/sh
+qemu-system-x86_64 "$@" &
+sleep 3
+kill -KILL $!
+wait $!
+EOS
+chmod +x "$TMP/killed-qemu.sh"
+# shellcheck disable=SC2086
+expect_rc "efipt qemu: QEMU killed mid-run" 1 $EFIPT qemu --qemu "$TMP/killed-qemu.sh" \
+	-o "$TMP/killed" --start protected -- $QARGS $FW
+contains "efipt qemu: the incomplete trace is named" "$TMP/err" "no manifest.json: QEMU ended (status 137) before the plugin finished the trace; trace.pt.tmp is incomplete"
+expect "efipt qemu: no trace.pt presented as complete" sh -c "[ ! -e '$TMP/killed/trace.pt' ] && [ -e '$TMP/killed/trace.pt.tmp' ]"
+expect_rc "efipt qemu: info refuses the unfinished run" 1 $EFIPT info "$TMP/killed"
+
 # bad plugin arguments: QEMU refuses to start, naming the argument
 expect_rc "bad argument: QEMU refuses" 1 qemu-system-x86_64 -machine q35 -display none \
 	-nodefaults -plugin "$PLUGIN,dir=$TMP/bad,psb=12"
