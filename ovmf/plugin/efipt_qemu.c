@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <qemu/qemu-plugin.h>
 
@@ -53,6 +55,7 @@ static struct {
 	size_t chunk_used;
 	bool finished;
 	const char *stopped_by;
+	char started[32];	/* host local time at the start */
 	char files[8192];	/* manifest "files" entries so far */
 	size_t files_len;
 } P = { .lock = PTHREAD_MUTEX_INITIALIZER, .retcomp = true };
@@ -132,8 +135,8 @@ static int write_manifest(const char *result, const char *message, char *err, si
 			   "  \"efipt_version\": \"%s\",\n  \"efipt_gitrev\": \"%s\",\n"
 			   "  \"run_id\": \"", efipt_version, efipt_gitrev);
 	json_text(&o, id);
-	outfile_printf(&o, "\",\n  \"started\": \"unknown\",\n  \"command\": \"qemu\",\n"
-			   "  \"command_line\": \"");
+	outfile_printf(&o, "\",\n  \"started\": \"%s\",\n  \"command\": \"qemu\",\n"
+			   "  \"command_line\": \"", P.started);
 	json_text(&o, P.args);
 	outfile_printf(&o, "\",\n  \"trace\": {\"source\": \"qemu\", \"emulated\": true, "
 			   "\"rtit_ctl\": \"0x%" PRIx64 "\", \"bytes\": %" PRIu64 ", "
@@ -210,8 +213,8 @@ static void finish(const char *why)
 
 static void on_insn(unsigned int vcpu, void *ud)
 {
-	if (vcpu != 0)
-		return; /* only CPU 0 is traced */
+	if (vcpu != 0 || P.finished)
+		return; /* only CPU 0 is traced; nothing after the files are written */
 	if (infer_exec(&P.inf, ud)) {
 		finish(P.inf.traced >= P.cfg.limit && P.cfg.limit ? "limit" : "stop");
 		if (P.exit_at_stop)
@@ -362,6 +365,19 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(stderr, "efipt-qemu: %s: %s\n", P.dir, strerror(errno));
 		return -1;
 	}
+	char old[4200];
+	snprintf(old, sizeof(old), "%s/manifest.json", P.dir);
+	if (!access(old, F_OK)) {
+		/* its files would be mixed with this run's */
+		fprintf(stderr, "efipt-qemu: %s already holds a run: give a new dir=\n", P.dir);
+		return -1;
+	}
+	time_t now = time(NULL);
+	struct tm tm;
+	if (localtime_r(&now, &tm))
+		strftime(P.started, sizeof(P.started), "%Y-%m-%dT%H:%M:%S", &tm);
+	else
+		snprintf(P.started, sizeof(P.started), "unknown");
 	char err[4400];
 	if (outfile_open(&P.trace, P.dir, "trace.pt", err, sizeof(err))) {
 		fprintf(stderr, "efipt-qemu: %s\n", err);

@@ -147,3 +147,9 @@ contains "bad argument: named" "$TMP/err" "efipt-qemu: plugin argument 'psb=12':
 expect_rc "no run directory: QEMU refuses" 1 qemu-system-x86_64 -machine q35 -display none \
 	-nodefaults -plugin "$PLUGIN,psb=4096"
 contains "no run directory: named" "$TMP/err" "dir=RUNDIR names the run directory"
+expect_rc "a run directory already used: QEMU refuses" 1 qemu-system-x86_64 -machine q35 \
+	-display none -nodefaults -plugin "$PLUGIN,dir=$TMP/pei/run"
+contains "a run directory already used: named" "$TMP/err" "already holds a run: give a new dir="
+expect "started: the host's local time" python3 -c "
+import json, re; m=json.load(open('$TMP/pei/run/manifest.json'))
+assert re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d', m['started']), m['started']"
