@@ -70,3 +70,9 @@ $(BUILD)/tests/test_qemu_infer: tests/unit/test_qemu_infer.c $(QINFER_OBJ) \
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(QINFER_OBJ) $(TEST_LIB_OBJ) \
 		$(BUILD)/libefipt-host.a $(HOST_LIBS)
+
+# make bench: the plugin's cost next to QEMU alone (ovmf/plugin/bench.sh)
+.PHONY: bench-qemu-plugin
+bench-qemu-plugin: qemu-plugin-if-possible
+	sh ovmf/plugin/bench.sh
+BENCH_TARGETS += bench-qemu-plugin

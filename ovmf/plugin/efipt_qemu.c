@@ -39,12 +39,20 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define CHUNK 4096	/* struct pinsn allocated this many at a time */
 
+/* A translated block: its instructions, consecutive. */
+struct tbinfo {
+	size_t n;
+	bool straight;		/* see infer_exec_run() */
+	struct pinsn *insn;
+};
+
 static struct {
 	char dir[4096];
 	char args[4096];
 	uint32_t psb;
 	bool retcomp;
 	bool exit_at_stop;	/* exit=on: end QEMU when the trace ends */
+	bool exiting;		/* in QEMU's atexit: exit() not again */
 	struct infer_config cfg;
 	struct ptgen gen;
 	struct infer inf;
@@ -53,6 +61,15 @@ static struct {
 	pthread_mutex_t lock;	/* translation, code map, finishing */
 	struct pinsn *chunk;
 	size_t chunk_used;
+	/* One callback per block and an inline count per instruction (cheaper
+	 * than a callback each): at the next block, the count says how many
+	 * of the last block's instructions started (all, unless one faulted
+	 * or QEMU restarted an I/O instruction). With several vCPUs the count
+	 * would be shared: then a callback per instruction instead. */
+	bool per_insn;
+	uint64_t insn_started;	/* incremented inline by every instruction */
+	const struct tbinfo *last_tb;	/* the block running on CPU 0 */
+	uint64_t last_tb_start;		/* started when it began */
 	bool finished;
 	const char *stopped_by;
 	char started[32];	/* host local time at the start */
@@ -211,62 +228,117 @@ static void finish(const char *why)
 	pthread_mutex_unlock(&P.lock);
 }
 
+/* the trace reached its stop condition */
+static void stopped(void)
+{
+	finish(P.inf.traced >= P.cfg.limit && P.cfg.limit ? "limit" : "stop");
+	if (P.exit_at_stop && !P.exiting)
+		exit(0); /* QEMU's atexit work runs; the trace is complete */
+}
+
 static void on_insn(unsigned int vcpu, void *ud)
 {
 	if (vcpu != 0 || P.finished)
 		return; /* only CPU 0 is traced; nothing after the files are written */
-	if (infer_exec(&P.inf, ud)) {
-		finish(P.inf.traced >= P.cfg.limit && P.cfg.limit ? "limit" : "stop");
-		if (P.exit_at_stop)
-			exit(0); /* QEMU's atexit work runs; the trace is complete */
-	}
+	if (infer_exec(&P.inf, ud))
+		stopped();
 }
 
-static struct pinsn *new_pinsn(void)
+/* Instructions 0..k-1 of the block that ran last on CPU 0. */
+static void feed_last_tb(void)
 {
-	if (!P.chunk || P.chunk_used == CHUNK) {
+	const struct tbinfo *t = P.last_tb;
+	if (!t)
+		return;
+	uint64_t k = P.insn_started - P.last_tb_start;
+	if (k > t->n)
+		k = t->n;
+	P.last_tb = NULL;
+	if (infer_exec_run(&P.inf, t->insn, (size_t)k, t->straight))
+		stopped();
+}
+
+static void on_tb(unsigned int vcpu, void *ud)
+{
+	if (vcpu != 0 || P.finished)
+		return;
+	feed_last_tb();
+	P.last_tb = ud;
+	P.last_tb_start = P.insn_started;
+}
+
+/* n consecutive struct pinsn */
+static struct pinsn *new_pinsns(size_t n)
+{
+	if (!P.chunk || CHUNK - P.chunk_used < n) {
 		P.chunk = calloc(CHUNK, sizeof(*P.chunk));
 		P.chunk_used = 0;
 		if (!P.chunk)
 			return NULL;
 	}
-	return &P.chunk[P.chunk_used++];
+	P.chunk_used += n;
+	return &P.chunk[P.chunk_used - n];
 }
 
 static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	(void)id;
 	size_t n = qemu_plugin_tb_n_insns(tb);
-	struct pinsn *pi[512];
 	if (n > 512)
 		n = 512; /* QEMU's blocks hold at most 512 instructions */
 	unsigned modes = PINSN_MODE_BIT(X86_MODE_16) | PINSN_MODE_BIT(X86_MODE_32) |
 			 PINSN_MODE_BIT(X86_MODE_64);
 	pthread_mutex_lock(&P.lock);
+	struct tbinfo *t = calloc(1, sizeof(*t));
+	struct pinsn *pi = t ? new_pinsns(n) : NULL;
+	if (!pi) {
+		pthread_mutex_unlock(&P.lock);
+		free(t);
+		return; /* out of memory: this block goes untraced */
+	}
+	t->n = n;
+	t->insn = pi;
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
-		pi[i] = new_pinsn();
-		if (!pi[i]) {
-			n = i;
-			break;
-		}
-		modes &= pinsn_init(pi[i], qemu_plugin_insn_vaddr(in), qemu_plugin_insn_data(in),
+		modes &= pinsn_init(&pi[i], qemu_plugin_insn_vaddr(in), qemu_plugin_insn_data(in),
 				    (unsigned)qemu_plugin_insn_size(in));
 	}
 	pthread_mutex_unlock(&P.lock);
 	/* the code size is the block's: every instruction's length must fit */
+	t->straight = modes != 0;
 	for (size_t i = 0; i < n; i++) {
 		if (modes)
-			pi[i]->modes = (uint8_t)modes;
-		qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(tb, i), on_insn,
-						       QEMU_PLUGIN_CB_NO_REGS, pi[i]);
+			pi[i].modes = (uint8_t)modes;
+		for (int m = X86_MODE_16; m <= X86_MODE_64; m++)
+			if (i + 1 < n && (pi[i].modes & PINSN_MODE_BIT(m)) &&
+			    pi[i].iclass[m] != X86_IC_OTHER)
+				t->straight = false;
+		if ((pi[i].flags & (PINSN_START | PINSN_STOP)) ||
+		    (P.cfg.start == INFER_START_ADDR && pi[i].addr == P.cfg.start_addr) ||
+		    (P.cfg.stop == INFER_STOP_ADDR && pi[i].addr == P.cfg.stop_addr) ||
+		    (i && pi[i].addr != pi[i - 1].addr + pi[i - 1].len))
+			t->straight = false;
 	}
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
+		if (P.per_insn)
+			qemu_plugin_register_vcpu_insn_exec_cb(in, on_insn, QEMU_PLUGIN_CB_NO_REGS,
+							       &pi[i]);
+		else
+			qemu_plugin_register_vcpu_insn_exec_inline(in, QEMU_PLUGIN_INLINE_ADD_U64,
+								   &P.insn_started, 1);
+	}
+	if (!P.per_insn)
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, QEMU_PLUGIN_CB_NO_REGS, t);
 }
 
 static void on_qemu_exit(qemu_plugin_id_t id, void *ud)
 {
 	(void)id;
 	(void)ud;
+	P.exiting = true;
+	if (!P.per_insn)
+		feed_last_tb();
 	finish("exit");
 }
 
@@ -387,6 +459,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	ptgen_init(&P.gen, P.psb, P.retcomp, trace_write, &P.trace);
 	infer_init(&P.inf, &P.cfg, &P.gen);
 	P.inf.code = code_seen;
+	P.per_insn = qemu_plugin_n_max_vcpus() != 1;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
 	qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);
 	return 0;

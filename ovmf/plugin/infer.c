@@ -184,6 +184,39 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 	return false;
 }
 
+bool infer_exec_run(struct infer *f, struct pinsn *p, size_t k, bool straight)
+{
+	size_t i = 0;
+	if (straight && k > 1) {
+		if (infer_exec(f, &p[0]))
+			return true;
+		i = 1;
+		uint64_t more = k - 1;
+		bool fast = f->done || (f->tracing && (!f->cfg.limit ||
+						       f->traced + more <= f->cfg.limit));
+		if (fast) {
+			/* falls through p[1..k-1]: no packet, nothing to decide */
+			f->calls += more;
+			f->executed += more;
+			f->prev = &p[k - 1];
+			if (f->done)
+				return false;
+			f->traced += more;
+			for (i = 1; i < k && f->code; i++) {
+				if (!(p[i].flags & PINSN_SEEN)) {
+					f->code(f->code_ctx, &p[i]);
+					p[i].flags |= PINSN_SEEN;
+				}
+			}
+			return false;
+		}
+	}
+	for (; i < k; i++)
+		if (infer_exec(f, &p[i]))
+			return true;
+	return false;
+}
+
 void infer_finish(struct infer *f)
 {
 	if (!f->tracing)

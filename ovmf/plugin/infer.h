@@ -70,6 +70,11 @@ void infer_init(struct infer *f, const struct infer_config *cfg, struct ptgen *g
 /* QEMU is about to execute p. Returns true when tracing just ended for
  * good (a stop condition): the caller writes its files. */
 bool infer_exec(struct infer *f, struct pinsn *p);
+/* QEMU executed p[0..k-1], a stretch of one block. straight: p[0..k-2]
+ * are no branches in any code size the block allows and hold no marker
+ * or start/stop address, so that only p[0]'s arrival and the count need
+ * work while tracing. Returns as infer_exec(). */
+bool infer_exec_run(struct infer *f, struct pinsn *p, size_t k, bool straight);
 /* QEMU exits: end the trace (TIP.PGD at the next IP, if tracing). */
 void infer_finish(struct infer *f);
 

@@ -55,6 +55,7 @@ static void build_code(void)
 
 /* one struct pinsn per address, as QEMU's translation would make */
 static struct pinsn pins[sizeof(code)];
+static bool by_blocks;		/* feed_blocks() instead of one at a time */
 static struct pinsn *pin(uint64_t a)
 {
 	struct pinsn *p = &pins[a - BASE];
@@ -161,6 +162,28 @@ static long libipt_decode(uint64_t *ip, size_t cap, bool retcomp)
  * cfg, decode, and compare with want[] (-1 ends it). Returns the decoder's
  * view for more checks.
  */
+/* Feed exec[] as the plugin does with one callback per block: stretches
+ * of fall-through instructions (at most 4) through infer_exec_run(). */
+static void feed_blocks(struct infer *inf, const int64_t *exec)
+{
+	static struct pinsn blk[64][4];
+	unsigned nb = 0;
+	for (const int64_t *e = exec; *e >= 0 && nb < 64; nb++) {
+		size_t k = 0;
+		bool straight = true;
+		do {
+			blk[nb][k] = *pin((uint64_t)*e);
+			if (blk[nb][k].flags & (PINSN_START | PINSN_STOP))
+				straight = false;
+			k++;
+			e++;
+		} while (k < 4 && *e >= 0 && blk[nb][k - 1].iclass[X86_MODE_64] == X86_IC_OTHER &&
+			 (uint64_t)*e == blk[nb][k - 1].addr + blk[nb][k - 1].len);
+		if (infer_exec_run(inf, blk[nb], k, straight))
+			return;
+	}
+}
+
 static struct got got;
 static void run(const char *name, const struct infer_config *cfg, bool retcomp,
 		const int64_t *exec, const int64_t *want, unsigned interrupts)
@@ -171,9 +194,13 @@ static void run(const char *name, const struct infer_config *cfg, bool retcomp,
 	ptgen_init(&gen, 256, retcomp, sink, NULL);
 	infer_init(&inf, cfg, &gen);
 	inf.mode = X86_MODE_64;
-	for (const int64_t *e = exec; *e >= 0; e++)
-		if (infer_exec(&inf, pin((uint64_t)*e)))
-			break;
+	if (by_blocks) {
+		feed_blocks(&inf, exec);
+	} else {
+		for (const int64_t *e = exec; *e >= 0; e++)
+			if (infer_exec(&inf, pin((uint64_t)*e)))
+				break;
+	}
 	infer_finish(&inf);
 	ptgen_flush(&gen);
 
@@ -198,17 +225,18 @@ static void run(const char *name, const struct infer_config *cfg, bool retcomp,
 	while (i < nw && i < got.n && got.ip[i] == (uint64_t)want[i])
 		i++;
 	char t[160];
-	snprintf(t, sizeof(t), "%s: decoded = executed, no errors", name);
+	const char *how = by_blocks ? " (by blocks)" : "";
+	snprintf(t, sizeof(t), "%s%s: decoded = executed, no errors", name, how);
 	CHECKF(!got.errors && i == nw && got.n == nw && inf.traced == nw, t,
 	       "%s; %zu decoded, %zu wanted, %llu traced, first difference at %zu (0x%llx)",
 	       got.errors ? got.first_error : "no error", got.n, nw,
 	       (unsigned long long)inf.traced, i, i < got.n ? (unsigned long long)got.ip[i] : 0ull);
 	static uint64_t lip[4096];
 	long ln = libipt_decode(lip, 4096, retcomp);
-	snprintf(t, sizeof(t), "%s: libipt decodes the same", name);
+	snprintf(t, sizeof(t), "%s%s: libipt decodes the same", name, how);
 	CHECKF(ln == (long)nw && !memcmp(lip, got.ip, nw * sizeof(uint64_t)), t,
 	       "libipt: %ld instructions%s", ln, ln < 0 ? " (decode error)" : "");
-	snprintf(t, sizeof(t), "%s: %u interrupts", name, interrupts);
+	snprintf(t, sizeof(t), "%s%s: %u interrupts", name, how, interrupts);
 	CHECKF(got.interrupts == interrupts && inf.events == interrupts, t,
 	       "decoder saw %u, the plugin wrote %llu", got.interrupts,
 	       (unsigned long long)inf.events);
@@ -244,45 +272,49 @@ int main(void)
 	struct infer_config cfg;
 	memset(&cfg, 0, sizeof(cfg));
 
-	/* decoded: the REP instruction once per execution; the INT 3 itself
-	 * is reported at its FUP, before it runs (Table 33-23) */
-	static const int64_t flow_want[] = {
-		0x1000, 0x1100, 0x1101, 0x1005, 0x1007, 0x1008, 0x1009, 0x100b,
-		0x1200, 0x1201, 0x1022, 0x1023, 0x1000, 0x1100, 0x1200, 0x1201,
-		0x1101, 0x1005, 0x1200, 0x1201, 0x1009, 0x100b, 0x1023, 0x1000,
-		0x1200, 0x1201, 0x1100, 0x1101, 0x1022, 0x1023, 0x1000, 0x1100,
-		0x1101, -1
-	};
-	run("calls, jcc, rep, interrupts", &cfg, true, flow_exec, flow_want, 4);
-	run("the same without RET compression", &cfg, false, flow_exec, flow_want, 4);
+	for (int pass = 0; pass < 2; pass++) {
+		by_blocks = pass == 1;
+		memset(&cfg, 0, sizeof(cfg));
+		/* decoded: the REP instruction once per execution; the INT 3 itself
+		 * is reported at its FUP, before it runs (Table 33-23) */
+		static const int64_t flow_want[] = {
+			0x1000, 0x1100, 0x1101, 0x1005, 0x1007, 0x1008, 0x1009, 0x100b,
+			0x1200, 0x1201, 0x1022, 0x1023, 0x1000, 0x1100, 0x1200, 0x1201,
+			0x1101, 0x1005, 0x1200, 0x1201, 0x1009, 0x100b, 0x1023, 0x1000,
+			0x1200, 0x1201, 0x1100, 0x1101, 0x1022, 0x1023, 0x1000, 0x1100,
+			0x1101, -1
+		};
+		run("calls, jcc, rep, interrupts", &cfg, true, flow_exec, flow_want, 4);
+		run("the same without RET compression", &cfg, false, flow_exec, flow_want, 4);
 
-	/* markers: traced from the start marker up to the stop marker */
-	static const int64_t mark_exec[] = { 0x1000, 0x1100, 0x1101, 0x1005, 0x1300, 0x1308,
-					     0x1310, 0x1311, 0x1319, -1 };
-	static const int64_t mark_want[] = { 0x1308, 0x1310, -1 };
-	cfg.start = INFER_START_MARKER;
-	cfg.stop = INFER_STOP_MARKER;
-	run("start and stop markers", &cfg, true, mark_exec, mark_want, 0);
+		/* markers: traced from the start marker up to the stop marker */
+		static const int64_t mark_exec[] = { 0x1000, 0x1100, 0x1101, 0x1005, 0x1300, 0x1308,
+						     0x1310, 0x1311, 0x1319, -1 };
+		static const int64_t mark_want[] = { 0x1308, 0x1310, -1 };
+		cfg.start = INFER_START_MARKER;
+		cfg.stop = INFER_STOP_MARKER;
+		run("start and stop markers", &cfg, true, mark_exec, mark_want, 0);
 
-	/* limit: stops before the instruction after the Nth */
-	static const int64_t lim_want[] = { 0x1000, 0x1100, 0x1101, 0x1005, 0x1007, -1 };
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.limit = 5;
-	run("limit=5", &cfg, true, flow_exec, lim_want, 0);
+		/* limit: stops before the instruction after the Nth */
+		static const int64_t lim_want[] = { 0x1000, 0x1100, 0x1101, 0x1005, 0x1007, -1 };
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.limit = 5;
+		run("limit=5", &cfg, true, flow_exec, lim_want, 0);
 
-	/* a RET that misses its CALL (longjmp-like): the RET of the outer
-	 * call may not be compressed, libipt's stack still holds 1045 */
-	static const int64_t miss_exec[] = { 0x1030, 0x1040, 0x1100, 0x1101, 0x1050, 0x1035,
-					     0x1036, -1 };
-	static const int64_t miss_want[] = { 0x1030, 0x1040, 0x1100, 0x1101, 0x1050, 0x1035,
-					     0x1036, -1 };
-	memset(&cfg, 0, sizeof(cfg));
-	run("a RET to elsewhere, then the outer RET", &cfg, true, miss_exec, miss_want, 0);
+		/* a RET that misses its CALL (longjmp-like): the RET of the outer
+		 * call may not be compressed, libipt's stack still holds 1045 */
+		static const int64_t miss_exec[] = { 0x1030, 0x1040, 0x1100, 0x1101, 0x1050, 0x1035,
+						     0x1036, -1 };
+		static const int64_t miss_want[] = { 0x1030, 0x1040, 0x1100, 0x1101, 0x1050, 0x1035,
+						     0x1036, -1 };
+		memset(&cfg, 0, sizeof(cfg));
+		run("a RET to elsewhere, then the outer RET", &cfg, true, miss_exec, miss_want, 0);
 
-	/* QEMU exits right after a branch: the branch is left out */
-	static const int64_t exit_exec[] = { 0x1000, 0x1100, 0x1101, 0x1005, -1 };
-	static const int64_t exit_want[] = { 0x1000, 0x1100, 0x1101, -1 };
-	memset(&cfg, 0, sizeof(cfg));
-	run("exit after a jcc", &cfg, true, exit_exec, exit_want, 0);
+		/* QEMU exits right after a branch: the branch is left out */
+		static const int64_t exit_exec[] = { 0x1000, 0x1100, 0x1101, 0x1005, -1 };
+		static const int64_t exit_want[] = { 0x1000, 0x1100, 0x1101, -1 };
+		memset(&cfg, 0, sizeof(cfg));
+		run("exit after a jcc", &cfg, true, exit_exec, exit_want, 0);
+	}
 	return check_exit();
 }
