@@ -76,3 +76,7 @@ $(BUILD)/tests/test_qemu_infer: tests/unit/test_qemu_infer.c $(QINFER_OBJ) \
 bench-qemu-plugin: qemu-plugin-if-possible
 	sh ovmf/plugin/bench.sh
 BENCH_TARGETS += bench-qemu-plugin
+$(BUILD)/tests/test_qemu_options: tests/unit/test_qemu_options.c \
+		$(BUILD)/host/ovmf/plugin/options.o
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $^

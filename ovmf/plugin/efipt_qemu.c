@@ -12,9 +12,9 @@
  * after N executions: a window deep into a run), exit=on (end QEMU when
  * the trace stops). Only CPU 0 is traced.
  *
- * This file is the QEMU glue: arguments, the translation callback (which
- * classifies each instruction once, insn_info.c), the per-instruction
- * execution callback (infer.c), and the files at the end.
+ * This file is the QEMU glue: the translation callback (which classifies
+ * each instruction once, insn_info.c), the execution callbacks (infer.c),
+ * and the files at the end (codemap.c, manifest.c). Arguments: options.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,10 +28,10 @@
 
 #include <qemu/qemu-plugin.h>
 
-#include "core/pt_rtit.h"
-#include "core/version.h"
 #include "ovmf/plugin/codemap.h"
 #include "ovmf/plugin/infer.h"
+#include "ovmf/plugin/manifest.h"
+#include "ovmf/plugin/options.h"
 #include "ovmf/plugin/outfile.h"
 #include "ovmf/plugin/ptgen.h"
 
@@ -47,13 +47,8 @@ struct tbinfo {
 };
 
 static struct {
-	char dir[4096];
-	char args[4096];
-	uint32_t psb;
-	bool retcomp;
-	bool exit_at_stop;	/* exit=on: end QEMU when the trace ends */
+	struct plugin_options opt;
 	bool exiting;		/* in QEMU's atexit: exit() not again */
-	struct infer_config cfg;
 	struct ptgen gen;
 	struct infer inf;
 	struct outfile trace;
@@ -75,7 +70,7 @@ static struct {
 	char started[32];	/* host local time at the start */
 	char files[8192];	/* manifest "files" entries so far */
 	size_t files_len;
-} P = { .lock = PTHREAD_MUTEX_INITIALIZER, .retcomp = true };
+} P = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void note_file(void *ctx, const char *name, uint64_t size)
 {
@@ -103,79 +98,6 @@ static void code_seen(void *ctx, const struct pinsn *p)
 	pthread_mutex_unlock(&P.lock);
 }
 
-/* JSON string body: the plugin arguments are the only free text written */
-static void json_text(struct outfile *o, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			outfile_printf(o, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			outfile_printf(o, "\\u%04x", c);
-		else
-			outfile_printf(o, "%c", c);
-	}
-}
-
-static const char *start_name(void)
-{
-	static char buf[32];
-	switch (P.cfg.start) {
-	case INFER_START_RESET: return "reset";
-	case INFER_START_PROTECTED: return "protected";
-	case INFER_START_MARKER: return "marker";
-	}
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, P.cfg.start_addr);
-	return buf;
-}
-
-static const char *stop_name(void)
-{
-	static char buf[32];
-	switch (P.cfg.stop) {
-	case INFER_STOP_EXIT: return "exit";
-	case INFER_STOP_MARKER: return "marker";
-	}
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, P.cfg.stop_addr);
-	return buf;
-}
-
-static int write_manifest(const char *result, const char *message, char *err, size_t errlen)
-{
-	struct outfile o;
-	if (outfile_open(&o, P.dir, "manifest.json", err, errlen))
-		return -1;
-	const char *id = strrchr(P.dir, '/') ? strrchr(P.dir, '/') + 1 : P.dir;
-	uint64_t ctl = RTIT_CTL_TRACEEN | RTIT_CTL_OS | RTIT_CTL_USER | RTIT_CTL_BRANCHEN |
-		       (P.retcomp ? 0 : RTIT_CTL_DISRETC);
-	outfile_printf(&o, "{\n  \"format\": \"efipt-run\",\n  \"format_version\": 1,\n"
-			   "  \"efipt_version\": \"%s\",\n  \"efipt_gitrev\": \"%s\",\n"
-			   "  \"run_id\": \"", efipt_version, efipt_gitrev);
-	json_text(&o, id);
-	outfile_printf(&o, "\",\n  \"started\": \"%s\",\n  \"command\": \"qemu\",\n"
-			   "  \"command_line\": \"", P.started);
-	json_text(&o, P.args);
-	outfile_printf(&o, "\",\n  \"trace\": {\"source\": \"qemu\", \"emulated\": true, "
-			   "\"rtit_ctl\": \"0x%" PRIx64 "\", \"bytes\": %" PRIu64 ", "
-			   "\"insns\": %" PRIu64 ", \"executed\": %" PRIu64 ", \"psb\": %u, "
-			   "\"start\": \"%s\", \"stop\": \"%s\", \"limit\": %" PRIu64 ", "
-			   "\"first_ip\": \"0x%" PRIx64 "\", \"first_call\": %" PRIu64 ", \"stopped_by\": \"%s\", "
-			   "\"events\": %" PRIu64 ", \"mode_changes\": %" PRIu64 ", "
-			   "\"unknown_mode_blocks\": %" PRIu64 ", \"code_conflicts\": %" PRIu64,
-		       ctl, P.gen.bytes, P.inf.traced, P.inf.executed, P.gen.psb_period,
-		       start_name(), stop_name(), P.cfg.limit, P.inf.first_ip, P.inf.first_call, P.stopped_by,
-		       P.inf.events, P.inf.mode_changes, P.inf.no_mode, P.code.conflicts);
-	if (P.code.conflicts)
-		outfile_printf(&o, ", \"first_code_conflict\": \"0x%" PRIx64 "\"",
-			       P.code.first_conflict);
-	outfile_printf(&o, "},\n  \"files\": [%s\n  ],\n  \"status\": {\"result\": \"%s\", "
-			   "\"efi_status\": \"none\", \"message\": \"",
-		       P.files, result);
-	json_text(&o, message);
-	outfile_printf(&o, "\"}\n}\n");
-	return outfile_commit(&o, err, errlen);
-}
-
 /* The trace, the code, an empty image list and the manifest, once. */
 static void finish(const char *why)
 {
@@ -196,10 +118,10 @@ static void finish(const char *why)
 	else
 		note_file(NULL, "trace.pt", tsize);
 	if (!rc)
-		rc = codemap_write(&P.code, P.dir, "QemuCode", note_file, NULL, err, sizeof(err));
+		rc = codemap_write(&P.code, P.opt.dir, "QemuCode", note_file, NULL, err, sizeof(err));
 	if (!rc) {
 		struct outfile o;
-		rc = outfile_open(&o, P.dir, "images.json", err, sizeof(err));
+		rc = outfile_open(&o, P.opt.dir, "images.json", err, sizeof(err));
 		if (!rc) {
 			outfile_printf(&o, "{\"images\": []}\n");
 			uint64_t n = o.size;
@@ -214,7 +136,12 @@ static void finish(const char *why)
 			 P.inf.traced);
 		if (P.code.failed)
 			snprintf(msg, sizeof(msg), "out of memory: code of some instructions missing");
-		rc = write_manifest(P.code.failed ? "failed" : "ok", msg, err, sizeof(err));
+		struct manifest_facts mf = {
+			.opt = &P.opt, .inf = &P.inf, .gen = &P.gen, .code = &P.code,
+			.started = P.started, .stopped_by = P.stopped_by, .files = P.files,
+			.result = P.code.failed ? "failed" : "ok", .message = msg,
+		};
+		rc = manifest_write(&mf, err, sizeof(err));
 	}
 	if (rc) {
 		fprintf(stderr, "efipt-qemu: %s\n", err);
@@ -231,8 +158,8 @@ static void finish(const char *why)
 /* the trace reached its stop condition */
 static void stopped(void)
 {
-	finish(P.inf.traced >= P.cfg.limit && P.cfg.limit ? "limit" : "stop");
-	if (P.exit_at_stop && !P.exiting)
+	finish(P.inf.traced >= P.opt.cfg.limit && P.opt.cfg.limit ? "limit" : "stop");
+	if (P.opt.exit_at_stop && !P.exiting)
 		exit(0); /* QEMU's atexit work runs; the trace is complete */
 }
 
@@ -314,8 +241,8 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			    pi[i].iclass[m] != X86_IC_OTHER)
 				t->straight = false;
 		if ((pi[i].flags & (PINSN_START | PINSN_STOP)) ||
-		    (P.cfg.start == INFER_START_ADDR && pi[i].addr == P.cfg.start_addr) ||
-		    (P.cfg.stop == INFER_STOP_ADDR && pi[i].addr == P.cfg.stop_addr) ||
+		    (P.opt.cfg.start == INFER_START_ADDR && pi[i].addr == P.opt.cfg.start_addr) ||
+		    (P.opt.cfg.stop == INFER_STOP_ADDR && pi[i].addr == P.opt.cfg.stop_addr) ||
 		    (i && pi[i].addr != pi[i - 1].addr + pi[i - 1].len))
 			t->straight = false;
 	}
@@ -342,88 +269,6 @@ static void on_qemu_exit(qemu_plugin_id_t id, void *ud)
 	finish("exit");
 }
 
-static int parse_addr(const char *v, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	*out = strtoull(v, &end, 0);
-	return errno || end == v || *end ? -1 : 0;
-}
-
-static int bad(const char *arg, const char *why)
-{
-	fprintf(stderr, "efipt-qemu: plugin argument '%s': %s\n", arg, why);
-	return -1;
-}
-
-static int parse_args(int argc, char **argv)
-{
-	P.psb = 4096;
-	P.cfg.start = INFER_START_RESET;
-	P.cfg.stop = INFER_STOP_EXIT;
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i];
-		const char *eq = strchr(a, '=');
-		size_t kl = eq ? (size_t)(eq - a) : strlen(a);
-		const char *v = eq ? eq + 1 : "";
-		size_t al = strlen(P.args);
-		snprintf(P.args + al, sizeof(P.args) - al, "%s%s", al ? "," : "", a);
-		if (kl == 3 && !strncmp(a, "dir", 3)) {
-			if (!*v || strlen(v) >= sizeof(P.dir) - 64)
-				return bad(a, "needs a directory name");
-			snprintf(P.dir, sizeof(P.dir), "%s", v);
-		} else if (kl == 3 && !strncmp(a, "psb", 3)) {
-			uint64_t n;
-			if (parse_addr(v, &n) || n < 256 || n > (1u << 30))
-				return bad(a, "PSB period in bytes: 256 to 1 GiB");
-			P.psb = (uint32_t)n;
-		} else if (kl == 9 && !strncmp(a, "noretcomp", 9)) {
-			bool on = true;
-			if (eq && !qemu_plugin_bool_parse("noretcomp", v, &on))
-				return bad(a, "takes on or off");
-			P.retcomp = !on;
-		} else if (kl == 7 && !strncmp(a, "retcomp", 7)) {
-			/* QEMU 7.2 turns a bare "noretcomp" into "retcomp=off" */
-			if (!qemu_plugin_bool_parse("retcomp", v, &P.retcomp))
-				return bad(a, "takes on or off");
-		} else if (kl == 5 && !strncmp(a, "limit", 5)) {
-			if (parse_addr(v, &P.cfg.limit) || !P.cfg.limit)
-				return bad(a, "needs a number of instructions above 0");
-		} else if (kl == 4 && !strncmp(a, "exit", 4)) {
-			if (!qemu_plugin_bool_parse("exit", v, &P.exit_at_stop))
-				return bad(a, "takes on or off");
-		} else if (kl == 5 && !strncmp(a, "after", 5)) {
-			if (parse_addr(v, &P.cfg.after))
-				return bad(a, "needs a number of instructions");
-		} else if (kl == 5 && !strncmp(a, "start", 5)) {
-			if (!strcmp(v, "reset"))
-				P.cfg.start = INFER_START_RESET;
-			else if (!strcmp(v, "protected"))
-				P.cfg.start = INFER_START_PROTECTED;
-			else if (!strcmp(v, "marker"))
-				P.cfg.start = INFER_START_MARKER;
-			else if (!parse_addr(v, &P.cfg.start_addr))
-				P.cfg.start = INFER_START_ADDR;
-			else
-				return bad(a, "takes reset, protected, marker or an address");
-		} else if (kl == 4 && !strncmp(a, "stop", 4)) {
-			if (!strcmp(v, "exit"))
-				P.cfg.stop = INFER_STOP_EXIT;
-			else if (!strcmp(v, "marker"))
-				P.cfg.stop = INFER_STOP_MARKER;
-			else if (!parse_addr(v, &P.cfg.stop_addr))
-				P.cfg.stop = INFER_STOP_ADDR;
-			else
-				return bad(a, "takes exit, marker or an address");
-		} else {
-			return bad(a, "unknown (dir=, psb=, retcomp=, start=, stop=, after=, limit=, exit=)");
-		}
-	}
-	if (!P.dir[0])
-		return bad("dir", "missing: dir=RUNDIR names the run directory to write");
-	return 0;
-}
-
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 					   int argc, char **argv)
 {
@@ -431,17 +276,17 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(stderr, "efipt-qemu: target %s is not x86\n", info->target_name);
 		return -1;
 	}
-	if (parse_args(argc, argv))
+	if (options_parse(&P.opt, argc, argv))
 		return -1;
-	if (mkdir(P.dir, 0777) && errno != EEXIST) {
-		fprintf(stderr, "efipt-qemu: %s: %s\n", P.dir, strerror(errno));
+	if (mkdir(P.opt.dir, 0777) && errno != EEXIST) {
+		fprintf(stderr, "efipt-qemu: %s: %s\n", P.opt.dir, strerror(errno));
 		return -1;
 	}
 	char old[4200];
-	snprintf(old, sizeof(old), "%s/manifest.json", P.dir);
+	snprintf(old, sizeof(old), "%s/manifest.json", P.opt.dir);
 	if (!access(old, F_OK)) {
 		/* its files would be mixed with this run's */
-		fprintf(stderr, "efipt-qemu: %s already holds a run: give a new dir=\n", P.dir);
+		fprintf(stderr, "efipt-qemu: %s already holds a run: give a new dir=\n", P.opt.dir);
 		return -1;
 	}
 	time_t now = time(NULL);
@@ -451,13 +296,13 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	else
 		snprintf(P.started, sizeof(P.started), "unknown");
 	char err[4400];
-	if (outfile_open(&P.trace, P.dir, "trace.pt", err, sizeof(err))) {
+	if (outfile_open(&P.trace, P.opt.dir, "trace.pt", err, sizeof(err))) {
 		fprintf(stderr, "efipt-qemu: %s\n", err);
 		return -1;
 	}
 	codemap_init(&P.code);
-	ptgen_init(&P.gen, P.psb, P.retcomp, trace_write, &P.trace);
-	infer_init(&P.inf, &P.cfg, &P.gen);
+	ptgen_init(&P.gen, P.opt.psb, P.opt.retcomp, trace_write, &P.trace);
+	infer_init(&P.inf, &P.opt.cfg, &P.gen);
 	P.inf.code = code_seen;
 	P.per_insn = qemu_plugin_n_max_vcpus() != 1;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
