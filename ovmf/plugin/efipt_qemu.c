@@ -163,11 +163,14 @@ static void stopped(void)
 		exit(0); /* QEMU's atexit work runs; the trace is complete */
 }
 
+static void feed_last_tb(void);
+
 static void on_insn(unsigned int vcpu, void *ud)
 {
 	if (vcpu != 0 || P.finished)
 		return; /* only CPU 0 is traced; nothing after the files are written */
-	if (infer_exec(&P.inf, ud))
+	feed_last_tb(); /* the block before, if it ran with a count */
+	if (!P.finished && infer_exec(&P.inf, ud))
 		stopped();
 }
 
@@ -233,6 +236,7 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	pthread_mutex_unlock(&P.lock);
 	/* the code size is the block's: every instruction's length must fit */
 	t->straight = modes != 0;
+	bool special = false;	/* a marker or a start/stop address */
 	for (size_t i = 0; i < n; i++) {
 		if (modes)
 			pi[i].modes = (uint8_t)modes;
@@ -242,20 +246,25 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 				t->straight = false;
 		if ((pi[i].flags & (PINSN_START | PINSN_STOP)) ||
 		    (P.opt.cfg.start == INFER_START_ADDR && pi[i].addr == P.opt.cfg.start_addr) ||
-		    (P.opt.cfg.stop == INFER_STOP_ADDR && pi[i].addr == P.opt.cfg.stop_addr) ||
-		    (i && pi[i].addr != pi[i - 1].addr + pi[i - 1].len))
+		    (P.opt.cfg.stop == INFER_STOP_ADDR && pi[i].addr == P.opt.cfg.stop_addr))
+			special = true;
+		if (i && pi[i].addr != pi[i - 1].addr + pi[i - 1].len)
 			t->straight = false;
 	}
+	/* Where tracing may start or stop, a callback per instruction: the stop
+	 * is then seen before the instruction runs (and exit=on ends QEMU
+	 * before the guest goes on), not at the next block. */
+	bool per_insn = P.per_insn || special;
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
-		if (P.per_insn)
+		if (per_insn)
 			qemu_plugin_register_vcpu_insn_exec_cb(in, on_insn, QEMU_PLUGIN_CB_NO_REGS,
 							       &pi[i]);
 		else
 			qemu_plugin_register_vcpu_insn_exec_inline(in, QEMU_PLUGIN_INLINE_ADD_U64,
 								   &P.insn_started, 1);
 	}
-	if (!P.per_insn)
+	if (!per_insn)
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, QEMU_PLUGIN_CB_NO_REGS, t);
 }
 

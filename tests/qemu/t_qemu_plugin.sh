@@ -124,6 +124,36 @@ contains "efipt qemu: says tracing never began" "$TMP/err" "before tracing began
 # shellcheck disable=SC2086
 expect_rc "efipt qemu: a missing plugin is named" 2 $EFIPT qemu --plugin "$TMP/none.so" -o "$TMP/np" -- $QARGS $FW
 contains "efipt qemu: says how to build it" "$TMP/err" "make qemu-plugin"
+# efipt qemu --start marker --stop marker: a UEFI app with the markers around
+# its work, booted from an ESP; the logger (passed through to QEMU) starts
+# at the start marker by itself; exit=on ends QEMU at the stop marker
+mkdir -p "$TMP/mark"
+EFIPT_EFI=build/tests/marker_app.efi sh ovmf/mkesp.sh --image "$TMP/mark/esp.img" >/dev/null
+cp /usr/share/OVMF/OVMF_VARS_4M.fd "$TMP/mark/vars.fd"
+# shellcheck disable=SC2086
+expect_rc "markers: efipt qemu traces the app's region and ends QEMU at the stop marker" 0 \
+	nice -n 10 timeout 120 $EFIPT qemu -o "$TMP/mark/run" --start marker --stop marker -- $QARGS \
+	-drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
+	-drive if=pflash,format=raw,unit=1,file="$TMP/mark/vars.fd" \
+	-drive format=raw,file="$TMP/mark/esp.img" -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+	-plugin "$LOGGER,out=$TMP/mark/log.bin,from=marker"
+expect_rc "markers: efipt insn --run decodes without errors" 0 $EFIPT insn --run "$TMP/mark/run" --no-inst
+mv "$TMP/out" "$TMP/mark/insn.txt"
+fc=$(python3 -c "import json; print(json.load(open('$TMP/mark/run/manifest.json'))['trace']['first_call'])")
+if python3 tests/qemu/insnlog_cmp.py "$TMP/mark/log.bin" "$TMP/mark/insn.txt" \
+	"$TMP/mark/run/manifest.json" "$fc" --whole >"$TMP/mark/cmp.txt" 2>&1; then
+	ok "markers: decoded = executed, start marker to stop marker ($(cat "$TMP/mark/cmp.txt"))"
+else
+	nok "markers: decoded = executed, start marker to stop marker" "$(head -c 400 "$TMP/mark/cmp.txt")"
+fi
+expect "markers: the trace begins at the start marker, the app's code decodes" python3 -c "
+import json; m=json.load(open('$TMP/mark/run/manifest.json')); t=m['trace']
+assert t['stopped_by']=='stop' and t['insns'] > 50000, t
+lines=[l.split() for l in open('$TMP/mark/insn.txt') if not l.startswith('[')]
+assert int(lines[0][0],16)==int(t['first_ip'],16), lines[0]"
+$EFIPT insn --run "$TMP/mark/run" 2>&1 | head -n 3 >"$TMP/mark/head.txt"
+contains "markers: the first instruction is the start marker" "$TMP/mark/head.txt" "nop [rax+rax*1+0x31545045], eax"
+
 # QEMU killed mid-run (SIGKILL: no atexit): the run directory says so
 cat >"$TMP/killed-qemu.sh" <<'EOS'
 #!/bin/sh
