@@ -299,6 +299,13 @@ int cmd_qemu(int argc, char **argv)
 	json_error_t je;
 	json_t *m = json_load_file(man, 0, &je);
 	json_t *tr = json_object_get(m, "trace");
+	json_t *res = json_object_get(m, "status");
+	if (strcmp(json_string_value(json_object_get(res, "result")) ?: "", "ok")) {
+		fprintf(stderr, "efipt qemu: %s: %s\n", out,
+			json_string_value(json_object_get(res, "message")) ?: "failed");
+		json_decref(m);
+		return 1;
+	}
 	printf("efipt qemu: %s: %" JSON_INTEGER_FORMAT " instructions traced, %" JSON_INTEGER_FORMAT
 	       " bytes of trace (emulated by QEMU, stopped by %s)\n",
 	       out, json_integer_value(json_object_get(tr, "insns")),

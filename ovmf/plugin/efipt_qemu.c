@@ -131,21 +131,29 @@ static void finish(const char *why)
 		}
 	}
 	char msg[256];
+	bool failed = P.code.failed || !P.gen.bytes;
 	if (!rc) {
+		char sbuf[32];
 		snprintf(msg, sizeof(msg), "%" PRIu64 " instructions traced (emulated by QEMU)",
 			 P.inf.traced);
 		if (P.code.failed)
 			snprintf(msg, sizeof(msg), "out of memory: code of some instructions missing");
+		if (!P.gen.bytes) /* nothing at all: not even a TIP.PGE */
+			snprintf(msg, sizeof(msg), "tracing never started: start=%s was not reached "
+				 "in %" PRIu64 " instructions", options_start_name(&P.opt, sbuf,
+				 sizeof(sbuf)), P.inf.executed);
 		struct manifest_facts mf = {
 			.opt = &P.opt, .inf = &P.inf, .gen = &P.gen, .code = &P.code,
 			.started = P.started, .stopped_by = P.stopped_by, .files = P.files,
-			.result = P.code.failed ? "failed" : "ok", .message = msg,
+			.result = failed ? "failed" : "ok", .message = msg,
 		};
 		rc = manifest_write(&mf, err, sizeof(err));
 	}
 	if (rc) {
 		fprintf(stderr, "efipt-qemu: %s\n", err);
 		/* a run directory without manifest.json says it did not finish */
+	} else if (failed) {
+		fprintf(stderr, "efipt-qemu: %s\n", msg);
 	} else if (P.code.conflicts) {
 		fprintf(stderr,
 			"efipt-qemu: %" PRIu64 " code bytes changed while traced (first at 0x%" PRIx64

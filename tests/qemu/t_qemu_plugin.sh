@@ -124,6 +124,15 @@ contains "efipt qemu: says tracing never began" "$TMP/err" "before tracing began
 # shellcheck disable=SC2086
 expect_rc "efipt qemu: a missing plugin is named" 2 $EFIPT qemu --plugin "$TMP/none.so" -o "$TMP/np" -- $QARGS $FW
 contains "efipt qemu: says how to build it" "$TMP/err" "make qemu-plugin"
+# a start condition never met (the logger ends QEMU after 1M instructions)
+# shellcheck disable=SC2086
+expect_rc "efipt qemu: a start address never reached fails" 1 nice -n 10 timeout 120 \
+	$EFIPT qemu -o "$TMP/never" --start 0x1 -- $QARGS $FW -plugin "$LOGGER,out=/dev/null,limit=1000000"
+contains "efipt qemu: says tracing never started" "$TMP/err" "tracing never started: start=0x1 was not reached in "
+expect "efipt qemu: the manifest says failed" python3 -c "
+import json; m=json.load(open('$TMP/never/manifest.json'))
+assert m['status']['result']=='failed' and m['trace']['insns']==0, m['status']"
+
 # efipt qemu --start marker --stop marker: a UEFI app with the markers around
 # its work, booted from an ESP; the logger (passed through to QEMU) starts
 # at the start marker by itself; exit=on ends QEMU at the stop marker
