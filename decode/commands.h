@@ -11,5 +11,6 @@ int cmd_plan(int argc, char **argv);
 int cmd_insn(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_coverage(int argc, char **argv);
+int cmd_qemu(int argc, char **argv);
 
 #endif

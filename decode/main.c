@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{ "insn", cmd_insn, "the instructions executed according to a trace and code images" },
 	{ "coverage", cmd_coverage, "executed code per image: drcov for disassemblers, text, json" },
 	{ "synth", cmd_synth, "write a synthetic trace (and ground truth) of code images" },
+	{ "qemu", cmd_qemu, "run QEMU with the PT plugin: a run directory of emulated trace" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,320 @@
+/*
+ * efipt qemu: run qemu-system-x86_64 with the efipt-qemu.so plugin and leave
+ * a run directory holding the Intel PT a processor would have written for
+ * what the guest executed (docs/qemu.md). QEMU's arguments pass through
+ * untouched; the plugin is added as one more -plugin.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "decode/commands.h"
+#include "decode/file_io.h"
+
+static void qemu_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: efipt qemu -o RUNDIR [OPTIONS] -- QEMU-ARGS...\n\n"
+		"Run qemu-system-x86_64 QEMU-ARGS with the efipt-qemu.so plugin, which writes\n"
+		"the Intel PT a processor would have written for what the guest executes\n"
+		"(emulated: no CPU wrote it) into the new run directory RUNDIR.\n\n"
+		"options:\n"
+		"  -o, --out RUNDIR   the run directory to create (must not exist)\n"
+		"  --start WHERE      reset (default), protected (first instruction outside\n"
+		"                     16-bit code), marker (the start marker) or an address\n"
+		"  --stop WHERE       exit (default), marker (the stop marker) or an address;\n"
+		"                     QEMU ends when the trace does\n"
+		"  --limit N          at most N instructions traced (QEMU ends there too)\n"
+		"  --psb N            bytes between PSB+ (default 4096)\n"
+		"  --noretcomp        no RET compression (DisRETC)\n"
+		"  --plugin FILE      the plugin (default: efipt-qemu.so next to efipt,\n"
+		"                     or $EFIPT_QEMU_PLUGIN)\n"
+		"  --qemu FILE        the QEMU binary (default: qemu-system-x86_64)\n\n"
+		"QEMU-ARGS must give the firmware (-drive if=pflash,... or -bios FILE).\n"
+		"Markers: 0F 1F 84 00 45 50 54 31 (start), ... 54 30 (stop).\n");
+}
+
+static int find_plugin(char *out, size_t cap)
+{
+	const char *env = getenv("EFIPT_QEMU_PLUGIN");
+	if (env && *env) {
+		snprintf(out, cap, "%s", env);
+		return 0;
+	}
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	snprintf(out, cap, "%s/efipt-qemu.so", dirname(self));
+	return 0;
+}
+
+/* the start/stop words the plugin takes, or an address */
+static int where_ok(const char *v, const char *const *words)
+{
+	for (; *words; words++)
+		if (!strcmp(v, *words))
+			return 1;
+	unsigned long long a;
+	return !parse_u64(v, &a);
+}
+
+/* append s to the plugin's option string, commas doubled for QEMU */
+static void opt_append(char *buf, size_t cap, const char *s)
+{
+	size_t n = strlen(buf);
+	for (; *s && n + 2 < cap; s++) {
+		buf[n++] = *s;
+		if (*s == ',')
+			buf[n++] = ',';
+	}
+	buf[n] = 0;
+}
+
+static int has_firmware(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "-bios") || !strcmp(argv[i], "-pflash"))
+			return 1;
+		if (!strcmp(argv[i], "-drive") && i + 1 < argc && strstr(argv[i + 1], "if=pflash"))
+			return 1;
+	}
+	return 0;
+}
+
+/* Record how QEMU ran in the plugin's manifest (through manifest.json.tmp). */
+static int note_qemu(const char *dir, const char *cmdline, char **qargv, int status)
+{
+	char path[PATH_MAX + 32], tmp[PATH_MAX + 40];
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	json_error_t je;
+	json_t *m = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (!m) {
+		fprintf(stderr, "efipt qemu: %s: %s\n", path, je.text);
+		return -1;
+	}
+	json_t *q = json_array();
+	for (char **a = qargv; *a; a++)
+		json_array_append_new(q, json_string(*a));
+	json_t *tr = json_object_get(m, "trace");
+	if (json_is_object(tr)) {
+		json_object_set_new(tr, "qemu_command", q);
+		json_object_set_new(tr, "qemu_exit_status", json_integer(status));
+	} else {
+		json_decref(q);
+	}
+	json_object_set_new(m, "command_line", json_string(cmdline));
+	int rc = json_dump_file(m, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(m);
+	if (rc || rename(tmp, path)) {
+		fprintf(stderr, "efipt qemu: %s: %s\n", tmp, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_qemu(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "out", required_argument, 0, 'o' },
+		{ "start", required_argument, 0, 's' },
+		{ "stop", required_argument, 0, 'S' },
+		{ "limit", required_argument, 0, 'l' },
+		{ "psb", required_argument, 0, 'p' },
+		{ "noretcomp", no_argument, 0, 'R' },
+		{ "plugin", required_argument, 0, 'P' },
+		{ "qemu", required_argument, 0, 'q' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	static const char *const starts[] = { "reset", "protected", "marker", NULL };
+	static const char *const stops[] = { "exit", "marker", NULL };
+	const char *out = NULL, *start = NULL, *stop = NULL, *qemu = "qemu-system-x86_64";
+	unsigned long long limit = 0, psb = 0;
+	int noretcomp = 0;
+	char plugin[PATH_MAX] = "";
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 's':
+			if (!where_ok(optarg, starts)) {
+				fprintf(stderr, "efipt qemu: --start %s: expected reset, protected, "
+						"marker or an address\n", optarg);
+				return 2;
+			}
+			start = optarg;
+			break;
+		case 'S':
+			if (!where_ok(optarg, stops)) {
+				fprintf(stderr, "efipt qemu: --stop %s: expected exit, marker or an "
+						"address\n", optarg);
+				return 2;
+			}
+			stop = optarg;
+			break;
+		case 'l':
+			if (parse_u64(optarg, &limit) || !limit) {
+				fprintf(stderr, "efipt qemu: --limit %s: expected a number above 0\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'p':
+			if (parse_u64(optarg, &psb) || psb < 256 || psb > (1ull << 30)) {
+				fprintf(stderr, "efipt qemu: --psb %s: expected 256 to 1073741824 "
+						"bytes\n", optarg);
+				return 2;
+			}
+			break;
+		case 'R': noretcomp = 1; break;
+		case 'P': snprintf(plugin, sizeof(plugin), "%s", optarg); break;
+		case 'q': qemu = optarg; break;
+		case 'h': qemu_usage(stdout); return 0;
+		default: qemu_usage(stderr); return 2;
+		}
+	}
+	if (!out) {
+		fprintf(stderr, "efipt qemu: -o RUNDIR is required\n");
+		qemu_usage(stderr);
+		return 2;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "efipt qemu: no QEMU arguments (give them after --)\n");
+		return 2;
+	}
+	char **qa = argv + optind;
+	int qn = argc - optind;
+	if (!has_firmware(qn, qa)) {
+		fprintf(stderr, "efipt qemu: the QEMU arguments give no firmware: add OVMF with "
+				"-drive if=pflash,format=raw,readonly=on,file=OVMF_CODE.fd "
+				"(or -bios FILE)\n");
+		return 2;
+	}
+	if (!plugin[0] && find_plugin(plugin, sizeof(plugin))) {
+		fprintf(stderr, "efipt qemu: cannot locate efipt-qemu.so: give --plugin FILE\n");
+		return 2;
+	}
+	if (access(plugin, R_OK)) {
+		fprintf(stderr, "efipt qemu: %s: %s (build it with 'make qemu-plugin', or give "
+				"--plugin FILE)\n", plugin, strerror(errno));
+		return 2;
+	}
+	struct stat st;
+	if (!stat(out, &st)) {
+		fprintf(stderr, "efipt qemu: %s already exists: give a new run directory\n", out);
+		return 2;
+	}
+	if (mkdir(out, 0777)) {
+		fprintf(stderr, "efipt qemu: %s: %s\n", out, strerror(errno));
+		return 2;
+	}
+
+	/* -plugin FILE,dir=RUNDIR,...: commas in the names doubled for QEMU */
+	char popt[PATH_MAX * 4 + 256] = "";
+	opt_append(popt, sizeof(popt), plugin);
+	strncat(popt, ",dir=", sizeof(popt) - strlen(popt) - 1);
+	opt_append(popt, sizeof(popt), out);
+	char more[256];
+	/* a trace that stops before QEMU would exit ends QEMU too */
+	snprintf(more, sizeof(more), "%s%s%s%s%s%s", start ? ",start=" : "", start ? start : "",
+		 stop ? ",stop=" : "", stop ? stop : "", noretcomp ? ",retcomp=off" : "",
+		 (stop && strcmp(stop, "exit")) || limit ? ",exit=on" : "");
+	strncat(popt, more, sizeof(popt) - strlen(popt) - 1);
+	if (limit) {
+		snprintf(more, sizeof(more), ",limit=%llu", limit);
+		strncat(popt, more, sizeof(popt) - strlen(popt) - 1);
+	}
+	if (psb) {
+		snprintf(more, sizeof(more), ",psb=%llu", psb);
+		strncat(popt, more, sizeof(popt) - strlen(popt) - 1);
+	}
+
+	char **qargv = calloc((size_t)qn + 4, sizeof(*qargv));
+	if (!qargv)
+		return 2;
+	qargv[0] = (char *)qemu;
+	for (int i = 0; i < qn; i++)
+		qargv[1 + i] = qa[i];
+	qargv[1 + qn] = "-plugin";
+	qargv[2 + qn] = popt;
+
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "efipt qemu: fork: %s\n", strerror(errno));
+		return 2;
+	}
+	if (!pid) {
+		execvp(qemu, qargv);
+		fprintf(stderr, "efipt qemu: %s: %s\n", qemu, strerror(errno));
+		_exit(127);
+	}
+	int ws;
+	while (waitpid(pid, &ws, 0) < 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, "efipt qemu: waitpid: %s\n", strerror(errno));
+			return 2;
+		}
+	}
+	int status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+
+	char man[PATH_MAX + 32];
+	snprintf(man, sizeof(man), "%s/manifest.json", out);
+	if (access(man, R_OK)) {
+		if (!rmdir(out)) /* QEMU wrote nothing: leave nothing */
+			fprintf(stderr, "efipt qemu: QEMU ended (status %d) before tracing began; "
+					"no run directory\n", status);
+		else
+			fprintf(stderr, "efipt qemu: %s: no manifest.json: QEMU ended (status %d) "
+					"before the plugin finished the trace; trace.pt.tmp is "
+					"incomplete\n", out, status);
+		free(qargv);
+		return 1;
+	}
+	/* the whole efipt command line, as efipt.efi records its own */
+	char cmdline[8192] = "";
+	for (int i = 0; i < argc; i++) {
+		strncat(cmdline, i ? " " : "", sizeof(cmdline) - strlen(cmdline) - 1);
+		strncat(cmdline, argv[i], sizeof(cmdline) - strlen(cmdline) - 1);
+	}
+	int rc = note_qemu(out, cmdline, qargv, status);
+	free(qargv);
+	if (rc)
+		return 1;
+	json_error_t je;
+	json_t *m = json_load_file(man, 0, &je);
+	json_t *tr = json_object_get(m, "trace");
+	json_t *res = json_object_get(m, "status");
+	if (strcmp(json_string_value(json_object_get(res, "result")) ?: "", "ok")) {
+		fprintf(stderr, "efipt qemu: %s: %s\n", out,
+			json_string_value(json_object_get(res, "message")) ?: "failed");
+		json_decref(m);
+		return 1;
+	}
+	printf("efipt qemu: %s: %" JSON_INTEGER_FORMAT " instructions traced, %" JSON_INTEGER_FORMAT
+	       " bytes of trace (emulated by QEMU, stopped by %s)\n",
+	       out, json_integer_value(json_object_get(tr, "insns")),
+	       json_integer_value(json_object_get(tr, "bytes")),
+	       json_string_value(json_object_get(tr, "stopped_by")) ?: "?");
+	json_decref(m);
+	if (status) {
+		fprintf(stderr, "efipt qemu: %s exited with status %d\n", qemu, status);
+		return 1;
+	}
+	return 0;
+}

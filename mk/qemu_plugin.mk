@@ -1,0 +1,95 @@
+# The QEMU TCG plugin that writes Intel PT for what a guest executes
+# (ovmf/plugin/, docs/qemu.md), and the test-only instruction logger.
+# Included by the Makefile.
+#   make qemu-plugin   build/efipt-qemu.so and build/tests/insnlog.so
+#   make test          builds them when qemu-plugin.h can be had (it comes
+#                      from Debian's qemu source package: network); without
+#                      it the plugin tests skip, nothing fails
+QPLUG_DIR := $(BUILD)/qemu-plugin
+QPLUG_HDR := $(QPLUG_DIR)/qemu/qemu-plugin.h
+QPLUG_SRC := $(wildcard ovmf/plugin/*.c)
+# the core files the plugin links, compiled position-independent
+QPLUG_CORE := core/pt_pkt_enc.c core/pt_pkt_dec.c core/x86_insn.c core/x86_valid.c
+QPLUG_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(QPLUG_SRC) $(QPLUG_CORE)) \
+	$(BUILD)/pic/gen/version.o
+QPLUG_CFLAGS := -std=gnu11 -O2 -g $(WARN) -I. -I$(QPLUG_DIR) -fPIC -fvisibility=hidden \
+	-D_GNU_SOURCE
+
+$(QPLUG_HDR): ovmf/plugin/get-plugin-header.sh
+	sh ovmf/plugin/get-plugin-header.sh $(QPLUG_DIR)
+
+$(BUILD)/pic/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(QPLUG_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/pic/ovmf/plugin/%.o: ovmf/plugin/%.c $(QPLUG_HDR) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(QPLUG_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/pic/gen/version.o: $(VERSION_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(QPLUG_CFLAGS) -c $< -o $@
+
+# QEMU provides the qemu_plugin_* symbols; anything else unresolved is a bug
+$(BUILD)/efipt-qemu.so: $(QPLUG_OBJ)
+	$(CC) -shared -o $@.tmp $^ -lpthread
+	@u=$$(nm -u $@.tmp | grep -v ' w ' | grep -v 'qemu_plugin_' | grep -v '@' || true); \
+	if [ -n "$$u" ]; then echo "undefined symbols in $@:"; echo "$$u"; rm -f $@.tmp; exit 1; fi
+	mv $@.tmp $@
+
+$(BUILD)/tests/insnlog.so: tests/qemu/insnlog.c $(QPLUG_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(QPLUG_CFLAGS) -shared -o $@ $<
+
+.PHONY: qemu-plugin qemu-plugin-if-possible
+qemu-plugin: $(BUILD)/efipt-qemu.so $(BUILD)/tests/insnlog.so
+
+# for make test: a missing header (no network) is a skip, not a failure
+qemu-plugin-if-possible: | $(DEPS_STAMP)
+	@if sh ovmf/plugin/get-plugin-header.sh $(QPLUG_DIR); then \
+		$(MAKE) --no-print-directory qemu-plugin; \
+	else \
+		echo "note: build/efipt-qemu.so not built (no qemu-plugin.h, see above); its tests skip"; \
+	fi
+
+TEST_EXTRA += qemu-plugin-if-possible
+
+# libipt's decoder over a plugin trace (tests/qemu/t_qemu_plugin.sh)
+$(BUILD)/tests/ipt_insns: tests/qemu/ipt_insns.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $< -lipt
+
+TEST_EXTRA += $(BUILD)/tests/ipt_insns
+
+# The inference without QEMU (tests/unit/test_qemu_infer.c): host objects,
+# no qemu-plugin.h needed.
+QINFER_OBJ := $(patsubst %.c,$(BUILD)/host/%.o,ovmf/plugin/infer.c ovmf/plugin/ptgen.c \
+	ovmf/plugin/insn_info.c)
+$(BUILD)/tests/test_qemu_infer: tests/unit/test_qemu_infer.c $(QINFER_OBJ) \
+		$(BUILD)/libefipt-host.a $(TEST_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(QINFER_OBJ) $(TEST_LIB_OBJ) \
+		$(BUILD)/libefipt-host.a $(HOST_LIBS)
+
+# make bench: the plugin's cost next to QEMU alone (ovmf/plugin/bench.sh)
+.PHONY: bench-qemu-plugin
+bench-qemu-plugin: qemu-plugin-if-possible
+	sh ovmf/plugin/bench.sh
+BENCH_TARGETS += bench-qemu-plugin
+$(BUILD)/tests/test_qemu_options: tests/unit/test_qemu_options.c \
+		$(BUILD)/host/ovmf/plugin/options.o
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $^
+
+# a UEFI app with the trace markers around known work (t_qemu_plugin.sh)
+$(BUILD)/tests/marker_app.so: tests/qemu/marker_app.c linker.ld | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(EFI_CFLAGS) -c $< -o $(BUILD)/tests/marker_app.o
+	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/marker_app.o -o $@ -lefi -lgnuefi \
+		$(shell $(CC) -print-libgcc-file-name)
+
+$(BUILD)/tests/marker_app.efi: $(BUILD)/tests/marker_app.so
+	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
+		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
+
+TEST_EXTRA += $(BUILD)/tests/marker_app.efi

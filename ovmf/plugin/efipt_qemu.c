@@ -1,0 +1,328 @@
+/*
+ * efipt-qemu.so: a QEMU 7.2 TCG plugin that writes the Intel PT trace a
+ * processor would have written for what the guest executes, as an efipt
+ * run directory (docs/format.md, docs/qemu.md):
+ *
+ *   qemu-system-x86_64 ... -plugin build/efipt-qemu.so,dir=RUNDIR[,OPTION...]
+ *
+ * options: psb=N (bytes between PSB+, default 4096), retcomp=off (DisRETC;
+ * "noretcomp" too),
+ * start=reset|protected|marker|0xADDR, stop=exit|marker|0xADDR, limit=N
+ * (most instructions traced), after=N (the start condition counts only
+ * after N executions: a window deep into a run), exit=on (end QEMU when
+ * the trace stops). Only CPU 0 is traced.
+ *
+ * This file is the QEMU glue: the translation callback (which classifies
+ * each instruction once, insn_info.c), the execution callbacks (infer.c),
+ * and the files at the end (codemap.c, manifest.c). Arguments: options.c.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <qemu/qemu-plugin.h>
+
+#include "ovmf/plugin/codemap.h"
+#include "ovmf/plugin/infer.h"
+#include "ovmf/plugin/manifest.h"
+#include "ovmf/plugin/options.h"
+#include "ovmf/plugin/outfile.h"
+#include "ovmf/plugin/ptgen.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+#define CHUNK 4096	/* struct pinsn allocated this many at a time */
+
+/* A translated block: its instructions, consecutive. */
+struct tbinfo {
+	size_t n;
+	bool straight;		/* see infer_exec_run() */
+	struct pinsn *insn;
+};
+
+static struct {
+	struct plugin_options opt;
+	bool exiting;		/* in QEMU's atexit: exit() not again */
+	struct ptgen gen;
+	struct infer inf;
+	struct outfile trace;
+	struct codemap code;
+	pthread_mutex_t lock;	/* translation, code map, finishing */
+	struct pinsn *chunk;
+	size_t chunk_used;
+	/* One callback per block and an inline count per instruction (cheaper
+	 * than a callback each): at the next block, the count says how many
+	 * of the last block's instructions started (all, unless one faulted
+	 * or QEMU restarted an I/O instruction). With several vCPUs the count
+	 * would be shared: then a callback per instruction instead. */
+	bool per_insn;
+	uint64_t insn_started;	/* incremented inline by every instruction */
+	const struct tbinfo *last_tb;	/* the block running on CPU 0 */
+	uint64_t last_tb_start;		/* started when it began */
+	bool finished;
+	const char *stopped_by;
+	char started[32];	/* host local time at the start */
+	char files[8192];	/* manifest "files" entries so far */
+	size_t files_len;
+} P = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void note_file(void *ctx, const char *name, uint64_t size)
+{
+	(void)ctx;
+	if (P.files_len + 200 >= sizeof(P.files))
+		return;
+	P.files_len += (size_t)snprintf(P.files + P.files_len, sizeof(P.files) - P.files_len,
+					"%s\n    {\"name\": \"%s\", \"size\": %" PRIu64
+					", \"status\": \"written\"}",
+					P.files_len ? "," : "", name, size);
+}
+
+static bool trace_write(void *ctx, const uint8_t *buf, size_t n)
+{
+	struct outfile *o = ctx;
+	outfile_write(o, buf, n);
+	return !o->err;
+}
+
+static void code_seen(void *ctx, const struct pinsn *p)
+{
+	(void)ctx;
+	pthread_mutex_lock(&P.lock);
+	codemap_add(&P.code, p->addr, p->bytes, p->len);
+	pthread_mutex_unlock(&P.lock);
+}
+
+/* The trace, the code, an empty image list and the manifest, once. */
+static void finish(const char *why)
+{
+	pthread_mutex_lock(&P.lock);
+	if (P.finished) {
+		pthread_mutex_unlock(&P.lock);
+		return;
+	}
+	P.finished = true;
+	P.stopped_by = why;
+	char err[4400] = "";
+	int rc = 0;
+	infer_finish(&P.inf);
+	ptgen_flush(&P.gen);
+	uint64_t tsize = P.trace.size;
+	if (outfile_commit(&P.trace, err, sizeof(err)))
+		rc = -1;
+	else
+		note_file(NULL, "trace.pt", tsize);
+	if (!rc)
+		rc = codemap_write(&P.code, P.opt.dir, "QemuCode", note_file, NULL, err, sizeof(err));
+	if (!rc) {
+		struct outfile o;
+		rc = outfile_open(&o, P.opt.dir, "images.json", err, sizeof(err));
+		if (!rc) {
+			outfile_printf(&o, "{\"images\": []}\n");
+			uint64_t n = o.size;
+			rc = outfile_commit(&o, err, sizeof(err));
+			if (!rc)
+				note_file(NULL, "images.json", n);
+		}
+	}
+	char msg[256];
+	bool failed = P.code.failed || !P.gen.bytes;
+	if (!rc) {
+		char sbuf[32];
+		snprintf(msg, sizeof(msg), "%" PRIu64 " instructions traced (emulated by QEMU)",
+			 P.inf.traced);
+		if (P.code.failed)
+			snprintf(msg, sizeof(msg), "out of memory: code of some instructions missing");
+		if (!P.gen.bytes) /* nothing at all: not even a TIP.PGE */
+			snprintf(msg, sizeof(msg), "tracing never started: start=%s was not reached "
+				 "in %" PRIu64 " instructions", options_start_name(&P.opt, sbuf,
+				 sizeof(sbuf)), P.inf.executed);
+		struct manifest_facts mf = {
+			.opt = &P.opt, .inf = &P.inf, .gen = &P.gen, .code = &P.code,
+			.started = P.started, .stopped_by = P.stopped_by, .files = P.files,
+			.result = failed ? "failed" : "ok", .message = msg,
+		};
+		rc = manifest_write(&mf, err, sizeof(err));
+	}
+	if (rc) {
+		fprintf(stderr, "efipt-qemu: %s\n", err);
+		/* a run directory without manifest.json says it did not finish */
+	} else if (failed) {
+		fprintf(stderr, "efipt-qemu: %s\n", msg);
+	} else if (P.code.conflicts) {
+		fprintf(stderr,
+			"efipt-qemu: %" PRIu64 " code bytes changed while traced (first at 0x%" PRIx64
+			"): the snapshots hold the first bytes seen\n",
+			P.code.conflicts, P.code.first_conflict);
+	}
+	pthread_mutex_unlock(&P.lock);
+}
+
+/* the trace reached its stop condition */
+static void stopped(void)
+{
+	finish(P.inf.traced >= P.opt.cfg.limit && P.opt.cfg.limit ? "limit" : "stop");
+	if (P.opt.exit_at_stop && !P.exiting)
+		exit(0); /* QEMU's atexit work runs; the trace is complete */
+}
+
+static void feed_last_tb(void);
+
+static void on_insn(unsigned int vcpu, void *ud)
+{
+	if (vcpu != 0 || P.finished)
+		return; /* only CPU 0 is traced; nothing after the files are written */
+	feed_last_tb(); /* the block before, if it ran with a count */
+	if (!P.finished && infer_exec(&P.inf, ud))
+		stopped();
+}
+
+/* Instructions 0..k-1 of the block that ran last on CPU 0. */
+static void feed_last_tb(void)
+{
+	const struct tbinfo *t = P.last_tb;
+	if (!t)
+		return;
+	uint64_t k = P.insn_started - P.last_tb_start;
+	if (k > t->n)
+		k = t->n;
+	P.last_tb = NULL;
+	if (infer_exec_run(&P.inf, t->insn, (size_t)k, t->straight))
+		stopped();
+}
+
+static void on_tb(unsigned int vcpu, void *ud)
+{
+	if (vcpu != 0 || P.finished)
+		return;
+	feed_last_tb();
+	P.last_tb = ud;
+	P.last_tb_start = P.insn_started;
+}
+
+/* n consecutive struct pinsn */
+static struct pinsn *new_pinsns(size_t n)
+{
+	if (!P.chunk || CHUNK - P.chunk_used < n) {
+		P.chunk = calloc(CHUNK, sizeof(*P.chunk));
+		P.chunk_used = 0;
+		if (!P.chunk)
+			return NULL;
+	}
+	P.chunk_used += n;
+	return &P.chunk[P.chunk_used - n];
+}
+
+static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	(void)id;
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	if (n > 512)
+		n = 512; /* QEMU's blocks hold at most 512 instructions */
+	unsigned modes = PINSN_MODE_BIT(X86_MODE_16) | PINSN_MODE_BIT(X86_MODE_32) |
+			 PINSN_MODE_BIT(X86_MODE_64);
+	pthread_mutex_lock(&P.lock);
+	struct tbinfo *t = calloc(1, sizeof(*t));
+	struct pinsn *pi = t ? new_pinsns(n) : NULL;
+	if (!pi) {
+		pthread_mutex_unlock(&P.lock);
+		free(t);
+		return; /* out of memory: this block goes untraced */
+	}
+	t->n = n;
+	t->insn = pi;
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
+		modes &= pinsn_init(&pi[i], qemu_plugin_insn_vaddr(in), qemu_plugin_insn_data(in),
+				    (unsigned)qemu_plugin_insn_size(in));
+	}
+	pthread_mutex_unlock(&P.lock);
+	/* the code size is the block's: every instruction's length must fit */
+	t->straight = modes != 0;
+	bool special = false;	/* a marker or a start/stop address */
+	for (size_t i = 0; i < n; i++) {
+		if (modes)
+			pi[i].modes = (uint8_t)modes;
+		for (int m = X86_MODE_16; m <= X86_MODE_64; m++)
+			if (i + 1 < n && (pi[i].modes & PINSN_MODE_BIT(m)) &&
+			    pi[i].iclass[m] != X86_IC_OTHER)
+				t->straight = false;
+		if ((pi[i].flags & (PINSN_START | PINSN_STOP)) ||
+		    (P.opt.cfg.start == INFER_START_ADDR && pi[i].addr == P.opt.cfg.start_addr) ||
+		    (P.opt.cfg.stop == INFER_STOP_ADDR && pi[i].addr == P.opt.cfg.stop_addr))
+			special = true;
+		if (i && pi[i].addr != pi[i - 1].addr + pi[i - 1].len)
+			t->straight = false;
+	}
+	/* Where tracing may start or stop, a callback per instruction: the stop
+	 * is then seen before the instruction runs (and exit=on ends QEMU
+	 * before the guest goes on), not at the next block. */
+	bool per_insn = P.per_insn || special;
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
+		if (per_insn)
+			qemu_plugin_register_vcpu_insn_exec_cb(in, on_insn, QEMU_PLUGIN_CB_NO_REGS,
+							       &pi[i]);
+		else
+			qemu_plugin_register_vcpu_insn_exec_inline(in, QEMU_PLUGIN_INLINE_ADD_U64,
+								   &P.insn_started, 1);
+	}
+	if (!per_insn)
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, QEMU_PLUGIN_CB_NO_REGS, t);
+}
+
+static void on_qemu_exit(qemu_plugin_id_t id, void *ud)
+{
+	(void)id;
+	(void)ud;
+	P.exiting = true;
+	if (!P.per_insn)
+		feed_last_tb();
+	finish("exit");
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	if (strcmp(info->target_name, "x86_64") && strcmp(info->target_name, "i386")) {
+		fprintf(stderr, "efipt-qemu: target %s is not x86\n", info->target_name);
+		return -1;
+	}
+	if (options_parse(&P.opt, argc, argv))
+		return -1;
+	if (mkdir(P.opt.dir, 0777) && errno != EEXIST) {
+		fprintf(stderr, "efipt-qemu: %s: %s\n", P.opt.dir, strerror(errno));
+		return -1;
+	}
+	char old[4200];
+	snprintf(old, sizeof(old), "%s/manifest.json", P.opt.dir);
+	if (!access(old, F_OK)) {
+		/* its files would be mixed with this run's */
+		fprintf(stderr, "efipt-qemu: %s already holds a run: give a new dir=\n", P.opt.dir);
+		return -1;
+	}
+	time_t now = time(NULL);
+	struct tm tm;
+	if (localtime_r(&now, &tm))
+		strftime(P.started, sizeof(P.started), "%Y-%m-%dT%H:%M:%S", &tm);
+	else
+		snprintf(P.started, sizeof(P.started), "unknown");
+	char err[4400];
+	if (outfile_open(&P.trace, P.opt.dir, "trace.pt", err, sizeof(err))) {
+		fprintf(stderr, "efipt-qemu: %s\n", err);
+		return -1;
+	}
+	codemap_init(&P.code);
+	ptgen_init(&P.gen, P.opt.psb, P.opt.retcomp, trace_write, &P.trace);
+	infer_init(&P.inf, &P.opt.cfg, &P.gen);
+	P.inf.code = code_seen;
+	P.per_insn = qemu_plugin_n_max_vcpus() != 1;
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+	qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);
+	return 0;
+}

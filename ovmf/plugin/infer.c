@@ -1,0 +1,236 @@
+/* Branch and event inference; see infer.h. */
+#include <string.h>
+
+#include "ovmf/plugin/infer.h"
+
+void infer_init(struct infer *f, const struct infer_config *cfg, struct ptgen *g)
+{
+	memset(f, 0, sizeof(*f));
+	f->cfg = *cfg;
+	f->g = g;
+	f->mode = X86_MODE_16; /* the reset vector runs in real mode */
+}
+
+/*
+ * The code size of p's block: QEMU 7.2 does not say (no CS access), but a
+ * size in which the block's instruction lengths differ from QEMU's is
+ * impossible. Keep the current one while it is possible (sizes change only
+ * at far transfers and events, which go to code that mostly has
+ * instructions telling the sizes apart), else take the one firmware goes
+ * to next: 16 -> 32 (the reset vector enters protected mode), 32 -> 64
+ * (long mode), 64 -> 32 (compatibility-mode thunks).
+ */
+static unsigned choose_mode(struct infer *f, const struct pinsn *p)
+{
+	static const uint8_t order[3][2] = {
+		[X86_MODE_16] = { X86_MODE_32, X86_MODE_64 },
+		[X86_MODE_32] = { X86_MODE_64, X86_MODE_16 },
+		[X86_MODE_64] = { X86_MODE_32, X86_MODE_16 },
+	};
+	if (p->modes & PINSN_MODE_BIT(f->mode))
+		return f->mode;
+	for (int i = 0; i < 2; i++)
+		if (p->modes & PINSN_MODE_BIT(order[f->mode][i]))
+			return order[f->mode][i];
+	f->no_mode++;
+	return f->mode;
+}
+
+/* Direct target reached? In 16-bit code the decoder wraps targets to 16
+ * bits while our IPs are linear (CS base added): compare those bits. */
+static bool reaches(const struct pinsn *p, unsigned mode, uint64_t a)
+{
+	if (mode == X86_MODE_16)
+		return (a & 0xffff) == (p->target[mode] & 0xffff) &&
+		       (a >> 16) == ((p->addr + p->len) >> 16);
+	return a == p->target[mode];
+}
+
+/* p ran in mode pm and the next instruction is at a, in mode am. */
+static void resolve(struct infer *f, const struct pinsn *p, unsigned pm, uint64_t a, unsigned am)
+{
+	struct ptgen *g = f->g;
+	uint64_t next = p->addr + p->len;
+	switch (p->iclass[pm]) {
+	case X86_IC_JCC:
+		if (reaches(p, pm, a) && a != next) {
+			ptgen_jcc(g, true);
+			break;
+		}
+		ptgen_jcc(g, false);
+		if (a != next)
+			goto event;
+		break;
+	case X86_IC_CALL_DIRECT:
+		if (!p->zero_len_call[pm])
+			ptgen_call(g, next);
+		/* fall through */
+	case X86_IC_JMP_DIRECT:
+		if (!reaches(p, pm, a)) {
+			next = p->target[pm];
+			goto event;
+		}
+		break;
+	case X86_IC_CALL_INDIRECT:
+		ptgen_call(g, next);
+		ptgen_tip(g, a, am);
+		break;
+	case X86_IC_RET_NEAR:
+		if (am != g->mode)
+			ptgen_mode(g, am);
+		ptgen_ret(g, a);
+		break;
+	case X86_IC_INT:
+		/* FUP at the software interrupt itself (Table 33-23): a decoder
+		 * reports the event before it, not the INT as executed */
+		f->events++;
+		f->traced--;
+		ptgen_event(g, p->addr, a, am);
+		break;
+	case X86_IC_JMP_INDIRECT:
+	case X86_IC_FAR_JMP:
+	case X86_IC_FAR_CALL:
+	case X86_IC_FAR_RET:
+	case X86_IC_IRET:
+	case X86_IC_SYSCALL:
+	case X86_IC_SYSRET:
+	case X86_IC_SYSENTER:
+	case X86_IC_SYSEXIT:
+	case X86_IC_VMLAUNCH:
+	case X86_IC_VMRESUME:
+	case X86_IC_VMCALL:
+		ptgen_tip(g, a, am);
+		break;
+	default:
+		if (a != next)
+			goto event;
+		break;
+	}
+	if (am != g->mode)
+		ptgen_mode(g, am); /* no IP packet to carry it */
+	return;
+event:
+	f->events++;
+	ptgen_event(g, next, a, am);
+}
+
+static bool starts(const struct infer *f, const struct pinsn *p, unsigned mode)
+{
+	switch (f->cfg.start) {
+	case INFER_START_RESET:
+		return true;
+	case INFER_START_PROTECTED:
+		return mode != X86_MODE_16;
+	case INFER_START_MARKER:
+		return p->flags & PINSN_START;
+	default:
+		return p->addr == f->cfg.start_addr;
+	}
+}
+
+static bool stops(const struct infer *f, const struct pinsn *p)
+{
+	if (f->cfg.limit && f->traced >= f->cfg.limit)
+		return true;
+	switch (f->cfg.stop) {
+	case INFER_STOP_MARKER:
+		return p->flags & PINSN_STOP;
+	case INFER_STOP_ADDR:
+		return p->addr == f->cfg.stop_addr;
+	default:
+		return false;
+	}
+}
+
+bool infer_exec(struct infer *f, struct pinsn *p)
+{
+	const struct pinsn *prev = f->prev;
+	f->calls++;
+	if (prev && p->addr == prev->addr && prev->iclass[f->mode] == X86_IC_OTHER)
+		return false; /* the same instruction again: see infer.h */
+	f->executed++;
+	unsigned pm = f->mode;
+	unsigned am = choose_mode(f, p);
+	if (am != pm)
+		f->mode_changes++;
+	f->mode = am;
+	f->prev = p;
+	if (f->done)
+		return false;
+	if (f->tracing) {
+		if (stops(f, p)) {
+			resolve(f, prev, pm, p->addr, am);
+			ptgen_disable(f->g, p->addr);
+			f->tracing = false;
+			f->done = true;
+			return true;
+		}
+		resolve(f, prev, pm, p->addr, am);
+		if (ptgen_psb_due(f->g))
+			ptgen_psb(f->g, true, p->addr, am);
+	} else if (f->calls > f->cfg.after && starts(f, p, am)) {
+		f->tracing = true;
+		f->first_ip = p->addr;
+		f->first_call = f->calls - 1;
+		ptgen_enable(f->g, p->addr, am);
+	} else {
+		return false;
+	}
+	f->traced++;
+	if (!(p->flags & PINSN_SEEN) && f->code) {
+		f->code(f->code_ctx, p);
+		p->flags |= PINSN_SEEN;
+	}
+	return false;
+}
+
+bool infer_exec_run(struct infer *f, struct pinsn *p, size_t k, bool straight)
+{
+	size_t i = 0;
+	if (straight && k > 1) {
+		if (infer_exec(f, &p[0]))
+			return true;
+		i = 1;
+		uint64_t more = k - 1;
+		bool fast = f->done || (f->tracing && (!f->cfg.limit ||
+						       f->traced + more <= f->cfg.limit));
+		if (fast) {
+			/* falls through p[1..k-1]: no packet, nothing to decide */
+			f->calls += more;
+			f->executed += more;
+			f->prev = &p[k - 1];
+			if (f->done)
+				return false;
+			f->traced += more;
+			for (i = 1; i < k && f->code; i++) {
+				if (!(p[i].flags & PINSN_SEEN)) {
+					f->code(f->code_ctx, &p[i]);
+					p[i].flags |= PINSN_SEEN;
+				}
+			}
+			return false;
+		}
+	}
+	for (; i < k; i++)
+		if (infer_exec(f, &p[i]))
+			return true;
+	return false;
+}
+
+void infer_finish(struct infer *f)
+{
+	if (!f->tracing)
+		return;
+	/* Where the last instruction went is unknown. After a non-branch it
+	 * is its next IP; after a branch the IP is suppressed (33.4.2.5). */
+	const struct pinsn *p = f->prev;
+	if (p->iclass[f->mode] == X86_IC_OTHER) {
+		ptgen_disable(f->g, p->addr + p->len);
+	} else {
+		/* after a branch to where is unknown: stop before it */
+		ptgen_disable(f->g, p->addr);
+		f->traced--;
+	}
+	f->tracing = false;
+	f->done = true;
+}

@@ -1,0 +1,66 @@
+/* The plugin's manifest.json; see manifest.h. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "core/pt_rtit.h"
+#include "core/version.h"
+#include "ovmf/plugin/manifest.h"
+#include "ovmf/plugin/outfile.h"
+
+/* JSON string body: the arguments and the directory name are the only
+ * free text written */
+static void json_text(struct outfile *o, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			outfile_printf(o, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			outfile_printf(o, "\\u%04x", c);
+		else
+			outfile_printf(o, "%c", c);
+	}
+}
+
+int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
+{
+	const struct plugin_options *opt = f->opt;
+	struct outfile o;
+	if (outfile_open(&o, opt->dir, "manifest.json", err, errlen))
+		return -1;
+	const char *id = strrchr(opt->dir, '/') ? strrchr(opt->dir, '/') + 1 : opt->dir;
+	/* the IA32_RTIT_CTL a CPU would have traced this with */
+	uint64_t ctl = RTIT_CTL_TRACEEN | RTIT_CTL_OS | RTIT_CTL_USER | RTIT_CTL_BRANCHEN |
+		       (opt->retcomp ? 0 : RTIT_CTL_DISRETC);
+	char sbuf[32], tbuf[32];
+	outfile_printf(&o, "{\n  \"format\": \"efipt-run\",\n  \"format_version\": 1,\n"
+			   "  \"efipt_version\": \"%s\",\n  \"efipt_gitrev\": \"%s\",\n"
+			   "  \"run_id\": \"", efipt_version, efipt_gitrev);
+	json_text(&o, id);
+	outfile_printf(&o, "\",\n  \"started\": \"%s\",\n  \"command\": \"qemu\",\n"
+			   "  \"command_line\": \"", f->started);
+	json_text(&o, opt->args);
+	outfile_printf(&o,
+		       "\",\n  \"trace\": {\"source\": \"qemu\", \"emulated\": true, "
+		       "\"rtit_ctl\": \"0x%" PRIx64 "\", \"bytes\": %" PRIu64 ", "
+		       "\"insns\": %" PRIu64 ", \"executed\": %" PRIu64 ", \"psb\": %u, "
+		       "\"start\": \"%s\", \"stop\": \"%s\", \"limit\": %" PRIu64 ", "
+		       "\"first_ip\": \"0x%" PRIx64 "\", \"first_call\": %" PRIu64 ", "
+		       "\"stopped_by\": \"%s\", \"events\": %" PRIu64 ", "
+		       "\"mode_changes\": %" PRIu64 ", \"unknown_mode_blocks\": %" PRIu64 ", "
+		       "\"code_conflicts\": %" PRIu64,
+		       ctl, f->gen->bytes, f->inf->traced, f->inf->executed, f->gen->psb_period,
+		       options_start_name(opt, sbuf, sizeof(sbuf)),
+		       options_stop_name(opt, tbuf, sizeof(tbuf)), opt->cfg.limit, f->inf->first_ip,
+		       f->inf->first_call, f->stopped_by, f->inf->events, f->inf->mode_changes,
+		       f->inf->no_mode, f->code->conflicts);
+	if (f->code->conflicts)
+		outfile_printf(&o, ", \"first_code_conflict\": \"0x%" PRIx64 "\"",
+			       f->code->first_conflict);
+	outfile_printf(&o, "},\n  \"files\": [%s\n  ],\n  \"status\": {\"result\": \"%s\", "
+			   "\"efi_status\": \"none\", \"message\": \"",
+		       f->files, f->result);
+	json_text(&o, f->message);
+	outfile_printf(&o, "\"}\n}\n");
+	return outfile_commit(&o, err, errlen);
+}

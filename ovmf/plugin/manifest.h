@@ -1,0 +1,30 @@
+/*
+ * manifest.json of the plugin's run directory (docs/format.md, "trace"
+ * for the qemu source), written last through manifest.json.tmp.
+ */
+#ifndef EFIPT_PLUGIN_MANIFEST_H
+#define EFIPT_PLUGIN_MANIFEST_H
+
+#include <stddef.h>
+
+#include "ovmf/plugin/codemap.h"
+#include "ovmf/plugin/infer.h"
+#include "ovmf/plugin/options.h"
+#include "ovmf/plugin/ptgen.h"
+
+struct manifest_facts {
+	const struct plugin_options *opt;
+	const struct infer *inf;
+	const struct ptgen *gen;
+	const struct codemap *code;
+	const char *started;	/* host local time */
+	const char *stopped_by;	/* "exit", "stop", "limit" */
+	const char *files;	/* the "files" array's entries, JSON */
+	const char *result;	/* "ok" or "failed" */
+	const char *message;
+};
+
+/* Returns 0, or -1 with "PATH: reason" in err. */
+int manifest_write(const struct manifest_facts *f, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,137 @@
+/* Plugin arguments; see options.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ovmf/plugin/options.h"
+
+static int parse_u64(const char *v, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	*out = strtoull(v, &end, 0);
+	return errno || end == v || *end || *v == '-' ? -1 : 0;
+}
+
+/* on/off as QEMU spells them (its own parser is not needed for this) */
+static int parse_bool(const char *v, bool *out)
+{
+	if (!strcmp(v, "on") || !strcmp(v, "yes") || !strcmp(v, "true"))
+		*out = true;
+	else if (!strcmp(v, "off") || !strcmp(v, "no") || !strcmp(v, "false"))
+		*out = false;
+	else
+		return -1;
+	return 0;
+}
+
+static int bad(const char *arg, const char *why)
+{
+	fprintf(stderr, "efipt-qemu: plugin argument '%s': %s\n", arg, why);
+	return -1;
+}
+
+static bool is(const char *a, size_t kl, const char *key)
+{
+	return kl == strlen(key) && !strncmp(a, key, kl);
+}
+
+static int one(struct plugin_options *o, const char *a)
+{
+	const char *eq = strchr(a, '=');
+	size_t kl = eq ? (size_t)(eq - a) : strlen(a);
+	const char *v = eq ? eq + 1 : "";
+	struct infer_config *c = &o->cfg;
+	uint64_t n;
+	if (is(a, kl, "dir")) {
+		if (!*v || strlen(v) >= sizeof(o->dir) - 64)
+			return bad(a, "needs a directory name");
+		snprintf(o->dir, sizeof(o->dir), "%s", v);
+	} else if (is(a, kl, "psb")) {
+		if (parse_u64(v, &n) || n < 256 || n > (1u << 30))
+			return bad(a, "PSB period in bytes: 256 to 1 GiB");
+		o->psb = (uint32_t)n;
+	} else if (is(a, kl, "noretcomp")) {
+		bool on = true;
+		if (eq && parse_bool(v, &on))
+			return bad(a, "takes on or off");
+		o->retcomp = !on;
+	} else if (is(a, kl, "retcomp")) {
+		/* QEMU 7.2 turns a bare "noretcomp" into "retcomp=off" */
+		if (parse_bool(v, &o->retcomp))
+			return bad(a, "takes on or off");
+	} else if (is(a, kl, "exit")) {
+		if (parse_bool(v, &o->exit_at_stop))
+			return bad(a, "takes on or off");
+	} else if (is(a, kl, "limit")) {
+		if (parse_u64(v, &c->limit) || !c->limit)
+			return bad(a, "needs a number of instructions above 0");
+	} else if (is(a, kl, "after")) {
+		if (parse_u64(v, &c->after))
+			return bad(a, "needs a number of instructions");
+	} else if (is(a, kl, "start")) {
+		if (!strcmp(v, "reset"))
+			c->start = INFER_START_RESET;
+		else if (!strcmp(v, "protected"))
+			c->start = INFER_START_PROTECTED;
+		else if (!strcmp(v, "marker"))
+			c->start = INFER_START_MARKER;
+		else if (!parse_u64(v, &c->start_addr))
+			c->start = INFER_START_ADDR;
+		else
+			return bad(a, "takes reset, protected, marker or an address");
+	} else if (is(a, kl, "stop")) {
+		if (!strcmp(v, "exit"))
+			c->stop = INFER_STOP_EXIT;
+		else if (!strcmp(v, "marker"))
+			c->stop = INFER_STOP_MARKER;
+		else if (!parse_u64(v, &c->stop_addr))
+			c->stop = INFER_STOP_ADDR;
+		else
+			return bad(a, "takes exit, marker or an address");
+	} else {
+		return bad(a, "unknown (dir=, psb=, retcomp=, start=, stop=, after=, limit=, exit=)");
+	}
+	return 0;
+}
+
+int options_parse(struct plugin_options *o, int argc, char **argv)
+{
+	memset(o, 0, sizeof(*o));
+	o->psb = 4096;
+	o->retcomp = true;
+	o->cfg.start = INFER_START_RESET;
+	o->cfg.stop = INFER_STOP_EXIT;
+	for (int i = 0; i < argc; i++) {
+		size_t al = strlen(o->args);
+		snprintf(o->args + al, sizeof(o->args) - al, "%s%s", al ? "," : "", argv[i]);
+		if (one(o, argv[i]))
+			return -1;
+	}
+	if (!o->dir[0])
+		return bad("dir", "missing: dir=RUNDIR names the run directory to write");
+	return 0;
+}
+
+const char *options_start_name(const struct plugin_options *o, char *buf, unsigned len)
+{
+	switch (o->cfg.start) {
+	case INFER_START_RESET: return "reset";
+	case INFER_START_PROTECTED: return "protected";
+	case INFER_START_MARKER: return "marker";
+	}
+	snprintf(buf, len, "0x%" PRIx64, o->cfg.start_addr);
+	return buf;
+}
+
+const char *options_stop_name(const struct plugin_options *o, char *buf, unsigned len)
+{
+	switch (o->cfg.stop) {
+	case INFER_STOP_EXIT: return "exit";
+	case INFER_STOP_MARKER: return "marker";
+	}
+	snprintf(buf, len, "0x%" PRIx64, o->cfg.stop_addr);
+	return buf;
+}

@@ -1,0 +1,30 @@
+/*
+ * The plugin's arguments (-plugin efipt-qemu.so,dir=RUNDIR,...; the table is
+ * in docs/qemu.md). No QEMU here: plain parsing, testable alone.
+ */
+#ifndef EFIPT_PLUGIN_OPTIONS_H
+#define EFIPT_PLUGIN_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ovmf/plugin/infer.h"
+
+struct plugin_options {
+	char dir[4096];		/* the run directory */
+	char args[4096];	/* every argument, comma-separated (manifest) */
+	uint32_t psb;		/* bytes between PSB+ */
+	bool retcomp;		/* RET compression (DisRETC=0) */
+	bool exit_at_stop;	/* exit=on: end QEMU when the trace stops */
+	struct infer_config cfg;
+};
+
+/* Parse argv (key=value each). Returns 0, or -1 after printing
+ * "efipt-qemu: plugin argument 'ARG': why" on stderr. */
+int options_parse(struct plugin_options *o, int argc, char **argv);
+/* "reset", "protected", "marker", or the address; buf holds the latter. */
+const char *options_start_name(const struct plugin_options *o, char *buf, unsigned len);
+/* "exit", "marker", or the address */
+const char *options_stop_name(const struct plugin_options *o, char *buf, unsigned len);
+
+#endif

@@ -1,0 +1,210 @@
+/* Packet generation; see ptgen.h. */
+#include <string.h>
+
+#include "core/pt_pkt.h"
+#include "core/x86_insn.h"
+#include "ovmf/plugin/ptgen.h"
+
+void ptgen_init(struct ptgen *g, uint32_t psb_period, bool retcomp,
+		bool (*write)(void *ctx, const uint8_t *buf, size_t n), void *ctx)
+{
+	memset(g, 0, sizeof(*g));
+	g->psb_period = psb_period ? psb_period : 4096;
+	g->retcomp = retcomp;
+	g->write = write;
+	g->ctx = ctx;
+}
+
+bool ptgen_flush(struct ptgen *g)
+{
+	if (g->fill && !g->failed && !g->write(g->ctx, g->buf, g->fill))
+		g->failed = true;
+	g->fill = 0;
+	return !g->failed;
+}
+
+static void put(struct ptgen *g, const struct ptpkt *p)
+{
+	if (PTGEN_BUF - g->fill < PTPKT_MAX_SIZE)
+		ptgen_flush(g);
+	int n = ptpkt_encode(g->buf + g->fill, PTGEN_BUF - g->fill, p);
+	if (n <= 0)
+		return; /* every packet here is well-formed: cannot happen */
+	g->fill += (size_t)n;
+	g->bytes += (uint64_t)n;
+	g->packets++;
+}
+
+static void put_simple(struct ptgen *g, int type)
+{
+	struct ptpkt p;
+	memset(&p, 0, sizeof(p));
+	p.type = (uint8_t)type;
+	put(g, &p);
+}
+
+/* 33.4.2.1: the TNT buffer goes out when full (six bits: a short TNT, as
+ * most processors write) and before any other packet. */
+static void flush_tnt(struct ptgen *g)
+{
+	if (!g->tnt_n)
+		return;
+	struct ptpkt p;
+	memset(&p, 0, sizeof(p));
+	p.type = ptpkt_tnt8;
+	p.u.tnt.nbits = g->tnt_n;
+	p.u.tnt.bits = g->tnt_bits;
+	put(g, &p);
+	g->tnt_n = 0;
+	g->tnt_bits = 0;
+}
+
+static void tnt_bit(struct ptgen *g, bool bit)
+{
+	g->tnt_bits = g->tnt_bits << 1 | (bit ? 1u : 0u);
+	if (++g->tnt_n == 6)
+		flush_tnt(g);
+}
+
+/* IP compression against Last IP (33.4.2.2, Table 33-18): the shortest
+ * IPBytes that reconstructs ip. */
+static void put_ip(struct ptgen *g, int type, uint64_t ip)
+{
+	flush_tnt(g);
+	struct ptpkt p;
+	memset(&p, 0, sizeof(p));
+	p.type = (uint8_t)type;
+	uint64_t l = g->lastip;
+	if ((ip >> 16) == (l >> 16)) {
+		p.u.ip.ipc = 1;
+		p.u.ip.ip = ip & 0xffff;
+	} else if ((ip >> 32) == (l >> 32)) {
+		p.u.ip.ipc = 2;
+		p.u.ip.ip = ip & 0xffffffff;
+	} else if ((uint64_t)((int64_t)(ip << 16) >> 16) == ip) {
+		p.u.ip.ipc = 3;
+		p.u.ip.ip = ip & 0xffffffffffffull;
+	} else {
+		p.u.ip.ipc = 6;
+		p.u.ip.ip = ip;
+	}
+	g->lastip = ip;
+	put(g, &p);
+}
+
+static void put_mode(struct ptgen *g, unsigned mode)
+{
+	struct ptpkt p;
+	memset(&p, 0, sizeof(p));
+	p.type = ptpkt_mode_exec;
+	p.u.mode_exec.csl = mode == X86_MODE_64;
+	p.u.mode_exec.csd = mode == X86_MODE_32;
+	put(g, &p);
+	g->mode = (uint8_t)mode;
+	g->mode_sent = true;
+}
+
+/* 33.4.2.8: MODE.Exec precedes the IP packet whose target runs in another
+ * code size (Table 33-55 cases 10 and 12). */
+static void mode_before_ip(struct ptgen *g, unsigned mode)
+{
+	if (!g->mode_sent || g->mode != mode) {
+		flush_tnt(g);
+		put_mode(g, mode);
+	}
+}
+
+void ptgen_mode(struct ptgen *g, unsigned mode)
+{
+	mode_before_ip(g, mode);
+}
+
+void ptgen_jcc(struct ptgen *g, bool taken)
+{
+	tnt_bit(g, taken);
+}
+
+void ptgen_call(struct ptgen *g, uint64_t ret_to)
+{
+	g->sp = (uint8_t)((g->sp + 1) % PTGEN_STACK);
+	g->stack[g->sp] = ret_to;
+	if (g->depth < PTGEN_STACK)
+		g->depth++;
+}
+
+/* 33.4.2.2: every near RET pops the stack; it is compressed only where it
+ * goes to the entry popped, pushed since the last PSB or enable. */
+void ptgen_ret(struct ptgen *g, uint64_t target)
+{
+	bool match = false;
+	if (g->depth) {
+		match = g->stack[g->sp] == target;
+		g->sp = (uint8_t)((g->sp + PTGEN_STACK - 1) % PTGEN_STACK);
+		g->depth--;
+		/* Software changed its stack (longjmp, a pushed target): no
+		 * later RET is compressed against the entries below. Decoders
+		 * differ here (libipt pops only compressed RETs, the SDM's
+		 * model every RET); compressing nothing older keeps both right. */
+		if (!match)
+			g->depth = 0;
+	}
+	if (match && g->retcomp) {
+		tnt_bit(g, true);
+		return;
+	}
+	/* an uncompressed RET forces out the TNT buffer, so a decoder knows a
+	 * TIP (not a bit) is this RET's (33.4.2.3) */
+	put_ip(g, ptpkt_tip, target);
+}
+
+void ptgen_tip(struct ptgen *g, uint64_t target, unsigned mode)
+{
+	mode_before_ip(g, mode);
+	put_ip(g, ptpkt_tip, target);
+}
+
+void ptgen_event(struct ptgen *g, uint64_t from, uint64_t target, unsigned mode)
+{
+	put_ip(g, ptpkt_fup, from);
+	mode_before_ip(g, mode);
+	put_ip(g, ptpkt_tip, target);
+}
+
+bool ptgen_psb_due(const struct ptgen *g)
+{
+	return g->bytes - g->last_psb >= g->psb_period;
+}
+
+/* 33.3.7, 33.4.2.17: PSB, MODE.Exec, FUP (only while tracing), PSBEND.
+ * Last IP and the RET compression stack do not cross a PSB. */
+void ptgen_psb(struct ptgen *g, bool enabled, uint64_t ip, unsigned mode)
+{
+	flush_tnt(g);
+	put_simple(g, ptpkt_psb);
+	g->lastip = 0;
+	g->depth = 0;
+	put_mode(g, mode);
+	if (enabled)
+		put_ip(g, ptpkt_fup, ip);
+	put_simple(g, ptpkt_psbend);
+	g->last_psb = g->bytes;
+}
+
+void ptgen_enable(struct ptgen *g, uint64_t ip, unsigned mode)
+{
+	if (!g->bytes)
+		ptgen_psb(g, false, 0, mode);
+	g->depth = 0; /* no RET compressed across PacketEn=0 (33.4.2.2) */
+	flush_tnt(g);
+	put_mode(g, mode);
+	put_ip(g, ptpkt_tip_pge, ip);
+}
+
+/* Table 33-56 case 3 (TraceEn cleared at an instruction boundary):
+ * FUP(CLIP), TIP.PGD() */
+void ptgen_disable(struct ptgen *g, uint64_t ip)
+{
+	put_ip(g, ptpkt_fup, ip);
+	put_simple(g, ptpkt_tip_pgd);
+}
+

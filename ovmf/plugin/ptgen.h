@@ -1,0 +1,71 @@
+/*
+ * The packets a processor writes for a flow the caller describes branch by
+ * branch (SDM Vol. 3C 33.4 and the generation table 33-55 in 33.7), encoded
+ * with core/pt_pkt.h: TNT bits six to a short TNT, TIP/FUP with IP
+ * compression against Last IP (Table 33-18), RET compression against the
+ * 64-entry CALL stack the hardware keeps (33.4.2.2), MODE.Exec before the
+ * IP packet that enters another code size (33.4.2.8), PSB+ every psb bytes
+ * (33.3.7), TIP.PGE/TIP.PGD where tracing starts and stops. Never OVF: the
+ * output is a file, never full.
+ */
+#ifndef EFIPT_PLUGIN_PTGEN_H
+#define EFIPT_PLUGIN_PTGEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PTGEN_BUF (1u << 16)
+#define PTGEN_STACK 64
+
+struct ptgen {
+	/* output: write() gets every full buffer and the rest at the end */
+	bool (*write)(void *ctx, const uint8_t *buf, size_t n);
+	void *ctx;
+	bool failed;		/* a write failed: later packets are dropped */
+	uint32_t psb_period;
+	bool retcomp;		/* compress RETs (not DisRETC) */
+
+	uint64_t bytes;		/* written so far, buffered ones included */
+	uint64_t last_psb;	/* bytes at the last PSB+ */
+	uint64_t packets;
+	uint64_t lastip;
+	uint64_t tnt_bits;
+	uint8_t tnt_n;
+	uint8_t mode;		/* enum x86_mode the decoder was last told */
+	bool mode_sent;		/* ... and whether it was told at all */
+	uint8_t sp, depth;	/* CALL stack: top index, entries (<= 64) */
+	uint64_t stack[PTGEN_STACK];
+	size_t fill;
+	uint8_t buf[PTGEN_BUF];
+};
+
+void ptgen_init(struct ptgen *g, uint32_t psb_period, bool retcomp,
+		bool (*write)(void *ctx, const uint8_t *buf, size_t n), void *ctx);
+
+/* A conditional branch: taken or not (33.4.2.1). */
+void ptgen_jcc(struct ptgen *g, bool taken);
+/* A near CALL (not a zero-length one) whose next IP is ret_to. */
+void ptgen_call(struct ptgen *g, uint64_t ret_to);
+/* A near RET that went to target: a TNT bit if the stack says so, else TIP. */
+void ptgen_ret(struct ptgen *g, uint64_t target);
+/* An indirect or far branch to target, executing in mode there. */
+void ptgen_tip(struct ptgen *g, uint64_t target, unsigned mode);
+/* An asynchronous event (or software interrupt) at from, going to target
+ * in mode: FUP(from), [MODE.Exec], TIP(target) (Table 33-55 cases 11-13). */
+void ptgen_event(struct ptgen *g, uint64_t from, uint64_t target, unsigned mode);
+/* Code size changed without an IP packet to carry it: MODE.Exec now. */
+void ptgen_mode(struct ptgen *g, unsigned mode);
+/* True when psb_period bytes went by since the last PSB+. */
+bool ptgen_psb_due(const struct ptgen *g);
+/* PSB+ with the next instruction's IP (tracing on) or none (off). */
+void ptgen_psb(struct ptgen *g, bool enabled, uint64_t ip, unsigned mode);
+/* Tracing starts at ip in mode: PSB+ when nothing was written yet,
+ * MODE.Exec, TIP.PGE(ip). */
+void ptgen_enable(struct ptgen *g, uint64_t ip, unsigned mode);
+/* Tracing stops before the instruction at ip: FUP(ip), TIP.PGD(). */
+void ptgen_disable(struct ptgen *g, uint64_t ip);
+/* Write out what is buffered; false if any write failed. */
+bool ptgen_flush(struct ptgen *g);
+
+#endif

@@ -1,0 +1,98 @@
+/*
+ * Test-only QEMU plugin: the independent record of an execution that the
+ * efipt-qemu.so trace is compared with. Writes the linear address of every
+ * instruction CPU 0 executes to FILE (not "file=": QEMU takes that as the plugin path), 8 bytes little-endian each, and with
+ * limit=N ends QEMU (exit status 0) after N of them; skip=N leaves the
+ * first N out of the file (one per execution callback: a REP loop makes one
+ * per iteration); from=marker starts at the first start marker instead.
+ *
+ *   -plugin build/tests/insnlog.so,out=FILE[,skip=N|from=marker][,limit=N]
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <qemu/qemu-plugin.h>
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+static FILE *out;
+static uint64_t count, limit, skip;
+static bool from_marker, logging = true;
+/* the start marker (docs/format.md), recognised here on its own */
+static const uint8_t start_marker[8] = { 0x0f, 0x1f, 0x84, 0x00, 0x45, 0x50, 0x54, 0x31 };
+
+static void on_insn(unsigned int vcpu, void *ud)
+{
+	if (vcpu != 0 || !out || !logging)
+		return;
+	uint64_t a = (uint64_t)(uintptr_t)ud;
+	if (count++ >= skip)
+		fwrite(&a, sizeof(a), 1, out);
+	if (count == limit) {
+		/* exit() runs QEMU's atexit work, other plugins' included */
+		fclose(out);
+		out = NULL;
+		exit(0);
+	}
+}
+
+static void on_start_marker(unsigned int vcpu, void *ud)
+{
+	if (vcpu == 0)
+		logging = true;
+	on_insn(vcpu, ud);
+}
+
+static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	(void)id;
+	for (size_t i = 0; i < qemu_plugin_tb_n_insns(tb); i++) {
+		struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
+		bool marker = qemu_plugin_insn_size(in) == sizeof(start_marker) &&
+			      !memcmp(qemu_plugin_insn_data(in), start_marker, sizeof(start_marker));
+		qemu_plugin_register_vcpu_insn_exec_cb(
+			in, marker && from_marker ? on_start_marker : on_insn, QEMU_PLUGIN_CB_NO_REGS,
+			(void *)(uintptr_t)qemu_plugin_insn_vaddr(in));
+	}
+}
+
+static void on_qemu_exit(qemu_plugin_id_t id, void *ud)
+{
+	(void)id;
+	(void)ud;
+	if (out)
+		fclose(out);
+	out = NULL;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	(void)info;
+	const char *file = NULL;
+	for (int i = 0; i < argc; i++) {
+		if (!strncmp(argv[i], "out=", 4))
+			file = argv[i] + 4;
+		else if (!strcmp(argv[i], "from=marker"))
+			from_marker = true, logging = false;
+		else if (!strncmp(argv[i], "skip=", 5))
+			skip = strtoull(argv[i] + 5, NULL, 0);
+		else if (!strncmp(argv[i], "limit=", 6))
+			limit = strtoull(argv[i] + 6, NULL, 0);
+		else {
+			fprintf(stderr, "insnlog: unknown argument '%s'\n", argv[i]);
+			return -1;
+		}
+	}
+	if (!file || !(out = fopen(file, "wb"))) {
+		fprintf(stderr, "insnlog: out=PATH missing or not writable\n");
+		return -1;
+	}
+	setvbuf(out, NULL, _IOFBF, 1 << 20);
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+	qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);
+	return 0;
+}

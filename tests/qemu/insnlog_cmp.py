@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Compare the instructions `efipt insn --no-inst` decoded from an
+efipt-qemu.so trace with insnlog.so's record of the same execution.
+
+usage: insnlog_cmp.py LOG INSN_OUTPUT MANIFEST SKIP [--drop K | --whole]
+
+LOG holds 8-byte addresses, one per execution callback, the first SKIP left
+out; the manifest's trace.first_call says where the trace starts in it.
+Consecutive repeats of one address are one instruction on both sides (a REP
+string instruction runs one callback per iteration). --drop K removes the
+K-th logged instruction first (the check that a difference is found);
+--whole requires the log to end where the trace does (QEMU ended there).
+Prints one line; exit status 0 if the decoded instructions are exactly the
+logged ones from first_call on, as many as the manifest's trace.insns."""
+import json
+import struct
+import sys
+
+
+def collapse(seq):
+    out = []
+    for a in seq:
+        if not out or out[-1] != a:
+            out.append(a)
+    return out
+
+
+def main():
+    log_path, insn_path, man_path, skip = sys.argv[1:5]
+    drop = int(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[5] == '--drop' else None
+    whole = len(sys.argv) > 5 and sys.argv[5] == '--whole'
+    raw = open(log_path, 'rb').read()
+    log = struct.unpack('<%dQ' % (len(raw) // 8), raw[:len(raw) // 8 * 8])
+    tr = json.load(open(man_path))['trace']
+    start = tr['first_call'] - int(skip)
+    if start < 0 or start >= len(log) or log[start] != int(tr['first_ip'], 16):
+        print('trace starts at call %d (%s), not in the log' % (tr['first_call'], tr['first_ip']))
+        return 1
+    want = collapse(log[start:])
+    if drop is not None:
+        del want[drop]
+    got = []
+    for line in open(insn_path):
+        line = line.strip()
+        if not line.startswith('['):
+            got.append(int(line, 16))
+    if len(got) != tr['insns']:
+        print('decoded %d instructions, the manifest says %d' % (len(got), tr['insns']))
+        return 1
+    got = collapse(got)
+    if len(want) < len(got):
+        print('decoded %d instructions, the log has only %d' % (len(got), len(want)))
+        return 1
+    if whole and len(want) != len(got):
+        print('the log has %d instructions, the trace %d' % (len(want), len(got)))
+        return 1
+    for i, (w, g) in enumerate(zip(want, got)):
+        if w != g:
+            print('instruction %d: executed 0x%x, decoded 0x%x' % (i, w, g))
+            return 1
+    print('%d instructions decoded exactly as executed' % len(got))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

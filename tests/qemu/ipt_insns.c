@@ -1,0 +1,100 @@
+/*
+ * Test-only: libipt's instruction flow decoder over a trace and raw code,
+ * for comparing with `efipt insn --no-inst` (both print one address per
+ * instruction, 16 hex digits).
+ *
+ *   ipt_insns TRACE FILE:ADDRESS...
+ *
+ * Exit status 0, or 1 after any decode error (the first is on stderr).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <intel-pt.h>
+
+static uint8_t *slurp(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	rewind(f);
+	uint8_t *b = malloc(n > 0 ? (size_t)n : 1);
+	if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+		free(b);
+		b = NULL;
+	}
+	fclose(f);
+	*size = (size_t)n;
+	return b;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: ipt_insns TRACE FILE:ADDRESS...\n");
+		return 2;
+	}
+	size_t size;
+	uint8_t *buf = slurp(argv[1], &size);
+	if (!buf) {
+		perror(argv[1]);
+		return 2;
+	}
+	struct pt_image *image = pt_image_alloc("code");
+	for (int i = 2; i < argc; i++) {
+		char *colon = strrchr(argv[i], ':');
+		if (!colon) {
+			fprintf(stderr, "%s: expected FILE:ADDRESS\n", argv[i]);
+			return 2;
+		}
+		*colon = 0;
+		uint64_t addr = strtoull(colon + 1, NULL, 0);
+		int st = pt_image_add_file(image, argv[i], 0, UINT64_MAX, NULL, addr);
+		if (st < 0) {
+			fprintf(stderr, "%s: %s\n", argv[i], pt_errstr(pt_errcode(st)));
+			return 2;
+		}
+	}
+	struct pt_config cfg;
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + size;
+	struct pt_insn_decoder *d = pt_insn_alloc_decoder(&cfg);
+	if (!d)
+		return 2;
+	pt_insn_set_image(d, image);
+	unsigned long errors = 0;
+	for (;;) {
+		int st = pt_insn_sync_forward(d);
+		if (st < 0)
+			break;
+		for (;;) {
+			while (st >= 0 && (st & pts_event_pending)) {
+				struct pt_event ev;
+				st = pt_insn_event(d, &ev, sizeof(ev));
+			}
+			if (st < 0)
+				break;
+			struct pt_insn insn;
+			st = pt_insn_next(d, &insn, sizeof(insn));
+			if (st < 0)
+				break;
+			printf("%016" PRIx64 "\n", insn.ip);
+		}
+		if (st == -pte_eos)
+			break;
+		uint64_t off = 0;
+		pt_insn_get_offset(d, &off);
+		if (!errors++)
+			fprintf(stderr, "ipt_insns: %s at offset 0x%" PRIx64 "\n",
+				pt_errstr(pt_errcode(st)), off);
+	}
+	pt_insn_free_decoder(d);
+	pt_image_free(image);
+	free(buf);
+	return errors ? 1 : 0;
+}

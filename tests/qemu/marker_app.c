@@ -1,0 +1,40 @@
+/*
+ * Test-only UEFI application: a region between the trace markers
+ * (docs/format.md) that does calls, returns and conditional branches, then
+ * powers QEMU off through isa-debug-exit (status 1: the plugin's exit=on
+ * normally ends QEMU at the stop marker, with status 0, before that).
+ * No firmware service is called.
+ */
+#include <stdint.h>
+
+#define MARKER_START() __asm__ volatile(".byte 0x0f,0x1f,0x84,0x00,0x45,0x50,0x54,0x31")
+#define MARKER_STOP() __asm__ volatile(".byte 0x0f,0x1f,0x84,0x00,0x45,0x50,0x54,0x30")
+
+static __attribute__((noinline)) uint32_t step(uint32_t x)
+{
+	return (x & 1) ? 3 * x + 1 : x / 2;
+}
+
+static __attribute__((noinline)) uint32_t collatz(uint32_t n)
+{
+	uint32_t c = 0;
+	while (n != 1) {
+		n = step(n);
+		c++;
+	}
+	return c;
+}
+
+uint64_t efi_main(void *image, void *systab);
+uint64_t efi_main(void *image, void *systab)
+{
+	(void)image;
+	(void)systab;
+	volatile uint32_t total = 0;
+	MARKER_START();
+	for (uint32_t i = 1; i < 200; i++)
+		total += collatz(i);
+	MARKER_STOP();
+	__asm__ volatile("outb %0, %1" : : "a"((uint8_t)0), "Nd"((uint16_t)0xf4));
+	return total;
+}

@@ -1,0 +1,320 @@
+/*
+ * The QEMU plugin's inference (ovmf/plugin/infer.c, ptgen.c) without QEMU:
+ * feed it executions of hand-made 64-bit code the way QEMU's callbacks come
+ * (REP iterations repeated, interrupts as jumps to a handler), decode what
+ * it wrote with efipt's flow decoder, and require exactly the instructions
+ * executed, with no decode error; and libipt's pt_insn_next the same.
+ * t_qemu_plugin.sh does the same on OVMF.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <intel-pt.h>
+
+#include "check.h"
+#include "core/pt_flow.h"
+#include "core/pt_image.h"
+#include "ovmf/plugin/infer.h"
+
+#define BASE 0x1000
+static uint8_t code[0x400];
+
+/* the code: offsets from BASE */
+static void put(unsigned off, const char *hex)
+{
+	for (unsigned i = 0; hex[2 * i]; i++) {
+		unsigned v;
+		sscanf(hex + 2 * i, "%2x", &v);
+		code[off + i] = (uint8_t)v;
+	}
+}
+
+static void build_code(void)
+{
+	memset(code, 0x90, sizeof(code));
+	put(0x000, "e8fb000000");	/* 1000 call 1100 */
+	put(0x005, "7402");		/* 1005 jz 1009 */
+	put(0x007, "9090");		/* 1007 nop; 1008 nop */
+	put(0x009, "f3aa");		/* 1009 rep stosb */
+	put(0x00b, "ffe0");		/* 100b jmp rax */
+	put(0x020, "cd03");		/* 1020 int 3 */
+	put(0x022, "90");		/* 1022 nop */
+	put(0x023, "e9d8ffffff");	/* 1023 jmp 1000 */
+	put(0x030, "e80b000000");	/* 1030 call 1040 */
+	put(0x040, "e8bb000000");	/* 1040 call 1100 */
+	put(0x050, "c3");		/* 1050 ret */
+	put(0x100, "90c3");		/* 1100 nop; 1101 ret */
+	put(0x200, "9048cf");		/* 1200 nop; 1201 iretq (handler) */
+	put(0x300, "0f1f844500505431"); /* not a marker (SIB 45): an 8-byte nop */
+	put(0x308, "0f1f840045505431"); /* 1308 start marker */
+	put(0x310, "90");		/* 1310 nop */
+	put(0x311, "0f1f840045505430"); /* 1311 stop marker */
+	put(0x319, "90");		/* 1319 nop */
+}
+
+/* one struct pinsn per address, as QEMU's translation would make */
+static struct pinsn pins[sizeof(code)];
+static bool by_blocks;		/* feed_blocks() instead of one at a time */
+static struct pinsn *pin(uint64_t a)
+{
+	struct pinsn *p = &pins[a - BASE];
+	if (!p->len) {
+		struct x86_insn in;
+		int n = x86_decode(&in, code + (a - BASE), sizeof(code) - (a - BASE), a, X86_MODE_64);
+		if (n <= 0)
+			abort();
+		pinsn_init(p, a, code + (a - BASE), (unsigned)n);
+		p->modes = PINSN_MODE_BIT(X86_MODE_64); /* REX elsewhere in the block */
+	}
+	return p;
+}
+
+static uint8_t trace[1 << 16];
+static size_t trace_len;
+static bool sink(void *ctx, const uint8_t *buf, size_t n)
+{
+	(void)ctx;
+	if (trace_len + n > sizeof(trace))
+		return false;
+	memcpy(trace + trace_len, buf, n);
+	trace_len += n;
+	return true;
+}
+
+struct got {
+	uint64_t ip[4096];
+	size_t n;
+	unsigned errors, interrupts;
+	char first_error[160];
+};
+static void got_run(void *ctx, const struct ptflow_run *r)
+{
+	struct got *g = ctx;
+	uint64_t ip = r->ip;
+	for (uint32_t i = 0; i < r->ninsn && g->n < 4096; i++) {
+		g->ip[g->n++] = ip;
+		ip += r->lens[i];
+	}
+}
+static void got_event(void *ctx, const struct ptflow_event *ev)
+{
+	struct got *g = ctx;
+	if (ev->type == PTFLOW_EV_INTERRUPT)
+		g->interrupts++;
+	if (ev->type == PTFLOW_EV_ERROR && !g->errors++)
+		snprintf(g->first_error, sizeof(g->first_error), "error at 0x%llx",
+			 (unsigned long long)ev->ip);
+}
+
+static int ipt_read(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64_t ip,
+		    void *ctx)
+{
+	(void)asid;
+	int n = ptimg_flat_read(ctx, ip, buf, size);
+	return n > 0 ? n : -pte_nomap;
+}
+
+/* libipt's instruction decoder over the trace: instructions into ip[],
+ * returns their number, or -1 after a decode error */
+static long libipt_decode(uint64_t *ip, size_t cap, bool retcomp)
+{
+	struct ptimg_flat flat = { code, BASE, sizeof(code) };
+	struct pt_image *image = pt_image_alloc("code");
+	pt_image_set_callback(image, ipt_read, &flat);
+	struct pt_config cfg;
+	pt_config_init(&cfg);
+	cfg.begin = trace;
+	cfg.end = trace + trace_len;
+	(void)retcomp; /* libipt needs no DisRETC: it takes a TIP at any RET */
+	struct pt_insn_decoder *d = pt_insn_alloc_decoder(&cfg);
+	pt_insn_set_image(d, image);
+	long n = 0;
+	int st;
+	while ((st = pt_insn_sync_forward(d)) >= 0) {
+		for (;;) {
+			while (st >= 0 && (st & pts_event_pending)) {
+				struct pt_event ev;
+				st = pt_insn_event(d, &ev, sizeof(ev));
+			}
+			if (st < 0)
+				break;
+			struct pt_insn insn;
+			st = pt_insn_next(d, &insn, sizeof(insn));
+			if (st < 0)
+				break;
+			if ((size_t)n < cap)
+				ip[n] = insn.ip;
+			n++;
+		}
+		if (st != -pte_eos) {
+			n = -1;
+			break;
+		}
+	}
+	pt_insn_free_decoder(d);
+	pt_image_free(image);
+	return n;
+}
+
+/*
+ * Run exec[] (what QEMU executed, -1 ends it) through the inference with
+ * cfg, decode, and compare with want[] (-1 ends it). Returns the decoder's
+ * view for more checks.
+ */
+/* Feed exec[] as the plugin does with one callback per block: stretches
+ * of fall-through instructions (at most 4) through infer_exec_run(). */
+static void feed_blocks(struct infer *inf, const int64_t *exec)
+{
+	static struct pinsn blk[64][4];
+	unsigned nb = 0;
+	for (const int64_t *e = exec; *e >= 0 && nb < 64; nb++) {
+		size_t k = 0;
+		bool straight = true;
+		do {
+			blk[nb][k] = *pin((uint64_t)*e);
+			if (blk[nb][k].flags & (PINSN_START | PINSN_STOP))
+				straight = false;
+			k++;
+			e++;
+		} while (k < 4 && *e >= 0 && blk[nb][k - 1].iclass[X86_MODE_64] == X86_IC_OTHER &&
+			 (uint64_t)*e == blk[nb][k - 1].addr + blk[nb][k - 1].len);
+		if (infer_exec_run(inf, blk[nb], k, straight))
+			return;
+	}
+}
+
+static struct got got;
+static void run(const char *name, const struct infer_config *cfg, bool retcomp,
+		const int64_t *exec, const int64_t *want, unsigned interrupts)
+{
+	static struct ptgen gen;
+	struct infer inf;
+	trace_len = 0;
+	ptgen_init(&gen, 256, retcomp, sink, NULL);
+	infer_init(&inf, cfg, &gen);
+	inf.mode = X86_MODE_64;
+	if (by_blocks) {
+		feed_blocks(&inf, exec);
+	} else {
+		for (const int64_t *e = exec; *e >= 0; e++)
+			if (infer_exec(&inf, pin((uint64_t)*e)))
+				break;
+	}
+	infer_finish(&inf);
+	ptgen_flush(&gen);
+
+	static struct ptflow_block cache[64];
+	struct ptimg_flat flat = { code, BASE, sizeof(code) };
+	struct ptflow_config fc;
+	memset(&fc, 0, sizeof(fc));
+	fc.image = (struct ptimg){ ptimg_flat_read, &flat };
+	fc.cache = cache;
+	fc.cache_size = 64;
+	fc.disretc = !retcomp;
+	memset(&got, 0, sizeof(got));
+	struct ptflow_sink fs = { &got, got_run, got_event };
+	static struct ptflow_decoder dec;
+	ptflow_init(&dec, &fc, &fs);
+	ptflow_decode(&dec, trace, trace_len, 0);
+
+	size_t nw = 0;
+	while (want[nw] >= 0)
+		nw++;
+	size_t i = 0;
+	while (i < nw && i < got.n && got.ip[i] == (uint64_t)want[i])
+		i++;
+	char t[160];
+	const char *how = by_blocks ? " (by blocks)" : "";
+	snprintf(t, sizeof(t), "%s%s: decoded = executed, no errors", name, how);
+	CHECKF(!got.errors && i == nw && got.n == nw && inf.traced == nw, t,
+	       "%s; %zu decoded, %zu wanted, %llu traced, first difference at %zu (0x%llx)",
+	       got.errors ? got.first_error : "no error", got.n, nw,
+	       (unsigned long long)inf.traced, i, i < got.n ? (unsigned long long)got.ip[i] : 0ull);
+	static uint64_t lip[4096];
+	long ln = libipt_decode(lip, 4096, retcomp);
+	snprintf(t, sizeof(t), "%s%s: libipt decodes the same", name, how);
+	CHECKF(ln == (long)nw && !memcmp(lip, got.ip, nw * sizeof(uint64_t)), t,
+	       "libipt: %ld instructions%s", ln, ln < 0 ? " (decode error)" : "");
+	snprintf(t, sizeof(t), "%s%s: %u interrupts", name, how, interrupts);
+	CHECKF(got.interrupts == interrupts && inf.events == interrupts, t,
+	       "decoder saw %u, the plugin wrote %llu", got.interrupts,
+	       (unsigned long long)inf.events);
+}
+
+/* QEMU's view: REP iterations call back once each; the handler runs
+ * where an interrupt came. */
+static const int64_t flow_exec[] = {
+	0x1000, 0x1100, 0x1101,			/* call, ret (compressed) */
+	0x1005, 0x1007, 0x1008,			/* jz not taken */
+	0x1009, 0x1009, 0x1009,			/* rep stosb, three iterations */
+	0x100b,					/* jmp rax */
+	0x1020,					/* int 3 */
+	0x1200, 0x1201,				/* handler, iretq */
+	0x1022, 0x1023,				/* nop, jmp 1000 */
+	0x1000, 0x1100,				/* call, nop ... */
+	0x1200, 0x1201,				/* interrupt after the nop */
+	0x1101, 0x1005,				/* ret, jz taken */
+	0x1200, 0x1201,				/* interrupt right after a jz */
+	0x1009, 0x100b,				/* rep stosb (once), jmp rax */
+	0x1023, 0x1000,				/* jmp 1000, call */
+	0x1200, 0x1201,				/* interrupt before the callee */
+	0x1100, 0x1101,				/* nop, ret */
+	0x1022,					/* ... to elsewhere: a TIP */
+	0x1023, 0x1000, 0x1100, 0x1101, 0x1005,	/* compressed again; QEMU
+						 * exits after the jz (left out) */
+	-1
+};
+
+int main(void)
+{
+	build_code();
+	struct infer_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+
+	for (int pass = 0; pass < 2; pass++) {
+		by_blocks = pass == 1;
+		memset(&cfg, 0, sizeof(cfg));
+		/* decoded: the REP instruction once per execution; the INT 3 itself
+		 * is reported at its FUP, before it runs (Table 33-23) */
+		static const int64_t flow_want[] = {
+			0x1000, 0x1100, 0x1101, 0x1005, 0x1007, 0x1008, 0x1009, 0x100b,
+			0x1200, 0x1201, 0x1022, 0x1023, 0x1000, 0x1100, 0x1200, 0x1201,
+			0x1101, 0x1005, 0x1200, 0x1201, 0x1009, 0x100b, 0x1023, 0x1000,
+			0x1200, 0x1201, 0x1100, 0x1101, 0x1022, 0x1023, 0x1000, 0x1100,
+			0x1101, -1
+		};
+		run("calls, jcc, rep, interrupts", &cfg, true, flow_exec, flow_want, 4);
+		run("the same without RET compression", &cfg, false, flow_exec, flow_want, 4);
+
+		/* markers: traced from the start marker up to the stop marker */
+		static const int64_t mark_exec[] = { 0x1000, 0x1100, 0x1101, 0x1005, 0x1300, 0x1308,
+						     0x1310, 0x1311, 0x1319, -1 };
+		static const int64_t mark_want[] = { 0x1308, 0x1310, -1 };
+		cfg.start = INFER_START_MARKER;
+		cfg.stop = INFER_STOP_MARKER;
+		run("start and stop markers", &cfg, true, mark_exec, mark_want, 0);
+
+		/* limit: stops before the instruction after the Nth */
+		static const int64_t lim_want[] = { 0x1000, 0x1100, 0x1101, 0x1005, 0x1007, -1 };
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.limit = 5;
+		run("limit=5", &cfg, true, flow_exec, lim_want, 0);
+
+		/* a RET that misses its CALL (longjmp-like): the RET of the outer
+		 * call may not be compressed, libipt's stack still holds 1045 */
+		static const int64_t miss_exec[] = { 0x1030, 0x1040, 0x1100, 0x1101, 0x1050, 0x1035,
+						     0x1036, -1 };
+		static const int64_t miss_want[] = { 0x1030, 0x1040, 0x1100, 0x1101, 0x1050, 0x1035,
+						     0x1036, -1 };
+		memset(&cfg, 0, sizeof(cfg));
+		run("a RET to elsewhere, then the outer RET", &cfg, true, miss_exec, miss_want, 0);
+
+		/* QEMU exits right after a branch: the branch is left out */
+		static const int64_t exit_exec[] = { 0x1000, 0x1100, 0x1101, 0x1005, -1 };
+		static const int64_t exit_want[] = { 0x1000, 0x1100, 0x1101, -1 };
+		memset(&cfg, 0, sizeof(cfg));
+		run("exit after a jcc", &cfg, true, exit_exec, exit_want, 0);
+	}
+	return check_exit();
+}
