@@ -19,8 +19,7 @@
 #include "decode/commands.h"
 #include "decode/file_io.h"
 #include "decode/pt_sections.h"
-#include "decode/rundir.h"
-#include "decode/rundir_code.h"
+#include "decode/trace_input.h"
 #include "decode/trace_end.h"
 
 /* the most trace bytes read from a pipe (a file is mapped) */
@@ -181,44 +180,6 @@ static int parse_cpu(const char *s, uint32_t *errata)
 	return 0;
 }
 
-/* --run DIR: trace.pt, the code snapshots as sections, and what the
- * manifest says about the CPU (errata) and the trace (DisTNT, DisRETC). */
-static int load_run(struct ptsec_image *im, struct ptflow_config *fc, const char *dir,
-		    char *trace, size_t cap)
-{
-	struct rundir rd;
-	static struct rundir_code code;
-	char err[1024];
-	int rc = -1;
-	if (rundir_open(&rd, dir)) {
-		fprintf(stderr, "efipt insn: %s\n", term_safe(rd.err));
-		goto done;
-	}
-	if (rundir_trace(&rd, trace, cap, err, sizeof(err))) {
-		fprintf(stderr, "efipt insn: %s\n", term_safe(err));
-		goto done;
-	}
-	if (rundir_code_load(&code, &rd, err, sizeof(err))) {
-		fprintf(stderr, "efipt insn: %s\n", term_safe(err));
-		goto done;
-	}
-	for (unsigned i = 0; i < code.view.n; i++) {
-		const struct memview_region *r = &code.view.r[i];
-		if (ptsec_add(im, r->base, r->bytes, r->size, "snapshot")) {
-			fprintf(stderr, "efipt insn: %s\n", im->err);
-			goto done;
-		}
-	}
-	struct flow_facts facts;
-	rundir_flow_facts(&rd, &facts);
-	flow_setup(fc, &facts);
-	rc = 0;
-done:
-	rundir_code_free(&code);
-	rundir_close(&rd);
-	return rc;
-}
-
 int cmd_insn(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -259,7 +220,7 @@ int cmd_insn(int argc, char **argv)
 		switch (c) {
 		case 'p': trace = optarg; break;
 		case 'X':
-			if (load_run(&im, &fc, optarg, run_trace, sizeof(run_trace)))
+			if (trace_input_load_run(&im, &fc, optarg, run_trace, sizeof(run_trace), "insn"))
 				goto out;
 			trace = run_trace;
 			break;

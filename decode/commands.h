@@ -10,5 +10,8 @@ int cmd_packets(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_insn(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
+int cmd_symbols(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
 
 #endif

@@ -20,6 +20,9 @@ static const struct command commands[] = {
 	{ "plan", cmd_plan, "the MSR writes and ToPA tables efipt.efi would use on a CPU" },
 	{ "insn", cmd_insn, "the instructions executed according to a trace and code images" },
 	{ "synth", cmd_synth, "write a synthetic trace (and ground truth) of code images" },
+	{ "symbols", cmd_symbols, "which symbol file names each traced image, and why" },
+	{ "top", cmd_top, "functions by instructions executed (needs --symbols)" },
+	{ "flame", cmd_flame, "folded call stacks for flame graphs" },
 };
 
 static void usage(FILE *f)
