@@ -38,7 +38,7 @@ static void print_path(const struct callstack *cs, const struct symtab *st, uint
 		char name[700];
 		symtab_fn_name(st, cs->node[path[n]].fn, name, sizeof(name));
 		for (char *p = name; *p; p++)
-			if (*p == ';' || *p == ' ' || *p == '\n')
+			if (*p == ';' || *p == '\n')
 				*p = '_'; /* the format's separators */
 		fputs(term_safe(name), stdout);
 		if (n)

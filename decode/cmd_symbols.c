@@ -22,18 +22,51 @@ static void symbols_usage(FILE *f)
 		"code differs is never used: the image's code is then IMAGE`[unknown].\n"
 		"PDB files (MSVC/CLANGPDB builds) are not supported.\n\n"
 		TRACE_INPUT_USAGE
+		"  --lookup ADDR   also name the function and source line at ADDR\n"
+		"                  (repeatable)\n"
 		"\nExit status: 0 listed (with or without symbols), 2 on usage errors or\n"
 		"unreadable inputs.\n");
+}
+
+/* ADDR image`function+0xOFF [file:line] */
+static void print_lookup(struct trace_input *t, const char *arg)
+{
+	unsigned long long a;
+	parse_u64(arg, &a);
+	uint64_t hi;
+	bool entry;
+	uint32_t fn = symtab_lookup(&t->st, a, &hi, &entry);
+	char name[700];
+	symtab_fn_name(&t->st, fn, name, sizeof(name));
+	int32_t im = fn < t->st.nfn ? t->st.fn[fn].image : -1;
+	printf("0x%016llx %s", a, term_safe(name));
+	if (im >= 0) {
+		const struct symimage *m = &t->st.img[im];
+		uint64_t rva = a - m->base;
+		const struct symfunc *f = m->sf ? symfile_func(m->sf, rva) : NULL;
+		const char *file;
+		int line;
+		if (f)
+			printf("+0x%" PRIx64, rva - f->entry);
+		else
+			printf(" (%s+0x%" PRIx64 ")", term_safe(m->name), rva);
+		if (m->sf && !symfile_line(m->sf, rva, &file, &line))
+			printf(" %s:%d", term_safe(file), line);
+	}
+	putchar('\n');
 }
 
 int cmd_symbols(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		TRACE_INPUT_OPTS,
+		{ "lookup", required_argument, 0, 'L' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	struct trace_input t;
+	const char *lookup[64];
+	size_t nlookup = 0;
 	int c, rc = 2;
 	trace_input_init(&t, "symbols");
 	optind = 1;
@@ -42,6 +75,16 @@ int cmd_symbols(int argc, char **argv)
 			symbols_usage(stdout);
 			rc = 0;
 			goto out;
+		}
+		if (c == 'L') {
+			unsigned long long a;
+			if (parse_u64(optarg, &a) || nlookup == 64) {
+				fprintf(stderr, "efipt symbols: --lookup takes an address (at most 64), "
+					"not '%s'\n", optarg);
+				goto out;
+			}
+			lookup[nlookup++] = optarg;
+			continue;
 		}
 		if (c == '?' || trace_input_option(&t, c, optarg)) {
 			if (c == '?')
@@ -85,6 +128,8 @@ int cmd_symbols(int argc, char **argv)
 		}
 	}
 	printf("%zu of %zu images with symbols\n", with, t.nimg);
+	for (size_t i = 0; i < nlookup; i++)
+		print_lookup(&t, lookup[i]);
 	rc = 0;
 out:
 	trace_input_free(&t);

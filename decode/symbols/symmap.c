@@ -234,17 +234,20 @@ static int try_file(struct symimage *im, struct symopts *o, const char *path, in
 		free(sf);
 		return 0;
 	}
+	/* a file without DWARF that names its debug file: that one first */
+	if (!sf->has_dwarf && *sf->debuglink && depth < 2 &&
+	    try_debuglink(im, o, path, sf->debuglink, read, ctx, depth)) {
+		symfile_close(sf);
+		free(sf);
+		return 1;
+	}
 	if (check_code(im, sf, read, ctx)) {
 		im->sf = sf;
 		im->how = how;
 		return 1;
 	}
-	char link[256];
-	snprintf(link, sizeof(link), "%s", sf->debuglink);
 	symfile_close(sf);
 	free(sf);
-	if (*link && depth < 2)
-		return try_debuglink(im, o, path, link, read, ctx, depth);
 	return 0;
 }
 

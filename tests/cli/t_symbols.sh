@@ -1,0 +1,182 @@
+# efipt symbols, top and flame on real build output: efipt.efi and the
+# gnu-efi ELF it was made from (build/efipt.so, with DWARF), traced by the
+# synthesizer. Counts and stacks must equal what an independent reference
+# (tests/cli/stack_ref.py: readelf and objdump, one step per instruction)
+# computes from the trace's instruction sequence; a symbol file that is
+# missing, truncated, stripped or from another build is named, never used.
+. tests/lib.sh
+B=${EFIPT_BUILD:-build}
+EFI=$B/efipt.efi
+SO=$B/efipt.so
+BASE=0x1000000
+PE="--pe $EFI:$BASE"
+if [ ! -f "$EFI" ] || [ ! -f "$SO" ]; then
+	nok "symbols: build output" "$EFI or $SO missing (make all)"
+	exit 0
+fi
+
+# --- matching ---------------------------------------------------------------
+expect_rc "symbols: base name under --symbols FILE" 0 $EFIPT symbols $PE --symbols "$SO"
+contains "symbols: the file used is named" "$TMP/out" "symbols: $SO"
+contains "symbols: matched by base name" "$TMP/out" "matched by: base name"
+contains "symbols: code checked against the image" "$TMP/out" "code: equal to the image"
+contains "symbols: DWARF found" "$TMP/out" "(DWARF, lines)"
+
+mkdir -p "$TMP/tree/a/b" "$TMP/c"
+cp "$SO" "$TMP/tree/a/b/efipt.so"
+expect_rc "symbols: directory searched recursively" 0 $EFIPT symbols $PE --symbols "$TMP/tree"
+contains "symbols: found deep in the tree" "$TMP/out" "symbols: $TMP/tree/a/b/efipt.so"
+
+# the CodeView path an image records, moved with --path-map
+cat >"$TMP/images.json" <<EOM
+{"images": [{"name": "efipt.efi", "base": "$BASE", "size": 364544, "pdb": "/old/build/efipt.so"}]}
+EOM
+expect_rc "symbols: recorded path with --path-map" 0 $EFIPT symbols $PE --images "$TMP/images.json" --path-map "/old/build=$TMP/tree/a/b"
+contains "symbols: matched by codeview path" "$TMP/out" "matched by: codeview path"
+expect_rc "symbols: wrong --path-map" 0 $EFIPT symbols $PE --images "$TMP/images.json" --path-map "/old/build=$TMP/nowhere"
+contains "symbols: wrong --path-map named" "$TMP/out" "$TMP/nowhere/efipt.so: recorded build path not found (after --path-map)"
+contains "symbols: no symbols then" "$TMP/out" "symbols: none"
+expect_rc "symbols: --path-map without =" 2 $EFIPT symbols $PE --path-map /old
+contains "symbols: --path-map syntax named" "$TMP/err" "--path-map wants OLD=NEW"
+
+# PDB paths (MSVC/CLANGPDB builds) are not supported: said, not guessed
+sed 's|/old/build/efipt.so|C:\\\\build\\\\efipt.pdb|' "$TMP/images.json" >"$TMP/pdb.json"
+expect_rc "symbols: PDB path" 0 $EFIPT symbols $PE --images "$TMP/pdb.json"
+contains "symbols: PDB not supported said" "$TMP/out" "PDB symbols (MSVC/CLANGPDB builds) are not supported"
+
+# another build: one code byte changed (not at a relocation site)
+off=$(readelf -SW "$SO" | sed -n 's/.* \.text  *PROGBITS  *[0-9a-f]*  *\([0-9a-f]*\) .*/\1/p')
+cp "$SO" "$TMP/c/efipt.so"
+python3 - "$TMP/c/efipt.so" $((0x$off + 0x200)) <<'EOP'
+import sys
+p, at = sys.argv[1], int(sys.argv[2])
+d = bytearray(open(p, "rb").read())
+d[at] ^= 0xff
+open(p, "wb").write(d)
+EOP
+expect_rc "symbols: other build" 0 $EFIPT symbols $PE --symbols "$TMP/c/efipt.so"
+contains "symbols: mismatch named with file and place" "$TMP/out" "$TMP/c/efipt.so: code differs from the image at .text+0x200"
+contains "symbols: mismatch not used" "$TMP/out" "symbols: none"
+$EFIPT synth --out "$TMP/s.pt" --truth "$TMP/s.truth" $PE --insns 20000 --seed 5 2>/dev/null
+expect_rc "top: mismatched symbols" 0 $EFIPT top --pt "$TMP/s.pt" $PE --symbols "$TMP/c/efipt.so" --format csv
+if grep -v '^image,' "$TMP/out" | grep -qv '"efipt.efi","\[unknown\]"'; then
+	nok "top: no names from a mismatched file" "$(head -3 "$TMP/out")"
+else
+	ok "top: no names from a mismatched file"
+fi
+
+head -c 3000 "$SO" >"$TMP/c/trunc.so"
+cp "$TMP/c/trunc.so" "$TMP/c/efipt.so"
+expect_rc "symbols: truncated file" 0 $EFIPT symbols $PE --symbols "$TMP/c/efipt.so"
+contains "symbols: truncated file named" "$TMP/out" "note: $TMP/c/efipt.so: "
+contains "symbols: truncated file not used" "$TMP/out" "symbols: none"
+
+objcopy --strip-all -R .dynsym -R .dynstr "$SO" "$TMP/c/efipt.so"
+expect_rc "symbols: stripped file" 0 $EFIPT symbols $PE --symbols "$TMP/c/efipt.so"
+contains "symbols: stripped file named" "$TMP/out" "$TMP/c/efipt.so: no functions (no DWARF, no .symtab: a stripped file)"
+
+# a stripped file whose .gnu_debuglink names the full one
+mkdir -p "$TMP/dl"
+cp "$SO" "$TMP/dl/efipt-full.debug"
+objcopy --strip-all --add-gnu-debuglink="$TMP/dl/efipt-full.debug" "$SO" "$TMP/dl/efipt.so"
+expect_rc "symbols: gnu_debuglink" 0 $EFIPT symbols $PE --symbols "$TMP/dl"
+contains "symbols: matched by gnu_debuglink" "$TMP/out" "matched by: gnu_debuglink"
+contains "symbols: the debuglink file used" "$TMP/out" "symbols: $TMP/dl/efipt-full.debug"
+
+expect_rc "symbols: missing --symbols path" 2 $EFIPT symbols $PE --symbols "$TMP/none"
+contains "symbols: missing path named" "$TMP/err" "--symbols $TMP/none: not a directory or a file"
+expect_rc "symbols: no symbols given" 0 $EFIPT symbols $PE
+contains "symbols: what is missing said" "$TMP/out" "no symbol file for efipt: give its build directory or file with --symbols"
+
+# --lookup: function and line, as binutils' addr2line has them
+fa=$(nm "$SO" | awk '$3 == "efi_main" { print $1 }')
+a=$(printf '0x%x' $((BASE + 0x$fa + 4)))
+$EFIPT symbols $PE --symbols "$SO" --lookup $a >"$TMP/out" 2>&1
+want=$(addr2line -e "$SO" $(printf '0x%x' $((0x$fa + 4))))
+contains "symbols: --lookup function" "$TMP/out" "efipt.efi\`efi_main+0x4"
+contains "symbols: --lookup line as addr2line" "$TMP/out" "$(basename "${want%% *}")"
+
+# --- counts and stacks against the reference ----------------------------------
+# reference input: the decoder's listing (instructions and events); its
+# instructions must be the synthesizer's ground truth
+check_trace() {
+	name=$1
+	shift
+	flags=""
+	case "$*" in *--distnt*) flags="--distnt --disretc" ;; esac
+	$EFIPT synth --out "$TMP/t.pt" --truth "$TMP/t.truth" $PE --insns 60000 "$@" 2>/dev/null
+	$EFIPT insn --pt "$TMP/t.pt" $PE --no-inst $flags >"$TMP/t.lst"
+	if [ -z "$flags" ] && ! grep -v '^\[' "$TMP/t.lst" | cmp -s - "$TMP/t.truth"; then
+		nok "$name: decoder listing is the ground truth" "differs"
+		return
+	fi
+	python3 tests/cli/stack_ref.py "$SO" $BASE efipt.efi "$TMP/t.lst" "$TMP/ref.csv" "$TMP/ref.folded"
+	$EFIPT top --pt "$TMP/t.pt" $PE $flags --symbols "$SO" --format csv >"$TMP/top.csv"
+	if [ "$(tail -n +2 "$TMP/top.csv" | sort)" = "$(tail -n +2 "$TMP/ref.csv" | sort)" ] &&
+	   [ "$(head -1 "$TMP/top.csv")" = "image,function,excl,incl,calls" ]; then
+		ok "$name: top equals the reference"
+	else
+		nok "$name: top equals the reference" "$(diff "$TMP/ref.csv" "$TMP/top.csv" | head -5)"
+	fi
+	$EFIPT flame --pt "$TMP/t.pt" $PE $flags --symbols "$SO" >"$TMP/flame"
+	if [ "$(sort "$TMP/flame")" = "$(sort "$TMP/ref.folded")" ]; then
+		ok "$name: flame equals the reference"
+	else
+		nok "$name: flame equals the reference" "$(diff "$TMP/ref.folded" "$TMP/flame" | head -3 | cut -c1-200)"
+	fi
+	n=$(grep -vc '^\[' "$TMP/t.lst")
+	s=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/flame")
+	[ "$n" = "$s" ] && ok "$name: flame counts every instruction once" || nok "$name: flame counts every instruction once" "$s of $n"
+}
+check_trace "stack: plain" --seed 3
+check_trace "stack: interrupts" --seed 4 --interrupts 300
+check_trace "stack: overflows" --seed 5 --ovf 300
+check_trace "stack: disables" --seed 6 --disable 3000
+check_trace "stack: DisRETC" --seed 7 --disretc
+check_trace "stack: DisTNT gaps" --seed 8 --distnt --disretc
+check_trace "stack: everything" --seed 9 --interrupts 200 --ovf 200 --disable 2000
+
+# jsonl rows
+$EFIPT top --pt "$TMP/t.pt" $PE --symbols "$SO" --format jsonl >"$TMP/top.jsonl"
+if python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert rows and all(set(r) == {"image", "function", "excl", "incl", "calls"} for r in rows)
+assert all(r["incl"] >= r["excl"] or r["function"] == "[unknown]" for r in rows)
+' "$TMP/top.jsonl"; then ok "top: jsonl rows"; else nok "top: jsonl rows" "$(head -2 "$TMP/top.jsonl")"; fi
+expect_rc "top: bad --format" 2 $EFIPT top --pt "$TMP/t.pt" $PE --format xml
+contains "top: bad --format named" "$TMP/err" "--format takes text, jsonl or csv, not 'xml'"
+expect_rc "top: --by image" 0 $EFIPT top --pt "$TMP/t.pt" $PE --by image
+contains "top: --by image lists the image" "$TMP/out" "100.00%  efipt.efi"
+expect_rc "top: no trace" 2 $EFIPT top $PE
+contains "top: no trace said" "$TMP/err" "no trace: give a run directory or --pt TRACE"
+
+# --- a run directory: efipt.efi relocated in a memory snapshot ----------------
+D=$TMP/run
+mkdir -p "$D"
+python3 tests/cli/pe_snapshot.py "$EFI" $BASE "$D/mem-0000000001000000.bin" >"$TMP/pages"
+pages=$(( $(cat "$TMP/pages") / 4096 ))
+$EFIPT synth --out "$D/trace.pt" --raw "$D/mem-0000000001000000.bin:$BASE" --start $((BASE + 0x$fa)) --insns 20000 --seed 2 2>/dev/null
+cat >"$D/memmap.json" <<EOM
+{"regions": [{"type": "LoaderCode", "phys": "$BASE", "pages": $pages, "attr": "0xf", "snapshot": "mem-0000000001000000.bin"}]}
+EOM
+cat >"$D/images.json" <<EOM
+{"images": [{"name": "efipt.efi", "base": "$BASE", "size": 364544, "code_type": "LoaderCode", "path": "", "pdb": "/build/elsewhere/efipt.so"}]}
+EOM
+files=""
+for f in trace.pt memmap.json images.json mem-0000000001000000.bin; do
+	files="$files${files:+,}{\"name\":\"$f\",\"size\":$(stat -c %s "$D/$f"),\"status\":\"written\"}"
+done
+cat >"$D/manifest.json" <<EOM
+{"format":"efipt-run","format_version":1,"efipt_version":"0.1.0","efipt_gitrev":"x",
+ "run_id":"20260101-000000-000","started":"2026-01-01T00:00:00","command":"trace",
+ "command_line":"trace","firmware":{"vendor":"EDK II","revision":"0x1","uefi":"2.7"},
+ "cpu":{"vendor":"GenuineIntel","signature":"0x000506e3","family":6,"model":94,"stepping":3},
+ "files":[$files],
+ "status":{"result":"ok","efi_status":"EFI_SUCCESS","message":"trace"}}
+EOM
+expect_rc "run dir: symbols" 0 $EFIPT symbols "$D" --path-map /build/elsewhere="$(dirname "$SO")"
+contains "run dir: matched by the recorded path" "$TMP/out" "matched by: codeview path"
+contains "run dir: checked against the snapshot" "$TMP/out" "code: equal to the image"
+expect_rc "run dir: top" 0 $EFIPT top "$D" --symbols "$SO"
+contains "run dir: top names efi_main" "$TMP/out" "efipt.efi\`efi_main"
