@@ -26,21 +26,48 @@ static void flame_usage(FILE *f)
 		"unreadable inputs or a write error.\n");
 }
 
+/* Frame names as printed, made once per function. */
+struct names {
+	char **s;
+	uint32_t n;
+};
+
+static const char *frame_name(struct names *nm, const struct symtab *st, uint32_t fn)
+{
+	if (fn >= nm->n) {
+		uint32_t n = nm->n ? nm->n : 256;
+		while (n <= fn)
+			n *= 2;
+		char **a = realloc(nm->s, n * sizeof(*a));
+		if (!a)
+			return "[unknown]";
+		memset(a + nm->n, 0, (n - nm->n) * sizeof(*a));
+		nm->s = a;
+		nm->n = n;
+	}
+	if (!nm->s[fn]) {
+		char name[700];
+		symtab_fn_name(st, fn, name, sizeof(name));
+		for (char *p = name; *p; p++)
+			if (*p == ';' || *p == '\n')
+				*p = '_'; /* the format's separators */
+		nm->s[fn] = strdup(term_safe(name));
+		if (!nm->s[fn])
+			return "[unknown]";
+	}
+	return nm->s[fn];
+}
+
 /* The frames from the root to node, ';'-separated (iterative: stacks may
  * be deep). path holds CS_MAX_DEPTH + 2 entries. */
 static void print_path(const struct callstack *cs, const struct symtab *st, uint32_t node,
-		       uint32_t *path)
+		       uint32_t *path, struct names *nm)
 {
 	uint32_t n = 0;
 	for (; node && n < CS_MAX_DEPTH + 2; node = cs->node[node].parent)
 		path[n++] = node;
 	while (n--) {
-		char name[700];
-		symtab_fn_name(st, cs->node[path[n]].fn, name, sizeof(name));
-		for (char *p = name; *p; p++)
-			if (*p == ';' || *p == '\n')
-				*p = '_'; /* the format's separators */
-		fputs(term_safe(name), stdout);
+		fputs(frame_name(nm, st, cs->node[path[n]].fn), stdout);
 		if (n)
 			putchar(';');
 	}
@@ -55,6 +82,7 @@ int cmd_flame(int argc, char **argv)
 	};
 	struct trace_input t;
 	struct callstack cs;
+	struct names nm = { 0 };
 	int c, rc = 2;
 	trace_input_init(&t, "flame");
 	memset(&cs, 0, sizeof(cs));
@@ -93,12 +121,15 @@ int cmd_flame(int argc, char **argv)
 	for (uint32_t n = 1; n < cs.nnode; n++) {
 		if (!cs.node[n].insns)
 			continue;
-		print_path(&cs, &t.st, n, path);
+		print_path(&cs, &t.st, n, path, &nm);
 		printf(" %" PRIu64 "\n", cs.node[n].insns);
 	}
 	free(path);
 	rc = errs ? 1 : 0;
 out:
+	for (uint32_t i = 0; i < nm.n; i++)
+		free(nm.s[i]);
+	free(nm.s);
 	cs_free(&cs);
 	trace_input_free(&t);
 	return rc; /* main's finish_stdout() checks the writes */

@@ -176,7 +176,10 @@ int cmd_top(int argc, char **argv)
 	uint64_t total = cs.insns ? cs.insns : 1;
 	if (fmt == 0) {
 		printf("%" PRIu64 " instructions, %" PRIu64 " gaps, %" PRIu64
-		       " returns without a matching call\n", cs.insns, cs.gaps, cs.unmatched_rets);
+		       " returns without a matching call", cs.insns, cs.gaps, cs.unmatched_rets);
+		if (cs.too_deep)
+			printf(", %" PRIu64 " stacks cut at %u frames", cs.too_deep, CS_MAX_DEPTH);
+		putchar('\n');
 		if (by_image)
 			printf("%14s %7s  image\n", "insns", "share");
 		else

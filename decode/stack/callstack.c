@@ -40,6 +40,10 @@ static uint32_t child(struct callstack *cs, uint32_t parent, uint32_t fn)
 			return cs->node_hash[i] - 1;
 		i = (i + 1) & (cs->node_hash_cap - 1);
 	}
+	if (cs->nnode >= CS_MAX_NODES) {
+		cs->tree_full++;
+		return parent ? parent : 1;
+	}
 	if (cs->nnode == cs->node_cap) {
 		struct cs_node *n = realloc(cs->node, (size_t)cs->node_cap * 2 * sizeof(*n));
 		if (!n) {
@@ -70,6 +74,7 @@ int cs_init(struct callstack *cs, struct symtab *st, const struct cs_listener *l
 		return -1;
 	cs->node[0] = (struct cs_node){ 0, SYMFN_UNKNOWN, 0 };
 	cs->nnode = 1;
+	child(cs, 0, SYMFN_UNKNOWN); /* node 1: where paths go when the tree is full */
 	return 0;
 }
 
@@ -81,12 +86,13 @@ void cs_free(struct callstack *cs)
 	memset(cs, 0, sizeof(*cs));
 }
 
+static void close_all(struct callstack *cs, int why);
+
 static void push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uint64_t ret)
 {
 	if (cs->depth == CS_MAX_DEPTH) {
-		/* deeper than any real stack: the oldest frames are lost */
 		cs->too_deep++;
-		return;
+		close_all(cs, CS_LEAVE_UNKNOWN_END); /* the call is the new bottom */
 	}
 	uint32_t parent = cs->depth ? cs->f[cs->depth - 1].node : 0;
 	if (enter == CS_ENTER_UNKNOWN_CALLER)
@@ -184,6 +190,11 @@ static void arrive(struct callstack *cs, uint64_t ip)
 		case X86_IC_SYSRET:
 		case X86_IC_SYSEXIT:
 			do_return(cs, ip);
+			if (!cs->depth) {
+				/* it returned from the bottom frame (a cut stack) */
+				push(cs, fn, CS_ENTER_ROOT, false, 0);
+				return;
+			}
 			break;
 		default:
 			break;

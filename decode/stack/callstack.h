@@ -71,7 +71,13 @@ struct cs_listener {
 	void (*insns)(void *ctx, const struct callstack *cs, uint64_t ip, uint32_t n);
 };
 
-#define CS_MAX_DEPTH 65536
+/* A stack deeper than this is cut: every frame is closed (unknown end) and
+ * the call's frame is the new bottom. Firmware stacks are far shallower; runaway
+ * depth comes from flows whose returns the trace does not show. */
+#define CS_MAX_DEPTH 1024
+/* Call tree nodes at most (16 bytes each, plus the index): a new path past
+ * that counts for its deepest known node. */
+#define CS_MAX_NODES (1u << 22)
 
 struct callstack {
 	struct symtab *st;
@@ -79,7 +85,7 @@ struct callstack {
 	struct cs_frame *f;	/* f[0..depth) */
 	uint32_t depth;
 	uint64_t insns;		/* instructions so far */
-	uint64_t gaps, unmatched_rets, too_deep;
+	uint64_t gaps, unmatched_rets, too_deep, tree_full;
 	struct cs_node *node;	/* call tree */
 	uint32_t nnode, node_cap;
 	uint32_t *node_hash;	/* (parent, fn) -> node + 1 */

@@ -94,7 +94,13 @@ excl, incl, calls, on, since = {}, {}, {}, {}, {}
 T = 0
 
 
+MAX_DEPTH = 1024  # deeper: every frame closes, the new one is the bottom
+
+
 def enter(fn, how, ret):
+    if len(stack) == MAX_DEPTH:
+        while stack:
+            leave()
     parent = stack[-1][1] if stack else 0
     if how == "unknown_caller":
         parent = child(0, FN_UNKNOWN_CALLER)
@@ -157,6 +163,9 @@ def arrive(ip):
         if j >= 0:
             while len(stack) > j:
                 leave()
+            if not stack:
+                enter(fn, "root", None)
+                return
         elif len(stack) > 1:
             leave()
         else:

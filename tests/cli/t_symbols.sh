@@ -180,3 +180,40 @@ contains "run dir: matched by the recorded path" "$TMP/out" "matched by: codevie
 contains "run dir: checked against the snapshot" "$TMP/out" "code: equal to the image"
 expect_rc "run dir: top" 0 $EFIPT top "$D" --symbols "$SO"
 contains "run dir: top names efi_main" "$TMP/out" "efipt.efi\`efi_main"
+
+# --- an ELF with .symtab only: a chain of 1100 nested calls -------------------
+# deeper than the model's 1024 frames: the stack is cut, and returns then
+# run off its bottom (this once read below the stack)
+python3 -c '
+n = 1100
+print(".text")
+for k in range(n):
+    print(".globl f%d\n.type f%d,@function\nf%d:" % (k, k, k))
+    if k + 1 < n:
+        print("  call f%d" % (k + 1))
+    print("  ret\n.size f%d,.-f%d" % (k, k))
+' >"$TMP/deep.s"
+if as -o "$TMP/deep.o" "$TMP/deep.s" && ld -o "$TMP/deep.elf" -Ttext=0x401000 -e f0 "$TMP/deep.o"; then
+	DE="--elf $TMP/deep.elf"
+	$EFIPT synth --out "$TMP/d.pt" $DE --insns 10000 2>/dev/null
+	expect_rc "deep: symbols from .symtab" 0 $EFIPT symbols $DE
+	contains "deep: .symtab functions" "$TMP/out" "functions: 1100 (.symtab only, no lines)"
+	expect_rc "deep: top" 0 $EFIPT top --pt "$TMP/d.pt" $DE
+	contains "deep: stacks cut" "$TMP/out" "stacks cut at 1024 frames"
+	$EFIPT insn --pt "$TMP/d.pt" $DE --no-inst >"$TMP/d.lst"
+	python3 tests/cli/stack_ref.py "$TMP/deep.elf" 0 deep.elf "$TMP/d.lst" "$TMP/ref.csv" "$TMP/ref.folded"
+	$EFIPT top --pt "$TMP/d.pt" $DE --format csv >"$TMP/top.csv"
+	if [ "$(tail -n +2 "$TMP/top.csv" | sort)" = "$(tail -n +2 "$TMP/ref.csv" | sort)" ]; then
+		ok "deep: top equals the reference"
+	else
+		nok "deep: top equals the reference" "$(diff "$TMP/ref.csv" "$TMP/top.csv" | head -5)"
+	fi
+	expect_rc "deep: flame" 0 $EFIPT flame --pt "$TMP/d.pt" $DE
+	if [ "$(sort "$TMP/out")" = "$(sort "$TMP/ref.folded")" ]; then
+		ok "deep: flame equals the reference"
+	else
+		nok "deep: flame equals the reference" "$(diff "$TMP/ref.folded" "$TMP/out" | head -3 | cut -c1-200)"
+	fi
+else
+	nok "deep: test ELF" "as/ld failed"
+fi
