@@ -168,7 +168,8 @@ int cmd_top(int argc, char **argv)
 		w->incl = e->incl;
 		w->calls = e->calls;
 	}
-	qsort(rows, nrows, sizeof(*rows), by_excl);
+	if (nrows)
+		qsort(rows, nrows, sizeof(*rows), by_excl);
 	if (!have_limit)
 		limit = fmt == 0 ? 30 : nrows;
 	if (limit > nrows)

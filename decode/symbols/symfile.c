@@ -249,7 +249,8 @@ int symfile_open(struct symfile *sf, const char *path, char *err, size_t errlen)
 			goto oom;
 	}
 	size_t ndwarf = sf->nfuncs;
-	qsort(sf->funcs, ndwarf, sizeof(*sf->funcs), by_lo);
+	if (ndwarf)
+		qsort(sf->funcs, ndwarf, sizeof(*sf->funcs), by_lo);
 	/* .symtab, else .dynsym */
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
 	GElf_Shdr sh, symsh, dynsh;
@@ -298,7 +299,8 @@ int symfile_open(struct symfile *sf, const char *path, char *err, size_t errlen)
 	if (symtab ? read_symtab(sf, symtab, &symsh, ndwarf)
 		   : dynsym ? read_symtab(sf, dynsym, &dynsh, ndwarf) : 0)
 		goto oom;
-	qsort(sf->funcs, sf->nfuncs, sizeof(*sf->funcs), by_lo);
+	if (sf->nfuncs)
+		qsort(sf->funcs, sf->nfuncs, sizeof(*sf->funcs), by_lo);
 	/* no overlaps: a range ends where the next begins; duplicates go */
 	size_t w = 0;
 	for (size_t i = 0; i < sf->nfuncs; i++) {
@@ -310,7 +312,8 @@ int symfile_open(struct symfile *sf, const char *path, char *err, size_t errlen)
 		sf->funcs[w++] = sf->funcs[i];
 	}
 	sf->nfuncs = w;
-	qsort(sf->relocs, sf->nrelocs, sizeof(*sf->relocs), by_u64);
+	if (sf->nrelocs)
+		qsort(sf->relocs, sf->nrelocs, sizeof(*sf->relocs), by_u64);
 	return 0;
 oom:
 	fail(err, errlen, path, "out of memory");

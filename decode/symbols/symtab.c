@@ -76,7 +76,8 @@ int symtab_init(struct symtab *st, struct symimage *img, size_t n)
 	memset(st, 0, sizeof(*st));
 	st->img = img;
 	st->nimg = n;
-	qsort(img, n, sizeof(*img), by_base);
+	if (n)
+		qsort(img, n, sizeof(*img), by_base);
 	st->fn_cap = 1024;
 	st->fn = malloc(st->fn_cap * sizeof(*st->fn));
 	st->cache = calloc(SYMTAB_CACHE, sizeof(*st->cache));

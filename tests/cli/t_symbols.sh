@@ -6,6 +6,8 @@
 # missing, truncated, stripped or from another build is named, never used.
 . tests/lib.sh
 B=${EFIPT_BUILD:-build}
+# the firmware build is not sanitized: build/ has it when build/san/ does not
+[ -f "$B/efipt.efi" ] || B=build
 EFI=$B/efipt.efi
 SO=$B/efipt.so
 BASE=0x1000000
