@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	{ "symbols", cmd_symbols, "which symbol file names each traced image, and why" },
 	{ "top", cmd_top, "functions by instructions executed (needs --symbols)" },
 	{ "flame", cmd_flame, "folded call stacks for flame graphs" },
+	{ "calls", cmd_calls, "the call trace, indented by stack depth" },
 };
 
 static void usage(FILE *f)

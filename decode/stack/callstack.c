@@ -98,7 +98,7 @@ static void push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uin
 	if (enter == CS_ENTER_UNKNOWN_CALLER)
 		parent = child(cs, 0, SYMFN_UNKNOWN_CALLER);
 	struct cs_frame *f = &cs->f[cs->depth++];
-	*f = (struct cs_frame){ fn, child(cs, parent, fn), ret, has_ret, (uint8_t)enter };
+	*f = (struct cs_frame){ cs->at, fn, child(cs, parent, fn), ret, has_ret, (uint8_t)enter };
 	if (cs->ls.enter)
 		cs->ls.enter(cs->ls.ctx, cs, f);
 }
@@ -162,6 +162,7 @@ static void arrive(struct callstack *cs, uint64_t ip)
 	uint64_t hi;
 	bool entry;
 	uint32_t fn = symtab_lookup(cs->st, ip, &hi, &entry);
+	cs->at = ip;
 	if (!cs->depth) {
 		push(cs, fn, CS_ENTER_ROOT, false, 0);
 		cs->pend = false;
@@ -214,8 +215,10 @@ void cs_on_run(void *ctx, const struct ptflow_run *r)
 		uint64_t hi;
 		bool entry;
 		uint32_t fn = symtab_lookup(cs->st, ip, &hi, &entry);
-		if (i)
+		if (i) {
+			cs->at = ip;
 			set_top(cs, fn, entry); /* fell through into another function */
+		}
 		uint64_t start = ip;
 		uint32_t k = 0;
 		do {
@@ -245,6 +248,7 @@ void cs_on_event(void *ctx, const struct ptflow_event *ev)
 			uint64_t hi;
 			bool entry;
 			uint32_t fn = symtab_lookup(cs->st, ev->target, &hi, &entry);
+			cs->at = ev->target;
 			if (!cs->depth)
 				push(cs, fn, CS_ENTER_ROOT, false, 0);
 			else

@@ -48,6 +48,7 @@ enum cs_leave {
 };
 
 struct cs_frame {
+	uint64_t ip;		/* where it began (call target, handler, ...) */
 	uint32_t fn;
 	uint32_t node;		/* call tree node (cs_node) of this frame */
 	uint64_t ret;		/* return address that ends it */
@@ -90,6 +91,7 @@ struct callstack {
 	uint32_t nnode, node_cap;
 	uint32_t *node_hash;	/* (parent, fn) -> node + 1 */
 	uint32_t node_hash_cap;
+	uint64_t at;		/* the address control is arriving at */
 	bool pend;		/* the last run ended in pend_class at pend_end */
 	uint8_t pend_class;
 	uint64_t pend_end;

@@ -219,3 +219,34 @@ if as -o "$TMP/deep.o" "$TMP/deep.s" && ld -o "$TMP/deep.elf" -Ttext=0x401000 -e
 else
 	nok "deep: test ELF" "as/ld failed"
 fi
+
+# --- efipt calls ----------------------------------------------------------------
+$EFIPT synth --out "$TMP/c.pt" $PE --insns 20000 --seed 4 --interrupts 100 2>/dev/null
+expect_rc "calls: runs" 0 $EFIPT calls --pt "$TMP/c.pt" $PE --symbols "$SO"
+cp "$TMP/out" "$TMP/calls"
+# every call, tail call and interrupt top counts is one line here
+n=$(grep -cv -e '(root)' -e '(jump)' -e '(unknown caller)' -e '-- gap --' "$TMP/calls")
+$EFIPT top --pt "$TMP/c.pt" $PE --symbols "$SO" --format csv >"$TMP/top.csv"
+m=$(awk -F, 'NR > 1 { s += $NF } END { print s + 0 }' "$TMP/top.csv")
+[ "$n" -gt 0 ] && [ "$n" = "$m" ] && ok "calls: one line per call top counts" || nok "calls: one line per call top counts" "$n lines, $m calls"
+contains "calls: a DWARF function named" "$TMP/calls" "efipt.efi\`efi_main"
+# without symbols: Image+0xRVA of the entry
+$EFIPT calls --pt "$TMP/c.pt" $PE >"$TMP/nosym"
+contains "calls: Image+0xRVA without symbols" "$TMP/nosym" "efipt.efi+0x$(printf '%x' $((0x$fa)))"
+# --function: only frames under it, it at the left
+$EFIPT calls --pt "$TMP/c.pt" $PE --symbols "$SO" --function sb_vprintf --depth 2 >"$TMP/f"
+if [ -s "$TMP/f" ] && awk '
+	/^ *[0-9]+  [^ ]/ { if ($2 != "efipt.efi`sb_vprintf") bad = 1; next }
+	/^ *[0-9]+    [^ ]/ { next }
+	{ bad = 1 } END { exit bad }' "$TMP/f"; then
+	ok "calls: --function NAME --depth 2"
+else
+	nok "calls: --function NAME --depth 2" "$(head -5 "$TMP/f")"
+fi
+$EFIPT calls --pt "$TMP/c.pt" $PE --symbols "$SO" --lines --function efi_main --depth 1 >"$TMP/l"
+want=$(addr2line -e "$SO" 0x$fa)
+contains "calls: --lines as addr2line" "$TMP/l" "$(basename "${want%% *}")"
+$EFIPT calls --pt "$TMP/c.pt" $PE --symbols "$SO" --from 1000 --to 2000 >"$TMP/w"
+if [ -s "$TMP/w" ] && awk '$1 < 1000 || $1 >= 2000 { exit 1 }' "$TMP/w"; then ok "calls: --from/--to window"; else nok "calls: --from/--to window" "$(head -3 "$TMP/w")"; fi
+expect_rc "calls: bad --depth" 2 $EFIPT calls --pt "$TMP/c.pt" $PE --depth x
+contains "calls: bad --depth named" "$TMP/err" "--depth takes a number, not 'x'"
