@@ -163,6 +163,7 @@ int cmd_calls(int argc, char **argv)
 		fprintf(stderr, "efipt calls: out of memory\n");
 		goto out;
 	}
+	cs.tree = false;
 	long errs = analysis_decode(&t, &cs);
 	if (errs < 0)
 		goto out;

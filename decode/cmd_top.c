@@ -131,6 +131,7 @@ int cmd_top(int argc, char **argv)
 		fprintf(stderr, "efipt top: out of memory\n");
 		goto out;
 	}
+	cs.tree = false;
 	long errs = analysis_decode(&t, &cs);
 	if (errs < 0 || p.oom)
 		goto out;

@@ -75,6 +75,7 @@ int cs_init(struct callstack *cs, struct symtab *st, const struct cs_listener *l
 	cs->node[0] = (struct cs_node){ 0, SYMFN_UNKNOWN, 0 };
 	cs->nnode = 1;
 	child(cs, 0, SYMFN_UNKNOWN); /* node 1: where paths go when the tree is full */
+	cs->tree = true;
 	return 0;
 }
 
@@ -94,11 +95,15 @@ static void push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uin
 		cs->too_deep++;
 		close_all(cs, CS_LEAVE_UNKNOWN_END); /* the call is the new bottom */
 	}
-	uint32_t parent = cs->depth ? cs->f[cs->depth - 1].node : 0;
-	if (enter == CS_ENTER_UNKNOWN_CALLER)
-		parent = child(cs, 0, SYMFN_UNKNOWN_CALLER);
+	uint32_t node = 0;
+	if (cs->tree) {
+		uint32_t parent = cs->depth ? cs->f[cs->depth - 1].node : 0;
+		if (enter == CS_ENTER_UNKNOWN_CALLER)
+			parent = child(cs, 0, SYMFN_UNKNOWN_CALLER);
+		node = child(cs, parent, fn);
+	}
 	struct cs_frame *f = &cs->f[cs->depth++];
-	*f = (struct cs_frame){ cs->at, fn, child(cs, parent, fn), ret, has_ret, (uint8_t)enter };
+	*f = (struct cs_frame){ cs->at, fn, node, ret, has_ret, (uint8_t)enter };
 	if (cs->ls.enter)
 		cs->ls.enter(cs->ls.ctx, cs, f);
 }

@@ -91,6 +91,8 @@ struct callstack {
 	uint32_t nnode, node_cap;
 	uint32_t *node_hash;	/* (parent, fn) -> node + 1 */
 	uint32_t node_hash_cap;
+	bool tree;		/* keep the call tree (cs_init: on; flame needs
+				 * it, top and calls do not) */
 	uint64_t at;		/* the address control is arriving at */
 	bool pend;		/* the last run ended in pend_class at pend_end */
 	uint8_t pend_class;
