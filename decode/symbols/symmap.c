@@ -229,6 +229,7 @@ static int try_file(struct symimage *im, struct symopts *o, const char *path, in
 	struct symfile *sf = calloc(1, sizeof(*sf));
 	if (!sf)
 		return 0;
+	im->tried++;
 	if (symfile_open(sf, path, err, sizeof(err))) {
 		note(im, "%s", err);
 		free(sf);
@@ -263,6 +264,7 @@ void symmap_resolve(struct symimage *im, struct symopts *o, symmap_read read, vo
 	im->sf = NULL;
 	im->how = SYMHOW_NONE;
 	im->notes[0] = 0;
+	im->tried = 0;
 	if (*im->pdb) {
 		char p[4200];
 		snprintf(p, sizeof(p), "%s", im->pdb);
@@ -326,11 +328,13 @@ void symmap_resolve(struct symimage *im, struct symopts *o, symmap_read read, vo
 				return;
 		}
 	}
-	if (!o->npaths)
+	if (!o->npaths && !im->tried)
 		note(im, "no symbol file for %s: give its build directory or file with "
 		     "--symbols", stem);
+	else if (!im->tried)
+		note(im, "no %s.debug, %s.so or %s.dll under --symbols", stem, stem, stem);
 	else
-		note(im, "no matching %s.debug, %s.so or %s.dll under --symbols", stem, stem, stem);
+		note(im, "no usable symbol file for %s (see above)", stem);
 }
 
 void symimage_free(struct symimage *im)

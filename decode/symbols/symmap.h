@@ -56,6 +56,7 @@ struct symimage {
 	uint64_t compared;	/* code bytes found equal */
 	uint64_t reloc_diffs;	/* bytes that differ at relocation sites */
 	bool verified;		/* compared > 0 */
+	unsigned tried;		/* candidate files opened */
 	char notes[2048];	/* what was tried and rejected, what is missing */
 };
 

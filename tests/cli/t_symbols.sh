@@ -250,3 +250,28 @@ $EFIPT calls --pt "$TMP/c.pt" $PE --symbols "$SO" --from 1000 --to 2000 >"$TMP/w
 if [ -s "$TMP/w" ] && awk '$1 < 1000 || $1 >= 2000 { exit 1 }' "$TMP/w"; then ok "calls: --from/--to window"; else nok "calls: --from/--to window" "$(head -3 "$TMP/w")"; fi
 expect_rc "calls: bad --depth" 2 $EFIPT calls --pt "$TMP/c.pt" $PE --depth x
 contains "calls: bad --depth named" "$TMP/err" "--depth takes a number, not 'x'"
+
+# --- damaged symbol files: named, never a crash or a hang ----------------------------
+python3 - "$SO" "$TMP/mut" <<'EOP'
+import os, random, sys
+d = open(sys.argv[1], "rb").read()
+r = random.Random(1)
+for i in range(24):
+    b = bytearray(d)
+    for k in range(r.choice([1, 4, 16, 64])):
+        where = r.choice(["shdr", "tail", "any"])
+        at = (len(b) - r.randrange(1, 64 * 40) if where == "shdr" else
+              r.randrange(len(b) // 2, len(b)) if where == "tail" else r.randrange(len(b)))
+        b[at] = r.randrange(256)
+    os.makedirs("%s/%d" % (sys.argv[2], i))
+    open("%s/%d/efipt.so" % (sys.argv[2], i), "wb").write(b)
+EOP
+bad=""
+for d in "$TMP"/mut/*; do
+	timeout 30 $EFIPT symbols $PE --symbols "$d/efipt.so" --lookup 0x1001000 >"$TMP/out" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ] || ! grep -qF -e "symbols: $d/efipt.so" -e "note: $d/efipt.so" "$TMP/out"; then
+		bad="$bad $(basename "$d"):$rc"
+	fi
+done
+[ -z "$bad" ] && ok "symbols: 24 damaged files named or used, no crash" || nok "symbols: 24 damaged files named or used, no crash" "$bad"
