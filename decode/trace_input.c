@@ -18,6 +18,7 @@
 #include "decode/file_io.h"
 #include "decode/rundir.h"
 #include "decode/rundir_code.h"
+#include "decode/trace_end.h"
 #include "decode/trace_input.h"
 
 #define PIPE_MAX (16ull << 30)
@@ -360,6 +361,9 @@ long trace_input_decode(struct trace_input *t, const struct ptflow_sink *sink,
 		fprintf(stderr, "efipt %s: out of memory\n", t->cmd);
 	} else {
 		errs = ptflow_decode(d, in.data, in.size, 0);
+		/* no PSB at all, or a last packet cut short: as efipt insn says */
+		errs += trace_end_report(t->cmd, strcmp(t->trace, "-") ? t->trace : "<stdin>",
+					 in.data, in.size);
 		if (stat)
 			*stat = d->stat;
 	}

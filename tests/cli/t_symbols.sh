@@ -275,3 +275,8 @@ for d in "$TMP"/mut/*; do
 	fi
 done
 [ -z "$bad" ] && ok "symbols: 24 damaged files named or used, no crash" || nok "symbols: 24 damaged files named or used, no crash" "$bad"
+
+# a trace with no PSB: said, exit status 1, as efipt insn
+head -c 100 /dev/zero | tr '\0' '\1' >"$TMP/nopsb.pt"
+expect_rc "top: trace without PSB" 1 $EFIPT top --pt "$TMP/nopsb.pt" $PE
+contains "top: no PSB said" "$TMP/err" "nopsb.pt"
