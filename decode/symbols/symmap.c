@@ -92,6 +92,11 @@ static int index_one(const char *path, const struct stat *st, int type, struct F
 	return 0;
 }
 
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* Every NAME.debug/.so/.dll under the --symbols directories, once. */
 static void build_index(struct symopts *o)
 {
@@ -105,6 +110,9 @@ static void build_index(struct symopts *o)
 			nftw(o->paths[i], index_one, 32, FTW_PHYS);
 	}
 	indexing = NULL;
+	/* the same answer whatever order the file system lists them in */
+	if (o->nfound)
+		qsort(o->found, o->nfound, sizeof(*o->found), by_path);
 }
 
 static void note(struct symimage *im, const char *fmt, ...)

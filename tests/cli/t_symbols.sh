@@ -280,3 +280,26 @@ done
 head -c 100 /dev/zero | tr '\0' '\1' >"$TMP/nopsb.pt"
 expect_rc "top: trace without PSB" 1 $EFIPT top --pt "$TMP/nopsb.pt" $PE
 contains "top: no PSB said" "$TMP/err" "nopsb.pt"
+
+# EDK2's layout: the image records .../NAME.dll; the DWARF is in NAME.debug beside it
+mkdir -p "$TMP/edk2/X64"
+cp "$SO" "$TMP/edk2/X64/efipt.debug"
+cat >"$TMP/edk2.json" <<EOM
+{"images": [{"name": "efipt.efi", "base": "$BASE", "size": 364544, "pdb": "C:\\\\b\\\\X64\\\\efipt.dll"}]}
+EOM
+expect_rc "symbols: EDK2 NAME.dll -> NAME.debug" 0 $EFIPT symbols $PE --images "$TMP/edk2.json" --path-map "C:/b=$TMP/edk2"
+contains "symbols: NAME.debug beside the recorded NAME.dll" "$TMP/out" "symbols: $TMP/edk2/X64/efipt.debug"
+contains "symbols: NAME.debug matched by the recorded path" "$TMP/out" "matched by: codeview path"
+
+# two candidates of the same name: the other build is named, the right one used
+mkdir -p "$TMP/two/a" "$TMP/two/b"
+cp "$SO" "$TMP/two/b/efipt.so"
+python3 - "$SO" "$TMP/two/a/efipt.so" $((0x$off + 0x300)) <<'EOP'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+d[int(sys.argv[3])] ^= 0x55
+open(sys.argv[2], "wb").write(d)
+EOP
+expect_rc "symbols: two candidates" 0 $EFIPT symbols $PE --symbols "$TMP/two"
+contains "symbols: the matching candidate used" "$TMP/out" "symbols: $TMP/two/b/efipt.so"
+contains "symbols: the other build named" "$TMP/out" "$TMP/two/a/efipt.so: code differs from the image at .text+0x300"
