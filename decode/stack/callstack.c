@@ -136,13 +136,20 @@ static void set_top(struct callstack *cs, uint32_t fn, bool entry)
 	push(cs, fn, enter, keep.has_ret, keep.ret);
 }
 
-/* A RET (or IRET) went to ip. */
-static void do_return(struct callstack *cs, uint64_t ip)
+/* The youngest frame that returns to ip, or depth. */
+static uint32_t frame_returning_to(const struct callstack *cs, uint64_t ip)
 {
 	uint32_t j = cs->depth;
 	while (j-- > 0)
 		if (cs->f[j].has_ret && cs->f[j].ret == ip)
-			break;
+			return j;
+	return cs->depth;
+}
+
+/* A RET (or IRET) went to ip. */
+static void do_return(struct callstack *cs, uint64_t ip)
+{
+	uint32_t j = frame_returning_to(cs, ip);
 	if (j < cs->depth) {
 		while (cs->depth > j + 1)
 			pop(cs, CS_LEAVE_SKIPPED);
@@ -200,6 +207,18 @@ static void arrive(struct callstack *cs, uint64_t ip)
 				/* it returned from the bottom frame (a cut stack) */
 				push(cs, fn, CS_ENTER_ROOT, false, 0);
 				return;
+			}
+			break;
+		case X86_IC_JMP_INDIRECT:
+		case X86_IC_FAR_JMP:
+			/* a jump to where a frame returns: a longjmp (EDK2's
+			 * LongJump jumps to the address SetJump saved) */
+			if (frame_returning_to(cs, ip) < cs->depth) {
+				do_return(cs, ip);
+				if (!cs->depth) {
+					push(cs, fn, CS_ENTER_ROOT, false, 0);
+					return;
+				}
 			}
 			break;
 		default:

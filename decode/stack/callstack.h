@@ -9,7 +9,8 @@
  * - RET (near, far, IRET, SYSRET) pops to the frame whose return address is
  *   where it went, closing the frames above it (a longjmp skips frames); a
  *   RET that matches no frame pops the top frame, or, from the root, makes
- *   the function it went to a new root under "[unknown caller]";
+ *   the function it went to a new root under "[unknown caller]"; an
+ *   indirect JMP to a frame's return address returns to it (a longjmp);
  * - any other way into a different function (a JMP, a Jcc, falling through)
  *   replaces the top frame's function; into its entry, that is a tail call;
  * - an interrupt (FUP+TIP) pushes a frame for the handler that ends at the

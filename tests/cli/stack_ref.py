@@ -62,6 +62,10 @@ for line in subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-M", "intel"
         k = "call"
     elif op.startswith("ret") or op.startswith("lret") or op.startswith("iret") or op.startswith("sysret"):
         k = "ret"
+    elif op.startswith("jmp") or op.startswith("ljmp"):
+        # indirect (register or memory operand): a longjmp when it lands
+        # where a frame returns
+        k = "jmp" if len(words) > 1 and not re.match(r"^[0-9a-f]+$", words[1]) else "other"
     elif op.startswith("int"):
         k = "int"
     else:
@@ -154,7 +158,9 @@ def arrive(ip):
     if k in ("call", "int") and ip != prev_end:
         enter(fn, k, prev_end)
         return
-    if k == "ret":
+    if k == "jmp" and not any(f[2] == ip for f in stack):
+        k = "other"
+    if k in ("ret", "jmp"):
         j = -1
         for i in range(len(stack) - 1, -1, -1):
             if stack[i][2] == ip:
