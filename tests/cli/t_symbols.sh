@@ -182,6 +182,12 @@ contains "run dir: matched by the recorded path" "$TMP/out" "matched by: codevie
 contains "run dir: checked against the snapshot" "$TMP/out" "code: equal to the image"
 expect_rc "run dir: top" 0 $EFIPT top "$D" --symbols "$SO"
 contains "run dir: top names efi_main" "$TMP/out" "efipt.efi\`efi_main"
+expect_rc "run dir: decode --symbols" 0 $EFIPT decode "$D" --symbols "$SO" --top 5
+contains "run dir: decode keeps its summary" "$TMP/out" "efipt.efi"
+contains "run dir: decode adds the top functions" "$TMP/out" "top functions:"
+sed -n '/^top functions:$/,$p' "$TMP/out" | tail -n +2 >"$TMP/dtop"
+$EFIPT top "$D" --symbols "$SO" --limit 5 >"$TMP/top5"
+if [ -s "$TMP/dtop" ] && cmp -s "$TMP/dtop" "$TMP/top5"; then ok "run dir: decode's functions are efipt top's"; else nok "run dir: decode's functions are efipt top's" "$(head -3 "$TMP/dtop")"; fi
 
 # --- an ELF with .symtab only: a chain of 1100 nested calls -------------------
 # deeper than the model's 1024 frames: the stack is cut, and returns then
