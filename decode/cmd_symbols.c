@@ -17,8 +17,9 @@ static void symbols_usage(FILE *f)
 		"usage: efipt symbols RUNDIR [--symbols PATH]... [--path-map OLD=NEW]...\n"
 		"       efipt symbols --pe FILE[:BASE]... [--images FILE] [--symbols PATH]...\n\n"
 		"For every traced image: the symbol file used (an ELF with DWARF or\n"
-		".symtab), how it was found (codeview path, base name, gnu_debuglink), the\n"
-		"check that its code equals the image's, and what is missing. A file whose\n"
+		".symtab), how it was found (codeview path, base name, gnu_debuglink, or\n"
+		"the image file itself for --elf), the check that its code equals the\n"
+		"image's, and what is missing. A file whose\n"
 		"code differs is never used: the image's code is then IMAGE`[unknown].\n"
 		"PDB files (MSVC/CLANGPDB builds) are not supported.\n\n"
 		TRACE_INPUT_USAGE

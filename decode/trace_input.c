@@ -175,6 +175,7 @@ static int add_file_image(struct trace_input *t, const char *spec, bool pe)
 		}
 		m->base = 0;
 		m->size = hi;
+		m->pdb_is_image = true;
 		snprintf(m->pdb, sizeof(m->pdb), "%.1000s", file);
 	}
 	return 0;

@@ -17,8 +17,9 @@
 
 const char *symhow_name(int how)
 {
-	static const char *n[] = { "none", "codeview path", "base name", "gnu_debuglink" };
-	return how >= 0 && how <= SYMHOW_DEBUGLINK ? n[how] : "?";
+	static const char *n[] = { "none", "codeview path", "base name", "gnu_debuglink",
+				   "the image file itself" };
+	return how >= 0 && how <= SYMHOW_IMAGE ? n[how] : "?";
 }
 
 int symopts_add_path(struct symopts *o, const char *path, char *err, size_t errlen)
@@ -294,7 +295,8 @@ void symmap_resolve(struct symimage *im, struct symopts *o, symmap_read read, vo
 		if (pdb)
 			note(im, "%s: PDB symbols (MSVC/CLANGPDB builds) are not supported; "
 			     "looking for an ELF of the same name", p);
-		else if (exists(p) && try_file(im, o, p, SYMHOW_CODEVIEW, read, ctx, 0))
+		else if (exists(p) && try_file(im, o, p, im->pdb_is_image ? SYMHOW_IMAGE
+							: SYMHOW_CODEVIEW, read, ctx, 0))
 			return;
 		/* EDK2: DWARF of NAME.dll is in NAME.debug beside it */
 		char sib[4300];

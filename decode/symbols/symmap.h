@@ -40,6 +40,7 @@ enum symhow {
 	SYMHOW_CODEVIEW,	/* the path the image records */
 	SYMHOW_BASENAME,	/* its base name under --symbols */
 	SYMHOW_DEBUGLINK,	/* .gnu_debuglink of a candidate */
+	SYMHOW_IMAGE,		/* the traced ELF file itself (--elf) */
 };
 const char *symhow_name(int how);
 
@@ -50,6 +51,7 @@ struct symimage {
 	char name[64];
 	uint64_t base, size;
 	char pdb[1024];		/* CodeView path ("" if none) */
+	bool pdb_is_image;	/* pdb is the traced ELF file itself */
 	/* result of symmap_resolve */
 	struct symfile *sf;	/* owned; NULL: no symbols */
 	int how;		/* enum symhow */

@@ -206,6 +206,7 @@ if as -o "$TMP/deep.o" "$TMP/deep.s" && ld -o "$TMP/deep.elf" -Ttext=0x401000 -e
 	$EFIPT synth --out "$TMP/d.pt" $DE --insns 10000 2>/dev/null
 	expect_rc "deep: symbols from .symtab" 0 $EFIPT symbols $DE
 	contains "deep: .symtab functions" "$TMP/out" "functions: 1100 (.symtab only, no lines)"
+	contains "deep: the ELF names itself" "$TMP/out" "matched by: the image file itself"
 	expect_rc "deep: top" 0 $EFIPT top --pt "$TMP/d.pt" $DE
 	contains "deep: stacks cut" "$TMP/out" "stacks cut at 1024 frames"
 	$EFIPT insn --pt "$TMP/d.pt" $DE --no-inst >"$TMP/d.lst"
