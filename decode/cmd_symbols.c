@@ -19,8 +19,8 @@ static void symbols_usage(FILE *f)
 		"For every traced image: the symbol file used (an ELF with DWARF or\n"
 		".symtab), how it was found (codeview path, base name, gnu_debuglink, or\n"
 		"the image file itself for --elf), the check that its code equals the\n"
-		"image's, and what is missing. A file whose\n"
-		"code differs is never used: the image's code is then IMAGE`[unknown].\n"
+		"image's, and what is missing. A file whose code differs is never used:\n"
+		"the image's code is then IMAGE`[unknown] (efipt calls: IMAGE+0xRVA).\n"
 		"PDB files (MSVC/CLANGPDB builds) are not supported.\n\n"
 		TRACE_INPUT_USAGE
 		"  --lookup ADDR   also name the function and source line at ADDR\n"
