@@ -310,3 +310,17 @@ EOP
 expect_rc "symbols: two candidates" 0 $EFIPT symbols $PE --symbols "$TMP/two"
 contains "symbols: the matching candidate used" "$TMP/out" "symbols: $TMP/two/b/efipt.so"
 contains "symbols: the other build named" "$TMP/out" "$TMP/two/a/efipt.so: code differs from the image at .text+0x300"
+
+# getopt's messages carry the efipt prefix; a write error is reported, exit 2
+for cmd in symbols top flame calls; do
+	$EFIPT $cmd --bogus >/dev/null 2>"$TMP/err"
+	if head -1 "$TMP/err" | grep -q "^efipt $cmd: unrecognized option '--bogus'"; then ok "$cmd: getopt message prefixed"; else nok "$cmd: getopt message prefixed" "$(head -1 "$TMP/err")"; fi
+	$EFIPT $cmd --help >"$TMP/help"
+	contains "$cmd --help: exit status" "$TMP/help" "Exit status: 0"
+done
+for cmd in top flame calls; do
+	$EFIPT $cmd --pt "$TMP/t.pt" $PE --symbols "$SO" >/dev/full 2>"$TMP/err"
+	rc=$?
+	[ "$rc" -eq 2 ] && ok "$cmd: /dev/full exits 2" || nok "$cmd: /dev/full exits 2" "exit $rc"
+	contains "$cmd: write error named" "$TMP/err" "efipt $cmd: write error on standard output"
+done
