@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <dwarf.h>
@@ -226,6 +227,13 @@ int symfile_open(struct symfile *sf, const char *path, char *err, size_t errlen)
 	sf->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (sf->fd < 0)
 		return fail(err, errlen, path, strerror(errno));
+	struct stat st;
+	if (fstat(sf->fd, &st) || !S_ISREG(st.st_mode)) {
+		/* a FIFO or a device would be read forever or block */
+		close(sf->fd);
+		sf->fd = -1;
+		return fail(err, errlen, path, "not a regular file");
+	}
 	Elf *elf = elf_begin(sf->fd, ELF_C_READ_MMAP, NULL);
 	sf->elf = elf;
 	GElf_Ehdr eh;

@@ -324,3 +324,9 @@ for cmd in top flame calls; do
 	[ "$rc" -eq 2 ] && ok "$cmd: /dev/full exits 2" || nok "$cmd: /dev/full exits 2" "exit $rc"
 	contains "$cmd: write error named" "$TMP/err" "efipt $cmd: write error on standard output"
 done
+
+# a FIFO where a symbol file would be: refused, never waited on
+mkdir -p "$TMP/fifo"
+mkfifo "$TMP/fifo/efipt.so"
+expect_rc "symbols: FIFO in the tree" 0 timeout 20 $EFIPT symbols $PE --symbols "$TMP/fifo"
+contains "symbols: FIFO named" "$TMP/out" "$TMP/fifo/efipt.so: not a regular file"
