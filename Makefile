@@ -42,7 +42,7 @@ DEFS    :=
 CORE_SRC := $(wildcard core/*.c)
 ARCH_SRC := $(wildcard arch/x86_64/*.c)
 EFI_SRC  := $(wildcard efi/*.c)
-HOST_SRC := $(filter-out decode/main.c,$(wildcard decode/*.c))
+HOST_SRC := $(filter-out decode/main.c,$(wildcard decode/*.c decode/*/*.c))
 # Files that only make sense in one world carry a suffix:
 #   *_efi.c  is built only into efipt.efi, *_host.c only into the host build.
 EFI_ARCH_SRC  := $(filter-out %_host.c,$(ARCH_SRC))
@@ -50,7 +50,7 @@ HOST_ARCH_SRC := $(filter-out %_efi.c,$(ARCH_SRC))
 
 # ---- host build -------------------------------------------------------------
 HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) $(DEFS) -I. -D_GNU_SOURCE $(SAN_FLAGS)
-HOST_LIBS   := -lipt -lZydis -ljansson
+HOST_LIBS   := -lipt -lZydis -ljansson -ldw -lelf
 
 HOST_OBJ := $(patsubst %.c,$(BUILD)/host/%.o,$(CORE_SRC) $(HOST_ARCH_SRC) $(HOST_SRC)) \
 	$(BUILD)/host/gen/version.o

@@ -15,11 +15,13 @@
 
 static void decode_usage(FILE *f)
 {
-	fprintf(f, "usage: efipt decode [--top N] DIR\n\n"
+	fprintf(f, "usage: efipt decode [--top N] [--symbols PATH]... [--path-map OLD=NEW]... DIR\n\n"
 		   "Decode the trace of an efipt run directory (trace.pt) against the code\n"
 		   "snapshots it holds, and print the same summary efipt.efi prints with\n"
 		   "'trace --decode': instructions, branches, events, errors, top images.\n\n"
-		   "  --top N   list the N images that executed most (default 10)\n\n"
+		   "  --top N   list the N images that executed most (default 10)\n"
+		   "  --symbols PATH, --path-map OLD=NEW  also list the N functions that\n"
+		   "            executed most, as 'efipt top' (see efipt symbols --help)\n\n"
 		   "A trace with no PSB, or whose last packet is cut by the end of the file,\n"
 		   "is reported as an error. Image names from the directory are printed\n"
 		   "with control characters escaped (\\xNN).\n\n"
@@ -32,11 +34,17 @@ int cmd_decode(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "top", required_argument, 0, 't' },
+		{ "symbols", required_argument, 0, 's' },
+		{ "path-map", required_argument, 0, 'm' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
 	long top = 10;
+	/* --symbols/--path-map: handed to efipt top after the summary */
+	char *top_argv[2 * 80 + 8];
+	int top_argc = 1, nsym = 0;
+	top_argv[0] = "efipt top";
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -49,6 +57,16 @@ int cmd_decode(int argc, char **argv)
 			}
 			break;
 		}
+		case 's':
+		case 'm':
+			if (top_argc + 2 > 2 * 80) {
+				fprintf(stderr, "efipt decode: too many --symbols/--path-map\n");
+				return 2;
+			}
+			top_argv[top_argc++] = c == 's' ? "--symbols" : "--path-map";
+			top_argv[top_argc++] = optarg;
+			nsym += c == 's';
+			break;
 		case 'h':
 			decode_usage(stdout);
 			return 0;
@@ -115,6 +133,19 @@ int cmd_decode(int argc, char **argv)
 		ptsum_format(&sum, &dec.stat, (unsigned)top, &sb);
 		fputs_safe_text(text, stdout); /* image names come from images.json */
 		rc = dec.stat.errors || end_err ? 1 : 0;
+		if (nsym) {
+			char limit[32];
+			snprintf(limit, sizeof(limit), "%ld", top);
+			top_argv[top_argc++] = "--limit";
+			top_argv[top_argc++] = limit;
+			top_argv[top_argc++] = argv[optind];
+			top_argv[top_argc] = NULL;
+			printf("\ntop functions:\n");
+			flush_stdout();
+			int trc = cmd_top(top_argc, top_argv);
+			if (trc > rc)
+				rc = trc;
+		}
 	} else {
 		fprintf(stderr, "efipt decode: cannot set up the decoder\n");
 	}

@@ -12,5 +12,9 @@ int cmd_insn(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_coverage(int argc, char **argv);
 int cmd_qemu(int argc, char **argv);
+int cmd_symbols(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
+int cmd_calls(int argc, char **argv);
 
 #endif

@@ -22,6 +22,10 @@ static const struct command commands[] = {
 	{ "coverage", cmd_coverage, "executed code per image: drcov for disassemblers, text, json" },
 	{ "synth", cmd_synth, "write a synthetic trace (and ground truth) of code images" },
 	{ "qemu", cmd_qemu, "run QEMU with the PT plugin: a run directory of emulated trace" },
+	{ "symbols", cmd_symbols, "which symbol file names each traced image, and why" },
+	{ "top", cmd_top, "functions by instructions executed (needs --symbols)" },
+	{ "flame", cmd_flame, "folded call stacks for flame graphs" },
+	{ "calls", cmd_calls, "the call trace, indented by stack depth" },
 };
 
 static void usage(FILE *f)

@@ -1,12 +1,22 @@
-/* Run directory and --pt inputs of the decoding commands; see trace_input.h. */
+/* Inputs of the decoding commands and the analyses; see trace_input.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
+#include <unistd.h>
+#include "core/flow_setup.h"
+#include "core/pe_info.h"
 #include "decode/file_io.h"
 #include "decode/rundir.h"
 #include "decode/rundir_code.h"
+#include "decode/trace_end.h"
 #include "decode/trace_input.h"
+
 
 static int images_room(const char *cmd, struct trace_images *imgs)
 {
@@ -132,4 +142,324 @@ void trace_images_free(struct trace_images *imgs)
 	imgs->img = NULL;
 	imgs->code_size = imgs->entry = NULL;
 	imgs->n = 0;
+}
+
+/* ---- the analyses ---- */
+#define PIPE_MAX (16ull << 30)
+#define MAX_IMAGES 4096
+
+void trace_input_init(struct trace_input *t, const char *cmd)
+{
+	memset(t, 0, sizeof(*t));
+	t->cmd = cmd;
+	snprintf(t->prefixed, sizeof(t->prefixed), "efipt %s", cmd);
+	ptsec_init(&t->im);
+}
+
+void trace_input_free(struct trace_input *t)
+{
+	symtab_free(&t->st);
+	for (size_t i = 0; i < t->nimg; i++)
+		symimage_free(&t->img[i]);
+	free(t->img);
+	symopts_free(&t->so);
+	ptsec_free(&t->im);
+}
+
+static struct symimage *new_image(struct trace_input *t)
+{
+	if (t->nimg == MAX_IMAGES)
+		return NULL;
+	if (t->nimg == t->img_cap) {
+		size_t cap = t->img_cap ? t->img_cap * 2 : 16;
+		struct symimage *n = realloc(t->img, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		t->img = n;
+		t->img_cap = cap;
+	}
+	struct symimage *m = &t->img[t->nimg++];
+	memset(m, 0, sizeof(*m));
+	return m;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+/* FILE[:BASE] of --pe/--elf: the file name into file, the base (if any). */
+static bool split_spec(const char *spec, char *file, size_t cap, unsigned long long *base)
+{
+	snprintf(file, cap, "%s", spec);
+	char *c = strrchr(file, ':');
+	if (c && !parse_u64(c + 1, base)) {
+		*c = 0;
+		return true;
+	}
+	return false;
+}
+
+/* The end of the highest PT_LOAD segment of an ELF file (0: none). */
+static uint64_t elf_end_vaddr(const char *path)
+{
+	uint64_t hi = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t n;
+	if (e && !elf_getphdrnum(e, &n)) {
+		for (size_t i = 0; i < n; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    ph.p_vaddr + ph.p_memsz > hi && ph.p_vaddr + ph.p_memsz >= ph.p_vaddr)
+				hi = ph.p_vaddr + ph.p_memsz;
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return hi;
+}
+
+/* The image a --pe FILE[:BASE] or --elf FILE (not moved) makes. */
+static int add_file_image(struct trace_input *t, const char *spec, bool pe)
+{
+	char file[4096];
+	unsigned long long base = 0;
+	bool have_base = split_spec(spec, file, sizeof(file), &base);
+	struct symimage *m = new_image(t);
+	if (!m) {
+		fprintf(stderr, "efipt %s: too many images\n", t->cmd);
+		return -1;
+	}
+	snprintf(m->name, sizeof(m->name), "%.63s", base_name(file));
+	if (pe) {
+		size_t len;
+		uint8_t *data = (uint8_t *)read_small_file(file, 1u << 30, &len);
+		struct pe_info pi;
+		if (!data || pe_read_info(data, len, false, &pi)) {
+			free(data);
+			fprintf(stderr, "efipt %s: %s: cannot read its PE headers\n", t->cmd, file);
+			return -1;
+		}
+		free(data);
+		m->base = have_base ? base : pi.image_base;
+		m->size = pi.size_of_image;
+		snprintf(m->pdb, sizeof(m->pdb), "%s", pi.debug_path);
+	} else {
+		/* an ELF where it was linked: its addresses are its own */
+		if (have_base) {
+			fprintf(stderr, "efipt %s: --elf %s: a moved ELF cannot be named by its "
+				"symbols; use --elf FILE or --images\n", t->cmd, spec);
+			return -1;
+		}
+		uint64_t hi = elf_end_vaddr(file);
+		if (!hi) {
+			fprintf(stderr, "efipt %s: %s: no loadable segment\n", t->cmd, file);
+			return -1;
+		}
+		m->base = 0;
+		m->size = hi;
+		m->pdb_is_image = true;
+		snprintf(m->pdb, sizeof(m->pdb), "%.1000s", file);
+	}
+	return 0;
+}
+
+static int hexval(json_t *v, unsigned long long *out)
+{
+	const char *s = json_string_value(v);
+	char *end;
+	if (!s || strncmp(s, "0x", 2))
+		return -1;
+	errno = 0;
+	*out = strtoull(s, &end, 16);
+	return errno || *end ? -1 : 0;
+}
+
+/* images.json (run directory format): name, base, size, pdb of each. */
+static int load_images_json(struct trace_input *t, const char *path)
+{
+	json_error_t je;
+	json_t *j = json_load_file(path, 0, &je);
+	if (!j) {
+		fprintf(stderr, "efipt %s: %s:%d:%d: %s\n", t->cmd, term_safe(path), je.line,
+			je.column, term_safe(je.text));
+		return -1;
+	}
+	json_t *imgs = json_object_get(j, "images"), *r;
+	size_t i;
+	int rc = 0;
+	if (!json_is_array(imgs)) {
+		fprintf(stderr, "efipt %s: %s: \"images\" must be an array\n", t->cmd,
+			term_safe(path));
+		rc = -1;
+	}
+	json_array_foreach(imgs, i, r) {
+		if (rc)
+			break;
+		unsigned long long base;
+		json_t *size = json_object_get(r, "size");
+		const char *name = json_string_value(json_object_get(r, "name"));
+		const char *pdb = json_string_value(json_object_get(r, "pdb"));
+		if (hexval(json_object_get(r, "base"), &base) || !json_is_integer(size) || !name ||
+		    json_integer_value(size) < 0 ||
+		    (base && (uint64_t)json_integer_value(size) > 0 - (uint64_t)base)) {
+			fprintf(stderr, "efipt %s: %s: image %zu is malformed (name, base \"0x...\", "
+				"size within 2^64)\n", t->cmd, term_safe(path), i);
+			rc = -1;
+			break;
+		}
+		struct symimage *m = new_image(t);
+		if (!m) {
+			fprintf(stderr, "efipt %s: %s: too many images\n", t->cmd, term_safe(path));
+			rc = -1;
+			break;
+		}
+		snprintf(m->name, sizeof(m->name), "%s", name);
+		m->base = base;
+		m->size = (uint64_t)json_integer_value(size);
+		snprintf(m->pdb, sizeof(m->pdb), "%s", pdb ? pdb : "");
+	}
+	json_decref(j);
+	return rc;
+}
+
+int trace_input_option(struct trace_input *t, int c, const char *arg)
+{
+	char err[4400];
+	int lr = 0;
+	switch (c) {
+	case 0x100:
+		snprintf(t->trace, sizeof(t->trace), "%s", arg);
+		return 0;
+	case 0x101:
+		snprintf(t->run, sizeof(t->run), "%s", arg);
+		return 0;
+	case 0x102: lr = ptsec_load_raw(&t->im, arg); break;
+	case 0x103:
+		lr = ptsec_load_elf(&t->im, arg);
+		if (!lr && !t->images_file)
+			return add_file_image(t, arg, false);
+		break;
+	case 0x104:
+		lr = ptsec_load_pe(&t->im, arg);
+		if (!lr)
+			return add_file_image(t, arg, true);
+		break;
+	case 0x105: t->images_file = arg; return 0;
+	case 0x106:
+		if (symopts_add_path(&t->so, arg, err, sizeof(err)))
+			goto bad;
+		return 0;
+	case 0x107:
+		if (symopts_add_map(&t->so, arg, err, sizeof(err)))
+			goto bad;
+		return 0;
+	case 0x108: t->fc.distnt = true; return 0;
+	case 0x109: t->fc.disretc = true; return 0;
+	default:
+		return -1;
+	}
+	if (lr) {
+		fprintf(stderr, "efipt %s: %s\n", t->cmd, t->im.err);
+		return -1;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "efipt %s: %s\n", t->cmd, term_safe(err));
+	return -1;
+}
+
+static int read_code(void *ctx, uint64_t addr, uint8_t *buf, size_t n)
+{
+	return ptsec_read(ctx, addr, buf, n);
+}
+
+int trace_input_finish(struct trace_input *t, const char *positional, bool want_trace)
+{
+	if (positional) {
+		if (*t->run) {
+			fprintf(stderr, "efipt %s: give the run directory once\n", t->cmd);
+			return -1;
+		}
+		snprintf(t->run, sizeof(t->run), "%s", positional);
+	}
+	if (*t->run) {
+		if (*t->trace || t->im.n) {
+			fprintf(stderr, "efipt %s: a run directory brings its trace and code: no "
+				"--pt, --raw, --elf or --pe with it\n", t->cmd);
+			return -1;
+		}
+		if (trace_input_run(t->prefixed, t->run, &t->im, &t->fc, t->trace, sizeof(t->trace), NULL))
+			return -1;
+		char p[4200];
+		snprintf(p, sizeof(p), "%s/images.json", t->run);
+		if (!t->images_file) {
+			/* images from the run; --images may override them */
+			for (size_t i = 0; i < t->nimg; i++)
+				symimage_free(&t->img[i]);
+			t->nimg = 0;
+			if (load_images_json(t, p))
+				return -1;
+		}
+	} else if (want_trace && !*t->trace) {
+		fprintf(stderr, "efipt %s: no trace: give a run directory or --pt TRACE\n", t->cmd);
+		return -1;
+	}
+	if (t->images_file) {
+		for (size_t i = 0; i < t->nimg; i++)
+			symimage_free(&t->img[i]);
+		t->nimg = 0;
+		if (load_images_json(t, t->images_file))
+			return -1;
+	}
+	if (!t->nimg && !t->im.n) {
+		fprintf(stderr, "efipt %s: no code image (a run directory, --pe, --elf or --raw)\n",
+			t->cmd);
+		return -1;
+	}
+	for (size_t i = 0; i < t->nimg; i++)
+		symmap_resolve(&t->img[i], &t->so, read_code, &t->im);
+	if (symtab_init(&t->st, t->img, t->nimg)) {
+		fprintf(stderr, "efipt %s: out of memory\n", t->cmd);
+		return -1;
+	}
+	return 0;
+}
+
+long trace_input_decode(struct trace_input *t, const struct ptflow_sink *sink,
+			struct ptflow_stat *stat)
+{
+	struct input_map in;
+	char err[4400];
+	if (input_map(&in, t->trace, PIPE_MAX, err, sizeof(err))) {
+		fprintf(stderr, "efipt %s: %s\n", t->cmd, term_safe(err));
+		return -1;
+	}
+	uint32_t cache_n = 1u << 16;
+	t->fc.image = ptsec_ptimg(&t->im);
+	t->fc.cache_size = cache_n;
+	t->fc.cache = calloc(cache_n, sizeof(*t->fc.cache));
+	struct ptflow_decoder *d = malloc(sizeof(*d));
+	long errs = -1;
+	if (!d || !t->fc.cache || ptflow_init(d, &t->fc, sink)) {
+		fprintf(stderr, "efipt %s: out of memory\n", t->cmd);
+	} else {
+		errs = ptflow_decode(d, in.data, in.size, 0);
+		/* no PSB at all, or a last packet cut short: as efipt insn says */
+		errs += trace_end_report(t->cmd, strcmp(t->trace, "-") ? t->trace : "<stdin>",
+					 in.data, in.size);
+		if (stat)
+			*stat = d->stat;
+	}
+	free(d);
+	free(t->fc.cache);
+	t->fc.cache = NULL;
+	input_unmap(&in);
+	return errs;
 }

@@ -1,0 +1,176 @@
+/*
+ * efipt calls: the call trace, one line per function entered (call, tail
+ * call, interrupt, a new bottom after a gap), indented by stack depth, as
+ * `perf script --call-trace` shows it: the instruction index at entry, the
+ * function (or Image+0xRVA without symbols), with --lines its source line.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode/commands.h"
+#include "decode/file_io.h"
+#include "decode/stack/analysis.h"
+
+static void calls_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: efipt calls RUNDIR [--symbols PATH]... [OPTIONS]\n"
+		"       efipt calls --pt TRACE --pe FILE[:BASE]... [--images FILE] [--symbols PATH]...\n\n"
+		"The call trace: per function entered, the instruction index, the function\n"
+		"indented by its stack depth, and how it was entered when not by a call\n"
+		"(tail call, jump, interrupt, root, unknown caller). '-- gap --' marks where\n"
+		"the trace lost the flow (every frame ends there).\n\n"
+		TRACE_INPUT_USAGE
+		"output:\n"
+		"  --depth N       only N levels (below the --function/--image frame)\n"
+		"  --function NAME only calls under a function NAME (or IMAGE`NAME)\n"
+		"  --image NAME    only calls under a function of image NAME\n"
+		"  --from N, --to N  only entries at instruction index N.. (..N, excluded)\n"
+		"  --lines         the source line (DWARF) of each function entered\n\n"
+		"Exit status: 0, 1 if the trace had decode errors, 2 on usage errors,\n"
+		"unreadable inputs or a write error.\n");
+}
+
+struct copts {
+	struct symtab *st;
+	unsigned long long depth, from, to;
+	const char *function, *image;
+	bool lines, filter;
+	uint32_t top[CS_MAX_DEPTH + 1];	/* depth of the outermost matching frame */
+};
+
+static bool matches(const struct copts *o, uint32_t fn)
+{
+	const struct symfn *f = &o->st->fn[fn];
+	const char *image = f->image >= 0 ? o->st->img[f->image].name : "";
+	if (o->image)
+		return !strcmp(image, o->image);
+	const char *tick = strchr(o->function, '`');
+	if (tick)
+		return !strncmp(o->function, image, (size_t)(tick - o->function)) &&
+		       !image[tick - o->function] && !strcmp(tick + 1, f->name);
+	return !strcmp(o->function, f->name);
+}
+
+static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
+{
+	struct copts *o = ctx;
+	uint32_t d = cs->depth;
+	uint32_t base = d > 1 ? o->top[d - 1] : 0;
+	if (o->filter && !base && matches(o, f->fn))
+		base = d;
+	o->top[d] = base;
+	if (o->filter && !base)
+		return;
+	uint32_t rel = d - (o->filter ? base : 1);
+	if ((o->depth && rel >= o->depth) || cs->insns < o->from || (o->to && cs->insns >= o->to))
+		return;
+	char name[700];
+	const struct symfn *fn = &o->st->fn[f->fn];
+	if (fn->image >= 0 && !strcmp(fn->name, "[unknown]"))
+		snprintf(name, sizeof(name), "%s+0x%" PRIx64, o->st->img[fn->image].name,
+			 f->ip - o->st->img[fn->image].base);
+	else if (fn->image < 0)
+		snprintf(name, sizeof(name), "[unknown] 0x%" PRIx64, f->ip);
+	else
+		symtab_fn_name(o->st, f->fn, name, sizeof(name));
+	static const char *how[] = { " (root)", "", " (tail call)", " (jump)", " (interrupt)",
+				     " (unknown caller)" };
+	printf("%12" PRIu64 "  %*s%s%s", cs->insns, (int)(2 * rel), "", term_safe(name),
+	       f->enter < 6 ? how[f->enter] : "");
+	if (o->lines && fn->image >= 0 && o->st->img[fn->image].sf) {
+		const char *file;
+		int line;
+		if (!symfile_line(o->st->img[fn->image].sf, f->ip - o->st->img[fn->image].base,
+				  &file, &line))
+			printf("  %s:%d", term_safe(file), line);
+	}
+	putchar('\n');
+}
+
+static void on_leave(void *ctx, const struct callstack *cs, const struct cs_frame *f, int why)
+{
+	struct copts *o = ctx;
+	(void)f;
+	if (why == CS_LEAVE_UNKNOWN_END && cs->depth == 1 && !o->filter &&
+	    cs->insns >= o->from && (!o->to || cs->insns < o->to))
+		printf("%12" PRIu64 "  -- gap --\n", cs->insns);
+}
+
+int cmd_calls(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		TRACE_INPUT_OPTS,
+		{ "depth", required_argument, 0, 'd' },
+		{ "function", required_argument, 0, 'f' },
+		{ "image", required_argument, 0, 'i' },
+		{ "from", required_argument, 0, 'F' },
+		{ "to", required_argument, 0, 'T' },
+		{ "lines", no_argument, 0, 'l' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	struct trace_input t;
+	struct callstack cs;
+	struct copts *o = calloc(1, sizeof(*o));
+	int c, rc = 2;
+	trace_input_init(&t, "calls");
+	memset(&cs, 0, sizeof(cs));
+	if (!o) {
+		fprintf(stderr, "efipt calls: out of memory\n");
+		goto out;
+	}
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			calls_usage(stdout);
+			rc = 0;
+			goto out;
+		case 'd': case 'F': case 'T': {
+			unsigned long long v;
+			if (parse_u64(optarg, &v)) {
+				fprintf(stderr, "efipt calls: --%s takes a number, not '%s'\n",
+					c == 'd' ? "depth" : c == 'F' ? "from" : "to", optarg);
+				goto out;
+			}
+			*(c == 'd' ? &o->depth : c == 'F' ? &o->from : &o->to) = v;
+			break;
+		}
+		case 'f': o->function = optarg; o->image = NULL; break;
+		case 'i': o->image = optarg; o->function = NULL; break;
+		case 'l': o->lines = true; break;
+		case '?':
+			calls_usage(stderr);
+			goto out;
+		default:
+			if (trace_input_option(&t, c, optarg))
+				goto out;
+		}
+	}
+	if (optind + 1 < argc) {
+		calls_usage(stderr);
+		goto out;
+	}
+	o->filter = o->function || o->image;
+	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
+		goto out;
+	o->st = &t.st;
+	struct cs_listener ls = { o, on_enter, on_leave, NULL };
+	if (cs_init(&cs, &t.st, &ls)) {
+		fprintf(stderr, "efipt calls: out of memory\n");
+		goto out;
+	}
+	cs.tree = false;
+	long errs = analysis_decode(&t, &cs);
+	if (errs < 0)
+		goto out;
+	rc = errs ? 1 : 0;
+out:
+	cs_free(&cs);
+	trace_input_free(&t);
+	free(o);
+	return rc; /* main's finish_stdout() checks the writes */
+}

@@ -1,0 +1,300 @@
+/*
+ * The call-stack model: see callstack.h and docs/symbols.md.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/x86_insn.h"
+#include "decode/stack/callstack.h"
+
+static uint32_t node_hash(uint32_t parent, uint32_t fn)
+{
+	uint64_t k = ((uint64_t)parent << 32 | fn) * 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(k >> 32);
+}
+
+static int node_rehash(struct callstack *cs, uint32_t cap)
+{
+	uint32_t *h = calloc(cap, sizeof(*h));
+	if (!h)
+		return -1;
+	for (uint32_t id = 1; id < cs->nnode; id++) {
+		uint32_t i = node_hash(cs->node[id].parent, cs->node[id].fn) & (cap - 1);
+		while (h[i])
+			i = (i + 1) & (cap - 1);
+		h[i] = id + 1;
+	}
+	free(cs->node_hash);
+	cs->node_hash = h;
+	cs->node_hash_cap = cap;
+	return 0;
+}
+
+/* The node for fn under parent, made when new (0 out of memory). */
+static uint32_t child(struct callstack *cs, uint32_t parent, uint32_t fn)
+{
+	uint32_t i = node_hash(parent, fn) & (cs->node_hash_cap - 1);
+	while (cs->node_hash[i]) {
+		const struct cs_node *n = &cs->node[cs->node_hash[i] - 1];
+		if (n->parent == parent && n->fn == fn)
+			return cs->node_hash[i] - 1;
+		i = (i + 1) & (cs->node_hash_cap - 1);
+	}
+	if (cs->nnode >= CS_MAX_NODES) {
+		cs->tree_full++;
+		return parent ? parent : 1;
+	}
+	if (cs->nnode == cs->node_cap) {
+		struct cs_node *n = realloc(cs->node, (size_t)cs->node_cap * 2 * sizeof(*n));
+		if (!n) {
+			cs->oom = true;
+			return 0;
+		}
+		cs->node = n;
+		cs->node_cap *= 2;
+	}
+	uint32_t id = cs->nnode++;
+	cs->node[id] = (struct cs_node){ parent, fn, 0 };
+	cs->node_hash[i] = id + 1;
+	if (cs->nnode * 2 > cs->node_hash_cap && node_rehash(cs, cs->node_hash_cap * 2))
+		cs->oom = true;
+	return id;
+}
+
+int cs_init(struct callstack *cs, struct symtab *st, const struct cs_listener *ls)
+{
+	memset(cs, 0, sizeof(*cs));
+	cs->st = st;
+	if (ls)
+		cs->ls = *ls;
+	cs->f = malloc(CS_MAX_DEPTH * sizeof(*cs->f));
+	cs->node_cap = 1024;
+	cs->node = malloc(cs->node_cap * sizeof(*cs->node));
+	if (!cs->f || !cs->node || node_rehash(cs, 4096))
+		return -1;
+	cs->node[0] = (struct cs_node){ 0, SYMFN_UNKNOWN, 0 };
+	cs->nnode = 1;
+	child(cs, 0, SYMFN_UNKNOWN); /* node 1: where paths go when the tree is full */
+	cs->tree = true;
+	return 0;
+}
+
+void cs_free(struct callstack *cs)
+{
+	free(cs->f);
+	free(cs->node);
+	free(cs->node_hash);
+	memset(cs, 0, sizeof(*cs));
+}
+
+static void close_all(struct callstack *cs, int why);
+
+static void push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uint64_t ret)
+{
+	if (cs->depth == CS_MAX_DEPTH) {
+		cs->too_deep++;
+		close_all(cs, CS_LEAVE_UNKNOWN_END); /* the call is the new bottom */
+	}
+	uint32_t node = 0;
+	if (cs->tree) {
+		uint32_t parent = cs->depth ? cs->f[cs->depth - 1].node : 0;
+		if (enter == CS_ENTER_UNKNOWN_CALLER)
+			parent = child(cs, 0, SYMFN_UNKNOWN_CALLER);
+		node = child(cs, parent, fn);
+	}
+	struct cs_frame *f = &cs->f[cs->depth++];
+	*f = (struct cs_frame){ cs->at, fn, node, ret, has_ret, (uint8_t)enter };
+	if (cs->ls.enter)
+		cs->ls.enter(cs->ls.ctx, cs, f);
+}
+
+static void pop(struct callstack *cs, int why)
+{
+	if (cs->ls.leave)
+		cs->ls.leave(cs->ls.ctx, cs, &cs->f[cs->depth - 1], why);
+	cs->depth--;
+}
+
+static void close_all(struct callstack *cs, int why)
+{
+	while (cs->depth)
+		pop(cs, why);
+	cs->pend = false;
+}
+
+/* Make fn the top frame's function (a jump or fall-through into it). */
+static void set_top(struct callstack *cs, uint32_t fn, bool entry)
+{
+	struct cs_frame *t = &cs->f[cs->depth - 1];
+	if (t->fn == fn)
+		return;
+	struct cs_frame keep = *t;
+	pop(cs, CS_LEAVE_REPLACED);
+	int enter = keep.enter == CS_ENTER_UNKNOWN_CALLER ? CS_ENTER_UNKNOWN_CALLER
+		  : keep.enter == CS_ENTER_ROOT && cs->depth == 0 ? CS_ENTER_ROOT
+		  : entry ? CS_ENTER_TAIL : CS_ENTER_JUMP;
+	push(cs, fn, enter, keep.has_ret, keep.ret);
+}
+
+/* The youngest frame that returns to ip, or depth. */
+static uint32_t frame_returning_to(const struct callstack *cs, uint64_t ip)
+{
+	uint32_t j = cs->depth;
+	while (j-- > 0)
+		if (cs->f[j].has_ret && cs->f[j].ret == ip)
+			return j;
+	return cs->depth;
+}
+
+/* A RET (or IRET) went to ip. */
+static void do_return(struct callstack *cs, uint64_t ip)
+{
+	uint32_t j = frame_returning_to(cs, ip);
+	if (j < cs->depth) {
+		while (cs->depth > j + 1)
+			pop(cs, CS_LEAVE_SKIPPED);
+		pop(cs, CS_LEAVE_RETURN);
+		return;
+	}
+	cs->unmatched_rets++;
+	if (cs->depth > 1) {
+		pop(cs, CS_LEAVE_RETURN);
+		return;
+	}
+	/* the root returned: to a caller from before the trace */
+	pop(cs, CS_LEAVE_RETURN);
+	uint64_t hi;
+	bool entry;
+	push(cs, symtab_lookup(cs->st, ip, &hi, &entry), CS_ENTER_UNKNOWN_CALLER, false, 0);
+}
+
+/* Control reached ip: apply the transfer the last run ended in. */
+static void arrive(struct callstack *cs, uint64_t ip)
+{
+	uint64_t hi;
+	bool entry;
+	uint32_t fn = symtab_lookup(cs->st, ip, &hi, &entry);
+	cs->at = ip;
+	if (!cs->depth) {
+		push(cs, fn, CS_ENTER_ROOT, false, 0);
+		cs->pend = false;
+		return;
+	}
+	if (cs->pend) {
+		cs->pend = false;
+		switch (cs->pend_class) {
+		case X86_IC_CALL_DIRECT:
+			if (ip == cs->pend_end)
+				break; /* CALL to the next instruction: a push, no call */
+			/* fall through */
+		case X86_IC_CALL_INDIRECT:
+		case X86_IC_FAR_CALL:
+		case X86_IC_SYSCALL:
+		case X86_IC_SYSENTER:
+		case X86_IC_VMCALL:
+			push(cs, fn, CS_ENTER_CALL, true, cs->pend_end);
+			return;
+		case X86_IC_INT:
+			push(cs, fn, CS_ENTER_INTERRUPT, true, cs->pend_end);
+			return;
+		case X86_IC_RET_NEAR:
+		case X86_IC_FAR_RET:
+		case X86_IC_IRET:
+		case X86_IC_SYSRET:
+		case X86_IC_SYSEXIT:
+			do_return(cs, ip);
+			if (!cs->depth) {
+				/* it returned from the bottom frame (a cut stack) */
+				push(cs, fn, CS_ENTER_ROOT, false, 0);
+				return;
+			}
+			break;
+		case X86_IC_JMP_INDIRECT:
+		case X86_IC_FAR_JMP:
+			/* a jump to where a frame returns: a longjmp (EDK2's
+			 * LongJump jumps to the address SetJump saved) */
+			if (frame_returning_to(cs, ip) < cs->depth) {
+				do_return(cs, ip);
+				if (!cs->depth) {
+					push(cs, fn, CS_ENTER_ROOT, false, 0);
+					return;
+				}
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	set_top(cs, fn, entry);
+}
+
+void cs_on_run(void *ctx, const struct ptflow_run *r)
+{
+	struct callstack *cs = ctx;
+	uint64_t ip = r->ip;
+	if (!r->ninsn)
+		return;
+	arrive(cs, ip);
+	for (uint32_t i = 0; i < r->ninsn;) {
+		uint64_t hi;
+		bool entry;
+		uint32_t fn = symtab_lookup(cs->st, ip, &hi, &entry);
+		if (i) {
+			cs->at = ip;
+			set_top(cs, fn, entry); /* fell through into another function */
+		}
+		uint64_t start = ip;
+		uint32_t k = 0;
+		do {
+			ip += r->lens[i++];
+			k++;
+		} while (i < r->ninsn && ip < hi && ip > start);
+		cs->node[cs->f[cs->depth - 1].node].insns += k;
+		if (cs->ls.insns)
+			cs->ls.insns(cs->ls.ctx, cs, start, k);
+		cs->insns += k;
+	}
+	cs->pend = true;
+	cs->pend_class = r->last_iclass;
+	cs->pend_end = ip;
+}
+
+void cs_on_event(void *ctx, const struct ptflow_event *ev)
+{
+	struct callstack *cs = ctx;
+	switch (ev->type) {
+	case PTFLOW_EV_INTERRUPT:
+		/* the interrupted instruction at ip has not run; the handler
+		 * returns to it (IRET) */
+		if (ev->has_ip && cs->depth)
+			arrive(cs, ev->ip);
+		{
+			uint64_t hi;
+			bool entry;
+			uint32_t fn = symtab_lookup(cs->st, ev->target, &hi, &entry);
+			cs->at = ev->target;
+			if (!cs->depth)
+				push(cs, fn, CS_ENTER_ROOT, false, 0);
+			else
+				push(cs, fn, CS_ENTER_INTERRUPT, ev->has_ip, ev->ip);
+		}
+		cs->pend = false;
+		break;
+	case PTFLOW_EV_DISABLED:
+	case PTFLOW_EV_ASYNC_DISABLED:
+	case PTFLOW_EV_OVERFLOW:
+	case PTFLOW_EV_ERROR:
+	case PTFLOW_EV_GAP:
+		if (cs->depth)
+			cs->gaps++;
+		close_all(cs, CS_LEAVE_UNKNOWN_END);
+		break;
+	default:
+		break;
+	}
+}
+
+void cs_finish(struct callstack *cs)
+{
+	close_all(cs, CS_LEAVE_TRACE_END);
+}

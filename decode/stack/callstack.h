@@ -1,0 +1,114 @@
+/*
+ * The call stack over the decoded flow (docs/symbols.md, "The stack model"),
+ * one module every analysis shares (top, flame; coverage and timelines).
+ *
+ * Fed with the flow decoder's runs and events, it keeps a stack of frames,
+ * each a function (symtab id) and the return address that ends it:
+ * - CALL (near, far, INT n, SYSCALL) pushes a frame for the target and the
+ *   address after the call; a CALL to the next instruction is no call;
+ * - RET (near, far, IRET, SYSRET) pops to the frame whose return address is
+ *   where it went, closing the frames above it (a longjmp skips frames); a
+ *   RET that matches no frame pops the top frame, or, from the root, makes
+ *   the function it went to a new root under "[unknown caller]"; an
+ *   indirect JMP to a frame's return address returns to it (a longjmp);
+ * - any other way into a different function (a JMP, a Jcc, falling through)
+ *   replaces the top frame's function; into its entry, that is a tail call;
+ * - an interrupt (FUP+TIP) pushes a frame for the handler that ends at the
+ *   IRET back to the interrupted instruction;
+ * - a gap (tracing disabled, overflow, decode error, DisTNT gap) closes every
+ *   frame ("unknown end"); the next run starts a new root.
+ * Only the last instruction of a run can transfer control (runs are
+ * straight-line code), so nothing is stored per instruction.
+ */
+#ifndef EFIPT_DECODE_STACK_CALLSTACK_H
+#define EFIPT_DECODE_STACK_CALLSTACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/pt_flow.h"
+#include "decode/symbols/symtab.h"
+
+/* How a frame began. */
+enum cs_enter {
+	CS_ENTER_ROOT,		/* first code after the trace start or a gap */
+	CS_ENTER_CALL,
+	CS_ENTER_TAIL,		/* a jump to another function's entry */
+	CS_ENTER_JUMP,		/* into another function, not at its entry */
+	CS_ENTER_INTERRUPT,
+	CS_ENTER_UNKNOWN_CALLER,	/* a RET to a caller the trace never saw */
+};
+
+/* How a frame ended. */
+enum cs_leave {
+	CS_LEAVE_RETURN,
+	CS_LEAVE_SKIPPED,	/* a RET to an older frame went past it */
+	CS_LEAVE_REPLACED,	/* tail call or jump to another function */
+	CS_LEAVE_UNKNOWN_END,	/* a gap in the trace */
+	CS_LEAVE_TRACE_END,
+};
+
+struct cs_frame {
+	uint64_t ip;		/* where it began (call target, handler, ...) */
+	uint32_t fn;
+	uint32_t node;		/* call tree node (cs_node) of this frame */
+	uint64_t ret;		/* return address that ends it */
+	bool has_ret;
+	uint8_t enter;		/* enum cs_enter */
+};
+
+/* Call tree: one node per distinct path of functions from a root. */
+struct cs_node {
+	uint32_t parent;	/* 0: a root (node 0 is the tree's top) */
+	uint32_t fn;
+	uint64_t insns;		/* instructions with this node on top */
+};
+
+struct callstack;
+struct cs_listener {
+	void *ctx;
+	void (*enter)(void *ctx, const struct callstack *cs, const struct cs_frame *f);
+	void (*leave)(void *ctx, const struct callstack *cs, const struct cs_frame *f, int why);
+	/* n instructions from ip, all in the top frame's function */
+	void (*insns)(void *ctx, const struct callstack *cs, uint64_t ip, uint32_t n);
+};
+
+/* A stack deeper than this is cut: every frame is closed (unknown end) and
+ * the call's frame is the new bottom. Firmware stacks are far shallower; runaway
+ * depth comes from flows whose returns the trace does not show. */
+#define CS_MAX_DEPTH 1024
+/* Call tree nodes at most (16 bytes each, plus the index): a new path past
+ * that counts for its deepest known node. */
+#define CS_MAX_NODES (1u << 22)
+
+struct callstack {
+	struct symtab *st;
+	struct cs_listener ls;
+	struct cs_frame *f;	/* f[0..depth) */
+	uint32_t depth;
+	uint64_t insns;		/* instructions so far */
+	uint64_t gaps, unmatched_rets, too_deep, tree_full;
+	struct cs_node *node;	/* call tree */
+	uint32_t nnode, node_cap;
+	uint32_t *node_hash;	/* (parent, fn) -> node + 1 */
+	uint32_t node_hash_cap;
+	bool tree;		/* keep the call tree (cs_init: on; flame needs
+				 * it, top and calls do not) */
+	uint64_t at;		/* the address control is arriving at */
+	bool pend;		/* the last run ended in pend_class at pend_end */
+	uint8_t pend_class;
+	uint64_t pend_end;
+	bool oom;
+};
+
+int cs_init(struct callstack *cs, struct symtab *st, const struct cs_listener *ls);
+void cs_free(struct callstack *cs);
+
+/* ptflow_sink callbacks (ctx: the callstack). */
+void cs_on_run(void *cs, const struct ptflow_run *run);
+void cs_on_event(void *cs, const struct ptflow_event *ev);
+
+/* Close every frame at the end of the trace. */
+void cs_finish(struct callstack *cs);
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * Per-function counts: see profile.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode/stack/profile.h"
+
+static struct profile_fn *get(struct profile *p, uint32_t fn)
+{
+	if (fn >= p->n) {
+		uint32_t n = p->n ? p->n : 1024;
+		while (n <= fn)
+			n *= 2;
+		struct profile_fn *a = realloc(p->fn, (size_t)n * sizeof(*a));
+		if (!a) {
+			p->oom = 1;
+			return NULL;
+		}
+		memset(a + p->n, 0, (size_t)(n - p->n) * sizeof(*a));
+		p->fn = a;
+		p->n = n;
+	}
+	return &p->fn[fn];
+}
+
+static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
+{
+	struct profile_fn *e = get(ctx, f->fn);
+	if (!e)
+		return;
+	if (f->enter == CS_ENTER_CALL || f->enter == CS_ENTER_TAIL ||
+	    f->enter == CS_ENTER_INTERRUPT)
+		e->calls++;
+	if (!e->on_stack++)
+		e->since = cs->insns;
+}
+
+static void on_leave(void *ctx, const struct callstack *cs, const struct cs_frame *f, int why)
+{
+	(void)why;
+	struct profile_fn *e = get(ctx, f->fn);
+	if (e && e->on_stack && !--e->on_stack)
+		e->incl += cs->insns - e->since;
+}
+
+static void on_insns(void *ctx, const struct callstack *cs, uint64_t ip, uint32_t n)
+{
+	(void)ip;
+	struct profile_fn *e = get(ctx, cs->f[cs->depth - 1].fn);
+	if (e)
+		e->excl += n;
+}
+
+struct cs_listener profile_listener(struct profile *p)
+{
+	struct cs_listener l = { p, on_enter, on_leave, on_insns };
+	return l;
+}
+
+void profile_free(struct profile *p)
+{
+	free(p->fn);
+	memset(p, 0, sizeof(*p));
+}

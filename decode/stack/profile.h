@@ -1,0 +1,30 @@
+/*
+ * Per-function instruction counts over the call stack (efipt top):
+ * exclusive (instructions in the function itself), inclusive (instructions
+ * while it is on the stack, counted once however deep it recurses) and calls
+ * (frames entered by CALL, tail call or interrupt).
+ */
+#ifndef EFIPT_DECODE_STACK_PROFILE_H
+#define EFIPT_DECODE_STACK_PROFILE_H
+
+#include <stdint.h>
+
+#include "decode/stack/callstack.h"
+
+struct profile_fn {
+	uint64_t excl, incl, calls;
+	uint64_t since;		/* instruction index it went on the stack */
+	uint32_t on_stack;	/* frames of it on the stack */
+};
+
+struct profile {
+	struct profile_fn *fn;	/* by symtab function id */
+	uint32_t n;
+	int oom;
+};
+
+/* The listener to give cs_init (ctx: the profile). */
+struct cs_listener profile_listener(struct profile *p);
+void profile_free(struct profile *p);
+
+#endif

@@ -1,0 +1,357 @@
+/*
+ * Matching traced images to symbol files: see symmap.h.
+ */
+#include <elf.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/pe_info.h"
+#include "decode/symbols/symmap.h"
+
+#define MAX_FOUND 200000
+
+const char *symhow_name(int how)
+{
+	static const char *n[] = { "none", "codeview path", "base name", "gnu_debuglink",
+				   "the image file itself" };
+	return how >= 0 && how <= SYMHOW_IMAGE ? n[how] : "?";
+}
+
+int symopts_add_path(struct symopts *o, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	if (o->npaths == sizeof(o->paths) / sizeof(o->paths[0])) {
+		snprintf(err, errlen, "--symbols: at most %zu paths", o->npaths);
+		return -1;
+	}
+	if (stat(path, &st) || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+		snprintf(err, errlen, "--symbols %s: not a directory or a file", path);
+		return -1;
+	}
+	o->paths[o->npaths++] = path;
+	return 0;
+}
+
+int symopts_add_map(struct symopts *o, const char *spec, char *err, size_t errlen)
+{
+	const char *eq = strchr(spec, '=');
+	if (!eq || eq == spec || o->nmaps == sizeof(o->map_old) / sizeof(o->map_old[0])) {
+		snprintf(err, errlen, "--path-map wants OLD=NEW (a path prefix and its "
+			 "replacement), got '%s'", spec);
+		return -1;
+	}
+	o->map_old[o->nmaps] = strndup(spec, (size_t)(eq - spec));
+	o->map_new[o->nmaps] = eq + 1;
+	if (!o->map_old[o->nmaps]) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	o->nmaps++;
+	return 0;
+}
+
+void symopts_free(struct symopts *o)
+{
+	for (size_t i = 0; i < o->nmaps; i++)
+		free((char *)o->map_old[i]);
+	for (size_t i = 0; i < o->nfound; i++)
+		free(o->found[i]);
+	free(o->found);
+	memset(o, 0, sizeof(*o));
+}
+
+/* nftw has no context argument: the index being built */
+static struct symopts *indexing;
+
+static bool symbol_ext(const char *base)
+{
+	const char *dot = strrchr(base, '.');
+	return dot && (!strcmp(dot, ".debug") || !strcmp(dot, ".so") || !strcmp(dot, ".dll"));
+}
+
+static int index_one(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	(void)st;
+	if (type != FTW_F || !symbol_ext(path + f->base))
+		return 0;
+	struct symopts *o = indexing;
+	if (o->nfound >= MAX_FOUND)
+		return 1;
+	if (!(o->nfound & (o->nfound + 1)) || !o->found) {
+		char **n = realloc(o->found, (o->nfound * 2 + 2) * sizeof(*n));
+		if (!n)
+			return 1;
+		o->found = n;
+	}
+	if ((o->found[o->nfound] = strdup(path)))
+		o->nfound++;
+	return 0;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every NAME.debug/.so/.dll under the --symbols directories, once. */
+static void build_index(struct symopts *o)
+{
+	if (o->indexed)
+		return;
+	o->indexed = true;
+	indexing = o;
+	for (size_t i = 0; i < o->npaths; i++) {
+		struct stat st;
+		if (!stat(o->paths[i], &st) && S_ISDIR(st.st_mode))
+			nftw(o->paths[i], index_one, 32, FTW_PHYS);
+	}
+	indexing = NULL;
+	/* the same answer whatever order the file system lists them in */
+	if (o->nfound)
+		qsort(o->found, o->nfound, sizeof(*o->found), by_path);
+}
+
+static void note(struct symimage *im, const char *fmt, ...)
+{
+	size_t n = strlen(im->notes);
+	if (n + 4 >= sizeof(im->notes))
+		return;
+	if (n)
+		im->notes[n++] = '\n';
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(im->notes + n, sizeof(im->notes) - n, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Is sf the image's? Every code section must lie inside the image and equal
+ * the image's code at the same RVA, except at relocation sites (the image is
+ * relocated to its load address; the ELF to its link address). 1 yes, 0 no
+ * (noted why).
+ */
+static int check_code(struct symimage *im, struct symfile *sf, symmap_read read, void *ctx)
+{
+	uint64_t compared = 0, rdiff = 0;
+	bool any_bytes = false;
+	if (sf->machine != EM_X86_64 && sf->machine != EM_386) {
+		note(im, "%s: not x86 code (ELF machine %u)", sf->path, sf->machine);
+		return 0;
+	}
+	if (!sf->nfuncs) {
+		note(im, "%s: no functions (no DWARF, no .symtab: a stripped file)", sf->path);
+		return 0;
+	}
+	for (size_t i = 0; i < sf->ncode; i++) {
+		const struct symcode *c = &sf->code[i];
+		if (im->size && (c->addr >= im->size || c->size > im->size - c->addr)) {
+			note(im, "%s: section %s [0x%llx, 0x%llx) lies outside the image "
+			     "(%llu bytes): a different build", sf->path, c->name,
+			     (unsigned long long)c->addr, (unsigned long long)(c->addr + c->size),
+			     (unsigned long long)im->size);
+			return 0;
+		}
+		if (!c->bytes)
+			continue;
+		any_bytes = true;
+		uint8_t buf[4096];
+		for (uint64_t off = 0; off < c->size;) {
+			size_t want = c->size - off < sizeof(buf) ? (size_t)(c->size - off) : sizeof(buf);
+			int got = read(ctx, im->base + c->addr + off, buf, want);
+			if (got <= 0) {
+				/* not in the snapshot: on to the next page */
+				uint64_t skip = 4096 - ((im->base + c->addr + off) & 4095);
+				off += skip < c->size - off ? skip : c->size - off;
+				continue;
+			}
+			for (int k = 0; k < got; k++) {
+				if (buf[k] == c->bytes[off + k])
+					continue;
+				if (symfile_reloc_at(sf, c->addr + off + k)) {
+					rdiff++;
+					continue;
+				}
+				note(im, "%s: code differs from the image at %s+0x%llx (RVA 0x%llx: "
+				     "image %02x, file %02x): a different build", sf->path, c->name,
+				     (unsigned long long)(off + k),
+				     (unsigned long long)(c->addr + off + k), buf[k],
+				     c->bytes[off + k]);
+				return 0;
+			}
+			compared += (uint64_t)got;
+			off += (uint64_t)got;
+		}
+	}
+	if (!any_bytes) {
+		note(im, "%s: holds no code to compare with the image (sections without "
+		     "contents): give the unstripped ELF (NAME.debug, NAME.dll or NAME.so)", sf->path);
+		return 0;
+	}
+	im->compared = compared - rdiff;
+	im->reloc_diffs = rdiff;
+	im->verified = compared > 0;
+	if (!compared)
+		note(im, "%s: not verified: none of the image's code is in the trace's code "
+		     "images", sf->path);
+	return 1;
+}
+
+static int try_file(struct symimage *im, struct symopts *o, const char *path, int how,
+		    symmap_read read, void *ctx, int depth);
+
+static void base_of(const char *path, char *stem, size_t cap)
+{
+	pe_debug_name(path, stem, cap);
+}
+
+/* A debuglink NAME: beside the file, then under --symbols. */
+static int try_debuglink(struct symimage *im, struct symopts *o, const char *from,
+			 const char *link, symmap_read read, void *ctx, int depth)
+{
+	char p[4200];
+	const char *slash = strrchr(from, '/');
+	int dl = slash ? (int)(slash - from) : 0;
+	snprintf(p, sizeof(p), "%.*s%s%s", dl, from, slash ? "/" : "", link);
+	if (strcmp(p, from) && !access(p, R_OK) &&
+	    try_file(im, o, p, SYMHOW_DEBUGLINK, read, ctx, depth + 1))
+		return 1;
+	build_index(o);
+	for (size_t i = 0; i < o->nfound; i++) {
+		const char *b = strrchr(o->found[i], '/');
+		b = b ? b + 1 : o->found[i];
+		if (!strcmp(b, link) && strcmp(o->found[i], from) &&
+		    try_file(im, o, o->found[i], SYMHOW_DEBUGLINK, read, ctx, depth + 1))
+			return 1;
+	}
+	return 0;
+}
+
+static int try_file(struct symimage *im, struct symopts *o, const char *path, int how,
+		    symmap_read read, void *ctx, int depth)
+{
+	char err[4400];
+	struct symfile *sf = calloc(1, sizeof(*sf));
+	if (!sf)
+		return 0;
+	im->tried++;
+	if (symfile_open(sf, path, err, sizeof(err))) {
+		note(im, "%s", err);
+		free(sf);
+		return 0;
+	}
+	/* a file without DWARF that names its debug file: that one first */
+	if (!sf->has_dwarf && *sf->debuglink && depth < 2 &&
+	    try_debuglink(im, o, path, sf->debuglink, read, ctx, depth)) {
+		symfile_close(sf);
+		free(sf);
+		return 1;
+	}
+	if (check_code(im, sf, read, ctx)) {
+		im->sf = sf;
+		im->how = how;
+		return 1;
+	}
+	symfile_close(sf);
+	free(sf);
+	return 0;
+}
+
+static bool exists(const char *p)
+{
+	struct stat st;
+	return !stat(p, &st) && S_ISREG(st.st_mode);
+}
+
+void symmap_resolve(struct symimage *im, struct symopts *o, symmap_read read, void *ctx)
+{
+	char stem[256] = "";
+	im->sf = NULL;
+	im->how = SYMHOW_NONE;
+	im->notes[0] = 0;
+	im->tried = 0;
+	if (*im->pdb) {
+		char p[4200];
+		snprintf(p, sizeof(p), "%s", im->pdb);
+		for (char *c = p; *c; c++)
+			if (*c == '\\')
+				*c = '/';
+		for (size_t i = 0; i < o->nmaps; i++) {
+			size_t n = strlen(o->map_old[i]);
+			if (!strncmp(p, o->map_old[i], n)) {
+				char q[4200];
+				snprintf(q, sizeof(q), "%s%s", o->map_new[i], p + n);
+				snprintf(p, sizeof(p), "%s", q);
+				break;
+			}
+		}
+		base_of(p, stem, sizeof(stem));
+		const char *dot = strrchr(p, '.');
+		bool pdb = dot && !strcasecmp(dot, ".pdb");
+		if (pdb)
+			note(im, "%s: PDB symbols (MSVC/CLANGPDB builds) are not supported; "
+			     "looking for an ELF of the same name", p);
+		else if (exists(p) && try_file(im, o, p, im->pdb_is_image ? SYMHOW_IMAGE
+							: SYMHOW_CODEVIEW, read, ctx, 0))
+			return;
+		/* EDK2: DWARF of NAME.dll is in NAME.debug beside it */
+		char sib[4300];
+		int dl = dot ? (int)(dot - p) : (int)strlen(p);
+		snprintf(sib, sizeof(sib), "%.*s.debug", dl, p);
+		if (exists(sib) && try_file(im, o, sib, SYMHOW_CODEVIEW, read, ctx, 0))
+			return;
+		if (!pdb && !exists(p) && !exists(sib))
+			note(im, "%s: recorded build path not found%s", p,
+			     o->nmaps ? " (after --path-map)" : " (--path-map OLD=NEW rewrites it)");
+	}
+	if (!*stem)
+		base_of(im->name, stem, sizeof(stem));
+	if (!*stem) {
+		note(im, "no name to look for symbols by");
+		return;
+	}
+	/* single files given with --symbols whose base name matches */
+	for (size_t i = 0; i < o->npaths; i++) {
+		struct stat st;
+		char s2[256];
+		if (stat(o->paths[i], &st) || !S_ISREG(st.st_mode))
+			continue;
+		base_of(o->paths[i], s2, sizeof(s2));
+		if (!strcmp(s2, stem) &&
+		    try_file(im, o, o->paths[i], SYMHOW_BASENAME, read, ctx, 0))
+			return;
+	}
+	build_index(o);
+	static const char *ext[] = { ".debug", ".so", ".dll" };
+	for (size_t e = 0; e < 3; e++) {
+		char want[300];
+		snprintf(want, sizeof(want), "%s%s", stem, ext[e]);
+		for (size_t i = 0; i < o->nfound; i++) {
+			const char *b = strrchr(o->found[i], '/');
+			b = b ? b + 1 : o->found[i];
+			if (!strcmp(b, want) &&
+			    try_file(im, o, o->found[i], SYMHOW_BASENAME, read, ctx, 0))
+				return;
+		}
+	}
+	if (!o->npaths && !im->tried)
+		note(im, "no symbol file for %s: give its build directory or file with "
+		     "--symbols", stem);
+	else if (!im->tried)
+		note(im, "no %s.debug, %s.so or %s.dll under --symbols", stem, stem, stem);
+	else
+		note(im, "no usable symbol file for %s (see above)", stem);
+}
+
+void symimage_free(struct symimage *im)
+{
+	if (im->sf) {
+		symfile_close(im->sf);
+		free(im->sf);
+	}
+	im->sf = NULL;
+}

@@ -1,0 +1,69 @@
+/*
+ * Which symbol file belongs to a traced image, and the proof that it does.
+ *
+ * Candidates, in order (docs/symbols.md): the CodeView path the image
+ * records (after --path-map), with EDK2's sibling NAME.debug of NAME.dll;
+ * the same base name under each --symbols PATH (a directory searched
+ * recursively for NAME.debug, NAME.so, NAME.dll, or one file); a candidate's
+ * .gnu_debuglink, beside it and under --symbols. A candidate is used only
+ * when its code sections equal the image's code at the same RVAs, byte for
+ * byte except at relocation sites; one that differs is rejected and named.
+ */
+#ifndef EFIPT_DECODE_SYMBOLS_SYMMAP_H
+#define EFIPT_DECODE_SYMBOLS_SYMMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode/symbols/symfile.h"
+
+struct symopts {
+	const char *paths[64];		/* --symbols */
+	size_t npaths;
+	const char *map_old[16], *map_new[16];	/* --path-map OLD=NEW */
+	size_t nmaps;
+	/* private: files found under the --symbols directories */
+	char **found;
+	size_t nfound;
+	bool indexed;
+};
+
+/* --symbols PATH / --path-map OLD=NEW from the command line: 0, or -1 with
+ * the reason in err. */
+int symopts_add_path(struct symopts *o, const char *path, char *err, size_t errlen);
+int symopts_add_map(struct symopts *o, const char *spec, char *err, size_t errlen);
+void symopts_free(struct symopts *o);
+
+enum symhow {
+	SYMHOW_NONE,
+	SYMHOW_CODEVIEW,	/* the path the image records */
+	SYMHOW_BASENAME,	/* its base name under --symbols */
+	SYMHOW_DEBUGLINK,	/* .gnu_debuglink of a candidate */
+	SYMHOW_IMAGE,		/* the traced ELF file itself (--elf) */
+};
+const char *symhow_name(int how);
+
+/* Reads the image's code: bytes at an address, as core/pt_image.h. */
+typedef int (*symmap_read)(void *ctx, uint64_t addr, uint8_t *buf, size_t n);
+
+struct symimage {
+	char name[64];
+	uint64_t base, size;
+	char pdb[1024];		/* CodeView path ("" if none) */
+	bool pdb_is_image;	/* pdb is the traced ELF file itself */
+	/* result of symmap_resolve */
+	struct symfile *sf;	/* owned; NULL: no symbols */
+	int how;		/* enum symhow */
+	uint64_t compared;	/* code bytes found equal */
+	uint64_t reloc_diffs;	/* bytes that differ at relocation sites */
+	bool verified;		/* compared > 0 */
+	unsigned tried;		/* candidate files opened */
+	char notes[2048];	/* what was tried and rejected, what is missing */
+};
+
+/* Find and check the symbol file of im (name, base, size, pdb set). */
+void symmap_resolve(struct symimage *im, struct symopts *o, symmap_read read, void *ctx);
+void symimage_free(struct symimage *im);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * Address -> function for a trace: the traced images (sorted by base), their
+ * symbol files (symmap.h) and a table of functions, one id per
+ * (image, function name), so that analyses keep counts in arrays. Each
+ * distinct address is resolved once (a direct-mapped cache): a trace runs
+ * billions of instructions over few addresses.
+ */
+#ifndef EFIPT_DECODE_SYMBOLS_SYMTAB_H
+#define EFIPT_DECODE_SYMBOLS_SYMTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode/symbols/symmap.h"
+
+/* Fixed function ids. */
+enum {
+	SYMFN_UNKNOWN = 0,	/* code in no listed image */
+	SYMFN_UNKNOWN_CALLER = 1,	/* pseudo frame under a root a RET found */
+	SYMFN_FIRST = 2,
+};
+
+struct symfn {
+	int32_t image;		/* index in symtab.img, or -1 */
+	const char *name;	/* "[unknown]" for code without symbols */
+};
+
+struct symtab_cache {
+	uint64_t ip, hi;
+	uint32_t fn;
+	bool entry;
+	bool valid;
+};
+
+#define SYMTAB_CACHE (1u << 16)
+
+struct symtab {
+	struct symimage *img;	/* caller's, sorted by symtab_init */
+	size_t nimg;
+	struct symfn *fn;
+	uint32_t nfn, fn_cap;
+	uint32_t *hash;		/* open addressing: fn id + 1 */
+	uint32_t hash_cap;
+	struct symtab_cache *cache;
+};
+
+/* img[0..n) resolved (or not) by symmap_resolve. 0, or -1 out of memory. */
+int symtab_init(struct symtab *st, struct symimage *img, size_t n);
+void symtab_free(struct symtab *st);
+
+/* The function at ip; *hi: the end of the address range with the same
+ * answer; *entry: ip is that function's entry. */
+uint32_t symtab_lookup(struct symtab *st, uint64_t ip, uint64_t *hi, bool *entry);
+
+/* "image`function", "[unknown]", "[unknown caller]". */
+void symtab_fn_name(const struct symtab *st, uint32_t fn, char *buf, size_t cap);
+/* The image's name ("" outside images). */
+const char *symtab_fn_image(const struct symtab *st, uint32_t fn);
+
+#endif

@@ -1,0 +1,269 @@
+/*
+ * The call-stack model (decode/stack/callstack.c) on hand-made flows over a
+ * hand-made symbol table: each case of docs/symbols.md "The stack model"
+ * with the frames it must open and close and the counts it must give.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/x86_insn.h"
+#include "decode/stack/callstack.h"
+#include "decode/stack/profile.h"
+
+#define BASE 0x10000u
+
+/* RVAs: main 0x100, A 0x200 (and its cold part at 0x600), B 0x300,
+ * C 0x400, H (a handler) 0x500; 0x700.. is between functions */
+static struct symfunc funcs[] = {
+	{ 0x100, 0x180, 0x100, "main", true },
+	{ 0x200, 0x280, 0x200, "A", true },
+	{ 0x300, 0x380, 0x300, "B", true },
+	{ 0x400, 0x480, 0x400, "C", true },
+	{ 0x500, 0x580, 0x500, "H", true },
+	{ 0x600, 0x640, 0x200, "A", true },
+};
+
+struct log {
+	char s[4096];
+	struct profile p;
+	struct cs_listener prof;
+};
+
+static const char *fname(const struct callstack *cs, uint32_t fn)
+{
+	return cs->st->fn[fn].name;
+}
+
+static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
+{
+	static const char *how[] = { "root", "call", "tail", "jump", "int", "unk" };
+	struct log *l = ctx;
+	size_t n = strlen(l->s);
+	snprintf(l->s + n, sizeof(l->s) - n, "+%s(%s) ", fname(cs, f->fn), how[f->enter]);
+	l->prof.enter(l->prof.ctx, cs, f);
+}
+
+static void on_leave(void *ctx, const struct callstack *cs, const struct cs_frame *f, int why)
+{
+	static const char *w[] = { "ret", "skip", "repl", "gap", "end" };
+	struct log *l = ctx;
+	size_t n = strlen(l->s);
+	snprintf(l->s + n, sizeof(l->s) - n, "-%s(%s) ", fname(cs, f->fn), w[why]);
+	l->prof.leave(l->prof.ctx, cs, f, why);
+}
+
+static void on_insns(void *ctx, const struct callstack *cs, uint64_t ip, uint32_t n)
+{
+	struct log *l = ctx;
+	l->prof.insns(l->prof.ctx, cs, ip, n);
+}
+
+static struct symfile sf;
+static struct symimage img;
+static struct symtab st;
+static struct callstack cs;
+static struct log lg;
+static const uint8_t ones[64] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+				  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+
+static void start(void)
+{
+	memset(&sf, 0, sizeof(sf));
+	sf.funcs = funcs;
+	sf.nfuncs = sizeof(funcs) / sizeof(funcs[0]);
+	memset(&img, 0, sizeof(img));
+	snprintf(img.name, sizeof(img.name), "img");
+	img.base = BASE;
+	img.size = 0x1000;
+	img.sf = &sf;
+	memset(&lg, 0, sizeof(lg));
+	lg.prof = profile_listener(&lg.p);
+	struct cs_listener ls = { &lg, on_enter, on_leave, on_insns };
+	symtab_init(&st, &img, 1);
+	cs_init(&cs, &st, &ls);
+}
+
+/* n one-byte instructions from RVA rva, the last of class last */
+static void run(uint64_t rva, uint32_t n, int last)
+{
+	struct ptflow_run r = { BASE + rva, ones, n, X86_MODE_64, (uint8_t)last };
+	cs_on_run(&cs, &r);
+}
+
+static void event(int type, uint64_t rva, uint64_t target_rva)
+{
+	struct ptflow_event e;
+	memset(&e, 0, sizeof(e));
+	e.type = (uint8_t)type;
+	e.has_ip = true;
+	e.ip = BASE + rva;
+	e.target = BASE + target_rva;
+	cs_on_event(&cs, &e);
+}
+
+static const struct profile_fn *prof(const char *name)
+{
+	for (uint32_t i = 0; i < st.nfn && i < lg.p.n; i++)
+		if (st.fn[i].image == 0 && !strcmp(st.fn[i].name, name))
+			return &lg.p.fn[i];
+	static const struct profile_fn none;
+	return &none;
+}
+
+static void finish(const char *name, const char *want)
+{
+	cs_finish(&cs);
+	CHECKF(!strcmp(lg.s, want), name, "got '%s', want '%s'", lg.s, want);
+}
+
+static void done(void)
+{
+	cs_free(&cs);
+	symtab_free(&st);
+	profile_free(&lg.p);
+}
+
+int main(void)
+{
+	/* call and return; counts */
+	start();
+	run(0x100, 4, X86_IC_CALL_DIRECT);	/* main: call at 0x103, returns to 0x104 */
+	run(0x200, 3, X86_IC_RET_NEAR);	/* A */
+	run(0x104, 2, X86_IC_OTHER);
+	finish("stack: call and return",
+	       "+main(root) +A(call) -A(ret) -main(end) ");
+	CHECK(prof("main")->excl == 6 && prof("main")->incl == 9 && prof("A")->excl == 3 &&
+	      prof("A")->incl == 3 && prof("A")->calls == 1 && prof("main")->calls == 0,
+	      "stack: exclusive, inclusive, calls");
+	done();
+
+	/* longjmp by RET: main -> A -> B -> C, C returns to main's call site */
+	start();
+	run(0x100, 2, X86_IC_CALL_DIRECT);	/* returns to 0x102 */
+	run(0x200, 2, X86_IC_CALL_DIRECT);	/* returns to 0x202 */
+	run(0x300, 2, X86_IC_CALL_DIRECT);	/* returns to 0x302 */
+	run(0x400, 2, X86_IC_RET_NEAR);
+	run(0x102, 1, X86_IC_OTHER);
+	finish("stack: RET to an older frame closes the skipped ones",
+	       "+main(root) +A(call) +B(call) +C(call) -C(skip) -B(skip) -A(ret) -main(end) ");
+	done();
+
+	/* longjmp by an indirect JMP to a saved return address (EDK2 LongJump) */
+	start();
+	run(0x100, 2, X86_IC_CALL_DIRECT);	/* returns to 0x102 */
+	run(0x200, 2, X86_IC_CALL_DIRECT);	/* returns to 0x202 */
+	run(0x300, 2, X86_IC_JMP_INDIRECT);	/* to 0x102 */
+	run(0x102, 1, X86_IC_OTHER);
+	finish("stack: indirect JMP to a return address is a longjmp",
+	       "+main(root) +A(call) +B(call) -B(skip) -A(ret) -main(end) ");
+	done();
+
+	/* tail call: A jumps to B's entry; B's RET returns to main */
+	start();
+	run(0x100, 2, X86_IC_CALL_DIRECT);
+	run(0x200, 2, X86_IC_JMP_DIRECT);
+	run(0x300, 2, X86_IC_RET_NEAR);
+	run(0x102, 1, X86_IC_OTHER);
+	finish("stack: JMP to an entry is a tail call",
+	       "+main(root) +A(call) -A(repl) +B(tail) -B(ret) -main(end) ");
+	CHECK(prof("B")->calls == 1 && prof("B")->incl == 2 && prof("main")->incl == 7,
+	      "stack: a tail call counts as a call");
+	done();
+
+	/* a Jcc into a function's cold part stays in that function */
+	start();
+	run(0x200, 2, X86_IC_JCC);
+	run(0x600, 3, X86_IC_JMP_DIRECT);
+	run(0x204, 1, X86_IC_OTHER);
+	finish("stack: cold part of the same function", "+A(root) -A(end) ");
+	CHECK(prof("A")->excl == 6, "stack: cold part counts for the function");
+	done();
+
+	/* interrupt: a handler frame that the IRET back closes */
+	start();
+	run(0x100, 3, X86_IC_CALL_DIRECT);	/* returns to 0x103 */
+	run(0x200, 2, X86_IC_OTHER);
+	event(PTFLOW_EV_INTERRUPT, 0x202, 0x500);
+	run(0x500, 4, X86_IC_IRET);
+	run(0x202, 2, X86_IC_RET_NEAR);
+	run(0x103, 1, X86_IC_OTHER);
+	finish("stack: interrupt frame ends at IRET",
+	       "+main(root) +A(call) +H(int) -H(ret) -A(ret) -main(end) ");
+	CHECK(prof("H")->calls == 1 && prof("A")->incl == 8, "stack: interrupt counts");
+	done();
+
+	/* interrupt at a call's target, before its first instruction */
+	start();
+	run(0x100, 3, X86_IC_CALL_DIRECT);
+	event(PTFLOW_EV_INTERRUPT, 0x200, 0x500);
+	run(0x500, 1, X86_IC_IRET);
+	run(0x200, 1, X86_IC_RET_NEAR);
+	run(0x103, 1, X86_IC_OTHER);
+	finish("stack: interrupt before a callee's first instruction",
+	       "+main(root) +A(call) +H(int) -H(ret) -A(ret) -main(end) ");
+	done();
+
+	/* gap: every frame ends; the next code is a new root */
+	start();
+	run(0x100, 3, X86_IC_CALL_DIRECT);
+	run(0x200, 2, X86_IC_OTHER);
+	event(PTFLOW_EV_OVERFLOW, 0x300, 0);
+	run(0x300, 2, X86_IC_RET_NEAR);
+	run(0x103, 1, X86_IC_OTHER);
+	finish("stack: a gap closes every frame",
+	       "+main(root) +A(call) -A(gap) -main(gap) +B(root) -B(ret) +main(unk) -main(end) ");
+	CHECK(cs.unmatched_rets == 1 && cs.gaps == 1, "stack: gap and unmatched return counted");
+	done();
+
+	/* RET from the bottom: the caller becomes the bottom, unknown caller */
+	start();
+	run(0x300, 2, X86_IC_RET_NEAR);
+	run(0x204, 2, X86_IC_RET_NEAR);
+	run(0x104, 2, X86_IC_OTHER);
+	finish("stack: returns past the trace start",
+	       "+B(root) -B(ret) +A(unk) -A(ret) +main(unk) -main(end) ");
+	done();
+
+	/* CALL to the next instruction is no call */
+	start();
+	run(0x100, 2, X86_IC_CALL_DIRECT);
+	run(0x102, 2, X86_IC_OTHER);
+	finish("stack: call $+5 is no call", "+main(root) -main(end) ");
+	CHECK(prof("main")->calls == 0, "stack: call $+5 not counted");
+	done();
+
+	/* recursion counts once in inclusive */
+	start();
+	run(0x200, 2, X86_IC_CALL_DIRECT);	/* A calls A, returns to 0x202 */
+	run(0x200, 2, X86_IC_RET_NEAR);
+	run(0x202, 2, X86_IC_OTHER);
+	finish("stack: recursion", "+A(root) +A(call) -A(ret) -A(end) ");
+	CHECK(prof("A")->incl == 6 && prof("A")->excl == 6 && prof("A")->calls == 1,
+	      "stack: recursion counted once in inclusive");
+	done();
+
+	/* falling through into code of no function inside one run (the bottom
+	 * frame stays the bottom) */
+	start();
+	run(0x17e, 4, X86_IC_OTHER);	/* 0x17e, 0x17f in main; 0x180, 0x181 in none */
+	finish("stack: a run across a function's end",
+	       "+main(root) -main(repl) +[unknown](root) -[unknown](end) ");
+	CHECK(prof("main")->excl == 2 && prof("[unknown]")->excl == 2,
+	      "stack: each instruction counts for its own function");
+	done();
+
+	/* deeper than CS_MAX_DEPTH: cut, and a return off the bottom */
+	start();
+	for (unsigned i = 0; i < CS_MAX_DEPTH + 2; i++)
+		run(0x200, 1, X86_IC_CALL_DIRECT);	/* A calls A, returns to 0x201 */
+	CHECK(cs.depth == 2 && cs.too_deep == 1, "stack: cut at CS_MAX_DEPTH");
+	run(0x201, 1, X86_IC_RET_NEAR);
+	run(0x201, 1, X86_IC_RET_NEAR);
+	run(0x201, 1, X86_IC_RET_NEAR);
+	CHECK(cs.depth == 1, "stack: returns off a cut stack leave a new bottom");
+	cs_finish(&cs);
+	CHECK(prof("A")->excl == CS_MAX_DEPTH + 5, "stack: every instruction counted");
+	done();
+	return check_failures ? 1 : 0;
+}
