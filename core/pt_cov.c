@@ -173,6 +173,56 @@ void ptcov_on_run(void *ctx, const struct ptflow_run *run)
 	}
 }
 
+void ptcov_use_blocks(struct ptcov *c, const struct ptflow_decoder *dec,
+		      struct ptcov_seen *seen, uint32_t nseen)
+{
+	c->dec = dec;
+	c->seen = nseen >= 1 && !(nseen & (nseen - 1)) ? seen : NULL;
+	c->seen_mask = c->seen ? nseen - 1 : 0;
+	if (c->seen)
+		efipt_memset(seen, 0, nseen * sizeof(*seen));
+}
+
+void ptcov_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+{
+	struct ptcov *c = ctx;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t ip = b[i].ip;
+		int k = find_image(c, ip);
+		struct ptcov_image *m = k >= 0 ? &c->img[k] : NULL;
+		/* wholly inside one image: counted in one go */
+		bool fast = m && b[i].size <= m->size - (ip - m->base);
+		struct ptcov_seen *e = NULL;
+		if (fast && m->bits) {
+			fast = false;
+			if (c->seen) {
+				e = &c->seen[(ip ^ ip >> 12 ^ b[i].mode) & c->seen_mask];
+				fast = e->ip == ip && e->mode == b[i].mode && e->size >= b[i].size;
+			}
+		}
+		if (fast) {
+			c->insns += b[i].ninsn;
+			m->execs += b[i].ninsn;
+			if (!m->bits)
+				m->lost += b[i].ninsn;
+			continue;
+		}
+		/* marked by instruction, as a run */
+		uint8_t lens[PTFLOW_BLOCK_MAX];
+		struct ptflow_run r = { ip, lens, 0, b[i].mode, b[i].iclass };
+		r.ninsn = ptflow_blk_lens(c->dec, &b[i], lens);
+		ptcov_on_run(c, &r);
+		if (e && r.ninsn == b[i].ninsn) {
+			if (e->ip != ip || e->mode != b[i].mode)
+				e->size = 0;
+			e->ip = ip;
+			e->mode = b[i].mode;
+			if (b[i].size > e->size)
+				e->size = b[i].size;
+		}
+	}
+}
+
 static unsigned popcount8(uint8_t b)
 {
 	unsigned n = 0;

@@ -38,12 +38,24 @@ struct ptcov_image {
 	uint64_t lost;		/* of those, not recorded (no bitmaps) */
 };
 
+/* A block whose bits are all set already: blocks from the same ip and
+ * mode decode alike, so one of at most size bytes sets nothing new. */
+struct ptcov_seen {
+	uint64_t ip;
+	uint16_t size;
+	uint8_t mode;
+};
+
 struct ptcov {
 	struct ptcov_image *img; /* caller's array, sorted by ptcov_init */
 	unsigned nimg;
 	unsigned last;		/* the image of the last hit (runs cluster) */
 	uint64_t insns;		/* every instruction delivered */
 	uint64_t outside;	/* those in no image */
+	/* ptcov_on_blocks(): set by ptcov_use_blocks() */
+	const struct ptflow_decoder *dec;
+	struct ptcov_seen *seen;
+	uint32_t seen_mask;
 };
 
 /* Bytes of bitmaps for an image of size bytes (3 bits per byte). */
@@ -69,6 +81,17 @@ void ptcov_init(struct ptcov *c, struct ptcov_image *img, unsigned n);
 
 /* ptflow_sink run callback: pass c as ctx. */
 void ptcov_on_run(void *c, const struct ptflow_run *run);
+
+/*
+ * The same coverage from blocks (ptflow_on_blocks(dec, ptcov_on_blocks)):
+ * the fast way. dec gives the lengths of a block not marked before; seen
+ * (nseen entries, a power of two, or NULL/0: none) remembers the blocks
+ * marked, so that a block executed again costs no decoding. Call after
+ * ptcov_init(); clears seen.
+ */
+void ptcov_use_blocks(struct ptcov *c, const struct ptflow_decoder *dec,
+		      struct ptcov_seen *seen, uint32_t nseen);
+void ptcov_on_blocks(void *c, const struct ptflow_blk *b, size_t n);
 
 /* Record len bytes at offset off of m as covered, with a head at off if
  * head, and an instruction start at off if insn. Parts past the image are

@@ -787,6 +787,13 @@ static int fup_index(const struct ptflow_decoder *d, const struct ptflow_block *
 		return -1;
 	if (fip == b->ip)
 		return 0;
+	/* the last instruction and the end need no decoding: a FUP where
+	 * the flow leaves (a branch out of the traced region) is there */
+	bool cut = b_bend(b) == PTFLOW_BEND_NOCODE || b_bend(b) == PTFLOW_BEND_INVALID;
+	if (fip == b_next(b))
+		return cut ? (int)b_ninsn(b) : -1;
+	if (b_ninsn(b) && fip == b_next(b) - b_last_len(b))
+		return (int)b_ninsn(b) - 1;
 	struct ptflow_block tmp;
 	uint8_t lens[PTFLOW_BLOCK_MAX];
 	ptflow_block_decode(&d->cfg.image, b->ip, b_mode(b), &tmp, lens);

@@ -89,6 +89,34 @@ out:
 }
 
 /*
+ * The entry at next, where a TIP sent b's chain, or NULL: the one it went
+ * to the last time, kept in a link the chain's last branch leaves free
+ * (chain_link[0] after an indirect JMP or a RET, which have no
+ * fall-through; chain_link[1] after an indirect CALL when the chain pushes
+ * nothing, see chain_member()), else found in the index and kept there.
+ * UEFI code calls through protocol and service tables: most of its
+ * indirect transfers go where they went before, and a link costs one load
+ * where the index costs two. Returns the entry or NULL (not in the cache).
+ */
+static inline const struct ptflow_block *tip_entry(struct ptflow_decoder *d,
+						   const struct ptflow_block *b, unsigned ic,
+						   uint64_t next, unsigned mode)
+{
+	struct ptflow_block *w = (struct ptflow_block *)b; /* an entry of d's cache */
+	uint32_t *l = ic != X86_IC_CALL_INDIRECT ? &w->chain_link[0]
+		      : chain_push(b) ? NULL : &w->chain_link[1];
+	if (l && *l) {
+		const struct ptflow_block *t = linked(d, *l);
+		if (t->ip == next && b_mode(t) == mode)
+			return t;
+	}
+	struct ptflow_block *t = cache_find(d, next, mode);
+	if (t && l)
+		*l = (uint32_t)(t - d->ents) + 1;
+	return t;
+}
+
+/*
  * The hot loop. While the flow needs only TNT bits and plain TIPs, follow
  * conditional branches, direct jumps and calls, compressed RETs and
  * indirect jumps, calls and RETs block by block, reading TNT and TIP
@@ -284,6 +312,7 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 			pop = ic == X86_IC_RET_NEAR;
 			next = d->pend.u.ip.ip;
 			d->have_pend = false;
+			nl = 3; /* the TIP's target: tip_entry() */
 		} else {
 			break;
 		}
@@ -312,6 +341,8 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 			blk_chain(d, b, next);
 		if (nl < 2 && !pgd)
 			e = linked(d, b->chain_link[nl]);
+		else if (nl == 3)
+			e = tip_entry(d, b, ic, next, mode);
 		ip = next;
 	}
 	d->ip = ip;

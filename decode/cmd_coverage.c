@@ -272,14 +272,18 @@ static int collect(const char *trace, struct ptsec_image *im, struct ptflow_conf
 	fc->image = code;
 	fc->cache_size = 1u << 16;
 	fc->cache = calloc(fc->cache_size, sizeof(*fc->cache));
-	struct ptflow_sink sink = { &cov, ptcov_on_run, NULL };
+	/* blocks from the fast loops; a block marked once costs no decoding */
+	struct ptflow_sink sink = { &cov, NULL, NULL };
 	static struct ptflow_decoder dec;
+	static struct ptcov_seen seen[1 << 16];
 	if (!fc->cache || ptflow_init(&dec, fc, &sink)) {
 		fprintf(stderr, CMD ": cannot set up the decoder\n");
 		free(fc->cache);
 		input_unmap(&in);
 		goto out;
 	}
+	ptflow_on_blocks(&dec, ptcov_on_blocks);
+	ptcov_use_blocks(&cov, &dec, seen, sizeof(seen) / sizeof(seen[0]));
 	ptflow_decode(&dec, in.data, in.size, 0);
 	int end_err = trace_end_report("coverage", strcmp(trace, "-") ? trace : "<stdin>", in.data,
 				       in.size);

@@ -395,12 +395,12 @@ struct decode_sinks {
 	struct ptcov *cov;	/* NULL: no coverage */
 };
 
-static void both_on_run(void *ctx, const struct ptflow_run *run)
+static void both_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
 {
 	struct decode_sinks *d = ctx;
-	ptsum_on_run(d->sum, run);
+	ptsum_on_blocks(d->sum, b, n);
 	if (d->cov)
-		ptcov_on_run(d->cov, run);
+		ptcov_on_blocks(d->cov, b, n);
 }
 
 static void both_on_event(void *ctx, const struct ptflow_event *ev)
@@ -423,13 +423,19 @@ static void decode_in_place(struct app *app, struct collect *trace, struct trace
 	static struct inplace_cov ic;
 	struct ptimg code = { memview_read, &view };
 	bool cov = app->have_run && !EFI_ERROR(inplace_cov_init(&ic, images, nimg, &code));
+	/* blocks from the fast loops: the summary and the coverage decode
+	 * nothing again but blocks that cross an image's end or are new */
+	static struct ptflow_decoder dec;
+	sum.dec = &dec;
+	if (cov)
+		ptcov_use_blocks(&ic.cov, &dec, ic.seen, ic.nseen);
 	struct decode_sinks ds = { &sum, cov ? &ic.cov : NULL };
-	struct ptflow_sink sink = { &ds, both_on_run, both_on_event };
+	struct ptflow_sink sink = { &ds, NULL, both_on_event };
 	struct ptflow_stat stat;
 	/* the trace bits a decoder must know: what hardware and synthesizer were asked for */
 	uint64_t ctl = (opt.cfg.distnt ? RTIT_CTL_DISTNT : 0) | (opt.cfg.disretc ? RTIT_CTL_DISRETC : 0);
-	if (EFI_ERROR(inplace_decode(trace->buf, trace->len, &view, &app->caps, ctl, &sink,
-				     &stat))) {
+	if (EFI_ERROR(inplace_decode(trace->buf, trace->len, &view, &app->caps, ctl, &dec, &sink,
+				     both_on_blocks, &stat))) {
 		con_puts("efipt: no memory for the decoder's block cache: not decoding\n");
 		if (cov)
 			inplace_cov_free(&ic);

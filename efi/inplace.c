@@ -12,9 +12,9 @@
 
 EFI_STATUS inplace_decode(const uint8_t *trace, uint64_t len, struct memview *view,
 			  const struct ptcaps *caps, uint64_t rtit_ctl,
-			  const struct ptflow_sink *sink, struct ptflow_stat *stat)
+			  struct ptflow_decoder *dec, const struct ptflow_sink *sink,
+			  ptflow_blocks_fn on_blocks, struct ptflow_stat *stat)
 {
-	static struct ptflow_decoder dec; /* several KiB: not on the stack */
 	uint32_t entries = CACHE_MAX;
 	struct ptflow_block *cache;
 	while (!(cache = AllocatePool(entries * sizeof(*cache))) && entries > CACHE_MIN)
@@ -30,9 +30,10 @@ EFI_STATUS inplace_decode(const uint8_t *trace, uint64_t len, struct memview *vi
 	flow_facts_from_caps(&facts, caps, rtit_ctl);
 	flow_setup(&fc, &facts);
 	EFI_STATUS st = EFI_INVALID_PARAMETER;
-	if (ptflow_init(&dec, &fc, sink) == 0) {
-		ptflow_decode(&dec, trace, len, 0);
-		*stat = dec.stat;
+	if (ptflow_init(dec, &fc, sink) == 0) {
+		ptflow_on_blocks(dec, on_blocks);
+		ptflow_decode(dec, trace, len, 0);
+		*stat = dec->stat;
 		st = EFI_SUCCESS;
 	}
 	FreePool(cache);

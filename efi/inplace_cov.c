@@ -32,6 +32,12 @@ EFI_STATUS inplace_cov_init(struct inplace_cov *ic, const struct ptsum_image *im
 		ic->n++;
 	}
 	ptcov_init(&ic->cov, ic->img, ic->n);
+	/* blocks marked already: without, every block is decoded (slower, the same) */
+	ic->nseen = INPLACE_COV_SEEN;
+	while (!(ic->seen = AllocatePool(ic->nseen * sizeof(*ic->seen))) && ic->nseen > 1024)
+		ic->nseen /= 2;
+	if (!ic->seen)
+		ic->nseen = 0;
 	return EFI_SUCCESS;
 }
 
@@ -73,5 +79,7 @@ void inplace_cov_free(struct inplace_cov *ic)
 			FreePool(ic->img[i].bits);
 	if (ic->img)
 		FreePool(ic->img);
+	if (ic->seen)
+		FreePool(ic->seen);
 	efipt_memset(ic, 0, sizeof(*ic));
 }

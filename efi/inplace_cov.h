@@ -14,12 +14,15 @@
 #include "efi/run.h"
 
 #define INPLACE_COV_MAX (32u << 20)
+#define INPLACE_COV_SEEN 65536u	/* blocks remembered as marked (1 MiB) */
 
 struct inplace_cov {
 	struct ptcov cov;
 	struct ptcov_image *img;	/* pool */
 	unsigned n;
 	unsigned skipped;		/* images left without bitmaps */
+	struct ptcov_seen *seen;	/* pool (NULL: none), for ptcov_use_blocks() */
+	uint32_t nseen;
 };
 
 /* Set up over the images of the summary, code read through code (for PE

@@ -115,7 +115,9 @@ int selftest_trace_mode(const struct ptcaps *caps, enum ptcfg_output output,
 		struct counts c = { (uint64_t)(UINTN)st_leaf, (uint64_t)(UINTN)st_other, 0, 0, 0, 0 };
 		struct ptflow_sink sink = { &c, on_run, on_event };
 		struct ptflow_stat stat;
-		if (EFI_ERROR(inplace_decode(res.buf, res.len, &view, caps, 0, &sink, &stat)))
+		static struct ptflow_decoder dec; /* several KiB: not on the stack */
+		if (EFI_ERROR(inplace_decode(res.buf, res.len, &view, caps, 0, &dec, &sink, NULL,
+					     &stat)))
 			sb_puts(detail, "no memory for the decoder");
 		else if (c.errors)
 			sb_printf(detail, "%llu decode errors (first at trace offset 0x%llx)",

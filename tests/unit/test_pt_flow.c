@@ -17,6 +17,7 @@
 #include "core/pt_flow.h"
 #include "core/pt_synth.h"
 #include "core/pt_summary.h"
+#include "core/pt_cov.h"
 #include "core/mem.h"
 #include "core/x86_insn.h"
 #include "decode/pt_sections.h"
@@ -408,10 +409,26 @@ static void print_totals(const char *what, int nseeds, const struct totals *tot)
 	printf("\n");
 }
 
+/* drcov bytes to a buffer */
+struct covout {
+	unsigned char *buf;
+	size_t len, cap;
+};
+
+static void cov_put(void *ctx, const void *p, size_t n)
+{
+	struct covout *o = ctx;
+	if (o->len + n <= o->cap)
+		memcpy(o->buf + o->len, p, n);
+	o->len += n;
+}
+
 /*
- * The decode summary (efipt decode) from blocks equals the one from runs:
- * the code cut into images of 0x1003 bytes, so that blocks cross their
- * ends, every fifth left out (outside every image).
+ * The decode summary (efipt decode) and the coverage (efipt coverage, the
+ * firmware's coverage.drcov) from blocks equal those from runs: the code
+ * cut into images of 0x1003 bytes, so that blocks cross their ends, every
+ * fifth left out (outside every image), every seventh without bitmaps.
+ * Blocks with the memo of marked blocks, and without.
  */
 static void summary_check(const char *path, struct ptsec_image *im, const struct ptsynth_config *base)
 {
@@ -419,7 +436,13 @@ static void summary_check(const char *path, struct ptsec_image *im, const struct
 	static struct ptsynth syn;
 	static struct ptflow_block scache[1 << 14];
 	static struct ptsum_image img[4096];
-	static char text[2][1 << 16];
+	static struct ptcov_image cimg[3][4096];
+	static struct ptcov_seen seen[1 << 12];
+	static char text[3][1 << 16];
+	static unsigned char drcov[3][1 << 20];
+	struct covout co[3];
+	static char ctext[3][4096];
+	unsigned long long seen_all = 0; /* runs: distinct, lost and outside all seen */
 	struct ptsynth_result res;
 	if (ptsynth_run(&syn, base, NULL, buf, sizeof(buf), &res))
 		return;
@@ -433,8 +456,9 @@ static void summary_check(const char *path, struct ptsec_image *im, const struct
 				snprintf(img[n].name, sizeof(img[n].name), "part%u", n);
 				n++;
 			}
-	for (int blocks = 0; blocks < 2; blocks++) {
+	for (int v = 0; v < 3; v++) { /* runs, blocks, blocks without the memo */
 		static struct ptsum sum;
+		static struct ptcov cov;
 		static struct ptflow_decoder dec;
 		struct ptflow_config fc;
 		memset(&fc, 0, sizeof(fc));
@@ -442,20 +466,64 @@ static void summary_check(const char *path, struct ptsec_image *im, const struct
 		fc.cache = scache;
 		fc.cache_size = sizeof(scache) / sizeof(scache[0]);
 		ptsum_init(&sum, img, n);
-		struct ptflow_sink sink = { &sum, blocks ? NULL : ptsum_on_run, ptsum_on_event };
+		for (unsigned i = 0; i < n; i++) {
+			struct ptcov_image *m = &cimg[v][i];
+			free(m->bits);
+			memset(m, 0, sizeof(*m));
+			m->base = img[i].base;
+			m->size = img[i].size;
+			ptcov_set_name(m, img[i].name);
+			if (i % 7 != 6)
+				m->bits = malloc(ptcov_bits_size(m->size));
+		}
+		ptcov_init(&cov, cimg[v], n);
+		struct ptflow_sink sink = { &sum, v ? NULL : ptsum_on_run, ptsum_on_event };
 		ptflow_init(&dec, &fc, &sink);
-		if (blocks) {
+		if (v) {
 			ptflow_on_blocks(&dec, ptsum_on_blocks);
 			sum.dec = &dec;
 		}
 		ptflow_decode(&dec, buf, res.size, 0);
 		struct strbuf sb;
-		sb_init(&sb, text[blocks], sizeof(text[blocks]));
+		sb_init(&sb, text[v], sizeof(text[v]));
 		ptsum_format(&sum, &dec.stat, 4096, &sb);
+		/* the coverage in a second pass over the same trace */
+		struct ptflow_sink csink = { &cov, v ? NULL : ptcov_on_run, NULL };
+		ptflow_init(&dec, &fc, &csink);
+		if (v) {
+			ptflow_on_blocks(&dec, ptcov_on_blocks);
+			ptcov_use_blocks(&cov, &dec, v == 1 ? seen : NULL,
+					 v == 1 ? sizeof(seen) / sizeof(seen[0]) : 0);
+		}
+		ptflow_decode(&dec, buf, res.size, 0);
+		co[v] = (struct covout){ drcov[v], 0, sizeof(drcov[v]) };
+		ptcov_drcov_write(&cov, "efipt", cov_put, &co[v]);
+		unsigned long long execs = 0, lost = 0, dins = 0, blocks = 0;
+		for (unsigned i = 0; i < n; i++) {
+			struct ptcov_stat st;
+			ptcov_image_stat(&cimg[v][i], &st);
+			execs += cimg[v][i].execs;
+			lost += cimg[v][i].lost;
+			dins += st.insns;
+			blocks += st.blocks;
+		}
+		snprintf(ctext[v], sizeof(ctext[v]),
+			 "%zu drcov bytes, insns %llu outside %llu execs %llu lost %llu distinct %llu "
+			 "blocks %llu", co[v].len, (unsigned long long)cov.insns,
+			 (unsigned long long)cov.outside, execs, lost, dins, blocks);
+		if (!v)
+			seen_all = dins && lost && cov.outside;
 	}
-	CHECKF(!strcmp(text[0], text[1]) && strstr(text[0], "outside every listed image"),
+	CHECKF(!strcmp(text[0], text[1]) && !strcmp(text[0], text[2]) &&
+		       strstr(text[0], "outside every listed image"),
 	       "flow: summary from blocks as from runs", "%s\nruns:\n%s\nblocks:\n%s", path, text[0],
 	       text[1]);
+	bool same = !strcmp(ctext[0], ctext[1]) && !strcmp(ctext[0], ctext[2]);
+	for (int v = 1; v < 3; v++)
+		same = same && co[v].len == co[0].len && co[0].len <= co[0].cap &&
+		       !memcmp(drcov[0], drcov[v], co[0].len);
+	CHECKF(same && seen_all, "flow: coverage from blocks as from runs",
+	       "%s\nruns:   %s\nblocks: %s\nno memo: %s", path, ctext[0], ctext[1], ctext[2]);
 }
 
 static void image_tests(const char *kind, const char *path, int nseeds)
