@@ -20,6 +20,7 @@
 
 #include "decode/commands.h"
 #include "decode/file_io.h"
+#include "decode/qemu_merge.h"
 
 static void qemu_usage(FILE *f)
 {
@@ -37,6 +38,10 @@ static void qemu_usage(FILE *f)
 		"  --limit N          at most N instructions traced (QEMU ends there too)\n"
 		"  --psb N            bytes between PSB+ (default 4096)\n"
 		"  --noretcomp        no RET compression (DisRETC)\n"
+		"  --esp IMAGE        the ESP image QEMU boots (-drive file=IMAGE): after QEMU\n"
+		"                     exits, merge the run efipt.efi 'trace --source qemu' wrote\n"
+		"                     there (images.json, memory map) into RUNDIR; QEMU runs on\n"
+		"                     after the stop marker until the guest powers off\n"
 		"  --plugin FILE      the plugin (default: efipt-qemu.so next to efipt,\n"
 		"                     or $EFIPT_QEMU_PLUGIN)\n"
 		"  --qemu FILE        the QEMU binary (default: qemu-system-x86_64)\n\n"
@@ -137,12 +142,14 @@ int cmd_qemu(int argc, char **argv)
 		{ "noretcomp", no_argument, 0, 'R' },
 		{ "plugin", required_argument, 0, 'P' },
 		{ "qemu", required_argument, 0, 'q' },
+		{ "esp", required_argument, 0, 'E' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	static const char *const starts[] = { "reset", "protected", "marker", NULL };
 	static const char *const stops[] = { "exit", "marker", NULL };
 	const char *out = NULL, *start = NULL, *stop = NULL, *qemu = "qemu-system-x86_64";
+	const char *esp = NULL;
 	unsigned long long limit = 0, psb = 0;
 	int noretcomp = 0;
 	char plugin[PATH_MAX] = "";
@@ -184,6 +191,7 @@ int cmd_qemu(int argc, char **argv)
 		case 'R': noretcomp = 1; break;
 		case 'P': snprintf(plugin, sizeof(plugin), "%s", optarg); break;
 		case 'q': qemu = optarg; break;
+		case 'E': esp = optarg; break;
 		case 'h': qemu_usage(stdout); return 0;
 		default: qemu_usage(stderr); return 2;
 		}
@@ -214,6 +222,10 @@ int cmd_qemu(int argc, char **argv)
 				"--plugin FILE)\n", plugin, strerror(errno));
 		return 2;
 	}
+	if (esp && access(esp, R_OK)) {
+		fprintf(stderr, "efipt qemu: --esp %s: %s\n", esp, strerror(errno));
+		return 2;
+	}
 	struct stat st;
 	if (!stat(out, &st)) {
 		fprintf(stderr, "efipt qemu: %s already exists: give a new run directory\n", out);
@@ -230,10 +242,12 @@ int cmd_qemu(int argc, char **argv)
 	strncat(popt, ",dir=", sizeof(popt) - strlen(popt) - 1);
 	opt_append(popt, sizeof(popt), out);
 	char more[256];
-	/* a trace that stops before QEMU would exit ends QEMU too */
+	/* a trace that stops before QEMU would exit ends QEMU too, except at
+	 * the stop marker when efipt.efi still has its run directory to write */
+	int stop_ends = stop && strcmp(stop, "exit") && !(esp && !strcmp(stop, "marker"));
 	snprintf(more, sizeof(more), "%s%s%s%s%s%s", start ? ",start=" : "", start ? start : "",
 		 stop ? ",stop=" : "", stop ? stop : "", noretcomp ? ",retcomp=off" : "",
-		 (stop && strcmp(stop, "exit")) || limit ? ",exit=on" : "");
+		 stop_ends || limit ? ",exit=on" : "");
 	strncat(popt, more, sizeof(popt) - strlen(popt) - 1);
 	if (limit) {
 		snprintf(more, sizeof(more), ",limit=%llu", limit);
@@ -312,6 +326,17 @@ int cmd_qemu(int argc, char **argv)
 	       json_integer_value(json_object_get(tr, "bytes")),
 	       json_string_value(json_object_get(tr, "stopped_by")) ?: "?");
 	json_decref(m);
+	if (esp) {
+		struct qemu_merge_result mr;
+		char err[PATH_MAX + 256];
+		if (qemu_merge_esp(out, esp, &mr, err, sizeof(err))) {
+			fprintf(stderr, "efipt qemu: merging efipt.efi's run: %s\n", err);
+			return 1;
+		}
+		printf("efipt qemu: %s: merged efipt.efi's run %s from %s (%u images, %u code "
+		       "snapshots; the start marker is in %s)\n",
+		       out, mr.guest_run, esp, mr.images, mr.snapshots, mr.marker_image);
+	}
 	if (status) {
 		fprintf(stderr, "efipt qemu: %s exited with status %d\n", qemu, status);
 		return 1;

@@ -1,0 +1,29 @@
+/*
+ * efipt qemu --esp IMAGE: merge the run directory efipt.efi `trace --source
+ * qemu` wrote on the guest's ESP (a raw FAT image, or a GPT disk with the
+ * ESP at 1 MiB, read with mtools) into the run directory efipt-qemu.so
+ * wrote, so that one directory holds the trace and the guest's sideband
+ * (images.json, memory map, cpuid.txt) like a hardware run (docs/qemu.md).
+ */
+#ifndef EFIPT_DECODE_QEMU_MERGE_H
+#define EFIPT_DECODE_QEMU_MERGE_H
+
+#include <stddef.h>
+
+struct qemu_merge_result {
+	char guest_run[64];	/* the run-id merged */
+	char marker_image[256];	/* the guest image holding the start marker */
+	unsigned images;	/* images.json entries */
+	unsigned snapshots;	/* guest code snapshots taken over */
+};
+
+/*
+ * Returns 0, or -1 with the reason in err (the ESP has no such run, the
+ * start marker lies in no image of it, a file could not be written). The
+ * merged files replace the plugin's by rename; manifest.json is rewritten
+ * last.
+ */
+int qemu_merge_esp(const char *rundir, const char *esp, struct qemu_merge_result *res,
+		   char *err, size_t errlen);
+
+#endif
