@@ -209,7 +209,7 @@ test: all
 	@EFIPT_BUILD=$(BUILD) EFIPT_TEST_DIRS="$(SAN_TEST_DIRS)" EFIPT_SANITIZED=1 sh tests/run.sh
 endif
 
-run: all
+run: all qemu-plugin-if-possible
 	sh ovmf/run.sh
 
 esp: all
