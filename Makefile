@@ -50,7 +50,7 @@ HOST_ARCH_SRC := $(filter-out %_efi.c,$(ARCH_SRC))
 
 # ---- host build -------------------------------------------------------------
 HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) $(DEFS) -I. -D_GNU_SOURCE $(SAN_FLAGS)
-HOST_LIBS   := -lipt -lZydis -ljansson
+HOST_LIBS   := -lipt -lZydis -ljansson -llzma
 
 HOST_OBJ := $(patsubst %.c,$(BUILD)/host/%.o,$(CORE_SRC) $(HOST_ARCH_SRC) $(HOST_SRC)) \
 	$(BUILD)/host/gen/version.o

@@ -98,6 +98,41 @@ static int has_firmware(int argc, char **argv)
 	return 0;
 }
 
+/* The flash image holding the firmware code: -bios FILE, or the first
+ * -drive if=pflash's file= (",," is a comma in QEMU's option syntax). */
+static int flash_file(int argc, char **argv, char *out, size_t cap)
+{
+	for (int i = 0; i + 1 < argc; i++) {
+		if (!strcmp(argv[i], "-bios")) {
+			snprintf(out, cap, "%s", argv[i + 1]);
+			return 0;
+		}
+		const char *d = argv[i + 1];
+		if (strcmp(argv[i], "-drive") || !strstr(d, "if=pflash"))
+			continue;
+		for (const char *o = d; o; ) {
+			if (!strncmp(o, "file=", 5)) {
+				size_t n = 0;
+				for (const char *c = o + 5; *c && n + 1 < cap; c++) {
+					if (*c == ',' && c[1] != ',')
+						break;
+					if (*c == ',')
+						c++;
+					out[n++] = *c;
+				}
+				out[n] = 0;
+				return 0;
+			}
+			/* the next option: after a single comma */
+			const char *c = o;
+			while ((c = strchr(c, ',')) && c[1] == ',')
+				c += 2;
+			o = c ? c + 1 : NULL;
+		}
+	}
+	return -1;
+}
+
 /* Record how QEMU ran in the plugin's manifest (through manifest.json.tmp). */
 static int note_qemu(const char *dir, const char *cmdline, char **qargv, int status)
 {
@@ -336,6 +371,21 @@ int cmd_qemu(int argc, char **argv)
 		printf("efipt qemu: %s: merged efipt.efi's run %s from %s (%u images, %u code "
 		       "snapshots; the start marker is in %s)\n",
 		       out, mr.guest_run, esp, mr.images, mr.snapshots, mr.marker_image);
+	}
+	/* module names from the firmware volumes: not needed for the trace,
+	 * so a flash image that cannot be read is a note, not a failure */
+	char flash[PATH_MAX];
+	if (!flash_file(qn, qa, flash, sizeof(flash))) {
+		struct qemu_fv_result fr;
+		char err[PATH_MAX + 256];
+		if (qemu_name_fv_modules(out, flash, &fr, err, sizeof(err)))
+			fprintf(stderr, "efipt qemu: no module names from the firmware volumes: %s\n",
+				err);
+		else
+			printf("efipt qemu: %s: firmware volumes of %s: %u modules (%u LZMA sections"
+			       "%s), %u images named, %u SEC/PEI images added\n",
+			       out, flash, fr.modules, fr.lzma, fr.lzma_failed ? ", some unreadable" : "",
+			       fr.renamed, fr.added);
 	}
 	if (status) {
 		fprintf(stderr, "efipt qemu: %s exited with status %d\n", qemu, status);

@@ -26,4 +26,21 @@ struct qemu_merge_result {
 int qemu_merge_esp(const char *rundir, const char *esp, struct qemu_merge_result *res,
 		   char *err, size_t errlen);
 
+struct qemu_fv_result {
+	unsigned modules;	/* modules found in the firmware volumes */
+	unsigned renamed;	/* images.json entries named FvFile(GUID) given their UI name */
+	unsigned added;		/* SEC/PEI images added at their in-place addresses */
+	unsigned lzma, lzma_failed;
+};
+
+/*
+ * Name the firmware's modules in RUNDIR/images.json from the firmware
+ * volumes of the flash image FLASH (decode/fv.c): entries named
+ * FvFile(GUID) take the UI name of that file, and SEC/PEI modules, which
+ * run where their PE/TE headers say, are added where no image is listed.
+ * images.json and the manifest's files entry are rewritten (tmp + rename).
+ */
+int qemu_name_fv_modules(const char *rundir, const char *flash, struct qemu_fv_result *res,
+			 char *err, size_t errlen);
+
 #endif

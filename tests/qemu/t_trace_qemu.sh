@@ -89,6 +89,32 @@ import re; s=open('$d/decode.txt').read()
 m=re.search(r'^ +(\d+) +[0-9.]+%  app \(0x', s, re.M)
 assert m and int(m.group(1)) > 50000, s
 assert re.search(r'^Errors +0$', s, re.M), s"
+# module names from OVMF's firmware volumes (LZMA-compressed DXEFV): the
+# firmware drivers efipt.efi lists as FvFile(GUID) take their UI names
+contains "efipt qemu: firmware volumes read" "$d/out" "firmware volumes of $CODE: "
+expect "efipt decode names firmware drivers from the firmware volumes" python3 -c "
+import re, json; s=open('$d/decode.txt').read()
+assert re.search(r'%  DxeCore \(0x', s), s
+assert not re.search(r'FvFile\(D6A2CB7F', s), s
+m=json.load(open('$d/run/manifest.json'))['firmware_volumes']
+assert m['modules'] > 100 and m['lzma'] >= 1 and m['lzma_failed'] == 0 and m['renamed'] > 50, m"
+
+# a SEC/PEI window: those modules run in place, where their TE/PE headers say
+d=$TMP/pei
+mkdir -p "$d"
+cp /usr/share/OVMF/OVMF_VARS_4M.fd "$d/vars.fd"
+# shellcheck disable=SC2086
+expect_rc "efipt qemu: a SEC/PEI window traced" 0 nice -n 10 timeout 120 $EFIPT qemu -o "$d/run" \
+	--start protected --limit 2000000 -- $QARGS \
+	-drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
+	-drive if=pflash,format=raw,unit=1,file="$d/vars.fd"
+expect_rc "efipt qemu: SEC/PEI window decodes" 0 $EFIPT decode "$d/run"
+expect "SEC/PEI: the instructions are SecMain's, the PEI modules are listed" python3 -c "
+import re, json; s=open('$TMP/out').read()
+m=re.search(r'^ +(\d+) +[0-9.]+%  SecMain \(0x', s, re.M)
+assert m and int(m.group(1)) > 1000000 and re.search(r'^Errors +0$', s, re.M), s
+names=[i['name'] for i in json.load(open('$d/run/images.json'))['images']]
+assert 'PeiCore' in names and 'PlatformPei' in names and 'DxeIpl' in names, names"
 
 # a guest that wrote no run of trace --source qemu: the trace stays, the merge is refused
 d=$TMP/nomerge
