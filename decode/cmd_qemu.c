@@ -335,10 +335,11 @@ int cmd_qemu(int argc, char **argv)
 		free(qargv);
 		return 1;
 	}
-	/* the whole efipt command line, as efipt.efi records its own */
-	char cmdline[8192] = "";
-	for (int i = 0; i < argc; i++) {
-		strncat(cmdline, i ? " " : "", sizeof(cmdline) - strlen(cmdline) - 1);
+	/* the whole efipt command line, as efipt.efi records its own: from the
+	 * command on (argv[0] is "efipt qemu", the name getopt's messages use) */
+	char cmdline[8192] = "qemu";
+	for (int i = 1; i < argc; i++) {
+		strncat(cmdline, " ", sizeof(cmdline) - strlen(cmdline) - 1);
 		strncat(cmdline, argv[i], sizeof(cmdline) - strlen(cmdline) - 1);
 	}
 	int rc = note_qemu(out, cmdline, qargv, status);
