@@ -248,6 +248,10 @@ int cmd_qemu(int argc, char **argv)
 				"(or -bios FILE)\n");
 		return 2;
 	}
+	if (esp && access(esp, R_OK)) {
+		fprintf(stderr, "efipt qemu: --esp %s: %s\n", esp, strerror(errno));
+		return 2;
+	}
 	if (!plugin[0] && find_plugin(plugin, sizeof(plugin))) {
 		fprintf(stderr, "efipt qemu: cannot locate efipt-qemu.so: give --plugin FILE\n");
 		return 2;
@@ -255,10 +259,6 @@ int cmd_qemu(int argc, char **argv)
 	if (access(plugin, R_OK)) {
 		fprintf(stderr, "efipt qemu: %s: %s (build it with 'make qemu-plugin', or give "
 				"--plugin FILE)\n", plugin, strerror(errno));
-		return 2;
-	}
-	if (esp && access(esp, R_OK)) {
-		fprintf(stderr, "efipt qemu: --esp %s: %s\n", esp, strerror(errno));
 		return 2;
 	}
 	struct stat st;
@@ -302,10 +302,13 @@ int cmd_qemu(int argc, char **argv)
 	qargv[1 + qn] = "-plugin";
 	qargv[2 + qn] = popt;
 
+	/* the runs already on the ESP: never merged as this one's */
+	char *before = esp ? qemu_esp_runs(esp) : NULL;
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "efipt qemu: fork: %s\n", strerror(errno));
+		free(before);
 		return 2;
 	}
 	if (!pid) {
@@ -317,6 +320,7 @@ int cmd_qemu(int argc, char **argv)
 	while (waitpid(pid, &ws, 0) < 0) {
 		if (errno != EINTR) {
 			fprintf(stderr, "efipt qemu: waitpid: %s\n", strerror(errno));
+			free(before);
 			return 2;
 		}
 	}
@@ -333,6 +337,7 @@ int cmd_qemu(int argc, char **argv)
 					"before the plugin finished the trace; trace.pt.tmp is "
 					"incomplete\n", out, status);
 		free(qargv);
+		free(before);
 		return 1;
 	}
 	/* the whole efipt command line, as efipt.efi records its own: from the
@@ -344,8 +349,10 @@ int cmd_qemu(int argc, char **argv)
 	}
 	int rc = note_qemu(out, cmdline, qargv, status);
 	free(qargv);
-	if (rc)
+	if (rc) {
+		free(before);
 		return 1;
+	}
 	json_error_t je;
 	json_t *m = json_load_file(man, 0, &je);
 	json_t *tr = json_object_get(m, "trace");
@@ -354,6 +361,7 @@ int cmd_qemu(int argc, char **argv)
 		fprintf(stderr, "efipt qemu: %s: %s\n", out,
 			json_string_value(json_object_get(res, "message")) ?: "failed");
 		json_decref(m);
+		free(before);
 		return 1;
 	}
 	printf("efipt qemu: %s: %" JSON_INTEGER_FORMAT " instructions traced, %" JSON_INTEGER_FORMAT
@@ -365,7 +373,9 @@ int cmd_qemu(int argc, char **argv)
 	if (esp) {
 		struct qemu_merge_result mr;
 		char err[PATH_MAX + 256];
-		if (qemu_merge_esp(out, esp, &mr, err, sizeof(err))) {
+		int mrc = qemu_merge_esp(out, esp, before, &mr, err, sizeof(err));
+		free(before);
+		if (mrc) {
 			fprintf(stderr, "efipt qemu: merging efipt.efi's run: %s\n", err);
 			return 1;
 		}

@@ -29,10 +29,9 @@ static void rm_tree(const char *dir)
 	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* mcopy -s -n -i ESP ::/efipt DEST/ (a GPT disk: the partition at 1 MiB) */
-static int copy_out(const char *esp, const char *dest, char *err, size_t errlen)
+/* the mtools image name: a GPT disk has its ESP at 1 MiB (ovmf/mkesp.sh) */
+static int mtools_image(const char *esp, char *img, size_t cap, char *err, size_t errlen)
 {
-	char img[PATH_MAX + 8];
 	char sig[8] = "";
 	FILE *f = fopen(esp, "rb");
 	if (!f) {
@@ -42,7 +41,55 @@ static int copy_out(const char *esp, const char *dest, char *err, size_t errlen)
 	if (fseek(f, 512, SEEK_SET) || fread(sig, 1, 8, f) != 8)
 		memset(sig, 0, sizeof(sig));
 	fclose(f);
-	snprintf(img, sizeof(img), "%s%s", esp, memcmp(sig, "EFI PART", 8) ? "" : "@@1M");
+	snprintf(img, cap, "%s%s", esp, memcmp(sig, "EFI PART", 8) ? "" : "@@1M");
+	return 0;
+}
+
+char *qemu_esp_runs(const char *esp)
+{
+	char img[PATH_MAX + 8], err[PATH_MAX + 64];
+	size_t cap = 4096, n = 0;
+	char *out = calloc(1, cap);
+	int fd[2];
+	if (!out || mtools_image(esp, img, sizeof(img), err, sizeof(err)) || pipe(fd))
+		return out;
+	pid_t pid = fork();
+	if (!pid) {
+		int nul = open("/dev/null", O_WRONLY);
+		dup2(fd[1], 1);
+		if (nul >= 0)
+			dup2(nul, 2);
+		close(fd[0]);
+		setenv("MTOOLS_SKIP_CHECK", "1", 1);
+		execlp("mdir", "mdir", "-b", "-i", img, "::/efipt", (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	ssize_t got;
+	while (pid > 0 && (got = read(fd[0], out + n, cap - n - 1)) > 0) {
+		n += (size_t)got;
+		if (cap - n < 2) {
+			char *more = realloc(out, cap * 2);
+			if (!more)
+				break;
+			out = more;
+			cap *= 2;
+		}
+	}
+	out[n] = 0;
+	close(fd[0]);
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	return out;
+}
+
+/* mcopy -s -n -i ESP ::/efipt DEST/ */
+static int copy_out(const char *esp, const char *dest, char *err, size_t errlen)
+{
+	char img[PATH_MAX + 8];
+	if (mtools_image(esp, img, sizeof(img), err, errlen))
+		return -1;
 	pid_t pid = fork();
 	if (pid < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
@@ -78,14 +125,24 @@ static int by_name_desc(const struct dirent **a, const struct dirent **b)
 	return strcmp((*b)->d_name, (*a)->d_name);
 }
 
-/* The newest run of `trace --source qemu` under dir (run-ids sort by time). */
-static int pick_run(const char *dir, char *out, size_t cap, json_t **manifest)
+/* is run-id name in mdir's listing? */
+static int listed(const char *before, const char *name)
+{
+	char key[300];
+	snprintf(key, sizeof(key), "/%s/", name);
+	return before && strstr(before, key);
+}
+
+/* The newest run of `trace --source qemu` under dir (run-ids sort by time)
+ * that was not there before QEMU ran. */
+static int pick_run(const char *dir, const char *before, char *out, size_t cap,
+		    json_t **manifest)
 {
 	struct dirent **names;
 	int n = scandir(dir, &names, NULL, by_name_desc);
 	int found = -1;
 	for (int i = 0; i < n; i++) {
-		if (found < 0 && names[i]->d_name[0] != '.') {
+		if (found < 0 && names[i]->d_name[0] != '.' && !listed(before, names[i]->d_name)) {
 			char p[PATH_MAX + 300];
 			snprintf(p, sizeof(p), "%s/%s/manifest.json", dir, names[i]->d_name);
 			json_t *m = json_load_file(p, 0, NULL);
@@ -185,8 +242,8 @@ static int move_in(const char *from_dir, const char *to_dir, const char *name, c
 	return 0;
 }
 
-int qemu_merge_esp(const char *rundir, const char *esp, struct qemu_merge_result *res,
-		   char *err, size_t errlen)
+int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
+		   struct qemu_merge_result *res, char *err, size_t errlen)
 {
 	memset(res, 0, sizeof(*res));
 	char tmp[PATH_MAX], runs[PATH_MAX + 16], guest[PATH_MAX + 96];
@@ -201,8 +258,8 @@ int qemu_merge_esp(const char *rundir, const char *esp, struct qemu_merge_result
 	json_t *gm = NULL, *pm = NULL, *gmap = NULL, *pmap = NULL, *gimg = NULL;
 	if (copy_out(esp, tmp, err, errlen))
 		goto out;
-	if (pick_run(runs, res->guest_run, sizeof(res->guest_run), &gm)) {
-		snprintf(err, errlen, "%s: no run of 'efipt.efi trace --source qemu' in \\efipt "
+	if (pick_run(runs, before, res->guest_run, sizeof(res->guest_run), &gm)) {
+		snprintf(err, errlen, "%s: no new run of 'efipt.efi trace --source qemu' in \\efipt "
 				      "(did efipt.efi finish and write its run directory?)", esp);
 		goto out;
 	}

@@ -18,13 +18,21 @@ struct qemu_merge_result {
 };
 
 /*
+ * The run directories already in ESP's \efipt (mdir's listing, malloc'd;
+ * "" when there are none or it cannot be read), taken before QEMU runs so
+ * that a run left by an earlier boot is never merged as this one's.
+ */
+char *qemu_esp_runs(const char *esp);
+
+/*
+ * Only a run not named in before (qemu_esp_runs, may be NULL) is merged.
  * Returns 0, or -1 with the reason in err (the ESP has no such run, the
  * start marker lies in no image of it, a file could not be written). The
  * merged files replace the plugin's by rename; manifest.json is rewritten
  * last.
  */
-int qemu_merge_esp(const char *rundir, const char *esp, struct qemu_merge_result *res,
-		   char *err, size_t errlen);
+int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
+		   struct qemu_merge_result *res, char *err, size_t errlen);
 
 struct qemu_fv_result {
 	unsigned modules;	/* modules found in the firmware volumes */

@@ -99,6 +99,19 @@ assert not re.search(r'FvFile\(D6A2CB7F', s), s
 m=json.load(open('$d/run/manifest.json'))['firmware_volumes']
 assert m['modules'] > 100 and m['lzma'] >= 1 and m['lzma_failed'] == 0 and m['renamed'] > 50, m"
 
+# the same ESP again, efipt.efi now writing no run directory: the run the
+# first boot left there must not be merged as this one's
+printf '%s\n' '--no-run-dir trace --source qemu --debugcon --shutdown -- \EFI\tools\app.efi' >"$TMP/stale.args"
+MTOOLS_SKIP_CHECK=1 mcopy -o -i "$TMP/merge/esp.img" "$TMP/stale.args" ::/EFI/BOOT/efipt.args
+mkdir -p "$TMP/stale"
+qemu_esp stale "$TMP/merge/esp.img" --esp "$TMP/merge/esp.img" --start marker --stop marker
+rc=$?
+[ "$rc" -eq 1 ] && ok "efipt qemu --esp, only an earlier run on the ESP: exit 1" ||
+	nok "efipt qemu --esp, only an earlier run on the ESP: exit 1" "exit $rc: $(cat "$TMP/stale/out")"
+contains "efipt qemu --esp, only an earlier run on the ESP: not merged, said why" "$TMP/stale/err" "no new run of 'efipt.efi trace --source qemu' in \\efipt"
+expect "efipt qemu --esp, only an earlier run: no guest_run in the manifest" python3 -c "
+import json; m=json.load(open('$TMP/stale/run/manifest.json')); assert 'guest_run' not in m, m['guest_run']"
+
 # a SEC/PEI window: those modules run in place, where their TE/PE headers say
 d=$TMP/pei
 mkdir -p "$d"
