@@ -50,7 +50,7 @@ HOST_ARCH_SRC := $(filter-out %_efi.c,$(ARCH_SRC))
 
 # ---- host build -------------------------------------------------------------
 HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) $(DEFS) -I. -D_GNU_SOURCE $(SAN_FLAGS)
-HOST_LIBS   := -lipt -lZydis -ljansson -ldw -lelf
+HOST_LIBS   := -lipt -lZydis -ljansson -ldw -lelf -llzma
 
 HOST_OBJ := $(patsubst %.c,$(BUILD)/host/%.o,$(CORE_SRC) $(HOST_ARCH_SRC) $(HOST_SRC)) \
 	$(BUILD)/host/gen/version.o
@@ -209,7 +209,7 @@ test: all
 	@EFIPT_BUILD=$(BUILD) EFIPT_TEST_DIRS="$(SAN_TEST_DIRS)" EFIPT_SANITIZED=1 sh tests/run.sh
 endif
 
-run: all
+run: all qemu-plugin-if-possible
 	sh ovmf/run.sh
 
 esp: all

@@ -20,6 +20,7 @@
 
 #include "decode/commands.h"
 #include "decode/file_io.h"
+#include "decode/qemu_merge.h"
 
 static void qemu_usage(FILE *f)
 {
@@ -37,6 +38,10 @@ static void qemu_usage(FILE *f)
 		"  --limit N          at most N instructions traced (QEMU ends there too)\n"
 		"  --psb N            bytes between PSB+ (default 4096)\n"
 		"  --noretcomp        no RET compression (DisRETC)\n"
+		"  --esp IMAGE        the ESP image QEMU boots (-drive file=IMAGE): after QEMU\n"
+		"                     exits, merge the run efipt.efi 'trace --source qemu' wrote\n"
+		"                     there (images.json, memory map) into RUNDIR; QEMU runs on\n"
+		"                     after the stop marker until the guest powers off\n"
 		"  --plugin FILE      the plugin (default: efipt-qemu.so next to efipt,\n"
 		"                     or $EFIPT_QEMU_PLUGIN)\n"
 		"  --qemu FILE        the QEMU binary (default: qemu-system-x86_64)\n\n"
@@ -93,6 +98,41 @@ static int has_firmware(int argc, char **argv)
 	return 0;
 }
 
+/* The flash image holding the firmware code: -bios FILE, or the first
+ * -drive if=pflash's file= (",," is a comma in QEMU's option syntax). */
+static int flash_file(int argc, char **argv, char *out, size_t cap)
+{
+	for (int i = 0; i + 1 < argc; i++) {
+		if (!strcmp(argv[i], "-bios")) {
+			snprintf(out, cap, "%s", argv[i + 1]);
+			return 0;
+		}
+		const char *d = argv[i + 1];
+		if (strcmp(argv[i], "-drive") || !strstr(d, "if=pflash"))
+			continue;
+		for (const char *o = d; o; ) {
+			if (!strncmp(o, "file=", 5)) {
+				size_t n = 0;
+				for (const char *c = o + 5; *c && n + 1 < cap; c++) {
+					if (*c == ',' && c[1] != ',')
+						break;
+					if (*c == ',')
+						c++;
+					out[n++] = *c;
+				}
+				out[n] = 0;
+				return 0;
+			}
+			/* the next option: after a single comma */
+			const char *c = o;
+			while ((c = strchr(c, ',')) && c[1] == ',')
+				c += 2;
+			o = c ? c + 1 : NULL;
+		}
+	}
+	return -1;
+}
+
 /* Record how QEMU ran in the plugin's manifest (through manifest.json.tmp). */
 static int note_qemu(const char *dir, const char *cmdline, char **qargv, int status)
 {
@@ -137,12 +177,14 @@ int cmd_qemu(int argc, char **argv)
 		{ "noretcomp", no_argument, 0, 'R' },
 		{ "plugin", required_argument, 0, 'P' },
 		{ "qemu", required_argument, 0, 'q' },
+		{ "esp", required_argument, 0, 'E' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	static const char *const starts[] = { "reset", "protected", "marker", NULL };
 	static const char *const stops[] = { "exit", "marker", NULL };
 	const char *out = NULL, *start = NULL, *stop = NULL, *qemu = "qemu-system-x86_64";
+	const char *esp = NULL;
 	unsigned long long limit = 0, psb = 0;
 	int noretcomp = 0;
 	char plugin[PATH_MAX] = "";
@@ -184,6 +226,7 @@ int cmd_qemu(int argc, char **argv)
 		case 'R': noretcomp = 1; break;
 		case 'P': snprintf(plugin, sizeof(plugin), "%s", optarg); break;
 		case 'q': qemu = optarg; break;
+		case 'E': esp = optarg; break;
 		case 'h': qemu_usage(stdout); return 0;
 		default: qemu_usage(stderr); return 2;
 		}
@@ -203,6 +246,10 @@ int cmd_qemu(int argc, char **argv)
 		fprintf(stderr, "efipt qemu: the QEMU arguments give no firmware: add OVMF with "
 				"-drive if=pflash,format=raw,readonly=on,file=OVMF_CODE.fd "
 				"(or -bios FILE)\n");
+		return 2;
+	}
+	if (esp && access(esp, R_OK)) {
+		fprintf(stderr, "efipt qemu: --esp %s: %s\n", esp, strerror(errno));
 		return 2;
 	}
 	if (!plugin[0] && find_plugin(plugin, sizeof(plugin))) {
@@ -230,10 +277,12 @@ int cmd_qemu(int argc, char **argv)
 	strncat(popt, ",dir=", sizeof(popt) - strlen(popt) - 1);
 	opt_append(popt, sizeof(popt), out);
 	char more[256];
-	/* a trace that stops before QEMU would exit ends QEMU too */
+	/* a trace that stops before QEMU would exit ends QEMU too, except at
+	 * the stop marker when efipt.efi still has its run directory to write */
+	int stop_ends = stop && strcmp(stop, "exit") && !(esp && !strcmp(stop, "marker"));
 	snprintf(more, sizeof(more), "%s%s%s%s%s%s", start ? ",start=" : "", start ? start : "",
 		 stop ? ",stop=" : "", stop ? stop : "", noretcomp ? ",retcomp=off" : "",
-		 (stop && strcmp(stop, "exit")) || limit ? ",exit=on" : "");
+		 stop_ends || limit ? ",exit=on" : "");
 	strncat(popt, more, sizeof(popt) - strlen(popt) - 1);
 	if (limit) {
 		snprintf(more, sizeof(more), ",limit=%llu", limit);
@@ -253,10 +302,13 @@ int cmd_qemu(int argc, char **argv)
 	qargv[1 + qn] = "-plugin";
 	qargv[2 + qn] = popt;
 
+	/* the runs already on the ESP: never merged as this one's */
+	char *before = esp ? qemu_esp_runs(esp) : NULL;
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "efipt qemu: fork: %s\n", strerror(errno));
+		free(before);
 		return 2;
 	}
 	if (!pid) {
@@ -268,6 +320,7 @@ int cmd_qemu(int argc, char **argv)
 	while (waitpid(pid, &ws, 0) < 0) {
 		if (errno != EINTR) {
 			fprintf(stderr, "efipt qemu: waitpid: %s\n", strerror(errno));
+			free(before);
 			return 2;
 		}
 	}
@@ -284,10 +337,11 @@ int cmd_qemu(int argc, char **argv)
 					"before the plugin finished the trace; trace.pt.tmp is "
 					"incomplete\n", out, status);
 		free(qargv);
+		free(before);
 		return 1;
 	}
-	/* the command and its arguments, as efipt.efi records its own
-	 * (argv[0] is "efipt qemu") */
+	/* the whole efipt command line, as efipt.efi records its own: from the
+	 * command on (argv[0] is "efipt qemu", the name getopt's messages use) */
 	char cmdline[8192] = "qemu";
 	for (int i = 1; i < argc; i++) {
 		strncat(cmdline, " ", sizeof(cmdline) - strlen(cmdline) - 1);
@@ -295,8 +349,10 @@ int cmd_qemu(int argc, char **argv)
 	}
 	int rc = note_qemu(out, cmdline, qargv, status);
 	free(qargv);
-	if (rc)
+	if (rc) {
+		free(before);
 		return 1;
+	}
 	json_error_t je;
 	json_t *m = json_load_file(man, 0, &je);
 	json_t *tr = json_object_get(m, "trace");
@@ -305,6 +361,7 @@ int cmd_qemu(int argc, char **argv)
 		fprintf(stderr, "efipt qemu: %s: %s\n", out,
 			json_string_value(json_object_get(res, "message")) ?: "failed");
 		json_decref(m);
+		free(before);
 		return 1;
 	}
 	printf("efipt qemu: %s: %" JSON_INTEGER_FORMAT " instructions traced, %" JSON_INTEGER_FORMAT
@@ -313,6 +370,34 @@ int cmd_qemu(int argc, char **argv)
 	       json_integer_value(json_object_get(tr, "bytes")),
 	       json_string_value(json_object_get(tr, "stopped_by")) ?: "?");
 	json_decref(m);
+	if (esp) {
+		struct qemu_merge_result mr;
+		char err[PATH_MAX + 256];
+		int mrc = qemu_merge_esp(out, esp, before, &mr, err, sizeof(err));
+		free(before);
+		if (mrc) {
+			fprintf(stderr, "efipt qemu: merging efipt.efi's run: %s\n", err);
+			return 1;
+		}
+		printf("efipt qemu: %s: merged efipt.efi's run %s from %s (%u images, %u code "
+		       "snapshots; the start marker is in %s)\n",
+		       out, mr.guest_run, esp, mr.images, mr.snapshots, mr.marker_image);
+	}
+	/* module names from the firmware volumes: not needed for the trace,
+	 * so a flash image that cannot be read is a note, not a failure */
+	char flash[PATH_MAX];
+	if (!flash_file(qn, qa, flash, sizeof(flash))) {
+		struct qemu_fv_result fr;
+		char err[PATH_MAX + 256];
+		if (qemu_name_fv_modules(out, flash, &fr, err, sizeof(err)))
+			fprintf(stderr, "efipt qemu: no module names from the firmware volumes: %s\n",
+				err);
+		else
+			printf("efipt qemu: %s: firmware volumes of %s: %u modules (%u LZMA sections"
+			       "%s), %u images named, %u SEC/PEI images added\n",
+			       out, flash, fr.modules, fr.lzma, fr.lzma_failed ? ", some unreadable" : "",
+			       fr.renamed, fr.added);
+	}
 	if (status) {
 		fprintf(stderr, "efipt qemu: %s exited with status %d\n", qemu, status);
 		return 1;

@@ -5,7 +5,9 @@
  * it runs, stop when it returns, then write trace.pt and decode in place if
  * asked. The trace comes from Intel PT (--source hw, the default) or, where
  * the CPU has none, from the synthesizer walking the image's real code
- * (--source synthetic, always labelled as such).
+ * (--source synthetic, always labelled as such), or from efipt-qemu.so on
+ * the host when the guest runs under QEMU (--source qemu: the trace markers
+ * around the traced code, nothing programmed, no trace in the guest).
  *
  * Hardware sequence (SDM 33.3.2): options validated against CPUID leaf 14H
  * (core/pt_config.c) before any WRMSR; output buffer laid out and allocated
@@ -16,6 +18,7 @@
 #include <efi.h>
 #include <efilib.h>
 
+#include "arch/x86_64/trace_marker.h"
 #include "core/mem.h"
 #include "core/opt_table.h"
 #include "core/pe_info.h"
@@ -35,7 +38,7 @@
 #define MAX_IMAGES 512
 #define DEFAULT_SYNTH_INSNS 1000000ull
 
-enum source { SOURCE_HW, SOURCE_SYNTHETIC };
+enum source { SOURCE_HW, SOURCE_SYNTHETIC, SOURCE_QEMU };
 
 /* What the command line asked for (filled by efi_parse_trace). */
 static struct trace_opts {
@@ -63,8 +66,10 @@ static int set_source(void *ctx, const struct opt_row *o, const char *v, struct 
 		opt.source = SOURCE_HW;
 	else if (!efipt_strcmp(v, "synthetic"))
 		opt.source = SOURCE_SYNTHETIC;
+	else if (!efipt_strcmp(v, "qemu"))
+		opt.source = SOURCE_QEMU;
 	else {
-		sb_printf(err, "--%s is hw or synthetic, not '%s'", o->name, v);
+		sb_printf(err, "--%s is hw, synthetic or qemu, not '%s'", o->name, v);
 		return -1;
 	}
 	return 0;
@@ -103,9 +108,10 @@ static int set_insns(void *ctx, const struct opt_row *o, const char *v, struct s
 enum { T_SOURCE, T_DECODE, T_NO_SNAPSHOT, T_CONNECT, T_SEED, T_INSNS, NTRACE_OPTIONS };
 #define FIELD(f) offsetof(struct trace_opts, f)
 static const struct opt_row trace_options[NTRACE_OPTIONS] = {
-	[T_SOURCE] = { "source", OPT_VALUE, set_source, 0, "hw|synthetic",
-		       "Intel PT (default), or a trace synthesized by\n"
-		       "walking the image's code (no PT needed; not a real trace)" },
+	[T_SOURCE] = { "source", OPT_VALUE, set_source, 0, "hw|synthetic|qemu",
+		       "Intel PT (default), a trace synthesized by walking\n"
+		       "the image's code (no PT needed; not a real trace), or qemu:\n"
+		       "trace markers for efipt-qemu.so (efipt qemu --start marker)" },
 	[T_DECODE] = { "decode", OPT_FLAG, opt_set_true, FIELD(decode), 0,
 		       "decode in place: print a summary (summary.txt), write coverage.drcov" },
 	[T_NO_SNAPSHOT] = { "no-snapshot", OPT_FLAG, set_no_snapshot, 0, 0,
@@ -184,6 +190,12 @@ EFI_STATUS efi_parse_trace(struct app *app)
 			   trace_options[T_CONNECT].name, trace_options[T_SOURCE].name);
 		return EFI_INVALID_PARAMETER;
 	}
+	if (opt.source == SOURCE_QEMU && opt.decode) {
+		con_printf("efipt: trace: --%s needs a trace in memory; with --%s qemu the host has "
+			   "it (efipt decode RUNDIR after efipt qemu)\n",
+			   trace_options[T_DECODE].name, trace_options[T_SOURCE].name);
+		return EFI_INVALID_PARAMETER;
+	}
 	return EFI_SUCCESS;
 }
 
@@ -204,18 +216,29 @@ static void fail(struct app *app, enum run_result result, EFI_STATUS st, const c
 	run_set_result(&app->run, result, st, why);
 }
 
-/* Run the traced code: the image, or every controller connection. */
+/* Run the traced code: the image, or every controller connection. With
+ * --source qemu the trace markers sit right around it, inline, so that
+ * efipt-qemu.so's trace holds the call and nothing else of efipt.efi. */
 static EFI_STATUS run_target(struct traced_image *img, bool *started)
 {
+	bool mark = opt.source == SOURCE_QEMU;
 	if (opt.connect) {
 		UINTN n;
+		if (mark)
+			trace_marker_start();
 		EFI_STATUS st = connect_all(&n);
+		if (mark)
+			trace_marker_stop();
 		app_watchdog_off(); /* a driver may have armed the watchdog */
 		con_printf("efipt: connected %llu controllers\n", (unsigned long long)n);
 		return st;
 	}
 	*started = true;
+	if (mark)
+		trace_marker_start();
 	EFI_STATUS st = image_start(img);
+	if (mark)
+		trace_marker_stop();
 	app_watchdog_off(); /* the image may have armed the watchdog */
 	con_printf("efipt: %s returned %s\n", img->path, efi_status_name(st));
 	return st;
@@ -389,6 +412,22 @@ static EFI_STATUS trace_synthetic(struct app *app, struct traced_image *img, boo
 	return run_target(img, started);
 }
 
+/* --source qemu: the code runs between the trace markers; efipt-qemu.so
+ * (efipt qemu --start marker --stop marker) writes the trace on the host.
+ * Not under QEMU's TCG the markers are plain NOPs: said, not hidden. */
+static EFI_STATUS trace_qemu(struct app *app, struct traced_image *img, bool *started)
+{
+	bool tcg = !efipt_strcmp(app->caps.hypervisor, "TCGTCGTCGTCG");
+	if (!tcg)
+		con_printf("efipt: --%s qemu: not running under QEMU's TCG (hypervisor \"%s\"): "
+			   "the trace markers are NOPs here, nothing records a trace\n",
+			   trace_options[T_SOURCE].name, app->caps.hypervisor);
+	run_member(&app->run, "trace",
+		   "{\"source\": \"qemu\", \"markers\": \"EPT1/EPT0\", \"tcg\": %s}",
+		   tcg ? "true" : "false");
+	return run_target(img, started);
+}
+
 /* The in-place decode feeds the summary and the coverage. */
 struct decode_sinks {
 	struct ptsum *sum;
@@ -516,6 +555,8 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 	bool started = false;
 	if (opt.source == SOURCE_HW)
 		st = trace_hw(app, &img, &started, &trace);
+	else if (opt.source == SOURCE_QEMU)
+		st = trace_qemu(app, &img, &started);
 	else if (copy)
 		st = trace_synthetic(app, &img, &started, &trace, copy);
 	else {
@@ -524,7 +565,8 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 	}
 	EFI_STATUS target_st = st;
 	st = EFI_SUCCESS;
-	bool have_trace = trace.buf || trace.spilled;
+	/* under QEMU the trace is the host's: the run is complete without one */
+	bool have_trace = trace.buf || trace.spilled || opt.source == SOURCE_QEMU;
 	if (trace.spilled)
 		st = trace.spill_status;
 	else if (trace.buf && app->have_run)
@@ -539,10 +581,16 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 		char msg[200];
 		struct strbuf sb;
 		sb_init(&sb, msg, sizeof(msg));
-		sb_printf(&sb, "%s trace of %s: %llu bytes; the traced code returned %s",
-			  opt.source == SOURCE_HW ? "Intel PT" : "SYNTHETIC",
-			  opt.connect ? "ConnectController" : img.path,
-			  (unsigned long long)trace.len, efi_status_name(target_st));
+		if (opt.source == SOURCE_QEMU)
+			sb_printf(&sb, "QEMU trace markers around %s (efipt-qemu.so on the host "
+				       "writes the trace); the traced code returned %s",
+				  opt.connect ? "ConnectController" : img.path,
+				  efi_status_name(target_st));
+		else
+			sb_printf(&sb, "%s trace of %s: %llu bytes; the traced code returned %s",
+				  opt.source == SOURCE_HW ? "Intel PT" : "SYNTHETIC",
+				  opt.connect ? "ConnectController" : img.path,
+				  (unsigned long long)trace.len, efi_status_name(target_st));
 		if (EFI_ERROR(st))
 			sb_printf(&sb, "; writing trace.pt failed: %s", efi_status_name(st));
 		run_set_result(&app->run, EFI_ERROR(st) ? RUN_FAILED : RUN_OK, st, msg);

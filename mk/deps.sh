@@ -3,7 +3,7 @@
 # Idempotent: does nothing when every package is present. Uses sudo when not root.
 set -eu
 PKGS="gcc make binutils gnu-efi ovmf qemu-system-x86 mtools dosfstools \
-libipt-dev libzydis-dev libjansson-dev libdw-dev clang lld libclang-rt-14-dev fdisk systemd-boot-efi grub-efi-amd64-bin \
+libipt-dev libzydis-dev libjansson-dev libdw-dev liblzma-dev clang lld libclang-rt-14-dev fdisk systemd-boot-efi grub-efi-amd64-bin \
 shim-unsigned ipxe memtest86+"
 missing=""
 for p in $PKGS; do

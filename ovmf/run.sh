@@ -4,6 +4,8 @@
 #   RUN_ARGS   efipt.efi's command line (default: "caps")
 #   QEMU_CPU   QEMU CPU model (default: max)
 #   RUN_OUT    where the ESP image and results go (default: build/run)
+#   RUN_QEMU   0: without RUN_ARGS, skip the second part (ovmf/run_qemu.sh:
+#              the same efipt.efi tracing an image under QEMU's emulated PT)
 # Exit status: 0 if efipt.efi exited EFI_SUCCESS, or EFI_UNSUPPORTED (no
 # Intel PT, which is QEMU's answer); 1 if it failed, QEMU timed out, or
 # efipt.efi never reported its exit.
@@ -38,6 +40,10 @@ else
 	echo "== no run directory was written"
 fi
 status=$(sed -n 's/^efipt: exit \(EFI_[A-Z_]*\).*/\1/p' "$out/debugcon.log" | tail -n 1)
+# with no RUN_ARGS (the caps answer above): then the product without PT
+if [ -z "${RUN_ARGS:-}" ] && [ "${RUN_QEMU:-1}" != 0 ]; then
+	RUN_OUT=$out sh "$here/ovmf/run_qemu.sh" || { echo "== the emulated trace failed"; exit 1; }
+fi
 case "$qemu_rc:$status" in
 0:EFI_SUCCESS) exit 0 ;;
 0:EFI_UNSUPPORTED) echo "== efipt.efi: EFI_UNSUPPORTED (no Intel PT here)"; exit 0 ;;

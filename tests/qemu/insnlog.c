@@ -4,9 +4,10 @@
  * instruction CPU 0 executes to FILE (not "file=": QEMU takes that as the plugin path), 8 bytes little-endian each, and with
  * limit=N ends QEMU (exit status 0) after N of them; skip=N leaves the
  * first N out of the file (one per execution callback: a REP loop makes one
- * per iteration); from=marker starts at the first start marker instead.
+ * per iteration); from=marker starts at the first start marker instead;
+ * to=marker ends the record before the first stop marker (QEMU runs on).
  *
- *   -plugin build/tests/insnlog.so,out=FILE[,skip=N|from=marker][,limit=N]
+ *   -plugin build/tests/insnlog.so,out=FILE[,skip=N|from=marker][,to=marker][,limit=N]
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,9 +21,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 static FILE *out;
 static uint64_t count, limit, skip;
-static bool from_marker, logging = true;
+static bool from_marker, to_marker, logging = true, ended;
 /* the start marker (docs/format.md), recognised here on its own */
 static const uint8_t start_marker[8] = { 0x0f, 0x1f, 0x84, 0x00, 0x45, 0x50, 0x54, 0x31 };
+static const uint8_t stop_marker[8] = { 0x0f, 0x1f, 0x84, 0x00, 0x45, 0x50, 0x54, 0x30 };
 
 static void on_insn(unsigned int vcpu, void *ud)
 {
@@ -41,9 +43,19 @@ static void on_insn(unsigned int vcpu, void *ud)
 
 static void on_start_marker(unsigned int vcpu, void *ud)
 {
-	if (vcpu == 0)
+	if (vcpu == 0 && !ended)
 		logging = true;
 	on_insn(vcpu, ud);
+}
+
+static void on_stop_marker(unsigned int vcpu, void *ud)
+{
+	if (vcpu == 0 && logging) {
+		logging = false;
+		ended = true;
+		fflush(out);
+	}
+	(void)ud;
 }
 
 static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -51,11 +63,14 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	(void)id;
 	for (size_t i = 0; i < qemu_plugin_tb_n_insns(tb); i++) {
 		struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
-		bool marker = qemu_plugin_insn_size(in) == sizeof(start_marker) &&
-			      !memcmp(qemu_plugin_insn_data(in), start_marker, sizeof(start_marker));
+		bool eight = qemu_plugin_insn_size(in) == sizeof(start_marker);
+		bool marker = eight && !memcmp(qemu_plugin_insn_data(in), start_marker, 8);
+		bool stop = eight && !memcmp(qemu_plugin_insn_data(in), stop_marker, 8);
 		qemu_plugin_register_vcpu_insn_exec_cb(
-			in, marker && from_marker ? on_start_marker : on_insn, QEMU_PLUGIN_CB_NO_REGS,
-			(void *)(uintptr_t)qemu_plugin_insn_vaddr(in));
+			in, marker && from_marker ? on_start_marker
+			    : stop && to_marker   ? on_stop_marker
+						  : on_insn,
+			QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)qemu_plugin_insn_vaddr(in));
 	}
 }
 
@@ -78,6 +93,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			file = argv[i] + 4;
 		else if (!strcmp(argv[i], "from=marker"))
 			from_marker = true, logging = false;
+		else if (!strcmp(argv[i], "to=marker"))
+			to_marker = true;
 		else if (!strncmp(argv[i], "skip=", 5))
 			skip = strtoull(argv[i] + 5, NULL, 0);
 		else if (!strncmp(argv[i], "limit=", 6))

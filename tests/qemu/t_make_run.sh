@@ -23,3 +23,24 @@ RUN_ARGS='trace --source synthetic -- \missing.efi' sh ovmf/run.sh >"$TMP/fail.o
 rc=$?
 [ "$rc" -eq 1 ] && ok "make run: exit 1 when efipt.efi fails" || nok "make run: exit 1 when efipt.efi fails" "exit $rc"
 contains "make run: says how efipt.efi failed" "$TMP/fail.out" "== efipt.efi failed: EFI_NOT_FOUND"
+
+# no RUN_ARGS: caps (the hardware answer, here "not supported"), then the
+# same efipt.efi tracing an image under QEMU's emulated PT, decoded
+env -u RUN_ARGS sh ovmf/run.sh >"$TMP/default.out" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && ok "make run: default run exits 0" || nok "make run: default run exits 0" "exit $rc: $(tail -c 400 "$TMP/default.out")"
+contains "make run: the hardware path's answer stays visible" "$TMP/default.out" "Intel PT not supported: the CPU vendor is"
+if [ -f build/efipt-qemu.so ]; then
+	contains "make run: the emulated trace is announced" "$TMP/default.out" "== Intel PT emulated by QEMU: efipt qemu --start marker --stop marker"
+	contains "make run: the guest's traced image returned" "$TMP/default.out" "== in the guest: \\efipt.efi returned EFI_SUCCESS"
+	expect "make run: decoded summary with no errors, the traced image named among the top modules" python3 -c "
+import re; s=open('$TMP/default.out').read()
+n=int(re.search(r'^Instructions +(\d+)$', s, re.M).group(1))
+assert n > 10000 and re.search(r'^Errors +0$', s, re.M), s[-2000:]
+m=re.search(r'^ +(\d+) +[0-9.]+%  efipt \(0x', s, re.M)
+assert m and int(m.group(1)) > 1000, s[-2000:]"
+	contains "make run: trace size and run directory shown" "$TMP/default.out" "== trace.pt: "
+	expect_rc "make run: the emulated run directory is a complete run" 0 $EFIPT info "$RUN_OUT/qemu/run"
+else
+	ok "make run: emulated trace SKIP, build/efipt-qemu.so not built"
+fi
