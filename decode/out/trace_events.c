@@ -8,7 +8,7 @@
 
 static void put(struct tev_writer *w, const char *fmt, ...)
 {
-	char buf[2048];
+	char buf[16384]; /* the longest event: a name of tev_json_string(8192) */
 	va_list ap;
 	va_start(ap, fmt);
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);

@@ -94,6 +94,18 @@ else
 	nok "timeline: --from/--to cut the slices at the window" "$r"
 fi
 
+# a long trace path with a quote and invalid UTF-8: still valid JSON
+long="$TMP"
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+	long="$long/$(printf 'd%0200d' $i)"
+done
+long="$long/q\"$(printf '\377')"
+mkdir -p "$long"
+cp "$TMP/e.pt" "$long/t.pt"
+expect_rc "timeline: a long, odd trace path" 0 $EFIPT timeline --pt "$long/t.pt" $PE --symbols "$SO" -o "$TMP/l.json"
+r=$($CHECK "$TMP/l.json")
+if [ "$r" = ok ] && grep -qF 'q\"\\xff/t.pt' "$TMP/l.json"; then ok "timeline: the path escaped, whole"; else nok "timeline: the path escaped, whole" "$r"; fi
+
 # errors: usage, nothing half-written
 expect_rc "timeline: -o required" 2 $EFIPT timeline --pt "$TMP/e.pt" $PE
 contains "timeline: -o required said" "$TMP/err" "-o FILE.json is required"
