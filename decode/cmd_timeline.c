@@ -217,7 +217,8 @@ static void write_events(struct tev_writer *w, struct tl *l, const struct symtab
 		l->oom = true;
 		return;
 	}
-	qsort(l->s, l->ns, sizeof(*l->s), by_begin);
+	if (l->ns)
+		qsort(l->s, l->ns, sizeof(*l->s), by_begin);
 	for (;;) {
 		bool slice_next = i < l->ns && (k >= l->nin || l->s[i].begin <= l->in[k].ts);
 		uint64_t now = slice_next ? l->s[i].begin : k < l->nin ? l->in[k].ts : UINT64_MAX;
