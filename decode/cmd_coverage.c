@@ -13,6 +13,7 @@
 #include "core/pt_cov.h"
 #include "core/pt_flow.h"
 #include "decode/commands.h"
+#include "decode/cov_lcov.h"
 #include "decode/cov_merge.h"
 #include "decode/file_io.h"
 #include "decode/trace_end.h"
@@ -39,9 +40,10 @@ static void coverage_usage(FILE *f)
 		"  --images FILE        images.json naming the images (base, size, name)\n"
 		"  --cpu F/M[/S], --distnt, --disretc  as for 'efipt insn'\n"
 		"output:\n"
-		"  --format drcov|text|json  drcov version 2 (Lighthouse, bncov, Lightkeeper,\n"
+		"  --format drcov|text|json|lcov  drcov version 2 (Lighthouse, bncov, Lightkeeper,\n"
 		"                       Cartographer), a table, or JSON (default: drcov when\n"
-		"                       -o ends in .drcov, else text)\n"
+		"                       -o ends in .drcov, else text); lcov: see\n"
+		"                       'efipt coverage --format lcov --help'\n"
 		"  -o FILE              write there (written under a temporary name and\n"
 		"                       renamed when complete); text and json default to\n"
 		"                       standard output, drcov needs -o\n"
@@ -354,6 +356,10 @@ int cmd_coverage(int argc, char **argv)
 	bool merge = false;
 	int c, rc = 2;
 
+	for (int i = 1; i < argc; i++) /* lcov needs symbols: its own inputs */
+		if ((!strcmp(argv[i], "--format") && i + 1 < argc && !strcmp(argv[i + 1], "lcov")) ||
+		    !strcmp(argv[i], "--format=lcov"))
+			return coverage_lcov(argc, argv);
 	ptsec_init(&im);
 	memset(&fc, 0, sizeof(fc));
 	optind = 1;

@@ -1,0 +1,372 @@
+/*
+ * efipt timeline: the trace as Chrome/Perfetto trace event JSON: a track per
+ * CPU of function slices from the call-stack model (strictly nested B/E),
+ * instants where the trace was enabled, disabled, overflowed, lost the flow
+ * or was interrupted. Time is the instruction index (one microsecond per
+ * instruction): the file's otherData says so.
+ *
+ * Slices are kept as [begin, end) while decoding and written at the end,
+ * sorted by begin (parents first): a slice dropped by --min-dur never
+ * leaves a B without its E, and ts never goes back.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/version.h"
+#include "decode/commands.h"
+#include "decode/file_io.h"
+#include "decode/out/trace_events.h"
+#include "decode/stack/callstack.h"
+#include "decode/trace_input.h"
+
+static void timeline_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: efipt timeline RUNDIR [--symbols PATH]... -o FILE.json [OPTIONS]\n"
+		"       efipt timeline --pt TRACE --pe FILE[:BASE]... [--symbols PATH]... -o FILE.json\n\n"
+		"The trace as trace event JSON for ui.perfetto.dev and chrome://tracing:\n"
+		"function slices nested as the call stack was, instants for events\n"
+		"(enabled, disabled, overflow, gap, decode error, interrupt, PTWRITE, power).\n"
+		"ts is the instruction index: one microsecond per instruction executed.\n\n"
+		TRACE_INPUT_USAGE
+		"output:\n"
+		"  -o FILE         the JSON file (written under a temporary name, then renamed)\n"
+		"  --from N, --to N  only instructions N.. (..N, excluded): slices are cut there\n"
+		"  --min-dur N     drop slices shorter than N instructions (default 1)\n"
+		"  --depth N       only slices N levels deep at most\n\n"
+		"Exit status: 0, 1 if the trace had decode errors, 2 on usage errors,\n"
+		"unreadable inputs or a write error.\n");
+}
+
+struct slice {
+	uint64_t begin, end;
+	uint32_t fn, depth;
+};
+
+struct instant {
+	uint64_t ts;
+	const char *name;	/* static */
+	char args[160];		/* JSON object */
+};
+
+struct tl {
+	struct trace_input *t;
+	struct callstack *cs;
+	unsigned long long from, to, min_dur, depth;
+	uint64_t begin[CS_MAX_DEPTH + 2];	/* by frame depth */
+	struct slice *s;
+	size_t ns, scap;
+	struct instant *in;
+	size_t nin, incap;
+	bool oom;
+};
+
+static bool grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return true;
+	size_t c = *cap ? *cap * 2 : 4096;
+	void *q = realloc(*p, c * size);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = c;
+	return true;
+}
+
+static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
+{
+	struct tl *l = ctx;
+	(void)f;
+	if (cs->depth <= CS_MAX_DEPTH + 1)
+		l->begin[cs->depth] = cs->insns;
+}
+
+static void on_leave(void *ctx, const struct callstack *cs, const struct cs_frame *f, int why)
+{
+	struct tl *l = ctx;
+	(void)why;
+	uint32_t d = cs->depth;
+	if (d > CS_MAX_DEPTH + 1 || (l->depth && d > l->depth))
+		return;
+	uint64_t b = l->begin[d], e = cs->insns;
+	if (b < l->from)
+		b = l->from;
+	if (l->to && e > l->to)
+		e = l->to;
+	if (e <= b || e - b < l->min_dur)
+		return;
+	if (!grow((void **)&l->s, &l->scap, l->ns, sizeof(*l->s))) {
+		l->oom = true;
+		return;
+	}
+	l->s[l->ns++] = (struct slice){ b, e, f->fn, d };
+}
+
+static const char *event_name(const struct ptflow_event *ev)
+{
+	switch (ev->type) {
+	case PTFLOW_EV_ENABLED: return "tracing enabled";
+	case PTFLOW_EV_DISABLED: return "tracing disabled";
+	case PTFLOW_EV_ASYNC_DISABLED: return "tracing disabled (async)";
+	case PTFLOW_EV_INTERRUPT: return "interrupt";
+	case PTFLOW_EV_OVERFLOW: return "overflow";
+	case PTFLOW_EV_STOP: return "trace stop";
+	case PTFLOW_EV_PTWRITE: return "ptwrite";
+	case PTFLOW_EV_EXSTOP: return "exstop";
+	case PTFLOW_EV_MWAIT: return "mwait";
+	case PTFLOW_EV_PWRE: return "power entry";
+	case PTFLOW_EV_PWRX: return "power exit";
+	case PTFLOW_EV_GAP: return "gap (DisTNT)";
+	case PTFLOW_EV_ERROR: return "decode error";
+	default: return NULL; /* mode changes, paging, VMCS: not shown */
+	}
+}
+
+static void on_run(void *ctx, const struct ptflow_run *run)
+{
+	struct tl *l = ctx;
+	cs_on_run(l->cs, run);
+}
+
+static void on_event(void *ctx, const struct ptflow_event *ev)
+{
+	struct tl *l = ctx;
+	uint64_t ts = l->cs->insns;
+	const char *name = event_name(ev);
+	if (name && ts >= l->from && (!l->to || ts < l->to)) {
+		if (!grow((void **)&l->in, &l->incap, l->nin, sizeof(*l->in))) {
+			l->oom = true;
+		} else {
+			struct instant *i = &l->in[l->nin++];
+			int n = 0;
+			i->ts = ts;
+			i->name = name;
+			n = snprintf(i->args, sizeof(i->args), "{\"offset\":%" PRIu64, ev->offset);
+			if (ev->has_ip)
+				n += snprintf(i->args + n, sizeof(i->args) - (size_t)n,
+					      ",\"ip\":\"0x%" PRIx64 "\"", ev->ip);
+			if (ev->type == PTFLOW_EV_INTERRUPT)
+				n += snprintf(i->args + n, sizeof(i->args) - (size_t)n,
+					      ",\"target\":\"0x%" PRIx64 "\"", ev->target);
+			if (ev->type == PTFLOW_EV_PTWRITE || ev->type == PTFLOW_EV_MWAIT ||
+			    ev->type == PTFLOW_EV_PWRE || ev->type == PTFLOW_EV_PWRX)
+				n += snprintf(i->args + n, sizeof(i->args) - (size_t)n,
+					      ",\"value\":\"0x%" PRIx64 "\"", ev->value);
+			if (ev->type == PTFLOW_EV_ERROR && ev->msg) {
+				char m[64];
+				tev_json_string(ev->msg, m, sizeof(m));
+				n += snprintf(i->args + n, sizeof(i->args) - (size_t)n,
+					      ",\"error\":%s", m);
+			}
+			if (ev->has_time)
+				n += snprintf(i->args + n, sizeof(i->args) - (size_t)n,
+					      ",\"tsc\":%" PRIu64, ev->tsc);
+			snprintf(i->args + n, sizeof(i->args) - (size_t)n, "}");
+		}
+	}
+	cs_on_event(l->cs, ev);
+}
+
+/* Begin ascending; at the same begin, the outer slice first. */
+static int by_begin(const void *a, const void *b)
+{
+	const struct slice *x = a, *y = b;
+	if (x->begin != y->begin)
+		return x->begin < y->begin ? -1 : 1;
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+/* JSON names, made once per function. */
+static const char *fn_json(char ***cache, uint32_t *n, const struct symtab *st, uint32_t fn)
+{
+	if (fn >= *n) {
+		uint32_t c = *n ? *n : 256;
+		while (c <= fn)
+			c *= 2;
+		char **a = realloc(*cache, c * sizeof(*a));
+		if (!a)
+			return "\"[unknown]\"";
+		memset(a + *n, 0, (c - *n) * sizeof(*a));
+		*cache = a;
+		*n = c;
+	}
+	if (!(*cache)[fn]) {
+		char name[700], js[1024];
+		symtab_fn_name(st, fn, name, sizeof(name));
+		tev_json_string(name, js, sizeof(js));
+		(*cache)[fn] = strdup(js);
+		if (!(*cache)[fn])
+			return "\"[unknown]\"";
+	}
+	return (*cache)[fn];
+}
+
+/* Slices (sorted) and instants merged by time, as nested B/E. */
+static void write_events(struct tev_writer *w, struct tl *l, const struct symtab *st)
+{
+	enum { PID = 1, TID = 1 };
+	char **names = NULL;
+	uint32_t nnames = 0;
+	uint64_t *open = malloc((CS_MAX_DEPTH + 2) * sizeof(*open));
+	uint32_t nopen = 0;
+	size_t i = 0, k = 0;
+	if (!open) {
+		l->oom = true;
+		return;
+	}
+	if (l->ns)
+		qsort(l->s, l->ns, sizeof(*l->s), by_begin);
+	for (;;) {
+		bool slice_next = i < l->ns && (k >= l->nin || l->s[i].begin <= l->in[k].ts);
+		uint64_t now = slice_next ? l->s[i].begin : k < l->nin ? l->in[k].ts : UINT64_MAX;
+		while (nopen && open[nopen - 1] <= now)
+			tev_end(w, PID, TID, open[--nopen]);
+		if (now == UINT64_MAX)
+			break;
+		if (slice_next) {
+			const struct slice *s = &l->s[i++];
+			tev_begin(w, PID, TID, s->begin, fn_json(&names, &nnames, st, s->fn));
+			if (nopen < CS_MAX_DEPTH + 2)
+				open[nopen++] = s->end;
+		} else {
+			const struct instant *in = &l->in[k++];
+			char js[64];
+			tev_json_string(in->name, js, sizeof(js));
+			tev_instant(w, PID, TID, in->ts, js, in->args);
+		}
+	}
+	for (uint32_t n = 0; n < nnames; n++)
+		free(names[n]);
+	free(names);
+	free(open);
+}
+
+int cmd_timeline(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		TRACE_INPUT_OPTS,
+		{ "output", required_argument, 0, 'o' },
+		{ "from", required_argument, 0, 'F' },
+		{ "to", required_argument, 0, 'T' },
+		{ "min-dur", required_argument, 0, 'm' },
+		{ "depth", required_argument, 0, 'd' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	struct trace_input t;
+	struct callstack cs;
+	struct tev_writer w;
+	struct tl *l = calloc(1, sizeof(*l));
+	const char *out = NULL;
+	bool opened = false;
+	int c, rc = 2;
+	trace_input_init(&t, "timeline");
+	memset(&cs, 0, sizeof(cs));
+	if (!l) {
+		fprintf(stderr, "efipt timeline: out of memory\n");
+		goto out;
+	}
+	l->min_dur = 1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			timeline_usage(stdout);
+			rc = 0;
+			goto out;
+		case 'o':
+			out = optarg;
+			break;
+		case 'F': case 'T': case 'm': case 'd': {
+			unsigned long long v;
+			if (parse_u64(optarg, &v)) {
+				fprintf(stderr, "efipt timeline: --%s takes a number, not '%s'\n",
+					c == 'd' ? "depth" : c == 'F' ? "from" : c == 'T' ? "to"
+					: "min-dur", optarg);
+				goto out;
+			}
+			*(c == 'd' ? &l->depth : c == 'F' ? &l->from : c == 'T' ? &l->to
+			  : &l->min_dur) = v;
+			break;
+		}
+		case '?':
+			timeline_usage(stderr);
+			goto out;
+		default:
+			if (trace_input_option(&t, c, optarg))
+				goto out;
+		}
+	}
+	if (optind + 1 < argc) {
+		timeline_usage(stderr);
+		goto out;
+	}
+	if (!out) {
+		fprintf(stderr, "efipt timeline: -o FILE.json is required\n");
+		goto out;
+	}
+	if (l->to && l->to <= l->from) {
+		fprintf(stderr, "efipt timeline: --to %llu is not after --from %llu\n", l->to,
+			l->from);
+		goto out;
+	}
+	if (!l->min_dur)
+		l->min_dur = 1; /* an empty slice shows nothing */
+	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
+		goto out;
+	l->t = &t;
+	l->cs = &cs;
+	struct cs_listener ls = { l, on_enter, on_leave, NULL };
+	if (cs_init(&cs, &t.st, &ls)) {
+		fprintf(stderr, "efipt timeline: out of memory\n");
+		goto out;
+	}
+	cs.tree = false;
+	struct ptflow_sink sink = { l, on_run, on_event };
+	long errs = trace_input_decode(&t, &sink, NULL);
+	if (errs < 0)
+		goto out;
+	cs_finish(&cs);
+	if (l->oom || cs.oom) {
+		fprintf(stderr, "efipt timeline: out of memory for the slices (narrow the "
+			"timeline with --from/--to, --depth or --min-dur)\n");
+		goto out;
+	}
+	if (tev_open(&w, "timeline", out))
+		goto out;
+	opened = true;
+	char js[8192], other[9000];
+	tev_json_string(t.trace, js, sizeof(js));
+	tev_process_name(&w, 1, js);
+	tev_thread_name(&w, 1, 1, "\"CPU 0\"");
+	write_events(&w, l, &t.st);
+	if (l->oom) {
+		fprintf(stderr, "efipt timeline: out of memory\n");
+		goto out;
+	}
+	snprintf(other, sizeof(other),
+		 "{\"producer\":\"efipt %s\",\"trace\":%s,"
+		 "\"time\":\"instruction index: ts counts instructions executed, one microsecond "
+		 "each; not wall-clock time (timing packets are not used)\","
+		 "\"instructions\":%" PRIu64 ",\"gaps\":%" PRIu64 ",\"decode_errors\":%ld,"
+		 "\"slices\":%zu,\"instants\":%zu}",
+		 efipt_version, js, cs.insns, cs.gaps, errs, l->ns, l->nin);
+	opened = false;
+	if (tev_close(&w, other))
+		goto out;
+	rc = errs ? 1 : 0;
+out:
+	if (opened)
+		tev_abort(&w);
+	cs_free(&cs);
+	trace_input_free(&t);
+	if (l) {
+		free(l->s);
+		free(l->in);
+	}
+	free(l);
+	return rc;
+}

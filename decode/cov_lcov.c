@@ -1,0 +1,467 @@
+/*
+ * lcov tracefile from a trace: see cov_lcov.h.
+ *
+ * A line's hit count is the number of executions of its first instruction:
+ * the lowest address of the line's is_stmt rows in the DWARF line tables
+ * (over every CU: a header's line may have code in several). A function's
+ * count is the number of executions of its entry. Branch data (BRDA) is not
+ * written.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "decode/cov_lcov.h"
+#include "decode/file_io.h"
+#include "decode/trace_input.h"
+
+#define CMD "efipt coverage"
+
+static void lcov_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: efipt coverage RUNDIR --symbols PATH... --format lcov -o FILE.info\n"
+		"       efipt coverage --pt TRACE --pe FILE[:BASE]... --symbols PATH... --format lcov -o FILE.info\n\n"
+		"An lcov tracefile (genhtml renders it): per source file of the images'\n"
+		"DWARF line tables, functions (FN, FNDA: executions of the entry) and lines\n"
+		"(DA: executions of the line's first instruction), with their totals.\n\n"
+		TRACE_INPUT_USAGE
+		"output:\n"
+		"  -o FILE         the tracefile (written under a temporary name, then renamed)\n"
+		"  --source-map OLD=NEW  rewrite source paths starting with OLD (repeatable)\n\n"
+		"Exit status: 0, 1 if the trace had decode errors (what decoded is written),\n"
+		"2 on usage errors, unreadable inputs or a write error (nothing written).\n");
+}
+
+struct lrow {
+	uint64_t addr;		/* absolute: image base + ELF address */
+	uint32_t file;
+	int line;
+};
+
+struct lfunc {
+	uint64_t entry;		/* absolute */
+	uint32_t file;
+	int line;
+	const char *name;
+};
+
+struct lcov {
+	char **files;		/* interned source paths */
+	uint32_t nfiles, files_cap;
+	struct lrow *rows;
+	size_t nrows, rows_cap;
+	struct lfunc *fn;
+	size_t nfn, fn_cap;
+	uint64_t *addr;		/* the addresses whose executions count, sorted */
+	uint64_t *count;
+	size_t naddr;
+	bool oom;
+};
+
+static bool grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return true;
+	size_t c = *cap ? *cap * 2 : 1024;
+	void *q = realloc(*p, c * size);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = c;
+	return true;
+}
+
+/* Linear interning is fine: a build has hundreds of files, looked up per
+ * CU file change, not per row (see add_rows). */
+static uint32_t intern(struct lcov *l, const char *path)
+{
+	for (uint32_t i = l->nfiles; i-- > 0;)
+		if (!strcmp(l->files[i], path))
+			return i;
+	size_t cap = l->files_cap;
+	char *s = strdup(path);
+	if (!s || !grow((void **)&l->files, &cap, l->nfiles, sizeof(*l->files))) {
+		free(s);
+		l->oom = true;
+		return UINT32_MAX;
+	}
+	l->files_cap = (uint32_t)cap;
+	l->files[l->nfiles] = s;
+	return l->nfiles++;
+}
+
+/* src made absolute with the CU's compilation directory, without "./"
+ * and "//" segments (genhtml reads the file there). */
+static void source_path(const char *comp_dir, const char *src, char *buf, size_t cap)
+{
+	if (src[0] != '/' && comp_dir && comp_dir[0])
+		snprintf(buf, cap, "%s/%s", comp_dir, src);
+	else
+		snprintf(buf, cap, "%s", src);
+	char *w = buf;
+	for (const char *r = buf; *r;) {
+		if (r[0] == '/' && (r[1] == '/' || (r[1] == '.' && (r[2] == '/' || !r[2])))) {
+			r += r[1] == '/' ? 1 : 2;
+			continue;
+		}
+		if (w == buf && r[0] == '.' && r[1] == '/') {
+			r += 2;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = 0;
+}
+
+/* Every is_stmt row of the line tables of symbol file path (image at base). */
+static int add_rows(struct lcov *l, const char *path, uint64_t base)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+	if (!dw) {
+		close(fd);
+		return -1;
+	}
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	const char *last_src = NULL;
+	uint32_t last_file = UINT32_MAX;
+	while (!l->oom && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Lines *lines;
+		size_t n;
+		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_getsrclines(&cu, &lines, &n) == 0) {
+			Dwarf_Attribute at;
+			const char *comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &at));
+			last_src = NULL;
+			for (size_t i = 0; i < n && !l->oom; i++) {
+				Dwarf_Line *ln = dwarf_onesrcline(lines, i);
+				Dwarf_Addr a;
+				int lineno;
+				bool stmt, end;
+				if (!ln || dwarf_lineaddr(ln, &a) || dwarf_lineno(ln, &lineno) ||
+				    dwarf_linebeginstatement(ln, &stmt) || dwarf_lineendsequence(ln, &end))
+					continue;
+				const char *src = dwarf_linesrc(ln, NULL, NULL);
+				if (!stmt || end || !src || lineno <= 0)
+					continue;
+				if (src != last_src) {
+					char full[4096];
+					source_path(comp_dir, src, full, sizeof(full));
+					last_src = src;
+					last_file = intern(l, full);
+				}
+				if (!grow((void **)&l->rows, &l->rows_cap, l->nrows, sizeof(*l->rows))) {
+					l->oom = true;
+					break;
+				}
+				l->rows[l->nrows++] = (struct lrow){ base + a, last_file, lineno };
+			}
+		}
+		off = next;
+	}
+	dwarf_end(dw);
+	close(fd);
+	return 0;
+}
+
+static int by_file_line_addr(const void *a, const void *b)
+{
+	const struct lrow *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct lrow *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return by_file_line_addr(a, b);
+}
+
+/* The row at address a exactly (rows sorted by address), or NULL. */
+static const struct lrow *row_at(const struct lcov *l, uint64_t a)
+{
+	size_t lo = 0, hi = l->nrows;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (l->rows[m].addr < a)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < l->nrows && l->rows[lo].addr == a ? &l->rows[lo] : NULL;
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static long find_addr(const struct lcov *l, uint64_t a)
+{
+	size_t lo = 0, hi = l->naddr;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (l->addr[m] < a)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < l->naddr && l->addr[lo] == a ? (long)lo : -1;
+}
+
+static void on_run(void *ctx, const struct ptflow_run *run)
+{
+	struct lcov *l = ctx;
+	uint64_t ip = run->ip;
+	if (!l->naddr)
+		return;
+	for (uint32_t i = 0; i < run->ninsn; ip += run->lens[i++]) {
+		if (ip < l->addr[0] || ip > l->addr[l->naddr - 1])
+			continue;
+		long k = find_addr(l, ip);
+		if (k >= 0)
+			l->count[k]++;
+	}
+}
+
+static void on_event(void *ctx, const struct ptflow_event *ev)
+{
+	(void)ctx;
+	(void)ev;
+}
+
+static uint64_t count_at(const struct lcov *l, uint64_t a)
+{
+	long k = find_addr(l, a);
+	return k >= 0 ? l->count[k] : 0;
+}
+
+struct srcmap {
+	const char *old[16], *new_[16];
+	size_t n;
+};
+
+static void put_path(struct atomic_file *af, const struct srcmap *m, const char *p)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		size_t k = strlen(m->old[i]);
+		if (!strncmp(p, m->old[i], k)) {
+			fprintf(af->f, "SF:%s%s\n", m->new_[i], p + k);
+			return;
+		}
+	}
+	fprintf(af->f, "SF:%s\n", p);
+}
+
+static int by_fn_file(const void *a, const void *b)
+{
+	const struct lfunc *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Rows -> one per (file, line) at its lowest address; then the tracefile. */
+static void write_info(struct atomic_file *af, struct lcov *l, const struct srcmap *m)
+{
+	size_t nf = 0;
+	for (uint32_t file = 0, r = 0, f = 0; file < l->nfiles; file++) {
+		bool any = (r < l->nrows && l->rows[r].file == file) ||
+			   (f < l->nfn && l->fn[f].file == file);
+		if (!any)
+			continue;
+		fputs("TN:\n", af->f);
+		put_path(af, m, l->files[file]);
+		size_t f0 = f, fnh = 0;
+		for (; f < l->nfn && l->fn[f].file == file; f++)
+			fprintf(af->f, "FN:%d,%s\n", l->fn[f].line, l->fn[f].name);
+		for (size_t i = f0; i < f; i++) {
+			uint64_t c = count_at(l, l->fn[i].entry);
+			fnh += c > 0;
+			fprintf(af->f, "FNDA:%" PRIu64 ",%s\n", c, l->fn[i].name);
+		}
+		fprintf(af->f, "FNF:%zu\nFNH:%zu\n", f - f0, fnh);
+		size_t lf = 0, lh = 0;
+		for (; r < l->nrows && l->rows[r].file == file;) {
+			const struct lrow *first = &l->rows[r];
+			uint64_t c = count_at(l, first->addr);
+			fprintf(af->f, "DA:%d,%" PRIu64 "\n", first->line, c);
+			lf++;
+			lh += c > 0;
+			while (r < l->nrows && l->rows[r].file == file && l->rows[r].line == first->line)
+				r++;
+		}
+		fprintf(af->f, "LF:%zu\nLH:%zu\nend_of_record\n", lf, lh);
+		nf++;
+	}
+	(void)nf;
+}
+
+int coverage_lcov(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		TRACE_INPUT_OPTS,
+		{ "format", required_argument, 0, 'f' },
+		{ "output", required_argument, 0, 'o' },
+		{ "source-map", required_argument, 0, 's' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	struct trace_input t;
+	struct lcov l = { 0 };
+	struct srcmap sm = { 0 };
+	struct atomic_file af;
+	const char *out = NULL;
+	bool opened = false;
+	int c, rc = 2;
+	trace_input_init(&t, "coverage");
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			lcov_usage(stdout);
+			rc = 0;
+			goto out;
+		case 'f':
+			if (strcmp(optarg, "lcov")) {
+				fprintf(stderr, CMD ": --format %s does not go with --format lcov\n",
+					optarg);
+				goto out;
+			}
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 's': {
+			char *eq = strchr(optarg, '=');
+			if (!eq || eq == optarg || sm.n == 16) {
+				fprintf(stderr, CMD ": --source-map wants OLD=NEW (16 at most), not "
+					"'%s'\n", optarg);
+				goto out;
+			}
+			*eq = 0;
+			sm.old[sm.n] = optarg;
+			sm.new_[sm.n++] = eq + 1;
+			break;
+		}
+		case '?':
+			lcov_usage(stderr);
+			goto out;
+		default:
+			if (trace_input_option(&t, c, optarg))
+				goto out;
+		}
+	}
+	if (optind + 1 < argc) {
+		lcov_usage(stderr);
+		goto out;
+	}
+	if (!out) {
+		fprintf(stderr, CMD ": --format lcov needs -o FILE.info\n");
+		goto out;
+	}
+	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
+		goto out;
+	/* line rows of every image with symbols */
+	for (size_t i = 0; i < t.nimg && !l.oom; i++) {
+		const struct symimage *im = &t.img[i];
+		if (!im->sf) {
+			fprintf(stderr, CMD ": %s: no symbol file, not in the tracefile (see "
+				"'efipt symbols')\n", im->name);
+			continue;
+		}
+		if (add_rows(&l, im->sf->path, im->base))
+			fprintf(stderr, CMD ": %s: no DWARF line table read\n", im->sf->path);
+	}
+	if (l.oom)
+		goto oom;
+	/* functions, at the line of the row at their entry */
+	if (l.nrows)
+		qsort(l.rows, l.nrows, sizeof(*l.rows), by_addr);
+	for (size_t i = 0; i < t.nimg && !l.oom; i++) {
+		const struct symimage *im = &t.img[i];
+		for (size_t k = 0; im->sf && k < im->sf->nfuncs; k++) {
+			const struct symfunc *sfn = &im->sf->funcs[k];
+			if (sfn->entry < sfn->lo || sfn->entry >= sfn->hi)
+				continue; /* a function's other range: counted once */
+			const struct lrow *r = row_at(&l, im->base + sfn->entry);
+			if (!r)
+				continue;
+			if (!grow((void **)&l.fn, &l.fn_cap, l.nfn, sizeof(*l.fn))) {
+				l.oom = true;
+				break;
+			}
+			l.fn[l.nfn++] = (struct lfunc){ im->base + sfn->entry, r->file, r->line,
+							sfn->name };
+		}
+	}
+	if (l.oom)
+		goto oom;
+	if (l.nrows)
+		qsort(l.rows, l.nrows, sizeof(*l.rows), by_file_line_addr);
+	if (l.nfn)
+		qsort(l.fn, l.nfn, sizeof(*l.fn), by_fn_file);
+	/* the counted addresses: each line's first, each function's entry */
+	l.addr = malloc((l.nrows + l.nfn + 1) * sizeof(*l.addr));
+	if (!l.addr)
+		goto oom;
+	for (size_t r = 0; r < l.nrows; r++)
+		if (!r || l.rows[r].file != l.rows[r - 1].file || l.rows[r].line != l.rows[r - 1].line)
+			l.addr[l.naddr++] = l.rows[r].addr;
+	for (size_t f = 0; f < l.nfn; f++)
+		l.addr[l.naddr++] = l.fn[f].entry;
+	if (l.naddr)
+		qsort(l.addr, l.naddr, sizeof(*l.addr), by_u64);
+	size_t u = 0;
+	for (size_t k = 0; k < l.naddr; k++)
+		if (!u || l.addr[k] != l.addr[u - 1])
+			l.addr[u++] = l.addr[k];
+	l.naddr = u;
+	l.count = calloc(l.naddr + 1, sizeof(*l.count));
+	if (!l.count)
+		goto oom;
+	struct ptflow_sink sink = { &l, on_run, on_event };
+	long errs = trace_input_decode(&t, &sink, NULL);
+	if (errs < 0)
+		goto out;
+	if (atomic_open(&af, "coverage", out))
+		goto out;
+	opened = true;
+	write_info(&af, &l, &sm);
+	opened = false;
+	if (atomic_commit(&af, "coverage"))
+		goto out;
+	rc = errs ? 1 : 0;
+	goto out;
+oom:
+	fprintf(stderr, CMD ": out of memory\n");
+out:
+	if (opened)
+		atomic_abort(&af);
+	for (uint32_t i = 0; i < l.nfiles; i++)
+		free(l.files[i]);
+	free(l.files);
+	free(l.rows);
+	free(l.fn);
+	free(l.addr);
+	free(l.count);
+	trace_input_free(&t);
+	return rc;
+}

@@ -1,0 +1,71 @@
+# efipt coverage --format lcov on real build output (efipt.efi and its
+# gnu-efi ELF build/efipt.so), traced by the synthesizer: line hits equal an
+# independent reference (tests/cli/lcov_ref.py: objdump's line table and the
+# synthesizer's ground truth), and Debian's genhtml renders the tracefile.
+. tests/lib.sh
+B=${EFIPT_BUILD:-build}
+[ -f "$B/efipt.efi" ] || B=build
+EFI=$B/efipt.efi
+SO=$B/efipt.so
+BASE=0x1000000
+PE="--pe $EFI:$BASE"
+if [ ! -f "$EFI" ] || [ ! -f "$SO" ]; then
+	nok "lcov: build output" "$EFI or $SO missing (make all)"
+	exit 0
+fi
+# gnu-efi's crt0 was built elsewhere: its source is mapped to a stand-in
+$EFIPT synth --out "$TMP/p.pt" $PE --insns 1000 2>/dev/null
+$EFIPT coverage --pt "$TMP/p.pt" $PE --symbols "$SO" --format lcov -o "$TMP/p.info" 2>/dev/null
+crt0=$(sed -n 's|^SF:\(.*\)/crt0-efi-x86_64.S$|\1|p' "$TMP/p.info" | head -1)
+mkdir -p "$TMP/gnuefi"
+i=0
+while [ $i -lt 400 ]; do echo "/* $i */"; i=$((i + 1)); done >"$TMP/gnuefi/crt0-efi-x86_64.S"
+MAP=""
+[ -n "$crt0" ] && MAP="--source-map $crt0=$TMP/gnuefi"
+
+check() {
+	name=$1
+	shift
+	$EFIPT synth --out "$TMP/t.pt" --truth "$TMP/t.truth" $PE --insns 60000 "$@" 2>/dev/null
+	expect_rc "$name: written" 0 $EFIPT coverage --pt "$TMP/t.pt" $PE --symbols "$SO" --format lcov -o "$TMP/t.info" $MAP
+	r=$(python3 tests/cli/lcov_ref.py "$TMP/t.info" "$SO" $BASE "$TMP/t.truth")
+	case "$r" in ok*) ok "$name: line hits equal the reference ($r)" ;; *) nok "$name: line hits equal the reference" "$r" ;; esac
+}
+check "lcov: plain trace" --seed 3
+check "lcov: interrupts and overflows" --seed 4 --interrupts 200 --ovf 300
+
+if command -v genhtml >/dev/null; then
+	expect_rc "lcov: genhtml renders the tracefile" 0 genhtml -q -o "$TMP/html" "$TMP/t.info"
+	[ -f "$TMP/html/index.html" ] && ok "lcov: genhtml wrote index.html" || nok "lcov: genhtml wrote index.html" "missing"
+else
+	nok "lcov: genhtml renders the tracefile" "genhtml missing (Debian package lcov: mk/deps.sh)"
+fi
+
+fa=$(nm "$SO" | awk '$3 == "efi_main" { print $1 }')
+n=$(grep -ci "^0*$(printf '%x' $((BASE + 0x$fa)))\$" "$TMP/t.truth")
+contains "lcov: efi_main's entry count" "$TMP/t.info" "FNDA:$n,efi_main"
+contains "lcov: --source-map rewrites the path" "$TMP/t.info" "SF:$TMP/gnuefi/crt0-efi-x86_64.S"
+contains "lcov: sources by absolute path" "$TMP/t.info" "SF:$(pwd)/core/cmdline.c"
+
+# the reference can fail: one line's count changed
+awk '/^DA:/ && !done && $0 !~ /,0$/ { split($0, a, ","); print a[1] "," a[2] + 1; done = 1; next } { print }' \
+	"$TMP/t.info" >"$TMP/bad.info"
+r=$(python3 tests/cli/lcov_ref.py "$TMP/bad.info" "$SO" $BASE "$TMP/t.truth")
+case "$r" in ok*) nok "lcov: the reference rejects a wrong count" "accepted" ;; *) ok "lcov: the reference rejects a wrong count" ;; esac
+
+# errors
+expect_rc "lcov: -o required" 2 $EFIPT coverage --pt "$TMP/t.pt" $PE --symbols "$SO" --format lcov
+contains "lcov: -o required said" "$TMP/err" "--format lcov needs -o FILE.info"
+expect_rc "lcov: bad --source-map" 2 $EFIPT coverage --pt "$TMP/t.pt" $PE --format lcov -o "$TMP/x.info" --source-map nothing
+contains "lcov: bad --source-map said" "$TMP/err" "--source-map wants OLD=NEW"
+echo keep >"$TMP/keep.info"
+expect_rc "lcov: a missing trace" 2 $EFIPT coverage --pt "$TMP/none.pt" $PE --symbols "$SO" --format lcov -o "$TMP/keep.info"
+if [ "$(cat "$TMP/keep.info")" = keep ] && ! ls "$TMP" | grep -q '^keep.info.tmp'; then
+	ok "lcov: a failed run leaves the old file and no temporary"
+else
+	nok "lcov: a failed run leaves the old file and no temporary" "$(ls "$TMP")"
+fi
+expect_rc "lcov: no symbols" 0 $EFIPT coverage --pt "$TMP/t.pt" $PE --format lcov -o "$TMP/n.info"
+contains "lcov: an image without symbols named" "$TMP/err" "efipt.efi: no symbol file, not in the tracefile"
+expect_rc "lcov: --help" 0 $EFIPT coverage --format lcov --help
+contains "lcov: --help names --source-map" "$TMP/out" "--source-map OLD=NEW"

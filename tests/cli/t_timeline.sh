@@ -1,0 +1,136 @@
+# efipt timeline on real build output (efipt.efi and its gnu-efi ELF
+# build/efipt.so), traced by the synthesizer: the file is trace event JSON
+# whose B/E slices nest per track with ts never going back, whose slice
+# names are efipt flame's frames and whose self times are efipt top's
+# exclusive counts (tests/cli/timeline_check.py, which is shown to reject
+# broken files first).
+. tests/lib.sh
+B=${EFIPT_BUILD:-build}
+[ -f "$B/efipt.efi" ] || B=build
+EFI=$B/efipt.efi
+SO=$B/efipt.so
+BASE=0x1000000
+PE="--pe $EFI:$BASE"
+CHECK="python3 tests/cli/timeline_check.py"
+if [ ! -f "$EFI" ] || [ ! -f "$SO" ]; then
+	nok "timeline: build output" "$EFI or $SO missing (make all)"
+	exit 0
+fi
+
+# check NAME SYNTH-OPTIONS...: a trace, its timeline against flame and top
+check() {
+	name=$1
+	shift
+	flags=""
+	case "$*" in *--distnt*) flags="--distnt --disretc" ;; esac
+	$EFIPT synth --out "$TMP/t.pt" $PE --insns 60000 "$@" 2>/dev/null
+	$EFIPT timeline --pt "$TMP/t.pt" $PE $flags --symbols "$SO" -o "$TMP/t.json" 2>"$TMP/err"
+	rc=$?
+	$EFIPT flame --pt "$TMP/t.pt" $PE $flags --symbols "$SO" >"$TMP/t.folded" 2>/dev/null
+	$EFIPT top --pt "$TMP/t.pt" $PE $flags --symbols "$SO" --format csv >"$TMP/t.csv" 2>/dev/null
+	if [ $rc -gt 1 ]; then
+		nok "$name" "exit $rc: $(head -c 300 "$TMP/err")"
+		return
+	fi
+	r=$($CHECK "$TMP/t.json" --flame "$TMP/t.folded" --top "$TMP/t.csv")
+	if [ "$r" = ok ]; then ok "$name"; else nok "$name" "$r"; fi
+}
+
+check "timeline: plain trace" --seed 3
+check "timeline: interrupts" --seed 4 --interrupts 200
+check "timeline: overflows and disables" --seed 6 --ovf 300 --disable 2000
+check "timeline: DisTNT gaps" --seed 7 --distnt --disretc
+check "timeline: power events and ptwrite" --seed 8 --power 100 --ptwrite
+
+# the instants the trace's events made
+$EFIPT synth --out "$TMP/e.pt" $PE --insns 60000 --seed 4 --interrupts 200 --ovf 300 2>/dev/null
+expect_rc "timeline: events trace" 0 $EFIPT timeline --pt "$TMP/e.pt" $PE --symbols "$SO" -o "$TMP/e.json"
+for ev in '"tracing enabled"' '"interrupt"' '"overflow"'; do
+	contains "timeline: instant $ev" "$TMP/e.json" "\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":1,\"ts\":"
+	contains "timeline: instant $ev named" "$TMP/e.json" "\"name\":$ev"
+done
+contains "timeline: the CPU's track" "$TMP/e.json" '"name":"thread_name","pid":1,"tid":1,"args":{"name":"CPU 0"}'
+contains "timeline: otherData says ts is the instruction index" "$TMP/e.json" '"time":"instruction index'
+if grep -q displayTimeUnit "$TMP/e.json"; then
+	nok "timeline: no displayTimeUnit" "present"
+else
+	ok "timeline: no displayTimeUnit"
+fi
+
+# the checker rejects broken files (it can fail)
+$EFIPT flame --pt "$TMP/e.pt" $PE --symbols "$SO" >"$TMP/e.folded"
+$EFIPT top --pt "$TMP/e.pt" $PE --symbols "$SO" --format csv >"$TMP/e.csv"
+bad() {
+	name=$1 sedexpr=$2
+	sed "$sedexpr" "$TMP/e.json" >"$TMP/bad.json"
+	r=$($CHECK "$TMP/bad.json" --flame "$TMP/e.folded" --top "$TMP/e.csv")
+	if [ "$r" != ok ]; then ok "timeline checker: rejects $name"; else nok "timeline checker: rejects $name" "accepted"; fi
+}
+bad "a missing E" '0,/"ph":"E"/{/"ph":"E"/d}'
+bad "ts going back" '0,/"ph":"B".*"ts":[1-9]/{s/\("ph":"B".*"ts":\)[1-9][0-9]*/\10/}'
+bad "a renamed slice" '0,/efi_main/{s/efi_main/efi_mainX/}'
+bad "displayTimeUnit" 's/^{"traceEvents":\[/{"displayTimeUnit":"ns","traceEvents":[/'
+bad "a slice without pid" '0,/"ph":"B","pid":1,/{s/"ph":"B","pid":1,/"ph":"B",/}'
+bad "cut JSON" '$d'
+
+# --depth, --min-dur, --from/--to
+expect_rc "timeline: --depth 2" 0 $EFIPT timeline --pt "$TMP/e.pt" $PE --symbols "$SO" -o "$TMP/d.json" --depth 2
+r=$($CHECK "$TMP/d.json" --max-depth 2)
+if [ "$r" = ok ] && grep -q '"ph":"B"' "$TMP/d.json"; then ok "timeline: --depth 2 nests 2 deep at most"; else nok "timeline: --depth 2 nests 2 deep at most" "$r"; fi
+r=$($CHECK "$TMP/e.json" --max-depth 2)
+if [ "$r" != ok ]; then ok "timeline: the full timeline is deeper"; else nok "timeline: the full timeline is deeper" "not deeper than 2"; fi
+expect_rc "timeline: --min-dur 50" 0 $EFIPT timeline --pt "$TMP/e.pt" $PE --symbols "$SO" -o "$TMP/m.json" --min-dur 50
+r=$($CHECK "$TMP/m.json" --min-dur 50)
+if [ "$r" = ok ] && [ "$(grep -c '"ph":"B"' "$TMP/m.json")" -lt "$(grep -c '"ph":"B"' "$TMP/e.json")" ]; then
+	ok "timeline: --min-dur drops short slices"
+else
+	nok "timeline: --min-dur drops short slices" "$r"
+fi
+expect_rc "timeline: --from/--to" 0 $EFIPT timeline --pt "$TMP/e.pt" $PE --symbols "$SO" -o "$TMP/w.json" --from 10000 --to 20000
+r=$($CHECK "$TMP/w.json" --from 10000 --to 20000)
+if [ "$r" = ok ] && grep -q '"ts":10000,' "$TMP/w.json" && grep -q '"ts":20000}' "$TMP/w.json"; then
+	ok "timeline: --from/--to cut the slices at the window"
+else
+	nok "timeline: --from/--to cut the slices at the window" "$r"
+fi
+
+# a long trace path with a quote and invalid UTF-8: still valid JSON
+long="$TMP"
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+	long="$long/$(printf 'd%0200d' $i)"
+done
+long="$long/q\"$(printf '\377')"
+mkdir -p "$long"
+cp "$TMP/e.pt" "$long/t.pt"
+expect_rc "timeline: a long, odd trace path" 0 $EFIPT timeline --pt "$long/t.pt" $PE --symbols "$SO" -o "$TMP/l.json"
+r=$($CHECK "$TMP/l.json")
+if [ "$r" = ok ] && grep -qF 'q\"\\xff/t.pt' "$TMP/l.json"; then ok "timeline: the path escaped, whole"; else nok "timeline: the path escaped, whole" "$r"; fi
+
+# errors: usage, nothing half-written
+expect_rc "timeline: -o required" 2 $EFIPT timeline --pt "$TMP/e.pt" $PE
+contains "timeline: -o required said" "$TMP/err" "-o FILE.json is required"
+expect_rc "timeline: --to before --from" 2 $EFIPT timeline --pt "$TMP/e.pt" $PE -o "$TMP/x.json" --from 5 --to 5
+contains "timeline: --to before --from said" "$TMP/err" "--to 5 is not after --from 5"
+expect_rc "timeline: bad --min-dur" 2 $EFIPT timeline --pt "$TMP/e.pt" $PE -o "$TMP/x.json" --min-dur x
+contains "timeline: bad --min-dur said" "$TMP/err" "--min-dur takes a number, not 'x'"
+expect_rc "timeline: output directory missing" 2 $EFIPT timeline --pt "$TMP/e.pt" $PE -o "$TMP/no/x.json"
+contains "timeline: output directory named" "$TMP/err" "$TMP/no/x.json"
+echo keep >"$TMP/keep.json"
+expect_rc "timeline: a missing trace" 2 $EFIPT timeline --pt "$TMP/none.pt" $PE -o "$TMP/keep.json"
+contains "timeline: the missing trace named" "$TMP/err" "$TMP/none.pt"
+if [ "$(cat "$TMP/keep.json")" = keep ] && ! ls "$TMP" | grep -q '^keep.json.tmp'; then
+	ok "timeline: a failed run leaves the old file and no temporary"
+else
+	nok "timeline: a failed run leaves the old file and no temporary" "$(ls "$TMP")"
+fi
+# a trace with nothing to decode: said, exit 1, an empty but valid timeline
+head -c 5 "$TMP/e.pt" >"$TMP/cut.pt"
+expect_rc "timeline: a trace with no PSB" 1 $EFIPT timeline --pt "$TMP/cut.pt" $PE -o "$TMP/cut.json"
+contains "timeline: no PSB said" "$TMP/err" "no PSB found"
+r=$($CHECK "$TMP/cut.json")
+if [ "$r" = ok ] && grep -q '"decode_errors":1' "$TMP/cut.json"; then ok "timeline: the empty timeline is valid and counts the error"; else nok "timeline: the empty timeline is valid and counts the error" "$r"; fi
+if [ -s /dev/full ] || [ -c /dev/full ]; then
+	expect_rc "timeline: write error" 2 $EFIPT timeline --pt "$TMP/e.pt" $PE -o /dev/full
+fi
+expect_rc "timeline: --help" 0 $EFIPT timeline --help
+contains "timeline: --help names the options" "$TMP/out" "--min-dur N"

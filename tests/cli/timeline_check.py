@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Check an efipt timeline (trace event JSON) independently of efipt.
+
+usage: timeline_check.py TIMELINE.json [--flame FOLDED] [--top CSV]
+       [--max-depth N] [--min-dur N] [--from N] [--to N]
+
+Checks: the file is JSON with traceEvents and otherData (which says what
+time is), no displayTimeUnit; every event has its required fields; per
+track ts never goes back; B/E strictly nested (every E closes the track's
+open B, none left open); slices respect --max-depth/--min-dur/--from/--to.
+With --flame, the slice names are the frame names of efipt flame's folded
+stacks; with --top (efipt top --format csv), each function's time in its
+own slices minus its children's equals top's exclusive count. Prints
+"ok" or the first problem, exits 0 or 1.
+"""
+import csv
+import json
+import sys
+
+
+def fail(msg):
+    print("timeline: " + msg)
+    sys.exit(1)
+
+
+def main():
+    args = sys.argv[1:]
+    path = args.pop(0)
+    opt = {}
+    while args:
+        k = args.pop(0)
+        opt[k] = args.pop(0)
+    try:
+        with open(path, "rb") as f:
+            doc = json.loads(f.read().decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        fail("not JSON: %s" % e)
+    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+        fail("no traceEvents list")
+    if "displayTimeUnit" in doc:
+        fail("displayTimeUnit present")
+    other = doc.get("otherData")
+    if not isinstance(other, dict) or "instruction" not in str(other.get("time", "")):
+        fail("otherData does not say what ts is")
+    last = {}
+    stack = {}
+    named = set()
+    names = set()
+    self_time = {}
+    max_depth = int(opt.get("--max-depth", 0))
+    min_dur = int(opt.get("--min-dur", 1))
+    lo = int(opt.get("--from", 0))
+    hi = int(opt.get("--to", 1 << 62))
+    for n, e in enumerate(doc["traceEvents"]):
+        where = "event %d" % n
+        if not isinstance(e, dict):
+            fail(where + ": not an object")
+        ph = e.get("ph")
+        for k in ("pid", "tid"):
+            if not isinstance(e.get(k), int):
+                fail(where + ": no integer " + k)
+        track = (e["pid"], e["tid"])
+        if ph == "M":
+            if e.get("name") == "thread_name":
+                if not isinstance(e.get("args", {}).get("name"), str):
+                    fail(where + ": thread_name without args.name")
+                named.add(track)
+            continue
+        ts = e.get("ts")
+        if not isinstance(ts, (int, float)):
+            fail(where + ": no numeric ts")
+        if ts < last.get(track, 0):
+            fail(where + ": ts %s goes back (after %s)" % (ts, last[track]))
+        last[track] = ts
+        if not (lo <= ts <= hi):
+            fail(where + ": ts %s outside [%d, %d]" % (ts, lo, hi))
+        if track not in named:
+            fail(where + ": track %s has no thread_name before it" % (track,))
+        st = stack.setdefault(track, [])
+        if ph == "B":
+            if not isinstance(e.get("name"), str) or not e["name"]:
+                fail(where + ": B without a name")
+            st.append([e["name"], ts, 0])
+            if max_depth and len(st) > max_depth:
+                fail(where + ": depth %d past %d" % (len(st), max_depth))
+            names.add(e["name"])
+        elif ph == "E":
+            if not st:
+                fail(where + ": E without an open B")
+            name, begin, children = st.pop()
+            if "name" in e and e["name"] != name:
+                fail(where + ": E named %s closes %s" % (e["name"], name))
+            dur = ts - begin
+            if dur < min_dur:
+                fail(where + ": slice %s of %s shorter than %d" % (name, dur, min_dur))
+            self_time[name] = self_time.get(name, 0) + dur - children
+            if st:
+                st[-1][2] += dur
+        elif ph in ("i", "I"):
+            if not isinstance(e.get("name"), str) or e.get("s", "t") not in "gpt":
+                fail(where + ": instant without name or with a bad scope")
+        else:
+            fail(where + ": unexpected ph %r" % ph)
+    for track, st in stack.items():
+        if st:
+            fail("track %s: %d slices never end" % (track, len(st)))
+    if "--flame" in opt:
+        want = set()
+        with open(opt["--flame"]) as f:
+            for line in f:
+                frames = line.rsplit(" ", 1)[0].split(";")
+                want.update(x for x in frames if x != "[unknown caller]")
+        if want != names:
+            fail("names differ from flame's: only in the timeline %s, only in flame %s"
+                 % (sorted(names - want)[:5], sorted(want - names)[:5]))
+    if "--top" in opt:
+        want = {}
+        with open(opt["--top"]) as f:
+            for row in csv.DictReader(f):
+                name = row["image"] + "`" + row["function"] if row["image"] else row["function"]
+                if int(row["excl"]):
+                    want[name] = want.get(name, 0) + int(row["excl"])
+        got = {k: v for k, v in self_time.items() if v}
+        if got != want:
+            diff = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+            fail("self time differs from top's exclusive counts: %s"
+                 % ["%s %s/%s" % (k, got.get(k), want.get(k)) for k in diff[:5]])
+    print("ok")
+
+
+main()
