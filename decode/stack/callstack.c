@@ -228,14 +228,13 @@ static void arrive(struct callstack *cs, uint64_t ip)
 	set_top(cs, fn, entry);
 }
 
-void cs_on_run(void *ctx, const struct ptflow_run *r)
+/* n instructions from ip with lengths lens (NULL: all in one function,
+ * size bytes), control having arrived at ip: counted for the function each
+ * lies in; returns the address after the last. */
+static uint64_t count_insns(struct callstack *cs, uint64_t ip, const uint8_t *lens, uint32_t n,
+			    uint32_t size)
 {
-	struct callstack *cs = ctx;
-	uint64_t ip = r->ip;
-	if (!r->ninsn)
-		return;
-	arrive(cs, ip);
-	for (uint32_t i = 0; i < r->ninsn;) {
+	for (uint32_t i = 0; i < n;) {
 		uint64_t hi;
 		bool entry;
 		uint32_t fn = symtab_lookup(cs->st, ip, &hi, &entry);
@@ -245,18 +244,66 @@ void cs_on_run(void *ctx, const struct ptflow_run *r)
 		}
 		uint64_t start = ip;
 		uint32_t k = 0;
-		do {
-			ip += r->lens[i++];
-			k++;
-		} while (i < r->ninsn && ip < hi && ip > start);
+		if (!lens) {
+			k = n;
+			ip += size;
+			i = n;
+		} else {
+			do {
+				ip += lens[i++];
+				k++;
+			} while (i < n && ip < hi && ip > start);
+		}
 		cs->node[cs->f[cs->depth - 1].node].insns += k;
 		if (cs->ls.insns)
 			cs->ls.insns(cs->ls.ctx, cs, start, k);
 		cs->insns += k;
 	}
+	return ip;
+}
+
+/* The last instruction (of class iclass) ended at end: applied when
+ * control arrives at the next code. */
+static void ended(struct callstack *cs, uint8_t iclass, uint64_t end)
+{
 	cs->pend = true;
-	cs->pend_class = r->last_iclass;
-	cs->pend_end = ip;
+	cs->pend_class = iclass;
+	cs->pend_end = end;
+}
+
+void cs_on_run(void *ctx, const struct ptflow_run *r)
+{
+	struct callstack *cs = ctx;
+	if (!r->ninsn)
+		return;
+	arrive(cs, r->ip);
+	ended(cs, r->last_iclass, count_insns(cs, r->ip, r->lens, r->ninsn, 0));
+}
+
+void cs_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+{
+	struct callstack *cs = ctx;
+	uint8_t lens[PTFLOW_BLOCK_MAX];
+	for (size_t i = 0; i < n; i++, b++) {
+		if (!b->ninsn)
+			continue;
+		arrive(cs, b->ip);
+		uint64_t hi, end = b->ip + b->size;
+		bool entry;
+		symtab_lookup(cs->st, b->ip, &hi, &entry);
+		if (end <= hi && end > b->ip) {
+			/* the whole block lies in one function: no lengths needed */
+			count_insns(cs, b->ip, NULL, b->ninsn, b->size);
+		} else {
+			/* it crosses into another function (or wraps): split it
+			 * where a run would be split */
+			unsigned k = cs->blk_lens ? cs->blk_lens(cs->blk_lens_ctx, b, lens) : 0;
+			uint64_t at = count_insns(cs, b->ip, lens, k < b->ninsn ? k : b->ninsn, 0);
+			if (k < b->ninsn) /* the code changed: the rest where it ended */
+				count_insns(cs, at, NULL, b->ninsn - k, (uint32_t)(end - at));
+		}
+		ended(cs, b->iclass, end);
+	}
 }
 
 void cs_on_event(void *ctx, const struct ptflow_event *ev)
