@@ -104,6 +104,9 @@ struct callstack {
 	 * whole block counts for the function it starts in). */
 	unsigned (*blk_lens)(void *ctx, const struct ptflow_blk *b, uint8_t *lens);
 	void *blk_lens_ctx;
+	/* cs_on_blocks(): [near_lo, near_hi) is known to be all near_fn */
+	uint64_t near_lo, near_hi;
+	uint32_t near_fn;
 };
 
 int cs_init(struct callstack *cs, struct symtab *st, const struct cs_listener *ls);
