@@ -450,7 +450,10 @@ long trace_input_decode(struct trace_input *t, const struct ptflow_sink *sink,
 	if (!d || !t->fc.cache || ptflow_init(d, &t->fc, sink)) {
 		fprintf(stderr, "efipt %s: out of memory\n", t->cmd);
 	} else {
+		ptflow_on_blocks(d, t->on_blocks);
+		t->dec = d;
 		errs = ptflow_decode(d, in.data, in.size, 0);
+		t->dec = NULL;
 		/* no PSB at all, or a last packet cut short: as efipt insn says */
 		errs += trace_end_report(t->cmd, strcmp(t->trace, "-") ? t->trace : "<stdin>",
 					 in.data, in.size);

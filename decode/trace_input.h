@@ -66,6 +66,9 @@ struct trace_input {
 	size_t nimg, img_cap;
 	struct symopts so;
 	struct symtab st;
+	ptflow_blocks_fn on_blocks;	/* set: trace_input_decode() delivers
+					 * blocks too (ptflow_on_blocks()) */
+	const struct ptflow_decoder *dec;	/* while trace_input_decode() runs */
 };
 
 /* getopt_long options trace_input_option() takes (values 0x100..). */

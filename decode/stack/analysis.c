@@ -3,10 +3,24 @@
 
 #include "decode/stack/analysis.h"
 
+/* A block's instruction lengths from the decoder decoding it. */
+static unsigned blk_lens(void *ctx, const struct ptflow_blk *b, uint8_t *lens)
+{
+	const struct trace_input *t = ctx;
+	return t->dec ? ptflow_blk_lens(t->dec, b, lens) : 0;
+}
+
 long analysis_decode(struct trace_input *t, struct callstack *cs)
 {
-	struct ptflow_sink sink = { cs, cs_on_run, cs_on_event };
+	/* blocks, not runs: a run's lengths are decoded again for every
+	 * block, and the model only needs them where a block crosses into
+	 * another function */
+	struct ptflow_sink sink = { cs, NULL, cs_on_event };
+	cs->blk_lens = blk_lens;
+	cs->blk_lens_ctx = t;
+	t->on_blocks = cs_on_blocks;
 	long errs = trace_input_decode(t, &sink, NULL);
+	t->on_blocks = NULL;
 	if (errs < 0)
 		return -1;
 	cs_finish(cs);

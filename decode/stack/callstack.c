@@ -168,12 +168,13 @@ static void do_return(struct callstack *cs, uint64_t ip)
 	push(cs, symtab_lookup(cs->st, ip, &hi, &entry), CS_ENTER_UNKNOWN_CALLER, false, 0);
 }
 
-/* Control reached ip: apply the transfer the last run ended in. */
-static void arrive(struct callstack *cs, uint64_t ip)
+/* Control reached ip: apply the transfer the last run ended in. The top
+ * frame's function is then the one at ip; *hi: the end of its range
+ * (symtab_lookup()). */
+static void arrive(struct callstack *cs, uint64_t ip, uint64_t *hi)
 {
-	uint64_t hi;
 	bool entry;
-	uint32_t fn = symtab_lookup(cs->st, ip, &hi, &entry);
+	uint32_t fn = symtab_lookup(cs->st, ip, hi, &entry);
 	cs->at = ip;
 	if (!cs->depth) {
 		push(cs, fn, CS_ENTER_ROOT, false, 0);
@@ -228,14 +229,13 @@ static void arrive(struct callstack *cs, uint64_t ip)
 	set_top(cs, fn, entry);
 }
 
-void cs_on_run(void *ctx, const struct ptflow_run *r)
+/* n instructions from ip with lengths lens (NULL: all in one function,
+ * size bytes), control having arrived at ip: counted for the function each
+ * lies in; returns the address after the last. */
+static uint64_t count_insns(struct callstack *cs, uint64_t ip, const uint8_t *lens, uint32_t n,
+			    uint32_t size)
 {
-	struct callstack *cs = ctx;
-	uint64_t ip = r->ip;
-	if (!r->ninsn)
-		return;
-	arrive(cs, ip);
-	for (uint32_t i = 0; i < r->ninsn;) {
+	for (uint32_t i = 0; i < n;) {
 		uint64_t hi;
 		bool entry;
 		uint32_t fn = symtab_lookup(cs->st, ip, &hi, &entry);
@@ -245,18 +245,97 @@ void cs_on_run(void *ctx, const struct ptflow_run *r)
 		}
 		uint64_t start = ip;
 		uint32_t k = 0;
-		do {
-			ip += r->lens[i++];
-			k++;
-		} while (i < r->ninsn && ip < hi && ip > start);
+		if (!lens) {
+			k = n;
+			ip += size;
+			i = n;
+		} else {
+			do {
+				ip += lens[i++];
+				k++;
+			} while (i < n && ip < hi && ip > start);
+		}
 		cs->node[cs->f[cs->depth - 1].node].insns += k;
 		if (cs->ls.insns)
 			cs->ls.insns(cs->ls.ctx, cs, start, k);
 		cs->insns += k;
 	}
+	return ip;
+}
+
+/* The last instruction (of class iclass) ended at end: applied when
+ * control arrives at the next code. */
+static void ended(struct callstack *cs, uint8_t iclass, uint64_t end)
+{
 	cs->pend = true;
-	cs->pend_class = r->last_iclass;
-	cs->pend_end = ip;
+	cs->pend_class = iclass;
+	cs->pend_end = end;
+}
+
+void cs_on_run(void *ctx, const struct ptflow_run *r)
+{
+	struct callstack *cs = ctx;
+	uint64_t hi;
+	if (!r->ninsn)
+		return;
+	arrive(cs, r->ip, &hi);
+	ended(cs, r->last_iclass, count_insns(cs, r->ip, r->lens, r->ninsn, 0));
+}
+
+/* A block that crosses into another function (or wraps), control having
+ * arrived at it: split where its run would be. */
+static void split_block(struct callstack *cs, const struct ptflow_blk *b)
+{
+	uint8_t lens[PTFLOW_BLOCK_MAX];
+	uint64_t end = b->ip + b->size;
+	unsigned k = cs->blk_lens ? cs->blk_lens(cs->blk_lens_ctx, b, lens) : 0;
+	uint64_t at = count_insns(cs, b->ip, lens, k < b->ninsn ? k : b->ninsn, 0);
+	if (k < b->ninsn) /* the code changed: the rest where it ended */
+		count_insns(cs, at, NULL, b->ninsn - k, (uint32_t)(end - at));
+	ended(cs, b->iclass, end);
+}
+
+void cs_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+{
+	struct callstack *cs = ctx;
+	for (size_t i = 0; i < n; i++, b++) {
+		if (!b->ninsn)
+			continue;
+		uint64_t hi, end = b->ip + b->size;
+		bool plain = !cs->pend || cs->pend_class == X86_IC_OTHER ||
+			     cs->pend_class == X86_IC_JCC || cs->pend_class == X86_IC_JMP_DIRECT;
+		if (plain && cs->depth && cs->f[cs->depth - 1].fn == cs->near_fn &&
+		    b->ip >= cs->near_lo && end <= cs->near_hi && end > b->ip) {
+			/* a jump or fall-through inside the top frame's function
+			 * (as arrive() would find it, without the lookup) */
+			cs->at = b->ip;
+			cs->pend = false;
+		} else {
+			arrive(cs, b->ip, &hi);
+			if (end > hi || end <= b->ip) {
+				split_block(cs, b);
+				continue;
+			}
+			/* [near_lo, near_hi) is all the top frame's function:
+			 * every address from one looked up to its range's end is */
+			uint32_t fn = cs->f[cs->depth - 1].fn;
+			if (hi == cs->near_hi && fn == cs->near_fn) {
+				if (b->ip < cs->near_lo)
+					cs->near_lo = b->ip;
+			} else {
+				cs->near_lo = b->ip;
+				cs->near_hi = hi;
+				cs->near_fn = fn;
+			}
+		}
+		/* the whole block lies in the top frame's function: no lengths
+		 * needed (count_insns() without a lookup) */
+		cs->node[cs->f[cs->depth - 1].node].insns += b->ninsn;
+		if (cs->ls.insns)
+			cs->ls.insns(cs->ls.ctx, cs, b->ip, b->ninsn);
+		cs->insns += b->ninsn;
+		ended(cs, b->iclass, end);
+	}
 }
 
 void cs_on_event(void *ctx, const struct ptflow_event *ev)
@@ -266,8 +345,10 @@ void cs_on_event(void *ctx, const struct ptflow_event *ev)
 	case PTFLOW_EV_INTERRUPT:
 		/* the interrupted instruction at ip has not run; the handler
 		 * returns to it (IRET) */
-		if (ev->has_ip && cs->depth)
-			arrive(cs, ev->ip);
+		if (ev->has_ip && cs->depth) {
+			uint64_t hi;
+			arrive(cs, ev->ip, &hi);
+		}
 		{
 			uint64_t hi;
 			bool entry;

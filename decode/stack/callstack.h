@@ -17,8 +17,8 @@
  *   IRET back to the interrupted instruction;
  * - a gap (tracing disabled, overflow, decode error, DisTNT gap) closes every
  *   frame ("unknown end"); the next run starts a new root.
- * Only the last instruction of a run can transfer control (runs are
- * straight-line code), so nothing is stored per instruction.
+ * Only the last instruction of a run or block can transfer control (both
+ * are straight-line code), so nothing is stored per instruction.
  */
 #ifndef EFIPT_DECODE_STACK_CALLSTACK_H
 #define EFIPT_DECODE_STACK_CALLSTACK_H
@@ -99,6 +99,14 @@ struct callstack {
 	uint8_t pend_class;
 	uint64_t pend_end;
 	bool oom;
+	/* The lengths of a block's instructions, for cs_on_blocks() when a
+	 * block crosses into another function (ptflow_blk_lens(); NULL: the
+	 * whole block counts for the function it starts in). */
+	unsigned (*blk_lens)(void *ctx, const struct ptflow_blk *b, uint8_t *lens);
+	void *blk_lens_ctx;
+	/* cs_on_blocks(): [near_lo, near_hi) is known to be all near_fn */
+	uint64_t near_lo, near_hi;
+	uint32_t near_fn;
 };
 
 int cs_init(struct callstack *cs, struct symtab *st, const struct cs_listener *ls);
@@ -107,6 +115,10 @@ void cs_free(struct callstack *cs);
 /* ptflow_sink callbacks (ctx: the callstack). */
 void cs_on_run(void *cs, const struct ptflow_run *run);
 void cs_on_event(void *cs, const struct ptflow_event *ev);
+/* The same flow as blocks (ptflow_on_blocks(); ctx: the callstack): the
+ * same frames and counts as its runs. A block in one function is counted
+ * whole; only one that crosses a function's end asks blk_lens. */
+void cs_on_blocks(void *cs, const struct ptflow_blk *b, size_t n);
 
 /* Close every frame at the end of the trace. */
 void cs_finish(struct callstack *cs);

@@ -67,6 +67,21 @@ static struct log lg;
 static const uint8_t ones[64] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 				  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
 
+/* The flow goes in as runs (cs_on_run) or as blocks (cs_on_blocks): both
+ * must open and close the same frames with the same counts. */
+static bool via_blocks;
+static unsigned lens_asked;	/* blocks whose lengths the model asked for */
+static char runs_log[32][4096];	/* each case's log via runs */
+static unsigned ncase;
+
+static unsigned ones_lens(void *ctx, const struct ptflow_blk *b, uint8_t *lens)
+{
+	(void)ctx;
+	lens_asked++;
+	memset(lens, 1, b->ninsn);
+	return b->ninsn;
+}
+
 static void start(void)
 {
 	memset(&sf, 0, sizeof(sf));
@@ -82,11 +97,18 @@ static void start(void)
 	struct cs_listener ls = { &lg, on_enter, on_leave, on_insns };
 	symtab_init(&st, &img, 1);
 	cs_init(&cs, &st, &ls);
+	cs.blk_lens = ones_lens;
 }
 
 /* n one-byte instructions from RVA rva, the last of class last */
 static void run(uint64_t rva, uint32_t n, int last)
 {
+	if (via_blocks) {
+		struct ptflow_blk b = { .ip = BASE + rva, .ninsn = (uint16_t)n, .size = (uint16_t)n,
+					.mode = X86_MODE_64, .iclass = (uint8_t)last };
+		cs_on_blocks(&cs, &b, 1);
+		return;
+	}
 	struct ptflow_run r = { BASE + rva, ones, n, X86_MODE_64, (uint8_t)last };
 	cs_on_run(&cs, &r);
 }
@@ -115,6 +137,12 @@ static void finish(const char *name, const char *want)
 {
 	cs_finish(&cs);
 	CHECKF(!strcmp(lg.s, want), name, "got '%s', want '%s'", lg.s, want);
+	if (ncase < 32 && !via_blocks)
+		snprintf(runs_log[ncase], sizeof(runs_log[ncase]), "%s", lg.s);
+	else if (ncase < 32)
+		CHECKF(!strcmp(lg.s, runs_log[ncase]), name, "blocks gave '%s', runs '%s'",
+		       lg.s, runs_log[ncase]);
+	ncase++;
 }
 
 static void done(void)
@@ -124,7 +152,7 @@ static void done(void)
 	profile_free(&lg.p);
 }
 
-int main(void)
+static void cases(void)
 {
 	/* call and return; counts */
 	start();
@@ -264,6 +292,32 @@ int main(void)
 	CHECK(cs.depth == 1, "stack: returns off a cut stack leave a new bottom");
 	cs_finish(&cs);
 	CHECK(prof("A")->excl == CS_MAX_DEPTH + 5, "stack: every instruction counted");
+	done();
+}
+
+int main(void)
+{
+	cases();
+	via_blocks = true;
+	ncase = 0;
+	lens_asked = 0;
+	cases();
+	/* only the block across main's end needed lengths */
+	CHECKF(lens_asked == 1, "stack: blocks in one function are counted whole",
+	       "lengths asked for %u blocks", lens_asked);
+
+	/* a batch of blocks is the same as one block at a time */
+	start();
+	struct ptflow_blk b[3] = {
+		{ .ip = BASE + 0x100, .ninsn = 2, .size = 2, .iclass = X86_IC_CALL_DIRECT },
+		{ .ip = BASE + 0x200, .ninsn = 3, .size = 5, .iclass = X86_IC_RET_NEAR },
+		{ .ip = BASE + 0x102, .ninsn = 1, .size = 1, .iclass = X86_IC_OTHER },
+	};
+	cs_on_blocks(&cs, b, 3);
+	ncase = 32;
+	finish("stack: blocks in one batch", "+main(root) +A(call) -A(ret) -main(end) ");
+	CHECK(prof("A")->excl == 3 && prof("main")->excl == 3 && prof("main")->incl == 6,
+	      "stack: a batch's counts");
 	done();
 	return check_failures ? 1 : 0;
 }
