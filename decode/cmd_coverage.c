@@ -195,24 +195,6 @@ static int gates(const struct ptcov *c, const struct totals *t, long pct, char *
 	return rc;
 }
 
-static int parse_cpu(const char *s, uint32_t *errata)
-{
-	unsigned long long fam, mod, step = 0;
-	char buf[64];
-	snprintf(buf, sizeof(buf), "%s", s);
-	char *a = strchr(buf, '/');
-	if (!a)
-		return -1;
-	*a++ = 0;
-	char *b = strchr(a, '/');
-	if (b)
-		*b++ = 0;
-	if (parse_u64(buf, &fam) || parse_u64(a, &mod) || (b && parse_u64(b, &step)))
-		return -1;
-	*errata = ptflow_errata_for_cpu((unsigned)fam, (unsigned)mod, b ? (int)step : -1);
-	return 0;
-}
-
 static int ends_with(const char *s, const char *tail)
 {
 	size_t n = strlen(s), m = strlen(tail);
@@ -382,7 +364,7 @@ int cmd_coverage(int argc, char **argv)
 				goto out;
 			break;
 		case 'c':
-			if (parse_cpu(optarg, &fc.errata)) {
+			if (trace_input_parse_cpu(optarg, &fc.errata)) {
 				fprintf(stderr, CMD ": --cpu wants FAMILY/MODEL[/STEPPING], got '%s'\n",
 					term_safe(optarg));
 				goto out;

@@ -162,24 +162,6 @@ static void print_event(void *ctx, const struct ptflow_event *ev)
 		printf("%s]\n", ptflow_ev_name(ev->type));
 }
 
-static int parse_cpu(const char *s, uint32_t *errata)
-{
-	unsigned long long fam, mod, step = 0;
-	char buf[64];
-	snprintf(buf, sizeof(buf), "%s", s);
-	char *a = strchr(buf, '/');
-	if (!a)
-		return -1;
-	*a++ = 0;
-	char *b = strchr(a, '/');
-	if (b)
-		*b++ = 0;
-	if (parse_u64(buf, &fam) || parse_u64(a, &mod) || (b && parse_u64(b, &step)))
-		return -1;
-	*errata = ptflow_errata_for_cpu((unsigned)fam, (unsigned)mod, b ? (int)step : -1);
-	return 0;
-}
-
 int cmd_insn(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -229,7 +211,7 @@ int cmd_insn(int argc, char **argv)
 		case 'e': lr = ptsec_load_elf(&im, optarg); break;
 		case 'P': lr = ptsec_load_pe(&im, optarg); break;
 		case 'c':
-			if (parse_cpu(optarg, &fc.errata)) {
+			if (trace_input_parse_cpu(optarg, &fc.errata)) {
 				fprintf(stderr, "efipt insn: --cpu wants FAMILY/MODEL[/STEPPING], got '%s'\n", optarg);
 				goto out;
 			}

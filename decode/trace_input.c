@@ -144,6 +144,24 @@ void trace_images_free(struct trace_images *imgs)
 	imgs->n = 0;
 }
 
+int trace_input_parse_cpu(const char *s, uint32_t *errata)
+{
+	unsigned long long fam, mod, step = 0;
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%s", s);
+	char *a = strchr(buf, '/');
+	if (!a)
+		return -1;
+	*a++ = 0;
+	char *b = strchr(a, '/');
+	if (b)
+		*b++ = 0;
+	if (parse_u64(buf, &fam) || parse_u64(a, &mod) || (b && parse_u64(b, &step)))
+		return -1;
+	*errata = ptflow_errata_for_cpu((unsigned)fam, (unsigned)mod, b ? (int)step : -1);
+	return 0;
+}
+
 /* ---- the analyses ---- */
 #define PIPE_MAX (16ull << 30)
 #define MAX_IMAGES 4096

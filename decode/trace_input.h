@@ -42,6 +42,10 @@ int trace_input_pe(const char *cmd, const char *spec, struct ptsec_image *im,
 
 void trace_images_free(struct trace_images *imgs);
 
+/* --cpu F/M[/S]: the errata of that CPU into *errata. 0, or -1 if s is not
+ * of that form. */
+int trace_input_parse_cpu(const char *s, uint32_t *errata);
+
 /*
  * The analyses (efipt symbols, top, flame, calls): their options, images and
  * symbol files in one struct.
