@@ -19,6 +19,7 @@
 #include "core/pt_flow.h"
 #include "core/pt_synth.h"
 #include "decode/pt_sections.h"
+#include "tests/bench/libipt_blk.h"
 
 static double now(void)
 {
@@ -176,40 +177,10 @@ static uint64_t run_insn(struct pt_image *image, uint8_t *buf, size_t size, doub
 static uint64_t run_blk(struct pt_image *image, uint8_t *buf, size_t size, double *secs,
 			uint64_t *errors)
 {
-	struct pt_config cfg;
-	pt_config_init(&cfg);
-	cfg.begin = buf;
-	cfg.end = buf + size;
-	struct pt_block_decoder *d = pt_blk_alloc_decoder(&cfg);
-	pt_blk_set_image(d, image);
-	uint64_t n = 0;
-	*errors = 0;
+	uint64_t blocks;
 	double t = now();
-	for (;;) {
-		int st = pt_blk_sync_forward(d);
-		if (st < 0)
-			break;
-		for (;;) {
-			while (st & pts_event_pending) {
-				struct pt_event ev;
-				st = pt_blk_event(d, &ev, sizeof(ev));
-				if (st < 0)
-					break;
-			}
-			if (st < 0)
-				break;
-			struct pt_block blk;
-			st = pt_blk_next(d, &blk, sizeof(blk));
-			n += blk.ninsn;
-			if (st < 0)
-				break;
-		}
-		if (st == -pte_eos)
-			break;
-		++*errors;
-	}
+	uint64_t n = libipt_blk_count(image, buf, size, errors, &blocks);
 	*secs = now() - t;
-	pt_blk_free_decoder(d);
 	return n;
 }
 
