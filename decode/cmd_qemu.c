@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "decode/commands.h"
+#include "decode/rundir.h"
 #include "decode/file_io.h"
 #include "decode/qemu_merge.h"
 
@@ -136,9 +137,8 @@ static int flash_file(int argc, char **argv, char *out, size_t cap)
 /* Record how QEMU ran in the plugin's manifest (through manifest.json.tmp). */
 static int note_qemu(const char *dir, const char *cmdline, char **qargv, int status)
 {
-	char path[PATH_MAX + 32], tmp[PATH_MAX + 40];
+	char path[PATH_MAX + 32], err[PATH_MAX + 200];
 	snprintf(path, sizeof(path), "%s/manifest.json", dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	json_error_t je;
 	json_t *m = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
 	if (!m) {
@@ -156,14 +156,11 @@ static int note_qemu(const char *dir, const char *cmdline, char **qargv, int sta
 		json_decref(q);
 	}
 	json_object_set_new(m, "command_line", json_string(cmdline));
-	int rc = json_dump_file(m, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	int rc = rundir_json_save(dir, "manifest.json", m, 2, err, sizeof(err));
 	json_decref(m);
-	if (rc || rename(tmp, path)) {
-		fprintf(stderr, "efipt qemu: %s: %s\n", tmp, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	if (rc)
+		fprintf(stderr, "efipt qemu: %s\n", err);
+	return rc;
 }
 
 int cmd_qemu(int argc, char **argv)

@@ -11,6 +11,7 @@
 
 #include "decode/file_io.h"
 #include "decode/fv.h"
+#include "decode/rundir.h"
 #include "decode/qemu_merge.h"
 
 #define MAX_FLASH (64u << 20)
@@ -37,19 +38,6 @@ static int hexval(json_t *v, uint64_t *out)
 	errno = 0;
 	*out = strtoull(s + 2, &end, 16);
 	return errno || *end || end == s + 2 ? -1 : 0;
-}
-
-static int save(json_t *j, const char *dir, const char *name, char *err, size_t errlen)
-{
-	char path[PATH_MAX + 64], tmp[PATH_MAX + 72];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if (json_dump_file(j, tmp, JSON_INDENT(1) | JSON_PRESERVE_ORDER) || rename(tmp, path)) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		remove(tmp);
-		return -1;
-	}
-	return 0;
 }
 
 int qemu_name_fv_modules(const char *rundir, const char *flash, struct qemu_fv_result *res,
@@ -131,7 +119,7 @@ int qemu_name_fv_modules(const char *rundir, const char *flash, struct qemu_fv_r
 						      "FirmwareVolume", "path", fvfile, "pdb", ""));
 		res->added++;
 	}
-	if (save(ij, rundir, "images.json", err, errlen))
+	if (rundir_json_save(rundir, "images.json", ij, 1, err, errlen))
 		goto out;
 	/* the manifest's files entry for images.json, and what was done */
 	struct stat sb;
@@ -146,7 +134,7 @@ int qemu_name_fv_modules(const char *rundir, const char *flash, struct qemu_fv_r
 				      (json_int_t)ms.n, "renamed", (json_int_t)res->renamed, "added",
 				      (json_int_t)res->added, "lzma", (json_int_t)st.lzma,
 				      "lzma_failed", (json_int_t)st.lzma_failed));
-	rc = save(man, rundir, "manifest.json", err, errlen);
+	rc = rundir_json_save(rundir, "manifest.json", man, 1, err, errlen);
 out:
 	json_decref(ij);
 	json_decref(man);

@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "decode/rundir.h"
 #include "decode/qemu_merge.h"
 
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
@@ -197,19 +198,6 @@ static int overlaps_any(json_t *regions, uint64_t a, uint64_t len)
 	return 0;
 }
 
-static int dump_atomic(json_t *j, const char *dir, const char *name, char *err, size_t errlen)
-{
-	char path[PATH_MAX + 64], tmp[PATH_MAX + 72];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if (json_dump_file(j, tmp, JSON_INDENT(1) | JSON_PRESERVE_ORDER) || rename(tmp, path)) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
-}
-
 /* the files list entry for name: its size now (added when missing) */
 static void note_file(json_t *files, const char *dir, const char *name)
 {
@@ -340,7 +328,7 @@ int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
 	}
 	json_array_extend(merged, pregs);
 	json_object_set_new(pmap, "regions", merged);
-	if (dump_atomic(pmap, rundir, "memmap.json", err, errlen) ||
+	if (rundir_json_save(rundir, "memmap.json", pmap, 1, err, errlen) ||
 	    move_in(guest, rundir, "images.json", err, errlen))
 		goto out;
 	note_file(files, rundir, "memmap.json");
@@ -368,7 +356,7 @@ int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
 	}
 	json_object_set_new(g, "esp", json_string(esp));
 	json_object_set_new(pm, "guest_run", g);
-	rc = dump_atomic(pm, rundir, "manifest.json", err, errlen);
+	rc = rundir_json_save(rundir, "manifest.json", pm, 1, err, errlen);
 out:
 	json_decref(gm);
 	json_decref(pm);

@@ -1,6 +1,7 @@
 /* Run directory loading and validation; see rundir.h. */
 #include <errno.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +253,20 @@ json_t *rundir_json(const struct rundir *rd, const char *name, char *err, size_t
 	if (!j)
 		snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column, je.text);
 	return j;
+}
+
+int rundir_json_save(const char *dir, const char *name, json_t *j, int indent, char *err,
+		     size_t errlen)
+{
+	char path[PATH_MAX + 64], tmp[PATH_MAX + 72];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (json_dump_file(j, tmp, JSON_INDENT(indent) | JSON_PRESERVE_ORDER) || rename(tmp, path)) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
 }
 
 int rundir_trace(const struct rundir *rd, char *path, size_t cap, char *err, size_t errlen)

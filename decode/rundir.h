@@ -24,6 +24,12 @@ void rundir_close(struct rundir *rd);
  * "PATH:LINE:COL: reason" in err. */
 json_t *rundir_json(const struct rundir *rd, const char *name, char *err, size_t errlen);
 
+/* Write j as DIR/NAME (JSON_INDENT(indent)) through NAME.tmp and a rename,
+ * so that a failed write never leaves a half file under NAME. 0, or -1 with
+ * "PATH: reason" in err. */
+int rundir_json_save(const char *dir, const char *name, json_t *j, int indent, char *err,
+		     size_t errlen);
+
 /* DIR/trace.pt into path, if the manifest says it was written; otherwise -1
  * with why not in err (no trace recorded, or the EFI_STATUS of its failed
  * write, e.g. EFI_VOLUME_FULL). */
