@@ -97,7 +97,7 @@ void ptcov_init(struct ptcov *c, struct ptcov_image *img, unsigned n)
 	for (unsigned i = 0; i < n; i++) {
 		struct ptcov_image *m = &img[i];
 		m->execs = m->lost = 0;
-		if (m->base && m->size > 0 - m->base)
+		if (!ptimg_range_ok(m->base, m->size))
 			m->size = 0;
 		if (m->bits)
 			efipt_memset(m->bits, 0, (size_t)ptcov_bits_size(m->size));

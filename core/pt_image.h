@@ -66,4 +66,11 @@ static inline int ptimg_ranges_read(void *ctx, uint64_t ip, uint8_t *buf, size_t
 	return 0;
 }
 
+/* Does [base, base + size) fit below 2^64? Image lists come from firmware
+ * (ImageSize) and from images.json: both sides check before use. */
+static inline int ptimg_range_ok(uint64_t base, uint64_t size)
+{
+	return base == 0 || size <= 0 - base;
+}
+
 #endif

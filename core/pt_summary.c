@@ -9,7 +9,7 @@ void ptsum_init(struct ptsum *s, struct ptsum_image *img, unsigned n)
 	s->nimg = n;
 	for (unsigned i = 0; i < n; i++) {
 		img[i].insns = 0;
-		if (!ptsum_range_ok(img[i].base, img[i].size))
+		if (!ptimg_range_ok(img[i].base, img[i].size))
 			img[i].size = 0;
 	}
 	/* insertion sort: image lists are short (~100) */

@@ -32,13 +32,6 @@ struct ptsum {
 	const struct ptflow_decoder *dec;
 };
 
-/* Does [base, base + size) fit below 2^64? Image lists come from firmware
- * (ImageSize) and from images.json: both sides check before use. */
-static inline int ptsum_range_ok(uint64_t base, uint64_t size)
-{
-	return base == 0 || size <= 0 - base;
-}
-
 /* img[0..n) need base, size and name; insns are reset; an image whose range
  * runs past 2^64 gets size 0 (it holds nothing). Sorts img by base. */
 void ptsum_init(struct ptsum *s, struct ptsum_image *img, unsigned n);

@@ -179,7 +179,7 @@ int images_json_parse(json_t *ij, const char *what, struct ptsum_image *out, uns
 		}
 		/* the summary attributes by [base, base + size): it must fit below 2^64 */
 		if (json_integer_value(size) < 0 ||
-		    !ptsum_range_ok(base, (uint64_t)json_integer_value(size))) {
+		    !ptimg_range_ok(base, (uint64_t)json_integer_value(size))) {
 			long long sz = (long long)json_integer_value(size);
 			snprintf(err, errlen, "%s: image %zu: base 0x%llx, size %lld: the range %s",
 				 what, i, base, sz, sz < 0 ? "has a negative size" : "runs past 2^64");

@@ -102,7 +102,7 @@ static void image_name(EFI_LOADED_IMAGE *li, struct pe_info *pe, int *perr, char
 		       UINTN path_cap, char *name, UINTN name_cap)
 {
 	const UINT8 *base = li->ImageBase;
-	*perr = base && li->ImageSize && ptsum_range_ok((UINTN)base, li->ImageSize)
+	*perr = base && li->ImageSize && ptimg_range_ok((UINTN)base, li->ImageSize)
 			? pe_read_info(base, li->ImageSize, true, pe)
 			: PE_ERR_TRUNCATED;
 	path[0] = 0;
@@ -118,7 +118,7 @@ static void image_name(EFI_LOADED_IMAGE *li, struct pe_info *pe, int *perr, char
 static void summary_entry(EFI_LOADED_IMAGE *li, const char *name, struct ptsum_image *out)
 {
 	out->base = (UINTN)li->ImageBase;
-	out->size = ptsum_range_ok(out->base, li->ImageSize) ? li->ImageSize : 0;
+	out->size = ptimg_range_ok(out->base, li->ImageSize) ? li->ImageSize : 0;
 	efipt_memcpy(out->name, name, sizeof(out->name));
 	out->insns = 0;
 }
@@ -131,7 +131,7 @@ static void image_entry(struct strbuf *sb, EFI_LOADED_IMAGE *li, bool first,
 	char path[256], name[64];
 	image_name(li, &pe, &perr, path, sizeof(path), name, sizeof(name));
 	/* firmware data: an ImageSize that runs past 2^64 is recorded, not used */
-	bool range_ok = ptsum_range_ok((UINTN)li->ImageBase, li->ImageSize);
+	bool range_ok = ptimg_range_ok((UINTN)li->ImageBase, li->ImageSize);
 	if (out)
 		summary_entry(li, name, out);
 	sb_printf(sb, "%s\n  {\"name\": \"", first ? "" : ",");
@@ -236,7 +236,7 @@ bool sideband_find_image(const char *want, uint64_t *base, uint64_t *size)
 		char path[256], name[64];
 		image_name(li, &pe, &perr, path, sizeof(path), name, sizeof(name));
 		if (!efipt_strcmp(name, want) &&
-		    ptsum_range_ok((UINTN)li->ImageBase, li->ImageSize)) {
+		    ptimg_range_ok((UINTN)li->ImageBase, li->ImageSize)) {
 			*base = (UINTN)li->ImageBase;
 			*size = li->ImageSize;
 			found = true;

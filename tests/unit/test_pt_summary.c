@@ -12,9 +12,9 @@
 static void check_wrapping_images(void)
 {
 	alarm(20); /* a spinning loop fails the test instead of hanging it */
-	CHECK(ptsum_range_ok(0, ~0ull) && ptsum_range_ok(0xfffffffffffff000ull, 0x1000) &&
-		      !ptsum_range_ok(0xfffffffffffff000ull, 0x1001) && ptsum_range_ok(5, 0),
-	      "ptsum_range_ok: ranges up to 2^64 fit, beyond do not");
+	CHECK(ptimg_range_ok(0, ~0ull) && ptimg_range_ok(0xfffffffffffff000ull, 0x1000) &&
+		      !ptimg_range_ok(0xfffffffffffff000ull, 0x1001) && ptimg_range_ok(5, 0),
+	      "ptimg_range_ok: ranges up to 2^64 fit, beyond do not");
 	struct ptsum_image img[2] = {
 		{ .base = 0xfffffffffffff000ull, .size = 0x2000, .name = "wraps" },
 		{ .base = 0x1000, .size = 0x1000, .name = "low" },
