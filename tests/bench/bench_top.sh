@@ -22,4 +22,4 @@ best() {
 }
 s=$(best $efipt insn --pt "$trace" $pe --stat)
 t=$(best $efipt top --pt "$trace" $pe --symbols "$build/efipt.so")
-echo "bench_top: ${m}M instructions: insn --stat ${s}s, top ${t}s ($(echo "$t $s" | awk '{ printf "%.1f", ($2 > 0 ? $1 / $2 : 0) }')x)"
+echo "bench_top: ${m}M instructions: insn --stat ${s}s, top ${t}s ($(echo "$t $s" | awk '{ printf "%.1f", (0 < $2 ? $1 / $2 : 0) }')x)"
