@@ -17,9 +17,10 @@ static void symbols_usage(FILE *f)
 		"usage: efipt symbols RUNDIR [--symbols PATH]... [--path-map OLD=NEW]...\n"
 		"       efipt symbols --pe FILE[:BASE]... [--images FILE] [--symbols PATH]...\n\n"
 		"For every traced image: the symbol file used (an ELF with DWARF or\n"
-		".symtab), how it was found (codeview path, base name, gnu_debuglink, or\n"
-		"the image file itself for --elf), the check that its code equals the\n"
-		"image's, and what is missing. A file whose code differs is never used:\n"
+		".symtab, else a GNU ld .map), how it was found (codeview path, base name,\n"
+		"gnu_debuglink, FvFile GUID through FV/Guid.xref, the image file itself for\n"
+		"--elf, or a map file), the check that its code equals the image's, and\n"
+		"what is missing. A file whose code differs is never used:\n"
 		"the image's code is then IMAGE`[unknown] (efipt calls: IMAGE+0xRVA).\n"
 		"PDB files (MSVC/CLANGPDB builds) are not supported.\n\n"
 		TRACE_INPUT_USAGE
@@ -110,8 +111,14 @@ int cmd_symbols(int argc, char **argv)
 			with++;
 			printf("  symbols: %s\n  matched by: %s\n  functions: %zu (%s)\n",
 			       term_safe(m->sf->path), symhow_name(m->how), m->sf->nfuncs,
-			       m->sf->has_dwarf ? "DWARF, lines" : ".symtab only, no lines");
-			if (m->verified)
+			       m->sf->from_map    ? "GNU ld map, no lines"
+			       : m->sf->has_dwarf ? "DWARF, lines"
+						  : ".symtab only, no lines");
+			if (m->sf->from_map)
+				printf("  code: not verified (a map has no code); %s\n",
+				       m->map_checked ? "its code sections lie in the image's"
+						      : "sections not checked");
+			else if (m->verified)
 				printf("  code: equal to the image (%" PRIu64 " bytes; %" PRIu64
 				       " more differ at relocation sites)\n",
 				       m->compared, m->reloc_diffs);

@@ -16,6 +16,7 @@
 #include "decode/rundir_code.h"
 #include "decode/trace_end.h"
 #include "decode/trace_input.h"
+#include "decode/symbols/symguid.h"
 
 
 static int images_room(const char *cmd, struct trace_images *imgs)
@@ -342,6 +343,10 @@ static int load_images_json(struct trace_input *t, const char *path)
 		m->base = base;
 		m->size = (uint64_t)json_integer_value(size);
 		snprintf(m->pdb, sizeof(m->pdb), "%s", pdb ? pdb : "");
+		/* an image loaded from a firmware volume: its FvFile GUID */
+		const char *fvpath = json_string_value(json_object_get(r, "path"));
+		if (!fvpath || !symguid_from_path(fvpath, m->guid))
+			symguid_from_path(name, m->guid);
 	}
 	json_decref(j);
 	return rc;

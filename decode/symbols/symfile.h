@@ -45,6 +45,7 @@ struct symfile {
 	uint64_t *relocs;	/* sorted relocation sites (virtual addresses) */
 	size_t nrelocs;
 	bool has_dwarf, has_symtab;
+	bool from_map;		/* a GNU ld map (ldmap.h): functions only, no code */
 	uint16_t machine;	/* e_machine */
 	char debuglink[256];	/* .gnu_debuglink file name, or "" */
 	/* private */

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "core/pe_info.h"
+#include "decode/symbols/ldmap.h"
+#include "decode/symbols/symguid.h"
 #include "decode/symbols/symmap.h"
 
 #define MAX_FOUND 200000
@@ -18,8 +20,9 @@
 const char *symhow_name(int how)
 {
 	static const char *n[] = { "none", "codeview path", "base name", "gnu_debuglink",
-				   "the image file itself" };
-	return how >= 0 && how <= SYMHOW_IMAGE ? n[how] : "?";
+				   "the image file itself", "FvFile GUID through Guid.xref",
+				   "map file, not verified by code" };
+	return how >= 0 && how <= SYMHOW_MAP ? n[how] : "?";
 }
 
 int symopts_add_path(struct symopts *o, const char *path, char *err, size_t errlen)
@@ -71,7 +74,8 @@ static struct symopts *indexing;
 static bool symbol_ext(const char *base)
 {
 	const char *dot = strrchr(base, '.');
-	return dot && (!strcmp(dot, ".debug") || !strcmp(dot, ".so") || !strcmp(dot, ".dll"));
+	return dot && (!strcmp(dot, ".debug") || !strcmp(dot, ".so") || !strcmp(dot, ".dll") ||
+		       !strcmp(dot, ".map") || !strcmp(base, "Guid.xref"));
 }
 
 static int index_one(const char *path, const struct stat *st, int type, struct FTW *f)
@@ -98,7 +102,8 @@ static int by_path(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every NAME.debug/.so/.dll under the --symbols directories, once. */
+/* Every NAME.debug/.so/.dll/.map and Guid.xref under the --symbols
+ * directories, once. */
 static void build_index(struct symopts *o)
 {
 	if (o->indexed)
@@ -154,6 +159,7 @@ static int check_code(struct symimage *im, struct symfile *sf, symmap_read read,
 			     "(%llu bytes): a different build", sf->path, c->name,
 			     (unsigned long long)c->addr, (unsigned long long)(c->addr + c->size),
 			     (unsigned long long)im->size);
+			im->code_rejects++;
 			return 0;
 		}
 		if (!c->bytes)
@@ -181,6 +187,7 @@ static int check_code(struct symimage *im, struct symfile *sf, symmap_read read,
 				     (unsigned long long)(off + k),
 				     (unsigned long long)(c->addr + off + k), buf[k],
 				     c->bytes[off + k]);
+				im->code_rejects++;
 				return 0;
 			}
 			compared += (uint64_t)got;
@@ -267,13 +274,145 @@ static bool exists(const char *p)
 	return !stat(p, &st) && S_ISREG(st.st_mode);
 }
 
+/* STEM's symbol files: a --symbols file of that base name, then
+ * STEM.debug, STEM.so, STEM.dll under the --symbols directories. */
+static int try_stem(struct symimage *im, struct symopts *o, const char *stem, int how,
+		    symmap_read read, void *ctx)
+{
+	/* single files given with --symbols whose base name matches */
+	for (size_t i = 0; i < o->npaths; i++) {
+		struct stat st;
+		char s2[256];
+		if (stat(o->paths[i], &st) || !S_ISREG(st.st_mode))
+			continue;
+		base_of(o->paths[i], s2, sizeof(s2));
+		if (!strcmp(s2, stem) &&
+		    try_file(im, o, o->paths[i], how, read, ctx, 0))
+			return 1;
+	}
+	build_index(o);
+	static const char *ext[] = { ".debug", ".so", ".dll" };
+	for (size_t e = 0; e < 3; e++) {
+		char want[300];
+		snprintf(want, sizeof(want), "%s%s", stem, ext[e]);
+		for (size_t i = 0; i < o->nfound; i++) {
+			const char *b = strrchr(o->found[i], '/');
+			b = b ? b + 1 : o->found[i];
+			if (!strcmp(b, want) &&
+			    try_file(im, o, o->found[i], how, read, ctx, 0))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* The name Guid.xref gives im->guid: a --symbols file named *.xref, then
+ * each Guid.xref under the --symbols directories (FV/Guid.xref of a build
+ * directory). 1 found, 0 not (noted). */
+static int guid_name(struct symimage *im, struct symopts *o, char *name, size_t cap)
+{
+	char err[4400];
+	int nxref = 0;
+	build_index(o);
+	for (size_t i = 0; i < o->npaths + o->nfound; i++) {
+		const char *p = i < o->npaths ? o->paths[i] : o->found[i - o->npaths];
+		size_t n = strlen(p);
+		if (i < o->npaths ? n < 5 || strcmp(p + n - 5, ".xref") || !exists(p)
+				  : n < 9 || strcmp(p + n - 9, "Guid.xref"))
+			continue;
+		nxref++;
+		int rc = symguid_lookup(p, im->guid, name, cap, err, sizeof(err));
+		if (rc < 0)
+			note(im, "%s", err);
+		if (rc > 0) {
+			note(im, "FvFile %s is %s in %s", im->guid, name, p);
+			return 1;
+		}
+	}
+	if (nxref)
+		note(im, "FvFile %s is in no Guid.xref under --symbols", im->guid);
+	*name = 0;
+	return 0;
+}
+
+/* A GNU ld map: used when its code sections lie in the image's code
+ * sections (from its PE headers), or when the headers cannot be read. */
+static int try_map(struct symimage *im, const char *path, symmap_read read, void *ctx)
+{
+	char err[4400], why[512];
+	struct symfile *sf = calloc(1, sizeof(*sf));
+	if (!sf)
+		return 0;
+	im->tried++;
+	if (ldmap_open(sf, path, err, sizeof(err))) {
+		note(im, "%s", err);
+		free(sf);
+		return 0;
+	}
+	uint8_t hdr[4096];
+	int got = read(ctx, im->base, hdr, sizeof(hdr));
+	int ok = got > 0 ? ldmap_check(sf, hdr, (size_t)got, im->size, why, sizeof(why)) : -1;
+	/* no headers (the trace's images hold code only): the map's code
+	 * sections must then be code the image has, first byte to last */
+	for (size_t i = 0; ok < 0 && i < sf->ncode; i++) {
+		const struct symcode *c = &sf->code[i];
+		uint8_t b;
+		int first = read(ctx, im->base + c->addr, &b, 1) == 1;
+		int last = read(ctx, im->base + c->addr + c->size - 1, &b, 1) == 1;
+		/* the image's code neither starts before it nor runs on a page
+		 * past its end (GenFw's padding) */
+		int before = c->addr && read(ctx, im->base + c->addr - 1, &b, 1) == 1;
+		int after = read(ctx, im->base + c->addr + c->size + LDMAP_SLACK, &b, 1) == 1;
+		if (first != last || (first && (before || after)) ||
+		    (im->size && c->addr + c->size > im->size)) {
+			snprintf(why, sizeof(why), "section %s [0x%llx, 0x%llx) is not where the "
+				 "image's code is (the same start, the size within a page): a "
+				 "different build", c->name,
+				 (unsigned long long)c->addr,
+				 (unsigned long long)(c->addr + c->size));
+			ok = 0;
+		} else if (first && i + 1 == sf->ncode) {
+			ok = 1;
+		}
+	}
+	if (!ok) {
+		note(im, "%s: %s", path, why);
+		symfile_close(sf);
+		free(sf);
+		return 0;
+	}
+	if (ok < 0)
+		note(im, "%s: neither the image's headers nor its code are in the trace's code "
+		     "images: the map's sections are not checked", path);
+	im->sf = sf;
+	im->how = SYMHOW_MAP;
+	im->map_checked = ok > 0;
+	return 1;
+}
+
+static int try_map_named(struct symimage *im, struct symopts *o, const char *stem,
+			 symmap_read read, void *ctx)
+{
+	char want[300];
+	snprintf(want, sizeof(want), "%s.map", stem);
+	build_index(o);
+	for (size_t i = 0; i < o->nfound; i++) {
+		const char *b = strrchr(o->found[i], '/');
+		b = b ? b + 1 : o->found[i];
+		if (!strcmp(b, want) && try_map(im, o->found[i], read, ctx))
+			return 1;
+	}
+	return 0;
+}
+
 void symmap_resolve(struct symimage *im, struct symopts *o, symmap_read read, void *ctx)
 {
-	char stem[256] = "";
+	char stem[256] = "", mapsib[4300] = "";
 	im->sf = NULL;
 	im->how = SYMHOW_NONE;
 	im->notes[0] = 0;
 	im->tried = 0;
+	im->code_rejects = 0;
 	if (*im->pdb) {
 		char p[4200];
 		snprintf(p, sizeof(p), "%s", im->pdb);
@@ -304,6 +443,9 @@ void symmap_resolve(struct symimage *im, struct symopts *o, symmap_read read, vo
 		snprintf(sib, sizeof(sib), "%.*s.debug", dl, p);
 		if (exists(sib) && try_file(im, o, sib, SYMHOW_CODEVIEW, read, ctx, 0))
 			return;
+		snprintf(mapsib, sizeof(mapsib), "%.*s.map", dl, p);
+		if (!exists(mapsib))
+			*mapsib = 0;
 		if (!pdb && !exists(p) && !exists(sib))
 			note(im, "%s: recorded build path not found%s", p,
 			     o->nmaps ? " (after --path-map)" : " (--path-map OLD=NEW rewrites it)");
@@ -314,35 +456,31 @@ void symmap_resolve(struct symimage *im, struct symopts *o, symmap_read read, vo
 		note(im, "no name to look for symbols by");
 		return;
 	}
-	/* single files given with --symbols whose base name matches */
-	for (size_t i = 0; i < o->npaths; i++) {
-		struct stat st;
-		char s2[256];
-		if (stat(o->paths[i], &st) || !S_ISREG(st.st_mode))
-			continue;
-		base_of(o->paths[i], s2, sizeof(s2));
-		if (!strcmp(s2, stem) &&
-		    try_file(im, o, o->paths[i], SYMHOW_BASENAME, read, ctx, 0))
-			return;
+	if (try_stem(im, o, stem, SYMHOW_BASENAME, read, ctx))
+		return;
+	/* an FvFile GUID: the module name FV/Guid.xref gives it */
+	char gname[256] = "";
+	if (*im->guid && guid_name(im, o, gname, sizeof(gname)) && strcmp(gname, stem) &&
+	    try_stem(im, o, gname, SYMHOW_GUID, read, ctx))
+		return;
+	/* last: GNU ld's NAME.map, beside the recorded path, then by name;
+	 * never after an ELF of the name showed other code (its map is that
+	 * build's too, and a map cannot be checked byte by byte) */
+	if (im->code_rejects) {
+		note(im, "%s.map not tried: a symbol file of that name is another build", stem);
+		return;
 	}
-	build_index(o);
-	static const char *ext[] = { ".debug", ".so", ".dll" };
-	for (size_t e = 0; e < 3; e++) {
-		char want[300];
-		snprintf(want, sizeof(want), "%s%s", stem, ext[e]);
-		for (size_t i = 0; i < o->nfound; i++) {
-			const char *b = strrchr(o->found[i], '/');
-			b = b ? b + 1 : o->found[i];
-			if (!strcmp(b, want) &&
-			    try_file(im, o, o->found[i], SYMHOW_BASENAME, read, ctx, 0))
-				return;
-		}
-	}
+	if (*mapsib && try_map(im, mapsib, read, ctx))
+		return;
+	if (try_map_named(im, o, stem, read, ctx) ||
+	    (*im->guid && *gname && try_map_named(im, o, gname, read, ctx)))
+		return;
 	if (!o->npaths && !im->tried)
 		note(im, "no symbol file for %s: give its build directory or file with "
 		     "--symbols", stem);
 	else if (!im->tried)
-		note(im, "no %s.debug, %s.so or %s.dll under --symbols", stem, stem, stem);
+		note(im, "no %s.debug, %s.so, %s.dll or %s.map under --symbols", stem, stem, stem,
+		     stem);
 	else
 		note(im, "no usable symbol file for %s (see above)", stem);
 }

@@ -5,9 +5,11 @@
  * records (after --path-map), with EDK2's sibling NAME.debug of NAME.dll;
  * the same base name under each --symbols PATH (a directory searched
  * recursively for NAME.debug, NAME.so, NAME.dll, or one file); a candidate's
- * .gnu_debuglink, beside it and under --symbols. A candidate is used only
+ * .gnu_debuglink, beside it and under --symbols; the FvFile GUID's name in
+ * FV/Guid.xref; last, NAME.map (ldmap.h). A candidate is used only
  * when its code sections equal the image's code at the same RVAs, byte for
- * byte except at relocation sites; one that differs is rejected and named.
+ * byte except at relocation sites; one that differs is rejected and named
+ * (a map has no code: its sections are checked against the image's headers).
  */
 #ifndef EFIPT_DECODE_SYMBOLS_SYMMAP_H
 #define EFIPT_DECODE_SYMBOLS_SYMMAP_H
@@ -41,6 +43,8 @@ enum symhow {
 	SYMHOW_BASENAME,	/* its base name under --symbols */
 	SYMHOW_DEBUGLINK,	/* .gnu_debuglink of a candidate */
 	SYMHOW_IMAGE,		/* the traced ELF file itself (--elf) */
+	SYMHOW_GUID,		/* its FvFile GUID through FV/Guid.xref */
+	SYMHOW_MAP,		/* a GNU ld map file, the last resort */
 };
 const char *symhow_name(int how);
 
@@ -52,13 +56,16 @@ struct symimage {
 	uint64_t base, size;
 	char pdb[1024];		/* CodeView path ("" if none) */
 	bool pdb_is_image;	/* pdb is the traced ELF file itself */
+	char guid[40];		/* FvFile GUID ("" if none) */
 	/* result of symmap_resolve */
 	struct symfile *sf;	/* owned; NULL: no symbols */
 	int how;		/* enum symhow */
 	uint64_t compared;	/* code bytes found equal */
 	uint64_t reloc_diffs;	/* bytes that differ at relocation sites */
 	bool verified;		/* compared > 0 */
+	bool map_checked;	/* a map's sections agree with the image's headers */
 	unsigned tried;		/* candidate files opened */
+	unsigned code_rejects;	/* candidates whose code is not the image's */
 	char notes[2048];	/* what was tried and rejected, what is missing */
 };
 

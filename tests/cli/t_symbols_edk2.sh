@@ -1,0 +1,165 @@
+# efipt symbols, top, calls and flame on real EDK2 build output: the
+# committed fixture tests/data/edk2 (DxeCore, the WatchdogTimer DXE driver
+# and an application built DEBUG with GCC5 from Debian's edk2 source; see
+# its make_fixture.sh). Every way a symbol file is found (CodeView path with
+# --path-map, base name, FvFile GUID through FV/Guid.xref, GNU ld .map as
+# the last resort) and every way it is refused is named; traces synthesized
+# over the images are named exactly as tests/cli/stack_ref.py computes from
+# the ELF symbols.
+. tests/lib.sh
+FIX=tests/data/edk2/Build/EfiptFixture/DEBUG_GCC5
+X64=$FIX/X64
+APPD=$X64/EfiptFixturePkg/App/FixtureApp/DEBUG
+WDTD=$X64/MdeModulePkg/Universal/WatchdogTimerDxe/WatchdogTimer/DEBUG
+CORED=$X64/MdeModulePkg/Core/Dxe/DxeMain/DEBUG
+APP_GUID=3D3F8E2A-6B1C-4E57-9A0D-5E1F7C2B4A61
+OLD=$(cat "$FIX/build-path" 2>/dev/null)
+BASE=0x1000000
+APE="--pe $APPD/FixtureApp.efi:$BASE"
+if [ -z "$OLD" ] || [ ! -f "$APPD/FixtureApp.debug" ] || [ ! -f "$CORED/DxeCore.efi" ]; then
+	nok "edk2: fixture" "$FIX incomplete (tests/data/edk2/make_fixture.sh)"
+	exit 0
+fi
+
+# --- matching ---------------------------------------------------------------
+expect_rc "edk2: CodeView path with --path-map" 0 $EFIPT symbols $APE --path-map "$OLD=$FIX"
+contains "edk2: the recorded .dll path shown" "$TMP/out" "recorded path: $OLD/X64/EfiptFixturePkg/App/FixtureApp/DEBUG/FixtureApp.dll"
+contains "edk2: its sibling .debug used" "$TMP/out" "symbols: $APPD/FixtureApp.debug"
+contains "edk2: matched by codeview path" "$TMP/out" "matched by: codeview path"
+contains "edk2: DWARF of the real build" "$TMP/out" "(DWARF, lines)"
+contains "edk2: code equal to the image" "$TMP/out" "code: equal to the image"
+
+expect_rc "edk2: wrong --path-map" 0 $EFIPT symbols $APE --path-map "$OLD=$TMP/nowhere"
+contains "edk2: wrong --path-map names the path" "$TMP/out" "$TMP/nowhere/X64/EfiptFixturePkg/App/FixtureApp/DEBUG/FixtureApp.dll: recorded build path not found (after --path-map)"
+contains "edk2: wrong --path-map: no symbols" "$TMP/out" "symbols: none"
+
+expect_rc "edk2: base name under the build directory" 0 $EFIPT symbols $APE --symbols "$FIX"
+contains "edk2: moved tree said" "$TMP/out" "FixtureApp.dll: recorded build path not found (--path-map OLD=NEW rewrites it)"
+contains "edk2: matched by base name" "$TMP/out" "matched by: base name"
+contains "edk2: base name finds the .debug" "$TMP/out" "symbols: $APPD/FixtureApp.debug"
+
+# DxeCore and the DXE driver: DWARF checked against their own code
+for m in "$CORED/DxeCore" "$WDTD/WatchdogTimer"; do
+	n=$(basename "$m")
+	expect_rc "edk2: $n by base name" 0 $EFIPT symbols --pe "$m.efi:$BASE" --symbols "$FIX"
+	contains "edk2: $n checked" "$TMP/out" "code: equal to the image"
+done
+
+# an image with no CodeView entry (its debug directory cleared): the file name
+python3 - "$APPD/FixtureApp.efi" "$TMP/FixtureApp.efi" <<'EOP'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+opt = struct.unpack_from("<I", d, 0x3C)[0] + 24
+struct.pack_into("<II", d, opt + 112 + 6 * 8, 0, 0)  # IMAGE_DIRECTORY_ENTRY_DEBUG
+open(sys.argv[2], "wb").write(d)
+EOP
+expect_rc "edk2: image without CodeView" 0 $EFIPT symbols --pe "$TMP/FixtureApp.efi:$BASE" --symbols "$FIX"
+if grep -q "recorded path" "$TMP/out"; then nok "edk2: no recorded path shown" "$(head -3 "$TMP/out")"; else ok "edk2: no recorded path shown"; fi
+contains "edk2: found by the image's name" "$TMP/out" "matched by: base name"
+
+# --- a run directory: the application loaded from an FV at BASE ---------------
+mkrun() { # DIR NAME PATH PDB
+	mkdir -p "$1"
+	python3 tests/cli/pe_snapshot.py "$APPD/FixtureApp.efi" $BASE "$1/mem-0000000001000000.bin" >"$TMP/bytes"
+	pages=$(( $(cat "$TMP/bytes") / 4096 ))
+	$EFIPT synth --out "$1/trace.pt" --raw "$1/mem-0000000001000000.bin:$BASE" --start "$START" --insns 20000 --seed 2 2>/dev/null
+	cat >"$1/memmap.json" <<EOM
+{"regions": [{"type": "BootServicesCode", "phys": "$BASE", "pages": $pages, "attr": "0xf", "snapshot": "mem-0000000001000000.bin"}]}
+EOM
+	cat >"$1/images.json" <<EOM
+{"images": [{"name": "$2", "base": "$BASE", "size": $(stat -c %s "$1/mem-0000000001000000.bin"), "code_type": "BootServicesCode", "path": "$3", "pdb": "$4"}]}
+EOM
+	files=""
+	for f in trace.pt memmap.json images.json mem-0000000001000000.bin; do
+		files="$files${files:+,}{\"name\":\"$f\",\"size\":$(stat -c %s "$1/$f"),\"status\":\"written\"}"
+	done
+	cat >"$1/manifest.json" <<EOM
+{"format":"efipt-run","format_version":1,"efipt_version":"0.1.0","efipt_gitrev":"x",
+ "run_id":"20260101-000000-000","started":"2026-01-01T00:00:00","command":"trace",
+ "command_line":"trace","firmware":{"vendor":"EDK II","revision":"0x1","uefi":"2.7"},
+ "cpu":{"vendor":"GenuineIntel","signature":"0x000506e3","family":6,"model":94,"stepping":3},
+ "files":[$files],
+ "status":{"result":"ok","efi_status":"EFI_SUCCESS","message":"trace"}}
+EOM
+}
+entry=$(readelf -hW "$APPD/FixtureApp.debug" | awk '/Entry point/ { print $4 }')
+START=$(printf '0x%x' $((BASE + entry)))
+FVP="MemoryMapped(0xB,0x900000,0x9FFFFF)/FvFile($APP_GUID)"
+# no CodeView path, a name that is only the GUID: Guid.xref names it
+mkrun "$TMP/rg" "FvFile($APP_GUID)" "$FVP" ""
+expect_rc "edk2: FvFile GUID through FV/Guid.xref" 0 $EFIPT symbols "$TMP/rg" --symbols "$FIX"
+contains "edk2: matched by GUID" "$TMP/out" "matched by: FvFile GUID through Guid.xref"
+contains "edk2: the xref line named" "$TMP/out" "FvFile $APP_GUID is FixtureApp in $FIX/FV/Guid.xref"
+contains "edk2: GUID match checked against the snapshot" "$TMP/out" "code: equal to the image"
+expect_rc "edk2: GUID match: top" 0 $EFIPT top "$TMP/rg" --symbols "$FIX"
+contains "edk2: GUID match names the entry point" "$TMP/out" "FvFile($APP_GUID)\`_ModuleEntryPoint"
+# the GUID in lower case, as some tools print it, and the FV folder given
+lower=$(echo "$APP_GUID" | tr A-F a-f)
+mkrun "$TMP/rl" "FvFile($lower)" "FvFile($lower)" ""
+expect_rc "edk2: GUID in lower case, --symbols FV folder and X64" 0 $EFIPT symbols "$TMP/rl" --symbols "$FIX/FV" --symbols "$X64"
+contains "edk2: lower-case GUID matched" "$TMP/out" "matched by: FvFile GUID through Guid.xref"
+# without a Guid.xref: said, nothing guessed
+mkdir -p "$TMP/nox"
+cp -r "$X64" "$TMP/nox/"
+expect_rc "edk2: GUID without Guid.xref" 0 $EFIPT symbols "$TMP/rg" --symbols "$TMP/nox"
+contains "edk2: no xref: no symbols" "$TMP/out" "symbols: none"
+# a GUID Guid.xref does not list
+sed "s/$APP_GUID/$(echo $APP_GUID | sed 's/^3D/4D/')/g" "$TMP/rg/images.json" >"$TMP/other.json"
+cp "$TMP/other.json" "$TMP/rg/images.json"
+expect_rc "edk2: unknown GUID" 0 $EFIPT symbols "$TMP/rg" --symbols "$FIX"
+contains "edk2: unknown GUID said" "$TMP/out" "is in no Guid.xref under --symbols"
+contains "edk2: unknown GUID: no symbols" "$TMP/out" "symbols: none"
+
+# --- GNU ld .map: the last resort ----------------------------------------------
+mkdir -p "$TMP/map/X64"
+cp "$APPD/FixtureApp.map" "$APPD/FixtureApp.efi" "$TMP/map/X64/"
+expect_rc "edk2: .map when no .debug" 0 $EFIPT symbols $APE --symbols "$TMP/map" --lookup $(printf '0x%x' $((BASE + entry + 4)))
+contains "edk2: matched by map" "$TMP/out" "matched by: map file, not verified by code"
+contains "edk2: map functions without lines" "$TMP/out" "(GNU ld map, no lines)"
+contains "edk2: map sections checked against the image's code" "$TMP/out" "its code sections lie in the image's"
+contains "edk2: map names the entry point" "$TMP/out" "FixtureApp.efi\`_ModuleEntryPoint+0x4"
+# beside the recorded path, with --path-map; the snapshot's PE headers checked
+mkrun "$TMP/rm" "FixtureApp" "" "$OLD/X64/EfiptFixturePkg/App/FixtureApp/DEBUG/FixtureApp.dll"
+mkdir -p "$TMP/mapcv/X64/EfiptFixturePkg/App/FixtureApp/DEBUG"
+cp "$APPD/FixtureApp.map" "$TMP/mapcv/X64/EfiptFixturePkg/App/FixtureApp/DEBUG/"
+expect_rc "edk2: .map beside the recorded path" 0 $EFIPT symbols "$TMP/rm" --path-map "$OLD=$TMP/mapcv"
+contains "edk2: recorded map used" "$TMP/out" "symbols: $TMP/mapcv/X64/EfiptFixturePkg/App/FixtureApp/DEBUG/FixtureApp.map"
+contains "edk2: recorded map checked against the headers" "$TMP/out" "its code sections lie in the image's"
+# another module's map: its .text is not the image's
+cp "$WDTD/WatchdogTimer.map" "$TMP/map/X64/FixtureApp.map"
+expect_rc "edk2: another module's map" 0 $EFIPT symbols $APE --symbols "$TMP/map"
+contains "edk2: other map refused with the section" "$TMP/out" "$TMP/map/X64/FixtureApp.map: section .text [0x240,"
+contains "edk2: other map not used" "$TMP/out" "symbols: none"
+cp "$WDTD/WatchdogTimer.map" "$TMP/mapcv/X64/EfiptFixturePkg/App/FixtureApp/DEBUG/FixtureApp.map"
+expect_rc "edk2: another module's map against the headers" 0 $EFIPT symbols "$TMP/rm" --path-map "$OLD=$TMP/mapcv"
+contains "edk2: headers refuse the other map" "$TMP/out" "is not inside the image's code section at that RVA"
+# not a map; a truncated map
+echo "not a map" >"$TMP/map/X64/FixtureApp.map"
+expect_rc "edk2: not a map" 0 $EFIPT symbols $APE --symbols "$TMP/map"
+contains "edk2: not a map named" "$TMP/out" "$TMP/map/X64/FixtureApp.map: not a GNU ld map file"
+head -c 40000 "$APPD/FixtureApp.map" >"$TMP/map/X64/FixtureApp.map"
+expect_rc "edk2: truncated map" 0 $EFIPT symbols $APE --symbols "$TMP/map"
+contains "edk2: truncated map named" "$TMP/out" "note: $TMP/map/X64/FixtureApp.map: "
+
+# --- refused symbol files --------------------------------------------------------
+mkdir -p "$TMP/bad"
+cp "$APPD/FixtureApp.map" "$TMP/bad/"
+cp "$WDTD/WatchdogTimer.debug" "$TMP/bad/FixtureApp.debug"
+expect_rc "edk2: another module's .debug" 0 $EFIPT symbols $APE --symbols "$TMP/bad"
+contains "edk2: mismatch names file and place" "$TMP/out" "$TMP/bad/FixtureApp.debug: code differs from the image at .text+0x"
+contains "edk2: its map not used after a mismatch" "$TMP/out" "FixtureApp.map not tried: a symbol file of that name is another build"
+contains "edk2: mismatch: no symbols" "$TMP/out" "symbols: none"
+cp "$CORED/DxeCore.debug" "$TMP/bad/FixtureApp.debug"
+expect_rc "edk2: a larger module's .debug" 0 $EFIPT symbols $APE --symbols "$TMP/bad"
+contains "edk2: section outside the image named" "$TMP/out" "$TMP/bad/FixtureApp.debug: section .text [0x240,"
+head -c 20000 "$APPD/FixtureApp.debug" >"$TMP/bad/FixtureApp.debug"
+expect_rc "edk2: truncated .debug" 0 $EFIPT symbols $APE --symbols "$TMP/bad"
+contains "edk2: truncated .debug named" "$TMP/out" "note: $TMP/bad/FixtureApp.debug: "
+contains "edk2: truncated .debug: the map instead" "$TMP/out" "symbols: $TMP/bad/FixtureApp.map"
+objcopy --only-keep-debug "$APPD/FixtureApp.debug" "$TMP/bad/FixtureApp.debug"
+rm "$TMP/bad/FixtureApp.map"
+expect_rc "edk2: .debug without code" 0 $EFIPT symbols $APE --symbols "$TMP/bad"
+contains "edk2: .debug without code named" "$TMP/out" "$TMP/bad/FixtureApp.debug: holds no code to compare with the image"
+objcopy --strip-all "$APPD/FixtureApp.debug" "$TMP/bad/FixtureApp.debug"
+expect_rc "edk2: stripped .debug" 0 $EFIPT symbols $APE --symbols "$TMP/bad"
+contains "edk2: stripped .debug named" "$TMP/out" "$TMP/bad/FixtureApp.debug: no functions"
