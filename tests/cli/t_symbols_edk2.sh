@@ -163,3 +163,70 @@ contains "edk2: .debug without code named" "$TMP/out" "$TMP/bad/FixtureApp.debug
 objcopy --strip-all "$APPD/FixtureApp.debug" "$TMP/bad/FixtureApp.debug"
 expect_rc "edk2: stripped .debug" 0 $EFIPT symbols $APE --symbols "$TMP/bad"
 contains "edk2: stripped .debug named" "$TMP/out" "$TMP/bad/FixtureApp.debug: no functions"
+
+# --- top, flame and calls against the reference ------------------------------------
+# per module: traces synthesized over the image at BASE; the reference
+# (stack_ref.py) names functions from the module's ELF symbols, efipt from
+# its DWARF found under the build directory
+check_module() { # NAME DEBUG-DIR MODULE SYNTH-OPTIONS...
+	name=$1 dir=$2 mod=$3
+	shift 3
+	pe="--pe $dir/$mod.efi:$BASE"
+	flags=""
+	case "$*" in *--distnt*) flags="--distnt --disretc" ;; esac
+	$EFIPT synth --out "$TMP/t.pt" --truth "$TMP/t.truth" $pe --insns 60000 "$@" 2>/dev/null
+	$EFIPT insn --pt "$TMP/t.pt" $pe --no-inst $flags >"$TMP/t.lst"
+	if [ -z "$flags" ] && ! grep -v '^\[' "$TMP/t.lst" | cmp -s - "$TMP/t.truth"; then
+		nok "$name: decoder listing is the ground truth" "differs"
+		return
+	fi
+	python3 tests/cli/stack_ref.py "$dir/$mod.debug" $BASE "$mod.efi" "$TMP/t.lst" "$TMP/ref.csv" "$TMP/ref.folded"
+	$EFIPT top --pt "$TMP/t.pt" $pe $flags --symbols "$FIX" --format csv >"$TMP/top.csv"
+	if [ "$(tail -n +2 "$TMP/top.csv" | sort)" = "$(tail -n +2 "$TMP/ref.csv" | sort)" ] &&
+	   [ "$(wc -l <"$TMP/ref.csv")" -gt 1 ]; then
+		ok "$name: top equals the reference"
+	else
+		nok "$name: top equals the reference" "$(diff "$TMP/ref.csv" "$TMP/top.csv" | head -5)"
+	fi
+	$EFIPT flame --pt "$TMP/t.pt" $pe $flags --symbols "$FIX" >"$TMP/flame"
+	if [ "$(sort "$TMP/flame")" = "$(sort "$TMP/ref.folded")" ]; then
+		ok "$name: flame equals the reference"
+	else
+		nok "$name: flame equals the reference" "$(diff "$TMP/ref.folded" "$TMP/flame" | head -3 | cut -c1-200)"
+	fi
+}
+check_module "edk2 app: plain" "$APPD" FixtureApp --seed 3
+check_module "edk2 app: interrupts, overflows, disables" "$APPD" FixtureApp --seed 9 --interrupts 200 --ovf 200 --disable 2000
+check_module "edk2 app: DisTNT gaps" "$APPD" FixtureApp --seed 8 --distnt --disretc
+check_module "edk2 DxeCore: plain" "$CORED" DxeCore --seed 3
+check_module "edk2 DxeCore: interrupts, overflows, disables" "$CORED" DxeCore --seed 11 --interrupts 200 --ovf 200 --disable 2000
+check_module "edk2 WatchdogTimer: plain (one function after LTO)" "$WDTD" WatchdogTimer --seed 4
+
+# the maps name the same functions as the DWARF (GCC's clone suffixes
+# dropped): top from the maps alone equals top from the .debug files
+mkdir -p "$TMP/maps"
+cp "$APPD/FixtureApp.map" "$CORED/DxeCore.map" "$TMP/maps/"
+for m in "$APPD/FixtureApp" "$CORED/DxeCore"; do
+	n=$(basename "$m")
+	$EFIPT synth --out "$TMP/m.pt" --pe "$m.efi:$BASE" --insns 60000 --seed 3 2>/dev/null
+	$EFIPT top --pt "$TMP/m.pt" --pe "$m.efi:$BASE" --symbols "$FIX" --format csv >"$TMP/dw.csv"
+	$EFIPT top --pt "$TMP/m.pt" --pe "$m.efi:$BASE" --symbols "$TMP/maps" --format csv >"$TMP/map.csv"
+	if cmp -s "$TMP/dw.csv" "$TMP/map.csv" && [ "$(wc -l <"$TMP/map.csv")" -gt 3 ] &&
+	   ! grep -q 'unknown' "$TMP/map.csv"; then
+		ok "edk2 $n: top from the .map equals top from the DWARF"
+	else
+		nok "edk2 $n: top from the .map equals top from the DWARF" "$(diff "$TMP/dw.csv" "$TMP/map.csv" | head -4)"
+	fi
+done
+
+# calls: under FixtureRun only what its source calls (Step is FixtureDouble)
+$EFIPT synth --out "$TMP/c.pt" $APE --insns 60000 --seed 3 2>/dev/null
+expect_rc "edk2 app: calls --function FixtureRun" 0 $EFIPT calls --pt "$TMP/c.pt" $APE --symbols "$FIX" --function FixtureRun
+if awk '/`FixtureRun$/ { d = index($0, "F"); next }
+	{ if (index($0, "F") <= d) exit 1; if ($2 !~ /`(FixtureDouble|FixtureChecksum)$/) exit 1; n++ }
+	END { exit !(n > 0 && d > 0) }' "$TMP/out" && grep -q 'FixtureDouble$' "$TMP/out" &&
+   grep -q 'FixtureChecksum$' "$TMP/out"; then
+	ok "edk2 app: FixtureRun calls FixtureDouble and FixtureChecksum"
+else
+	nok "edk2 app: FixtureRun calls FixtureDouble and FixtureChecksum" "$(head -5 "$TMP/out")"
+fi
