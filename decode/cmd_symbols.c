@@ -120,8 +120,9 @@ int cmd_symbols(int argc, char **argv)
 						      : "sections not checked");
 			else if (m->verified)
 				printf("  code: equal to the image (%" PRIu64 " bytes; %" PRIu64
-				       " more differ at relocation sites)\n",
-				       m->compared, m->reloc_diffs);
+				       " more differ at relocation sites)%s\n",
+				       m->compared, m->reloc_diffs,
+				       m->executed_only ? "; only executed bytes known (QEMU's record)" : "");
 			else
 				printf("  code: not verified (no code of the image in the trace's "
 				       "code images)\n");

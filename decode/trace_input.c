@@ -352,6 +352,36 @@ static int load_images_json(struct trace_input *t, const char *path)
 	return rc;
 }
 
+/*
+ * Images in code a QEMU plugin recorded (memmap.json regions of type
+ * QemuCode, docs/qemu.md): only the bytes of executed instructions are
+ * known there, the rest reads as zero. The symbol file check must not take
+ * those zeros for the image's code.
+ */
+static void mark_executed_only(struct trace_input *t, const char *run)
+{
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/memmap.json", run);
+	json_t *j = json_load_file(p, 0, NULL), *r;
+	size_t i;
+	json_array_foreach(json_object_get(j, "regions"), i, r) {
+		unsigned long long lo;
+		json_t *pages = json_object_get(r, "pages");
+		const char *type = json_string_value(json_object_get(r, "type"));
+		if (!type || strcmp(type, "QemuCode") || hexval(json_object_get(r, "phys"), &lo) ||
+		    !json_is_integer(pages) || json_integer_value(pages) <= 0 ||
+		    json_integer_value(pages) > (1ll << 36))
+			continue;
+		uint64_t hi = lo + (uint64_t)json_integer_value(pages) * 4096;
+		for (size_t k = 0; k < t->nimg; k++) {
+			struct symimage *m = &t->img[k];
+			if (m->base < hi && lo < m->base + m->size)
+				m->executed_only = true;
+		}
+	}
+	json_decref(j);
+}
+
 int trace_input_option(struct trace_input *t, int c, const char *arg)
 {
 	char err[4400];
@@ -430,6 +460,7 @@ int trace_input_finish(struct trace_input *t, const char *positional, bool want_
 			if (load_images_json(t, p))
 				return -1;
 		}
+		mark_executed_only(t, t->run);
 	} else if (want_trace && !*t->trace) {
 		fprintf(stderr, "efipt %s: no trace: give a run directory or --pt TRACE\n", t->cmd);
 		return -1;

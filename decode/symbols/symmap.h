@@ -57,6 +57,8 @@ struct symimage {
 	char pdb[1024];		/* CodeView path ("" if none) */
 	bool pdb_is_image;	/* pdb is the traced ELF file itself */
 	char guid[40];		/* FvFile GUID ("" if none) */
+	bool executed_only;	/* its code is known only where it ran (a QEMU
+				 * plugin's record): zero bytes are unknown */
 	/* result of symmap_resolve */
 	struct symfile *sf;	/* owned; NULL: no symbols */
 	int how;		/* enum symhow */

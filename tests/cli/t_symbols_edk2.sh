@@ -64,7 +64,7 @@ mkrun() { # DIR NAME PATH PDB
 	pages=$(( $(cat "$TMP/bytes") / 4096 ))
 	$EFIPT synth --out "$1/trace.pt" --raw "$1/mem-0000000001000000.bin:$BASE" --start "$START" --insns 20000 --seed 2 2>/dev/null
 	cat >"$1/memmap.json" <<EOM
-{"regions": [{"type": "BootServicesCode", "phys": "$BASE", "pages": $pages, "attr": "0xf", "snapshot": "mem-0000000001000000.bin"}]}
+{"regions": [{"type": "${RTYPE:-BootServicesCode}", "phys": "$BASE", "pages": $pages, "attr": "0xf", "snapshot": "mem-0000000001000000.bin"}]}
 EOM
 	cat >"$1/images.json" <<EOM
 {"images": [{"name": "$2", "base": "$BASE", "size": $(stat -c %s "$1/mem-0000000001000000.bin"), "code_type": "BootServicesCode", "path": "$3", "pdb": "$4"}]}
@@ -109,6 +109,32 @@ cp "$TMP/other.json" "$TMP/rg/images.json"
 expect_rc "edk2: unknown GUID" 0 $EFIPT symbols "$TMP/rg" --symbols "$FIX"
 contains "edk2: unknown GUID said" "$TMP/out" "is in no Guid.xref under --symbols"
 contains "edk2: unknown GUID: no symbols" "$TMP/out" "symbols: none"
+
+# a QEMU plugin's code record (QemuCode regions): only executed bytes are
+# known, the rest is zero; here the read-only data EDK2 links into .text
+zero_rodata() { # SNAPSHOT: zero [.rodata start, .text end) of the app
+	python3 - "$1" "$APPD/FixtureApp.map" <<'EOP'
+import re, sys
+snap, mp = sys.argv[1], sys.argv[2]
+t = open(mp).read().split("Linker script and memory map", 1)[1]
+ro = int(re.search(r"\*\(\.rodata[^\n]*\n \.rodata\S*\s+(0x[0-9a-f]+)", t).group(1), 16)
+text = re.search(r"\n\.text\s+(0x[0-9a-f]+)\s+(0x[0-9a-f]+)", t)
+end = int(text.group(1), 16) + int(text.group(2), 16)
+d = bytearray(open(snap, "rb").read())
+d[ro:end] = bytes(end - ro)
+open(snap, "wb").write(d)
+print("%#x-%#x" % (ro, end))
+EOP
+}
+RTYPE=QemuCode mkrun "$TMP/rq" "FixtureApp" "" "$OLD/X64/EfiptFixturePkg/App/FixtureApp/DEBUG/FixtureApp.dll"
+zero_rodata "$TMP/rq/mem-0000000001000000.bin" >/dev/null
+expect_rc "edk2: QEMU's code record (unexecuted bytes zero)" 0 $EFIPT symbols "$TMP/rq" --symbols "$FIX"
+contains "edk2: QEMU record: matched" "$TMP/out" "symbols: $APPD/FixtureApp.debug"
+contains "edk2: QEMU record: executed code compared" "$TMP/out" "code: equal to the image"
+mkrun "$TMP/rz" "FixtureApp" "" "$OLD/X64/EfiptFixturePkg/App/FixtureApp/DEBUG/FixtureApp.dll"
+zero_rodata "$TMP/rz/mem-0000000001000000.bin" >/dev/null
+expect_rc "edk2: zeros in a firmware snapshot" 0 $EFIPT symbols "$TMP/rz" --symbols "$FIX"
+contains "edk2: zeros in a firmware snapshot differ" "$TMP/out" "$APPD/FixtureApp.debug: code differs from the image at .text+0x"
 
 # --- GNU ld .map: the last resort ----------------------------------------------
 mkdir -p "$TMP/map/X64"
@@ -230,3 +256,47 @@ if awk '/`FixtureRun$/ { d = index($0, "F"); next }
 else
 	nok "edk2 app: FixtureRun calls FixtureDouble and FixtureChecksum" "$(head -5 "$TMP/out")"
 fi
+
+# hostile maps: lines cut, numbers changed, long names, NULs, sections that
+# overlap or run past 2^64; never a crash, a hang or a name outside the map
+python3 - "$APPD/FixtureApp.map" "$TMP/hm" <<'EOP'
+import os, random, sys
+src, out = sys.argv[1], sys.argv[2]
+os.makedirs(out)
+lines = open(src, "rb").read().split(b"\n")
+start = lines.index(b"Linker script and memory map")
+rnd = random.Random(7)
+for k in range(120):
+    l = list(lines)
+    for _ in range(rnd.randint(1, 12)):
+        i = rnd.randrange(start, len(l))
+        op = rnd.randrange(8)
+        if op == 0:
+            l[i] = l[i][:rnd.randrange(len(l[i]) + 1)]
+        elif op == 1:
+            l[i] = l[i].replace(b"0x", b"0xffffffffffffff", 1)
+        elif op == 2:
+            l[i] = b" .text." + b"A" * rnd.choice([255, 256, 300, 5000])
+        elif op == 3:
+            l[i] = l[i] + b"\0"
+        elif op == 4:
+            del l[i]
+        elif op == 5:
+            l.insert(i, b" .text.X 0x0000000000000240 0x100000 x.o")
+        elif op == 6:
+            l.insert(i, b"                0xfffffffffffffff0                Overflow")
+        else:
+            l.insert(i, b".text")
+    open(os.path.join(out, "m%03d.map" % k), "wb").write(b"\n".join(l))
+EOP
+mkdir -p "$TMP/hmt"
+bad=""
+for f in "$TMP"/hm/*.map; do
+	cp "$f" "$TMP/hmt/FixtureApp.map"
+	$EFIPT symbols $APE --symbols "$TMP/hmt" --lookup $(printf '0x%x' $((BASE + 0x300))) >"$TMP/hout" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ] || grep -q 'runtime error\|AddressSanitizer' "$TMP/hout"; then
+		bad="$bad $(basename "$f"):$rc"
+	fi
+done
+[ -z "$bad" ] && ok "edk2: 120 hostile maps: no crash" || nok "edk2: 120 hostile maps: no crash" "$bad"
