@@ -95,7 +95,8 @@ static int flush_input(struct mapread *m)
 {
 	int rc = 0;
 	if (m->in_code && m->in_hi > m->in_lo) {
-		qsort(m->sym, m->nsym, sizeof(*m->sym), by_lo);
+		if (m->nsym)
+			qsort(m->sym, m->nsym, sizeof(*m->sym), by_lo);
 		uint64_t at = m->in_lo;
 		const char *name = *m->in_name ? m->in_name : NULL;
 		for (size_t i = 0; i <= m->nsym && !rc; i++) {
