@@ -358,9 +358,10 @@ int ldmap_open(struct symfile *sf, const char *path, char *err, size_t errlen)
 	}
 	goto out;
 fail:
-	if (!why)
+	if (why)
+		goto out;
 oom:
-		why = "out of memory";
+	why = "out of memory";
 out:
 	for (size_t i = 0; i < m.nsym; i++)
 		free((char *)m.sym[i].name);

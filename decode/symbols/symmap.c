@@ -336,6 +336,9 @@ static int guid_name(struct symimage *im, struct symopts *o, char *name, size_t 
 	}
 	if (nxref)
 		note(im, "FvFile %s is in no Guid.xref under --symbols", im->guid);
+	else if (o->npaths)
+		note(im, "no Guid.xref under --symbols to name FvFile %s (an EDK2 build "
+		     "directory has FV/Guid.xref)", im->guid);
 	*name = 0;
 	return 0;
 }

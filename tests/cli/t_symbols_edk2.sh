@@ -103,6 +103,7 @@ mkdir -p "$TMP/nox"
 cp -r "$X64" "$TMP/nox/"
 expect_rc "edk2: GUID without Guid.xref" 0 $EFIPT symbols "$TMP/rg" --symbols "$TMP/nox"
 contains "edk2: no xref: no symbols" "$TMP/out" "symbols: none"
+contains "edk2: no xref said" "$TMP/out" "no Guid.xref under --symbols to name FvFile $APP_GUID"
 # a GUID Guid.xref does not list
 sed "s/$APP_GUID/$(echo $APP_GUID | sed 's/^3D/4D/')/g" "$TMP/rg/images.json" >"$TMP/other.json"
 cp "$TMP/other.json" "$TMP/rg/images.json"
