@@ -26,7 +26,9 @@
 #                                       the prefix of every CodeView path the
 #                                       images record (tests --path-map it here)
 #   source-version                      the Debian edk2 version built
-# Nothing is stripped. Building takes a minute or more; the tests
+# Nothing is stripped. Rebuilt, the .efi and .debug files come out byte for
+# byte the same; the .map files differ in the names of GCC's temporary LTO
+# objects only. Building takes a minute or more; the tests
 # use the committed files and never run this.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
