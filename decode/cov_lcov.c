@@ -4,8 +4,13 @@
  * A line's hit count is the number of executions of its first instruction:
  * the lowest address of the line's is_stmt rows in the DWARF line tables
  * (over every CU: a header's line may have code in several). A function's
- * count is the number of executions of its entry. Branch data (BRDA) is not
- * written.
+ * count is the number of executions of its entry.
+ *
+ * Branches: every conditional branch (Jcc, J*CXZ, LOOP*: the decoder's
+ * X86_IC_JCC) inside a function with line info, on the line of the last
+ * is_stmt row at or before it, gives two BRDA records: taken and not taken.
+ * The flow decoder ends a run at each such branch; where the flow went on
+ * (the next run, or the IP of an interrupt that came first) tells which.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -16,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/x86_insn.h"
 #include "decode/cov_lcov.h"
 #include "decode/file_io.h"
 #include "decode/trace_input.h"
@@ -29,7 +35,8 @@ static void lcov_usage(FILE *f)
 		"       efipt coverage --pt TRACE --pe FILE[:BASE]... --symbols PATH... --format lcov -o FILE.info\n\n"
 		"An lcov tracefile (genhtml renders it): per source file of the images'\n"
 		"DWARF line tables, functions (FN, FNDA: executions of the entry) and lines\n"
-		"(DA: executions of the line's first instruction), with their totals.\n\n"
+		"(DA: executions of the line's first instruction) and conditional branches\n"
+		"(BRDA: times taken and not taken), with their totals.\n\n"
 		TRACE_INPUT_USAGE
 		"output:\n"
 		"  -o FILE         the tracefile (written under a temporary name, then renamed)\n"
@@ -42,6 +49,15 @@ struct lrow {
 	uint64_t addr;		/* absolute: image base + ELF address */
 	uint32_t file;
 	int line;
+	uint32_t seq;		/* order in the line tables */
+};
+
+/* A conditional branch and what the trace did at it. */
+struct lbranch {
+	uint64_t addr, fall, target;	/* absolute */
+	uint32_t file;
+	int line;
+	uint64_t execs, taken, not_taken;
 };
 
 struct lfunc {
@@ -61,6 +77,9 @@ struct lcov {
 	uint64_t *addr;		/* the addresses whose executions count, sorted */
 	uint64_t *count;
 	size_t naddr;
+	struct lbranch *br;	/* sorted by address while decoding */
+	size_t nbr, br_cap;
+	long pending;		/* the branch the last run ended at, or -1 */
 	bool oom;
 };
 
@@ -163,7 +182,9 @@ static int add_rows(struct lcov *l, const char *path, uint64_t base)
 					l->oom = true;
 					break;
 				}
-				l->rows[l->nrows++] = (struct lrow){ base + a, last_file, lineno };
+				l->rows[l->nrows] = (struct lrow){ base + a, last_file, lineno,
+								   (uint32_t)l->nrows };
+				l->nrows++;
 			}
 		}
 		off = next;
@@ -188,7 +209,7 @@ static int by_addr(const void *a, const void *b)
 	const struct lrow *x = a, *y = b;
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	return by_file_line_addr(a, b);
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* The row at address a exactly (rows sorted by address), or NULL. */
@@ -203,6 +224,100 @@ static const struct lrow *row_at(const struct lcov *l, uint64_t a)
 			hi = m;
 	}
 	return lo < l->nrows && l->rows[lo].addr == a ? &l->rows[lo] : NULL;
+}
+
+/* The last row (in table order) at the highest address <= a, or NULL. */
+static const struct lrow *row_before(const struct lcov *l, uint64_t a)
+{
+	size_t lo = 0, hi = l->nrows;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (l->rows[m].addr <= a)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo ? &l->rows[lo - 1] : NULL;
+}
+
+/* The conditional branches in [lo, hi) (symbol file addresses) of image
+ * sf at base, found by decoding from lo; each on its line. Stops at bytes
+ * that do not decode (data, or a range that is not code). */
+static void add_branches(struct lcov *l, const struct symfile *sf, uint64_t base, uint64_t lo,
+			 uint64_t hi)
+{
+	const struct symcode *sec = NULL;
+	for (size_t i = 0; i < sf->ncode && !sec; i++)
+		if (sf->code[i].bytes && lo >= sf->code[i].addr &&
+		    lo - sf->code[i].addr < sf->code[i].size)
+			sec = &sf->code[i];
+	if (!sec)
+		return;
+	uint64_t end = sec->addr + sec->size < hi ? sec->addr + sec->size : hi;
+	enum x86_mode mode = sf->machine == 3 /* EM_386 */ ? X86_MODE_32 : X86_MODE_64;
+	for (uint64_t a = lo; a < end;) {
+		struct x86_insn in;
+		int n = x86_decode(&in, sec->bytes + (a - sec->addr), sec->addr + sec->size - a,
+				   base + a, mode);
+		if (n <= 0)
+			return;
+		if (in.iclass == X86_IC_JCC && in.has_target) {
+			const struct lrow *r = row_before(l, base + a);
+			if (r) {
+				if (!grow((void **)&l->br, &l->br_cap, l->nbr, sizeof(*l->br))) {
+					l->oom = true;
+					return;
+				}
+				l->br[l->nbr++] = (struct lbranch){ base + a, base + a + (uint64_t)n,
+								    in.target, r->file, r->line,
+								    0, 0, 0 };
+			}
+		}
+		a += (uint64_t)n;
+	}
+}
+
+static int br_by_addr(const void *a, const void *b)
+{
+	const struct lbranch *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int br_by_file_line(const void *a, const void *b)
+{
+	const struct lbranch *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static long find_branch(const struct lcov *l, uint64_t a)
+{
+	size_t lo = 0, hi = l->nbr;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (l->br[m].addr < a)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < l->nbr && l->br[lo].addr == a ? (long)lo : -1;
+}
+
+/* The flow went on at ip after the pending branch. A branch to its own
+ * fall-through counts as not taken: both go to the same place. */
+static void resolve(struct lcov *l, uint64_t ip)
+{
+	if (l->pending < 0)
+		return;
+	struct lbranch *b = &l->br[l->pending];
+	if (ip == b->fall)
+		b->not_taken++;
+	else if (ip == b->target)
+		b->taken++;
+	l->pending = -1;
 }
 
 static int by_u64(const void *a, const void *b)
@@ -228,21 +343,57 @@ static void on_run(void *ctx, const struct ptflow_run *run)
 {
 	struct lcov *l = ctx;
 	uint64_t ip = run->ip;
-	if (!l->naddr)
+	resolve(l, ip);
+	if (!run->ninsn)
 		return;
+	uint64_t last = ip;
 	for (uint32_t i = 0; i < run->ninsn; ip += run->lens[i++]) {
-		if (ip < l->addr[0] || ip > l->addr[l->naddr - 1])
+		last = ip;
+		if (!l->naddr || ip < l->addr[0] || ip > l->addr[l->naddr - 1])
 			continue;
 		long k = find_addr(l, ip);
 		if (k >= 0)
 			l->count[k]++;
 	}
+	/* a conditional branch ends its run: where the flow goes next says
+	 * whether it was taken */
+	if (run->last_iclass == X86_IC_JCC) {
+		long k = find_branch(l, last);
+		if (k >= 0) {
+			l->br[k].execs++;
+			l->pending = k;
+		}
+	}
 }
 
+/* Events between a branch and where the flow went on: an asynchronous one
+ * with an IP (an interrupt, a TSX abort, ...) happened there, so the IP is
+ * the branch's outcome; one that changes nothing in the flow leaves it
+ * pending; the others (overflow, disable, gap, error) leave it unknown. */
 static void on_event(void *ctx, const struct ptflow_event *ev)
 {
-	(void)ctx;
-	(void)ev;
+	struct lcov *l = ctx;
+	switch (ev->type) {
+	case PTFLOW_EV_INTERRUPT:
+	case PTFLOW_EV_ASYNC_DISABLED:
+	case PTFLOW_EV_TSX:
+	case PTFLOW_EV_EXSTOP:
+	case PTFLOW_EV_CFE:
+	case PTFLOW_EV_PTWRITE:
+		if (ev->has_ip)
+			resolve(l, ev->ip);
+		break;
+	case PTFLOW_EV_EXEC_MODE:
+	case PTFLOW_EV_PAGING:
+	case PTFLOW_EV_VMCS:
+	case PTFLOW_EV_MWAIT:
+	case PTFLOW_EV_PWRE:
+	case PTFLOW_EV_PWRX:
+	case PTFLOW_EV_EVD:
+		break;
+	default:
+		l->pending = -1;
+	}
 }
 
 static uint64_t count_at(const struct lcov *l, uint64_t a)
@@ -282,9 +433,11 @@ static int by_fn_file(const void *a, const void *b)
 static void write_info(struct atomic_file *af, struct lcov *l, const struct srcmap *m)
 {
 	size_t nf = 0;
+	size_t b = 0;
 	for (uint32_t file = 0, r = 0, f = 0; file < l->nfiles; file++) {
 		bool any = (r < l->nrows && l->rows[r].file == file) ||
-			   (f < l->nfn && l->fn[f].file == file);
+			   (f < l->nfn && l->fn[f].file == file) ||
+			   (b < l->nbr && l->br[b].file == file);
 		if (!any)
 			continue;
 		fputs("TN:\n", af->f);
@@ -298,6 +451,24 @@ static void write_info(struct atomic_file *af, struct lcov *l, const struct srcm
 			fprintf(af->f, "FNDA:%" PRIu64 ",%s\n", c, l->fn[i].name);
 		}
 		fprintf(af->f, "FNF:%zu\nFNH:%zu\n", f - f0, fnh);
+		/* BRDA:LINE,BLOCK,BRANCH,TAKEN: BLOCK numbers the line's branches
+		 * in address order; BRANCH 0 is taken, 1 not taken; '-' where the
+		 * branch never ran (lcov's rule, geninfo(1)) */
+		size_t brf = 0, brh = 0;
+		for (unsigned blk = 0; b < l->nbr && l->br[b].file == file; b++) {
+			const struct lbranch *x = &l->br[b];
+			blk = b && l->br[b - 1].file == file && l->br[b - 1].line == x->line ? blk + 1 : 0;
+			if (x->execs)
+				fprintf(af->f, "BRDA:%d,%u,0,%" PRIu64 "\nBRDA:%d,%u,1,%" PRIu64 "\n",
+					x->line, blk, x->taken, x->line, blk, x->not_taken);
+			else
+				fprintf(af->f, "BRDA:%d,%u,0,-\nBRDA:%d,%u,1,-\n", x->line, blk,
+					x->line, blk);
+			brf += 2;
+			brh += (x->taken > 0) + (x->not_taken > 0);
+		}
+		if (brf)
+			fprintf(af->f, "BRF:%zu\nBRH:%zu\n", brf, brh);
 		size_t lf = 0, lh = 0;
 		for (; r < l->nrows && l->rows[r].file == file;) {
 			const struct lrow *first = &l->rows[r];
@@ -411,6 +582,12 @@ int coverage_lcov(int argc, char **argv)
 			l.fn[l.nfn++] = (struct lfunc){ im->base + sfn->entry, r->file, r->line,
 							sfn->name };
 		}
+		/* conditional branches of every range of a function with line info */
+		for (size_t k = 0; im->sf && k < im->sf->nfuncs && !l.oom; k++) {
+			const struct symfunc *sfn = &im->sf->funcs[k];
+			if (row_at(&l, im->base + sfn->entry))
+				add_branches(&l, im->sf, im->base, sfn->lo, sfn->hi);
+		}
 	}
 	if (l.oom)
 		goto oom;
@@ -437,10 +614,15 @@ int coverage_lcov(int argc, char **argv)
 	l.count = calloc(l.naddr + 1, sizeof(*l.count));
 	if (!l.count)
 		goto oom;
+	if (l.nbr)
+		qsort(l.br, l.nbr, sizeof(*l.br), br_by_addr);
+	l.pending = -1;
 	struct ptflow_sink sink = { &l, on_run, on_event };
 	long errs = trace_input_decode(&t, &sink, NULL);
 	if (errs < 0)
 		goto out;
+	if (l.nbr)
+		qsort(l.br, l.nbr, sizeof(*l.br), br_by_file_line);
 	if (atomic_open(&af, "coverage", out))
 		goto out;
 	opened = true;
@@ -462,6 +644,7 @@ out:
 	free(l.fn);
 	free(l.addr);
 	free(l.count);
+	free(l.br);
 	trace_input_free(&t);
 	return rc;
 }

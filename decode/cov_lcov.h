@@ -1,7 +1,8 @@
 /*
  * efipt coverage --format lcov: an lcov tracefile (what genhtml renders) from
  * a trace and the images' symbol files: SF per source file of the DWARF line
- * tables, FN/FNDA per function, DA per line. docs/coverage.md, "lcov".
+ * tables, FN/FNDA per function, BRDA per conditional branch, DA per line.
+ * docs/coverage.md, "lcov".
  */
 #ifndef EFIPT_DECODE_COV_LCOV_H
 #define EFIPT_DECODE_COV_LCOV_H
