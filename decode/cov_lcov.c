@@ -429,6 +429,13 @@ static int by_fn_file(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* Is function i (sorted by file, line, name) the one before it again? */
+static bool same_fn(const struct lcov *l, size_t first, size_t i)
+{
+	return i > first && l->fn[i].line == l->fn[i - 1].line &&
+	       !strcmp(l->fn[i].name, l->fn[i - 1].name);
+}
+
 /* Rows -> one per (file, line) at its lowest address; then the tracefile. */
 static void write_info(struct atomic_file *af, struct lcov *l, const struct srcmap *m)
 {
@@ -442,15 +449,21 @@ static void write_info(struct atomic_file *af, struct lcov *l, const struct srcm
 			continue;
 		fputs("TN:\n", af->f);
 		put_path(af, m, l->files[file]);
-		size_t f0 = f, fnh = 0;
+		/* a static function of a header has a copy per CU that uses it:
+		 * lcov knows functions by name, so they are one, counts added */
+		size_t f0 = f, fnf = 0, fnh = 0;
 		for (; f < l->nfn && l->fn[f].file == file; f++)
-			fprintf(af->f, "FN:%d,%s\n", l->fn[f].line, l->fn[f].name);
+			if (!same_fn(l, f0, f))
+				fprintf(af->f, "FN:%d,%s\n", l->fn[f].line, l->fn[f].name);
 		for (size_t i = f0; i < f; i++) {
 			uint64_t c = count_at(l, l->fn[i].entry);
+			while (i + 1 < f && same_fn(l, f0, i + 1))
+				c += count_at(l, l->fn[++i].entry);
+			fnf++;
 			fnh += c > 0;
 			fprintf(af->f, "FNDA:%" PRIu64 ",%s\n", c, l->fn[i].name);
 		}
-		fprintf(af->f, "FNF:%zu\nFNH:%zu\n", f - f0, fnh);
+		fprintf(af->f, "FNF:%zu\nFNH:%zu\n", fnf, fnh);
 		/* BRDA:LINE,BLOCK,BRANCH,TAKEN: BLOCK numbers the line's branches
 		 * in address order; BRANCH 0 is taken, 1 not taken; '-' where the
 		 * branch never ran (lcov's rule, geninfo(1)) */

@@ -116,6 +116,7 @@ with open(info) as f:
         tag, _, val = ln.partition(":")
         if tag == "SF":
             sf, da, lh, fn, fnh, br, brh = val, 0, 0, 0, 0, 0, 0
+            fns = set()
             paths[os.path.basename(val)].add(val)
         elif tag == "DA":
             line, count = (int(x) for x in val.split(",")[:2])
@@ -130,6 +131,11 @@ with open(info) as f:
             brda[k] = count
             br += 1
             brh += count not in ("-", "0")
+        elif tag == "FN":
+            name = val.split(",", 1)[1]
+            if name in fns:
+                fail("%s: FN %s twice (lcov knows functions by name)" % (sf, name))
+            fns.add(name)
         elif tag == "FNDA":
             fn += 1
             fnh += int(val.split(",")[0]) > 0
