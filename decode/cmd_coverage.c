@@ -52,7 +52,8 @@ static void coverage_usage(FILE *f)
 		"                       each --image NAME (repeatable; NAME with or without\n"
 		"                       .efi, case-insensitive)\n"
 		"  --merge FILE...      union of drcov files: modules matched by path, blocks\n"
-		"                       united; needs -o\n\n"
+		"                       united; needs -o (OUT.info or --format lcov: lcov\n"
+		"                       tracefiles, counts added as 'lcov -a' does)\n\n"
 		"Exit status: 0 written; 1 the trace had decode errors (the coverage of what\n"
 		"decoded is still written) or an input is damaged; 2 on usage errors,\n"
 		"unreadable inputs or a write error (nothing is written); 3 coverage below\n"
@@ -426,8 +427,9 @@ int cmd_coverage(int argc, char **argv)
 				!out ? "-o OUT.drcov" : "the drcov files to merge");
 			goto out;
 		}
-		rc = cov_merge(CMD, (const char *const *)argv + optind, (unsigned)(argc - optind),
-			       out);
+		/* OUT.info: lcov tracefiles, as with --format lcov */
+		rc = (ends_with(out, ".info") ? cov_lcov_merge : cov_merge)(
+			CMD, (const char *const *)argv + optind, (unsigned)(argc - optind), out);
 		goto out;
 	}
 	if (fmt == FMT_DRCOV && !out) {

@@ -32,7 +32,8 @@ static void lcov_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: efipt coverage RUNDIR --symbols PATH... --format lcov -o FILE.info\n"
-		"       efipt coverage --pt TRACE --pe FILE[:BASE]... --symbols PATH... --format lcov -o FILE.info\n\n"
+		"       efipt coverage --pt TRACE --pe FILE[:BASE]... --symbols PATH... --format lcov -o FILE.info\n"
+		"       efipt coverage --merge A.info B.info ... --format lcov -o OUT.info\n\n"
 		"An lcov tracefile (genhtml renders it): per source file of the images'\n"
 		"DWARF line tables, functions (FN, FNDA: executions of the entry) and lines\n"
 		"(DA: executions of the line's first instruction) and conditional branches\n"
@@ -40,7 +41,8 @@ static void lcov_usage(FILE *f)
 		TRACE_INPUT_USAGE
 		"output:\n"
 		"  -o FILE         the tracefile (written under a temporary name, then renamed)\n"
-		"  --source-map OLD=NEW  rewrite source paths starting with OLD (repeatable)\n\n"
+		"  --source-map OLD=NEW  rewrite source paths starting with OLD (repeatable)\n"
+		"  --merge FILE... add tracefiles' counts as 'lcov -a' does (no trace input)\n\n"
 		"Exit status: 0, 1 if the trace had decode errors (what decoded is written),\n"
 		"2 on usage errors, unreadable inputs or a write error (nothing written).\n");
 }
@@ -505,6 +507,7 @@ int coverage_lcov(int argc, char **argv)
 		{ "format", required_argument, 0, 'f' },
 		{ "output", required_argument, 0, 'o' },
 		{ "source-map", required_argument, 0, 's' },
+		{ "merge", no_argument, 0, 'M' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -513,7 +516,7 @@ int coverage_lcov(int argc, char **argv)
 	struct srcmap sm = { 0 };
 	struct atomic_file af;
 	const char *out = NULL;
-	bool opened = false;
+	bool opened = false, merge = false, inputs = false;
 	int c, rc = 2;
 	trace_input_init(&t, "coverage");
 	optind = 1;
@@ -545,13 +548,32 @@ int coverage_lcov(int argc, char **argv)
 			sm.new_[sm.n++] = eq + 1;
 			break;
 		}
+		case 'M':
+			merge = true;
+			break;
 		case '?':
 			lcov_usage(stderr);
 			goto out;
 		default:
+			inputs = true;
 			if (trace_input_option(&t, c, optarg))
 				goto out;
 		}
+	}
+	if (merge) {
+		if (inputs || sm.n) {
+			fprintf(stderr, CMD ": --merge takes tracefiles and -o OUT only (no trace "
+					"inputs, --symbols or --source-map)\n");
+			goto out;
+		}
+		if (!out || optind == argc) {
+			fprintf(stderr, CMD ": --merge needs %s\n",
+				!out ? "-o OUT.info" : "the tracefiles to merge");
+			goto out;
+		}
+		rc = cov_lcov_merge(CMD, (const char *const *)argv + optind,
+				    (unsigned)(argc - optind), out);
+		goto out;
 	}
 	if (optind + 1 < argc) {
 		lcov_usage(stderr);
