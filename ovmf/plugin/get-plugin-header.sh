@@ -5,8 +5,9 @@
 #   ovmf/plugin/get-plugin-header.sh OUTDIR
 #
 # leaves OUTDIR/qemu/qemu-plugin.h (include it as <qemu/qemu-plugin.h>) and
-# OUTDIR/qemu-version (the Debian version it came from). apt-get runs with
-# a private state under OUTDIR/aptsrc: the system's apt setup is untouched.
+# OUTDIR/qemu-version (the Debian version it came from). mk/debian-source.sh
+# downloads the source with a private apt state under OUTDIR/aptsrc: the
+# system's apt setup is untouched.
 # Nothing is fetched again while the header matches the installed version.
 # Exit status 0 with the header in place, 1 with a message on stderr.
 set -u
@@ -21,28 +22,10 @@ hdr=$out/qemu/qemu-plugin.h
 if [ -f "$hdr" ] && [ "$(cat "$out/qemu-version" 2>/dev/null)" = "$src" ]; then
 	exit 0
 fi
-mkdir -p "$out" || die "cannot create $out"
-# apt takes Dir:: paths relative to its root: give it absolute ones
-p=$(cd "$out" && pwd)/aptsrc
-mkdir -p "$p/lists/partial" "$p/cache/archives/partial" "$p/etc" "$p/src" "$out/qemu"
-key=/usr/share/keyrings/debian-archive-keyring.gpg
-[ -f "$key" ] || die "$key missing (Debian package debian-archive-keyring)"
-cat >"$p/etc/sources.list" <<EOS
-deb-src [signed-by=$key] http://deb.debian.org/debian bookworm main
-deb-src [signed-by=$key] http://deb.debian.org/debian bookworm-updates main
-deb-src [signed-by=$key] http://deb.debian.org/debian-security bookworm-security main
-EOS
-o="-o Dir::State=$p -o Dir::State::Lists=$p/lists -o Dir::Cache=$p/cache"
-o="$o -o Dir::Etc::SourceList=$p/etc/sources.list -o Dir::Etc::SourceParts=/nonexistent"
-o="$o -o Debug::NoLocking=1 -q"
-if ! ls "$p"/src/qemu_*.orig.tar.* >/dev/null 2>&1; then
-	# shellcheck disable=SC2086
-	apt-get $o update >"$p/update.log" 2>&1 ||
-		die "apt-get update of the deb-src lists failed (network?): $(tail -n 3 "$p/update.log")"
-	# shellcheck disable=SC2086
-	(cd "$p/src" && apt-get $o source --download-only "qemu=$src") >"$p/source.log" 2>&1 ||
-		die "apt-get source qemu=$src failed: $(tail -n 3 "$p/source.log")"
-fi
+mkdir -p "$out/qemu" || die "cannot create $out/qemu"
+# the source package, through a private apt state in OUTDIR/aptsrc
+p=$out/aptsrc
+sh "$(dirname "$0")/../../mk/debian-source.sh" qemu "$src" "$p" >/dev/null || exit 1
 tarball=$(ls "$p"/src/qemu_*.orig.tar.* 2>/dev/null | head -n 1)
 [ -n "$tarball" ] || die "no qemu_*.orig.tar.* in $p/src after apt-get source"
 tmp=$out/qemu/qemu-plugin.h.tmp

@@ -1,0 +1,79 @@
+#!/bin/sh
+# Real EDK2 build output as symbol fixtures for efipt's tests.
+#
+#   sh tests/data/edk2/make_fixture.sh [WORKDIR]     (or: make edk2-fixture)
+#
+# How the committed files were made: Debian's edk2 SOURCE package of the
+# installed ovmf package's version (dpkg-query; fetched by
+# mk/debian-source.sh through a private apt state in WORKDIR/apt, the
+# system's apt setup untouched) is unpacked with its Debian patches in
+# WORKDIR/src; BaseTools is built there; then the platform of this folder
+# (EfiptFixturePkg/EfiptFixture.dsc/.fdf: FixtureApp, the WatchdogTimer
+# DXE driver and DxeCore in one FV) is built DEBUG with the
+# GCC5 tool chain (Debian's gcc 12, as Debian builds ovmf: -Os, LTO) in
+# /tmp/efipt-edk2-fixture, removed afterwards (so the build path the images
+# record exists nowhere: tests see the moved-tree case whatever machine
+# they run on). WORKDIR defaults to build/edk2-fixture.
+#
+# Copied here, keeping the build tree's layout below
+# Build/EfiptFixture/DEBUG_GCC5 (so --symbols takes the folder as it would
+# a real build directory):
+#   X64/<module path>/DEBUG/NAME.efi    the PE image GenFw made
+#   X64/<module path>/DEBUG/NAME.debug  the ELF with DWARF it was made from
+#   X64/<module path>/DEBUG/NAME.map    GNU ld's link map
+#   FV/Guid.xref                        FvFile GUID -> module name
+#   build-path                          /tmp/efipt-edk2-fixture/Build/EfiptFixture/DEBUG_GCC5:
+#                                       the prefix of every CodeView path the
+#                                       images record (tests --path-map it here)
+#   source-version                      the Debian edk2 version built
+# Nothing is stripped. Building takes a minute or more; the tests
+# use the committed files and never run this.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../.." && pwd)
+work=${1:-$top/build/edk2-fixture}
+die() { echo "make_fixture.sh: $*" >&2; exit 1; }
+for t in nasm gcc make python3 dpkg-source; do
+	command -v $t >/dev/null || die "$t not installed (Debian packages nasm, gcc, make, python3, dpkg-dev)"
+done
+ver=$(dpkg-query -W -f='${Version}' ovmf 2>/dev/null) ||
+	die "cannot read the version of Debian package ovmf (is it installed?)"
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+dsc=$(sh "$top/mk/debian-source.sh" edk2 "$ver" "$work/apt") || exit 1
+src=$work/src
+if [ ! -f "$src/edksetup.sh" ]; then
+	rm -rf "$src"
+	dpkg-source -x "$dsc" "$src" >"$work/dpkg-source.log" 2>&1 ||
+		die "dpkg-source -x $dsc failed: $(tail -n 3 "$work/dpkg-source.log")"
+fi
+nice make -C "$src/BaseTools" -j2 >"$work/basetools.log" 2>&1 ||
+	die "BaseTools did not build: $(tail -n 5 "$work/basetools.log")"
+ws=/tmp/efipt-edk2-fixture
+rm -rf "$ws"
+mkdir -p "$ws"
+# edksetup.sh is bash; it reads WORKSPACE, PACKAGES_PATH and EDK_TOOLS_PATH
+WORKSPACE=$ws PACKAGES_PATH=$src:$here EDK_TOOLS_PATH=$src/BaseTools nice bash -c '
+	cd "$WORKSPACE" && . "$EDK_TOOLS_PATH/../edksetup.sh" BaseTools >/dev/null &&
+	build -a X64 -t GCC5 -b DEBUG -n 2 -p EfiptFixturePkg/EfiptFixture.dsc' \
+	>"$work/build.log" 2>&1 || die "EDK2 build failed: $(tail -n 8 "$work/build.log")"
+b=$ws/Build/EfiptFixture/DEBUG_GCC5
+out=$here/Build/EfiptFixture/DEBUG_GCC5
+tmp=$here/Build.tmp
+rm -rf "$tmp"
+mkdir -p "$tmp/FV"
+cp "$b/FV/Guid.xref" "$tmp/FV/"
+(cd "$b" && find X64 -path '*/DEBUG/*' \( -name '*.efi' -o -name '*.debug' -o -name '*.map' \) |
+	grep -v '/Library/' | sort) >"$work/files"
+[ -s "$work/files" ] || die "no module output under $b/X64"
+while read -r f; do
+	mkdir -p "$tmp/$(dirname "$f")"
+	cp "$b/$f" "$tmp/$f"
+done <"$work/files"
+echo "$b" >"$tmp/build-path"
+echo "$(echo "$ver" | sed 's/+b[0-9]*$//')" >"$tmp/source-version"
+rm -rf "$here/Build"
+mkdir -p "$(dirname "$out")"
+mv "$tmp" "$out"
+rm -rf "$ws"
+echo "make_fixture.sh: $(wc -l <"$work/files") files in $out ($(du -sh "$out" | cut -f1))"
