@@ -15,6 +15,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,9 @@ struct lfunc {
 	uint32_t file;
 	int line;
 	const char *name;
+	char *own;		/* a clone's own name (name points here), or NULL */
+	const struct symfile *sf;
+	uint64_t base;
 };
 
 struct lcov {
@@ -140,9 +144,22 @@ static void source_path(const char *comp_dir, const char *src, char *buf, size_t
 	*w = 0;
 }
 
-/* Every is_stmt row of the line tables of symbol file path (image at base). */
-static int add_rows(struct lcov *l, const char *path, uint64_t base)
+/* Is ELF address a in a code section of sf? Rows elsewhere are of code
+ * the linker discarded (left at address 0, or what a section held before
+ * --gc-sections dropped it): they are not in the image. */
+static bool in_code(const struct symfile *sf, uint64_t a)
 {
+	for (size_t i = 0; i < sf->ncode; i++)
+		if (a >= sf->code[i].addr && a - sf->code[i].addr < sf->code[i].size)
+			return true;
+	return false;
+}
+
+/* Every is_stmt row in code of the line tables of symbol file sf (image
+ * at base). */
+static int add_rows(struct lcov *l, const struct symfile *sf, uint64_t base)
+{
+	const char *path = sf->path;
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return -1;
@@ -172,7 +189,7 @@ static int add_rows(struct lcov *l, const char *path, uint64_t base)
 				    dwarf_linebeginstatement(ln, &stmt) || dwarf_lineendsequence(ln, &end))
 					continue;
 				const char *src = dwarf_linesrc(ln, NULL, NULL);
-				if (!stmt || end || !src || lineno <= 0)
+				if (!stmt || end || !src || lineno <= 0 || !in_code(sf, a))
 					continue;
 				if (src != last_src) {
 					char full[4096];
@@ -431,6 +448,110 @@ static int by_fn_file(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* The name of the ELF function symbol at address a of sf's file into buf:
+ * 0, or -1 when there is none. */
+static int elf_func_name(const struct symfile *sf, uint64_t a, char *buf, size_t cap)
+{
+	int fd = open(sf->path, O_RDONLY), rc = -1;
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	Elf_Scn *scn = NULL;
+	while (e && rc && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && rc; i++) {
+			GElf_Sym sym;
+			const char *n;
+			if (gelf_getsym(d, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+			    sym.st_value == a && (n = elf_strptr(e, sh.sh_link, sym.st_name)) && *n) {
+				snprintf(buf, cap, "%s", n);
+				rc = 0;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return rc;
+}
+
+static int by_file_name_line(const void *a, const void *b)
+{
+	const struct lfunc *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+/* Rename l->fn[k] to name (copied). 0, or -1 out of memory. */
+static int rename_fn(struct lfunc *f, const char *name)
+{
+	char *s = strdup(name);
+	if (!s)
+		return -1;
+	free(f->own);
+	f->own = s;
+	f->name = s;
+	return 0;
+}
+
+/* The end of the group of functions from g on with g's file and name. */
+static size_t same_name_end(const struct lcov *l, size_t g)
+{
+	size_t i = g + 1;
+	while (i < l->nfn && l->fn[i].file == l->fn[g].file && !strcmp(l->fn[i].name, l->fn[g].name))
+		i++;
+	return i;
+}
+
+/*
+ * lcov knows a file's functions by name. The DWARF gives a compiler's
+ * clone of a function (GCC's partial inlining: foo.part.0, foo.isra.0) the
+ * function's own name, at another line: where one name has several lines,
+ * each function takes its ELF symbol's name; those still sharing one are
+ * told apart as NAME@0xADDRESS (all but the first line). Copies at one line
+ * stay one function (a header's static function in several CUs).
+ * Functions are sorted by file, line, name after. 0, or -1 out of memory.
+ */
+static int name_clones(struct lcov *l)
+{
+	char buf[512];
+	for (int pass = 0; pass < 2; pass++) {
+		qsort(l->fn, l->nfn, sizeof(*l->fn), by_file_name_line);
+		for (size_t g = 0, i; g < l->nfn; g = i) {
+			i = same_name_end(l, g);
+			if (l->fn[i - 1].line == l->fn[g].line)
+				continue; /* one line: one function */
+			for (size_t k = pass ? g + 1 : g; k < i; k++) {
+				struct lfunc *f = &l->fn[k];
+				uint64_t a = f->entry - f->base;
+				if (pass && f->line == l->fn[g].line)
+					continue;
+				if (!pass && (elf_func_name(f->sf, a, buf, sizeof(buf)) ||
+					      !strcmp(buf, f->name)))
+					continue;
+				if (pass)
+					snprintf(buf, sizeof(buf), "%s@0x%" PRIx64, f->name, a);
+				if (rename_fn(f, buf))
+					return -1;
+			}
+		}
+	}
+	if (l->nfn)
+		qsort(l->fn, l->nfn, sizeof(*l->fn), by_fn_file);
+	return 0;
+}
+
 /* Is function i (sorted by file, line, name) the one before it again? */
 static bool same_fn(const struct lcov *l, size_t first, size_t i)
 {
@@ -593,7 +714,7 @@ int coverage_lcov(int argc, char **argv)
 				"'efipt symbols')\n", im->name);
 			continue;
 		}
-		if (add_rows(&l, im->sf->path, im->base))
+		if (add_rows(&l, im->sf, im->base))
 			fprintf(stderr, CMD ": %s: no DWARF line table read\n", im->sf->path);
 	}
 	if (l.oom)
@@ -615,7 +736,7 @@ int coverage_lcov(int argc, char **argv)
 				break;
 			}
 			l.fn[l.nfn++] = (struct lfunc){ im->base + sfn->entry, r->file, r->line,
-							sfn->name };
+							sfn->name, NULL, im->sf, im->base };
 		}
 		/* conditional branches of every range of a function with line info */
 		for (size_t k = 0; im->sf && k < im->sf->nfuncs && !l.oom; k++) {
@@ -630,6 +751,8 @@ int coverage_lcov(int argc, char **argv)
 		qsort(l.rows, l.nrows, sizeof(*l.rows), by_file_line_addr);
 	if (l.nfn)
 		qsort(l.fn, l.nfn, sizeof(*l.fn), by_fn_file);
+	if (name_clones(&l))
+		goto oom;
 	/* the counted addresses: each line's first, each function's entry */
 	l.addr = malloc((l.nrows + l.nfn + 1) * sizeof(*l.addr));
 	if (!l.addr)
@@ -676,6 +799,8 @@ out:
 		free(l.files[i]);
 	free(l.files);
 	free(l.rows);
+	for (size_t i = 0; i < l.nfn; i++)
+		free(l.fn[i].own);
 	free(l.fn);
 	free(l.addr);
 	free(l.count);

@@ -4,11 +4,16 @@
 usage: lcov_ref.py TRACEFILE.info SYMFILE BASE TRUTH [--bounds]
 
 The reference: the line table as binutils prints it (objdump
---dwarf=decodedline: file, line, address, is_stmt), each (file, line) at the
+--dwarf=decodedline: file, line, address, is_stmt; rows outside the code
+sections of objdump -h are of discarded code), each (file, line) at the
 lowest address of its is_stmt rows, counted in the synthesizer's ground truth
 (one executed instruction address per line, hex). Files are compared by base
 name (objdump prints no directories); a base name that two source files share
-is left out. Also checks the totals (LF/LH, FNF/FNH, BRF/BRH) against the records.
+is left out. Functions: per (file, line), the FNDA counts of the FN records there add
+up to the executions of the entries of the ELF function symbols (readelf
+-s: FUNC, with a size; not GCC's NAME.cold parts) whose entry
+has an is_stmt row, at that row's line (names are not compared: DWARF and
+ELF name a compiler's clones differently). Also checks the totals (LF/LH, FNF/FNH, BRF/BRH) against the records.
 
 Branches: every conditional branch objdump -d disassembles (j* but jmp,
 j*cxz, loop*) in a function whose entry has an is_stmt row, on the line of
@@ -35,6 +40,14 @@ def fail(msg):
 
 info, sym, base, truth = sys.argv[1], sys.argv[2], int(sys.argv[3], 0), sys.argv[4]
 bounds = "--bounds" in sys.argv[5:]
+# code sections: rows elsewhere are of code the linker discarded
+code = []
+hdr = subprocess.run(["objdump", "-h", sym], capture_output=True, text=True, check=True).stdout
+hl = hdr.splitlines()
+for i, ln in enumerate(hl[:-1]):
+    f = ln.split()
+    if len(f) >= 7 and f[0].isdigit() and "CODE" in hl[i + 1]:
+        code.append((int(f[3], 16), int(f[3], 16) + int(f[2], 16)))
 first = {}
 stmt = []  # (address, table order, (base name, line)) of every is_stmt row
 out = subprocess.run(["objdump", "--dwarf=decodedline", sym], capture_output=True,
@@ -44,6 +57,8 @@ for ln in out.splitlines():
     if len(f) < 4 or f[-1] != "x" or not f[1].isdigit() or not f[2].startswith("0x"):
         continue
     key = (os.path.basename(f[0]), int(f[1]))
+    if not any(lo <= int(f[2], 16) < hi for lo, hi in code):
+        continue
     a = int(f[2], 16) + base
     stmt.append((a, len(stmt), key))
     if key not in first or a < first[key]:
@@ -56,6 +71,22 @@ with open(truth) as t:
     for ln in t:
         seq.append(int(ln, 16))
         runs[seq[-1]] += 1
+
+# functions: ELF function symbols (FUNC, with a size) whose entry has a row, at its first
+# row's line; (base name, line) -> executions of the entries there
+fn_want = collections.Counter()
+syms = subprocess.run(["readelf", "-sW", sym], capture_output=True, text=True,
+                      check=True).stdout
+entries = set()
+for ln in syms.splitlines():
+    f = ln.split()  # Num: Value Size Type Bind Vis Ndx Name
+    if (len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND" and f[2].isdigit() and int(f[2]) and
+            not f[7].endswith(".cold")):  # GCC's cold part of a function: no entry
+        entries.add(int(f[1], 16) + base)
+for a in entries:
+    e = bisect.bisect_left(stmt_addr, a)
+    if e < len(stmt) and stmt_addr[e] == a:
+        fn_want[stmt[e][2]] += runs.get(a, 0)
 
 # conditional branches: address -> (fall-through, target), per function
 JCC_OTHER = {"jcxz", "jecxz", "jrcxz", "loop", "loope", "loopne", "loopz", "loopnz"}
@@ -106,6 +137,8 @@ for i, a in enumerate(seq):
 
 got = {}
 brda = {}
+fn_line = {}
+fn_got = collections.Counter()
 paths = collections.defaultdict(set)
 sf = None
 da = fn = 0
@@ -136,7 +169,11 @@ with open(info) as f:
             if name in fns:
                 fail("%s: FN %s twice (lcov knows functions by name)" % (sf, name))
             fns.add(name)
+            fn_line[(sf, name)] = int(val.split(",", 1)[0])
         elif tag == "FNDA":
+            name = val.split(",", 1)[1]
+            if (sf, name) in fn_line:
+                fn_got[(os.path.basename(sf), fn_line[(sf, name)])] += int(val.split(",")[0])
             fn += 1
             fnh += int(val.split(",")[0]) > 0
         elif tag in ("LF", "LH", "FNF", "FNH", "BRF", "BRH"):
@@ -160,6 +197,13 @@ if extra:
     fail("lines the reference does not have: %s" % extra[:5])
 if not hit:
     fail("no line hit: nothing compared")
+for key in sorted(set(fn_want) | set(fn_got)):
+    if key[0] in shared:
+        continue
+    if key not in fn_got or key not in fn_want or fn_got[key] != fn_want[key]:
+        fail("%s:%d: functions there entered %s times, the reference %s" %
+             (key + (fn_got.get(key, "no FN:"), fn_want.get(key, "no function"))))
+nfn = sum(1 for k in fn_want if k[0] not in shared)
 nb = nt = 0
 want_keys = set()
 for key, addrs in per_line.items():
@@ -188,4 +232,5 @@ if extra:
     fail("branches the reference does not have: %s" % extra[:5])
 if not nt:
     fail("no branch taken: nothing compared")
-print("ok %d lines, %d hit, %d branches executed, %d taken" % (n, hit, nb, nt))
+print("ok %d lines, %d hit, %d function lines, %d branches executed, %d taken" %
+      (n, hit, nfn, nb, nt))
