@@ -34,7 +34,6 @@ lcov "edk2: FixtureApp" "$APP" --seed 3
 
 # GCC's partial inlining: DWARF names CoreLocateProtocol.part.0 like the
 # function; lcov knows functions by name, so each has its own
-$EFIPT coverage --pt "$TMP/t.pt" --pe "$APP.efi:$BASE" $SYM --format lcov -o "$TMP/a.info" 2>/dev/null
 $EFIPT synth --out "$TMP/d.pt" --pe "$DXE.efi:$BASE" --insns 20000 --seed 3 2>/dev/null
 $EFIPT coverage --pt "$TMP/d.pt" --pe "$DXE.efi:$BASE" $SYM --format lcov -o "$TMP/d.info" 2>/dev/null
 contains "edk2: a clone named after its ELF symbol" "$TMP/d.info" "FN:575,CoreLocateProtocol.part.0"
@@ -51,15 +50,17 @@ grep -a -q "^0, $(printf '0x%016x' $BASE), 0x[0-9a-f]*, 0x[0-9a-f]*, DxeCore.efi
 	ok "edk2: drcov module named DxeCore.efi" || nok "edk2: drcov module named DxeCore.efi" "$(head -c 300 "$TMP/t.drcov")"
 
 # genhtml, with the application's source found through --source-map
+$EFIPT synth --out "$TMP/a.pt" --pe "$APP.efi:$BASE" --insns 60000 --seed 3 2>/dev/null
+$EFIPT coverage --pt "$TMP/a.pt" --pe "$APP.efi:$BASE" $SYM --format lcov -o "$TMP/a.info" 2>/dev/null
 old=$(sed -n 's|^SF:\(.*\)/EfiptFixturePkg/App/FixtureApp.c$|\1|p' "$TMP/a.info" | head -1)
-$EFIPT coverage --pt "$TMP/t.pt" --pe "$APP.efi:$BASE" $SYM --format lcov -o "$TMP/a.info" \
-	--source-map "$old=$(pwd)/tests/data/edk2" 2>/dev/null
+expect_rc "edk2: the application's tracefile" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe "$APP.efi:$BASE" $SYM \
+	--format lcov -o "$TMP/a.info" --source-map "$old=$(pwd)/tests/data/edk2"
 contains "edk2: the application's source mapped" "$TMP/a.info" "SF:$(pwd)/tests/data/edk2/EfiptFixturePkg/App/FixtureApp.c"
 if command -v genhtml >/dev/null; then
 	# the MdePkg sources are not in the fixture: pages without source
 	expect_rc "edk2: genhtml renders the tracefile" 0 genhtml -q --branch-coverage --ignore-errors source -o "$TMP/html" "$TMP/a.info"
 	page=$(find "$TMP/html" -name 'FixtureApp.c.gcov.html' | head -1)
-	if [ -n "$page" ] && grep -q 'FixtureChecksum' "$page"; then
+	if [ -n "$page" ] && grep -q 'FixtureChecksum' "$page" && grep -q 'lineCov' "$page"; then
 		ok "edk2: genhtml shows FixtureApp.c with its source"
 	else
 		nok "edk2: genhtml shows FixtureApp.c with its source" "no page, or no source in it"
