@@ -527,7 +527,8 @@ static int name_clones(struct lcov *l)
 {
 	char buf[512];
 	for (int pass = 0; pass < 2; pass++) {
-		qsort(l->fn, l->nfn, sizeof(*l->fn), by_file_name_line);
+		if (l->nfn)
+			qsort(l->fn, l->nfn, sizeof(*l->fn), by_file_name_line);
 		for (size_t g = 0, i; g < l->nfn; g = i) {
 			i = same_name_end(l, g);
 			if (l->fn[i - 1].line == l->fn[g].line)

@@ -284,8 +284,10 @@ static int br_by_key(const void *a, const void *b)
  * lines, branches ('-' + '-' is '-', '-' + n is n). */
 static void combine(struct msf *f)
 {
+	/* (qsort of no records: a NULL array, which qsort must not get) */
 	size_t u = 0;
-	qsort(f->fn, f->nfn, sizeof(*f->fn), fn_by_name);
+	if (f->nfn)
+		qsort(f->fn, f->nfn, sizeof(*f->fn), fn_by_name);
 	for (size_t i = 0; i < f->nfn; i++) {
 		if (u && !strcmp(f->fn[u - 1].name, f->fn[i].name)) {
 			struct mfn *k = &f->fn[u - 1];
@@ -298,9 +300,11 @@ static void combine(struct msf *f)
 		}
 	}
 	f->nfn = u;
-	qsort(f->fn, f->nfn, sizeof(*f->fn), fn_by_line);
+	if (f->nfn)
+		qsort(f->fn, f->nfn, sizeof(*f->fn), fn_by_line);
 	u = 0;
-	qsort(f->da, f->nda, sizeof(*f->da), da_by_line);
+	if (f->nda)
+		qsort(f->da, f->nda, sizeof(*f->da), da_by_line);
 	for (size_t i = 0; i < f->nda; i++) {
 		if (u && f->da[u - 1].line == f->da[i].line)
 			f->da[u - 1].count = add_sat(f->da[u - 1].count, f->da[i].count);
@@ -309,7 +313,8 @@ static void combine(struct msf *f)
 	}
 	f->nda = u;
 	u = 0;
-	qsort(f->br, f->nbr, sizeof(*f->br), br_by_key);
+	if (f->nbr)
+		qsort(f->br, f->nbr, sizeof(*f->br), br_by_key);
 	for (size_t i = 0; i < f->nbr; i++) {
 		if (u && !br_by_key(&f->br[u - 1], &f->br[i])) {
 			uint64_t *t = &f->br[u - 1].taken, x = f->br[i].taken;
