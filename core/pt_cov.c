@@ -102,31 +102,16 @@ void ptcov_init(struct ptcov *c, struct ptcov_image *img, unsigned n)
 		if (m->bits)
 			efipt_memset(m->bits, 0, (size_t)ptcov_bits_size(m->size));
 	}
-	for (unsigned i = 1; i < n; i++) { /* insertion sort: lists are short */
-		struct ptcov_image t = img[i];
-		unsigned j = i;
-		for (; j > 0 && img[j - 1].base > t.base; j--)
-			img[j] = img[j - 1];
-		img[j] = t;
-	}
+	ptimg_list_sort(img, n, sizeof(*img));
 }
+
+_Static_assert(offsetof(struct ptcov_image, base) == 0 &&
+		       offsetof(struct ptcov_image, size) == sizeof(uint64_t),
+	       "ptimg_list_*: an image begins with base, size");
 
 static int find_image(struct ptcov *c, uint64_t ip)
 {
-	if (c->last < c->nimg && ip - c->img[c->last].base < c->img[c->last].size)
-		return (int)c->last;
-	unsigned lo = 0, hi = c->nimg;
-	while (lo < hi) { /* first image with base > ip */
-		unsigned mid = (lo + hi) / 2;
-		if (c->img[mid].base <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || ip - c->img[lo - 1].base >= c->img[lo - 1].size)
-		return -1;
-	c->last = lo - 1;
-	return (int)(lo - 1);
+	return ptimg_list_find(c->img, c->nimg, sizeof(*c->img), ip, &c->last);
 }
 
 void ptcov_mark(struct ptcov_image *m, uint64_t off, uint64_t len, bool head, bool insn)

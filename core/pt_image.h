@@ -73,4 +73,59 @@ static inline int ptimg_range_ok(uint64_t base, uint64_t size)
 	return base == 0 || size <= 0 - base;
 }
 
+/*
+ * Image lists (struct ptsum_image, struct ptcov_image): arrays of n
+ * elements of stride bytes, each beginning with uint64_t base, size (read
+ * as the uint64_t members they are). One sort and one lookup for all.
+ */
+static inline const uint64_t *ptimg_list_at(const void *list, size_t stride, unsigned i)
+{
+	return (const uint64_t *)(const void *)((const uint8_t *)list + (size_t)i * stride);
+}
+
+/* Sort by base, stably: insertion by swapping neighbours byte by byte (no
+ * temporary: elements differ in size; no type-punned access; lists are
+ * short, ~100 images, and mostly sorted already). */
+static inline void ptimg_list_sort(void *list, unsigned n, size_t stride)
+{
+	unsigned char *b = list;
+	for (unsigned i = 1; i < n; i++)
+		for (unsigned j = i; j > 0 && ptimg_list_at(list, stride, j - 1)[0] >
+					      ptimg_list_at(list, stride, j)[0]; j--) {
+			unsigned char *x = b + (size_t)(j - 1) * stride, *y = x + stride;
+			for (size_t k = 0; k < stride; k++) {
+				unsigned char t = x[k];
+				x[k] = y[k];
+				y[k] = t;
+			}
+		}
+}
+
+/* Index of the image of a sorted list that holds ip, or -1. *last is the
+ * image of the previous hit, tried first (runs cluster); updated. */
+static inline int ptimg_list_find(const void *list, unsigned n, size_t stride, uint64_t ip,
+				  unsigned *last)
+{
+	if (*last < n) {
+		const uint64_t *m = ptimg_list_at(list, stride, *last);
+		if (ip - m[0] < m[1])
+			return (int)*last;
+	}
+	unsigned lo = 0, hi = n;
+	while (lo < hi) { /* first image with base > ip */
+		unsigned mid = lo + (hi - lo) / 2;
+		if (ptimg_list_at(list, stride, mid)[0] <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -1;
+	const uint64_t *m = ptimg_list_at(list, stride, lo - 1);
+	if (ip - m[0] >= m[1])
+		return -1;
+	*last = lo - 1;
+	return (int)(lo - 1);
+}
+
 #endif

@@ -12,39 +12,17 @@ void ptsum_init(struct ptsum *s, struct ptsum_image *img, unsigned n)
 		if (!ptimg_range_ok(img[i].base, img[i].size))
 			img[i].size = 0;
 	}
-	/* insertion sort: image lists are short (~100) */
-	for (unsigned i = 1; i < n; i++) {
-		struct ptsum_image t = img[i];
-		unsigned j = i;
-		for (; j > 0 && img[j - 1].base > t.base; j--)
-			img[j] = img[j - 1];
-		img[j] = t;
-	}
+	ptimg_list_sort(img, n, sizeof(*img));
 }
+
+_Static_assert(offsetof(struct ptsum_image, base) == 0 &&
+		       offsetof(struct ptsum_image, size) == sizeof(uint64_t),
+	       "ptimg_list_*: an image begins with base, size");
 
 /* Index of the image holding ip, or -1. */
 static int find_image(struct ptsum *s, uint64_t ip)
 {
-	if (s->last < s->nimg) {
-		const struct ptsum_image *m = &s->img[s->last];
-		if (ip - m->base < m->size)
-			return (int)s->last;
-	}
-	unsigned lo = 0, hi = s->nimg;
-	while (lo < hi) { /* first image with base > ip */
-		unsigned mid = (lo + hi) / 2;
-		if (s->img[mid].base <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return -1;
-	const struct ptsum_image *m = &s->img[lo - 1];
-	if (ip - m->base >= m->size)
-		return -1;
-	s->last = lo - 1;
-	return (int)(lo - 1);
+	return ptimg_list_find(s->img, s->nimg, sizeof(*s->img), ip, &s->last);
 }
 
 void ptsum_on_run(void *ctx, const struct ptflow_run *run)

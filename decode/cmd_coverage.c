@@ -12,6 +12,7 @@
 
 #include "core/pt_cov.h"
 #include "core/pt_flow.h"
+#include "core/x86_insn.h"
 #include "decode/commands.h"
 #include "decode/cov_lcov.h"
 #include "decode/cov_merge.h"
@@ -31,7 +32,8 @@ static void coverage_usage(FILE *f)
 		"       efipt coverage --pt TRACE IMAGE... [--images FILE] [OPTIONS]\n"
 		"       efipt coverage --merge A.drcov B.drcov ... -o OUT.drcov\n\n"
 		"The code a trace executed, per image: blocks (executed byte ranges, cut\n"
-		"where the flow entered them), instructions, and bytes of code covered.\n\n"
+		"where the flow entered them), instructions, bytes of code covered, and\n"
+		"conditional branches (executed, taken, not taken, both ways).\n\n"
 		"inputs:\n"
 		"  RUN-DIR              an efipt run directory (trace, snapshots, images.json)\n"
 		"  --pt TRACE           a raw trace, with code images as for 'efipt insn':\n"
@@ -52,7 +54,8 @@ static void coverage_usage(FILE *f)
 		"                       each --image NAME (repeatable; NAME with or without\n"
 		"                       .efi, case-insensitive)\n"
 		"  --merge FILE...      union of drcov files: modules matched by path, blocks\n"
-		"                       united; needs -o\n\n"
+		"                       united; needs -o (OUT.info or --format lcov: lcov\n"
+		"                       tracefiles, counts added as 'lcov -a' does)\n\n"
 		"Exit status: 0 written; 1 the trace had decode errors (the coverage of what\n"
 		"decoded is still written) or an input is damaged; 2 on usage errors,\n"
 		"unreadable inputs or a write error (nothing is written); 3 coverage below\n"
@@ -60,6 +63,99 @@ static void coverage_usage(FILE *f)
 }
 
 enum fmt { FMT_DEFAULT, FMT_DRCOV, FMT_TEXT, FMT_JSON };
+
+/*
+ * Conditional branches (Jcc, J*CXZ, LOOP*) the trace executed, each once,
+ * and which ways it went: the flow decoder ends a block at each, and the
+ * next block's ip is the target or the fall-through (0: an event came
+ * first, the way is not known). A branch is known by its block's end, the
+ * address after it, so no block is decoded again for it.
+ */
+enum { JCC_RAN = 1, JCC_TAKEN = 2, JCC_FELL = 4 };
+struct jcc {
+	uint64_t end;
+	uint8_t ways;		/* JCC_*; 0: an empty slot */
+};
+struct jcc_set {
+	struct jcc *slot;
+	size_t mask, n;		/* mask + 1 slots, a power of two */
+	bool oom;
+};
+
+static struct jcc *jcc_slot(struct jcc_set *js, uint64_t end)
+{
+	size_t i = (size_t)((end ^ end >> 17) * 0x9e3779b97f4a7c15ull) & js->mask;
+	while (js->slot[i].ways && js->slot[i].end != end)
+		i = (i + 1) & js->mask;
+	return &js->slot[i];
+}
+
+static void jcc_add(struct jcc_set *js, uint64_t end, uint8_t ways)
+{
+	if (js->oom)
+		return;
+	if ((js->n + 1) * 2 > js->mask + 1) { /* half full: twice the slots */
+		struct jcc_set big = { calloc(2 * (js->mask + 1), sizeof(struct jcc)),
+				       2 * (js->mask + 1) - 1, js->n, false };
+		if (!big.slot) {
+			js->oom = true;
+			return;
+		}
+		for (size_t i = 0; i <= js->mask; i++)
+			if (js->slot[i].ways)
+				*jcc_slot(&big, js->slot[i].end) = js->slot[i];
+		free(js->slot);
+		*js = big;
+	}
+	struct jcc *e = jcc_slot(js, end);
+	if (!e->ways) {
+		e->end = end;
+		js->n++;
+	}
+	e->ways |= ways;
+}
+
+struct cov_ctx {
+	struct ptcov *cov;
+	struct jcc_set jcc;
+};
+
+static void on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+{
+	struct cov_ctx *cc = ctx;
+	ptcov_on_blocks(cc->cov, b, n);
+	for (size_t i = 0; i < n; i++) {
+		if (b[i].iclass != X86_IC_JCC || b[i].end != PTFLOW_BEND_BRANCH)
+			continue;
+		uint64_t end = b[i].ip + b[i].size;
+		jcc_add(&cc->jcc, end, JCC_RAN | (!b[i].next ? 0
+						  : b[i].next == end ? JCC_FELL : JCC_TAKEN));
+	}
+}
+
+struct jcc_count {
+	uint64_t ran, taken, fell, both;
+};
+
+/* Per image (c->img order) and in total: the branches of js. */
+static void jcc_counts(const struct ptcov *c, const struct jcc_set *js, struct jcc_count *per,
+		       struct jcc_count *total)
+{
+	unsigned last = 0;
+	memset(total, 0, sizeof(*total));
+	for (size_t i = 0; js->slot && i <= js->mask; i++) {
+		const struct jcc *e = &js->slot[i];
+		if (!e->ways)
+			continue;
+		int k = ptimg_list_find(c->img, c->nimg, sizeof(*c->img), e->end - 1, &last);
+		if (k < 0)
+			continue;
+		struct jcc_count *p = &per[k];
+		bool t = e->ways & JCC_TAKEN, f = e->ways & JCC_FELL;
+		p->ran++, p->taken += t, p->fell += f, p->both += t && f;
+		total->ran++, total->taken += t, total->fell += f, total->both += t && f;
+	}
+}
 
 static void put_file(void *ctx, const void *p, size_t n)
 {
@@ -87,20 +183,32 @@ static int names(const struct ptcov_image *m, const char *name)
 	       !strcasecmp(m->path + n, ".efi");
 }
 
+/* {"executed": N, "taken": N, "not_taken": N, "both": N} (static buffer) */
+static const char *jcc_json(const struct jcc_count *j)
+{
+	static char buf[160];
+	snprintf(buf, sizeof(buf),
+		 "{\"executed\": %llu, \"taken\": %llu, \"not_taken\": %llu, \"both\": %llu}",
+		 (unsigned long long)j->ran, (unsigned long long)j->taken,
+		 (unsigned long long)j->fell, (unsigned long long)j->both);
+	return buf;
+}
+
 struct totals {
 	uint64_t execs, insns, blocks, bytes, code;
 	unsigned images;
 };
 
 static void report(FILE *f, enum fmt fmt, const struct ptcov *c, const struct ptflow_stat *st,
-		   struct totals *t)
+		   const struct jcc_count *jc, const struct jcc_count *jt, struct totals *t)
 {
 	memset(t, 0, sizeof(*t));
 	if (!f)
 		;
 	else if (fmt == FMT_TEXT)
-		fprintf(f, "%-32s %-18s %12s %10s %8s %10s %10s %7s\n", "image", "base",
-			"executed", "insns", "blocks", "bytes", "code", "covered");
+		fprintf(f, "%-32s %-18s %12s %10s %8s %10s %10s %7s %9s %9s\n", "image", "base",
+			"executed", "insns", "blocks", "bytes", "code", "covered", "branches",
+			"both");
 	else
 		fprintf(f, "{\"format\": \"efipt-coverage\", \"version\": 1, \"images\": [");
 	for (unsigned k = 0; k < c->nimg; k++) {
@@ -112,11 +220,13 @@ static void report(FILE *f, enum fmt fmt, const struct ptcov *c, const struct pt
 		unsigned long long pc = tenths(s.bytes, code_bytes(m));
 		if (!f) {
 		} else if (fmt == FMT_TEXT) {
-			fprintf(f, "%-32s 0x%016llx %12llu %10llu %8llu %10llu %10llu %5llu.%llu%%\n",
+			fprintf(f, "%-32s 0x%016llx %12llu %10llu %8llu %10llu %10llu %5llu.%llu%% "
+				   "%9llu %9llu\n",
 				term_safe(m->path), (unsigned long long)m->base,
 				(unsigned long long)m->execs, (unsigned long long)s.insns,
 				(unsigned long long)s.blocks, (unsigned long long)s.bytes,
-				(unsigned long long)code_bytes(m), pc / 10, pc % 10);
+				(unsigned long long)code_bytes(m), pc / 10, pc % 10,
+				(unsigned long long)jc[k].ran, (unsigned long long)jc[k].both);
 		} else {
 			char esc[PTCOV_PATH_MAX * 6 + 8];
 			struct strbuf sb;
@@ -125,12 +235,12 @@ static void report(FILE *f, enum fmt fmt, const struct ptcov *c, const struct pt
 			fprintf(f, "%s\n  {\"path\": %s, \"base\": \"0x%llx\", \"size\": %llu, "
 				   "\"entry\": \"0x%llx\", \"code_size\": %llu, \"executed\": %llu, "
 				   "\"insns\": %llu, \"blocks\": %llu, \"bytes\": %llu, "
-				   "\"percent\": %llu.%llu}",
+				   "\"percent\": %llu.%llu, \"branches\": %s}",
 				t->images ? "," : "", esc, (unsigned long long)m->base,
 				(unsigned long long)m->size, (unsigned long long)m->entry,
 				(unsigned long long)code_bytes(m), (unsigned long long)m->execs,
 				(unsigned long long)s.insns, (unsigned long long)s.blocks,
-				(unsigned long long)s.bytes, pc / 10, pc % 10);
+				(unsigned long long)s.bytes, pc / 10, pc % 10, jcc_json(&jc[k]));
 		}
 		t->images++;
 		t->execs += m->execs;
@@ -142,19 +252,21 @@ static void report(FILE *f, enum fmt fmt, const struct ptcov *c, const struct pt
 	unsigned long long pc = tenths(t->bytes, t->code);
 	if (!f) {
 	} else if (fmt == FMT_TEXT) {
-		fprintf(f, "%-32s %-18s %12llu %10llu %8llu %10llu %10llu %5llu.%llu%%\n", "total",
-			"", (unsigned long long)t->execs, (unsigned long long)t->insns,
+		fprintf(f, "%-32s %-18s %12llu %10llu %8llu %10llu %10llu %5llu.%llu%% %9llu %9llu\n",
+			"total", "", (unsigned long long)t->execs, (unsigned long long)t->insns,
 			(unsigned long long)t->blocks, (unsigned long long)t->bytes,
-			(unsigned long long)t->code, pc / 10, pc % 10);
+			(unsigned long long)t->code, pc / 10, pc % 10, (unsigned long long)jt->ran,
+			(unsigned long long)jt->both);
 		fprintf(f, "outside every image: %llu instructions; decode errors: %llu\n",
 			(unsigned long long)c->outside, (unsigned long long)st->errors);
 	} else {
 		fprintf(f, "\n], \"total\": {\"images\": %u, \"executed\": %llu, \"insns\": %llu, "
 			   "\"blocks\": %llu, \"bytes\": %llu, \"code_size\": %llu, "
-			   "\"percent\": %llu.%llu}, \"outside\": %llu, \"decode_errors\": %llu}\n",
+			   "\"percent\": %llu.%llu, \"branches\": %s}, \"outside\": %llu, "
+			   "\"decode_errors\": %llu}\n",
 			t->images, (unsigned long long)t->execs, (unsigned long long)t->insns,
 			(unsigned long long)t->blocks, (unsigned long long)t->bytes,
-			(unsigned long long)t->code, pc / 10, pc % 10,
+			(unsigned long long)t->code, pc / 10, pc % 10, jcc_json(jt),
 			(unsigned long long)c->outside, (unsigned long long)st->errors);
 	}
 }
@@ -211,6 +323,8 @@ static int collect(const char *trace, struct ptsec_image *im, struct ptflow_conf
 				"--pe FILE or --images FILE names them\n");
 		return 2;
 	}
+	static struct cov_ctx cc;
+	struct jcc_count *jc = NULL, jt;
 	struct ptcov_image *img = calloc(ti->n, sizeof(*img));
 	if (!img) {
 		fprintf(stderr, CMD ": out of memory\n");
@@ -257,16 +371,18 @@ static int collect(const char *trace, struct ptsec_image *im, struct ptflow_conf
 	fc->cache_size = 1u << 16;
 	fc->cache = calloc(fc->cache_size, sizeof(*fc->cache));
 	/* blocks from the fast loops; a block marked once costs no decoding */
-	struct ptflow_sink sink = { &cov, NULL, NULL };
+	cc.cov = &cov;
+	cc.jcc = (struct jcc_set){ calloc(1024, sizeof(struct jcc)), 1023, 0, false };
+	struct ptflow_sink sink = { &cc, NULL, NULL };
 	static struct ptflow_decoder dec;
 	static struct ptcov_seen seen[1 << 16];
-	if (!fc->cache || ptflow_init(&dec, fc, &sink)) {
+	if (!fc->cache || !cc.jcc.slot || ptflow_init(&dec, fc, &sink)) {
 		fprintf(stderr, CMD ": cannot set up the decoder\n");
 		free(fc->cache);
 		input_unmap(&in);
 		goto out;
 	}
-	ptflow_on_blocks(&dec, ptcov_on_blocks);
+	ptflow_on_blocks(&dec, on_blocks);
 	ptcov_use_blocks(&cov, &dec, seen, sizeof(seen) / sizeof(seen[0]));
 	ptflow_decode(&dec, in.data, in.size, 0);
 	int end_err = trace_end_report("coverage", strcmp(trace, "-") ? trace : "<stdin>", in.data,
@@ -275,6 +391,12 @@ static int collect(const char *trace, struct ptsec_image *im, struct ptflow_conf
 	fc->cache = NULL;
 	input_unmap(&in);
 
+	jc = calloc(n + 1, sizeof(*jc));
+	if (!jc || cc.jcc.oom) {
+		fprintf(stderr, CMD ": out of memory\n");
+		goto out;
+	}
+	jcc_counts(&cov, &cc.jcc, jc, &jt);
 	struct atomic_file af;
 	struct totals t;
 	FILE *f = stdout;
@@ -285,9 +407,9 @@ static int collect(const char *trace, struct ptsec_image *im, struct ptflow_conf
 	}
 	if (fmt == FMT_DRCOV) {
 		ptcov_drcov_write(&cov, "efipt", put_file, &af);
-		report(NULL, fmt, &cov, &dec.stat, &t); /* the totals only */
+		report(NULL, fmt, &cov, &dec.stat, jc, &jt, &t); /* the totals only */
 	} else {
-		report(f, fmt, &cov, &dec.stat, &t);
+		report(f, fmt, &cov, &dec.stat, jc, &jt, &t);
 	}
 	if (out && atomic_commit(&af, CMD))
 		goto out;
@@ -304,6 +426,9 @@ out:
 	for (unsigned k = 0; k < ti->n && k < n; k++)
 		free(img[k].bits);
 	free(img);
+	free(jc);
+	free(cc.jcc.slot);
+	cc.jcc.slot = NULL;
 	return rc;
 }
 
@@ -426,8 +551,9 @@ int cmd_coverage(int argc, char **argv)
 				!out ? "-o OUT.drcov" : "the drcov files to merge");
 			goto out;
 		}
-		rc = cov_merge(CMD, (const char *const *)argv + optind, (unsigned)(argc - optind),
-			       out);
+		/* OUT.info: lcov tracefiles, as with --format lcov */
+		rc = (ends_with(out, ".info") ? cov_lcov_merge : cov_merge)(
+			CMD, (const char *const *)argv + optind, (unsigned)(argc - optind), out);
 		goto out;
 	}
 	if (fmt == FMT_DRCOV && !out) {

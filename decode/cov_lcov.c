@@ -4,18 +4,25 @@
  * A line's hit count is the number of executions of its first instruction:
  * the lowest address of the line's is_stmt rows in the DWARF line tables
  * (over every CU: a header's line may have code in several). A function's
- * count is the number of executions of its entry. Branch data (BRDA) is not
- * written.
+ * count is the number of executions of its entry.
+ *
+ * Branches: every conditional branch (Jcc, J*CXZ, LOOP*: the decoder's
+ * X86_IC_JCC) inside a function with line info, on the line of the last
+ * is_stmt row at or before it, gives two BRDA records: taken and not taken.
+ * The flow decoder ends a run at each such branch; where the flow went on
+ * (the next run, or the IP of an interrupt that came first) tells which.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/x86_insn.h"
 #include "decode/cov_lcov.h"
 #include "decode/file_io.h"
 #include "decode/trace_input.h"
@@ -26,14 +33,17 @@ static void lcov_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: efipt coverage RUNDIR --symbols PATH... --format lcov -o FILE.info\n"
-		"       efipt coverage --pt TRACE --pe FILE[:BASE]... --symbols PATH... --format lcov -o FILE.info\n\n"
+		"       efipt coverage --pt TRACE --pe FILE[:BASE]... --symbols PATH... --format lcov -o FILE.info\n"
+		"       efipt coverage --merge A.info B.info ... --format lcov -o OUT.info\n\n"
 		"An lcov tracefile (genhtml renders it): per source file of the images'\n"
 		"DWARF line tables, functions (FN, FNDA: executions of the entry) and lines\n"
-		"(DA: executions of the line's first instruction), with their totals.\n\n"
+		"(DA: executions of the line's first instruction) and conditional branches\n"
+		"(BRDA: times taken and not taken), with their totals.\n\n"
 		TRACE_INPUT_USAGE
 		"output:\n"
 		"  -o FILE         the tracefile (written under a temporary name, then renamed)\n"
-		"  --source-map OLD=NEW  rewrite source paths starting with OLD (repeatable)\n\n"
+		"  --source-map OLD=NEW  rewrite source paths starting with OLD (repeatable)\n"
+		"  --merge FILE... add tracefiles' counts as 'lcov -a' does (no trace input)\n\n"
 		"Exit status: 0, 1 if the trace had decode errors (what decoded is written),\n"
 		"2 on usage errors, unreadable inputs or a write error (nothing written).\n");
 }
@@ -42,6 +52,15 @@ struct lrow {
 	uint64_t addr;		/* absolute: image base + ELF address */
 	uint32_t file;
 	int line;
+	uint32_t seq;		/* order in the line tables */
+};
+
+/* A conditional branch and what the trace did at it. */
+struct lbranch {
+	uint64_t addr, fall, target;	/* absolute */
+	uint32_t file;
+	int line;
+	uint64_t execs, taken, not_taken;
 };
 
 struct lfunc {
@@ -49,6 +68,9 @@ struct lfunc {
 	uint32_t file;
 	int line;
 	const char *name;
+	char *own;		/* a clone's own name (name points here), or NULL */
+	const struct symfile *sf;
+	uint64_t base;
 };
 
 struct lcov {
@@ -61,6 +83,9 @@ struct lcov {
 	uint64_t *addr;		/* the addresses whose executions count, sorted */
 	uint64_t *count;
 	size_t naddr;
+	struct lbranch *br;	/* sorted by address while decoding */
+	size_t nbr, br_cap;
+	long pending;		/* the branch the last run ended at, or -1 */
 	bool oom;
 };
 
@@ -119,9 +144,22 @@ static void source_path(const char *comp_dir, const char *src, char *buf, size_t
 	*w = 0;
 }
 
-/* Every is_stmt row of the line tables of symbol file path (image at base). */
-static int add_rows(struct lcov *l, const char *path, uint64_t base)
+/* Is ELF address a in a code section of sf? Rows elsewhere are of code
+ * the linker discarded (left at address 0, or what a section held before
+ * --gc-sections dropped it): they are not in the image. */
+static bool in_code(const struct symfile *sf, uint64_t a)
 {
+	for (size_t i = 0; i < sf->ncode; i++)
+		if (a >= sf->code[i].addr && a - sf->code[i].addr < sf->code[i].size)
+			return true;
+	return false;
+}
+
+/* Every is_stmt row in code of the line tables of symbol file sf (image
+ * at base). */
+static int add_rows(struct lcov *l, const struct symfile *sf, uint64_t base)
+{
+	const char *path = sf->path;
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return -1;
@@ -151,7 +189,7 @@ static int add_rows(struct lcov *l, const char *path, uint64_t base)
 				    dwarf_linebeginstatement(ln, &stmt) || dwarf_lineendsequence(ln, &end))
 					continue;
 				const char *src = dwarf_linesrc(ln, NULL, NULL);
-				if (!stmt || end || !src || lineno <= 0)
+				if (!stmt || end || !src || lineno <= 0 || !in_code(sf, a))
 					continue;
 				if (src != last_src) {
 					char full[4096];
@@ -163,7 +201,9 @@ static int add_rows(struct lcov *l, const char *path, uint64_t base)
 					l->oom = true;
 					break;
 				}
-				l->rows[l->nrows++] = (struct lrow){ base + a, last_file, lineno };
+				l->rows[l->nrows] = (struct lrow){ base + a, last_file, lineno,
+								   (uint32_t)l->nrows };
+				l->nrows++;
 			}
 		}
 		off = next;
@@ -188,7 +228,7 @@ static int by_addr(const void *a, const void *b)
 	const struct lrow *x = a, *y = b;
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	return by_file_line_addr(a, b);
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* The row at address a exactly (rows sorted by address), or NULL. */
@@ -203,6 +243,100 @@ static const struct lrow *row_at(const struct lcov *l, uint64_t a)
 			hi = m;
 	}
 	return lo < l->nrows && l->rows[lo].addr == a ? &l->rows[lo] : NULL;
+}
+
+/* The last row (in table order) at the highest address <= a, or NULL. */
+static const struct lrow *row_before(const struct lcov *l, uint64_t a)
+{
+	size_t lo = 0, hi = l->nrows;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (l->rows[m].addr <= a)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo ? &l->rows[lo - 1] : NULL;
+}
+
+/* The conditional branches in [lo, hi) (symbol file addresses) of image
+ * sf at base, found by decoding from lo; each on its line. Stops at bytes
+ * that do not decode (data, or a range that is not code). */
+static void add_branches(struct lcov *l, const struct symfile *sf, uint64_t base, uint64_t lo,
+			 uint64_t hi)
+{
+	const struct symcode *sec = NULL;
+	for (size_t i = 0; i < sf->ncode && !sec; i++)
+		if (sf->code[i].bytes && lo >= sf->code[i].addr &&
+		    lo - sf->code[i].addr < sf->code[i].size)
+			sec = &sf->code[i];
+	if (!sec)
+		return;
+	uint64_t end = sec->addr + sec->size < hi ? sec->addr + sec->size : hi;
+	enum x86_mode mode = sf->machine == 3 /* EM_386 */ ? X86_MODE_32 : X86_MODE_64;
+	for (uint64_t a = lo; a < end;) {
+		struct x86_insn in;
+		int n = x86_decode(&in, sec->bytes + (a - sec->addr), sec->addr + sec->size - a,
+				   base + a, mode);
+		if (n <= 0)
+			return;
+		if (in.iclass == X86_IC_JCC && in.has_target) {
+			const struct lrow *r = row_before(l, base + a);
+			if (r) {
+				if (!grow((void **)&l->br, &l->br_cap, l->nbr, sizeof(*l->br))) {
+					l->oom = true;
+					return;
+				}
+				l->br[l->nbr++] = (struct lbranch){ base + a, base + a + (uint64_t)n,
+								    in.target, r->file, r->line,
+								    0, 0, 0 };
+			}
+		}
+		a += (uint64_t)n;
+	}
+}
+
+static int br_by_addr(const void *a, const void *b)
+{
+	const struct lbranch *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int br_by_file_line(const void *a, const void *b)
+{
+	const struct lbranch *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static long find_branch(const struct lcov *l, uint64_t a)
+{
+	size_t lo = 0, hi = l->nbr;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (l->br[m].addr < a)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < l->nbr && l->br[lo].addr == a ? (long)lo : -1;
+}
+
+/* The flow went on at ip after the pending branch. A branch to its own
+ * fall-through counts as not taken: both go to the same place. */
+static void resolve(struct lcov *l, uint64_t ip)
+{
+	if (l->pending < 0)
+		return;
+	struct lbranch *b = &l->br[l->pending];
+	if (ip == b->fall)
+		b->not_taken++;
+	else if (ip == b->target)
+		b->taken++;
+	l->pending = -1;
 }
 
 static int by_u64(const void *a, const void *b)
@@ -228,21 +362,57 @@ static void on_run(void *ctx, const struct ptflow_run *run)
 {
 	struct lcov *l = ctx;
 	uint64_t ip = run->ip;
-	if (!l->naddr)
+	resolve(l, ip);
+	if (!run->ninsn)
 		return;
+	uint64_t last = ip;
 	for (uint32_t i = 0; i < run->ninsn; ip += run->lens[i++]) {
-		if (ip < l->addr[0] || ip > l->addr[l->naddr - 1])
+		last = ip;
+		if (!l->naddr || ip < l->addr[0] || ip > l->addr[l->naddr - 1])
 			continue;
 		long k = find_addr(l, ip);
 		if (k >= 0)
 			l->count[k]++;
 	}
+	/* a conditional branch ends its run: where the flow goes next says
+	 * whether it was taken */
+	if (run->last_iclass == X86_IC_JCC) {
+		long k = find_branch(l, last);
+		if (k >= 0) {
+			l->br[k].execs++;
+			l->pending = k;
+		}
+	}
 }
 
+/* Events between a branch and where the flow went on: an asynchronous one
+ * with an IP (an interrupt, a TSX abort, ...) happened there, so the IP is
+ * the branch's outcome; one that changes nothing in the flow leaves it
+ * pending; the others (overflow, disable, gap, error) leave it unknown. */
 static void on_event(void *ctx, const struct ptflow_event *ev)
 {
-	(void)ctx;
-	(void)ev;
+	struct lcov *l = ctx;
+	switch (ev->type) {
+	case PTFLOW_EV_INTERRUPT:
+	case PTFLOW_EV_ASYNC_DISABLED:
+	case PTFLOW_EV_TSX:
+	case PTFLOW_EV_EXSTOP:
+	case PTFLOW_EV_CFE:
+	case PTFLOW_EV_PTWRITE:
+		if (ev->has_ip)
+			resolve(l, ev->ip);
+		break;
+	case PTFLOW_EV_EXEC_MODE:
+	case PTFLOW_EV_PAGING:
+	case PTFLOW_EV_VMCS:
+	case PTFLOW_EV_MWAIT:
+	case PTFLOW_EV_PWRE:
+	case PTFLOW_EV_PWRX:
+	case PTFLOW_EV_EVD:
+		break;
+	default:
+		l->pending = -1;
+	}
 }
 
 static uint64_t count_at(const struct lcov *l, uint64_t a)
@@ -278,26 +448,164 @@ static int by_fn_file(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* The name of the ELF function symbol at address a of sf's file into buf:
+ * 0, or -1 when there is none. */
+static int elf_func_name(const struct symfile *sf, uint64_t a, char *buf, size_t cap)
+{
+	int fd = open(sf->path, O_RDONLY), rc = -1;
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	Elf_Scn *scn = NULL;
+	while (e && rc && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && rc; i++) {
+			GElf_Sym sym;
+			const char *n;
+			if (gelf_getsym(d, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+			    sym.st_value == a && (n = elf_strptr(e, sh.sh_link, sym.st_name)) && *n) {
+				snprintf(buf, cap, "%s", n);
+				rc = 0;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return rc;
+}
+
+static int by_file_name_line(const void *a, const void *b)
+{
+	const struct lfunc *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+/* Rename l->fn[k] to name (copied). 0, or -1 out of memory. */
+static int rename_fn(struct lfunc *f, const char *name)
+{
+	char *s = strdup(name);
+	if (!s)
+		return -1;
+	free(f->own);
+	f->own = s;
+	f->name = s;
+	return 0;
+}
+
+/* The end of the group of functions from g on with g's file and name. */
+static size_t same_name_end(const struct lcov *l, size_t g)
+{
+	size_t i = g + 1;
+	while (i < l->nfn && l->fn[i].file == l->fn[g].file && !strcmp(l->fn[i].name, l->fn[g].name))
+		i++;
+	return i;
+}
+
+/*
+ * lcov knows a file's functions by name. The DWARF gives a compiler's
+ * clone of a function (GCC's partial inlining: foo.part.0, foo.isra.0) the
+ * function's own name, at another line: where one name has several lines,
+ * each function takes its ELF symbol's name; those still sharing one are
+ * told apart as NAME@0xADDRESS (all but the first line). Copies at one line
+ * stay one function (a header's static function in several CUs).
+ * Functions are sorted by file, line, name after. 0, or -1 out of memory.
+ */
+static int name_clones(struct lcov *l)
+{
+	char buf[512];
+	for (int pass = 0; pass < 2; pass++) {
+		if (l->nfn)
+			qsort(l->fn, l->nfn, sizeof(*l->fn), by_file_name_line);
+		for (size_t g = 0, i; g < l->nfn; g = i) {
+			i = same_name_end(l, g);
+			if (l->fn[i - 1].line == l->fn[g].line)
+				continue; /* one line: one function */
+			for (size_t k = pass ? g + 1 : g; k < i; k++) {
+				struct lfunc *f = &l->fn[k];
+				uint64_t a = f->entry - f->base;
+				if (pass && f->line == l->fn[g].line)
+					continue;
+				if (!pass && (elf_func_name(f->sf, a, buf, sizeof(buf)) ||
+					      !strcmp(buf, f->name)))
+					continue;
+				if (pass)
+					snprintf(buf, sizeof(buf), "%s@0x%" PRIx64, f->name, a);
+				if (rename_fn(f, buf))
+					return -1;
+			}
+		}
+	}
+	if (l->nfn)
+		qsort(l->fn, l->nfn, sizeof(*l->fn), by_fn_file);
+	return 0;
+}
+
+/* Is function i (sorted by file, line, name) the one before it again? */
+static bool same_fn(const struct lcov *l, size_t first, size_t i)
+{
+	return i > first && l->fn[i].line == l->fn[i - 1].line &&
+	       !strcmp(l->fn[i].name, l->fn[i - 1].name);
+}
+
 /* Rows -> one per (file, line) at its lowest address; then the tracefile. */
 static void write_info(struct atomic_file *af, struct lcov *l, const struct srcmap *m)
 {
 	size_t nf = 0;
+	size_t b = 0;
 	for (uint32_t file = 0, r = 0, f = 0; file < l->nfiles; file++) {
 		bool any = (r < l->nrows && l->rows[r].file == file) ||
-			   (f < l->nfn && l->fn[f].file == file);
+			   (f < l->nfn && l->fn[f].file == file) ||
+			   (b < l->nbr && l->br[b].file == file);
 		if (!any)
 			continue;
 		fputs("TN:\n", af->f);
 		put_path(af, m, l->files[file]);
-		size_t f0 = f, fnh = 0;
+		/* a static function of a header has a copy per CU that uses it:
+		 * lcov knows functions by name, so they are one, counts added */
+		size_t f0 = f, fnf = 0, fnh = 0;
 		for (; f < l->nfn && l->fn[f].file == file; f++)
-			fprintf(af->f, "FN:%d,%s\n", l->fn[f].line, l->fn[f].name);
+			if (!same_fn(l, f0, f))
+				fprintf(af->f, "FN:%d,%s\n", l->fn[f].line, l->fn[f].name);
 		for (size_t i = f0; i < f; i++) {
 			uint64_t c = count_at(l, l->fn[i].entry);
+			while (i + 1 < f && same_fn(l, f0, i + 1))
+				c += count_at(l, l->fn[++i].entry);
+			fnf++;
 			fnh += c > 0;
 			fprintf(af->f, "FNDA:%" PRIu64 ",%s\n", c, l->fn[i].name);
 		}
-		fprintf(af->f, "FNF:%zu\nFNH:%zu\n", f - f0, fnh);
+		fprintf(af->f, "FNF:%zu\nFNH:%zu\n", fnf, fnh);
+		/* BRDA:LINE,BLOCK,BRANCH,TAKEN: BLOCK numbers the line's branches
+		 * in address order; BRANCH 0 is taken, 1 not taken; '-' where the
+		 * branch never ran (lcov's rule, geninfo(1)) */
+		size_t brf = 0, brh = 0;
+		for (unsigned blk = 0; b < l->nbr && l->br[b].file == file; b++) {
+			const struct lbranch *x = &l->br[b];
+			blk = b && l->br[b - 1].file == file && l->br[b - 1].line == x->line ? blk + 1 : 0;
+			if (x->execs)
+				fprintf(af->f, "BRDA:%d,%u,0,%" PRIu64 "\nBRDA:%d,%u,1,%" PRIu64 "\n",
+					x->line, blk, x->taken, x->line, blk, x->not_taken);
+			else
+				fprintf(af->f, "BRDA:%d,%u,0,-\nBRDA:%d,%u,1,-\n", x->line, blk,
+					x->line, blk);
+			brf += 2;
+			brh += (x->taken > 0) + (x->not_taken > 0);
+		}
+		if (brf)
+			fprintf(af->f, "BRF:%zu\nBRH:%zu\n", brf, brh);
 		size_t lf = 0, lh = 0;
 		for (; r < l->nrows && l->rows[r].file == file;) {
 			const struct lrow *first = &l->rows[r];
@@ -321,6 +629,7 @@ int coverage_lcov(int argc, char **argv)
 		{ "format", required_argument, 0, 'f' },
 		{ "output", required_argument, 0, 'o' },
 		{ "source-map", required_argument, 0, 's' },
+		{ "merge", no_argument, 0, 'M' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -329,7 +638,7 @@ int coverage_lcov(int argc, char **argv)
 	struct srcmap sm = { 0 };
 	struct atomic_file af;
 	const char *out = NULL;
-	bool opened = false;
+	bool opened = false, merge = false, inputs = false;
 	int c, rc = 2;
 	trace_input_init(&t, "coverage");
 	optind = 1;
@@ -361,13 +670,32 @@ int coverage_lcov(int argc, char **argv)
 			sm.new_[sm.n++] = eq + 1;
 			break;
 		}
+		case 'M':
+			merge = true;
+			break;
 		case '?':
 			lcov_usage(stderr);
 			goto out;
 		default:
+			inputs = true;
 			if (trace_input_option(&t, c, optarg))
 				goto out;
 		}
+	}
+	if (merge) {
+		if (inputs || sm.n) {
+			fprintf(stderr, CMD ": --merge takes tracefiles and -o OUT only (no trace "
+					"inputs, --symbols or --source-map)\n");
+			goto out;
+		}
+		if (!out || optind == argc) {
+			fprintf(stderr, CMD ": --merge needs %s\n",
+				!out ? "-o OUT.info" : "the tracefiles to merge");
+			goto out;
+		}
+		rc = cov_lcov_merge(CMD, (const char *const *)argv + optind,
+				    (unsigned)(argc - optind), out);
+		goto out;
 	}
 	if (optind + 1 < argc) {
 		lcov_usage(stderr);
@@ -387,7 +715,7 @@ int coverage_lcov(int argc, char **argv)
 				"'efipt symbols')\n", im->name);
 			continue;
 		}
-		if (add_rows(&l, im->sf->path, im->base))
+		if (add_rows(&l, im->sf, im->base))
 			fprintf(stderr, CMD ": %s: no DWARF line table read\n", im->sf->path);
 	}
 	if (l.oom)
@@ -409,7 +737,13 @@ int coverage_lcov(int argc, char **argv)
 				break;
 			}
 			l.fn[l.nfn++] = (struct lfunc){ im->base + sfn->entry, r->file, r->line,
-							sfn->name };
+							sfn->name, NULL, im->sf, im->base };
+		}
+		/* conditional branches of every range of a function with line info */
+		for (size_t k = 0; im->sf && k < im->sf->nfuncs && !l.oom; k++) {
+			const struct symfunc *sfn = &im->sf->funcs[k];
+			if (row_at(&l, im->base + sfn->entry))
+				add_branches(&l, im->sf, im->base, sfn->lo, sfn->hi);
 		}
 	}
 	if (l.oom)
@@ -418,6 +752,8 @@ int coverage_lcov(int argc, char **argv)
 		qsort(l.rows, l.nrows, sizeof(*l.rows), by_file_line_addr);
 	if (l.nfn)
 		qsort(l.fn, l.nfn, sizeof(*l.fn), by_fn_file);
+	if (name_clones(&l))
+		goto oom;
 	/* the counted addresses: each line's first, each function's entry */
 	l.addr = malloc((l.nrows + l.nfn + 1) * sizeof(*l.addr));
 	if (!l.addr)
@@ -437,10 +773,15 @@ int coverage_lcov(int argc, char **argv)
 	l.count = calloc(l.naddr + 1, sizeof(*l.count));
 	if (!l.count)
 		goto oom;
+	if (l.nbr)
+		qsort(l.br, l.nbr, sizeof(*l.br), br_by_addr);
+	l.pending = -1;
 	struct ptflow_sink sink = { &l, on_run, on_event };
 	long errs = trace_input_decode(&t, &sink, NULL);
 	if (errs < 0)
 		goto out;
+	if (l.nbr)
+		qsort(l.br, l.nbr, sizeof(*l.br), br_by_file_line);
 	if (atomic_open(&af, "coverage", out))
 		goto out;
 	opened = true;
@@ -459,9 +800,12 @@ out:
 		free(l.files[i]);
 	free(l.files);
 	free(l.rows);
+	for (size_t i = 0; i < l.nfn; i++)
+		free(l.fn[i].own);
 	free(l.fn);
 	free(l.addr);
 	free(l.count);
+	free(l.br);
 	trace_input_free(&t);
 	return rc;
 }

@@ -29,17 +29,6 @@ static void collect(void *ctx, const struct fv_module *m)
 		ms->m[ms->n++] = *m;
 }
 
-static int hexval(json_t *v, uint64_t *out)
-{
-	const char *s = json_string_value(v);
-	char *end;
-	if (!s || strncmp(s, "0x", 2))
-		return -1;
-	errno = 0;
-	*out = strtoull(s + 2, &end, 16);
-	return errno || *end || end == s + 2 ? -1 : 0;
-}
-
 int qemu_name_fv_modules(const char *rundir, const char *flash, struct qemu_fv_result *res,
 			 char *err, size_t errlen)
 {
@@ -100,10 +89,10 @@ int qemu_name_fv_modules(const char *rundir, const char *flash, struct qemu_fv_r
 			continue;
 		int clash = 0;
 		for (i = 0; i < json_array_size(imgs) && !clash; i++) {
-			uint64_t b;
+			unsigned long long b;
 			json_t *im2 = json_array_get(imgs, i);
 			json_t *sz = json_object_get(im2, "size");
-			if (!hexval(json_object_get(im2, "base"), &b) && json_is_integer(sz) &&
+			if (!rundir_hex(json_object_get(im2, "base"), &b) && json_is_integer(sz) &&
 			    b < m->image_base + m->image_size &&
 			    m->image_base < b + (uint64_t)json_integer_value(sz))
 				clash = 1;

@@ -1,4 +1,5 @@
 /* Run directory loading and validation; see rundir.h. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <limits.h>
@@ -289,4 +290,17 @@ int rundir_trace(const struct rundir *rd, char *path, size_t cap, char *err, siz
 	}
 	snprintf(path, cap, "%s/trace.pt", rd->path);
 	return 0;
+}
+
+int rundir_hex(json_t *v, unsigned long long *out)
+{
+	const char *s = json_string_value(v);
+	if (!s || strncmp(s, "0x", 2) || !s[2])
+		return -1;
+	for (const char *p = s + 2; *p; p++)
+		if (!isxdigit((unsigned char)*p))
+			return -1;
+	errno = 0;
+	*out = strtoull(s + 2, NULL, 16);
+	return errno ? -1 : 0;
 }

@@ -35,6 +35,11 @@ int rundir_json_save(const char *dir, const char *name, json_t *j, int indent, c
  * write, e.g. EFI_VOLUME_FULL). */
 int rundir_trace(const struct rundir *rd, char *path, size_t cap, char *err, size_t errlen);
 
+/* A JSON string "0x" + hex digits (run directory addresses: images.json's
+ * base, memmap.json's phys) into *out. 0, or -1 when v is no such string
+ * or the number passes 2^64. */
+int rundir_hex(json_t *v, unsigned long long *out);
+
 /* Manifest accessors (NULL/0 when absent). */
 const char *rundir_str(const struct rundir *rd, const char *key);
 

@@ -14,17 +14,6 @@
 #define MAX_SNAPSHOTS 4096
 #define MAX_IMAGES 4096
 
-static int hexarg(json_t *v, unsigned long long *out)
-{
-	const char *s = json_string_value(v);
-	char *end;
-	if (!s || strncmp(s, "0x", 2))
-		return -1;
-	errno = 0;
-	*out = strtoull(s, &end, 16);
-	return errno || *end ? -1 : 0;
-}
-
 static int map_snapshot(struct rundir_code *c, const struct rundir *rd, const char *name,
 			unsigned long long phys, unsigned long long size, char *err,
 			size_t errlen)
@@ -129,7 +118,7 @@ int rundir_code_load(struct rundir_code *c, const struct rundir *rd, char *err, 
 			continue;
 		unsigned long long phys;
 		json_t *pages = json_object_get(r, "pages");
-		if (!json_is_string(snap) || hexarg(json_object_get(r, "phys"), &phys) ||
+		if (!json_is_string(snap) || rundir_hex(json_object_get(r, "phys"), &phys) ||
 		    !json_is_integer(pages) || json_integer_value(pages) <= 0 ||
 		    json_integer_value(pages) > (1ll << 36)) {
 			snprintf(err, errlen, "memmap.json: region %zu is malformed", i);
@@ -173,7 +162,7 @@ int images_json_parse(json_t *ij, const char *what, struct ptsum_image *out, uns
 		unsigned long long base;
 		json_t *size = json_object_get(r, "size");
 		const char *name = json_string_value(json_object_get(r, "name"));
-		if (hexarg(json_object_get(r, "base"), &base) || !json_is_integer(size) || !name) {
+		if (rundir_hex(json_object_get(r, "base"), &base) || !json_is_integer(size) || !name) {
 			snprintf(err, errlen, "%s: image %zu is malformed", what, i);
 			return -1;
 		}

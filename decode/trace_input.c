@@ -289,17 +289,6 @@ static int add_file_image(struct trace_input *t, const char *spec, bool pe)
 	return 0;
 }
 
-static int hexval(json_t *v, unsigned long long *out)
-{
-	const char *s = json_string_value(v);
-	char *end;
-	if (!s || strncmp(s, "0x", 2))
-		return -1;
-	errno = 0;
-	*out = strtoull(s, &end, 16);
-	return errno || *end ? -1 : 0;
-}
-
 /* images.json (run directory format): name, base, size, pdb of each. */
 static int load_images_json(struct trace_input *t, const char *path)
 {
@@ -325,7 +314,7 @@ static int load_images_json(struct trace_input *t, const char *path)
 		json_t *size = json_object_get(r, "size");
 		const char *name = json_string_value(json_object_get(r, "name"));
 		const char *pdb = json_string_value(json_object_get(r, "pdb"));
-		if (hexval(json_object_get(r, "base"), &base) || !json_is_integer(size) || !name ||
+		if (rundir_hex(json_object_get(r, "base"), &base) || !json_is_integer(size) || !name ||
 		    json_integer_value(size) < 0 ||
 		    (base && (uint64_t)json_integer_value(size) > 0 - (uint64_t)base)) {
 			fprintf(stderr, "efipt %s: %s: image %zu is malformed (name, base \"0x...\", "

@@ -1,17 +1,33 @@
 #!/usr/bin/env python3
-"""Compare an lcov tracefile's line hits with an independent reference.
+"""Compare an lcov tracefile's line hits and branches with an independent reference.
 
-usage: lcov_ref.py TRACEFILE.info SYMFILE BASE TRUTH
+usage: lcov_ref.py TRACEFILE.info SYMFILE BASE TRUTH [--bounds]
 
 The reference: the line table as binutils prints it (objdump
---dwarf=decodedline: file, line, address, is_stmt), each (file, line) at the
+--dwarf=decodedline: file, line, address, is_stmt; rows outside the code
+sections of objdump -h are of discarded code), each (file, line) at the
 lowest address of its is_stmt rows, counted in the synthesizer's ground truth
 (one executed instruction address per line, hex). Files are compared by base
 name (objdump prints no directories); a base name that two source files share
-is left out. Also checks the totals (LF/LH, FNF/FNH) against the records.
-Prints "ok N lines, H hit" or the first difference; exits 0 or 1.
+is left out. Functions: per (file, line), the FNDA counts of the FN records there add
+up to the executions of the entries of the ELF function symbols (readelf
+-s: FUNC, with a size; not GCC's NAME.cold parts) whose entry
+has an is_stmt row, at that row's line (names are not compared: DWARF and
+ELF name a compiler's clones differently). Also checks the totals (LF/LH, FNF/FNH, BRF/BRH) against the records.
+
+Branches: every conditional branch objdump -d disassembles (j* but jmp,
+j*cxz, loop*) in a function whose entry has an is_stmt row, on the line of
+the last is_stmt row at or below it; BLOCK numbers a line's branches by
+address, BRANCH 0 is taken, 1 not taken. In the truth, the address after the
+branch's says which: its target or its fall-through; anything else (an
+interrupt came first) is unknown. Each BRDA must equal that count ('-' when
+the branch never ran); with --bounds (interrupts in the trace) it may exceed
+the count by at most the unknown executions.
+Prints "ok N lines, H hit, B branches, T taken" or the first difference;
+exits 0 or 1.
 """
 import collections
+import bisect
 import os
 import subprocess
 import sys
@@ -23,7 +39,17 @@ def fail(msg):
 
 
 info, sym, base, truth = sys.argv[1], sys.argv[2], int(sys.argv[3], 0), sys.argv[4]
+bounds = "--bounds" in sys.argv[5:]
+# code sections: rows elsewhere are of code the linker discarded
+code = []
+hdr = subprocess.run(["objdump", "-h", sym], capture_output=True, text=True, check=True).stdout
+hl = hdr.splitlines()
+for i, ln in enumerate(hl[:-1]):
+    f = ln.split()
+    if len(f) >= 7 and f[0].isdigit() and "CODE" in hl[i + 1]:
+        code.append((int(f[3], 16), int(f[3], 16) + int(f[2], 16)))
 first = {}
+stmt = []  # (address, table order, (base name, line)) of every is_stmt row
 out = subprocess.run(["objdump", "--dwarf=decodedline", sym], capture_output=True,
                      text=True, check=True).stdout
 for ln in out.splitlines():
@@ -31,15 +57,88 @@ for ln in out.splitlines():
     if len(f) < 4 or f[-1] != "x" or not f[1].isdigit() or not f[2].startswith("0x"):
         continue
     key = (os.path.basename(f[0]), int(f[1]))
+    if not any(lo <= int(f[2], 16) < hi for lo, hi in code):
+        continue
     a = int(f[2], 16) + base
+    stmt.append((a, len(stmt), key))
     if key not in first or a < first[key]:
         first[key] = a
+stmt.sort()
+stmt_addr = [r[0] for r in stmt]
 runs = collections.Counter()
+seq = []
 with open(truth) as t:
     for ln in t:
-        runs[int(ln, 16)] += 1
+        seq.append(int(ln, 16))
+        runs[seq[-1]] += 1
+
+# functions: ELF function symbols (FUNC, with a size) whose entry has a row, at its first
+# row's line; (base name, line) -> executions of the entries there
+fn_want = collections.Counter()
+syms = subprocess.run(["readelf", "-sW", sym], capture_output=True, text=True,
+                      check=True).stdout
+entries = set()
+for ln in syms.splitlines():
+    f = ln.split()  # Num: Value Size Type Bind Vis Ndx Name
+    if (len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND" and f[2].isdigit() and int(f[2]) and
+            not f[7].endswith(".cold")):  # GCC's cold part of a function: no entry
+        entries.add(int(f[1], 16) + base)
+for a in entries:
+    e = bisect.bisect_left(stmt_addr, a)
+    if e < len(stmt) and stmt_addr[e] == a:
+        fn_want[stmt[e][2]] += runs.get(a, 0)
+
+# conditional branches: address -> (fall-through, target), per function
+JCC_OTHER = {"jcxz", "jecxz", "jrcxz", "loop", "loope", "loopne", "loopz", "loopnz"}
+branches = {}
+entry = None
+out = subprocess.run(["objdump", "-d", "-w", sym], capture_output=True, text=True,
+                     check=True).stdout
+for ln in out.splitlines():
+    m = ln.split()
+    if len(m) == 2 and m[1].startswith("<") and m[1].endswith(">:"):
+        entry = int(m[0], 16) + base
+        continue
+    f = ln.split("\t")
+    if len(f) < 3 or not f[0].strip().endswith(":"):
+        continue
+    a = int(f[0].strip()[:-1], 16) + base
+    size = len(f[1].split())
+    ops = f[2].split()
+    while ops and ops[0] in ("bnd", "notrack", "cs", "ds"):
+        ops = ops[1:]
+    if not ops:
+        continue
+    mn = ops[0].split(",")[0]
+    if (mn.startswith("j") and mn != "jmp") or mn in JCC_OTHER:
+        e = bisect.bisect_left(stmt_addr, entry) if entry is not None else len(stmt)
+        if e < len(stmt) and stmt_addr[e] == entry:
+            branches[a] = (a + size, int(ops[1], 16) + base)
+bkey = {}
+for a in branches:
+    i = bisect.bisect_right(stmt_addr, a)
+    if i:
+        bkey[a] = stmt[i - 1][2]
+per_line = collections.defaultdict(list)
+for a in sorted(bkey):
+    per_line[bkey[a]].append(a)
+execs, taken, fall, unknown = (collections.Counter() for _ in range(4))
+for i, a in enumerate(seq):
+    if a not in bkey:
+        continue
+    execs[a] += 1
+    nxt = seq[i + 1] if i + 1 < len(seq) else None
+    if nxt == branches[a][0]:
+        fall[a] += 1
+    elif nxt == branches[a][1]:
+        taken[a] += 1
+    else:
+        unknown[a] += 1
 
 got = {}
+brda = {}
+fn_line = {}
+fn_got = collections.Counter()
 paths = collections.defaultdict(set)
 sf = None
 da = fn = 0
@@ -49,18 +148,36 @@ with open(info) as f:
         ln = ln.rstrip("\n")
         tag, _, val = ln.partition(":")
         if tag == "SF":
-            sf, da, lh, fn, fnh = val, 0, 0, 0, 0
+            sf, da, lh, fn, fnh, br, brh = val, 0, 0, 0, 0, 0, 0
+            fns = set()
             paths[os.path.basename(val)].add(val)
         elif tag == "DA":
             line, count = (int(x) for x in val.split(",")[:2])
             got[(os.path.basename(sf), line)] = got.get((os.path.basename(sf), line), 0) + count
             da += 1
             lh += count > 0
+        elif tag == "BRDA":
+            line, blk, branch, count = val.split(",")
+            k = (os.path.basename(sf), int(line), int(blk), int(branch))
+            if k in brda:
+                fail("%s: BRDA %s twice" % (sf, val))
+            brda[k] = count
+            br += 1
+            brh += count not in ("-", "0")
+        elif tag == "FN":
+            name = val.split(",", 1)[1]
+            if name in fns:
+                fail("%s: FN %s twice (lcov knows functions by name)" % (sf, name))
+            fns.add(name)
+            fn_line[(sf, name)] = int(val.split(",", 1)[0])
         elif tag == "FNDA":
+            name = val.split(",", 1)[1]
+            if (sf, name) in fn_line:
+                fn_got[(os.path.basename(sf), fn_line[(sf, name)])] += int(val.split(",")[0])
             fn += 1
             fnh += int(val.split(",")[0]) > 0
-        elif tag in ("LF", "LH", "FNF", "FNH"):
-            want = {"LF": da, "LH": lh, "FNF": fn, "FNH": fnh}[tag]
+        elif tag in ("LF", "LH", "FNF", "FNH", "BRF", "BRH"):
+            want = {"LF": da, "LH": lh, "FNF": fn, "FNH": fnh, "BRF": br, "BRH": brh}[tag]
             if int(val) != want:
                 fail("%s: %s:%s but the records count %d" % (sf, tag, val, want))
 shared = {b for b, p in paths.items() if len(p) > 1}
@@ -80,4 +197,40 @@ if extra:
     fail("lines the reference does not have: %s" % extra[:5])
 if not hit:
     fail("no line hit: nothing compared")
-print("ok %d lines, %d hit" % (n, hit))
+for key in sorted(set(fn_want) | set(fn_got)):
+    if key[0] in shared:
+        continue
+    if key not in fn_got or key not in fn_want or fn_got[key] != fn_want[key]:
+        fail("%s:%d: functions there entered %s times, the reference %s" %
+             (key + (fn_got.get(key, "no FN:"), fn_want.get(key, "no function"))))
+nfn = sum(1 for k in fn_want if k[0] not in shared)
+nb = nt = 0
+want_keys = set()
+for key, addrs in per_line.items():
+    if key[0] in shared:
+        continue
+    for blk, a in enumerate(addrs):
+        for branch, known in ((0, taken[a]), (1, fall[a])):
+            k = key + (blk, branch)
+            want_keys.add(k)
+            g = brda.get(k)
+            if g is None:
+                fail("%s:%d: branch at 0x%x (block %d) not in the tracefile" % (key + (a, blk)))
+            if not execs[a]:
+                if g != "-":
+                    fail("BRDA:%d,%d,%d,%s in %s: the branch at 0x%x never ran ('-')" %
+                         (key[1], blk, branch, g, key[0], a))
+                continue
+            if g == "-" or int(g) < known or int(g) > known + (unknown[a] if bounds else 0):
+                fail("BRDA:%d,%d,%d,%s in %s: the reference %d%s (branch at 0x%x)" %
+                     (key[1], blk, branch, g, key[0], known,
+                      " + up to %d unknown" % unknown[a] if bounds else "", a))
+            nb += 1
+            nt += int(g) > 0
+extra = [k for k in brda if k[0] not in shared and k not in want_keys]
+if extra:
+    fail("branches the reference does not have: %s" % extra[:5])
+if not nt:
+    fail("no branch taken: nothing compared")
+print("ok %d lines, %d hit, %d function lines, %d branches executed, %d taken" %
+      (n, hit, nfn, nb, nt))

@@ -28,6 +28,19 @@ expect_rc "json report" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --format js
 distinct=$(sort -u "$TMP/a.truth" | wc -l)
 got=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["images"][0]["insns"], d["total"]["insns"])' "$TMP/a.json")
 if [ "$got" = "$distinct $distinct" ]; then ok "json: distinct instructions equal the truth ($distinct)"; else nok "json: distinct instructions equal the truth" "got '$got', truth $distinct"; fi
+# conditional branches executed, taken, not taken, both: as the truth's
+# (tests/cli/jcc_ref.py: objdump's disassembly of efipt.so); b.pt has
+# interrupts, after which neither knows a branch's way
+jcc() {
+	python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))[sys.argv[2]]; b=b[0]["branches"] if isinstance(b, list) else b["branches"]; print(b["executed"], b["taken"], b["not_taken"], b["both"])' "$1" "$2" 2>&1
+}
+ref=$(python3 tests/cli/jcc_ref.py "$TMP/a.truth" build/efipt.so 0)
+got="$(jcc "$TMP/a.json" images) / $(jcc "$TMP/a.json" total)"
+if [ "$got" = "$ref / $ref" ] && [ "${ref%% *}" -gt 0 ]; then ok "json: branches equal the truth's ($ref)"; else nok "json: branches equal the truth's" "got '$got', truth $ref"; fi
+$EFIPT coverage --pt "$TMP/b.pt" --pe $EFI:0x7f000000 --disretc --format json -o "$TMP/b.json" 2>/dev/null
+ref=$(python3 tests/cli/jcc_ref.py "$TMP/b.truth" build/efipt.so 0x7f000000)
+got=$(jcc "$TMP/b.json" total)
+if [ "$got" = "$ref" ]; then ok "json: branches with interrupts equal the truth's ($ref)"; else nok "json: branches with interrupts equal the truth's" "got '$got', truth $ref"; fi
 expect_rc "text report on standard output" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI
 contains "text: the image's line" "$TMP/out" "efipt.efi"
 contains "text: total line" "$TMP/out" "total"
