@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/cpuid_set.h"
 #include "core/run_result.h"
 #include "decode/file_io.h"
 #include "decode/rundir.h"
@@ -77,6 +78,10 @@ static int check_optional(struct rundir *rd, json_t *m)
 		{ "trace", "output", JSON_STRING }, { "trace", "mode", JSON_STRING },
 		{ "trace", "size", JSON_INTEGER }, { "trace", "bytes", JSON_INTEGER },
 		{ "timing", "tsc_start", JSON_STRING }, { "timing", "tsc_stop", JSON_STRING },
+		{ "timing", "nom_freq", JSON_INTEGER }, { "timing", "tsc_hz", JSON_INTEGER },
+		{ "timing", "cpuid15_eax", JSON_INTEGER }, { "timing", "cpuid15_ebx", JSON_INTEGER },
+		{ "timing", "cpuid15_ecx", JSON_INTEGER }, { "timing", "emulated", JSON_TRUE },
+		{ "timing", "clock", JSON_STRING },
 	};
 	int bad = 0;
 	for (size_t i = 0; i < sizeof(top) / sizeof(top[0]) && !bad; i++)
@@ -230,6 +235,42 @@ void rundir_flow_facts(const struct rundir *rd, struct flow_facts *f)
 	if (ctl) {
 		f->have_ctl = true;
 		f->rtit_ctl = strtoull(ctl, NULL, 16);
+	}
+	/* timing: the manifest's CPUID.15H (the clock that made the trace,
+	 * which for an emulated trace is not the CPU's), else cpuid.txt's */
+	json_t *tm = json_object_get(rd->manifest, "timing");
+	json_t *a = json_object_get(tm, "cpuid15_eax"), *b = json_object_get(tm, "cpuid15_ebx"),
+	       *c = json_object_get(tm, "cpuid15_ecx");
+	json_int_t nom = json_integer_value(json_object_get(tm, "nom_freq"));
+	json_int_t hz = json_integer_value(json_object_get(tm, "tsc_hz"));
+	f->nom_freq = nom > 0 && nom < 256 ? (uint8_t)nom : 0;
+	f->tsc_hz = hz > 0 ? (uint64_t)hz : 0;
+	if (a && b) {
+		f->have_cpuid15 = true;
+		f->cpuid15_eax = (uint32_t)json_integer_value(a);
+		f->cpuid15_ebx = (uint32_t)json_integer_value(b);
+		f->cpuid15_ecx = (uint32_t)json_integer_value(c);
+		return;
+	}
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/cpuid.txt", rd->path);
+	char err[256];
+	int fd = open_regular(path, err, sizeof(err));
+	if (fd < 0)
+		return; /* optional: a run that failed early has none */
+	static char text[64 << 10];
+	ssize_t n = read(fd, text, sizeof(text));
+	close(fd);
+	static struct cpuid_set set;
+	unsigned line;
+	uint32_t r[4];
+	if (n > 0 && cpuidtxt_parse(&set, text, (size_t)n, 0, &line) == CPUIDTXT_OK &&
+	    cpuid_set_get(&set, 0, 0, r) && r[CPUID_EAX] >= 0x15 &&
+	    cpuid_set_get(&set, 0x15, 0, r)) {
+		f->have_cpuid15 = true;
+		f->cpuid15_eax = r[CPUID_EAX];
+		f->cpuid15_ebx = r[CPUID_EBX];
+		f->cpuid15_ecx = r[CPUID_ECX];
 	}
 }
 
