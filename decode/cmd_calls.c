@@ -158,7 +158,7 @@ int cmd_calls(int argc, char **argv)
 	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
 		goto out;
 	o->st = &t.st;
-	struct cs_listener ls = { o, on_enter, on_leave, NULL };
+	struct cs_listener ls = { o, on_enter, on_leave, NULL, NULL };
 	if (cs_init(&cs, &t.st, &ls)) {
 		fprintf(stderr, "efipt calls: out of memory\n");
 		goto out;

@@ -319,7 +319,7 @@ int cmd_timeline(int argc, char **argv)
 		goto out;
 	l->t = &t;
 	l->cs = &cs;
-	struct cs_listener ls = { l, on_enter, on_leave, NULL };
+	struct cs_listener ls = { l, on_enter, on_leave, NULL, NULL };
 	if (cs_init(&cs, &t.st, &ls)) {
 		fprintf(stderr, "efipt timeline: out of memory\n");
 		goto out;

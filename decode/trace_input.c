@@ -32,8 +32,10 @@ static int images_room(const char *cmd, struct trace_images *imgs)
 	return 0;
 }
 
-int trace_input_run(const char *cmd, const char *dir, struct ptsec_image *im,
-		    struct ptflow_config *fc, char *trace, size_t cap, struct trace_images *imgs)
+/* trace_input_run(), and the run's facts into *facts if not NULL. */
+static int run_load(const char *cmd, const char *dir, struct ptsec_image *im,
+		    struct ptflow_config *fc, char *trace, size_t cap, struct trace_images *imgs,
+		    struct flow_facts *facts_out)
 {
 	struct rundir rd;
 	static struct rundir_code code;
@@ -67,11 +69,19 @@ int trace_input_run(const char *cmd, const char *dir, struct ptsec_image *im,
 	struct flow_facts facts;
 	rundir_flow_facts(&rd, &facts);
 	flow_setup(fc, &facts);
+	if (facts_out)
+		*facts_out = facts;
 	rc = 0;
 done:
 	rundir_code_free(&code);
 	rundir_close(&rd);
 	return rc;
+}
+
+int trace_input_run(const char *cmd, const char *dir, struct ptsec_image *im,
+		    struct ptflow_config *fc, char *trace, size_t cap, struct trace_images *imgs)
+{
+	return run_load(cmd, dir, im, fc, trace, cap, imgs, NULL);
 }
 
 int trace_input_images(const char *cmd, const char *path, struct trace_images *imgs)
@@ -380,6 +390,17 @@ int trace_input_option(struct trace_input *t, int c, const char *arg)
 		return 0;
 	case 0x108: t->fc.distnt = true; return 0;
 	case 0x109: t->fc.disretc = true; return 0;
+	case 0x10a: {
+		unsigned long long hz;
+		if (parse_u64(arg, &hz) || !hz) {
+			fprintf(stderr, "efipt %s: --tsc-hz takes a frequency in Hz above 0, not "
+				"'%s'\n", t->cmd, arg);
+			return -1;
+		}
+		t->tsc_hz = hz;
+		t->tsc_src = "--tsc-hz";
+		return 0;
+	}
 	default:
 		return -1;
 	}
@@ -413,7 +434,8 @@ int trace_input_finish(struct trace_input *t, const char *positional, bool want_
 				"--pt, --raw, --elf or --pe with it\n", t->cmd);
 			return -1;
 		}
-		if (trace_input_run(t->prefixed, t->run, &t->im, &t->fc, t->trace, sizeof(t->trace), NULL))
+		if (run_load(t->prefixed, t->run, &t->im, &t->fc, t->trace, sizeof(t->trace), NULL,
+			     &t->facts))
 			return -1;
 		char p[4200];
 		snprintf(p, sizeof(p), "%s/images.json", t->run);
@@ -441,6 +463,11 @@ int trace_input_finish(struct trace_input *t, const char *positional, bool want_
 			t->cmd);
 		return -1;
 	}
+	if (!t->tsc_hz) {
+		enum flow_tsc_src src;
+		t->tsc_hz = flow_tsc_hz(&t->facts, &src);
+		t->tsc_src = flow_tsc_src_name(src);
+	}
 	for (size_t i = 0; i < t->nimg; i++)
 		symmap_resolve(&t->img[i], &t->so, read_code, &t->im);
 	if (symtab_init(&t->st, t->img, t->nimg)) {
@@ -448,6 +475,13 @@ int trace_input_finish(struct trace_input *t, const char *positional, bool want_
 		return -1;
 	}
 	return 0;
+}
+
+uint64_t trace_input_ns(const struct trace_input *t, uint64_t ticks)
+{
+	if (!t->tsc_hz)
+		return ticks;
+	return (uint64_t)((unsigned __int128)ticks * 1000000000u / t->tsc_hz);
 }
 
 long trace_input_decode(struct trace_input *t, const struct ptflow_sink *sink,
@@ -469,6 +503,7 @@ long trace_input_decode(struct trace_input *t, const struct ptflow_sink *sink,
 		fprintf(stderr, "efipt %s: out of memory\n", t->cmd);
 	} else {
 		ptflow_on_blocks(d, t->on_blocks);
+		ptflow_blocks_timed(d, t->on_blocks != NULL);
 		t->dec = d;
 		errs = ptflow_decode(d, in.data, in.size, 0);
 		t->dec = NULL;

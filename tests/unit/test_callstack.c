@@ -94,7 +94,7 @@ static void start(void)
 	img.sf = &sf;
 	memset(&lg, 0, sizeof(lg));
 	lg.prof = profile_listener(&lg.p);
-	struct cs_listener ls = { &lg, on_enter, on_leave, on_insns };
+	struct cs_listener ls = { &lg, on_enter, on_leave, on_insns, NULL };
 	symtab_init(&st, &img, 1);
 	cs_init(&cs, &st, &ls);
 	cs.blk_lens = ones_lens;

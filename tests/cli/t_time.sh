@@ -1,0 +1,118 @@
+# Time from timing packets in the analyses (docs/symbols.md, "Time"), on
+# real build output (efipt.efi and its gnu-efi ELF build/efipt.so) traced
+# by the synthesizer with a TSC packet in every PSB+: each function's
+# exclusive and inclusive time must equal what the independent reference
+# (tests/cli/stack_ref.py with the trace's packets) computes; a run
+# directory's manifest and cpuid.txt give the TSC frequency.
+. tests/lib.sh
+B=${EFIPT_BUILD:-build}
+[ -f "$B/efipt.efi" ] || B=build
+EFI=$B/efipt.efi
+SO=$B/efipt.so
+BASE=0x1000000
+PE="--pe $EFI:$BASE"
+HZ=3000000000
+if [ ! -f "$EFI" ] || [ ! -f "$SO" ]; then
+	nok "time: build output" "$EFI or $SO missing (make all)"
+	exit 0
+fi
+
+# --- efipt top's time against the reference ------------------------------------
+check_top() {
+	name=$1
+	shift
+	$EFIPT synth --out "$TMP/t.pt" $PE --insns 60000 --tsc "$@" 2>/dev/null
+	$EFIPT insn --pt "$TMP/t.pt" $PE --no-inst >"$TMP/t.lst"
+	$EFIPT packets --format jsonl "$TMP/t.pt" >"$TMP/t.pk"
+	python3 tests/cli/stack_ref.py "$SO" $BASE efipt.efi "$TMP/t.lst" "$TMP/ref.csv" \
+		"$TMP/ref.folded" "$TMP/t.pk" $HZ
+	$EFIPT top --pt "$TMP/t.pt" $PE --symbols "$SO" --format csv --tsc-hz $HZ >"$TMP/top.csv"
+	if [ "$(tail -n +2 "$TMP/top.csv" | sort)" = "$(tail -n +2 "$TMP/ref.csv" | sort)" ] &&
+	   [ "$(head -1 "$TMP/top.csv")" = "image,function,excl,incl,calls,excl_ns,incl_ns" ] &&
+	   awk -F, 'NR > 1 && $6 > 0 { n++ } END { exit !(n > 3) }' "$TMP/top.csv"; then
+		ok "$name: top's times equal the reference"
+	else
+		nok "$name: top's times equal the reference" "$(diff "$TMP/ref.csv" "$TMP/top.csv" | head -5)"
+	fi
+}
+check_top "time: plain" --seed 3 --psb-period 256
+check_top "time: PSB+ every 64 bytes" --seed 13 --psb-period 64
+check_top "time: interrupts" --seed 4 --interrupts 300 --psb-period 256
+check_top "time: many interrupts" --seed 12 --interrupts 1000 --psb-period 100
+
+# jsonl and text carry the same times
+$EFIPT top --pt "$TMP/t.pt" $PE --symbols "$SO" --format jsonl --tsc-hz $HZ >"$TMP/top.jsonl"
+if python3 -c '
+import csv, json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+ref = {r["function"]: r for r in csv.DictReader(open(sys.argv[2]))}
+assert rows and all(set(r) == {"image", "function", "excl", "incl", "calls", "excl_ns", "incl_ns"} for r in rows)
+assert all(r["excl_ns"] == int(ref[r["function"]]["excl_ns"]) and r["incl_ns"] == int(ref[r["function"]]["incl_ns"]) for r in rows)
+assert all(r["incl_ns"] >= r["excl_ns"] for r in rows)
+assert [r["excl_ns"] for r in rows] == sorted((r["excl_ns"] for r in rows), reverse=True)
+' "$TMP/top.jsonl" "$TMP/ref.csv"; then ok "time: top jsonl rows, sorted by time"; else nok "time: top jsonl rows, sorted by time" "$(head -2 "$TMP/top.jsonl")"; fi
+expect_rc "time: top text" 0 $EFIPT top --pt "$TMP/t.pt" $PE --symbols "$SO" --tsc-hz $HZ
+contains "time: top text says the clock" "$TMP/out" "us traced (TSC 3000000000 Hz from --tsc-hz)"
+contains "time: top text columns" "$TMP/out" "excl_us          incl_us  function"
+expect_rc "time: top without a TSC frequency" 0 $EFIPT top --pt "$TMP/t.pt" $PE --symbols "$SO"
+contains "time: ticks when the frequency is unknown" "$TMP/out" "TSC ticks traced (TSC frequency unknown"
+expect_rc "time: bad --tsc-hz" 2 $EFIPT top --pt "$TMP/t.pt" $PE --tsc-hz 0
+contains "time: bad --tsc-hz named" "$TMP/err" "--tsc-hz takes a frequency in Hz above 0, not '0'"
+
+# no timing packets: no time columns
+$EFIPT synth --out "$TMP/n.pt" $PE --insns 20000 --seed 3 2>/dev/null
+$EFIPT top --pt "$TMP/n.pt" $PE --symbols "$SO" --format csv --tsc-hz $HZ >"$TMP/n.csv"
+if [ "$(head -1 "$TMP/n.csv")" = "image,function,excl,incl,calls" ]; then ok "time: no timing, no time columns"; else nok "time: no timing, no time columns" "$(head -1 "$TMP/n.csv")"; fi
+$EFIPT top --pt "$TMP/n.pt" $PE --symbols "$SO" >"$TMP/n.txt"
+if grep -q "traced\|_us" "$TMP/n.txt"; then nok "time: no timing, text as before" "$(head -3 "$TMP/n.txt")"; else ok "time: no timing, text as before"; fi
+
+# --- a run directory: the TSC frequency from its manifest or cpuid.txt -----------
+D=$TMP/run
+mkdir -p "$D"
+python3 tests/cli/pe_snapshot.py "$EFI" $BASE "$D/mem-0000000001000000.bin" >"$TMP/pages"
+pages=$(( $(cat "$TMP/pages") / 4096 ))
+fa=$(readelf -sW "$SO" | awk '$8 == "efi_main" { print $2; exit }')
+$EFIPT synth --out "$D/trace.pt" --raw "$D/mem-0000000001000000.bin:$BASE" --start $((BASE + 0x$fa)) --insns 20000 --seed 2 --tsc --psb-period 256 2>/dev/null
+cat >"$D/memmap.json" <<EOM
+{"regions": [{"type": "LoaderCode", "phys": "$BASE", "pages": $pages, "attr": "0xf", "snapshot": "mem-0000000001000000.bin"}]}
+EOM
+cat >"$D/images.json" <<EOM
+{"images": [{"name": "efipt.efi", "base": "$BASE", "size": 364544, "code_type": "LoaderCode", "path": "", "pdb": ""}]}
+EOM
+# manifest TIMING [CPUID.TXT]: the run's manifest with that timing object
+manifest() {
+	rm -f "$D/cpuid.txt"
+	names="trace.pt memmap.json images.json mem-0000000001000000.bin"
+	if [ -n "$2" ]; then
+		printf 'CPU:\n   0x00000000 0x00: eax=0x00000016 ebx=0x756e6547 ecx=0x6c65746e edx=0x49656e69\n   0x00000015 0x00: eax=%s\n' "$2" >"$D/cpuid.txt"
+		names="$names cpuid.txt"
+	fi
+	files=""
+	for f in $names; do
+		files="$files${files:+,}{\"name\":\"$f\",\"size\":$(stat -c %s "$D/$f"),\"status\":\"written\"}"
+	done
+	cat >"$D/manifest.json" <<EOM
+{"format":"efipt-run","format_version":1,"efipt_version":"0.1.0","run_id":"20260101-000000-000",
+ "command":"trace","command_line":"trace","trace":{"rtit_ctl":"0x2402"},"timing":{$1},
+ "files":[$files],"status":{"result":"ok","efi_status":"EFI_SUCCESS","message":"trace"}}
+EOM
+}
+run_hz() {
+	# (expect_rc sets name and want)
+	rname=$1 clock=$2
+	expect_rc "$rname" 0 $EFIPT top "$D" --symbols "$SO"
+	contains "$rname: the clock named" "$TMP/out" "$clock"
+}
+manifest '"tsc_start":"0x0","tsc_hz":2500000000,"cpuid15_eax":2,"cpuid15_ebx":100,"cpuid15_ecx":38400000,"nom_freq":30'
+run_hz "time: run dir timing.tsc_hz" "(TSC 2500000000 Hz from manifest timing.tsc_hz)"
+manifest '"cpuid15_eax":2,"cpuid15_ebx":100,"cpuid15_ecx":38400000,"nom_freq":30' "0x00000002 ebx=0x000000b0 ecx=0x0249f000 edx=0x00000000"
+run_hz "time: run dir timing.cpuid15_* win over cpuid.txt" "(TSC 1920000000 Hz from CPUID.15H)"
+manifest '"nom_freq":30' "0x00000002 ebx=0x000000b0 ecx=0x0249f000 edx=0x00000000"
+run_hz "time: run dir cpuid.txt leaf 15H" "(TSC 3379200000 Hz from CPUID.15H)"
+manifest '"nom_freq":30' "0x00000002 ebx=0x000000b0 ecx=0x00000000 edx=0x00000000"
+run_hz "time: run dir nominal ratio (15H without crystal Hz)" "(TSC 3000000000 Hz from nominal ratio)"
+manifest '"tsc_start":"0x0"'
+run_hz "time: run dir without a frequency" "TSC ticks traced (TSC frequency unknown"
+manifest '"tsc_hz":"fast"'
+expect_rc "time: run dir bad timing.tsc_hz" 2 $EFIPT top "$D" --symbols "$SO"
+contains "time: bad timing.tsc_hz named" "$TMP/err" '"timing.tsc_hz" must be an integer'
