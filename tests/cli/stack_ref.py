@@ -19,7 +19,10 @@ that branch used up its packet (the decoder reads on to it before walking
 on), else the time the branch had; when the time moves on, the difference
 goes to the function on top of the stack. Packets are consumed by a walk of its own over the truth.
 
-usage: stack_ref.py ELF BASE IMAGE_NAME TRUTH OUT_TOP_CSV OUT_FOLDED [PACKETS TSC_HZ]
+The folded stacks weighted by time (ns per call tree node) go to
+OUT_FOLDED_NS.
+
+usage: stack_ref.py ELF BASE IMAGE_NAME TRUTH OUT_TOP_CSV OUT_FOLDED [PACKETS TSC_HZ [OUT_FOLDED_NS]]
 """
 import json
 import bisect
@@ -30,6 +33,7 @@ import sys
 elf, base, image, truth, out_top, out_folded = sys.argv[1:7]
 packets_file = sys.argv[7] if len(sys.argv) > 8 else None
 tsc_hz = int(sys.argv[8]) if packets_file else 0
+out_folded_ns = sys.argv[9] if len(sys.argv) > 9 else None
 base = int(base, 0)
 
 # functions: (lo, hi, name, is_entry)
@@ -104,6 +108,7 @@ nodes = {}            # (parent, fn) -> id
 node_fn = [None]
 node_parent = [0]
 node_count = [0]
+node_ticks = {}
 
 
 def child(parent, fn):
@@ -197,6 +202,7 @@ def time_to(tsc):
     if tsc > NOW:
         if stack:
             excl_t[stack[-1][0]] = excl_t.get(stack[-1][0], 0) + tsc - NOW
+            node_ticks[stack[-1][1]] = node_ticks.get(stack[-1][1], 0) + tsc - NOW
         NOW = tsc
 
 
@@ -359,3 +365,16 @@ with open(out_folded, "w") as o:
             path.append(label(node_fn[m]))
             m = node_parent[m]
         o.write("%s %d\n" % (";".join(reversed(path)), node_count[n]))
+
+if out_folded_ns:
+    with open(out_folded_ns, "w") as o:
+        for n in range(1, len(node_fn)):
+            ns = node_ticks.get(n, 0) * 10**9 // tsc_hz
+            if not ns:
+                continue
+            path = []
+            m = n
+            while m:
+                path.append(label(node_fn[m]))
+                m = node_parent[m]
+            o.write("%s %d\n" % (";".join(reversed(path)), ns))

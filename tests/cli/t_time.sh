@@ -25,7 +25,7 @@ check_top() {
 	$EFIPT insn --pt "$TMP/t.pt" $PE --no-inst >"$TMP/t.lst"
 	$EFIPT packets --format jsonl "$TMP/t.pt" >"$TMP/t.pk"
 	python3 tests/cli/stack_ref.py "$SO" $BASE efipt.efi "$TMP/t.lst" "$TMP/ref.csv" \
-		"$TMP/ref.folded" "$TMP/t.pk" $HZ
+		"$TMP/ref.folded" "$TMP/t.pk" $HZ "$TMP/ref.fns"
 	$EFIPT top --pt "$TMP/t.pt" $PE --symbols "$SO" --format csv --tsc-hz $HZ >"$TMP/top.csv"
 	if [ "$(tail -n +2 "$TMP/top.csv" | sort)" = "$(tail -n +2 "$TMP/ref.csv" | sort)" ] &&
 	   [ "$(head -1 "$TMP/top.csv")" = "image,function,excl,incl,calls,excl_ns,incl_ns" ] &&
@@ -33,6 +33,12 @@ check_top() {
 		ok "$name: top's times equal the reference"
 	else
 		nok "$name: top's times equal the reference" "$(diff "$TMP/ref.csv" "$TMP/top.csv" | head -5)"
+	fi
+	$EFIPT flame --pt "$TMP/t.pt" $PE --symbols "$SO" --tsc-hz $HZ --weight time >"$TMP/flame"
+	if [ -s "$TMP/flame" ] && [ "$(sort "$TMP/flame")" = "$(sort "$TMP/ref.fns")" ]; then
+		ok "$name: flame --weight time equals the reference"
+	else
+		nok "$name: flame --weight time equals the reference" "$(diff "$TMP/ref.fns" "$TMP/flame" | head -3 | cut -c1-200)"
 	fi
 }
 check_top "time: plain" --seed 3 --psb-period 256
@@ -58,6 +64,14 @@ expect_rc "time: top without a TSC frequency" 0 $EFIPT top --pt "$TMP/t.pt" $PE 
 contains "time: ticks when the frequency is unknown" "$TMP/out" "TSC ticks traced (TSC frequency unknown"
 expect_rc "time: bad --tsc-hz" 2 $EFIPT top --pt "$TMP/t.pt" $PE --tsc-hz 0
 contains "time: bad --tsc-hz named" "$TMP/err" "--tsc-hz takes a frequency in Hz above 0, not '0'"
+
+$EFIPT flame --pt "$TMP/t.pt" $PE --symbols "$SO" --weight insns >"$TMP/fi"
+$EFIPT flame --pt "$TMP/t.pt" $PE --symbols "$SO" >"$TMP/fd"
+if [ -s "$TMP/fi" ] && cmp -s "$TMP/fi" "$TMP/fd"; then ok "time: flame --weight insns is the default"; else nok "time: flame --weight insns is the default" "differs"; fi
+expect_rc "time: flame --weight time without --tsc-hz" 0 $EFIPT flame --pt "$TMP/t.pt" $PE --symbols "$SO" --weight time
+contains "time: flame says its weights are ticks" "$TMP/err" "the TSC frequency is unknown: weights are TSC ticks"
+expect_rc "time: flame bad --weight" 2 $EFIPT flame --pt "$TMP/t.pt" $PE --weight cycles
+contains "time: flame bad --weight named" "$TMP/err" "--weight takes insns or time, not 'cycles'"
 
 # no timing packets: no time columns
 $EFIPT synth --out "$TMP/n.pt" $PE --insns 20000 --seed 3 2>/dev/null
@@ -116,3 +130,5 @@ run_hz "time: run dir without a frequency" "TSC ticks traced (TSC frequency unkn
 manifest '"tsc_hz":"fast"'
 expect_rc "time: run dir bad timing.tsc_hz" 2 $EFIPT top "$D" --symbols "$SO"
 contains "time: bad timing.tsc_hz named" "$TMP/err" '"timing.tsc_hz" must be an integer'
+expect_rc "time: flame --weight time without timing packets" 2 $EFIPT flame --pt "$TMP/n.pt" $PE --symbols "$SO" --weight time
+contains "time: flame says the trace has no timing" "$TMP/err" "--weight time: the trace has no timing packets"
