@@ -132,3 +132,22 @@ expect_rc "time: run dir bad timing.tsc_hz" 2 $EFIPT top "$D" --symbols "$SO"
 contains "time: bad timing.tsc_hz named" "$TMP/err" '"timing.tsc_hz" must be an integer'
 expect_rc "time: flame --weight time without timing packets" 2 $EFIPT flame --pt "$TMP/n.pt" $PE --symbols "$SO" --weight time
 contains "time: flame says the trace has no timing" "$TMP/err" "--weight time: the trace has no timing packets"
+
+# --- efipt calls: time at each entry ----------------------------------------------
+$EFIPT calls --pt "$TMP/t.pt" $PE --symbols "$SO" --tsc-hz $HZ >"$TMP/calls.t"
+$EFIPT calls --pt "$TMP/t.pt" $PE --symbols "$SO" --index >"$TMP/calls.i"
+$EFIPT calls --pt "$TMP/n.pt" $PE --symbols "$SO" --tsc-hz $HZ >"$TMP/calls.n"
+$EFIPT calls --pt "$TMP/n.pt" $PE --symbols "$SO" --index >"$TMP/calls.ni"
+if python3 -c '
+import re, sys
+t = open(sys.argv[1]).read().splitlines()
+i = open(sys.argv[2]).read().splitlines()
+assert len(t) == len(i) > 100
+times = [float(l.split()[0]) for l in t]
+assert all(re.match(r"^ *[0-9]+\.[0-9]{3}  ", l) for l in t)
+assert times == sorted(times) and times[-1] > 0
+assert [l[12:] for l in t] == [l[12:] for l in i]
+idx = [int(l.split()[0]) for l in i]
+assert idx == sorted(idx) and idx[-1] > 1000
+' "$TMP/calls.t" "$TMP/calls.i"; then ok "time: calls shows us since the first timing packet, --index the index"; else nok "time: calls shows us since the first timing packet, --index the index" "$(head -3 "$TMP/calls.t")"; fi
+if [ -s "$TMP/calls.n" ] && cmp -s "$TMP/calls.n" "$TMP/calls.ni"; then ok "time: calls without timing packets shows the index"; else nok "time: calls without timing packets shows the index" "differs"; fi
