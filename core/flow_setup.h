@@ -26,6 +26,7 @@ struct flow_facts {
 	uint32_t cpuid15_eax, cpuid15_ebx, cpuid15_ecx;
 	uint8_t nom_freq;	/* 0: unknown */
 	uint64_t tsc_hz;	/* 0: unknown */
+	bool emulated;		/* the trace's time is emulated (efipt qemu) */
 };
 
 /* Where flow_tsc_hz() took the TSC frequency from. */

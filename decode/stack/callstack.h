@@ -138,6 +138,12 @@ void cs_on_event(void *cs, const struct ptflow_event *ev);
  * whole; only one that crosses a function's end asks blk_lens. */
 void cs_on_blocks(void *cs, const struct ptflow_blk *b, size_t n);
 
+/* The time is tsc (TSC estimate), the core:bus ratio cbr: now moves on
+ * (never back: a lower estimate is held and counted in time_back). The
+ * model calls it with time_fn's estimate per batch of blocks or run and
+ * with each event's. */
+void cs_time(struct callstack *cs, uint64_t tsc, uint8_t cbr);
+
 /* Close every frame at the end of the trace. */
 void cs_finish(struct callstack *cs);
 

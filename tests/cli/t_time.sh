@@ -151,3 +151,55 @@ idx = [int(l.split()[0]) for l in i]
 assert idx == sorted(idx) and idx[-1] > 1000
 ' "$TMP/calls.t" "$TMP/calls.i"; then ok "time: calls shows us since the first timing packet, --index the index"; else nok "time: calls shows us since the first timing packet, --index the index" "$(head -3 "$TMP/calls.t")"; fi
 if [ -s "$TMP/calls.n" ] && cmp -s "$TMP/calls.n" "$TMP/calls.ni"; then ok "time: calls without timing packets shows the index"; else nok "time: calls without timing packets shows the index" "differs"; fi
+
+# --- efipt timeline: ts from the timing packets -----------------------------------
+CHECK="python3 tests/cli/timeline_check.py"
+check_tl() {
+	name=$1
+	shift
+	flags=""
+	case "$*" in *--distnt*) flags="--distnt --disretc" ;; esac
+	$EFIPT synth --out "$TMP/x.pt" $PE --insns 60000 --tsc --psb-period 200 "$@" 2>/dev/null
+	$EFIPT timeline --pt "$TMP/x.pt" $PE $flags --symbols "$SO" --tsc-hz $HZ -o "$TMP/x.json" 2>"$TMP/err"
+	rc=$?
+	$EFIPT flame --pt "$TMP/x.pt" $PE $flags --symbols "$SO" >"$TMP/x.folded" 2>/dev/null
+	$EFIPT top --pt "$TMP/x.pt" $PE $flags --symbols "$SO" --tsc-hz $HZ --format csv >"$TMP/x.csv" 2>/dev/null
+	if [ $rc -gt 1 ]; then
+		nok "$name" "exit $rc: $(head -c 300 "$TMP/err")"
+		return
+	fi
+	r=$($CHECK "$TMP/x.json" --flame "$TMP/x.folded" --top "$TMP/x.csv")
+	if [ "$r" = ok ] && grep -q '"ts":[0-9]*\.[0-9][0-9][0-9],' "$TMP/x.json"; then ok "$name"; else nok "$name" "$r"; fi
+}
+check_tl "time: timeline plain" --seed 3
+check_tl "time: timeline interrupts" --seed 4 --interrupts 200
+check_tl "time: timeline overflows and disables" --seed 6 --ovf 300 --disable 2000
+check_tl "time: timeline DisTNT gaps" --seed 7 --distnt --disretc
+check_tl "time: timeline power events (CBR)" --seed 8 --power 100 --ptwrite
+contains "time: timeline CBR counter" "$TMP/x.json" '"ph":"C","pid":1,"tid":1,"ts":'
+contains "time: timeline CBR in MHz" "$TMP/x.json" '"name":"CPU 0 frequency (CBR)","args":{"MHz":3200}}'
+contains "time: timeline names the clock" "$TMP/x.json" '"time":"us (ns precision) since the first timing packet'
+contains "time: timeline clock source" "$TMP/x.json" '"tsc_hz":3000000000,"tsc_hz_source":"--tsc-hz"'
+if grep -q displayTimeUnit "$TMP/x.json"; then nok "time: timeline without displayTimeUnit" "present"; else ok "time: timeline without displayTimeUnit"; fi
+
+# the checker rejects a timed file that goes back or does not name its clock
+$EFIPT synth --out "$TMP/x.pt" $PE --insns 20000 --tsc --psb-period 200 --seed 3 2>/dev/null
+$EFIPT timeline --pt "$TMP/x.pt" $PE --symbols "$SO" --tsc-hz $HZ -o "$TMP/x.json"
+tl_bad() {
+	sed "$2" "$TMP/x.json" >"$TMP/bad.json"
+	r=$($CHECK "$TMP/bad.json")
+	if [ "$r" != ok ]; then ok "time: timeline checker rejects $1"; else nok "time: timeline checker rejects $1" "accepted"; fi
+}
+tl_bad "ts going back" '0,/"ts":[1-9][0-9]*\.[0-9]*,"name"/{s/"ts":[1-9][0-9]*\.[0-9]*,"name"/"ts":0.000,"name"/}'
+tl_bad "no tsc_hz" 's/"tsc_hz":3000000000,//'
+tl_bad "a counter without args" '0,/"ph":"E","pid":1,"tid":1,"ts":\([0-9.]*\)}/{s/"ph":"E","pid":1,"tid":1,"ts":\([0-9.]*\)}/"ph":"C","pid":1,"tid":1,"ts":\1,"name":"x"},{"ph":"E","pid":1,"tid":1,"ts":\1}/}'
+r=$($CHECK "$TMP/x.json")
+[ "$r" = ok ] && ok "time: timeline checker accepts the file" || nok "time: timeline checker accepts the file" "$r"
+
+# a run directory's clock: emulated time
+manifest '"tsc_hz":1000000000,"emulated":true,"clock":"qemu icount shift=3: 8 ns per instruction"'
+expect_rc "time: run dir timeline" 0 $EFIPT timeline "$D" --symbols "$SO" -o "$TMP/r.json"
+contains "time: run dir timeline says emulated" "$TMP/r.json" '"tsc_hz":1000000000,"tsc_hz_source":"manifest timing.tsc_hz","tsc_first":'
+contains "time: run dir timeline emulated true" "$TMP/r.json" '"emulated":true'
+r=$($CHECK "$TMP/r.json")
+[ "$r" = ok ] && ok "time: run dir timeline checks" || nok "time: run dir timeline checks" "$r"
