@@ -77,6 +77,7 @@ static int check_optional(struct rundir *rd, json_t *m)
 		{ "trace", "rtit_ctl", JSON_STRING }, { "trace", "source", JSON_STRING },
 		{ "trace", "output", JSON_STRING }, { "trace", "mode", JSON_STRING },
 		{ "trace", "size", JSON_INTEGER }, { "trace", "bytes", JSON_INTEGER },
+		{ "trace", "cpus", JSON_INTEGER }, { "trace", "traces", JSON_ARRAY },
 		{ "timing", "tsc_start", JSON_STRING }, { "timing", "tsc_stop", JSON_STRING },
 		{ "timing", "nom_freq", JSON_INTEGER }, { "timing", "tsc_hz", JSON_INTEGER },
 		{ "timing", "cpuid15_eax", JSON_INTEGER }, { "timing", "cpuid15_ebx", JSON_INTEGER },
@@ -331,4 +332,75 @@ int rundir_trace(const struct rundir *rd, char *path, size_t cap, char *err, siz
 	}
 	snprintf(path, cap, "%s/trace.pt", rd->path);
 	return 0;
+}
+
+/* The status the manifest's files list gives name ("written", ...), or NULL. */
+static const char *file_status(const struct rundir *rd, const char *name)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(rd->manifest, "files"), i, f)
+		if (!strcmp(json_string_value(json_object_get(f, "name")) ?: "", name))
+			return json_string_value(json_object_get(f, "status"));
+	return NULL;
+}
+
+int rundir_cpu_traces(const struct rundir *rd, struct rundir_cpu_trace *out, int max, char *err,
+		      size_t errlen)
+{
+	json_t *traces = json_object_get(json_object_get(rd->manifest, "trace"), "traces");
+	if (max < 1)
+		return -1;
+	if (!traces) {
+		out[0].cpu = 0;
+		return rundir_trace(rd, out[0].path, sizeof(out[0].path), err, errlen) ? -1 : 1;
+	}
+	int n = 0;
+	size_t i;
+	json_t *e;
+	json_array_foreach(traces, i, e) {
+		json_t *cpu = json_object_get(e, "cpu");
+		const char *file = json_string_value(json_object_get(e, "file"));
+		if (!json_is_integer(cpu) || json_integer_value(cpu) < 0 ||
+		    json_integer_value(cpu) >= RUNDIR_CPUS_MAX || !file || !*file ||
+		    strchr(file, '/') || strchr(file, '\\') || !strcmp(file, "..") ||
+		    !strcmp(file, ".")) {
+			snprintf(err, errlen, "manifest.json: trace.traces[%zu] must have a \"cpu\" "
+				 "from 0 to %d and a plain \"file\" name", i, RUNDIR_CPUS_MAX - 1);
+			return -1;
+		}
+		unsigned c = (unsigned)json_integer_value(cpu);
+		for (int k = 0; k < n; k++)
+			if (out[k].cpu == c) {
+				snprintf(err, errlen, "manifest.json: trace.traces lists CPU %u twice",
+					 c);
+				return -1;
+			}
+		const char *st = file_status(rd, file);
+		if (!st || strcmp(st, "written")) {
+			snprintf(err, errlen, "%s: CPU %u's trace %s %s%s", rd->path, c, file,
+				 st ? "was not written: manifest.json says " : "is not in manifest.json's files",
+				 st ? st : "");
+			return -1;
+		}
+		if (n == max) {
+			snprintf(err, errlen, "manifest.json: trace.traces has more than %d CPUs", max);
+			return -1;
+		}
+		out[n].cpu = c;
+		snprintf(out[n].path, sizeof(out[n].path), "%s/%s", rd->path, file);
+		n++;
+	}
+	if (!n) {
+		snprintf(err, errlen, "manifest.json: trace.traces is empty");
+		return -1;
+	}
+	/* CPU 0 first, then by number (tracks in order) */
+	for (int a = 1; a < n; a++)
+		for (int b = a; b > 0 && out[b].cpu < out[b - 1].cpu; b--) {
+			struct rundir_cpu_trace tmp = out[b];
+			out[b] = out[b - 1];
+			out[b - 1] = tmp;
+		}
+	return n;
 }

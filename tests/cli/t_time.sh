@@ -203,3 +203,62 @@ contains "time: run dir timeline says emulated" "$TMP/r.json" '"tsc_hz":10000000
 contains "time: run dir timeline emulated true" "$TMP/r.json" '"emulated":true'
 r=$($CHECK "$TMP/r.json")
 [ "$r" = ok ] && ok "time: run dir timeline checks" || nok "time: run dir timeline checks" "$r"
+
+# --- efipt timeline: every CPU of a run directory, a track each -------------------
+$EFIPT synth --out "$D/trace.cpu1.pt" --raw "$D/mem-0000000001000000.bin:$BASE" --start $((BASE + 0x$fa)) --insns 15000 --seed 5 --interrupts 300 --tsc --psb-period 256 2>/dev/null
+$EFIPT synth --out "$D/trace.cpu3.pt" --raw "$D/mem-0000000001000000.bin:$BASE" --start $((BASE + 0x$fa)) --insns 10000 --seed 6 --tsc --psb-period 256 2>/dev/null
+# smp TRACES-JSON [TIMING]: the manifest of a run with several CPUs
+smp() {
+	files=""
+	for f in trace.pt trace.cpu1.pt trace.cpu3.pt memmap.json images.json mem-0000000001000000.bin; do
+		files="$files${files:+,}{\"name\":\"$f\",\"size\":$(stat -c %s "$D/$f"),\"status\":\"written\"}"
+	done
+	cat >"$D/manifest.json" <<EOM
+{"format":"efipt-run","format_version":1,"efipt_version":"0.1.0","run_id":"20260101-000000-000",
+ "command":"qemu","command_line":"qemu -smp 3","trace":{"rtit_ctl":"0x2402","cpus":3,"traces":$1},
+ "timing":{${2:-\"tsc_hz\":1000000000}},"files":[$files],"status":{"result":"ok","efi_status":"EFI_SUCCESS","message":"trace"}}
+EOM
+}
+smp '[{"cpu":0,"file":"trace.pt","bytes":1,"insns":1},{"cpu":3,"file":"trace.cpu3.pt"},{"cpu":1,"file":"trace.cpu1.pt"}]'
+expect_rc "time: timeline of 3 CPUs" 0 $EFIPT timeline "$D" --symbols "$SO" -o "$TMP/smp.json"
+r=$($CHECK "$TMP/smp.json" --tracks 0,1,3)
+[ "$r" = ok ] && ok "time: timeline of 3 CPUs: nested per track, CPU 0, 1, 3 named" || nok "time: timeline of 3 CPUs: nested per track, CPU 0, 1, 3 named" "$r"
+if python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+names = {e["tid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+assert names == {1: "CPU 0", 2: "CPU 1", 4: "CPU 3"}, names
+per = {}
+for e in ev:
+    if e["ph"] == "B":
+        per[e["tid"]] = per.get(e["tid"], 0) + 1
+assert set(per) == {1, 2, 4} and all(n > 10 for n in per.values()), per
+assert d["otherData"]["cpus"] == 3 and d["otherData"]["tsc_hz"] == 1000000000
+' "$TMP/smp.json"; then ok "time: timeline of 3 CPUs: tids 1, 2, 4 with slices"; else nok "time: timeline of 3 CPUs: tids 1, 2, 4 with slices" "$(head -c 300 "$TMP/smp.json")"; fi
+# each CPU's track is that CPU's trace alone: CPU 1's slices as a run of its own
+cp "$D/trace.pt" "$TMP/keep.pt"
+cp "$D/trace.cpu1.pt" "$D/trace.pt"
+smp '[{"cpu":0,"file":"trace.pt"}]'
+$EFIPT timeline "$D" --symbols "$SO" -o "$TMP/one.json"
+cp "$TMP/keep.pt" "$D/trace.pt"
+if python3 -c '
+import json, sys
+a = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] in "BE" and e["tid"] == 2]
+b = [e for e in json.load(open(sys.argv[2]))["traceEvents"] if e["ph"] in "BE"]
+strip = lambda l: [(e["ph"], e.get("name")) for e in l]
+assert a and strip(a) == strip(b)
+' "$TMP/smp.json" "$TMP/one.json"; then ok "time: timeline CPU 1's track is its trace's"; else nok "time: timeline CPU 1's track is its trace's" "differs"; fi
+smp '[{"cpu":0,"file":"trace.pt"},{"cpu":1,"file":"trace.cpu9.pt"}]'
+expect_rc "time: timeline with a CPU trace not written" 2 $EFIPT timeline "$D" --symbols "$SO" -o "$TMP/nofile.json"
+contains "time: the missing CPU trace named" "$TMP/err" "CPU 1's trace trace.cpu9.pt is not in manifest.json's files"
+smp '[{"cpu":0,"file":"trace.pt"},{"cpu":0,"file":"trace.cpu1.pt"}]'
+expect_rc "time: timeline with a CPU twice" 2 $EFIPT timeline "$D" --symbols "$SO" -o "$TMP/nofile.json"
+contains "time: the CPU given twice named" "$TMP/err" "trace.traces lists CPU 0 twice"
+smp '[{"cpu":0,"file":"../trace.pt"}]'
+expect_rc "time: timeline with a path as a CPU's file" 2 $EFIPT timeline "$D" --symbols "$SO" -o "$TMP/nofile.json"
+contains "time: the bad file named" "$TMP/err" 'trace.traces[0] must have a "cpu" from 0 to 255 and a plain "file" name'
+smp '"none"'
+expect_rc "time: timeline with traces not an array" 2 $EFIPT timeline "$D" --symbols "$SO" -o "$TMP/nofile.json"
+contains "time: traces not an array named" "$TMP/err" '"trace.traces" must be an array'
+if [ ! -e "$TMP/nofile.json" ]; then ok "time: no file from a bad run directory"; else nok "time: no file from a bad run directory" "written"; fi
