@@ -57,7 +57,14 @@ struct ptsynth_config {
 	bool biased;			/* Jcc outcomes biased per branch, as in
 					 * real programs (else 50/50) */
 	bool tsc;			/* a TSC packet in each PSB+ */
+	/* Cycle-accurate mode (33.3.6) with tsc: a CBR of PTSYNTH_CBR in each
+	 * PSB+ and a CYC before each TNT, TIP or FUP outside it, counting the
+	 * core cycles since the last TSC or CYC so that the time estimate
+	 * (33.8.3.2, nominal ratio PTSYNTH_CBR) is 3 * trace offset + 1000
+	 * there, like the TSCs. */
+	bool cyc;
 };
+#define PTSYNTH_CBR 32	/* the core:bus ratio of --cyc traces (the wake-up CBR too) */
 
 /*
  * Ground truth event: the fields as the flow decoder reports them in a
@@ -125,6 +132,8 @@ struct ptsynth {
 	uint64_t tx_begin;	/* its XBEGIN: where an abort goes */
 	bool full_next;		/* next FUP uncompressed */
 	bool last_tnt;		/* the last flow packet was a TNT bit */
+	bool in_psb;		/* writing PSB+ */
+	uint64_t time;		/* cfg.cyc: the time estimate of the packets so far */
 	uint8_t csp, csn;	/* compression stack (what the CPU tracks) */
 	uint16_t rsp, rsn;	/* software stack */
 	uint16_t nent, ent_next;

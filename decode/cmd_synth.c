@@ -47,6 +47,9 @@ static void synth_usage(FILE *f)
 		"  --bits 16|32|64  code size at the start (default 64)\n"
 		"  --tsc            a TSC packet in each PSB+ (TSC = 3 * trace offset + 1000)\n"
 		"  --psb-period N   trace bytes between PSB+, 64 or more (default 4096)\n"
+		"  --cyc            --tsc and cycle-accurate mode: a CBR (ratio 32) in each\n"
+		"                   PSB+, a CYC before each TNT, TIP and FUP counting the\n"
+		"                   cycles to 3 * offset + 1000 (decode with nominal ratio 32)\n"
 		"  --truth FILE     write the executed instruction addresses to FILE\n\n"
 		"TRACE and FILE are written under a temporary name and renamed when\n"
 		"complete: on any failure neither is left behind.\n\n"
@@ -86,6 +89,7 @@ int cmd_synth(int argc, char **argv)
 		{ "bits", required_argument, 0, 'b' },
 		{ "tsc", no_argument, 0, 'T' },
 		{ "psb-period", required_argument, 0, 'Q' },
+		{ "cyc", no_argument, 0, 'C' },
 		{ "truth", required_argument, 0, 't' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -145,6 +149,7 @@ int cmd_synth(int argc, char **argv)
 			sc.bits = (uint8_t)v;
 			break;
 		case 'T': sc.tsc = true; break;
+		case 'C': sc.tsc = sc.cyc = true; break;
 		case 'Q':
 			if (v < 64 || v > (1u << 30)) {
 				fprintf(stderr, "efipt synth: --psb-period takes 64 to 2^30 bytes, not "

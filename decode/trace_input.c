@@ -401,6 +401,16 @@ int trace_input_option(struct trace_input *t, int c, const char *arg)
 		t->tsc_src = "--tsc-hz";
 		return 0;
 	}
+	case 0x10b: {
+		unsigned long long v;
+		if (parse_u64(arg, &v) || !v || v > 255) {
+			fprintf(stderr, "efipt %s: --nom-freq takes a ratio from 1 to 255, not '%s'\n",
+				t->cmd, arg);
+			return -1;
+		}
+		t->fc.nom_freq = (uint8_t)v;
+		return 0;
+	}
 	default:
 		return -1;
 	}

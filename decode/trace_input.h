@@ -87,7 +87,8 @@ struct trace_input {
 	{ "symbols", required_argument, 0, 0x106 },                               \
 	{ "path-map", required_argument, 0, 0x107 },                              \
 	{ "distnt", no_argument, 0, 0x108 }, { "disretc", no_argument, 0, 0x109 }, \
-	{ "tsc-hz", required_argument, 0, 0x10a }
+	{ "tsc-hz", required_argument, 0, 0x10a },                              \
+	{ "nom-freq", required_argument, 0, 0x10b }
 
 #define TRACE_INPUT_USAGE                                                      \
 	"inputs:  RUNDIR (or --run RUNDIR), or --pt TRACE with code images:\n"    \
@@ -97,6 +98,7 @@ struct trace_input {
 	"  --distnt, --disretc  the trace was recorded with DisTNT / DisRETC\n"     \
 	"  --tsc-hz HZ     the TSC frequency, for times in ns (a run directory's\n"  \
 	"                  manifest or CPUID.15H gives it otherwise)\n"            \
+	"  --nom-freq N    the nominal ratio (CPUID.16H / 100 MHz), for CYC timing\n" \
 	"symbols:\n"                                                               \
 	"  --symbols PATH  a build directory (searched recursively for NAME.debug,\n" \
 	"                  NAME.so, NAME.dll) or one ELF file; repeatable\n"        \

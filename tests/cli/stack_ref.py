@@ -20,9 +20,12 @@ on), else the time the branch had; when the time moves on, the difference
 goes to the function on top of the stack. Packets are consumed by a walk of its own over the truth.
 
 The folded stacks weighted by time (ns per call tree node) go to
-OUT_FOLDED_NS.
+OUT_FOLDED_NS. With NOM_FREQ (the nominal ratio), CYC packets count too:
+the time is the last TSC plus the cycles of the CYCs since, each converted
+at NOM_FREQ / CBR TSC ticks per cycle (SDM 33.8.3.2).
 
-usage: stack_ref.py ELF BASE IMAGE_NAME TRUTH OUT_TOP_CSV OUT_FOLDED [PACKETS TSC_HZ [OUT_FOLDED_NS]]
+usage: stack_ref.py ELF BASE IMAGE_NAME TRUTH OUT_TOP_CSV OUT_FOLDED
+                    [PACKETS TSC_HZ [OUT_FOLDED_NS [NOM_FREQ]]]
 """
 import json
 import bisect
@@ -33,7 +36,8 @@ import sys
 elf, base, image, truth, out_top, out_folded = sys.argv[1:7]
 packets_file = sys.argv[7] if len(sys.argv) > 8 else None
 tsc_hz = int(sys.argv[8]) if packets_file else 0
-out_folded_ns = sys.argv[9] if len(sys.argv) > 9 else None
+out_folded_ns = sys.argv[9] if len(sys.argv) > 9 and sys.argv[9] != "-" else None
+nom_freq = int(sys.argv[10]) if len(sys.argv) > 10 else 0
 base = int(base, 0)
 
 # functions: (lo, hi, name, is_entry)
@@ -144,6 +148,10 @@ class Packets:
                 in_psb = False
             if t == "tsc":
                 self.p.append(("tsc", int(j["tsc"], 16)))
+            elif t == "cyc":
+                self.p.append(("cyc", int(j["cyc"], 16)))
+            elif t == "cbr":
+                self.p.append(("cbr", j["ratio"]))
             elif t.startswith("tnt"):
                 self.p.append(("tnt", len(j["bits"])))
             elif t in ("tip", "tip.pge", "tip.pgd") or (t == "fup" and not in_psb):
@@ -151,14 +159,30 @@ class Packets:
         self.i = 0
         self.bits = 0
         self.tsc = None
+        self.cbr = 0
+        self.cyc = 0      # cycles since the last TSC
+
+    def timing(self, t, v):
+        """A timing packet: True if it was one."""
+        if t == "tsc":
+            self.tsc, self.base, self.cyc = v, v, 0
+        elif t == "cbr":
+            self.cbr = v
+        elif t == "cyc":
+            if self.tsc is not None and self.cbr and nom_freq:
+                self.cyc += v
+                self.tsc = self.base + self.cyc * nom_freq // self.cbr
+        else:
+            return False
+        return True
 
     def take(self, what):
         """Consume the next packet of a kind in what (TSCs on the way)."""
         while self.i < len(self.p):
             t, v = self.p[self.i]
             self.i += 1
-            if t == "tsc":
-                self.tsc = v
+            if self.timing(t, v):
+                pass
             elif t in what:
                 return t, v
         return None, 0
@@ -166,8 +190,7 @@ class Packets:
     def ahead(self):
         """With no TNT bits left the decoder reads on to the next packet
         of the flow before it walks on: the TSCs up to it count now."""
-        while not self.bits and self.i < len(self.p) and self.p[self.i][0] == "tsc":
-            self.tsc = self.p[self.i][1]
+        while not self.bits and self.i < len(self.p) and self.timing(*self.p[self.i]):
             self.i += 1
 
     def branch(self, d):
@@ -319,6 +342,9 @@ with open(truth) as t:
                 time_to(pk.tsc)
                 pk.ahead()
             elif what in ("disabled", "async disabled", "overflow", "gap") or "error" in line:
+                if pk and what == "async disabled":
+                    pk.take(("fup",))
+                    pk.take(("tip.pgd",))
                 if pk:
                     time_to(pk.tsc)
                 while stack:

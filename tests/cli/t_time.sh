@@ -18,15 +18,19 @@ if [ ! -f "$EFI" ] || [ ! -f "$SO" ]; then
 fi
 
 # --- efipt top's time against the reference ------------------------------------
+# check_top NAME SYNTH-OPTIONS...: with --cyc the decoder and the reference
+# convert CYCs at nominal ratio 32 (the synthesizer's CBR)
 check_top() {
 	name=$1
 	shift
+	nom=""
+	case "$*" in *--cyc*) nom="--nom-freq 32" ;; esac
 	$EFIPT synth --out "$TMP/t.pt" $PE --insns 60000 --tsc "$@" 2>/dev/null
 	$EFIPT insn --pt "$TMP/t.pt" $PE --no-inst >"$TMP/t.lst"
 	$EFIPT packets --format jsonl "$TMP/t.pt" >"$TMP/t.pk"
 	python3 tests/cli/stack_ref.py "$SO" $BASE efipt.efi "$TMP/t.lst" "$TMP/ref.csv" \
-		"$TMP/ref.folded" "$TMP/t.pk" $HZ "$TMP/ref.fns"
-	$EFIPT top --pt "$TMP/t.pt" $PE --symbols "$SO" --format csv --tsc-hz $HZ >"$TMP/top.csv"
+		"$TMP/ref.folded" "$TMP/t.pk" $HZ "$TMP/ref.fns" ${nom#--nom-freq }
+	$EFIPT top --pt "$TMP/t.pt" $PE --symbols "$SO" --format csv --tsc-hz $HZ $nom >"$TMP/top.csv"
 	if [ "$(tail -n +2 "$TMP/top.csv" | sort)" = "$(tail -n +2 "$TMP/ref.csv" | sort)" ] &&
 	   [ "$(head -1 "$TMP/top.csv")" = "image,function,excl,incl,calls,excl_ns,incl_ns" ] &&
 	   awk -F, 'NR > 1 && $6 > 0 { n++ } END { exit !(n > 3) }' "$TMP/top.csv"; then
@@ -34,7 +38,7 @@ check_top() {
 	else
 		nok "$name: top's times equal the reference" "$(diff "$TMP/ref.csv" "$TMP/top.csv" | head -5)"
 	fi
-	$EFIPT flame --pt "$TMP/t.pt" $PE --symbols "$SO" --tsc-hz $HZ --weight time >"$TMP/flame"
+	$EFIPT flame --pt "$TMP/t.pt" $PE --symbols "$SO" --tsc-hz $HZ $nom --weight time >"$TMP/flame"
 	if [ -s "$TMP/flame" ] && [ "$(sort "$TMP/flame")" = "$(sort "$TMP/ref.fns")" ]; then
 		ok "$name: flame --weight time equals the reference"
 	else
@@ -72,6 +76,13 @@ expect_rc "time: flame --weight time without --tsc-hz" 0 $EFIPT flame --pt "$TMP
 contains "time: flame says its weights are ticks" "$TMP/err" "the TSC frequency is unknown: weights are TSC ticks"
 expect_rc "time: flame bad --weight" 2 $EFIPT flame --pt "$TMP/t.pt" $PE --weight cycles
 contains "time: flame bad --weight named" "$TMP/err" "--weight takes insns or time, not 'cycles'"
+
+check_top "time: CYC" --seed 3 --cyc --psb-period 256
+check_top "time: CYC, interrupts" --seed 4 --cyc --interrupts 300
+check_top "time: CYC, disables" --seed 6 --cyc --disable 2000
+check_top "time: CYC, few PSBs" --seed 9 --cyc
+cp "$TMP/t.pt" "$TMP/cyc.pt"
+cp "$TMP/ref.csv" "$TMP/cyc.csv"
 
 # no timing packets: no time columns
 $EFIPT synth --out "$TMP/n.pt" $PE --insns 20000 --seed 3 2>/dev/null
@@ -262,3 +273,19 @@ smp '"none"'
 expect_rc "time: timeline with traces not an array" 2 $EFIPT timeline "$D" --symbols "$SO" -o "$TMP/nofile.json"
 contains "time: traces not an array named" "$TMP/err" '"trace.traces" must be an array'
 if [ ! -e "$TMP/nofile.json" ]; then ok "time: no file from a bad run directory"; else nok "time: no file from a bad run directory" "written"; fi
+
+# a run directory's nominal ratio reaches the decoder: CYCs count
+cp "$TMP/cyc.pt" "$D/trace.pt"
+manifest '"tsc_hz":3000000000,"nom_freq":32'
+$EFIPT top "$D" --symbols "$SO" --format csv >"$TMP/rcyc.csv"
+manifest '"tsc_hz":3000000000'
+$EFIPT top "$D" --symbols "$SO" --format csv >"$TMP/rnonom.csv"
+$EFIPT top --pt "$TMP/cyc.pt" $PE --symbols "$SO" --format csv --tsc-hz $HZ --nom-freq 32 >"$TMP/pcyc.csv"
+if [ -s "$TMP/rcyc.csv" ] && cmp -s "$TMP/rcyc.csv" "$TMP/pcyc.csv"; then
+	ok "time: run dir timing.nom_freq converts CYCs as --nom-freq does"
+else
+	nok "time: run dir timing.nom_freq converts CYCs as --nom-freq does" "$(diff "$TMP/pcyc.csv" "$TMP/rcyc.csv" | head -3)"
+fi
+if ! cmp -s "$TMP/rcyc.csv" "$TMP/rnonom.csv"; then ok "time: without the nominal ratio CYCs do not count"; else nok "time: without the nominal ratio CYCs do not count" "same"; fi
+expect_rc "time: bad --nom-freq" 2 $EFIPT top "$D" --nom-freq 256
+contains "time: bad --nom-freq named" "$TMP/err" "--nom-freq takes a ratio from 1 to 255, not '256'"
