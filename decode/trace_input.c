@@ -180,6 +180,7 @@ void trace_input_init(struct trace_input *t, const char *cmd)
 {
 	memset(t, 0, sizeof(*t));
 	t->cmd = cmd;
+	t->cpu = -1;
 	snprintf(t->prefixed, sizeof(t->prefixed), "efipt %s", cmd);
 	ptsec_init(&t->im);
 }
@@ -411,6 +412,16 @@ int trace_input_option(struct trace_input *t, int c, const char *arg)
 		t->fc.nom_freq = (uint8_t)v;
 		return 0;
 	}
+	case 0x10c: {
+		unsigned long long v;
+		if (parse_u64(arg, &v) || v >= RUNDIR_CPUS_MAX) {
+			fprintf(stderr, "efipt %s: --cpu takes a CPU number from 0 to %d, not '%s'\n",
+				t->cmd, RUNDIR_CPUS_MAX - 1, arg);
+			return -1;
+		}
+		t->cpu = (int)v;
+		return 0;
+	}
 	default:
 		return -1;
 	}
@@ -421,6 +432,35 @@ int trace_input_option(struct trace_input *t, int c, const char *arg)
 	return 0;
 bad:
 	fprintf(stderr, "efipt %s: %s\n", t->cmd, term_safe(err));
+	return -1;
+}
+
+/* --cpu N: that CPU's trace of the run directory into t->trace. */
+static int pick_cpu(struct trace_input *t)
+{
+	static struct rundir_cpu_trace cpu[RUNDIR_CPUS_MAX];
+	struct rundir rd;
+	char err[4400], have[512] = "";
+	if (rundir_open(&rd, t->run)) {
+		fprintf(stderr, "efipt %s: %s\n", t->cmd, term_safe(rd.err));
+		return -1;
+	}
+	int n = rundir_cpu_traces(&rd, cpu, RUNDIR_CPUS_MAX, err, sizeof(err));
+	rundir_close(&rd);
+	if (n < 0) {
+		fprintf(stderr, "efipt %s: %s\n", t->cmd, term_safe(err));
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		if ((int)cpu[i].cpu == t->cpu) {
+			snprintf(t->trace, sizeof(t->trace), "%s", cpu[i].path);
+			return 0;
+		}
+		size_t l = strlen(have);
+		snprintf(have + l, sizeof(have) - l, "%s%u", i ? ", " : "", cpu[i].cpu);
+	}
+	fprintf(stderr, "efipt %s: %s: no trace of CPU %d (the run traced CPU %s)\n", t->cmd,
+		term_safe(t->run), t->cpu, have);
 	return -1;
 }
 
@@ -447,6 +487,8 @@ int trace_input_finish(struct trace_input *t, const char *positional, bool want_
 		if (run_load(t->prefixed, t->run, &t->im, &t->fc, t->trace, sizeof(t->trace), NULL,
 			     &t->facts))
 			return -1;
+		if (t->cpu >= 0 && pick_cpu(t))
+			return -1;
 		char p[4200];
 		snprintf(p, sizeof(p), "%s/images.json", t->run);
 		if (!t->images_file) {
@@ -457,6 +499,10 @@ int trace_input_finish(struct trace_input *t, const char *positional, bool want_
 			if (load_images_json(t, p))
 				return -1;
 		}
+	} else if (t->cpu >= 0) {
+		fprintf(stderr, "efipt %s: --cpu picks a CPU's trace of a run directory; --pt "
+			"names the trace itself\n", t->cmd);
+		return -1;
 	} else if (want_trace && !*t->trace) {
 		fprintf(stderr, "efipt %s: no trace: give a run directory or --pt TRACE\n", t->cmd);
 		return -1;

@@ -75,6 +75,7 @@ struct trace_input {
 					 * blocks too (ptflow_on_blocks()) */
 	const struct ptflow_decoder *dec;	/* while trace_input_decode() runs */
 	struct flow_facts facts;	/* a run directory's (timing: flow_tsc_hz()) */
+	int cpu;			/* --cpu N, or -1 */
 	uint64_t tsc_hz;		/* --tsc-hz, else flow_tsc_hz(); 0: unknown */
 	const char *tsc_src;		/* where tsc_hz is from */
 };
@@ -89,6 +90,14 @@ struct trace_input {
 	{ "distnt", no_argument, 0, 0x108 }, { "disretc", no_argument, 0, 0x109 }, \
 	{ "tsc-hz", required_argument, 0, 0x10a },                              \
 	{ "nom-freq", required_argument, 0, 0x10b }
+
+/* --cpu N: one CPU's trace of a run directory (top, flame, calls; efipt
+ * insn and coverage use --cpu for a CPU model). */
+#define TRACE_INPUT_CPU_OPT { "cpu", required_argument, 0, 0x10c }
+#define TRACE_INPUT_CPU_USAGE                                                  \
+	"several CPUs:\n"                                                          \
+	"  --cpu N         CPU N's trace of a run directory that traced several\n" \
+	"                  (manifest trace.traces; default 0)\n"
 
 #define TRACE_INPUT_USAGE                                                      \
 	"inputs:  RUNDIR (or --run RUNDIR), or --pt TRACE with code images:\n"    \

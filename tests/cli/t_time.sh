@@ -247,6 +247,20 @@ for e in ev:
 assert set(per) == {1, 2, 4} and all(n > 10 for n in per.values()), per
 assert d["otherData"]["cpus"] == 3 and d["otherData"]["tsc_hz"] == 1000000000
 ' "$TMP/smp.json"; then ok "time: timeline of 3 CPUs: tids 1, 2, 4 with slices"; else nok "time: timeline of 3 CPUs: tids 1, 2, 4 with slices" "$(head -c 300 "$TMP/smp.json")"; fi
+# --cpu N: one CPU's trace for top, flame, calls
+$EFIPT top "$D" --symbols "$SO" --cpu 3 --format csv >"$TMP/c3.csv"
+$EFIPT top --pt "$D/trace.cpu3.pt" --raw "$D/mem-0000000001000000.bin:$BASE" --images "$D/images.json" --symbols "$SO" --tsc-hz 1000000000 --format csv >"$TMP/p3.csv"
+if [ -s "$TMP/c3.csv" ] && cmp -s "$TMP/c3.csv" "$TMP/p3.csv"; then ok "time: top --cpu 3 is CPU 3's trace"; else nok "time: top --cpu 3 is CPU 3's trace" "$(diff "$TMP/p3.csv" "$TMP/c3.csv" | head -3)"; fi
+$EFIPT top "$D" --symbols "$SO" --format csv >"$TMP/c0.csv"
+$EFIPT top "$D" --symbols "$SO" --cpu 0 --format csv >"$TMP/c00.csv"
+if cmp -s "$TMP/c0.csv" "$TMP/c00.csv" && ! cmp -s "$TMP/c0.csv" "$TMP/c3.csv"; then ok "time: CPU 0 by default"; else nok "time: CPU 0 by default" "differs"; fi
+expect_rc "time: flame --cpu 1" 0 $EFIPT flame "$D" --symbols "$SO" --cpu 1
+expect_rc "time: calls --cpu 2 (not traced)" 2 $EFIPT calls "$D" --symbols "$SO" --cpu 2
+contains "time: the CPUs traced named" "$TMP/err" "no trace of CPU 2 (the run traced CPU 0, 1, 3)"
+expect_rc "time: --cpu with --pt" 2 $EFIPT top --pt "$D/trace.pt" $PE --cpu 1
+contains "time: --cpu with --pt said" "$TMP/err" "--cpu picks a CPU's trace of a run directory"
+expect_rc "time: bad --cpu" 2 $EFIPT top "$D" --cpu x
+contains "time: bad --cpu named" "$TMP/err" "--cpu takes a CPU number from 0 to 255, not 'x'"
 # each CPU's track is that CPU's trace alone: CPU 1's slices as a run of its own
 cp "$D/trace.pt" "$TMP/keep.pt"
 cp "$D/trace.cpu1.pt" "$D/trace.pt"
