@@ -60,6 +60,25 @@ static void truth_event(struct ptsynth *s, int type, bool has_ip, uint64_t ip, u
 
 static bool put(struct ptsynth *s, const struct ptpkt *p)
 {
+	bool flow = p->type == ptpkt_tnt8 || p->type == ptpkt_tnt64 || p->type == ptpkt_tip ||
+		    p->type == ptpkt_tip_pge || p->type == ptpkt_tip_pgd || p->type == ptpkt_fup;
+	if (s->cfg->mtc && s->cfg->tsc && !s->in_psb && flow && s->mtc_period) {
+		/* the crystal clock now: an MTC if a period began since the last */
+		uint64_t ctc = (s->pos * 3 + 1000) / PTSYNTH_CTC_RATIO;
+		uint64_t period = ctc >> PTSYNTH_MTC_FREQ;
+		if (period > s->mtc_period) {
+			struct ptpkt m;
+			efipt_memset(&m, 0, sizeof(m));
+			m.type = ptpkt_mtc;
+			m.u.mtc.ctc = (uint8_t)period; /* CTC[N+7:N] at the period's edge */
+			int k = ptpkt_encode(s->out + s->pos, s->cap - s->pos, &m);
+			if (k < 0)
+				return false;
+			s->pos += (size_t)k;
+			s->packets++;
+			s->mtc_period = period;
+		}
+	}
 	if (s->cfg->cyc && !s->in_psb && s->time &&
 	    (p->type == ptpkt_tnt8 || p->type == ptpkt_tnt64 || p->type == ptpkt_tip ||
 	     p->type == ptpkt_tip_pge || p->type == ptpkt_tip_pgd || p->type == ptpkt_fup)) {
@@ -207,6 +226,17 @@ static void psb(struct ptsynth *s, bool enabled)
 		p.u.tsc.tsc = s->pos * 3 + 1000;
 		s->time = p.u.tsc.tsc;
 		put(s, &p);
+		if (s->cfg->mtc) {
+			/* 33.4.2.13: the crystal clock at the TSC and the TSC
+			 * ticks since its last edge */
+			uint64_t ctc = p.u.tsc.tsc / PTSYNTH_CTC_RATIO;
+			struct ptpkt t;
+			pkt_init(&t, ptpkt_tma);
+			t.u.tma.ctc = (uint16_t)ctc;
+			t.u.tma.fc = (uint16_t)(p.u.tsc.tsc - ctc * PTSYNTH_CTC_RATIO);
+			put(s, &t);
+			s->mtc_period = ctc >> PTSYNTH_MTC_FREQ;
+		}
 		if (s->cfg->cyc) {
 			pkt_init(&p, ptpkt_cbr);
 			p.u.cbr.ratio = PTSYNTH_CBR;

@@ -63,7 +63,17 @@ struct ptsynth_config {
 	 * (33.8.3.2, nominal ratio PTSYNTH_CBR) is 3 * trace offset + 1000
 	 * there, like the TSCs. */
 	bool cyc;
+	/* MTC timing with tsc (33.8.3.2): a TMA after each PSB+'s TSC and an
+	 * MTC before each TNT, TIP or FUP outside PSB+ whose crystal clock
+	 * period (2^PTSYNTH_MTC_FREQ ticks) began since the last, carrying
+	 * CTC[N+7:N] of a crystal clock at TSC / PTSYNTH_CTC_RATIO (CPUID.15H
+	 * EBX/EAX = PTSYNTH_CPUID15_EBX / PTSYNTH_CPUID15_EAX). */
+	bool mtc;
 };
+#define PTSYNTH_MTC_FREQ 1
+#define PTSYNTH_CPUID15_EAX 2
+#define PTSYNTH_CPUID15_EBX 12
+#define PTSYNTH_CTC_RATIO (PTSYNTH_CPUID15_EBX / PTSYNTH_CPUID15_EAX)
 #define PTSYNTH_CBR 32	/* the core:bus ratio of --cyc traces (the wake-up CBR too) */
 
 /*
@@ -134,6 +144,8 @@ struct ptsynth {
 	bool last_tnt;		/* the last flow packet was a TNT bit */
 	bool in_psb;		/* writing PSB+ */
 	uint64_t time;		/* cfg.cyc: the time estimate of the packets so far */
+	uint64_t mtc_period;	/* cfg.mtc: the crystal clock period of the last
+				 * MTC (or the TMA) */
 	uint8_t csp, csn;	/* compression stack (what the CPU tracks) */
 	uint16_t rsp, rsn;	/* software stack */
 	uint16_t nent, ent_next;

@@ -50,6 +50,9 @@ static void synth_usage(FILE *f)
 		"  --cyc            --tsc and cycle-accurate mode: a CBR (ratio 32) in each\n"
 		"                   PSB+, a CYC before each TNT, TIP and FUP counting the\n"
 		"                   cycles to 3 * offset + 1000 (decode with nominal ratio 32)\n"
+		"  --mtc            --tsc and MTC timing: a TMA after each TSC, MTCs of a\n"
+		"                   crystal clock at TSC / 6 (decode with CPUID.15H EAX 2,\n"
+		"                   EBX 12, MTCFreq 1)\n"
 		"  --truth FILE     write the executed instruction addresses to FILE\n\n"
 		"TRACE and FILE are written under a temporary name and renamed when\n"
 		"complete: on any failure neither is left behind.\n\n"
@@ -90,6 +93,7 @@ int cmd_synth(int argc, char **argv)
 		{ "tsc", no_argument, 0, 'T' },
 		{ "psb-period", required_argument, 0, 'Q' },
 		{ "cyc", no_argument, 0, 'C' },
+		{ "mtc", no_argument, 0, 'M' },
 		{ "truth", required_argument, 0, 't' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -150,6 +154,7 @@ int cmd_synth(int argc, char **argv)
 			break;
 		case 'T': sc.tsc = true; break;
 		case 'C': sc.tsc = sc.cyc = true; break;
+		case 'M': sc.tsc = sc.mtc = true; break;
 		case 'Q':
 			if (v < 64 || v > (1u << 30)) {
 				fprintf(stderr, "efipt synth: --psb-period takes 64 to 2^30 bytes, not "

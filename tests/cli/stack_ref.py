@@ -20,12 +20,16 @@ on), else the time the branch had; when the time moves on, the difference
 goes to the function on top of the stack. Packets are consumed by a walk of its own over the truth.
 
 The folded stacks weighted by time (ns per call tree node) go to
-OUT_FOLDED_NS. With NOM_FREQ (the nominal ratio), CYC packets count too:
-the time is the last TSC plus the cycles of the CYCs since, each converted
-at NOM_FREQ / CBR TSC ticks per cycle (SDM 33.8.3.2).
+OUT_FOLDED_NS ("-": none). With nom=N (the nominal ratio), CYC packets
+count too: the time is the last TSC (or MTC) plus the cycles of the CYCs
+since, converted at N / CBR TSC ticks per cycle. With mtc=FREQ,EAX,EBX
+(IA32_RTIT_CTL.MTCFreq, CPUID.15H), MTCs count: the time at an MTC is the
+TSC at the crystal clock edge it reports, counted from the TMA after the
+last TSC (TSC - FastCounter at CTC[15:0]) at EBX / EAX TSC ticks per
+crystal tick (SDM 33.8.3.2).
 
 usage: stack_ref.py ELF BASE IMAGE_NAME TRUTH OUT_TOP_CSV OUT_FOLDED
-                    [PACKETS TSC_HZ [OUT_FOLDED_NS [NOM_FREQ]]]
+                    [PACKETS TSC_HZ [OUT_FOLDED_NS [nom=N] [mtc=FREQ,EAX,EBX]]]
 """
 import json
 import bisect
@@ -37,7 +41,9 @@ elf, base, image, truth, out_top, out_folded = sys.argv[1:7]
 packets_file = sys.argv[7] if len(sys.argv) > 8 else None
 tsc_hz = int(sys.argv[8]) if packets_file else 0
 out_folded_ns = sys.argv[9] if len(sys.argv) > 9 and sys.argv[9] != "-" else None
-nom_freq = int(sys.argv[10]) if len(sys.argv) > 10 else 0
+opts = dict(a.split("=", 1) for a in sys.argv[10:])
+nom_freq = int(opts.get("nom", 0))
+mtc_freq, ctc_eax, ctc_ebx = (int(x) for x in opts.get("mtc", "0,0,0").split(","))
 base = int(base, 0)
 
 # functions: (lo, hi, name, is_entry)
@@ -152,6 +158,10 @@ class Packets:
                 self.p.append(("cyc", int(j["cyc"], 16)))
             elif t == "cbr":
                 self.p.append(("cbr", j["ratio"]))
+            elif t == "tma":
+                self.p.append(("tma", (j["ctc"], j["fc"])))
+            elif t == "mtc":
+                self.p.append(("mtc", j["ctc"]))
             elif t.startswith("tnt"):
                 self.p.append(("tnt", len(j["bits"])))
             elif t in ("tip", "tip.pge", "tip.pgd") or (t == "fup" and not in_psb):
@@ -166,6 +176,22 @@ class Packets:
         """A timing packet: True if it was one."""
         if t == "tsc":
             self.tsc, self.base, self.cyc = v, v, 0
+            self.edge = None
+        elif t == "tma":
+            if self.tsc is not None and self.edge is None:
+                ctc, fc = v
+                self.edge, self.tma_ctc, self.ticks, self.last_mtc = self.tsc - fc, ctc, 0, None
+        elif t == "mtc":
+            if mtc_freq and ctc_eax and getattr(self, "edge", None) is not None:
+                if self.last_mtc is None:
+                    bits = min(mtc_freq + 8, 16)
+                    d = ((v << mtc_freq) - self.tma_ctc) % (1 << bits)
+                else:
+                    d = ((v - self.last_mtc) % 256) << mtc_freq
+                self.last_mtc = v
+                self.ticks += d
+                self.tsc = self.base = self.edge + self.ticks * ctc_ebx // ctc_eax
+                self.cyc = 0
         elif t == "cbr":
             self.cbr = v
         elif t == "cyc":

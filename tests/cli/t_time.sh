@@ -29,7 +29,7 @@ check_top() {
 	$EFIPT insn --pt "$TMP/t.pt" $PE --no-inst >"$TMP/t.lst"
 	$EFIPT packets --format jsonl "$TMP/t.pt" >"$TMP/t.pk"
 	python3 tests/cli/stack_ref.py "$SO" $BASE efipt.efi "$TMP/t.lst" "$TMP/ref.csv" \
-		"$TMP/ref.folded" "$TMP/t.pk" $HZ "$TMP/ref.fns" ${nom#--nom-freq }
+		"$TMP/ref.folded" "$TMP/t.pk" $HZ "$TMP/ref.fns" ${nom:+nom=32}
 	$EFIPT top --pt "$TMP/t.pt" $PE --symbols "$SO" --format csv --tsc-hz $HZ $nom >"$TMP/top.csv"
 	if [ "$(tail -n +2 "$TMP/top.csv" | sort)" = "$(tail -n +2 "$TMP/ref.csv" | sort)" ] &&
 	   [ "$(head -1 "$TMP/top.csv")" = "image,function,excl,incl,calls,excl_ns,incl_ns" ] &&
@@ -118,7 +118,7 @@ manifest() {
 	done
 	cat >"$D/manifest.json" <<EOM
 {"format":"efipt-run","format_version":1,"efipt_version":"0.1.0","run_id":"20260101-000000-000",
- "command":"trace","command_line":"trace","trace":{"rtit_ctl":"0x2402"},"timing":{$1},
+ "command":"trace","command_line":"trace","trace":{"rtit_ctl":"${RTIT:-0x2402}"},"timing":{$1},
  "files":[$files],"status":{"result":"ok","efi_status":"EFI_SUCCESS","message":"trace"}}
 EOM
 }
@@ -303,3 +303,27 @@ fi
 if ! cmp -s "$TMP/rcyc.csv" "$TMP/rnonom.csv"; then ok "time: without the nominal ratio CYCs do not count"; else nok "time: without the nominal ratio CYCs do not count" "same"; fi
 expect_rc "time: bad --nom-freq" 2 $EFIPT top "$D" --nom-freq 256
 contains "time: bad --nom-freq named" "$TMP/err" "--nom-freq takes a ratio from 1 to 255, not '256'"
+
+# --- MTC timing from a run directory: MTCFreq from trace.rtit_ctl, CPUID.15H from
+# the manifest or cpuid.txt --------------------------------------------------------
+$EFIPT synth --out "$D/trace.pt" --raw "$D/mem-0000000001000000.bin:$BASE" --start $((BASE + 0x$fa)) --insns 40000 --seed 7 --interrupts 200 --mtc --psb-period 2048 2>/dev/null
+$EFIPT insn --pt "$D/trace.pt" --raw "$D/mem-0000000001000000.bin:$BASE" --no-inst >"$TMP/m.lst"
+$EFIPT packets --format jsonl "$D/trace.pt" >"$TMP/m.pk"
+python3 tests/cli/stack_ref.py "$SO" $BASE efipt.efi "$TMP/m.lst" "$TMP/mref.csv" "$TMP/mref.folded" \
+	"$TMP/m.pk" $HZ - mtc=1,2,12
+# TraceEn, MTCEn, TSCEn, BranchEn, MTCFreq 1
+mtc_top() {
+	$EFIPT top "$D" --symbols "$SO" --format csv >"$TMP/mtop.csv" 2>"$TMP/err"
+	[ "$(tail -n +2 "$TMP/mtop.csv" | sort)" = "$(tail -n +2 "$TMP/mref.csv" | sort)" ]
+}
+RTIT=0x6601
+manifest '"tsc_hz":3000000000,"cpuid15_eax":2,"cpuid15_ebx":12,"cpuid15_ecx":24000000'
+if mtc_top; then ok "time: MTC: run dir manifest CPUID.15H and MTCFreq: top equals the reference"; else nok "time: MTC: run dir manifest CPUID.15H and MTCFreq: top equals the reference" "$(diff "$TMP/mref.csv" "$TMP/mtop.csv" | head -3)"; fi
+manifest '"tsc_hz":3000000000' "0x00000002 ebx=0x0000000c ecx=0x016e3600 edx=0x00000000"
+if mtc_top; then ok "time: MTC: CPUID.15H from cpuid.txt"; else nok "time: MTC: CPUID.15H from cpuid.txt" "$(diff "$TMP/mref.csv" "$TMP/mtop.csv" | head -3)"; fi
+RTIT=0xe601
+manifest '"tsc_hz":3000000000,"cpuid15_eax":2,"cpuid15_ebx":12'
+if ! mtc_top; then ok "time: MTC: a wrong MTCFreq gives other times"; else nok "time: MTC: a wrong MTCFreq gives other times" "same"; fi
+RTIT=0x6601
+manifest '"tsc_hz":3000000000'
+if ! mtc_top && awk -F, 'NR > 1 && $6 > 0 { n++ } END { exit !(n > 0) }' "$TMP/mtop.csv"; then ok "time: MTC: without CPUID.15H only the TSCs count"; else nok "time: MTC: without CPUID.15H only the TSCs count" "same"; fi
