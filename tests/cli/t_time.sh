@@ -327,3 +327,15 @@ if ! mtc_top; then ok "time: MTC: a wrong MTCFreq gives other times"; else nok "
 RTIT=0x6601
 manifest '"tsc_hz":3000000000'
 if ! mtc_top && awk -F, 'NR > 1 && $6 > 0 { n++ } END { exit !(n > 0) }' "$TMP/mtop.csv"; then ok "time: MTC: without CPUID.15H only the TSCs count"; else nok "time: MTC: without CPUID.15H only the TSCs count" "same"; fi
+
+# --- timeline windows with time: --from/--to still count instructions --------------
+$EFIPT synth --out "$TMP/w.pt" $PE --insns 60000 --tsc --psb-period 200 --seed 4 --interrupts 200 2>/dev/null
+$EFIPT timeline --pt "$TMP/w.pt" $PE --symbols "$SO" --tsc-hz $HZ -o "$TMP/all.json"
+expect_rc "time: timeline --from/--to/--depth with time" 0 $EFIPT timeline --pt "$TMP/w.pt" $PE --symbols "$SO" --tsc-hz $HZ -o "$TMP/w.json" --from 10000 --to 20000 --depth 3 --min-dur 5
+r=$($CHECK "$TMP/w.json" --max-depth 3)
+if [ "$r" = ok ] && python3 -c '
+import json, sys
+ts = lambda f: [e["ts"] for e in json.load(open(f))["traceEvents"] if "ts" in e]
+w, a = ts(sys.argv[1]), ts(sys.argv[2])
+assert w and 0 < min(w) and max(w) < max(a) and len(w) < len(a) / 4
+' "$TMP/w.json" "$TMP/all.json"; then ok "time: timeline window inside the trace's time"; else nok "time: timeline window inside the trace's time" "$r"; fi
