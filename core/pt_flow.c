@@ -204,6 +204,17 @@ void ptflow_on_blocks(struct ptflow_decoder *d, ptflow_blocks_fn fn)
 	d->blk_open = false;
 }
 
+void ptflow_blocks_timed(struct ptflow_decoder *d, bool on)
+{
+	d->blk_timed = on;
+}
+
+bool ptflow_time(const struct ptflow_decoder *d, uint64_t *tsc, uint8_t *cbr)
+{
+	*cbr = d->time.cbr;
+	return pttime_get(&d->time, tsc, NULL, NULL);
+}
+
 unsigned ptflow_blk_lens(const struct ptflow_decoder *d, const struct ptflow_blk *b,
 			 uint8_t *lens)
 {
@@ -307,6 +318,12 @@ int ptflow_init(struct ptflow_decoder *d, const struct ptflow_config *cfg,
 /* A timing packet to the time estimate (33.8.3). */
 static void timing(struct ptflow_decoder *d, const struct ptpkt *p)
 {
+	/* the blocks walked so far ran before this packet: hand them over
+	 * while ptflow_time() still gives their time */
+	if (d->blk_timed && d->blk_cur != d->blk &&
+	    (p->type == ptpkt_tsc || p->type == ptpkt_mtc || p->type == ptpkt_cyc ||
+	     p->type == ptpkt_tma || p->type == ptpkt_cbr))
+		ptflow_blk_flush(d);
 	pttime_packet(&d->time, p);
 }
 

@@ -290,6 +290,7 @@ struct ptflow_decoder {
 	struct pttime time;
 	ptflow_blocks_fn on_blocks;	/* ptflow_on_blocks() */
 	bool blk_open;		/* the last buffered block waits for its next */
+	bool blk_timed;		/* ptflow_blocks_timed() */
 	struct ptflow_blk blk[PTFLOW_BLK_BATCH], *blk_cur; /* to deliver */
 };
 
@@ -314,6 +315,21 @@ long ptflow_decode(struct ptflow_decoder *d, const uint8_t *buf, size_t size, ui
  * again for every block. Both may be set.
  */
 void ptflow_on_blocks(struct ptflow_decoder *d, ptflow_blocks_fn fn);
+
+/*
+ * Deliver blocks before every timing packet (TSC, MTC, CYC, TMA, CBR), so
+ * that ptflow_time() read when a batch arrives is the time of each of its
+ * blocks: the estimate after the last timing packet read before the walk
+ * reached the block's end (33.8.3; the decoder reads the packet that
+ * steers a branch before walking to it, so a block counts as earlier than
+ * the timing packets between that packet and its end). Costs nothing on a
+ * trace without timing packets.
+ */
+void ptflow_blocks_timed(struct ptflow_decoder *d, bool on);
+
+/* The time estimate now (pttime_get(); false before the first TSC) and the
+ * last core:bus ratio (CBR, 0 if none). */
+bool ptflow_time(const struct ptflow_decoder *d, uint64_t *tsc, uint8_t *cbr);
 
 /* The lengths of b's instructions into lens (PTFLOW_BLOCK_MAX bytes);
  * returns how many (b->ninsn unless the code changed). */

@@ -60,6 +60,44 @@ static void truth_event(struct ptsynth *s, int type, bool has_ip, uint64_t ip, u
 
 static bool put(struct ptsynth *s, const struct ptpkt *p)
 {
+	bool flow = p->type == ptpkt_tnt8 || p->type == ptpkt_tnt64 || p->type == ptpkt_tip ||
+		    p->type == ptpkt_tip_pge || p->type == ptpkt_tip_pgd || p->type == ptpkt_fup;
+	if (s->cfg->mtc && s->cfg->tsc && !s->in_psb && flow && s->mtc_period) {
+		/* the crystal clock now: an MTC if a period began since the last */
+		uint64_t ctc = (s->pos * 3 + 1000) / PTSYNTH_CTC_RATIO;
+		uint64_t period = ctc >> PTSYNTH_MTC_FREQ;
+		if (period > s->mtc_period) {
+			struct ptpkt m;
+			efipt_memset(&m, 0, sizeof(m));
+			m.type = ptpkt_mtc;
+			m.u.mtc.ctc = (uint8_t)period; /* CTC[N+7:N] at the period's edge */
+			int k = ptpkt_encode(s->out + s->pos, s->cap - s->pos, &m);
+			if (k < 0)
+				return false;
+			s->pos += (size_t)k;
+			s->packets++;
+			s->mtc_period = period;
+		}
+	}
+	if (s->cfg->cyc && !s->in_psb && s->time &&
+	    (p->type == ptpkt_tnt8 || p->type == ptpkt_tnt64 || p->type == ptpkt_tip ||
+	     p->type == ptpkt_tip_pge || p->type == ptpkt_tip_pgd || p->type == ptpkt_fup)) {
+		/* the cycles since the last TSC or CYC (CBR = nominal ratio:
+		 * one cycle per TSC tick) */
+		uint64_t now = s->pos * 3 + 1000;
+		if (now > s->time) {
+			struct ptpkt c;
+			efipt_memset(&c, 0, sizeof(c));
+			c.type = ptpkt_cyc;
+			c.u.cyc.cyc = now - s->time;
+			int k = ptpkt_encode(s->out + s->pos, s->cap - s->pos, &c);
+			if (k < 0)
+				return false;
+			s->pos += (size_t)k;
+			s->packets++;
+			s->time = now;
+		}
+	}
 	int n = ptpkt_encode(s->out + s->pos, s->cap - s->pos, p);
 	if (n < 0)
 		return false;
@@ -175,6 +213,7 @@ static void put_mode(struct ptsynth *s)
 static void psb(struct ptsynth *s, bool enabled)
 {
 	flush_tnt(s);
+	s->in_psb = true;
 	put_simple(s, ptpkt_psb);
 	s->lastip = 0;
 	s->csn = 0;
@@ -185,7 +224,24 @@ static void psb(struct ptsynth *s, bool enabled)
 		efipt_memset(&p, 0, sizeof(p));
 		p.type = ptpkt_tsc;
 		p.u.tsc.tsc = s->pos * 3 + 1000;
+		s->time = p.u.tsc.tsc;
 		put(s, &p);
+		if (s->cfg->mtc) {
+			/* 33.4.2.13: the crystal clock at the TSC and the TSC
+			 * ticks since its last edge */
+			uint64_t ctc = p.u.tsc.tsc / PTSYNTH_CTC_RATIO;
+			struct ptpkt t;
+			pkt_init(&t, ptpkt_tma);
+			t.u.tma.ctc = (uint16_t)ctc;
+			t.u.tma.fc = (uint16_t)(p.u.tsc.tsc - ctc * PTSYNTH_CTC_RATIO);
+			put(s, &t);
+			s->mtc_period = ctc >> PTSYNTH_MTC_FREQ;
+		}
+		if (s->cfg->cyc) {
+			pkt_init(&p, ptpkt_cbr);
+			p.u.cbr.ratio = PTSYNTH_CBR;
+			put(s, &p);
+		}
 	}
 	put_mode(s);
 	if (s->cfg->p_tsx)
@@ -193,6 +249,7 @@ static void psb(struct ptsynth *s, bool enabled)
 	if (enabled)
 		put_ip(s, ptpkt_fup, s->ip, false);
 	put_simple(s, ptpkt_psbend);
+	s->in_psb = false;
 	s->last_psb = s->pos;
 }
 
@@ -593,10 +650,11 @@ static void wake(struct ptsynth *s, unsigned last, unsigned deepest, unsigned wr
 	if (s->cfg->tsc) {
 		pkt_init(&p, ptpkt_tsc);
 		p.u.tsc.tsc = s->pos * 3 + 5000;
+		s->time = p.u.tsc.tsc;
 		put(s, &p);
 	}
 	pkt_init(&p, ptpkt_cbr);
-	p.u.cbr.ratio = 0x20;
+	p.u.cbr.ratio = PTSYNTH_CBR;
 	put(s, &p);
 	pkt_init(&p, ptpkt_pwrx);
 	p.u.pwrx.last = (uint8_t)last;

@@ -57,7 +57,24 @@ struct ptsynth_config {
 	bool biased;			/* Jcc outcomes biased per branch, as in
 					 * real programs (else 50/50) */
 	bool tsc;			/* a TSC packet in each PSB+ */
+	/* Cycle-accurate mode (33.3.6) with tsc: a CBR of PTSYNTH_CBR in each
+	 * PSB+ and a CYC before each TNT, TIP or FUP outside it, counting the
+	 * core cycles since the last TSC or CYC so that the time estimate
+	 * (33.8.3.2, nominal ratio PTSYNTH_CBR) is 3 * trace offset + 1000
+	 * there, like the TSCs. */
+	bool cyc;
+	/* MTC timing with tsc (33.8.3.2): a TMA after each PSB+'s TSC and an
+	 * MTC before each TNT, TIP or FUP outside PSB+ whose crystal clock
+	 * period (2^PTSYNTH_MTC_FREQ ticks) began since the last, carrying
+	 * CTC[N+7:N] of a crystal clock at TSC / PTSYNTH_CTC_RATIO (CPUID.15H
+	 * EBX/EAX = PTSYNTH_CPUID15_EBX / PTSYNTH_CPUID15_EAX). */
+	bool mtc;
 };
+#define PTSYNTH_MTC_FREQ 1
+#define PTSYNTH_CPUID15_EAX 2
+#define PTSYNTH_CPUID15_EBX 12
+#define PTSYNTH_CTC_RATIO (PTSYNTH_CPUID15_EBX / PTSYNTH_CPUID15_EAX)
+#define PTSYNTH_CBR 32	/* the core:bus ratio of --cyc traces (the wake-up CBR too) */
 
 /*
  * Ground truth event: the fields as the flow decoder reports them in a
@@ -125,6 +142,10 @@ struct ptsynth {
 	uint64_t tx_begin;	/* its XBEGIN: where an abort goes */
 	bool full_next;		/* next FUP uncompressed */
 	bool last_tnt;		/* the last flow packet was a TNT bit */
+	bool in_psb;		/* writing PSB+ */
+	uint64_t time;		/* cfg.cyc: the time estimate of the packets so far */
+	uint64_t mtc_period;	/* cfg.mtc: the crystal clock period of the last
+				 * MTC (or the TMA) */
 	uint8_t csp, csn;	/* compression stack (what the CPU tracks) */
 	uint16_t rsp, rsn;	/* software stack */
 	uint16_t nent, ent_next;

@@ -1,8 +1,10 @@
 /*
  * efipt calls: the call trace, one line per function entered (call, tail
  * call, interrupt, a new bottom after a gap), indented by stack depth, as
- * `perf script --call-trace` shows it: the instruction index at entry, the
- * function (or Image+0xRVA without symbols), with --lines its source line.
+ * `perf script --call-trace` shows it: the time at entry (us since the
+ * trace's first timing packet) where the trace has timing packets, else the
+ * instruction index; the function (or Image+0xRVA without symbols), with
+ * --lines its source line.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,23 +20,29 @@ static void calls_usage(FILE *f)
 	fprintf(f,
 		"usage: efipt calls RUNDIR [--symbols PATH]... [OPTIONS]\n"
 		"       efipt calls --pt TRACE --pe FILE[:BASE]... [--images FILE] [--symbols PATH]...\n\n"
-		"The call trace: per function entered, the instruction index, the function\n"
+		"The call trace: per function entered, the time (us since the trace's first\n"
+		"timing packet, ns precision; TSC ticks when the TSC frequency is unknown)\n"
+		"where the trace has timing packets, else the instruction index, the function\n"
 		"indented by its stack depth, and how it was entered when not by a call\n"
 		"(tail call, jump, interrupt, root, unknown caller). '-- gap --' marks where\n"
 		"the trace lost the flow (every frame ends there).\n\n"
 		TRACE_INPUT_USAGE
+		TRACE_INPUT_CPU_USAGE
 		"output:\n"
 		"  --depth N       only N levels (below the --function/--image frame)\n"
 		"  --function NAME only calls under a function NAME (or IMAGE`NAME)\n"
 		"  --image NAME    only calls under a function of image NAME\n"
 		"  --from N, --to N  only entries at instruction index N.. (..N, excluded)\n"
-		"  --lines         the source line (DWARF) of each function entered\n\n"
+		"  --lines         the source line (DWARF) of each function entered\n"
+		"  --index         the instruction index even where the trace has time\n\n"
 		"Exit status: 0, 1 if the trace had decode errors, 2 on usage errors,\n"
 		"unreadable inputs or a write error.\n");
 }
 
 struct copts {
 	struct symtab *st;
+	const struct trace_input *t;
+	bool index;			/* --index */
 	unsigned long long depth, from, to;
 	const char *function, *image;
 	bool lines, filter;
@@ -52,6 +60,23 @@ static bool matches(const struct copts *o, uint32_t fn)
 		return !strncmp(o->function, image, (size_t)(tick - o->function)) &&
 		       !image[tick - o->function] && !strcmp(tick + 1, f->name);
 	return !strcmp(o->function, f->name);
+}
+
+/* The first column: the time since the first timing packet, or the
+ * instruction index (--index, or no time yet). */
+static void stamp(const struct copts *o, const struct callstack *cs)
+{
+	if (o->index || !cs->timed) {
+		printf("%12" PRIu64, cs->insns);
+		return;
+	}
+	uint64_t v = trace_input_ns(o->t, cs->now - cs->time_first);
+	char b[32];
+	if (o->t->tsc_hz)
+		snprintf(b, sizeof(b), "%" PRIu64 ".%03" PRIu64, v / 1000, v % 1000);
+	else
+		snprintf(b, sizeof(b), "%" PRIu64, v);
+	printf("%12s", b);
 }
 
 static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
@@ -78,7 +103,8 @@ static void on_enter(void *ctx, const struct callstack *cs, const struct cs_fram
 		symtab_fn_name(o->st, f->fn, name, sizeof(name));
 	static const char *how[] = { " (root)", "", " (tail call)", " (jump)", " (interrupt)",
 				     " (unknown caller)" };
-	printf("%12" PRIu64 "  %*s%s%s", cs->insns, (int)(2 * rel), "", term_safe(name),
+	stamp(o, cs);
+	printf("  %*s%s%s", (int)(2 * rel), "", term_safe(name),
 	       f->enter < 6 ? how[f->enter] : "");
 	if (o->lines && fn->image >= 0 && o->st->img[fn->image].sf) {
 		const char *file;
@@ -95,20 +121,24 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 	struct copts *o = ctx;
 	(void)f;
 	if (why == CS_LEAVE_UNKNOWN_END && cs->depth == 1 && !o->filter &&
-	    cs->insns >= o->from && (!o->to || cs->insns < o->to))
-		printf("%12" PRIu64 "  -- gap --\n", cs->insns);
+	    cs->insns >= o->from && (!o->to || cs->insns < o->to)) {
+		stamp(o, cs);
+		printf("  -- gap --\n");
+	}
 }
 
 int cmd_calls(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		TRACE_INPUT_OPTS,
+		TRACE_INPUT_CPU_OPT,
 		{ "depth", required_argument, 0, 'd' },
 		{ "function", required_argument, 0, 'f' },
 		{ "image", required_argument, 0, 'i' },
 		{ "from", required_argument, 0, 'F' },
 		{ "to", required_argument, 0, 'T' },
 		{ "lines", no_argument, 0, 'l' },
+		{ "index", no_argument, 0, 'x' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -142,6 +172,7 @@ int cmd_calls(int argc, char **argv)
 		case 'f': o->function = optarg; o->image = NULL; break;
 		case 'i': o->image = optarg; o->function = NULL; break;
 		case 'l': o->lines = true; break;
+		case 'x': o->index = true; break;
 		case '?':
 			calls_usage(stderr);
 			goto out;
@@ -158,7 +189,8 @@ int cmd_calls(int argc, char **argv)
 	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
 		goto out;
 	o->st = &t.st;
-	struct cs_listener ls = { o, on_enter, on_leave, NULL };
+	o->t = &t;
+	struct cs_listener ls = { o, on_enter, on_leave, NULL, NULL };
 	if (cs_init(&cs, &t.st, &ls)) {
 		fprintf(stderr, "efipt calls: out of memory\n");
 		goto out;
@@ -167,6 +199,9 @@ int cmd_calls(int argc, char **argv)
 	long errs = analysis_decode(&t, &cs);
 	if (errs < 0)
 		goto out;
+	if (cs.timed && !o->index && !t.tsc_hz)
+		fprintf(stderr, "efipt calls: the TSC frequency is unknown: times are TSC ticks "
+			"(--tsc-hz)\n");
 	rc = errs ? 1 : 0;
 out:
 	cs_free(&cs);

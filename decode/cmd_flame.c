@@ -1,7 +1,8 @@
 /*
  * efipt flame: folded call stacks, "image`func;...;image`leaf COUNT" per line,
  * the input of flamegraph.pl, speedscope and Perfetto. Every instruction of
- * the trace is counted exactly once, in the stack it ran under.
+ * the trace is counted exactly once, in the stack it ran under; with
+ * --weight time, the time of a trace with timing packets (ns).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,7 +22,11 @@ static void flame_usage(FILE *f)
 		"\"image`func;image`callee;... COUNT\". Code without symbols is [unknown];\n"
 		"a stack whose bottom returned to a caller the trace never saw starts\n"
 		"with [unknown caller].\n\n"
+		"  --weight insns|time  instructions (default), or the time each stack\n"
+		"                  was on the CPU in ns, from the trace's timing packets\n"
+		"                  (TSC ticks when the TSC frequency is unknown)\n\n"
 		TRACE_INPUT_USAGE
+		TRACE_INPUT_CPU_USAGE
 		"\nExit status: 0, 1 if the trace had decode errors, 2 on usage errors,\n"
 		"unreadable inputs or a write error.\n");
 }
@@ -58,6 +63,35 @@ static const char *frame_name(struct names *nm, const struct symtab *st, uint32_
 	return nm->s[fn];
 }
 
+/* Time (TSC ticks) per call tree node: the node on top when it moved on. */
+struct node_time {
+	uint64_t *ticks;
+	uint32_t n;
+	bool oom;
+};
+
+static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
+{
+	struct node_time *nt = ctx;
+	if (!ticks || !cs->depth)
+		return;
+	uint32_t node = cs->f[cs->depth - 1].node;
+	if (node >= nt->n) {
+		uint32_t n = nt->n ? nt->n : 1024;
+		while (n <= node)
+			n *= 2;
+		uint64_t *a = realloc(nt->ticks, (size_t)n * sizeof(*a));
+		if (!a) {
+			nt->oom = true;
+			return;
+		}
+		memset(a + nt->n, 0, (size_t)(n - nt->n) * sizeof(*a));
+		nt->ticks = a;
+		nt->n = n;
+	}
+	nt->ticks[node] += ticks;
+}
+
 /* The frames from the root to node, ';'-separated (iterative: stacks may
  * be deep). path holds CS_MAX_DEPTH + 2 entries. */
 static void print_path(const struct callstack *cs, const struct symtab *st, uint32_t node,
@@ -77,12 +111,16 @@ int cmd_flame(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		TRACE_INPUT_OPTS,
+		TRACE_INPUT_CPU_OPT,
+		{ "weight", required_argument, 0, 'w' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	struct trace_input t;
 	struct callstack cs;
 	struct names nm = { 0 };
+	struct node_time nt = { 0 };
+	bool by_time = false;
 	int c, rc = 2;
 	trace_input_init(&t, "flame");
 	memset(&cs, 0, sizeof(cs));
@@ -97,6 +135,15 @@ int cmd_flame(int argc, char **argv)
 			flame_usage(stderr);
 			goto out;
 		}
+		if (c == 'w') {
+			if (strcmp(optarg, "insns") && strcmp(optarg, "time")) {
+				fprintf(stderr, "efipt flame: --weight takes insns or time, not '%s'\n",
+					optarg);
+				goto out;
+			}
+			by_time = !strcmp(optarg, "time");
+			continue;
+		}
 		if (trace_input_option(&t, c, optarg))
 			goto out;
 	}
@@ -106,23 +153,38 @@ int cmd_flame(int argc, char **argv)
 	}
 	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
 		goto out;
-	if (cs_init(&cs, &t.st, NULL)) {
+	struct cs_listener ls = { &nt, NULL, NULL, NULL, on_time };
+	if (cs_init(&cs, &t.st, by_time ? &ls : NULL)) {
 		fprintf(stderr, "efipt flame: out of memory\n");
 		goto out;
 	}
 	long errs = analysis_decode(&t, &cs);
 	if (errs < 0)
 		goto out;
+	if (nt.oom) {
+		fprintf(stderr, "efipt flame: out of memory\n");
+		goto out;
+	}
+	if (by_time && !cs.timed) {
+		fprintf(stderr, "efipt flame: --weight time: the trace has no timing packets (TSC, "
+			"MTC, CYC); use --weight insns\n");
+		goto out;
+	}
+	if (by_time && !t.tsc_hz)
+		fprintf(stderr, "efipt flame: the TSC frequency is unknown: weights are TSC ticks "
+			"(--tsc-hz)\n");
 	uint32_t *path = malloc((CS_MAX_DEPTH + 2) * sizeof(*path));
 	if (!path) {
 		fprintf(stderr, "efipt flame: out of memory\n");
 		goto out;
 	}
 	for (uint32_t n = 1; n < cs.nnode; n++) {
-		if (!cs.node[n].insns)
+		uint64_t w = !by_time ? cs.node[n].insns
+			   : n < nt.n ? trace_input_ns(&t, nt.ticks[n]) : 0;
+		if (!w)
 			continue;
 		print_path(&cs, &t.st, n, path, &nm);
-		printf(" %" PRIu64 "\n", cs.node[n].insns);
+		printf(" %" PRIu64 "\n", w);
 	}
 	free(path);
 	rc = errs ? 1 : 0;
@@ -130,6 +192,7 @@ out:
 	for (uint32_t i = 0; i < nm.n; i++)
 		free(nm.s[i]);
 	free(nm.s);
+	free(nt.ticks);
 	cs_free(&cs);
 	trace_input_free(&t);
 	return rc; /* main's finish_stdout() checks the writes */

@@ -45,7 +45,14 @@ static void synth_usage(FILE *f)
 		"  --mode N         chance per 65536 that tracing re-enabled in a new\n"
 		"                   context runs in the other code size (64 <-> 32 bit)\n"
 		"  --bits 16|32|64  code size at the start (default 64)\n"
-		"  --tsc            a TSC packet in each PSB+\n"
+		"  --tsc            a TSC packet in each PSB+ (TSC = 3 * trace offset + 1000)\n"
+		"  --psb-period N   trace bytes between PSB+, 64 or more (default 4096)\n"
+		"  --cyc            --tsc and cycle-accurate mode: a CBR (ratio 32) in each\n"
+		"                   PSB+, a CYC before each TNT, TIP and FUP counting the\n"
+		"                   cycles to 3 * offset + 1000 (decode with nominal ratio 32)\n"
+		"  --mtc            --tsc and MTC timing: a TMA after each TSC, MTCs of a\n"
+		"                   crystal clock at TSC / 6 (decode with CPUID.15H EAX 2,\n"
+		"                   EBX 12, MTCFreq 1)\n"
 		"  --truth FILE     write the executed instruction addresses to FILE\n\n"
 		"TRACE and FILE are written under a temporary name and renamed when\n"
 		"complete: on any failure neither is left behind.\n\n"
@@ -84,6 +91,9 @@ int cmd_synth(int argc, char **argv)
 		{ "mode", required_argument, 0, 'm' },
 		{ "bits", required_argument, 0, 'b' },
 		{ "tsc", no_argument, 0, 'T' },
+		{ "psb-period", required_argument, 0, 'Q' },
+		{ "cyc", no_argument, 0, 'C' },
+		{ "mtc", no_argument, 0, 'M' },
 		{ "truth", required_argument, 0, 't' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -111,7 +121,7 @@ int cmd_synth(int argc, char **argv)
 			size = z;
 			continue;
 		}
-		if (strchr("sSiIOdxpmb", c) && parse_u64(optarg, &v)) {
+		if (strchr("sSiIOdxpmbQ", c) && parse_u64(optarg, &v)) {
 			fprintf(stderr, "efipt synth: bad number '%s'\n", optarg);
 			goto out;
 		}
@@ -143,6 +153,16 @@ int cmd_synth(int argc, char **argv)
 			sc.bits = (uint8_t)v;
 			break;
 		case 'T': sc.tsc = true; break;
+		case 'C': sc.tsc = sc.cyc = true; break;
+		case 'M': sc.tsc = sc.mtc = true; break;
+		case 'Q':
+			if (v < 64 || v > (1u << 30)) {
+				fprintf(stderr, "efipt synth: --psb-period takes 64 to 2^30 bytes, not "
+						"'%s'\n", optarg);
+				goto out;
+			}
+			sc.psb_period = (uint32_t)v;
+			break;
 		case 'h': synth_usage(stdout); rc = 0; goto out;
 		default: synth_usage(stderr); goto out;
 		}

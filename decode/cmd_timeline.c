@@ -2,8 +2,10 @@
  * efipt timeline: the trace as Chrome/Perfetto trace event JSON: a track per
  * CPU of function slices from the call-stack model (strictly nested B/E),
  * instants where the trace was enabled, disabled, overflowed, lost the flow
- * or was interrupted. Time is the instruction index (one microsecond per
- * instruction): the file's otherData says so.
+ * or was interrupted, a counter of the core frequency (CBR packets). Time is
+ * the TSC estimate from the trace's timing packets (TSC, MTC, CYC: us since
+ * the first, ns precision), or without them the instruction index (one
+ * microsecond per instruction): the file's otherData says which.
  *
  * Slices are kept as [begin, end) while decoding and written at the end,
  * sorted by begin (parents first): a slice dropped by --min-dur never
@@ -18,6 +20,7 @@
 #include "decode/commands.h"
 #include "decode/file_io.h"
 #include "decode/out/trace_events.h"
+#include "decode/rundir.h"
 #include "decode/stack/callstack.h"
 #include "decode/trace_input.h"
 
@@ -29,38 +32,56 @@ static void timeline_usage(FILE *f)
 		"The trace as trace event JSON for ui.perfetto.dev and chrome://tracing:\n"
 		"function slices nested as the call stack was, instants for events\n"
 		"(enabled, disabled, overflow, gap, decode error, interrupt, PTWRITE, power).\n"
-		"ts is the instruction index: one microsecond per instruction executed.\n\n"
+		"ts is the time in us (ns precision) since the trace's first timing packet\n"
+		"(TSC, MTC, CYC; TSC ticks when the TSC frequency is unknown), with a\n"
+		"counter of the core frequency from CBR packets; a trace without timing\n"
+		"packets has the instruction index: one microsecond per instruction.\n\n"
 		TRACE_INPUT_USAGE
 		"output:\n"
 		"  -o FILE         the JSON file (written under a temporary name, then renamed)\n"
 		"  --from N, --to N  only instructions N.. (..N, excluded): slices are cut there\n"
+		"                  (instruction indices, also when ts is time)\n"
 		"  --min-dur N     drop slices shorter than N instructions (default 1)\n"
 		"  --depth N       only slices N levels deep at most\n\n"
 		"Exit status: 0, 1 if the trace had decode errors, 2 on usage errors,\n"
 		"unreadable inputs or a write error.\n");
 }
 
+/* begin, end: instruction indices; tb, te: their times (TSC, 0 before the
+ * first timing packet) */
 struct slice {
 	uint64_t begin, end;
+	uint64_t tb, te;
 	uint32_t fn, depth;
 };
 
 struct instant {
-	uint64_t ts;
-	const char *name;	/* static */
+	uint64_t ts, t;		/* instruction index, time */
+	const char *name;	/* static; NULL: a CBR counter sample */
 	char args[160];		/* JSON object */
 };
 
+/* One CPU's trace: its slices and instants (times as TSC estimates: 0
+ * before the first timing packet), and what its decoding found. */
 struct tl {
 	struct trace_input *t;
 	struct callstack *cs;
+	unsigned cpu;
+	bool timed;			/* the CPU's trace had timing packets */
+	uint64_t time_first, time_back, insns, gaps;
+	long errs;
 	unsigned long long from, to, min_dur, depth;
 	uint64_t begin[CS_MAX_DEPTH + 2];	/* by frame depth */
+	uint64_t begin_t[CS_MAX_DEPTH + 2];
 	struct slice *s;
 	size_t ns, scap;
 	struct instant *in;
 	size_t nin, incap;
 	bool oom;
+	uint8_t cbr;			/* the last CBR sampled */
+	uint64_t cbr_samples;
+	bool from_set, to_set;		/* the times of --from, --to are known */
+	uint64_t from_t, to_t;
 };
 
 static bool grow(void **p, size_t *cap, size_t n, size_t size)
@@ -80,8 +101,10 @@ static void on_enter(void *ctx, const struct callstack *cs, const struct cs_fram
 {
 	struct tl *l = ctx;
 	(void)f;
-	if (cs->depth <= CS_MAX_DEPTH + 1)
+	if (cs->depth <= CS_MAX_DEPTH + 1) {
 		l->begin[cs->depth] = cs->insns;
+		l->begin_t[cs->depth] = cs->now;
+	}
 }
 
 static void on_leave(void *ctx, const struct callstack *cs, const struct cs_frame *f, int why)
@@ -92,8 +115,9 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 	if (d > CS_MAX_DEPTH + 1 || (l->depth && d > l->depth))
 		return;
 	uint64_t b = l->begin[d], e = cs->insns;
+	uint64_t tb = l->begin_t[d], te = cs->now;
 	if (b < l->from)
-		b = l->from;
+		b = l->from; /* cut at --from: the time is that of --from's block */
 	if (l->to && e > l->to)
 		e = l->to;
 	if (e <= b || e - b < l->min_dur)
@@ -102,7 +126,47 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 		l->oom = true;
 		return;
 	}
-	l->s[l->ns++] = (struct slice){ b, e, f->fn, d };
+	if (l->from_set && b == l->from && tb < l->from_t)
+		tb = l->from_t;
+	if (l->to_set && e == l->to && te > l->to_t)
+		te = l->to_t;
+	l->s[l->ns++] = (struct slice){ b, e, tb, te, f->fn, d };
+}
+
+/* --from/--to: the time where the window opens and closes. */
+static void window_times(struct tl *l, const struct callstack *cs)
+{
+	if (!cs->timed)
+		return;
+	if (!l->from_set && cs->insns >= l->from) {
+		l->from_set = true;
+		l->from_t = cs->now;
+	}
+	if (l->to && !l->to_set && cs->insns >= l->to) {
+		l->to_set = true;
+		l->to_t = cs->now;
+	}
+}
+
+static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
+{
+	struct tl *l = ctx;
+	(void)ticks;
+	/* a CBR counter sample where the ratio changes (33.4.2.14: CBR is the
+	 * core:bus ratio, the bus clock 100 MHz) */
+	if (cs->cbr == l->cbr || cs->insns < l->from || (l->to && cs->insns >= l->to))
+		return;
+	l->cbr = cs->cbr;
+	if (!grow((void **)&l->in, &l->incap, l->nin, sizeof(*l->in))) {
+		l->oom = true;
+		return;
+	}
+	struct instant *i = &l->in[l->nin++];
+	i->ts = cs->insns;
+	i->t = cs->now;
+	i->name = NULL;
+	snprintf(i->args, sizeof(i->args), "{\"MHz\":%u}", cs->cbr * 100u);
+	l->cbr_samples++;
 }
 
 static const char *event_name(const struct ptflow_event *ev)
@@ -129,6 +193,15 @@ static void on_run(void *ctx, const struct ptflow_run *run)
 {
 	struct tl *l = ctx;
 	cs_on_run(l->cs, run);
+	window_times(l, l->cs);
+}
+
+/* The decoder's time estimate as a run arrives (runs are delivered as the
+ * decoder walks them: the estimate then is theirs). */
+static bool run_time(void *ctx, uint64_t *tsc, uint8_t *cbr)
+{
+	const struct trace_input *t = ctx;
+	return t->dec && ptflow_time(t->dec, tsc, cbr);
 }
 
 static void on_event(void *ctx, const struct ptflow_event *ev)
@@ -136,6 +209,10 @@ static void on_event(void *ctx, const struct ptflow_event *ev)
 	struct tl *l = ctx;
 	uint64_t ts = l->cs->insns;
 	const char *name = event_name(ev);
+	/* the model's time moves to the event's first (cs_on_event() again
+	 * changes nothing) */
+	if (ev->has_time)
+		cs_time(l->cs, ev->tsc, l->cs->cbr);
 	if (name && ts >= l->from && (!l->to || ts < l->to)) {
 		if (!grow((void **)&l->in, &l->incap, l->nin, sizeof(*l->in))) {
 			l->oom = true;
@@ -143,6 +220,7 @@ static void on_event(void *ctx, const struct ptflow_event *ev)
 			struct instant *i = &l->in[l->nin++];
 			int n = 0;
 			i->ts = ts;
+			i->t = l->cs->now;
 			i->name = name;
 			n = snprintf(i->args, sizeof(i->args), "{\"offset\":%" PRIu64, ev->offset);
 			if (ev->has_ip)
@@ -204,44 +282,76 @@ static const char *fn_json(char ***cache, uint32_t *n, const struct symtab *st, 
 	return (*cache)[fn];
 }
 
-/* Slices (sorted) and instants merged by time, as nested B/E. */
-static void write_events(struct tev_writer *w, struct tl *l, const struct symtab *st)
+/* A TSC estimate as ts: ns (or ticks) since base, the first time of
+ * every CPU's trace. */
+static uint64_t ts_of(const struct tl *l, uint64_t tsc, uint64_t base)
 {
-	enum { PID = 1, TID = 1 };
+	return trace_input_ns(l->t, tsc > base ? tsc - base : 0);
+}
+
+/* One CPU's slices (sorted) and instants merged by time, as nested B/E on
+ * its track (tid CPU + 1); timed: ts is time since base. */
+static void write_events(struct tev_writer *w, struct tl *l, const struct symtab *st, bool timed,
+			 uint64_t base)
+{
+	enum { PID = 1 };
+	const int TID = (int)l->cpu + 1;
+	char cname[64];
+	snprintf(cname, sizeof(cname), "\"CPU %u frequency (CBR)\"", l->cpu);
 	char **names = NULL;
 	uint32_t nnames = 0;
+	/* the open slices' ends: instruction index and time */
 	uint64_t *open = malloc((CS_MAX_DEPTH + 2) * sizeof(*open));
+	uint64_t *open_t = malloc((CS_MAX_DEPTH + 2) * sizeof(*open_t));
 	uint32_t nopen = 0;
 	size_t i = 0, k = 0;
-	if (!open) {
+	if (!open || !open_t) {
+		free(open);
+		free(open_t);
 		l->oom = true;
 		return;
 	}
 	if (l->ns)
 		qsort(l->s, l->ns, sizeof(*l->s), by_begin);
+	/* in the order the model made them: by instruction index, then by
+	 * time (several frames may change at one index as the time moves on;
+	 * without time every time is 0) */
 	for (;;) {
-		bool slice_next = i < l->ns && (k >= l->nin || l->s[i].begin <= l->in[k].ts);
+		bool slice_next = i < l->ns &&
+				  (k >= l->nin || l->s[i].begin < l->in[k].ts ||
+				   (l->s[i].begin == l->in[k].ts && l->s[i].tb <= l->in[k].t));
 		uint64_t now = slice_next ? l->s[i].begin : k < l->nin ? l->in[k].ts : UINT64_MAX;
-		while (nopen && open[nopen - 1] <= now)
-			tev_end(w, PID, TID, open[--nopen]);
+		uint64_t now_t = slice_next ? l->s[i].tb : k < l->nin ? l->in[k].t : UINT64_MAX;
+		while (nopen && (open[nopen - 1] < now ||
+				 (open[nopen - 1] == now && open_t[nopen - 1] <= now_t))) {
+			nopen--;
+			tev_end(w, PID, TID, timed ? ts_of(l, open_t[nopen], base) : open[nopen]);
+		}
 		if (now == UINT64_MAX)
 			break;
 		if (slice_next) {
 			const struct slice *s = &l->s[i++];
-			tev_begin(w, PID, TID, s->begin, fn_json(&names, &nnames, st, s->fn));
-			if (nopen < CS_MAX_DEPTH + 2)
-				open[nopen++] = s->end;
+			tev_begin(w, PID, TID, timed ? ts_of(l, s->tb, base) : s->begin,
+				  fn_json(&names, &nnames, st, s->fn));
+			if (nopen < CS_MAX_DEPTH + 2) {
+				open[nopen] = s->end;
+				open_t[nopen++] = s->te;
+			}
+		} else if (!l->in[k].name) {
+			const struct instant *in = &l->in[k++];
+			tev_counter(w, PID, TID, ts_of(l, in->t, base), cname, in->args);
 		} else {
 			const struct instant *in = &l->in[k++];
 			char js[64];
 			tev_json_string(in->name, js, sizeof(js));
-			tev_instant(w, PID, TID, in->ts, js, in->args);
+			tev_instant(w, PID, TID, timed ? ts_of(l, in->t, base) : in->ts, js, in->args);
 		}
 	}
 	for (uint32_t n = 0; n < nnames; n++)
 		free(names[n]);
 	free(names);
 	free(open);
+	free(open_t);
 }
 
 int cmd_timeline(int argc, char **argv)
@@ -259,7 +369,9 @@ int cmd_timeline(int argc, char **argv)
 	struct trace_input t;
 	struct callstack cs;
 	struct tev_writer w;
-	struct tl *l = calloc(1, sizeof(*l));
+	struct tl *l = calloc(1, sizeof(*l));	/* the options */
+	struct tl *tls = NULL;			/* per CPU */
+	int ntl = 0;
 	const char *out = NULL;
 	bool opened = false;
 	int c, rc = 2;
@@ -317,43 +429,127 @@ int cmd_timeline(int argc, char **argv)
 		l->min_dur = 1; /* an empty slice shows nothing */
 	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
 		goto out;
-	l->t = &t;
-	l->cs = &cs;
-	struct cs_listener ls = { l, on_enter, on_leave, NULL };
-	if (cs_init(&cs, &t.st, &ls)) {
+	/* every CPU's trace of a run directory, one track each */
+	static struct rundir_cpu_trace cpu[RUNDIR_CPUS_MAX];
+	int ncpu = 1;
+	cpu[0].cpu = 0;
+	snprintf(cpu[0].path, sizeof(cpu[0].path), "%s", t.trace);
+	if (*t.run) {
+		struct rundir rd;
+		char err[4400];
+		if (rundir_open(&rd, t.run)) {
+			fprintf(stderr, "efipt timeline: %s\n", term_safe(rd.err));
+			goto out;
+		}
+		ncpu = rundir_cpu_traces(&rd, cpu, RUNDIR_CPUS_MAX, err, sizeof(err));
+		rundir_close(&rd);
+		if (ncpu < 0) {
+			fprintf(stderr, "efipt timeline: %s\n", term_safe(err));
+			goto out;
+		}
+	}
+	tls = calloc((size_t)ncpu, sizeof(*tls));
+	if (!tls) {
 		fprintf(stderr, "efipt timeline: out of memory\n");
 		goto out;
 	}
-	cs.tree = false;
-	struct ptflow_sink sink = { l, on_run, on_event };
-	long errs = trace_input_decode(&t, &sink, NULL);
-	if (errs < 0)
-		goto out;
-	cs_finish(&cs);
-	if (l->oom || cs.oom) {
-		fprintf(stderr, "efipt timeline: out of memory for the slices (narrow the "
-			"timeline with --from/--to, --depth or --min-dur)\n");
-		goto out;
+	char trace0[sizeof(t.trace)];
+	snprintf(trace0, sizeof(trace0), "%s", t.trace);
+	long errs = 0;
+	for (int i = 0; i < ncpu; i++) {
+		struct tl *m = &tls[i];
+		ntl = i + 1;
+		m->from = l->from;
+		m->to = l->to;
+		m->min_dur = l->min_dur;
+		m->depth = l->depth;
+		m->t = &t;
+		m->cs = &cs;
+		m->cpu = cpu[i].cpu;
+		snprintf(t.trace, sizeof(t.trace), "%s", cpu[i].path);
+		struct cs_listener ls = { m, on_enter, on_leave, NULL, on_time };
+		if (cs_init(&cs, &t.st, &ls)) {
+			fprintf(stderr, "efipt timeline: out of memory\n");
+			goto out;
+		}
+		cs.tree = false;
+		cs.time_fn = run_time;
+		cs.time_ctx = &t;
+		struct ptflow_sink sink = { m, on_run, on_event };
+		long e = trace_input_decode(&t, &sink, NULL);
+		if (e < 0)
+			goto out;
+		cs_finish(&cs);
+		if (m->oom || cs.oom) {
+			fprintf(stderr, "efipt timeline: out of memory for the slices (narrow the "
+				"timeline with --from/--to, --depth or --min-dur)\n");
+			goto out;
+		}
+		m->errs = e;
+		m->timed = cs.timed;
+		m->time_first = cs.time_first;
+		m->time_back = cs.time_back;
+		m->insns = cs.insns;
+		m->gaps = cs.gaps;
+		m->cs = NULL;
+		errs += e;
+		cs_free(&cs);
 	}
+	/* time where every trace has it, from the earliest first time */
+	bool timed = true;
+	uint64_t base = UINT64_MAX, insns = 0, gaps = 0, back = 0, cbr = 0;
+	size_t nslices = 0, ninstants = 0;
+	for (int i = 0; i < ntl; i++) {
+		const struct tl *m = &tls[i];
+		if (!m->timed && (m->ns || m->nin))
+			timed = false;
+		if (m->timed && m->time_first < base)
+			base = m->time_first;
+		insns += m->insns;
+		gaps += m->gaps;
+		back += m->time_back;
+		cbr += m->cbr_samples;
+		nslices += m->ns;
+		ninstants += m->nin - m->cbr_samples;
+	}
+	if (base == UINT64_MAX)
+		timed = false;
 	if (tev_open(&w, "timeline", out))
 		goto out;
 	opened = true;
-	char js[8192], other[9000];
-	tev_json_string(t.trace, js, sizeof(js));
+	w.ts_ns = timed && t.tsc_hz;
+	char js[8192], other[10400], clock[1200], cpus[32] = "";
+	tev_json_string(trace0, js, sizeof(js));
 	tev_process_name(&w, 1, js);
-	tev_thread_name(&w, 1, 1, "\"CPU 0\"");
-	write_events(&w, l, &t.st);
-	if (l->oom) {
-		fprintf(stderr, "efipt timeline: out of memory\n");
-		goto out;
+	for (int i = 0; i < ntl; i++) {
+		char tn[32];
+		snprintf(tn, sizeof(tn), "\"CPU %u\"", tls[i].cpu);
+		tev_thread_name(&w, 1, (int)tls[i].cpu + 1, tn);
+		write_events(&w, &tls[i], &t.st, timed, base);
+		if (tls[i].oom) {
+			fprintf(stderr, "efipt timeline: out of memory\n");
+			goto out;
+		}
 	}
+	if (!timed)
+		snprintf(clock, sizeof(clock),
+			 "\"time\":\"instruction index: ts counts instructions executed, one "
+			 "microsecond each; not wall-clock time (timing packets are not used)\"");
+	else
+		snprintf(clock, sizeof(clock),
+			 "\"time\":\"%s since the first timing packet, from the trace's TSC, MTC "
+			 "and CYC packets\",\"tsc_hz\":%" PRIu64 ",\"tsc_hz_source\":\"%s\","
+			 "\"tsc_first\":%" PRIu64 ",\"emulated\":%s,\"time_steps_back\":%" PRIu64
+			 ",\"cbr_samples\":%" PRIu64,
+			 t.tsc_hz ? "us (ns precision)" : "TSC ticks (frequency unknown)",
+			 t.tsc_hz, t.tsc_src, base, t.facts.emulated ? "true" : "false", back, cbr);
+	if (ntl > 1)
+		snprintf(cpus, sizeof(cpus), ",\"cpus\":%d", ntl);
 	snprintf(other, sizeof(other),
-		 "{\"producer\":\"efipt %s\",\"trace\":%s,"
-		 "\"time\":\"instruction index: ts counts instructions executed, one microsecond "
-		 "each; not wall-clock time (timing packets are not used)\","
+		 "{\"producer\":\"efipt %s\",\"trace\":%s,%s,"
 		 "\"instructions\":%" PRIu64 ",\"gaps\":%" PRIu64 ",\"decode_errors\":%ld,"
-		 "\"slices\":%zu,\"instants\":%zu}",
-		 efipt_version, js, cs.insns, cs.gaps, errs, l->ns, l->nin);
+		 "\"slices\":%zu,\"instants\":%zu%s}",
+		 efipt_version, js, clock, insns, gaps, errs, nslices, ninstants, cpus);
 	opened = false;
 	if (tev_close(&w, other))
 		goto out;
@@ -363,10 +559,11 @@ out:
 		tev_abort(&w);
 	cs_free(&cs);
 	trace_input_free(&t);
-	if (l) {
-		free(l->s);
-		free(l->in);
+	for (int i = 0; i < ntl; i++) {
+		free(tls[i].s);
+		free(tls[i].in);
 	}
+	free(tls);
 	free(l);
 	return rc;
 }

@@ -22,11 +22,16 @@ static void top_usage(FILE *f)
 		"Functions by instructions executed: exclusive (in the function itself),\n"
 		"inclusive (while it is on the call stack), calls, share of the trace.\n\n"
 		TRACE_INPUT_USAGE
+		TRACE_INPUT_CPU_USAGE
 		"output:\n"
 		"  --by function|image  what to count by (default function)\n"
 		"  --format text|jsonl|csv  (jsonl: one object per row: image, function,\n"
-		"                  excl, incl, calls; csv: the same columns with a header)\n"
+		"                  excl, incl, calls; csv: the same columns with a header;\n"
+		"                  a trace with timing packets adds excl_ns, incl_ns)\n"
 		"  --limit N       at most N rows (default: 30 in text, all otherwise)\n\n"
+		"A trace with timing packets (TSC, MTC, CYC) also gets exclusive and\n"
+		"inclusive time, in us (ns when the TSC frequency is unknown: see\n"
+		"--tsc-hz), sorted by exclusive time.\n"
 		"Code in no listed image, or in an image without symbols, counts as\n"
 		"[unknown] (see 'efipt symbols').\n\n"
 		"Exit status: 0, 1 if the trace had decode errors (counted as gaps), 2 on\n"
@@ -37,17 +42,33 @@ struct row {
 	const char *image;
 	char function[512];
 	uint64_t excl, incl, calls;
+	uint64_t excl_ns, incl_ns;
 };
+
+static bool timed; /* rows sort by time */
 
 static int by_excl(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
+	if (timed && x->excl_ns != y->excl_ns)
+		return x->excl_ns > y->excl_ns ? -1 : 1;
 	if (x->excl != y->excl)
 		return x->excl > y->excl ? -1 : 1;
 	if (x->incl != y->incl)
 		return x->incl > y->incl ? -1 : 1;
 	int c = strcmp(x->image, y->image);
 	return c ? c : strcmp(x->function, y->function);
+}
+
+/* " %14s" of a time: us with ns precision, or TSC ticks (!ns). */
+static void time_text(char *buf, size_t cap, uint64_t v, bool ns)
+{
+	char num[32];
+	if (ns)
+		snprintf(num, sizeof(num), "%" PRIu64 ".%03" PRIu64, v / 1000, v % 1000);
+	else
+		snprintf(num, sizeof(num), "%" PRIu64, v);
+	snprintf(buf, cap, " %16s", num);
 }
 
 static void csv_field(const char *s)
@@ -65,6 +86,7 @@ int cmd_top(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		TRACE_INPUT_OPTS,
+		TRACE_INPUT_CPU_OPT,
 		{ "by", required_argument, 0, 'b' },
 		{ "format", required_argument, 0, 'f' },
 		{ "limit", required_argument, 0, 'l' },
@@ -160,6 +182,7 @@ int cmd_top(int argc, char **argv)
 			}
 			rows[r].excl += e->excl;
 			rows[r].incl += e->excl;
+			rows[r].excl_ns += trace_input_ns(&t, e->excl_t);
 			continue;
 		}
 		struct row *w = &rows[nrows++];
@@ -168,7 +191,10 @@ int cmd_top(int argc, char **argv)
 		w->excl = e->excl;
 		w->incl = e->incl;
 		w->calls = e->calls;
+		w->excl_ns = trace_input_ns(&t, e->excl_t);
+		w->incl_ns = trace_input_ns(&t, e->incl_t);
 	}
+	timed = cs.timed;
 	if (nrows)
 		qsort(rows, nrows, sizeof(*rows), by_excl);
 	if (!have_limit)
@@ -182,27 +208,53 @@ int cmd_top(int argc, char **argv)
 		if (cs.too_deep)
 			printf(", %" PRIu64 " stacks cut at %u frames", cs.too_deep, CS_MAX_DEPTH);
 		putchar('\n');
-		if (by_image)
+		if (timed) {
+			uint64_t span = trace_input_ns(&t, cs.now - cs.time_first);
+			if (t.tsc_hz)
+				printf("%" PRIu64 ".%03" PRIu64 " us traced (TSC %" PRIu64 " Hz from %s)",
+				       span / 1000, span % 1000, t.tsc_hz, t.tsc_src);
+			else
+				printf("%" PRIu64 " TSC ticks traced (TSC frequency unknown: times in "
+				       "ticks; --tsc-hz)", span);
+			if (cs.time_back)
+				printf(", %" PRIu64 " time estimates went back (held)", cs.time_back);
+			putchar('\n');
+		}
+		const char *tu = t.tsc_hz ? "us" : "ticks";
+		if (by_image && timed)
+			printf("%14s %7s %14s%s  image\n", "insns", "share", "time_", tu);
+		else if (by_image)
 			printf("%14s %7s  image\n", "insns", "share");
+		else if (timed)
+			printf("%14s %7s %14s %7s %10s %14s%s %14s%s  function\n", "excl", "share",
+			       "incl", "share", "calls", "excl_", tu, "incl_", tu);
 		else
 			printf("%14s %7s %14s %7s %10s  function\n", "excl", "share", "incl",
 			       "share", "calls");
 		for (size_t r = 0; r < limit; r++) {
 			const struct row *w = &rows[r];
+			char te[40] = "", ti[40] = "";
+			if (timed) {
+				time_text(te, sizeof(te), w->excl_ns, t.tsc_hz != 0);
+				time_text(ti, sizeof(ti), w->incl_ns, t.tsc_hz != 0);
+			}
 			if (by_image) {
-				printf("%14" PRIu64 " %6.2f%%  %s\n", w->excl, 100.0 * (double)w->excl / (double)total,
+				printf("%14" PRIu64 " %6.2f%%%s  %s\n", w->excl,
+				       100.0 * (double)w->excl / (double)total, te,
 				       term_safe(w->function));
 				continue;
 			}
 			char name[700];
 			snprintf(name, sizeof(name), "%s%s%s", w->image, *w->image ? "`" : "",
 				 w->function);
-			printf("%14" PRIu64 " %6.2f%% %14" PRIu64 " %6.2f%% %10" PRIu64 "  %s\n",
+			printf("%14" PRIu64 " %6.2f%% %14" PRIu64 " %6.2f%% %10" PRIu64 "%s%s  %s\n",
 			       w->excl, 100.0 * (double)w->excl / (double)total, w->incl,
-			       100.0 * (double)w->incl / (double)total, w->calls, term_safe(name));
+			       100.0 * (double)w->incl / (double)total, w->calls, te, ti,
+			       term_safe(name));
 		}
 	} else if (fmt == 2) {
-		printf(by_image ? "image,insns\n" : "image,function,excl,incl,calls\n");
+		printf(by_image ? "image,insns" : "image,function,excl,incl,calls");
+		printf(!timed ? "\n" : by_image ? ",time_ns\n" : ",excl_ns,incl_ns\n");
 	}
 	for (size_t r = 0; fmt && r < limit; r++) {
 		const struct row *w = &rows[r];
@@ -212,6 +264,12 @@ int cmd_top(int argc, char **argv)
 				: json_pack("{s:s,s:s,s:I,s:I,s:I}", "image", w->image, "function",
 					    w->function, "excl", (json_int_t)w->excl, "incl",
 					    (json_int_t)w->incl, "calls", (json_int_t)w->calls);
+			if (o && timed && by_image) {
+				json_object_set_new(o, "time_ns", json_integer((json_int_t)w->excl_ns));
+			} else if (o && timed) {
+				json_object_set_new(o, "excl_ns", json_integer((json_int_t)w->excl_ns));
+				json_object_set_new(o, "incl_ns", json_integer((json_int_t)w->incl_ns));
+			}
 			char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 			if (s)
 				puts(s);
@@ -220,12 +278,18 @@ int cmd_top(int argc, char **argv)
 		} else {
 			csv_field(by_image ? w->function : w->image);
 			if (by_image) {
-				printf(",%" PRIu64 "\n", w->excl);
+				printf(",%" PRIu64, w->excl);
+				if (timed)
+					printf(",%" PRIu64, w->excl_ns);
+				putchar('\n');
 				continue;
 			}
 			putchar(',');
 			csv_field(w->function);
-			printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", w->excl, w->incl, w->calls);
+			printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64, w->excl, w->incl, w->calls);
+			if (timed)
+				printf(",%" PRIu64 ",%" PRIu64, w->excl_ns, w->incl_ns);
+			putchar('\n');
 		}
 	}
 	rc = errs ? 1 : 0;

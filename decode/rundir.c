@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/cpuid_set.h"
 #include "core/run_result.h"
 #include "decode/file_io.h"
 #include "decode/rundir.h"
@@ -77,7 +78,12 @@ static int check_optional(struct rundir *rd, json_t *m)
 		{ "trace", "rtit_ctl", JSON_STRING }, { "trace", "source", JSON_STRING },
 		{ "trace", "output", JSON_STRING }, { "trace", "mode", JSON_STRING },
 		{ "trace", "size", JSON_INTEGER }, { "trace", "bytes", JSON_INTEGER },
+		{ "trace", "cpus", JSON_INTEGER }, { "trace", "traces", JSON_ARRAY },
 		{ "timing", "tsc_start", JSON_STRING }, { "timing", "tsc_stop", JSON_STRING },
+		{ "timing", "nom_freq", JSON_INTEGER }, { "timing", "tsc_hz", JSON_INTEGER },
+		{ "timing", "cpuid15_eax", JSON_INTEGER }, { "timing", "cpuid15_ebx", JSON_INTEGER },
+		{ "timing", "cpuid15_ecx", JSON_INTEGER }, { "timing", "emulated", JSON_TRUE },
+		{ "timing", "clock", JSON_STRING },
 	};
 	int bad = 0;
 	for (size_t i = 0; i < sizeof(top) / sizeof(top[0]) && !bad; i++)
@@ -232,6 +238,43 @@ void rundir_flow_facts(const struct rundir *rd, struct flow_facts *f)
 		f->have_ctl = true;
 		f->rtit_ctl = strtoull(ctl, NULL, 16);
 	}
+	/* timing: the manifest's CPUID.15H (the clock that made the trace,
+	 * which for an emulated trace is not the CPU's), else cpuid.txt's */
+	json_t *tm = json_object_get(rd->manifest, "timing");
+	json_t *a = json_object_get(tm, "cpuid15_eax"), *b = json_object_get(tm, "cpuid15_ebx"),
+	       *c = json_object_get(tm, "cpuid15_ecx");
+	json_int_t nom = json_integer_value(json_object_get(tm, "nom_freq"));
+	json_int_t hz = json_integer_value(json_object_get(tm, "tsc_hz"));
+	f->nom_freq = nom > 0 && nom < 256 ? (uint8_t)nom : 0;
+	f->tsc_hz = hz > 0 ? (uint64_t)hz : 0;
+	f->emulated = json_is_true(json_object_get(tm, "emulated"));
+	if (a && b) {
+		f->have_cpuid15 = true;
+		f->cpuid15_eax = (uint32_t)json_integer_value(a);
+		f->cpuid15_ebx = (uint32_t)json_integer_value(b);
+		f->cpuid15_ecx = (uint32_t)json_integer_value(c);
+		return;
+	}
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/cpuid.txt", rd->path);
+	char err[256];
+	int fd = open_regular(path, err, sizeof(err));
+	if (fd < 0)
+		return; /* optional: a run that failed early has none */
+	static char text[64 << 10];
+	ssize_t n = read(fd, text, sizeof(text));
+	close(fd);
+	static struct cpuid_set set;
+	unsigned line;
+	uint32_t r[4];
+	if (n > 0 && cpuidtxt_parse(&set, text, (size_t)n, 0, &line) == CPUIDTXT_OK &&
+	    cpuid_set_get(&set, 0, 0, r) && r[CPUID_EAX] >= 0x15 &&
+	    cpuid_set_get(&set, 0x15, 0, r)) {
+		f->have_cpuid15 = true;
+		f->cpuid15_eax = r[CPUID_EAX];
+		f->cpuid15_ebx = r[CPUID_EBX];
+		f->cpuid15_ecx = r[CPUID_ECX];
+	}
 }
 
 json_t *rundir_json(const struct rundir *rd, const char *name, char *err, size_t errlen)
@@ -303,4 +346,75 @@ int rundir_hex(json_t *v, unsigned long long *out)
 	errno = 0;
 	*out = strtoull(s + 2, NULL, 16);
 	return errno ? -1 : 0;
+}
+
+/* The status the manifest's files list gives name ("written", ...), or NULL. */
+static const char *file_status(const struct rundir *rd, const char *name)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(rd->manifest, "files"), i, f)
+		if (!strcmp(json_string_value(json_object_get(f, "name")) ?: "", name))
+			return json_string_value(json_object_get(f, "status"));
+	return NULL;
+}
+
+int rundir_cpu_traces(const struct rundir *rd, struct rundir_cpu_trace *out, int max, char *err,
+		      size_t errlen)
+{
+	json_t *traces = json_object_get(json_object_get(rd->manifest, "trace"), "traces");
+	if (max < 1)
+		return -1;
+	if (!traces) {
+		out[0].cpu = 0;
+		return rundir_trace(rd, out[0].path, sizeof(out[0].path), err, errlen) ? -1 : 1;
+	}
+	int n = 0;
+	size_t i;
+	json_t *e;
+	json_array_foreach(traces, i, e) {
+		json_t *cpu = json_object_get(e, "cpu");
+		const char *file = json_string_value(json_object_get(e, "file"));
+		if (!json_is_integer(cpu) || json_integer_value(cpu) < 0 ||
+		    json_integer_value(cpu) >= RUNDIR_CPUS_MAX || !file || !*file ||
+		    strchr(file, '/') || strchr(file, '\\') || !strcmp(file, "..") ||
+		    !strcmp(file, ".")) {
+			snprintf(err, errlen, "manifest.json: trace.traces[%zu] must have a \"cpu\" "
+				 "from 0 to %d and a plain \"file\" name", i, RUNDIR_CPUS_MAX - 1);
+			return -1;
+		}
+		unsigned c = (unsigned)json_integer_value(cpu);
+		for (int k = 0; k < n; k++)
+			if (out[k].cpu == c) {
+				snprintf(err, errlen, "manifest.json: trace.traces lists CPU %u twice",
+					 c);
+				return -1;
+			}
+		const char *st = file_status(rd, file);
+		if (!st || strcmp(st, "written")) {
+			snprintf(err, errlen, "%s: CPU %u's trace %s %s%s", rd->path, c, file,
+				 st ? "was not written: manifest.json says " : "is not in manifest.json's files",
+				 st ? st : "");
+			return -1;
+		}
+		if (n == max) {
+			snprintf(err, errlen, "manifest.json: trace.traces has more than %d CPUs", max);
+			return -1;
+		}
+		out[n].cpu = c;
+		snprintf(out[n].path, sizeof(out[n].path), "%s/%s", rd->path, file);
+		n++;
+	}
+	if (!n) {
+		snprintf(err, errlen, "manifest.json: trace.traces is empty");
+		return -1;
+	}
+	/* CPU 0 first, then by number (tracks in order) */
+	for (int a = 1; a < n; a++)
+		for (int b = a; b > 0 && out[b].cpu < out[b - 1].cpu; b--) {
+			struct rundir_cpu_trace tmp = out[b];
+			out[b] = out[b - 1];
+			out[b - 1] = tmp;
+		}
+	return n;
 }

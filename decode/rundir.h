@@ -40,6 +40,19 @@ int rundir_trace(const struct rundir *rd, char *path, size_t cap, char *err, siz
  * or the number passes 2^64. */
 int rundir_hex(json_t *v, unsigned long long *out);
 
+/* One CPU's trace of a run (manifest trace.traces; docs/format.md). */
+struct rundir_cpu_trace {
+	unsigned cpu;
+	char path[4200];	/* DIR/FILE */
+};
+#define RUNDIR_CPUS_MAX 256
+
+/* Every CPU's trace, CPU 0 (trace.pt) first, into out (max entries): a run
+ * without trace.traces has trace.pt only. The number, or -1 with why in
+ * err (a malformed entry, a file the manifest does not list as written). */
+int rundir_cpu_traces(const struct rundir *rd, struct rundir_cpu_trace *out, int max, char *err,
+		      size_t errlen);
+
 /* Manifest accessors (NULL/0 when absent). */
 const char *rundir_str(const struct rundir *rd, const char *key);
 

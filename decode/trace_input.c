@@ -33,8 +33,10 @@ static int images_room(const char *cmd, struct trace_images *imgs)
 	return 0;
 }
 
-int trace_input_run(const char *cmd, const char *dir, struct ptsec_image *im,
-		    struct ptflow_config *fc, char *trace, size_t cap, struct trace_images *imgs)
+/* trace_input_run(), and the run's facts into *facts if not NULL. */
+static int run_load(const char *cmd, const char *dir, struct ptsec_image *im,
+		    struct ptflow_config *fc, char *trace, size_t cap, struct trace_images *imgs,
+		    struct flow_facts *facts_out)
 {
 	struct rundir rd;
 	static struct rundir_code code;
@@ -68,11 +70,19 @@ int trace_input_run(const char *cmd, const char *dir, struct ptsec_image *im,
 	struct flow_facts facts;
 	rundir_flow_facts(&rd, &facts);
 	flow_setup(fc, &facts);
+	if (facts_out)
+		*facts_out = facts;
 	rc = 0;
 done:
 	rundir_code_free(&code);
 	rundir_close(&rd);
 	return rc;
+}
+
+int trace_input_run(const char *cmd, const char *dir, struct ptsec_image *im,
+		    struct ptflow_config *fc, char *trace, size_t cap, struct trace_images *imgs)
+{
+	return run_load(cmd, dir, im, fc, trace, cap, imgs, NULL);
 }
 
 int trace_input_images(const char *cmd, const char *path, struct trace_images *imgs)
@@ -171,6 +181,7 @@ void trace_input_init(struct trace_input *t, const char *cmd)
 {
 	memset(t, 0, sizeof(*t));
 	t->cmd = cmd;
+	t->cpu = -1;
 	snprintf(t->prefixed, sizeof(t->prefixed), "efipt %s", cmd);
 	ptsec_init(&t->im);
 }
@@ -404,6 +415,37 @@ int trace_input_option(struct trace_input *t, int c, const char *arg)
 		return 0;
 	case 0x108: t->fc.distnt = true; return 0;
 	case 0x109: t->fc.disretc = true; return 0;
+	case 0x10a: {
+		unsigned long long hz;
+		if (parse_u64(arg, &hz) || !hz) {
+			fprintf(stderr, "efipt %s: --tsc-hz takes a frequency in Hz above 0, not "
+				"'%s'\n", t->cmd, arg);
+			return -1;
+		}
+		t->tsc_hz = hz;
+		t->tsc_src = "--tsc-hz";
+		return 0;
+	}
+	case 0x10b: {
+		unsigned long long v;
+		if (parse_u64(arg, &v) || !v || v > 255) {
+			fprintf(stderr, "efipt %s: --nom-freq takes a ratio from 1 to 255, not '%s'\n",
+				t->cmd, arg);
+			return -1;
+		}
+		t->fc.nom_freq = (uint8_t)v;
+		return 0;
+	}
+	case 0x10c: {
+		unsigned long long v;
+		if (parse_u64(arg, &v) || v >= RUNDIR_CPUS_MAX) {
+			fprintf(stderr, "efipt %s: --cpu takes a CPU number from 0 to %d, not '%s'\n",
+				t->cmd, RUNDIR_CPUS_MAX - 1, arg);
+			return -1;
+		}
+		t->cpu = (int)v;
+		return 0;
+	}
 	default:
 		return -1;
 	}
@@ -414,6 +456,35 @@ int trace_input_option(struct trace_input *t, int c, const char *arg)
 	return 0;
 bad:
 	fprintf(stderr, "efipt %s: %s\n", t->cmd, term_safe(err));
+	return -1;
+}
+
+/* --cpu N: that CPU's trace of the run directory into t->trace. */
+static int pick_cpu(struct trace_input *t)
+{
+	static struct rundir_cpu_trace cpu[RUNDIR_CPUS_MAX];
+	struct rundir rd;
+	char err[4400], have[512] = "";
+	if (rundir_open(&rd, t->run)) {
+		fprintf(stderr, "efipt %s: %s\n", t->cmd, term_safe(rd.err));
+		return -1;
+	}
+	int n = rundir_cpu_traces(&rd, cpu, RUNDIR_CPUS_MAX, err, sizeof(err));
+	rundir_close(&rd);
+	if (n < 0) {
+		fprintf(stderr, "efipt %s: %s\n", t->cmd, term_safe(err));
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		if ((int)cpu[i].cpu == t->cpu) {
+			snprintf(t->trace, sizeof(t->trace), "%s", cpu[i].path);
+			return 0;
+		}
+		size_t l = strlen(have);
+		snprintf(have + l, sizeof(have) - l, "%s%u", i ? ", " : "", cpu[i].cpu);
+	}
+	fprintf(stderr, "efipt %s: %s: no trace of CPU %d (the run traced CPU %s)\n", t->cmd,
+		term_safe(t->run), t->cpu, have);
 	return -1;
 }
 
@@ -437,7 +508,10 @@ int trace_input_finish(struct trace_input *t, const char *positional, bool want_
 				"--pt, --raw, --elf or --pe with it\n", t->cmd);
 			return -1;
 		}
-		if (trace_input_run(t->prefixed, t->run, &t->im, &t->fc, t->trace, sizeof(t->trace), NULL))
+		if (run_load(t->prefixed, t->run, &t->im, &t->fc, t->trace, sizeof(t->trace), NULL,
+			     &t->facts))
+			return -1;
+		if (t->cpu >= 0 && pick_cpu(t))
 			return -1;
 		char p[4200];
 		snprintf(p, sizeof(p), "%s/images.json", t->run);
@@ -450,6 +524,10 @@ int trace_input_finish(struct trace_input *t, const char *positional, bool want_
 				return -1;
 		}
 		mark_executed_only(t, t->run);
+	} else if (t->cpu >= 0) {
+		fprintf(stderr, "efipt %s: --cpu picks a CPU's trace of a run directory; --pt "
+			"names the trace itself\n", t->cmd);
+		return -1;
 	} else if (want_trace && !*t->trace) {
 		fprintf(stderr, "efipt %s: no trace: give a run directory or --pt TRACE\n", t->cmd);
 		return -1;
@@ -466,6 +544,11 @@ int trace_input_finish(struct trace_input *t, const char *positional, bool want_
 			t->cmd);
 		return -1;
 	}
+	if (!t->tsc_hz) {
+		enum flow_tsc_src src;
+		t->tsc_hz = flow_tsc_hz(&t->facts, &src);
+		t->tsc_src = flow_tsc_src_name(src);
+	}
 	for (size_t i = 0; i < t->nimg; i++)
 		symmap_resolve(&t->img[i], &t->so, read_code, &t->im);
 	if (symtab_init(&t->st, t->img, t->nimg)) {
@@ -473,6 +556,13 @@ int trace_input_finish(struct trace_input *t, const char *positional, bool want_
 		return -1;
 	}
 	return 0;
+}
+
+uint64_t trace_input_ns(const struct trace_input *t, uint64_t ticks)
+{
+	if (!t->tsc_hz)
+		return ticks;
+	return (uint64_t)((unsigned __int128)ticks * 1000000000u / t->tsc_hz);
 }
 
 long trace_input_decode(struct trace_input *t, const struct ptflow_sink *sink,
@@ -494,6 +584,7 @@ long trace_input_decode(struct trace_input *t, const struct ptflow_sink *sink,
 		fprintf(stderr, "efipt %s: out of memory\n", t->cmd);
 	} else {
 		ptflow_on_blocks(d, t->on_blocks);
+		ptflow_blocks_timed(d, t->on_blocks != NULL);
 		t->dec = d;
 		errs = ptflow_decode(d, in.data, in.size, 0);
 		t->dec = NULL;

@@ -53,6 +53,7 @@ int trace_input_parse_cpu(const char *s, uint32_t *errata);
 #include <getopt.h>
 #include <stdbool.h>
 
+#include "core/flow_setup.h"
 #include "core/pt_flow.h"
 #include "decode/pt_sections.h"
 #include "decode/symbols/symmap.h"
@@ -73,6 +74,10 @@ struct trace_input {
 	ptflow_blocks_fn on_blocks;	/* set: trace_input_decode() delivers
 					 * blocks too (ptflow_on_blocks()) */
 	const struct ptflow_decoder *dec;	/* while trace_input_decode() runs */
+	struct flow_facts facts;	/* a run directory's (timing: flow_tsc_hz()) */
+	int cpu;			/* --cpu N, or -1 */
+	uint64_t tsc_hz;		/* --tsc-hz, else flow_tsc_hz(); 0: unknown */
+	const char *tsc_src;		/* where tsc_hz is from */
 };
 
 /* getopt_long options trace_input_option() takes (values 0x100..). */
@@ -82,7 +87,17 @@ struct trace_input {
 	{ "pe", required_argument, 0, 0x104 }, { "images", required_argument, 0, 0x105 }, \
 	{ "symbols", required_argument, 0, 0x106 },                               \
 	{ "path-map", required_argument, 0, 0x107 },                              \
-	{ "distnt", no_argument, 0, 0x108 }, { "disretc", no_argument, 0, 0x109 }
+	{ "distnt", no_argument, 0, 0x108 }, { "disretc", no_argument, 0, 0x109 }, \
+	{ "tsc-hz", required_argument, 0, 0x10a },                              \
+	{ "nom-freq", required_argument, 0, 0x10b }
+
+/* --cpu N: one CPU's trace of a run directory (top, flame, calls; efipt
+ * insn and coverage use --cpu for a CPU model). */
+#define TRACE_INPUT_CPU_OPT { "cpu", required_argument, 0, 0x10c }
+#define TRACE_INPUT_CPU_USAGE                                                  \
+	"several CPUs:\n"                                                          \
+	"  --cpu N         CPU N's trace of a run directory that traced several\n" \
+	"                  (manifest trace.traces; default 0)\n"
 
 #define TRACE_INPUT_USAGE                                                      \
 	"inputs:  RUNDIR (or --run RUNDIR), or --pt TRACE with code images:\n"    \
@@ -90,6 +105,9 @@ struct trace_input {
 	"  --images FILE   images.json naming the images the code belongs to\n"    \
 	"                  (default: one image per --pe/--elf file)\n"              \
 	"  --distnt, --disretc  the trace was recorded with DisTNT / DisRETC\n"     \
+	"  --tsc-hz HZ     the TSC frequency, for times in ns (a run directory's\n"  \
+	"                  manifest or CPUID.15H gives it otherwise)\n"            \
+	"  --nom-freq N    the nominal ratio (CPUID.16H / 100 MHz), for CYC timing\n" \
 	"symbols:\n"                                                               \
 	"  --symbols PATH  a build directory (searched recursively for NAME.debug,\n" \
 	"                  NAME.so, NAME.dll) or one ELF file; repeatable\n"        \
@@ -103,6 +121,9 @@ int trace_input_option(struct trace_input *t, int c, const char *arg);
  * and, with want_trace, the trace; then every image's symbol file. 0 or -1
  * (message printed). */
 int trace_input_finish(struct trace_input *t, const char *positional, bool want_trace);
+/* TSC ticks as ns at tsc_hz (ticks themselves when tsc_hz is unknown). */
+uint64_t trace_input_ns(const struct trace_input *t, uint64_t ticks);
+
 /* Decode the trace into sink. Returns the number of decode errors, or -1
  * when it cannot start (message printed). */
 long trace_input_decode(struct trace_input *t, const struct ptflow_sink *sink,

@@ -114,25 +114,49 @@ void tev_thread_name(struct tev_writer *w, int pid, int tid, const char *name_js
 	    pid, tid, name_json);
 }
 
+/* ts as written: the number itself, or ns as us with three decimals. */
+static const char *ts_text(const struct tev_writer *w, uint64_t ts, char *buf, size_t cap)
+{
+	if (w->ts_ns)
+		snprintf(buf, cap, "%" PRIu64 ".%03" PRIu64, ts / 1000, ts % 1000);
+	else
+		snprintf(buf, cap, "%" PRIu64, ts);
+	return buf;
+}
+
 void tev_begin(struct tev_writer *w, int pid, int tid, uint64_t ts, const char *name_json)
 {
+	char t[32];
 	next(w);
-	put(w, "{\"ph\":\"B\",\"pid\":%d,\"tid\":%d,\"ts\":%" PRIu64 ",\"name\":%s}", pid, tid, ts,
-	    name_json);
+	put(w, "{\"ph\":\"B\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"name\":%s}", pid, tid,
+	    ts_text(w, ts, t, sizeof(t)), name_json);
 }
 
 void tev_end(struct tev_writer *w, int pid, int tid, uint64_t ts)
 {
+	char t[32];
 	next(w);
-	put(w, "{\"ph\":\"E\",\"pid\":%d,\"tid\":%d,\"ts\":%" PRIu64 "}", pid, tid, ts);
+	put(w, "{\"ph\":\"E\",\"pid\":%d,\"tid\":%d,\"ts\":%s}", pid, tid,
+	    ts_text(w, ts, t, sizeof(t)));
+}
+
+void tev_counter(struct tev_writer *w, int pid, int tid, uint64_t ts, const char *name_json,
+		 const char *args_json)
+{
+	char t[32];
+	next(w);
+	put(w, "{\"ph\":\"C\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"name\":%s,\"args\":%s}",
+	    pid, tid, ts_text(w, ts, t, sizeof(t)), name_json, args_json);
 }
 
 void tev_instant(struct tev_writer *w, int pid, int tid, uint64_t ts, const char *name_json,
 		 const char *args_json)
 {
+	char t[32];
 	next(w);
-	put(w, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%d,\"ts\":%" PRIu64 ",\"name\":%s%s%s}",
-	    pid, tid, ts, name_json, args_json ? ",\"args\":" : "", args_json ? args_json : "");
+	put(w, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"name\":%s%s%s}",
+	    pid, tid, ts_text(w, ts, t, sizeof(t)), name_json, args_json ? ",\"args\":" : "",
+	    args_json ? args_json : "");
 }
 
 int tev_close(struct tev_writer *w, const char *other_json)

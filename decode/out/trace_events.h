@@ -22,6 +22,7 @@ struct tev_writer {
 	const char *cmd;	/* "timeline": for messages */
 	uint64_t bytes;
 	bool first, warned;
+	bool ts_ns;		/* ts given in ns, written as us.nnn (else as is) */
 };
 
 /* Create the temporary file and start the event list. 0 or -1 (printed). */
@@ -38,6 +39,10 @@ void tev_thread_name(struct tev_writer *w, int pid, int tid, const char *name_js
 /* A slice begins / ends at ts (microseconds). */
 void tev_begin(struct tev_writer *w, int pid, int tid, uint64_t ts, const char *name_json);
 void tev_end(struct tev_writer *w, int pid, int tid, uint64_t ts);
+/* A counter sample (a "C" event: a track of the process named name_json
+ * with args_json's values; tid is the track it belongs with). */
+void tev_counter(struct tev_writer *w, int pid, int tid, uint64_t ts, const char *name_json,
+		 const char *args_json);
 /* A thread-scoped instant; args_json: a JSON object literal, or NULL. */
 void tev_instant(struct tev_writer *w, int pid, int tid, uint64_t ts, const char *name_json,
 		 const char *args_json);

@@ -10,6 +10,13 @@ static unsigned blk_lens(void *ctx, const struct ptflow_blk *b, uint8_t *lens)
 	return t->dec ? ptflow_blk_lens(t->dec, b, lens) : 0;
 }
 
+/* The decoder's time estimate when a batch of blocks arrives. */
+static bool blk_time(void *ctx, uint64_t *tsc, uint8_t *cbr)
+{
+	const struct trace_input *t = ctx;
+	return t->dec && ptflow_time(t->dec, tsc, cbr);
+}
+
 long analysis_decode(struct trace_input *t, struct callstack *cs)
 {
 	/* blocks, not runs: a run's lengths are decoded again for every
@@ -18,6 +25,8 @@ long analysis_decode(struct trace_input *t, struct callstack *cs)
 	struct ptflow_sink sink = { cs, NULL, cs_on_event };
 	cs->blk_lens = blk_lens;
 	cs->blk_lens_ctx = t;
+	cs->time_fn = blk_time;
+	cs->time_ctx = t;
 	t->on_blocks = cs_on_blocks;
 	long errs = trace_input_decode(t, &sink, NULL);
 	t->on_blocks = NULL;

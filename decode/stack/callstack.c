@@ -275,9 +275,12 @@ static void ended(struct callstack *cs, uint8_t iclass, uint64_t end)
 void cs_on_run(void *ctx, const struct ptflow_run *r)
 {
 	struct callstack *cs = ctx;
-	uint64_t hi;
+	uint64_t hi, tsc;
+	uint8_t cbr;
 	if (!r->ninsn)
 		return;
+	if (cs->time_fn && cs->time_fn(cs->time_ctx, &tsc, &cbr))
+		cs_time(cs, tsc, cbr);
 	arrive(cs, r->ip, &hi);
 	ended(cs, r->last_iclass, count_insns(cs, r->ip, r->lens, r->ninsn, 0));
 }
@@ -295,9 +298,36 @@ static void split_block(struct callstack *cs, const struct ptflow_blk *b)
 	ended(cs, b->iclass, end);
 }
 
+/* The time is tsc (cbr the core:bus ratio): move now on, never back (a
+ * new TSC packet can put the estimate below what MTC/CYC made of it). */
+void cs_time(struct callstack *cs, uint64_t tsc, uint8_t cbr)
+{
+	if (!cs->timed) {
+		cs->timed = true;
+		cs->now = cs->time_first = cs->last_est = tsc;
+		cs->cbr = cbr;
+		if (cs->ls.time)
+			cs->ls.time(cs->ls.ctx, cs, 0);
+		return;
+	}
+	if (tsc < cs->last_est)
+		cs->time_back++;
+	cs->last_est = tsc;
+	uint64_t ticks = tsc > cs->now ? tsc - cs->now : 0;
+	bool cbr_changed = cbr != cs->cbr;
+	cs->now += ticks;
+	cs->cbr = cbr;
+	if ((ticks || cbr_changed) && cs->ls.time)
+		cs->ls.time(cs->ls.ctx, cs, ticks);
+}
+
 void cs_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
 {
 	struct callstack *cs = ctx;
+	uint64_t tsc;
+	uint8_t cbr;
+	if (cs->time_fn && cs->time_fn(cs->time_ctx, &tsc, &cbr))
+		cs_time(cs, tsc, cbr);
 	for (size_t i = 0; i < n; i++, b++) {
 		if (!b->ninsn)
 			continue;
@@ -341,6 +371,8 @@ void cs_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
 void cs_on_event(void *ctx, const struct ptflow_event *ev)
 {
 	struct callstack *cs = ctx;
+	if (ev->has_time)
+		cs_time(cs, ev->tsc, cs->cbr);
 	switch (ev->type) {
 	case PTFLOW_EV_INTERRUPT:
 		/* the interrupted instruction at ip has not run; the handler

@@ -71,6 +71,10 @@ struct cs_listener {
 	void (*leave)(void *ctx, const struct callstack *cs, const struct cs_frame *f, int why);
 	/* n instructions from ip, all in the top frame's function */
 	void (*insns)(void *ctx, const struct callstack *cs, uint64_t ip, uint32_t n);
+	/* The time moved on by ticks (TSC) with the stack as it is, or the
+	 * CBR changed (ticks 0); the first time (cs->now == cs->time_first,
+	 * ticks 0) says the trace has time from here on. May be NULL. */
+	void (*time)(void *ctx, const struct callstack *cs, uint64_t ticks);
 };
 
 /* A stack deeper than this is cut: every frame is closed (unknown end) and
@@ -107,6 +111,20 @@ struct callstack {
 	/* cs_on_blocks(): [near_lo, near_hi) is known to be all near_fn */
 	uint64_t near_lo, near_hi;
 	uint32_t near_fn;
+	/* Time (docs/symbols.md, "Time"): time_fn, if set, gives the
+	 * decoder's estimate (TSC) when a batch of blocks arrives (the
+	 * decoder delivers them before each timing packet:
+	 * ptflow_blocks_timed()); events carry theirs. The time a frame
+	 * changes is the time of the block that changes it; time only moves
+	 * on at timing packets, so nothing is done per instruction. */
+	bool (*time_fn)(void *ctx, uint64_t *tsc, uint8_t *cbr);
+	void *time_ctx;
+	bool timed;		/* a time seen: now is valid */
+	uint64_t now;		/* TSC now, never going back */
+	uint64_t time_first;	/* the first time seen */
+	uint64_t last_est;	/* the last estimate (may be below now) */
+	uint64_t time_back;	/* estimates that stepped back (held at now) */
+	uint8_t cbr;		/* core:bus ratio (0: none seen) */
 };
 
 int cs_init(struct callstack *cs, struct symtab *st, const struct cs_listener *ls);
@@ -119,6 +137,12 @@ void cs_on_event(void *cs, const struct ptflow_event *ev);
  * same frames and counts as its runs. A block in one function is counted
  * whole; only one that crosses a function's end asks blk_lens. */
 void cs_on_blocks(void *cs, const struct ptflow_blk *b, size_t n);
+
+/* The time is tsc (TSC estimate), the core:bus ratio cbr: now moves on
+ * (never back: a lower estimate is held and counted in time_back). The
+ * model calls it with time_fn's estimate per batch of blocks or run and
+ * with each event's. */
+void cs_time(struct callstack *cs, uint64_t tsc, uint8_t cbr);
 
 /* Close every frame at the end of the trace. */
 void cs_finish(struct callstack *cs);

@@ -32,16 +32,37 @@ static void on_enter(void *ctx, const struct callstack *cs, const struct cs_fram
 	if (f->enter == CS_ENTER_CALL || f->enter == CS_ENTER_TAIL ||
 	    f->enter == CS_ENTER_INTERRUPT)
 		e->calls++;
-	if (!e->on_stack++)
+	if (!e->on_stack++) {
 		e->since = cs->insns;
+		e->since_t = cs->now;
+	}
 }
 
 static void on_leave(void *ctx, const struct callstack *cs, const struct cs_frame *f, int why)
 {
 	(void)why;
 	struct profile_fn *e = get(ctx, f->fn);
-	if (e && e->on_stack && !--e->on_stack)
+	if (e && e->on_stack && !--e->on_stack) {
 		e->incl += cs->insns - e->since;
+		e->incl_t += cs->now - e->since_t;
+	}
+}
+
+static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
+{
+	struct profile *p = ctx;
+	if (!ticks && cs->now == cs->time_first) {
+		/* the first time: what is on the stack starts here */
+		for (uint32_t i = 0; i < cs->depth; i++) {
+			struct profile_fn *e = get(p, cs->f[i].fn);
+			if (e)
+				e->since_t = cs->now;
+		}
+		return;
+	}
+	struct profile_fn *e = cs->depth ? get(p, cs->f[cs->depth - 1].fn) : NULL;
+	if (e)
+		e->excl_t += ticks;
 }
 
 static void on_insns(void *ctx, const struct callstack *cs, uint64_t ip, uint32_t n)
@@ -54,7 +75,7 @@ static void on_insns(void *ctx, const struct callstack *cs, uint64_t ip, uint32_
 
 struct cs_listener profile_listener(struct profile *p)
 {
-	struct cs_listener l = { p, on_enter, on_leave, on_insns };
+	struct cs_listener l = { p, on_enter, on_leave, on_insns, on_time };
 	return l;
 }
 

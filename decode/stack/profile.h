@@ -2,7 +2,9 @@
  * Per-function instruction counts over the call stack (efipt top):
  * exclusive (instructions in the function itself), inclusive (instructions
  * while it is on the stack, counted once however deep it recurses) and calls
- * (frames entered by CALL, tail call or interrupt).
+ * (frames entered by CALL, tail call or interrupt); where the trace has
+ * timing packets, the same as time (callstack.h: a frame's time runs from
+ * the time of the block that enters it to that of the block that leaves it).
  */
 #ifndef EFIPT_DECODE_STACK_PROFILE_H
 #define EFIPT_DECODE_STACK_PROFILE_H
@@ -15,6 +17,9 @@ struct profile_fn {
 	uint64_t excl, incl, calls;
 	uint64_t since;		/* instruction index it went on the stack */
 	uint32_t on_stack;	/* frames of it on the stack */
+	/* time (TSC ticks), where the trace has it: exclusive (on top of
+	 * the stack), inclusive, the TSC it went on the stack */
+	uint64_t excl_t, incl_t, since_t;
 };
 
 struct profile {

@@ -9,14 +9,41 @@ address per line) and an ELF's symbols, independently of efipt: functions from
 them), instruction kinds and lengths from `objdump -d`, one step per
 instruction. The stack model is the one docs/symbols.md describes.
 
+With PACKETS (`efipt packets --format jsonl` of the trace) and TSC_HZ it
+also computes each function's exclusive and inclusive time (excl_ns,
+incl_ns columns) the way docs/symbols.md ("Time") defines it: the
+instructions after a branch that takes a packet (a Jcc or compressed RET:
+a TNT bit; an indirect branch, uncompressed RET or interrupt: a TIP) have
+the time of the last TSC packet before the next packet of the flow when
+that branch used up its packet (the decoder reads on to it before walking
+on), else the time the branch had; when the time moves on, the difference
+goes to the function on top of the stack. Packets are consumed by a walk of its own over the truth.
+
+The folded stacks weighted by time (ns per call tree node) go to
+OUT_FOLDED_NS ("-": none). With nom=N (the nominal ratio), CYC packets
+count too: the time is the last TSC (or MTC) plus the cycles of the CYCs
+since, converted at N / CBR TSC ticks per cycle. With mtc=FREQ,EAX,EBX
+(IA32_RTIT_CTL.MTCFreq, CPUID.15H), MTCs count: the time at an MTC is the
+TSC at the crystal clock edge it reports, counted from the TMA after the
+last TSC (TSC - FastCounter at CTC[15:0]) at EBX / EAX TSC ticks per
+crystal tick (SDM 33.8.3.2).
+
 usage: stack_ref.py ELF BASE IMAGE_NAME TRUTH OUT_TOP_CSV OUT_FOLDED
+                    [PACKETS TSC_HZ [OUT_FOLDED_NS [nom=N] [mtc=FREQ,EAX,EBX]]]
 """
+import json
 import bisect
 import re
 import subprocess
 import sys
 
 elf, base, image, truth, out_top, out_folded = sys.argv[1:7]
+packets_file = sys.argv[7] if len(sys.argv) > 8 else None
+tsc_hz = int(sys.argv[8]) if packets_file else 0
+out_folded_ns = sys.argv[9] if len(sys.argv) > 9 and sys.argv[9] != "-" else None
+opts = dict(a.split("=", 1) for a in sys.argv[10:])
+nom_freq = int(opts.get("nom", 0))
+mtc_freq, ctc_eax, ctc_ebx = (int(x) for x in opts.get("mtc", "0,0,0").split(","))
 base = int(base, 0)
 
 # functions: (lo, hi, name, is_entry)
@@ -44,7 +71,7 @@ def func_of(rva):
 
 
 # instruction kinds and lengths
-kind, length = {}, {}
+kind, length, decide = {}, {}, {}
 prev = None
 insn_re = re.compile(r"^\s*([0-9a-f]+):\s+(.*)$")
 for line in subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-M", "intel", elf],
@@ -71,6 +98,16 @@ for line in subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-M", "intel"
     else:
         k = "other"
     kind[a] = k
+    # what the branch takes from the trace: a TNT bit, a TNT bit or a TIP
+    # (a RET, compressed or not), a TIP; direct branches take nothing
+    if op.startswith("j") and not op.startswith("jmp") or op.startswith("loop"):
+        decide[a] = "tnt"
+    elif op.startswith("ret"):
+        decide[a] = "ret"
+    elif k in ("call", "jmp") and len(words) > 1 and not re.match(r"^[0-9a-f]+$", words[1]):
+        decide[a] = "tip"
+    elif op.startswith(("lcall", "ljmp", "lret", "iret", "sysret", "syscall", "int")):
+        decide[a] = "tip"
     if prev is not None and a > prev:
         length[prev] = a - prev
     prev = a
@@ -81,6 +118,7 @@ nodes = {}            # (parent, fn) -> id
 node_fn = [None]
 node_parent = [0]
 node_count = [0]
+node_ticks = {}
 
 
 def child(parent, fn):
@@ -96,6 +134,125 @@ def child(parent, fn):
 stack = []  # [fn, node, ret or None, how]
 excl, incl, calls, on, since = {}, {}, {}, {}, {}
 T = 0
+excl_t, incl_t, since_t = {}, {}, {}
+NOW = 0        # TSC: the time so far, never going back
+timed = False
+
+
+class Packets:
+    """The trace's packets as the branches of the truth take them."""
+
+    def __init__(self, path):
+        self.p = []
+        in_psb = False
+        for line in open(path):
+            j = json.loads(line)
+            t = j["type"]
+            if t == "psb":
+                in_psb = True
+            elif t == "psbend":
+                in_psb = False
+            if t == "tsc":
+                self.p.append(("tsc", int(j["tsc"], 16)))
+            elif t == "cyc":
+                self.p.append(("cyc", int(j["cyc"], 16)))
+            elif t == "cbr":
+                self.p.append(("cbr", j["ratio"]))
+            elif t == "tma":
+                self.p.append(("tma", (j["ctc"], j["fc"])))
+            elif t == "mtc":
+                self.p.append(("mtc", j["ctc"]))
+            elif t.startswith("tnt"):
+                self.p.append(("tnt", len(j["bits"])))
+            elif t in ("tip", "tip.pge", "tip.pgd") or (t == "fup" and not in_psb):
+                self.p.append((t, 0))
+        self.i = 0
+        self.bits = 0
+        self.tsc = None
+        self.cbr = 0
+        self.cyc = 0      # cycles since the last TSC
+
+    def timing(self, t, v):
+        """A timing packet: True if it was one."""
+        if t == "tsc":
+            self.tsc, self.base, self.cyc = v, v, 0
+            self.edge = None
+        elif t == "tma":
+            if self.tsc is not None and self.edge is None:
+                ctc, fc = v
+                self.edge, self.tma_ctc, self.ticks, self.last_mtc = self.tsc - fc, ctc, 0, None
+        elif t == "mtc":
+            if mtc_freq and ctc_eax and getattr(self, "edge", None) is not None:
+                if self.last_mtc is None:
+                    bits = min(mtc_freq + 8, 16)
+                    d = ((v << mtc_freq) - self.tma_ctc) % (1 << bits)
+                else:
+                    d = ((v - self.last_mtc) % 256) << mtc_freq
+                self.last_mtc = v
+                self.ticks += d
+                self.tsc = self.base = self.edge + self.ticks * ctc_ebx // ctc_eax
+                self.cyc = 0
+        elif t == "cbr":
+            self.cbr = v
+        elif t == "cyc":
+            if self.tsc is not None and self.cbr and nom_freq:
+                self.cyc += v
+                self.tsc = self.base + self.cyc * nom_freq // self.cbr
+        else:
+            return False
+        return True
+
+    def take(self, what):
+        """Consume the next packet of a kind in what (TSCs on the way)."""
+        while self.i < len(self.p):
+            t, v = self.p[self.i]
+            self.i += 1
+            if self.timing(t, v):
+                pass
+            elif t in what:
+                return t, v
+        return None, 0
+
+    def ahead(self):
+        """With no TNT bits left the decoder reads on to the next packet
+        of the flow before it walks on: the TSCs up to it count now."""
+        while not self.bits and self.i < len(self.p) and self.timing(*self.p[self.i]):
+            self.i += 1
+
+    def branch(self, d):
+        if d == "tnt" or (d == "ret" and self.bits):
+            if not self.bits:
+                _, self.bits = self.take(("tnt",))
+            self.bits = max(self.bits - 1, 0)
+        elif d == "ret":
+            t, v = self.take(("tnt", "tip", "tip.pgd"))
+            if t == "tnt":
+                self.bits = v - 1
+            elif t == "tip.pgd":
+                return  # the disable event takes the time
+        elif self.take(("tip", "tip.pgd"))[0] == "tip.pgd":
+            return
+        self.ahead()
+
+
+pk = Packets(packets_file) if packets_file else None
+
+
+def time_to(tsc):
+    """The time is tsc: what moved on goes to the top of the stack."""
+    global NOW, timed
+    if tsc is None:
+        return
+    if not timed:
+        NOW, timed = tsc, True
+        for f in stack:
+            since_t[f[0]] = NOW
+        return
+    if tsc > NOW:
+        if stack:
+            excl_t[stack[-1][0]] = excl_t.get(stack[-1][0], 0) + tsc - NOW
+            node_ticks[stack[-1][1]] = node_ticks.get(stack[-1][1], 0) + tsc - NOW
+        NOW = tsc
 
 
 MAX_DEPTH = 1024  # deeper: every frame closes, the new one is the bottom
@@ -113,6 +270,7 @@ def enter(fn, how, ret):
         calls[fn] = calls.get(fn, 0) + 1
     if on.get(fn, 0) == 0:
         since[fn] = T
+        since_t[fn] = NOW
     on[fn] = on.get(fn, 0) + 1
 
 
@@ -121,6 +279,7 @@ def leave():
     on[fn] -= 1
     if on[fn] == 0:
         incl[fn] = incl.get(fn, 0) + T - since[fn]
+        incl_t[fn] = incl_t.get(fn, 0) + NOW - since_t[fn]
 
 
 def set_top(fn, entry):
@@ -191,6 +350,11 @@ with open(truth) as t:
             what = m.group(1) if m else "error"
             if what == "interrupt":
                 frm, to = int(m.group(2), 16), int(m.group(3), 16)
+                if pk:
+                    pk.take(("fup",))
+                    pk.take(("tip",))
+                    time_to(pk.tsc)  # the interrupt event's time
+                    pk.ahead()
                 if stack:
                     arrive(frm)
                 name, entry = func_of(to - base)
@@ -199,12 +363,23 @@ with open(truth) as t:
                 else:
                     enter((image, name), "root", None)
                 prev_rva = None
+            elif what == "enabled" and pk:
+                pk.take(("tip.pge",))
+                time_to(pk.tsc)
+                pk.ahead()
             elif what in ("disabled", "async disabled", "overflow", "gap") or "error" in line:
+                if pk and what == "async disabled":
+                    pk.take(("fup",))
+                    pk.take(("tip.pgd",))
+                if pk:
+                    time_to(pk.tsc)
                 while stack:
                     leave()
                 prev_rva = None
             continue
         ip = int(line.split()[0], 16)
+        if pk:
+            time_to(pk.tsc)
         arrive(ip)
         fn = stack[-1][0]
         excl[fn] = excl.get(fn, 0) + 1
@@ -212,14 +387,20 @@ with open(truth) as t:
         T += 1
         prev_rva = ip - base
         prev_end = ip + length.get(prev_rva, 0)
+        if pk and prev_rva in decide:
+            pk.branch(decide[prev_rva])
 while stack:
     leave()
 
 with open(out_top, "w") as o:
-    o.write("image,function,excl,incl,calls\n")
+    o.write("image,function,excl,incl,calls%s\n" % (",excl_ns,incl_ns" if pk else ""))
     for fn in sorted(set(excl) | set(incl)):
-        o.write('"%s","%s",%d,%d,%d\n' % (fn[0], fn[1], excl.get(fn, 0), incl.get(fn, 0),
-                                         calls.get(fn, 0)))
+        o.write('"%s","%s",%d,%d,%d' % (fn[0], fn[1], excl.get(fn, 0), incl.get(fn, 0),
+                                       calls.get(fn, 0)))
+        if pk:
+            o.write(",%d,%d" % (excl_t.get(fn, 0) * 10**9 // tsc_hz,
+                                incl_t.get(fn, 0) * 10**9 // tsc_hz))
+        o.write("\n")
 
 
 def label(fn):
@@ -236,3 +417,16 @@ with open(out_folded, "w") as o:
             path.append(label(node_fn[m]))
             m = node_parent[m]
         o.write("%s %d\n" % (";".join(reversed(path)), node_count[n]))
+
+if out_folded_ns:
+    with open(out_folded_ns, "w") as o:
+        for n in range(1, len(node_fn)):
+            ns = node_ticks.get(n, 0) * 10**9 // tsc_hz
+            if not ns:
+                continue
+            path = []
+            m = n
+            while m:
+                path.append(label(node_fn[m]))
+                m = node_parent[m]
+            o.write("%s %d\n" % (";".join(reversed(path)), ns))

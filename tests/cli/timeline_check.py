@@ -2,16 +2,21 @@
 """Check an efipt timeline (trace event JSON) independently of efipt.
 
 usage: timeline_check.py TIMELINE.json [--flame FOLDED] [--top CSV]
-       [--max-depth N] [--min-dur N] [--from N] [--to N]
+       [--max-depth N] [--min-dur N] [--from N] [--to N] [--tracks 0,1,..]
 
 Checks: the file is JSON with traceEvents and otherData (which says what
-time is), no displayTimeUnit; every event has its required fields; per
-track ts never goes back; B/E strictly nested (every E closes the track's
-open B, none left open); slices respect --max-depth/--min-dur/--from/--to.
-With --flame, the slice names are the frame names of efipt flame's folded
+time is: the instruction index, or the time since the first timing packet
+with the TSC frequency and its source), no displayTimeUnit; every event
+has its required fields (B: name; i: name, scope; C: name, numeric args;
+M: args.name); per track ts never goes back; B/E strictly nested per track
+(every E closes the track's open B, none left open); slices respect
+--max-depth/--min-dur/--from/--to (instruction-index files only). With
+--flame, the slice names are the frame names of efipt flame's folded
 stacks; with --top (efipt top --format csv), each function's time in its
-own slices minus its children's equals top's exclusive count. Prints
-"ok" or the first problem, exits 0 or 1.
+own slices minus its children's equals top's exclusive count (with time:
+its excl_ns, within 2 ns per slice boundary). With --tracks 0,1,3, exactly
+the tracks named "CPU 0", "CPU 1", "CPU 3" hold slices. Prints "ok" or the first
+problem, exits 0 or 1.
 """
 import csv
 import json
@@ -40,17 +45,29 @@ def main():
     if "displayTimeUnit" in doc:
         fail("displayTimeUnit present")
     other = doc.get("otherData")
-    if not isinstance(other, dict) or "instruction" not in str(other.get("time", "")):
+    if not isinstance(other, dict):
         fail("otherData does not say what ts is")
+    timed = "since the first timing packet" in str(other.get("time", ""))
+    if not timed and "instruction" not in str(other.get("time", "")):
+        fail("otherData does not say what ts is")
+    if timed and not (isinstance(other.get("tsc_hz"), int) and
+                      isinstance(other.get("tsc_hz_source"), str) and
+                      isinstance(other.get("emulated"), bool)):
+        fail("otherData does not name the clock (tsc_hz, tsc_hz_source, emulated)")
     last = {}
     stack = {}
     named = set()
     names = set()
     self_time = {}
+    bounds = {}       # slice boundaries per name (time: rounding)
+    track_names = {}
+    tracks_with_slices = set()
     max_depth = int(opt.get("--max-depth", 0))
     min_dur = int(opt.get("--min-dur", 1))
-    lo = int(opt.get("--from", 0))
-    hi = int(opt.get("--to", 1 << 62))
+    lo = int(opt.get("--from", 0)) if not timed else 0
+    hi = int(opt.get("--to", 1 << 62)) if not timed else 1 << 62
+    if timed:
+        min_dur = 0  # --min-dur counts instructions, not time
     for n, e in enumerate(doc["traceEvents"]):
         where = "event %d" % n
         if not isinstance(e, dict):
@@ -65,6 +82,7 @@ def main():
                 if not isinstance(e.get("args", {}).get("name"), str):
                     fail(where + ": thread_name without args.name")
                 named.add(track)
+                track_names[track] = e["args"]["name"]
             continue
         ts = e.get("ts")
         if not isinstance(ts, (int, float)):
@@ -80,25 +98,33 @@ def main():
         if ph == "B":
             if not isinstance(e.get("name"), str) or not e["name"]:
                 fail(where + ": B without a name")
-            st.append([e["name"], ts, 0])
+            st.append([e["name"], ts, 0, 0])
+            tracks_with_slices.add(track)
             if max_depth and len(st) > max_depth:
                 fail(where + ": depth %d past %d" % (len(st), max_depth))
             names.add(e["name"])
         elif ph == "E":
             if not st:
                 fail(where + ": E without an open B")
-            name, begin, children = st.pop()
+            name, begin, children, nchildren = st.pop()
             if "name" in e and e["name"] != name:
                 fail(where + ": E named %s closes %s" % (e["name"], name))
             dur = ts - begin
             if dur < min_dur:
                 fail(where + ": slice %s of %s shorter than %d" % (name, dur, min_dur))
             self_time[name] = self_time.get(name, 0) + dur - children
+            bounds[name] = bounds.get(name, 0) + 2 + 2 * nchildren
             if st:
                 st[-1][2] += dur
+                st[-1][3] += 1
         elif ph in ("i", "I"):
             if not isinstance(e.get("name"), str) or e.get("s", "t") not in "gpt":
                 fail(where + ": instant without name or with a bad scope")
+        elif ph == "C":
+            a = e.get("args")
+            if not isinstance(e.get("name"), str) or not isinstance(a, dict) or not a or \
+               not all(isinstance(v, (int, float)) for v in a.values()):
+                fail(where + ": counter without a name or numeric args")
         else:
             fail(where + ": unexpected ph %r" % ph)
     for track, st in stack.items():
@@ -118,13 +144,29 @@ def main():
         with open(opt["--top"]) as f:
             for row in csv.DictReader(f):
                 name = row["image"] + "`" + row["function"] if row["image"] else row["function"]
-                if int(row["excl"]):
-                    want[name] = want.get(name, 0) + int(row["excl"])
-        got = {k: v for k, v in self_time.items() if v}
+                w = int(row["excl_ns"]) if timed else int(row["excl"])
+                if w:
+                    want[name] = want.get(name, 0) + w
+        if timed:
+            # us with ns precision: each boundary was rounded down to a ns
+            got = {k: round(v * 1000) for k, v in self_time.items()}
+            bad = [k for k in set(got) | set(want)
+                   if abs(got.get(k, 0) - want.get(k, 0)) > bounds.get(k, 0)]
+            if bad:
+                fail("self time differs from top's excl_ns: %s"
+                     % ["%s %s/%s" % (k, got.get(k), want.get(k)) for k in sorted(bad)[:5]])
+            got = want
+        else:
+            got = {k: v for k, v in self_time.items() if v}
         if got != want:
             diff = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
             fail("self time differs from top's exclusive counts: %s"
                  % ["%s %s/%s" % (k, got.get(k), want.get(k)) for k in diff[:5]])
+    if "--tracks" in opt:
+        want = sorted("CPU %s" % c for c in opt["--tracks"].split(","))
+        names_seen = sorted(track_names[t] for t in tracks_with_slices)
+        if names_seen != want:
+            fail("tracks with slices %s, wanted %s" % (names_seen, want))
     print("ok")
 
 

@@ -59,6 +59,12 @@ static void on_insns(void *ctx, const struct callstack *cs, uint64_t ip, uint32_
 	l->prof.insns(l->prof.ctx, cs, ip, n);
 }
 
+static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
+{
+	struct log *l = ctx;
+	l->prof.time(l->prof.ctx, cs, ticks);
+}
+
 static struct symfile sf;
 static struct symimage img;
 static struct symtab st;
@@ -94,7 +100,7 @@ static void start(void)
 	img.sf = &sf;
 	memset(&lg, 0, sizeof(lg));
 	lg.prof = profile_listener(&lg.p);
-	struct cs_listener ls = { &lg, on_enter, on_leave, on_insns };
+	struct cs_listener ls = { &lg, on_enter, on_leave, on_insns, on_time };
 	symtab_init(&st, &img, 1);
 	cs_init(&cs, &st, &ls);
 	cs.blk_lens = ones_lens;
@@ -295,8 +301,51 @@ static void cases(void)
 	done();
 }
 
+/* A decoder's time estimate, as the model asks for it. */
+static uint64_t fake_tsc;
+static bool fake_time(void *ctx, uint64_t *tsc, uint8_t *cbr)
+{
+	(void)ctx;
+	*tsc = fake_tsc;
+	*cbr = 0;
+	return fake_tsc != 0;
+}
+
+/* Time: taken per run or batch, the difference to the top frame when it
+ * moves on, held when an estimate steps back. */
+static void time_case(void)
+{
+	start();
+	cs.time_fn = fake_time;
+	fake_tsc = 0;
+	run(0x100, 1, X86_IC_OTHER);		/* main, before any time */
+	fake_tsc = 1000;
+	run(0x101, 2, X86_IC_CALL_DIRECT);	/* returns to 0x103 */
+	run(0x200, 2, X86_IC_OTHER);		/* A */
+	fake_tsc = 1300;
+	run(0x202, 1, X86_IC_RET_NEAR);		/* 300 ticks on A's account */
+	fake_tsc = 1250;			/* a new TSC below the estimate */
+	run(0x103, 2, X86_IC_OTHER);
+	fake_tsc = 1400;
+	run(0x105, 1, X86_IC_OTHER);		/* 100 on main's */
+	cs_finish(&cs);
+	CHECKF(prof("A")->excl_t == 300 && prof("A")->incl_t == 300 &&
+	       prof("main")->excl_t == 100 && prof("main")->incl_t == 400,
+	       via_blocks ? "time: blocks: exclusive and inclusive" : "time: runs: exclusive and inclusive",
+	       "A %llu/%llu main %llu/%llu", (unsigned long long)prof("A")->excl_t,
+	       (unsigned long long)prof("A")->incl_t, (unsigned long long)prof("main")->excl_t,
+	       (unsigned long long)prof("main")->incl_t);
+	CHECK(cs.timed && cs.time_first == 1000 && cs.now == 1400 && cs.time_back == 1,
+	      "time: never back, the step back counted");
+	done();
+}
+
 int main(void)
 {
+	time_case();
+	via_blocks = true;
+	time_case();
+	via_blocks = false;
 	cases();
 	via_blocks = true;
 	ncase = 0;

@@ -150,14 +150,15 @@ static void test_flow_setup(void)
 {
 	struct ptflow_config fc;
 	memset(&fc, 0, sizeof(fc));
-	struct flow_facts f = { true, 6, 0xba, 2, true, RTIT_CTL_DISTNT | RTIT_CTL_BRANCHEN };
+	struct flow_facts f = { .have_cpu = true, .family = 6, .model = 0xba, .stepping = 2,
+				.have_ctl = true, .rtit_ctl = RTIT_CTL_DISTNT | RTIT_CTL_BRANCHEN };
 	flow_setup(&fc, &f);
 	CHECKF(fc.errata == hybrid && fc.distnt && !fc.disretc,
 	       "flow_setup: Raptor Lake-P errata, DisTNT from RTIT_CTL", "0x%x %d %d", fc.errata,
 	       fc.distnt, fc.disretc);
 	/* facts a manifest lacks leave the command line's settings alone */
 	fc.errata = PTFLOW_ERRATUM_SKZ84;
-	struct flow_facts none = { false, 0, 0, -1, false, 0 };
+	struct flow_facts none = { .stepping = -1 };
 	flow_setup(&fc, &none);
 	CHECK(fc.errata == PTFLOW_ERRATUM_SKZ84 && fc.distnt, "flow_setup: unknown facts change nothing");
 	struct ptcaps caps;
@@ -171,6 +172,49 @@ static void test_flow_setup(void)
 	}
 }
 
+/* The timing facts: MTCFreq from RTIT_CTL, CPUID.15H and the nominal ratio
+ * for the time estimate (SDM 33.8.3), and the TSC frequency by source. */
+static void test_flow_timing(void)
+{
+	struct ptflow_config fc;
+	memset(&fc, 0, sizeof(fc));
+	struct flow_facts f;
+	memset(&f, 0, sizeof(f));
+	f.have_ctl = true;
+	f.rtit_ctl = RTIT_CTL_TSCEN | RTIT_CTL_MTCEN | (3ull << RTIT_CTL_MTCFREQ_SHIFT);
+	f.have_cpuid15 = true;
+	f.cpuid15_eax = 2;
+	f.cpuid15_ebx = 176;
+	f.cpuid15_ecx = 38400000;
+	f.nom_freq = 34;
+	flow_setup(&fc, &f);
+	CHECKF(fc.mtc_freq == 3 && fc.cpuid15_eax == 2 && fc.cpuid15_ebx == 176 && fc.nom_freq == 34,
+	       "flow_setup: MTCFreq, CPUID.15H and nominal ratio", "%u %u %u %u", fc.mtc_freq,
+	       fc.cpuid15_eax, fc.cpuid15_ebx, fc.nom_freq);
+	enum flow_tsc_src src;
+	uint64_t hz = flow_tsc_hz(&f, &src);
+	CHECKF(hz == 3379200000ull && src == FLOW_TSC_CPUID15, "flow_tsc_hz: crystal * EBX / EAX",
+	       "%llu %d", (unsigned long long)hz, src);
+	f.tsc_hz = 2000000000;
+	hz = flow_tsc_hz(&f, &src);
+	CHECK(hz == 2000000000 && src == FLOW_TSC_GIVEN, "flow_tsc_hz: the run's tsc_hz first");
+	f.tsc_hz = 0;
+	f.cpuid15_ecx = 0; /* crystal frequency not enumerated */
+	hz = flow_tsc_hz(&f, &src);
+	CHECK(hz == 3400000000ull && src == FLOW_TSC_NOM_FREQ, "flow_tsc_hz: nominal ratio * 100 MHz");
+	f.nom_freq = 0;
+	hz = flow_tsc_hz(&f, &src);
+	CHECK(hz == 0 && src == FLOW_TSC_NONE && !strcmp(flow_tsc_src_name(src), "unknown"),
+	      "flow_tsc_hz: unknown");
+	/* a command line's settings stay where the facts have none */
+	memset(&f, 0, sizeof(f));
+	fc.cpuid15_eax = 7;
+	fc.nom_freq = 9;
+	flow_setup(&fc, &f);
+	CHECK(fc.cpuid15_eax == 7 && fc.nom_freq == 9 && fc.mtc_freq == 3,
+	      "flow_setup: no timing facts change nothing");
+}
+
 int main(void)
 {
 	test_raptor_lake_errata();
@@ -178,5 +222,6 @@ int main(void)
 	test_quirks();
 	test_table();
 	test_flow_setup();
+	test_flow_timing();
 	return check_exit();
 }
