@@ -368,7 +368,7 @@ static void mark_executed_only(struct trace_input *t, const char *run)
 		unsigned long long lo;
 		json_t *pages = json_object_get(r, "pages");
 		const char *type = json_string_value(json_object_get(r, "type"));
-		if (!type || strcmp(type, "QemuCode") || hexval(json_object_get(r, "phys"), &lo) ||
+		if (!type || strcmp(type, "QemuCode") || rundir_hex(json_object_get(r, "phys"), &lo) ||
 		    !json_is_integer(pages) || json_integer_value(pages) <= 0 ||
 		    json_integer_value(pages) > (1ll << 36))
 			continue;
