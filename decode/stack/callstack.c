@@ -89,8 +89,45 @@ void cs_free(struct callstack *cs)
 
 static void close_all(struct callstack *cs, int why);
 
+/* Hand the top frame its pending instructions (cs->batch, all in one
+ * address range of symtab_lookup() from batch_ip): before any frame
+ * changes, so a listener sees every point where the top frame changes. */
+static void flush(struct callstack *cs)
+{
+	uint64_t n = cs->batch;
+	if (!n)
+		return;
+	cs->batch = 0;
+	cs->node[cs->f[cs->depth - 1].node].insns += n;
+	if (cs->ls.insns)
+		cs->ls.insns(cs->ls.ctx, cs, cs->batch_ip, n);
+}
+
+/* The top frame changes: nothing is known to be its function. */
+static void forget_near(struct callstack *cs)
+{
+	cs->near_lo = 0;
+	cs->near_hi = 0;
+}
+
+/* k instructions from ip counted for the top frame; [ip, hi) is one range
+ * of symtab_lookup(): they join the pending ones if those are in it. */
+static void add_insns(struct callstack *cs, uint64_t ip, uint64_t k, uint64_t hi)
+{
+	if (cs->batch && cs->batch_hi != hi)
+		flush(cs);
+	if (!cs->batch) {
+		cs->batch_ip = ip;
+		cs->batch_hi = hi;
+	}
+	cs->batch += k;
+	cs->insns += k;
+}
+
 static void push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uint64_t ret)
 {
+	flush(cs);
+	forget_near(cs);
 	if (cs->depth == CS_MAX_DEPTH) {
 		cs->too_deep++;
 		close_all(cs, CS_LEAVE_UNKNOWN_END); /* the call is the new bottom */
@@ -110,6 +147,8 @@ static void push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uin
 
 static void pop(struct callstack *cs, int why)
 {
+	flush(cs);
+	forget_near(cs);
 	if (cs->ls.leave)
 		cs->ls.leave(cs->ls.ctx, cs, &cs->f[cs->depth - 1], why);
 	cs->depth--;
@@ -255,11 +294,9 @@ static uint64_t count_insns(struct callstack *cs, uint64_t ip, const uint8_t *le
 				k++;
 			} while (i < n && ip < hi && ip > start);
 		}
-		cs->node[cs->f[cs->depth - 1].node].insns += k;
-		if (cs->ls.insns)
-			cs->ls.insns(cs->ls.ctx, cs, start, k);
-		cs->insns += k;
+		add_insns(cs, start, k, hi);
 	}
+	forget_near(cs);
 	return ip;
 }
 
@@ -295,47 +332,68 @@ static void split_block(struct callstack *cs, const struct ptflow_blk *b)
 	ended(cs, b->iclass, end);
 }
 
+/* After a last instruction of these classes control goes on in the same
+ * frame unless it lands in another function (arrive()'s default case). */
+static bool plain_class(unsigned iclass)
+{
+	return iclass == X86_IC_OTHER || iclass == X86_IC_JCC || iclass == X86_IC_JMP_DIRECT;
+}
+
+/* A block the fast loop cannot count: control arrives (frames may change)
+ * and [near_lo, near_hi) becomes what is known about the top frame. */
+static void slow_block(struct callstack *cs, const struct ptflow_blk *b)
+{
+	uint64_t hi, end = b->ip + b->size;
+	arrive(cs, b->ip, &hi);
+	if (end > hi || end <= b->ip) {
+		split_block(cs, b);
+		return;
+	}
+	add_insns(cs, b->ip, b->ninsn, hi);
+	/* every address from one looked up to its range's end has its answer */
+	if (hi == cs->near_hi) {
+		if (b->ip < cs->near_lo)
+			cs->near_lo = b->ip;
+	} else {
+		cs->near_lo = b->ip;
+		cs->near_hi = hi;
+	}
+	ended(cs, b->iclass, end);
+}
+
 void cs_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
 {
 	struct callstack *cs = ctx;
-	for (size_t i = 0; i < n; i++, b++) {
+	const struct ptflow_blk *e = b + n, *prev = NULL;
+	bool plain = !cs->pend || plain_class(cs->pend_class);
+	uint64_t lo = cs->near_lo, hi = cs->near_hi, batch = cs->batch, insns = cs->insns;
+	for (; b < e; b++) {
 		if (!b->ninsn)
 			continue;
-		uint64_t hi, end = b->ip + b->size;
-		bool plain = !cs->pend || cs->pend_class == X86_IC_OTHER ||
-			     cs->pend_class == X86_IC_JCC || cs->pend_class == X86_IC_JMP_DIRECT;
-		if (plain && cs->depth && cs->f[cs->depth - 1].fn == cs->near_fn &&
-		    b->ip >= cs->near_lo && end <= cs->near_hi && end > b->ip) {
-			/* a jump or fall-through inside the top frame's function
-			 * (as arrive() would find it, without the lookup) */
-			cs->at = b->ip;
-			cs->pend = false;
+		if (plain && b->ip - lo < hi - lo && (uint64_t)b->size - 1 < hi - b->ip) {
+			/* a jump or fall-through inside the range known to be the
+			 * top frame's function: counted whole, no lookup, and
+			 * no frame changes (near is forgotten when one does) */
+			batch += b->ninsn;
+			insns += b->ninsn;
 		} else {
-			arrive(cs, b->ip, &hi);
-			if (end > hi || end <= b->ip) {
-				split_block(cs, b);
-				continue;
-			}
-			/* [near_lo, near_hi) is all the top frame's function:
-			 * every address from one looked up to its range's end is */
-			uint32_t fn = cs->f[cs->depth - 1].fn;
-			if (hi == cs->near_hi && fn == cs->near_fn) {
-				if (b->ip < cs->near_lo)
-					cs->near_lo = b->ip;
-			} else {
-				cs->near_lo = b->ip;
-				cs->near_hi = hi;
-				cs->near_fn = fn;
-			}
+			cs->batch = batch;
+			cs->insns = insns;
+			if (prev)
+				ended(cs, prev->iclass, prev->ip + prev->size);
+			slow_block(cs, b);
+			lo = cs->near_lo;
+			hi = cs->near_hi;
+			batch = cs->batch;
+			insns = cs->insns;
 		}
-		/* the whole block lies in the top frame's function: no lengths
-		 * needed (count_insns() without a lookup) */
-		cs->node[cs->f[cs->depth - 1].node].insns += b->ninsn;
-		if (cs->ls.insns)
-			cs->ls.insns(cs->ls.ctx, cs, b->ip, b->ninsn);
-		cs->insns += b->ninsn;
-		ended(cs, b->iclass, end);
+		plain = plain_class(b->iclass);
+		prev = b;
 	}
+	cs->batch = batch;
+	cs->insns = insns;
+	if (prev)
+		ended(cs, prev->iclass, prev->ip + prev->size);
 }
 
 void cs_on_event(void *ctx, const struct ptflow_event *ev)

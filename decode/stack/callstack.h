@@ -69,8 +69,12 @@ struct cs_listener {
 	void *ctx;
 	void (*enter)(void *ctx, const struct callstack *cs, const struct cs_frame *f);
 	void (*leave)(void *ctx, const struct callstack *cs, const struct cs_frame *f, int why);
-	/* n instructions from ip, all in the top frame's function */
-	void (*insns)(void *ctx, const struct callstack *cs, uint64_t ip, uint32_t n);
+	/* n instructions of the top frame's function from ip on, all in one
+	 * address range of symtab_lookup() (one answer: one function, one
+	 * inline chain). Counts are batched, but always handed over before
+	 * the top frame changes (before enter/leave), so a weight besides
+	 * instructions can be taken at exactly the points where frames change. */
+	void (*insns)(void *ctx, const struct callstack *cs, uint64_t ip, uint64_t n);
 };
 
 /* A stack deeper than this is cut: every frame is closed (unknown end) and
@@ -86,7 +90,11 @@ struct callstack {
 	struct cs_listener ls;
 	struct cs_frame *f;	/* f[0..depth) */
 	uint32_t depth;
-	uint64_t insns;		/* instructions so far */
+	uint64_t insns;		/* instructions so far (pending ones included) */
+	uint64_t batch;		/* instructions of the top frame not yet given
+				 * to the listener or its node: from batch_ip,
+				 * in the lookup range that ends at batch_hi */
+	uint64_t batch_ip, batch_hi;
 	uint64_t gaps, unmatched_rets, too_deep, tree_full;
 	struct cs_node *node;	/* call tree */
 	uint32_t nnode, node_cap;
@@ -104,9 +112,9 @@ struct callstack {
 	 * whole block counts for the function it starts in). */
 	unsigned (*blk_lens)(void *ctx, const struct ptflow_blk *b, uint8_t *lens);
 	void *blk_lens_ctx;
-	/* cs_on_blocks(): [near_lo, near_hi) is known to be all near_fn */
+	/* cs_on_blocks(): [near_lo, near_hi) is known to be the top frame's
+	 * function, one lookup range (empty after the top frame changes) */
 	uint64_t near_lo, near_hi;
-	uint32_t near_fn;
 };
 
 int cs_init(struct callstack *cs, struct symtab *st, const struct cs_listener *ls);

@@ -44,7 +44,7 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 		e->incl += cs->insns - e->since;
 }
 
-static void on_insns(void *ctx, const struct callstack *cs, uint64_t ip, uint32_t n)
+static void on_insns(void *ctx, const struct callstack *cs, uint64_t ip, uint64_t n)
 {
 	(void)ip;
 	struct profile_fn *e = get(ctx, cs->f[cs->depth - 1].fn);

@@ -53,7 +53,7 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 	l->prof.leave(l->prof.ctx, cs, f, why);
 }
 
-static void on_insns(void *ctx, const struct callstack *cs, uint64_t ip, uint32_t n)
+static void on_insns(void *ctx, const struct callstack *cs, uint64_t ip, uint64_t n)
 {
 	struct log *l = ctx;
 	l->prof.insns(l->prof.ctx, cs, ip, n);
