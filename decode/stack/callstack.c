@@ -140,7 +140,7 @@ static void push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uin
 		node = child(cs, parent, fn);
 	}
 	struct cs_frame *f = &cs->f[cs->depth++];
-	*f = (struct cs_frame){ cs->at, fn, node, ret, has_ret, (uint8_t)enter };
+	*f = (struct cs_frame){ cs->at, fn, node, ret, 0, 0, has_ret, (uint8_t)enter };
 	if (cs->ls.enter)
 		cs->ls.enter(cs->ls.ctx, cs, f);
 }
@@ -173,6 +173,8 @@ static void set_top(struct callstack *cs, uint32_t fn, bool entry)
 		  : keep.enter == CS_ENTER_ROOT && cs->depth == 0 ? CS_ENTER_ROOT
 		  : entry ? CS_ENTER_TAIL : CS_ENTER_JUMP;
 	push(cs, fn, enter, keep.has_ret, keep.ret);
+	cs->f[cs->depth - 1].ret_lo = keep.ret_lo; /* the same frame below */
+	cs->f[cs->depth - 1].ret_hi = keep.ret_hi;
 }
 
 /* The youngest frame that returns to ip, or depth. */
@@ -207,11 +209,45 @@ static void do_return(struct callstack *cs, uint64_t ip)
 	push(cs, symtab_lookup(cs->st, ip, &hi, &entry), CS_ENTER_UNKNOWN_CALLER, false, 0);
 }
 
+/* A call (or INT n) from the range [near_lo, near_hi) pushed a frame that
+ * returns to ret: if ret is in that range, the return needs no lookup. */
+static void push_call(struct callstack *cs, uint32_t fn, int enter, uint64_t ret)
+{
+	uint64_t lo = cs->near_lo, hi = cs->near_hi;
+	push(cs, fn, enter, true, ret);
+	if (ret - lo < hi - lo) {
+		cs->f[cs->depth - 1].ret_lo = lo;
+		cs->f[cs->depth - 1].ret_hi = hi;
+	}
+}
+
+static bool is_return(unsigned iclass)
+{
+	return iclass == X86_IC_RET_NEAR || iclass == X86_IC_FAR_RET || iclass == X86_IC_IRET ||
+	       iclass == X86_IC_SYSRET || iclass == X86_IC_SYSEXIT;
+}
+
 /* Control reached ip: apply the transfer the last run ended in. The top
  * frame's function is then the one at ip; *hi: the end of its range
  * (symtab_lookup()). */
 static void arrive(struct callstack *cs, uint64_t ip, uint64_t *hi)
 {
+	if (cs->pend && is_return(cs->pend_class) && cs->depth > 1) {
+		/* the usual return: to the top frame's return address, in the
+		 * caller's range known at the call (what do_return() and
+		 * set_top() would do, without the lookup) */
+		const struct cs_frame *t = &cs->f[cs->depth - 1];
+		uint64_t lo = t->ret_lo, end = t->ret_hi;
+		if (t->has_ret && t->ret == ip && ip - lo < end - lo) {
+			cs->at = ip;
+			cs->pend = false;
+			pop(cs, CS_LEAVE_RETURN);
+			cs->near_lo = lo;
+			cs->near_hi = end;
+			*hi = end;
+			return;
+		}
+	}
 	bool entry;
 	uint32_t fn = symtab_lookup(cs->st, ip, hi, &entry);
 	cs->at = ip;
@@ -232,10 +268,10 @@ static void arrive(struct callstack *cs, uint64_t ip, uint64_t *hi)
 		case X86_IC_SYSCALL:
 		case X86_IC_SYSENTER:
 		case X86_IC_VMCALL:
-			push(cs, fn, CS_ENTER_CALL, true, cs->pend_end);
+			push_call(cs, fn, CS_ENTER_CALL, cs->pend_end);
 			return;
 		case X86_IC_INT:
-			push(cs, fn, CS_ENTER_INTERRUPT, true, cs->pend_end);
+			push_call(cs, fn, CS_ENTER_INTERRUPT, cs->pend_end);
 			return;
 		case X86_IC_RET_NEAR:
 		case X86_IC_FAR_RET:

@@ -53,6 +53,9 @@ struct cs_frame {
 	uint32_t fn;
 	uint32_t node;		/* call tree node (cs_node) of this frame */
 	uint64_t ret;		/* return address that ends it */
+	/* [ret_lo, ret_hi): a lookup range holding ret and known to be the
+	 * function of the frame below (empty: not known) */
+	uint64_t ret_lo, ret_hi;
 	bool has_ret;
 	uint8_t enter;		/* enum cs_enter */
 };

@@ -26,11 +26,11 @@ struct symfn {
 	const char *name;	/* "[unknown]" for code without symbols */
 };
 
+/* 16 bytes, so that the hot part of the cache stays in the CPU's caches */
 struct symtab_cache {
-	uint64_t ip, hi;
-	uint32_t fn;
-	bool entry;
-	bool valid;
+	uint64_t ip;		/* ip + 1 (0: empty) */
+	uint32_t span;		/* hi - ip, at most UINT32_MAX */
+	uint32_t fn_entry;	/* fn << 1 | entry */
 };
 
 #define SYMTAB_CACHE (1u << 16)
