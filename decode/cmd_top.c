@@ -12,6 +12,7 @@
 #include "decode/commands.h"
 #include "decode/file_io.h"
 #include "decode/stack/analysis.h"
+#include "decode/stack/inline_frames.h"
 #include "decode/stack/profile.h"
 
 static void top_usage(FILE *f)
@@ -26,7 +27,10 @@ static void top_usage(FILE *f)
 		"  --by function|image  what to count by (default function)\n"
 		"  --format text|jsonl|csv  (jsonl: one object per row: image, function,\n"
 		"                  excl, incl, calls; csv: the same columns with a header)\n"
-		"  --limit N       at most N rows (default: 30 in text, all otherwise)\n\n"
+		"  --limit N       at most N rows (default: 30 in text, all otherwise)\n"
+		"  --inline        inline frames from DWARF as functions of their own\n"
+		"                  (\"name [inlined]\"): instructions count for the innermost\n"
+		"                  inline frame (without it, for the concrete function)\n\n"
 		"Code in no listed image, or in an image without symbols, counts as\n"
 		"[unknown] (see 'efipt symbols').\n\n"
 		"Exit status: 0, 1 if the trace had decode errors (counted as gaps), 2 on\n"
@@ -68,12 +72,15 @@ int cmd_top(int argc, char **argv)
 		{ "by", required_argument, 0, 'b' },
 		{ "format", required_argument, 0, 'f' },
 		{ "limit", required_argument, 0, 'l' },
+		{ "inline", no_argument, 0, 'i' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	struct trace_input t;
 	struct callstack cs;
 	struct profile p = { 0 };
+	struct inl_frames x = { 0 };
+	bool inline_frames = false;
 	struct row *rows = NULL;
 	int c, rc = 2, fmt = 0;
 	bool by_image = false;
@@ -105,6 +112,9 @@ int cmd_top(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case 'i':
+			inline_frames = true;
+			break;
 		case 'l':
 			if (parse_u64(optarg, &limit)) {
 				fprintf(stderr, "efipt top: --limit takes a number, not '%s'\n", optarg);
@@ -127,14 +137,25 @@ int cmd_top(int argc, char **argv)
 	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
 		goto out;
 	struct cs_listener ls = profile_listener(&p);
+	if (inline_frames) {
+		if (symtab_use_inline(&t.st) || inl_frames_init(&x, &ls)) {
+			fprintf(stderr, "efipt top: out of memory\n");
+			goto out;
+		}
+		ls = inl_frames_listener(&x);
+	}
 	if (cs_init(&cs, &t.st, &ls)) {
 		fprintf(stderr, "efipt top: out of memory\n");
 		goto out;
 	}
 	cs.tree = false;
 	long errs = analysis_decode(&t, &cs);
-	if (errs < 0 || p.oom)
+	if (errs < 0)
 		goto out;
+	if (p.oom || x.oom) {
+		fprintf(stderr, "efipt top: out of memory\n");
+		goto out;
+	}
 	/* rows: functions, or images (exclusive counts summed) */
 	uint32_t nfn = t.st.nfn;
 	rows = calloc(nfn ? nfn : 1, sizeof(*rows));
@@ -164,7 +185,8 @@ int cmd_top(int argc, char **argv)
 		}
 		struct row *w = &rows[nrows++];
 		w->image = image;
-		snprintf(w->function, sizeof(w->function), "%s", t.st.fn[fn].name);
+		snprintf(w->function, sizeof(w->function), "%s%s", t.st.fn[fn].name,
+			 t.st.fn[fn].inlined ? " [inlined]" : "");
 		w->excl = e->excl;
 		w->incl = e->incl;
 		w->calls = e->calls;
@@ -232,6 +254,7 @@ int cmd_top(int argc, char **argv)
 out:
 	free(rows);
 	cs_free(&cs);
+	inl_frames_free(&x);
 	profile_free(&p);
 	trace_input_free(&t);
 	return rc; /* main's finish_stdout() checks the writes */

@@ -61,6 +61,11 @@ static uint32_t child(struct callstack *cs, uint32_t parent, uint32_t fn)
 	return id;
 }
 
+uint32_t cs_tree_child(struct callstack *cs, uint32_t parent, uint32_t fn)
+{
+	return child(cs, parent, fn);
+}
+
 int cs_init(struct callstack *cs, struct symtab *st, const struct cs_listener *ls)
 {
 	memset(cs, 0, sizeof(*cs));

@@ -37,6 +37,7 @@ enum cs_enter {
 	CS_ENTER_JUMP,		/* into another function, not at its entry */
 	CS_ENTER_INTERRUPT,
 	CS_ENTER_UNKNOWN_CALLER,	/* a RET to a caller the trace never saw */
+	CS_ENTER_INLINE,	/* an inline frame (decode/stack/inline_frames.h) */
 };
 
 /* How a frame ended. */
@@ -130,6 +131,10 @@ void cs_on_event(void *cs, const struct ptflow_event *ev);
  * same frames and counts as its runs. A block in one function is counted
  * whole; only one that crosses a function's end asks blk_lens. */
 void cs_on_blocks(void *cs, const struct ptflow_blk *b, size_t n);
+
+/* The call tree node for fn under parent (0: a root), made when new: for
+ * a listener that builds its own paths (inline frames). */
+uint32_t cs_tree_child(struct callstack *cs, uint32_t parent, uint32_t fn);
 
 /* Close every frame at the end of the trace. */
 void cs_finish(struct callstack *cs);
