@@ -73,9 +73,10 @@ int cs_init(struct callstack *cs, struct symtab *st, const struct cs_listener *l
 	if (ls)
 		cs->ls = *ls;
 	cs->f = malloc(CS_MAX_DEPTH * sizeof(*cs->f));
+	cs->ret_count = calloc(CS_RET_HASH, sizeof(*cs->ret_count));
 	cs->node_cap = 1024;
 	cs->node = malloc(cs->node_cap * sizeof(*cs->node));
-	if (!cs->f || !cs->node || node_rehash(cs, 4096))
+	if (!cs->f || !cs->ret_count || !cs->node || node_rehash(cs, 4096))
 		return -1;
 	cs->node[0] = (struct cs_node){ 0, SYMFN_UNKNOWN, 0 };
 	cs->nnode = 1;
@@ -87,12 +88,18 @@ int cs_init(struct callstack *cs, struct symtab *st, const struct cs_listener *l
 void cs_free(struct callstack *cs)
 {
 	free(cs->f);
+	free(cs->ret_count);
 	free(cs->node);
 	free(cs->node_hash);
 	memset(cs, 0, sizeof(*cs));
 }
 
 static void close_all(struct callstack *cs, int why);
+
+static unsigned ret_hash(uint64_t ret)
+{
+	return (unsigned)(ret ^ ret >> 10) & (CS_RET_HASH - 1);
+}
 
 /* Hand the top frame its pending instructions (cs->batch, all in one
  * address range of symtab_lookup() from batch_ip): before any frame
@@ -146,6 +153,8 @@ static void push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uin
 	}
 	struct cs_frame *f = &cs->f[cs->depth++];
 	*f = (struct cs_frame){ cs->at, fn, node, ret, 0, 0, has_ret, (uint8_t)enter };
+	if (has_ret)
+		cs->ret_count[ret_hash(ret)]++;
 	if (cs->ls.enter)
 		cs->ls.enter(cs->ls.ctx, cs, f);
 }
@@ -154,6 +163,8 @@ static void pop(struct callstack *cs, int why)
 {
 	flush(cs);
 	forget_near(cs);
+	if (cs->f[cs->depth - 1].has_ret)
+		cs->ret_count[ret_hash(cs->f[cs->depth - 1].ret)]--;
 	if (cs->ls.leave)
 		cs->ls.leave(cs->ls.ctx, cs, &cs->f[cs->depth - 1], why);
 	cs->depth--;
@@ -186,6 +197,8 @@ static void set_top(struct callstack *cs, uint32_t fn, bool entry)
 static uint32_t frame_returning_to(const struct callstack *cs, uint64_t ip)
 {
 	uint32_t j = cs->depth;
+	if (!cs->ret_count[ret_hash(ip)])
+		return j; /* no frame returns to an address of that hash */
 	while (j-- > 0)
 		if (cs->f[j].has_ret && cs->f[j].ret == ip)
 			return j;

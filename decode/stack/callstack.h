@@ -88,12 +88,17 @@ struct cs_listener {
 /* Call tree nodes at most (16 bytes each, plus the index): a new path past
  * that counts for its deepest known node. */
 #define CS_MAX_NODES (1u << 22)
+#define CS_RET_HASH 1024
 
 struct callstack {
 	struct symtab *st;
 	struct cs_listener ls;
 	struct cs_frame *f;	/* f[0..depth) */
 	uint32_t depth;
+	/* frames on the stack returning to an address of each hash
+	 * (CS_RET_HASH): a RET or JMP that no frame returns to is known
+	 * without looking through the stack */
+	uint16_t *ret_count;
 	uint64_t insns;		/* instructions so far (pending ones included) */
 	uint64_t batch;		/* instructions of the top frame not yet given
 				 * to the listener or its node: from batch_ip,
