@@ -12,6 +12,7 @@
 #include "decode/commands.h"
 #include "decode/file_io.h"
 #include "decode/stack/analysis.h"
+#include "decode/stack/inline_frames.h"
 
 static void flame_usage(FILE *f)
 {
@@ -22,6 +23,8 @@ static void flame_usage(FILE *f)
 		"\"image`func;image`callee;... COUNT\". Code without symbols is [unknown];\n"
 		"a stack whose bottom returned to a caller the trace never saw starts\n"
 		"with [unknown caller].\n\n"
+		"  --inline        inline frames from DWARF after the frame they are\n"
+		"                  inlined into: \"image`caller;inlinee [inlined];...\"\n"
 		"  --weight insns|time  instructions (default), or the time each stack\n"
 		"                  was on the CPU in ns, from the trace's timing packets\n"
 		"                  (TSC ticks when the TSC frequency is unknown)\n\n"
@@ -70,12 +73,8 @@ struct node_time {
 	bool oom;
 };
 
-static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
+static void node_time_add(struct node_time *nt, uint32_t node, uint64_t ticks)
 {
-	struct node_time *nt = ctx;
-	if (!ticks || !cs->depth)
-		return;
-	uint32_t node = cs->f[cs->depth - 1].node;
 	if (node >= nt->n) {
 		uint32_t n = nt->n ? nt->n : 1024;
 		while (n <= node)
@@ -92,13 +91,19 @@ static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 	nt->ticks[node] += ticks;
 }
 
+static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
+{
+	if (ticks && cs->depth)
+		node_time_add(ctx, cs->f[cs->depth - 1].node, ticks);
+}
+
 /* The frames from the root to node, ';'-separated (iterative: stacks may
- * be deep). path holds CS_MAX_DEPTH + 2 entries. */
+ * be deep). path holds cs->nnode entries, more than any path. */
 static void print_path(const struct callstack *cs, const struct symtab *st, uint32_t node,
 		       uint32_t *path, struct names *nm)
 {
 	uint32_t n = 0;
-	for (; node && n < CS_MAX_DEPTH + 2; node = cs->node[node].parent)
+	for (; node && n < cs->nnode; node = cs->node[node].parent)
 		path[n++] = node;
 	while (n--) {
 		fputs(frame_name(nm, st, cs->node[path[n]].fn), stdout);
@@ -107,12 +112,58 @@ static void print_path(const struct callstack *cs, const struct symtab *st, uint
 	}
 }
 
+/* With inline frames, the call tree's paths are the expanded stacks: each
+ * frame's node, kept as the inline frames listener shows them. */
+struct inline_tree {
+	struct callstack *cs;
+	uint32_t *node;		/* per expanded frame */
+	uint32_t cap;
+	bool oom;
+	struct node_time *nt;	/* --weight time */
+};
+
+static void tree_enter(void *ctx, const struct callstack *v, const struct cs_frame *f)
+{
+	struct inline_tree *it = ctx;
+	uint32_t d = v->depth - 1;
+	if (d >= it->cap) {
+		uint32_t cap = it->cap ? it->cap * 2 : 4096;
+		uint32_t *a = realloc(it->node, cap * sizeof(*a));
+		if (!a) {
+			it->oom = true;
+			return;
+		}
+		it->node = a;
+		it->cap = cap;
+	}
+	uint32_t parent = d ? it->node[d - 1] : 0;
+	if (f->enter == CS_ENTER_UNKNOWN_CALLER)
+		parent = cs_tree_child(it->cs, 0, SYMFN_UNKNOWN_CALLER);
+	it->node[d] = cs_tree_child(it->cs, parent, f->fn);
+}
+
+static void tree_insns(void *ctx, const struct callstack *v, uint64_t ip, uint64_t n)
+{
+	(void)ip;
+	struct inline_tree *it = ctx;
+	if (v->depth - 1 < it->cap)
+		it->cs->node[it->node[v->depth - 1]].insns += n;
+}
+
+static void tree_time(void *ctx, const struct callstack *v, uint64_t ticks)
+{
+	struct inline_tree *it = ctx;
+	if (ticks && v->depth && v->depth - 1 < it->cap)
+		node_time_add(it->nt, it->node[v->depth - 1], ticks);
+}
+
 int cmd_flame(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		TRACE_INPUT_OPTS,
 		TRACE_INPUT_CPU_OPT,
 		{ "weight", required_argument, 0, 'w' },
+		{ "inline", no_argument, 0, 'i' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -121,6 +172,9 @@ int cmd_flame(int argc, char **argv)
 	struct names nm = { 0 };
 	struct node_time nt = { 0 };
 	bool by_time = false;
+	struct inl_frames x = { 0 };
+	struct inline_tree it = { &cs, NULL, 0, false, &nt };
+	bool inline_frames = false;
 	int c, rc = 2;
 	trace_input_init(&t, "flame");
 	memset(&cs, 0, sizeof(cs));
@@ -130,6 +184,10 @@ int cmd_flame(int argc, char **argv)
 			flame_usage(stdout);
 			rc = 0;
 			goto out;
+		}
+		if (c == 'i') {
+			inline_frames = true;
+			continue;
 		}
 		if (c == '?') {
 			flame_usage(stderr);
@@ -153,15 +211,21 @@ int cmd_flame(int argc, char **argv)
 	}
 	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
 		goto out;
-	struct cs_listener ls = { &nt, NULL, NULL, NULL, on_time };
-	if (cs_init(&cs, &t.st, by_time ? &ls : NULL)) {
+	struct cs_listener ls = { &it, tree_enter, NULL, tree_insns, by_time ? tree_time : NULL };
+	struct cs_listener tl = { &nt, NULL, NULL, NULL, on_time };
+	if ((inline_frames && (symtab_use_inline(&t.st) || inl_frames_init(&x, &ls))) ||
+	    cs_init(&cs, &t.st, by_time && !inline_frames ? &tl : NULL)) {
 		fprintf(stderr, "efipt flame: out of memory\n");
 		goto out;
+	}
+	if (inline_frames) {
+		cs.ls = inl_frames_listener(&x);
+		cs.tree = false; /* the listener builds it */
 	}
 	long errs = analysis_decode(&t, &cs);
 	if (errs < 0)
 		goto out;
-	if (nt.oom) {
+	if (nt.oom || x.oom || it.oom) {
 		fprintf(stderr, "efipt flame: out of memory\n");
 		goto out;
 	}
@@ -173,7 +237,7 @@ int cmd_flame(int argc, char **argv)
 	if (by_time && !t.tsc_hz)
 		fprintf(stderr, "efipt flame: the TSC frequency is unknown: weights are TSC ticks "
 			"(--tsc-hz)\n");
-	uint32_t *path = malloc((CS_MAX_DEPTH + 2) * sizeof(*path));
+	uint32_t *path = malloc(cs.nnode * sizeof(*path));
 	if (!path) {
 		fprintf(stderr, "efipt flame: out of memory\n");
 		goto out;
@@ -194,6 +258,8 @@ out:
 	free(nm.s);
 	free(nt.ticks);
 	cs_free(&cs);
+	inl_frames_free(&x);
+	free(it.node);
 	trace_input_free(&t);
 	return rc; /* main's finish_stdout() checks the writes */
 }

@@ -12,6 +12,7 @@
 #include "decode/commands.h"
 #include "decode/file_io.h"
 #include "decode/stack/analysis.h"
+#include "decode/stack/inline_frames.h"
 #include "decode/stack/profile.h"
 
 static void top_usage(FILE *f)
@@ -28,7 +29,10 @@ static void top_usage(FILE *f)
 		"  --format text|jsonl|csv  (jsonl: one object per row: image, function,\n"
 		"                  excl, incl, calls; csv: the same columns with a header;\n"
 		"                  a trace with timing packets adds excl_ns, incl_ns)\n"
-		"  --limit N       at most N rows (default: 30 in text, all otherwise)\n\n"
+		"  --limit N       at most N rows (default: 30 in text, all otherwise)\n"
+		"  --inline        inline frames from DWARF as functions of their own\n"
+		"                  (\"name [inlined]\"): instructions count for the innermost\n"
+		"                  inline frame (without it, for the concrete function)\n\n"
 		"A trace with timing packets (TSC, MTC, CYC) also gets exclusive and\n"
 		"inclusive time, in us (ns when the TSC frequency is unknown: see\n"
 		"--tsc-hz), sorted by exclusive time.\n"
@@ -90,12 +94,15 @@ int cmd_top(int argc, char **argv)
 		{ "by", required_argument, 0, 'b' },
 		{ "format", required_argument, 0, 'f' },
 		{ "limit", required_argument, 0, 'l' },
+		{ "inline", no_argument, 0, 'i' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	struct trace_input t;
 	struct callstack cs;
 	struct profile p = { 0 };
+	struct inl_frames x = { 0 };
+	bool inline_frames = false;
 	struct row *rows = NULL;
 	int c, rc = 2, fmt = 0;
 	bool by_image = false;
@@ -127,6 +134,9 @@ int cmd_top(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case 'i':
+			inline_frames = true;
+			break;
 		case 'l':
 			if (parse_u64(optarg, &limit)) {
 				fprintf(stderr, "efipt top: --limit takes a number, not '%s'\n", optarg);
@@ -149,14 +159,25 @@ int cmd_top(int argc, char **argv)
 	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
 		goto out;
 	struct cs_listener ls = profile_listener(&p);
+	if (inline_frames) {
+		if (symtab_use_inline(&t.st) || inl_frames_init(&x, &ls)) {
+			fprintf(stderr, "efipt top: out of memory\n");
+			goto out;
+		}
+		ls = inl_frames_listener(&x);
+	}
 	if (cs_init(&cs, &t.st, &ls)) {
 		fprintf(stderr, "efipt top: out of memory\n");
 		goto out;
 	}
 	cs.tree = false;
 	long errs = analysis_decode(&t, &cs);
-	if (errs < 0 || p.oom)
+	if (errs < 0)
 		goto out;
+	if (p.oom || x.oom) {
+		fprintf(stderr, "efipt top: out of memory\n");
+		goto out;
+	}
 	/* rows: functions, or images (exclusive counts summed) */
 	uint32_t nfn = t.st.nfn;
 	rows = calloc(nfn ? nfn : 1, sizeof(*rows));
@@ -187,7 +208,8 @@ int cmd_top(int argc, char **argv)
 		}
 		struct row *w = &rows[nrows++];
 		w->image = image;
-		snprintf(w->function, sizeof(w->function), "%s", t.st.fn[fn].name);
+		snprintf(w->function, sizeof(w->function), "%s%s", t.st.fn[fn].name,
+			 t.st.fn[fn].inlined ? " [inlined]" : "");
 		w->excl = e->excl;
 		w->incl = e->incl;
 		w->calls = e->calls;
@@ -296,6 +318,7 @@ int cmd_top(int argc, char **argv)
 out:
 	free(rows);
 	cs_free(&cs);
+	inl_frames_free(&x);
 	profile_free(&p);
 	trace_input_free(&t);
 	return rc; /* main's finish_stdout() checks the writes */

@@ -61,6 +61,11 @@ static uint32_t child(struct callstack *cs, uint32_t parent, uint32_t fn)
 	return id;
 }
 
+uint32_t cs_tree_child(struct callstack *cs, uint32_t parent, uint32_t fn)
+{
+	return child(cs, parent, fn);
+}
+
 int cs_init(struct callstack *cs, struct symtab *st, const struct cs_listener *ls)
 {
 	memset(cs, 0, sizeof(*cs));
@@ -68,9 +73,10 @@ int cs_init(struct callstack *cs, struct symtab *st, const struct cs_listener *l
 	if (ls)
 		cs->ls = *ls;
 	cs->f = malloc(CS_MAX_DEPTH * sizeof(*cs->f));
+	cs->ret_count = calloc(CS_RET_HASH, sizeof(*cs->ret_count));
 	cs->node_cap = 1024;
 	cs->node = malloc(cs->node_cap * sizeof(*cs->node));
-	if (!cs->f || !cs->node || node_rehash(cs, 4096))
+	if (!cs->f || !cs->ret_count || !cs->node || node_rehash(cs, 4096))
 		return -1;
 	cs->node[0] = (struct cs_node){ 0, SYMFN_UNKNOWN, 0 };
 	cs->nnode = 1;
@@ -82,6 +88,7 @@ int cs_init(struct callstack *cs, struct symtab *st, const struct cs_listener *l
 void cs_free(struct callstack *cs)
 {
 	free(cs->f);
+	free(cs->ret_count);
 	free(cs->node);
 	free(cs->node_hash);
 	memset(cs, 0, sizeof(*cs));
@@ -89,8 +96,50 @@ void cs_free(struct callstack *cs)
 
 static void close_all(struct callstack *cs, int why);
 
+static unsigned ret_hash(uint64_t ret)
+{
+	return (unsigned)(ret ^ ret >> 10) & (CS_RET_HASH - 1);
+}
+
+/* Hand the top frame its pending instructions (cs->batch, all in one
+ * address range of symtab_lookup() from batch_ip): before any frame
+ * changes, so a listener sees every point where the top frame changes. */
+static void flush(struct callstack *cs)
+{
+	uint64_t n = cs->batch;
+	if (!n)
+		return;
+	cs->batch = 0;
+	cs->node[cs->f[cs->depth - 1].node].insns += n;
+	if (cs->ls.insns)
+		cs->ls.insns(cs->ls.ctx, cs, cs->batch_ip, n);
+}
+
+/* The top frame changes: nothing is known to be its function. */
+static void forget_near(struct callstack *cs)
+{
+	cs->near_lo = 0;
+	cs->near_hi = 0;
+}
+
+/* k instructions from ip counted for the top frame; [ip, hi) is one range
+ * of symtab_lookup(): they join the pending ones if those are in it. */
+static void add_insns(struct callstack *cs, uint64_t ip, uint64_t k, uint64_t hi)
+{
+	if (cs->batch && cs->batch_hi != hi)
+		flush(cs);
+	if (!cs->batch) {
+		cs->batch_ip = ip;
+		cs->batch_hi = hi;
+	}
+	cs->batch += k;
+	cs->insns += k;
+}
+
 static void push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uint64_t ret)
 {
+	flush(cs);
+	forget_near(cs);
 	if (cs->depth == CS_MAX_DEPTH) {
 		cs->too_deep++;
 		close_all(cs, CS_LEAVE_UNKNOWN_END); /* the call is the new bottom */
@@ -103,13 +152,19 @@ static void push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uin
 		node = child(cs, parent, fn);
 	}
 	struct cs_frame *f = &cs->f[cs->depth++];
-	*f = (struct cs_frame){ cs->at, fn, node, ret, has_ret, (uint8_t)enter };
+	*f = (struct cs_frame){ cs->at, fn, node, ret, 0, 0, has_ret, (uint8_t)enter };
+	if (has_ret)
+		cs->ret_count[ret_hash(ret)]++;
 	if (cs->ls.enter)
 		cs->ls.enter(cs->ls.ctx, cs, f);
 }
 
 static void pop(struct callstack *cs, int why)
 {
+	flush(cs);
+	forget_near(cs);
+	if (cs->f[cs->depth - 1].has_ret)
+		cs->ret_count[ret_hash(cs->f[cs->depth - 1].ret)]--;
 	if (cs->ls.leave)
 		cs->ls.leave(cs->ls.ctx, cs, &cs->f[cs->depth - 1], why);
 	cs->depth--;
@@ -134,12 +189,16 @@ static void set_top(struct callstack *cs, uint32_t fn, bool entry)
 		  : keep.enter == CS_ENTER_ROOT && cs->depth == 0 ? CS_ENTER_ROOT
 		  : entry ? CS_ENTER_TAIL : CS_ENTER_JUMP;
 	push(cs, fn, enter, keep.has_ret, keep.ret);
+	cs->f[cs->depth - 1].ret_lo = keep.ret_lo; /* the same frame below */
+	cs->f[cs->depth - 1].ret_hi = keep.ret_hi;
 }
 
 /* The youngest frame that returns to ip, or depth. */
 static uint32_t frame_returning_to(const struct callstack *cs, uint64_t ip)
 {
 	uint32_t j = cs->depth;
+	if (!cs->ret_count[ret_hash(ip)])
+		return j; /* no frame returns to an address of that hash */
 	while (j-- > 0)
 		if (cs->f[j].has_ret && cs->f[j].ret == ip)
 			return j;
@@ -168,11 +227,45 @@ static void do_return(struct callstack *cs, uint64_t ip)
 	push(cs, symtab_lookup(cs->st, ip, &hi, &entry), CS_ENTER_UNKNOWN_CALLER, false, 0);
 }
 
+/* A call (or INT n) from the range [near_lo, near_hi) pushed a frame that
+ * returns to ret: if ret is in that range, the return needs no lookup. */
+static void push_call(struct callstack *cs, uint32_t fn, int enter, uint64_t ret)
+{
+	uint64_t lo = cs->near_lo, hi = cs->near_hi;
+	push(cs, fn, enter, true, ret);
+	if (ret - lo < hi - lo) {
+		cs->f[cs->depth - 1].ret_lo = lo;
+		cs->f[cs->depth - 1].ret_hi = hi;
+	}
+}
+
+static bool is_return(unsigned iclass)
+{
+	return iclass == X86_IC_RET_NEAR || iclass == X86_IC_FAR_RET || iclass == X86_IC_IRET ||
+	       iclass == X86_IC_SYSRET || iclass == X86_IC_SYSEXIT;
+}
+
 /* Control reached ip: apply the transfer the last run ended in. The top
  * frame's function is then the one at ip; *hi: the end of its range
  * (symtab_lookup()). */
 static void arrive(struct callstack *cs, uint64_t ip, uint64_t *hi)
 {
+	if (cs->pend && is_return(cs->pend_class) && cs->depth > 1) {
+		/* the usual return: to the top frame's return address, in the
+		 * caller's range known at the call (what do_return() and
+		 * set_top() would do, without the lookup) */
+		const struct cs_frame *t = &cs->f[cs->depth - 1];
+		uint64_t lo = t->ret_lo, end = t->ret_hi;
+		if (t->has_ret && t->ret == ip && ip - lo < end - lo) {
+			cs->at = ip;
+			cs->pend = false;
+			pop(cs, CS_LEAVE_RETURN);
+			cs->near_lo = lo;
+			cs->near_hi = end;
+			*hi = end;
+			return;
+		}
+	}
 	bool entry;
 	uint32_t fn = symtab_lookup(cs->st, ip, hi, &entry);
 	cs->at = ip;
@@ -193,10 +286,10 @@ static void arrive(struct callstack *cs, uint64_t ip, uint64_t *hi)
 		case X86_IC_SYSCALL:
 		case X86_IC_SYSENTER:
 		case X86_IC_VMCALL:
-			push(cs, fn, CS_ENTER_CALL, true, cs->pend_end);
+			push_call(cs, fn, CS_ENTER_CALL, cs->pend_end);
 			return;
 		case X86_IC_INT:
-			push(cs, fn, CS_ENTER_INTERRUPT, true, cs->pend_end);
+			push_call(cs, fn, CS_ENTER_INTERRUPT, cs->pend_end);
 			return;
 		case X86_IC_RET_NEAR:
 		case X86_IC_FAR_RET:
@@ -255,11 +348,9 @@ static uint64_t count_insns(struct callstack *cs, uint64_t ip, const uint8_t *le
 				k++;
 			} while (i < n && ip < hi && ip > start);
 		}
-		cs->node[cs->f[cs->depth - 1].node].insns += k;
-		if (cs->ls.insns)
-			cs->ls.insns(cs->ls.ctx, cs, start, k);
-		cs->insns += k;
+		add_insns(cs, start, k, hi);
 	}
+	forget_near(cs);
 	return ip;
 }
 
@@ -317,8 +408,39 @@ void cs_time(struct callstack *cs, uint64_t tsc, uint8_t cbr)
 	bool cbr_changed = cbr != cs->cbr;
 	cs->now += ticks;
 	cs->cbr = cbr;
-	if ((ticks || cbr_changed) && cs->ls.time)
+	if ((ticks || cbr_changed) && cs->ls.time) {
+		flush(cs);	/* the instructions before it first */
 		cs->ls.time(cs->ls.ctx, cs, ticks);
+	}
+}
+
+/* After a last instruction of these classes control goes on in the same
+ * frame unless it lands in another function (arrive()'s default case). */
+static bool plain_class(unsigned iclass)
+{
+	return iclass == X86_IC_OTHER || iclass == X86_IC_JCC || iclass == X86_IC_JMP_DIRECT;
+}
+
+/* A block the fast loop cannot count: control arrives (frames may change)
+ * and [near_lo, near_hi) becomes what is known about the top frame. */
+static void slow_block(struct callstack *cs, const struct ptflow_blk *b)
+{
+	uint64_t hi, end = b->ip + b->size;
+	arrive(cs, b->ip, &hi);
+	if (end > hi || end <= b->ip) {
+		split_block(cs, b);
+		return;
+	}
+	add_insns(cs, b->ip, b->ninsn, hi);
+	/* every address from one looked up to its range's end has its answer */
+	if (hi == cs->near_hi) {
+		if (b->ip < cs->near_lo)
+			cs->near_lo = b->ip;
+	} else {
+		cs->near_lo = b->ip;
+		cs->near_hi = hi;
+	}
+	ended(cs, b->iclass, end);
 }
 
 void cs_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
@@ -328,44 +450,36 @@ void cs_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
 	uint8_t cbr;
 	if (cs->time_fn && cs->time_fn(cs->time_ctx, &tsc, &cbr))
 		cs_time(cs, tsc, cbr);
-	for (size_t i = 0; i < n; i++, b++) {
+	const struct ptflow_blk *e = b + n, *prev = NULL;
+	bool plain = !cs->pend || plain_class(cs->pend_class);
+	uint64_t lo = cs->near_lo, hi = cs->near_hi, batch = cs->batch, insns = cs->insns;
+	for (; b < e; b++) {
 		if (!b->ninsn)
 			continue;
-		uint64_t hi, end = b->ip + b->size;
-		bool plain = !cs->pend || cs->pend_class == X86_IC_OTHER ||
-			     cs->pend_class == X86_IC_JCC || cs->pend_class == X86_IC_JMP_DIRECT;
-		if (plain && cs->depth && cs->f[cs->depth - 1].fn == cs->near_fn &&
-		    b->ip >= cs->near_lo && end <= cs->near_hi && end > b->ip) {
-			/* a jump or fall-through inside the top frame's function
-			 * (as arrive() would find it, without the lookup) */
-			cs->at = b->ip;
-			cs->pend = false;
+		if (plain && b->ip - lo < hi - lo && (uint64_t)b->size - 1 < hi - b->ip) {
+			/* a jump or fall-through inside the range known to be the
+			 * top frame's function: counted whole, no lookup, and
+			 * no frame changes (near is forgotten when one does) */
+			batch += b->ninsn;
+			insns += b->ninsn;
 		} else {
-			arrive(cs, b->ip, &hi);
-			if (end > hi || end <= b->ip) {
-				split_block(cs, b);
-				continue;
-			}
-			/* [near_lo, near_hi) is all the top frame's function:
-			 * every address from one looked up to its range's end is */
-			uint32_t fn = cs->f[cs->depth - 1].fn;
-			if (hi == cs->near_hi && fn == cs->near_fn) {
-				if (b->ip < cs->near_lo)
-					cs->near_lo = b->ip;
-			} else {
-				cs->near_lo = b->ip;
-				cs->near_hi = hi;
-				cs->near_fn = fn;
-			}
+			cs->batch = batch;
+			cs->insns = insns;
+			if (prev)
+				ended(cs, prev->iclass, prev->ip + prev->size);
+			slow_block(cs, b);
+			lo = cs->near_lo;
+			hi = cs->near_hi;
+			batch = cs->batch;
+			insns = cs->insns;
 		}
-		/* the whole block lies in the top frame's function: no lengths
-		 * needed (count_insns() without a lookup) */
-		cs->node[cs->f[cs->depth - 1].node].insns += b->ninsn;
-		if (cs->ls.insns)
-			cs->ls.insns(cs->ls.ctx, cs, b->ip, b->ninsn);
-		cs->insns += b->ninsn;
-		ended(cs, b->iclass, end);
+		plain = plain_class(b->iclass);
+		prev = b;
 	}
+	cs->batch = batch;
+	cs->insns = insns;
+	if (prev)
+		ended(cs, prev->iclass, prev->ip + prev->size);
 }
 
 void cs_on_event(void *ctx, const struct ptflow_event *ev)

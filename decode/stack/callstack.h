@@ -37,6 +37,7 @@ enum cs_enter {
 	CS_ENTER_JUMP,		/* into another function, not at its entry */
 	CS_ENTER_INTERRUPT,
 	CS_ENTER_UNKNOWN_CALLER,	/* a RET to a caller the trace never saw */
+	CS_ENTER_INLINE,	/* an inline frame (decode/stack/inline_frames.h) */
 };
 
 /* How a frame ended. */
@@ -53,6 +54,9 @@ struct cs_frame {
 	uint32_t fn;
 	uint32_t node;		/* call tree node (cs_node) of this frame */
 	uint64_t ret;		/* return address that ends it */
+	/* [ret_lo, ret_hi): a lookup range holding ret and known to be the
+	 * function of the frame below (empty: not known) */
+	uint64_t ret_lo, ret_hi;
 	bool has_ret;
 	uint8_t enter;		/* enum cs_enter */
 };
@@ -69,8 +73,12 @@ struct cs_listener {
 	void *ctx;
 	void (*enter)(void *ctx, const struct callstack *cs, const struct cs_frame *f);
 	void (*leave)(void *ctx, const struct callstack *cs, const struct cs_frame *f, int why);
-	/* n instructions from ip, all in the top frame's function */
-	void (*insns)(void *ctx, const struct callstack *cs, uint64_t ip, uint32_t n);
+	/* n instructions of the top frame's function from ip on, all in one
+	 * address range of symtab_lookup() (one answer: one function, one
+	 * inline chain). Counts are batched, but always handed over before
+	 * the top frame changes (before enter/leave), so a weight besides
+	 * instructions can be taken at exactly the points where frames change. */
+	void (*insns)(void *ctx, const struct callstack *cs, uint64_t ip, uint64_t n);
 	/* The time moved on by ticks (TSC) with the stack as it is, or the
 	 * CBR changed (ticks 0); the first time (cs->now == cs->time_first,
 	 * ticks 0) says the trace has time from here on. May be NULL. */
@@ -84,13 +92,22 @@ struct cs_listener {
 /* Call tree nodes at most (16 bytes each, plus the index): a new path past
  * that counts for its deepest known node. */
 #define CS_MAX_NODES (1u << 22)
+#define CS_RET_HASH 1024
 
 struct callstack {
 	struct symtab *st;
 	struct cs_listener ls;
 	struct cs_frame *f;	/* f[0..depth) */
 	uint32_t depth;
-	uint64_t insns;		/* instructions so far */
+	/* frames on the stack returning to an address of each hash
+	 * (CS_RET_HASH): a RET or JMP that no frame returns to is known
+	 * without looking through the stack */
+	uint16_t *ret_count;
+	uint64_t insns;		/* instructions so far (pending ones included) */
+	uint64_t batch;		/* instructions of the top frame not yet given
+				 * to the listener or its node: from batch_ip,
+				 * in the lookup range that ends at batch_hi */
+	uint64_t batch_ip, batch_hi;
 	uint64_t gaps, unmatched_rets, too_deep, tree_full;
 	struct cs_node *node;	/* call tree */
 	uint32_t nnode, node_cap;
@@ -108,9 +125,9 @@ struct callstack {
 	 * whole block counts for the function it starts in). */
 	unsigned (*blk_lens)(void *ctx, const struct ptflow_blk *b, uint8_t *lens);
 	void *blk_lens_ctx;
-	/* cs_on_blocks(): [near_lo, near_hi) is known to be all near_fn */
+	/* cs_on_blocks(): [near_lo, near_hi) is known to be the top frame's
+	 * function, one lookup range (empty after the top frame changes) */
 	uint64_t near_lo, near_hi;
-	uint32_t near_fn;
 	/* Time (docs/symbols.md, "Time"): time_fn, if set, gives the
 	 * decoder's estimate (TSC) when a batch of blocks arrives (the
 	 * decoder delivers them before each timing packet:
@@ -143,6 +160,10 @@ void cs_on_blocks(void *cs, const struct ptflow_blk *b, size_t n);
  * model calls it with time_fn's estimate per batch of blocks or run and
  * with each event's. */
 void cs_time(struct callstack *cs, uint64_t tsc, uint8_t cbr);
+
+/* The call tree node for fn under parent (0: a root), made when new: for
+ * a listener that builds its own paths (inline frames). */
+uint32_t cs_tree_child(struct callstack *cs, uint32_t parent, uint32_t fn);
 
 /* Close every frame at the end of the trace. */
 void cs_finish(struct callstack *cs);

@@ -6,22 +6,25 @@
 
 #include "decode/stack/profile.h"
 
-static struct profile_fn *get(struct profile *p, uint32_t fn)
+static struct profile_fn *grow(struct profile *p, uint32_t fn)
 {
-	if (fn >= p->n) {
-		uint32_t n = p->n ? p->n : 1024;
-		while (n <= fn)
-			n *= 2;
-		struct profile_fn *a = realloc(p->fn, (size_t)n * sizeof(*a));
-		if (!a) {
-			p->oom = 1;
-			return NULL;
-		}
-		memset(a + p->n, 0, (size_t)(n - p->n) * sizeof(*a));
-		p->fn = a;
-		p->n = n;
+	uint32_t n = p->n ? p->n : 1024;
+	while (n <= fn)
+		n *= 2;
+	struct profile_fn *a = realloc(p->fn, (size_t)n * sizeof(*a));
+	if (!a) {
+		p->oom = 1;
+		return NULL;
 	}
+	memset(a + p->n, 0, (size_t)(n - p->n) * sizeof(*a));
+	p->fn = a;
+	p->n = n;
 	return &p->fn[fn];
+}
+
+static inline struct profile_fn *get(struct profile *p, uint32_t fn)
+{
+	return fn < p->n ? &p->fn[fn] : grow(p, fn);
 }
 
 static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
@@ -65,7 +68,7 @@ static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 		e->excl_t += ticks;
 }
 
-static void on_insns(void *ctx, const struct callstack *cs, uint64_t ip, uint32_t n)
+static void on_insns(void *ctx, const struct callstack *cs, uint64_t ip, uint64_t n)
 {
 	(void)ip;
 	struct profile_fn *e = get(ctx, cs->f[cs->depth - 1].fn);

@@ -16,7 +16,7 @@
 
 #include "decode/symbols/symfile.h"
 
-static char *own(struct symfile *sf, const char *s)
+char *symfile_own(struct symfile *sf, const char *s)
 {
 	if (sf->nowned == sf->owned_cap) {
 		size_t cap = sf->owned_cap ? sf->owned_cap * 2 : 256;
@@ -87,7 +87,7 @@ static int add_subprogram(struct symfile *sf, Dwarf_Die *die)
 			entry = lo;
 			have_entry = true;
 		}
-		if (!name && !(name = own(sf, n)))
+		if (!name && !(name = symfile_own(sf, n)))
 			return -1;
 		if (add_func(sf, lo, hi, entry, name, true))
 			return -1;
@@ -180,7 +180,7 @@ static int read_symtab(struct symfile *sf, Elf_Scn *scn, GElf_Shdr *sh, size_t n
 		sf->has_symtab = true;
 		if (in_ranges(sf->funcs, ndwarf, s.st_value))
 			continue;
-		char *name = own(sf, nm);
+		char *name = symfile_own(sf, nm);
 		if (!name || add_func(sf, s.st_value, s.st_value + s.st_size, s.st_value, name, false))
 			return -1;
 	}
@@ -253,7 +253,7 @@ int symfile_open(struct symfile *sf, const char *path, char *err, size_t errlen)
 	sf->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (sf->dwarf) {
 		sf->has_dwarf = true;
-		if (read_dwarf(sf))
+		if (read_dwarf(sf) || symfile_read_inline(sf))
 			goto oom;
 	}
 	size_t ndwarf = sf->nfuncs;
@@ -342,6 +342,7 @@ void symfile_close(struct symfile *sf)
 	for (size_t i = 0; i < sf->nowned; i++)
 		free(sf->owned[i]);
 	free(sf->owned);
+	symfile_free_inline(sf);
 	free(sf->funcs);
 	free(sf->code);
 	free(sf->relocs);

@@ -29,6 +29,20 @@ struct symfunc {
 	bool from_dwarf;
 };
 
+/* One DW_TAG_inlined_subroutine: a function inlined into another. */
+struct syminline {
+	const char *name;	/* of its abstract origin; owned by the symfile */
+	uint32_t parent;	/* index + 1 of the inlined subroutine it lies
+				 * in, 0: directly in the concrete function */
+	uint32_t depth;		/* 1: directly in the concrete function */
+};
+
+/* [lo, hi) where the innermost inlined subroutine is inl[inl]. */
+struct syminl_seg {
+	uint64_t lo, hi;
+	uint32_t inl;
+};
+
 /* A section with code (SHF_EXECINSTR), for checking it against an image. */
 struct symcode {
 	uint64_t addr, size;
@@ -44,6 +58,10 @@ struct symfile {
 	size_t ncode;
 	uint64_t *relocs;	/* sorted relocation sites (virtual addresses) */
 	size_t nrelocs;
+	struct syminline *inl;	/* inlined subroutines (DWARF) */
+	size_t ninl, inl_cap;
+	struct syminl_seg *segs;	/* sorted, not overlapping */
+	size_t nsegs;
 	bool has_dwarf, has_symtab;
 	bool from_map;		/* a GNU ld map (ldmap.h): functions only, no code */
 	uint16_t machine;	/* e_machine */
@@ -65,6 +83,18 @@ void symfile_close(struct symfile *sf);
 
 /* The function whose range holds addr, or NULL. */
 const struct symfunc *symfile_func(const struct symfile *sf, uint64_t addr);
+
+/* The innermost inlined subroutine at addr: its segment, or NULL and *next
+ * the start of the next segment above addr (UINT64_MAX: none). */
+const struct syminl_seg *symfile_inline(const struct symfile *sf, uint64_t addr,
+					uint64_t *next);
+
+/* Read the inlined subroutines of sf's DWARF (symfile_open() does):
+ * decode/symbols/syminline.c. 0, or -1 out of memory. */
+int symfile_read_inline(struct symfile *sf);
+void symfile_free_inline(struct symfile *sf);
+/* A copy of s the symfile owns (freed by symfile_close()); NULL: no memory. */
+char *symfile_own(struct symfile *sf, const char *s);
 
 /* Source file and line of addr from the DWARF line table: 0, or -1 when
  * there is none. *file points into the symfile. */

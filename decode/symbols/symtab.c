@@ -13,15 +13,15 @@ static int by_base(const void *a, const void *b)
 	return x->base < y->base ? -1 : x->base > y->base;
 }
 
-static uint32_t hash_key(int32_t image, const char *name)
+static uint32_t hash_key(int32_t image, const char *name, bool inlined)
 {
-	uint32_t h = 2166136261u ^ (uint32_t)image;
+	uint32_t h = (2166136261u ^ (uint32_t)image) + inlined;
 	for (const char *p = name; *p; p++)
 		h = (h ^ (uint8_t)*p) * 16777619u;
 	return h;
 }
 
-static int add_fn(struct symtab *st, int32_t image, const char *name)
+static int add_fn(struct symtab *st, int32_t image, const char *name, bool inlined)
 {
 	if (st->nfn == st->fn_cap) {
 		uint32_t cap = st->fn_cap * 2;
@@ -31,7 +31,7 @@ static int add_fn(struct symtab *st, int32_t image, const char *name)
 		st->fn = f;
 		st->fn_cap = cap;
 	}
-	st->fn[st->nfn++] = (struct symfn){ image, name };
+	st->fn[st->nfn++] = (struct symfn){ image, name, inlined };
 	return 0;
 }
 
@@ -41,7 +41,8 @@ static int rehash(struct symtab *st, uint32_t cap)
 	if (!h)
 		return -1;
 	for (uint32_t id = SYMFN_FIRST; id < st->nfn; id++) {
-		uint32_t i = hash_key(st->fn[id].image, st->fn[id].name) & (cap - 1);
+		uint32_t i = hash_key(st->fn[id].image, st->fn[id].name, st->fn[id].inlined) &
+			     (cap - 1);
 		while (h[i])
 			i = (i + 1) & (cap - 1);
 		h[i] = id + 1;
@@ -52,23 +53,29 @@ static int rehash(struct symtab *st, uint32_t cap)
 	return 0;
 }
 
-/* The id of (image, name), added when new; SYMFN_UNKNOWN out of memory. */
-static uint32_t intern(struct symtab *st, int32_t image, const char *name)
+/* The id of (image, name, inlined), added when new; SYMFN_UNKNOWN out of
+ * memory. */
+static uint32_t intern_fn(struct symtab *st, int32_t image, const char *name, bool inlined)
 {
-	uint32_t i = hash_key(image, name) & (st->hash_cap - 1);
+	uint32_t i = hash_key(image, name, inlined) & (st->hash_cap - 1);
 	while (st->hash[i]) {
 		const struct symfn *f = &st->fn[st->hash[i] - 1];
-		if (f->image == image && !strcmp(f->name, name))
+		if (f->image == image && f->inlined == inlined && !strcmp(f->name, name))
 			return st->hash[i] - 1;
 		i = (i + 1) & (st->hash_cap - 1);
 	}
 	uint32_t id = st->nfn;
-	if (add_fn(st, image, name))
+	if (add_fn(st, image, name, inlined))
 		return SYMFN_UNKNOWN;
 	st->hash[i] = id + 1;
 	if (st->nfn * 2 > st->hash_cap && rehash(st, st->hash_cap * 2))
 		return SYMFN_UNKNOWN;
 	return id;
+}
+
+static uint32_t intern(struct symtab *st, int32_t image, const char *name)
+{
+	return intern_fn(st, image, name, false);
 }
 
 int symtab_init(struct symtab *st, struct symimage *img, size_t n)
@@ -83,8 +90,8 @@ int symtab_init(struct symtab *st, struct symimage *img, size_t n)
 	st->cache = calloc(SYMTAB_CACHE, sizeof(*st->cache));
 	if (!st->fn || !st->cache || rehash(st, 4096))
 		return -1;
-	add_fn(st, -1, "[unknown]");
-	add_fn(st, -1, "[unknown caller]");
+	add_fn(st, -1, "[unknown]", false);
+	add_fn(st, -1, "[unknown caller]", false);
 	return 0;
 }
 
@@ -93,6 +100,9 @@ void symtab_free(struct symtab *st)
 	free(st->fn);
 	free(st->hash);
 	free(st->cache);
+	free(st->ictx);
+	free(st->ictx_hash);
+	free(st->icache);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -117,10 +127,20 @@ static uint32_t resolve(struct symtab *st, uint64_t ip, uint64_t *hi, bool *entr
 	uint64_t end = im->base + im->size; /* fits: checked when listed */
 	*hi = end;
 	const struct symfile *sf = im->sf;
+	if (sf && st->inline_frames) {
+		/* one range, one inline chain */
+		uint64_t next;
+		const struct syminl_seg *g = symfile_inline(sf, rva, &next);
+		uint64_t e = g ? g->hi : next;
+		if (e < im->size)
+			end = im->base + e;
+	}
+	*hi = end;
 	if (sf) {
 		const struct symfunc *f = symfile_func(sf, rva);
 		if (f) {
-			*hi = im->base + (f->hi < im->size ? f->hi : im->size);
+			if (f->hi < end - im->base)
+				*hi = im->base + f->hi;
 			*entry = rva == f->entry;
 			return intern(st, (int32_t)(lo - 1), f->name);
 		}
@@ -133,7 +153,7 @@ static uint32_t resolve(struct symtab *st, uint64_t ip, uint64_t *hi, bool *entr
 			else
 				b = m;
 		}
-		if (a < sf->nfuncs && sf->funcs[a].lo < im->size)
+		if (a < sf->nfuncs && sf->funcs[a].lo < end - im->base)
 			*hi = im->base + sf->funcs[a].lo;
 	}
 	return intern(st, (int32_t)(lo - 1), "[unknown]");
@@ -142,14 +162,18 @@ static uint32_t resolve(struct symtab *st, uint64_t ip, uint64_t *hi, bool *entr
 uint32_t symtab_lookup(struct symtab *st, uint64_t ip, uint64_t *hi, bool *entry)
 {
 	struct symtab_cache *c = &st->cache[(ip ^ (ip >> 16)) & (SYMTAB_CACHE - 1)];
-	if (!c->valid || c->ip != ip) {
-		c->ip = ip;
-		c->fn = resolve(st, ip, &c->hi, &c->entry);
-		c->valid = true;
+	if (c->ip != ip + 1) {
+		uint64_t h;
+		bool e;
+		uint32_t fn = resolve(st, ip, &h, &e);
+		c->ip = ip + 1;
+		/* a shorter range than the real one is still a right answer */
+		c->span = h - ip > UINT32_MAX ? UINT32_MAX : (uint32_t)(h - ip);
+		c->fn_entry = fn << 1 | e;
 	}
-	*hi = c->hi;
-	*entry = c->entry;
-	return c->fn;
+	*hi = ip + c->span;
+	*entry = c->fn_entry & 1;
+	return c->fn_entry >> 1;
 }
 
 const char *symtab_fn_image(const struct symtab *st, uint32_t fn)
@@ -165,8 +189,114 @@ void symtab_fn_name(const struct symtab *st, uint32_t fn, char *buf, size_t cap)
 		return;
 	}
 	const struct symfn *f = &st->fn[fn];
-	if (f->image < 0)
+	if (f->inlined)
+		snprintf(buf, cap, "%s [inlined]", f->name);
+	else if (f->image < 0)
 		snprintf(buf, cap, "%s", f->name);
 	else
 		snprintf(buf, cap, "%s`%s", st->img[f->image].name, f->name);
+}
+
+int symtab_use_inline(struct symtab *st)
+{
+	st->inline_frames = true;
+	st->ictx_cap = 1024;
+	st->ictx = malloc(st->ictx_cap * sizeof(*st->ictx));
+	st->ictx_hash_cap = 4096;
+	st->ictx_hash = calloc(st->ictx_hash_cap, sizeof(*st->ictx_hash));
+	st->icache = calloc(SYMTAB_CACHE, sizeof(*st->icache));
+	if (!st->ictx || !st->ictx_hash || !st->icache)
+		return -1;
+	st->nictx = 1;
+	return 0;
+}
+
+static uint32_t ictx_key(uint32_t parent, uint32_t fn)
+{
+	return (uint32_t)((((uint64_t)parent << 32) | fn) * 0x9e3779b97f4a7c15ull >> 32);
+}
+
+/* The chain id of fn inside chain parent, added when new; 0 out of memory. */
+static uint32_t ictx_intern(struct symtab *st, uint32_t parent, uint32_t fn)
+{
+	uint32_t m = st->ictx_hash_cap - 1, i = ictx_key(parent, fn) & m;
+	for (; st->ictx_hash[i]; i = (i + 1) & m) {
+		const struct symtab_ictx *c = &st->ictx[st->ictx_hash[i]];
+		if (c->parent == parent && c->fn == fn)
+			return st->ictx_hash[i];
+	}
+	if (st->nictx == st->ictx_cap) {
+		struct symtab_ictx *v = realloc(st->ictx, st->ictx_cap * 2 * sizeof(*v));
+		if (!v)
+			return 0;
+		st->ictx = v;
+		st->ictx_cap *= 2;
+	}
+	if ((st->nictx + 1) * 2 > st->ictx_hash_cap) {
+		uint32_t cap = st->ictx_hash_cap * 2;
+		uint32_t *h = calloc(cap, sizeof(*h));
+		if (!h)
+			return 0;
+		for (uint32_t id = 1; id < st->nictx; id++) {
+			uint32_t j = ictx_key(st->ictx[id].parent, st->ictx[id].fn) & (cap - 1);
+			while (h[j])
+				j = (j + 1) & (cap - 1);
+			h[j] = id;
+		}
+		free(st->ictx_hash);
+		st->ictx_hash = h;
+		st->ictx_hash_cap = cap;
+		m = cap - 1;
+		for (i = ictx_key(parent, fn) & m; st->ictx_hash[i]; i = (i + 1) & m)
+			;
+	}
+	uint32_t id = st->nictx++;
+	st->ictx[id] = (struct symtab_ictx){ parent, fn };
+	st->ictx_hash[i] = id;
+	return id;
+}
+
+static uint32_t resolve_inline(struct symtab *st, uint64_t ip)
+{
+	size_t lo = 0, n = st->nimg;
+	while (lo < n) {
+		size_t mid = (lo + n) / 2;
+		if (st->img[mid].base <= ip)
+			lo = mid + 1;
+		else
+			n = mid;
+	}
+	if (!lo)
+		return 0;
+	const struct symimage *im = &st->img[lo - 1];
+	uint64_t rva = ip - im->base, next;
+	if (rva >= im->size || !im->sf)
+		return 0;
+	const struct symfile *sf = im->sf;
+	const struct syminl_seg *g = symfile_inline(sf, rva, &next);
+	if (!g)
+		return 0;
+	/* the chain innermost first, then interned outermost first */
+	uint32_t chain[64], k = 0;
+	for (uint32_t i = g->inl + 1; i && i <= sf->ninl && k < 64; i = sf->inl[i - 1].parent)
+		chain[k++] = i - 1;
+	uint32_t ctx = 0;
+	while (k--) {
+		uint32_t fn = intern_fn(st, (int32_t)(lo - 1), sf->inl[chain[k]].name, true);
+		if (!(ctx = ictx_intern(st, ctx, fn)))
+			return 0;
+	}
+	return ctx;
+}
+
+uint32_t symtab_inline(struct symtab *st, uint64_t ip)
+{
+	if (!st->inline_frames)
+		return 0;
+	struct symtab_icache *c = &st->icache[(ip ^ (ip >> 16)) & (SYMTAB_CACHE - 1)];
+	if (c->ip != ip + 1) {
+		c->ip = ip + 1;
+		c->ctx = resolve_inline(st, ip);
+	}
+	return c->ctx;
 }

@@ -28,8 +28,13 @@ TSC at the crystal clock edge it reports, counted from the TMA after the
 last TSC (TSC - FastCounter at CTC[15:0]) at EBX / EAX TSC ticks per
 crystal tick (SDM 33.8.3.2).
 
+With --inline, each frame is followed by the inline chain of the last
+instruction it ran, from binutils `addr2line -i -f` ("name [inlined]",
+outermost first), and counts go to the innermost frame.
+
+
 usage: stack_ref.py ELF BASE IMAGE_NAME TRUTH OUT_TOP_CSV OUT_FOLDED
-                    [PACKETS TSC_HZ [OUT_FOLDED_NS [nom=N] [mtc=FREQ,EAX,EBX]]]
+                    [--inline | PACKETS TSC_HZ [OUT_FOLDED_NS [nom=N] [mtc=FREQ,EAX,EBX]]]
 """
 import json
 import bisect
@@ -45,6 +50,31 @@ opts = dict(a.split("=", 1) for a in sys.argv[10:])
 nom_freq = int(opts.get("nom", 0))
 mtc_freq, ctc_eax, ctc_ebx = (int(x) for x in opts.get("mtc", "0,0,0").split(","))
 base = int(base, 0)
+inline = sys.argv[7:] == ["--inline"]
+
+# inline chains by RVA (outermost first), from addr2line over every address
+chains = {}
+if inline:
+    rvas = set()
+    with open(truth) as t:
+        for line in t:
+            if not line.startswith("["):
+                rvas.add(int(line.split()[0], 16) - base)
+    rvas = sorted(rvas)
+    out = subprocess.run(["addr2line", "-a", "-i", "-f", "-e", elf],
+                         input="".join("0x%x\n" % a for a in rvas), capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    i = 0
+    while i < len(out):
+        a = int(out[i], 16)
+        i += 1
+        names = []
+        while i < len(out) and not out[i].startswith("0x"):
+            names.append(out[i])   # function, then file:line
+            i += 2
+        # innermost first; the last is the concrete function
+        chains[a] = tuple((image, n + " [inlined]") for n in reversed(names[:-1])
+                          if n != "??")
 
 # functions: (lo, hi, name, is_entry)
 funcs = []
@@ -262,10 +292,13 @@ def enter(fn, how, ret):
     if len(stack) == MAX_DEPTH:
         while stack:
             leave()
-    parent = stack[-1][1] if stack else 0
+    parent = 0
+    if stack:
+        parent = stack[-1][5]
     if how == "unknown_caller":
         parent = child(0, FN_UNKNOWN_CALLER)
-    stack.append([fn, child(parent, fn), ret, how])
+    node = child(parent, fn)
+    stack.append([fn, node, ret, how, (), node])
     if how in ("call", "tail", "int"):
         calls[fn] = calls.get(fn, 0) + 1
     if on.get(fn, 0) == 0:
@@ -274,12 +307,40 @@ def enter(fn, how, ret):
     on[fn] = on.get(fn, 0) + 1
 
 
-def leave():
-    fn = stack.pop()[0]
+def off(fn):
     on[fn] -= 1
     if on[fn] == 0:
         incl[fn] = incl.get(fn, 0) + T - since[fn]
         incl_t[fn] = incl_t.get(fn, 0) + NOW - since_t[fn]
+
+
+def leave():
+    f = stack.pop()
+    for g in reversed(f[4]):
+        off(g)
+    off(f[0])
+
+
+def set_chain(c):
+    """The top frame's inline chain is now c (from instruction T on)."""
+    top = stack[-1]
+    if c == top[4]:
+        return
+    p = 0
+    while p < len(c) and p < len(top[4]) and c[p] == top[4][p]:
+        p += 1
+    for g in reversed(top[4][p:]):
+        off(g)
+    for g in c[p:]:
+        if on.get(g, 0) == 0:
+            since[g] = T
+            since_t[g] = NOW
+        on[g] = on.get(g, 0) + 1
+    top[4] = c
+    n = top[1]
+    for g in c:
+        n = child(n, g)
+    top[5] = n
 
 
 def set_top(fn, entry):
@@ -381,9 +442,10 @@ with open(truth) as t:
         if pk:
             time_to(pk.tsc)
         arrive(ip)
-        fn = stack[-1][0]
+        set_chain(chains.get(ip - base, ()))
+        fn = stack[-1][4][-1] if stack[-1][4] else stack[-1][0]
         excl[fn] = excl.get(fn, 0) + 1
-        node_count[stack[-1][1]] += 1
+        node_count[stack[-1][5]] += 1
         T += 1
         prev_rva = ip - base
         prev_end = ip + length.get(prev_rva, 0)
@@ -404,6 +466,8 @@ with open(out_top, "w") as o:
 
 
 def label(fn):
+    if fn[1].endswith(" [inlined]"):
+        return fn[1]
     return "%s`%s" % fn if fn[0] else fn[1]
 
 

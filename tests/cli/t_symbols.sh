@@ -138,6 +138,46 @@ check_trace "stack: DisRETC" --seed 7 --disretc
 check_trace "stack: DisTNT gaps" --seed 8 --distnt --disretc
 check_trace "stack: everything" --seed 9 --interrupts 200 --ovf 200 --disable 2000
 
+# --inline: inline frames from DWARF against binutils' addr2line -i -f (an
+# independent DWARF reader) over the same flows
+check_inline() {
+	name=$1
+	shift
+	flags=""
+	case "$*" in *--distnt*) flags="--distnt --disretc" ;; esac
+	$EFIPT synth --out "$TMP/i.pt" $PE --insns 60000 "$@" 2>/dev/null
+	$EFIPT insn --pt "$TMP/i.pt" $PE --no-inst $flags >"$TMP/i.lst"
+	python3 tests/cli/stack_ref.py "$SO" $BASE efipt.efi "$TMP/i.lst" "$TMP/iref.csv" \
+		"$TMP/iref.folded" --inline
+	if ! grep -q ' \[inlined\]' "$TMP/iref.folded"; then
+		nok "$name: the trace runs inlined code" "no inline frame in the reference"
+		return
+	fi
+	$EFIPT top --pt "$TMP/i.pt" $PE $flags --symbols "$SO" --format csv --inline >"$TMP/itop.csv"
+	if [ "$(tail -n +2 "$TMP/itop.csv" | sort)" = "$(tail -n +2 "$TMP/iref.csv" | sort)" ]; then
+		ok "$name: top --inline equals the reference"
+	else
+		nok "$name: top --inline equals the reference" "$(diff "$TMP/iref.csv" "$TMP/itop.csv" | head -5)"
+	fi
+	$EFIPT flame --pt "$TMP/i.pt" $PE $flags --symbols "$SO" --inline >"$TMP/iflame"
+	if [ "$(sort "$TMP/iflame")" = "$(sort "$TMP/iref.folded")" ]; then
+		ok "$name: flame --inline equals the reference"
+	else
+		nok "$name: flame --inline equals the reference" "$(diff "$TMP/iref.folded" "$TMP/iflame" | head -3 | cut -c1-200)"
+	fi
+	# without --inline, inlined code counts for the concrete function
+	$EFIPT top --pt "$TMP/i.pt" $PE $flags --symbols "$SO" --format csv >"$TMP/ctop.csv"
+	if grep -q 'inlined' "$TMP/ctop.csv"; then
+		nok "$name: without --inline no inline frames" "$(grep inlined "$TMP/ctop.csv" | head -2)"
+	else
+		ok "$name: without --inline no inline frames"
+	fi
+}
+check_inline "inline: plain" --seed 3
+check_inline "inline: interrupts" --seed 4 --interrupts 300
+check_inline "inline: everything" --seed 9 --interrupts 200 --ovf 200 --disable 2000
+check_inline "inline: DisTNT gaps" --seed 8 --distnt --disretc
+
 # jsonl rows
 $EFIPT top --pt "$TMP/t.pt" $PE --symbols "$SO" --format jsonl >"$TMP/top.jsonl"
 if python3 -c '

@@ -339,3 +339,25 @@ ts = lambda f: [e["ts"] for e in json.load(open(f))["traceEvents"] if "ts" in e]
 w, a = ts(sys.argv[1]), ts(sys.argv[2])
 assert w and 0 < min(w) and max(w) < max(a) and len(w) < len(a) / 4
 ' "$TMP/w.json" "$TMP/all.json"; then ok "time: timeline window inside the trace's time"; else nok "time: timeline window inside the trace's time" "$r"; fi
+
+# --- time with inline frames ----------------------------------------------------
+# --inline only splits a function's time among its inline frames: the totals
+# stay, and inline frames that run get time of their own.
+$EFIPT synth --out "$TMP/in.pt" $PE --insns 200000 --seed 3 --cyc >/dev/null 2>&1
+for x in "" --inline; do
+	$EFIPT top --pt "$TMP/in.pt" $PE --symbols "$SO" --format csv --tsc-hz $HZ --nom-freq 32 $x >"$TMP/in$x.csv"
+	$EFIPT flame --pt "$TMP/in.pt" $PE --symbols "$SO" --tsc-hz $HZ --nom-freq 32 --weight time $x >"$TMP/in$x.folded"
+done
+sum() { awk -F"$1" -v c="$2" 'NR > ('"$3"') { s += $c } END { print s + 0 }' "$4"; }
+t0=$(sum , 6 1 "$TMP/in.csv")
+t1=$(sum , 6 1 "$TMP/in--inline.csv")
+f0=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/in.folded")
+f1=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/in--inline.folded")
+if [ "$t0" -gt 0 ] && [ "$t0" = "$t1" ] && [ "$f0" = "$f1" ] && [ "$f0" -gt 0 ] &&
+   awk -F, '$2 ~ /\[inlined\]/ && $6 > 0 { n++ } END { exit !(n > 0) }' "$TMP/in--inline.csv" &&
+   grep -q 'inlined\] [1-9]' "$TMP/in--inline.folded"; then
+	ok "inline: time is split among inline frames, totals unchanged (top $t0 ns, flame $f0 ns)"
+else
+	nok "inline: time is split among inline frames, totals unchanged" \
+		"top $t0/$t1 ns, flame $f0/$f1 ns"
+fi

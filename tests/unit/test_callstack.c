@@ -9,6 +9,7 @@
 #include "check.h"
 #include "core/x86_insn.h"
 #include "decode/stack/callstack.h"
+#include "decode/stack/inline_frames.h"
 #include "decode/stack/profile.h"
 
 #define BASE 0x10000u
@@ -37,7 +38,7 @@ static const char *fname(const struct callstack *cs, uint32_t fn)
 
 static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
 {
-	static const char *how[] = { "root", "call", "tail", "jump", "int", "unk" };
+	static const char *how[] = { "root", "call", "tail", "jump", "int", "unk", "inl" };
 	struct log *l = ctx;
 	size_t n = strlen(l->s);
 	snprintf(l->s + n, sizeof(l->s) - n, "+%s(%s) ", fname(cs, f->fn), how[f->enter]);
@@ -53,7 +54,7 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 	l->prof.leave(l->prof.ctx, cs, f, why);
 }
 
-static void on_insns(void *ctx, const struct callstack *cs, uint64_t ip, uint32_t n)
+static void on_insns(void *ctx, const struct callstack *cs, uint64_t ip, uint64_t n)
 {
 	struct log *l = ctx;
 	l->prof.insns(l->prof.ctx, cs, ip, n);
@@ -340,6 +341,47 @@ static void time_case(void)
 	done();
 }
 
+/* Inline frames: in main, I is inlined at [0x110, 0x120) and J into I at
+ * [0x118, 0x11c); J's last instruction calls A. */
+static struct syminline inls[] = { { "I", 0, 1 }, { "J", 1, 2 } };
+static struct syminl_seg segs[] = {
+	{ 0x110, 0x118, 0 }, { 0x118, 0x11c, 1 }, { 0x11c, 0x120, 0 },
+};
+static struct inl_frames ix;
+
+static void inline_case(void)
+{
+	start();
+	sf.inl = inls;
+	sf.ninl = 2;
+	sf.segs = segs;
+	sf.nsegs = 3;
+	CHECK(symtab_use_inline(&st) == 0, "inline: set up");
+	struct cs_listener out = { &lg, on_enter, on_leave, on_insns, NULL };
+	CHECK(inl_frames_init(&ix, &out) == 0, "inline: listener");
+	cs.ls = inl_frames_listener(&ix);
+	lens_asked = 0;
+	run(0x100, 0x10, X86_IC_OTHER);		/* main */
+	run(0x110, 0x0c, X86_IC_CALL_DIRECT);	/* I, then I;J: the call at 0x11b */
+	run(0x200, 3, X86_IC_RET_NEAR);		/* A */
+	run(0x11c, 4, X86_IC_OTHER);		/* I */
+	run(0x120, 2, X86_IC_OTHER);		/* main */
+	finish("inline: frames enter and leave where the chain changes",
+	       "+main(root) +I(inl) +J(inl) +A(call) -A(ret) -J(repl) -I(repl) -main(end) ");
+	CHECK(prof("main")->excl == 18 && prof("I")->excl == 12 && prof("J")->excl == 4 &&
+	      prof("A")->excl == 3, "inline: exclusive counts go to the innermost frame");
+	CHECK(prof("I")->incl == 19 && prof("J")->incl == 7 && prof("main")->incl == 37 &&
+	      prof("I")->calls == 0 && prof("A")->calls == 1,
+	      "inline: inclusive counts include the calls under an inline frame");
+	if (via_blocks)
+		CHECKF(lens_asked == 1, "inline: only the block across a chain's end is split",
+		       "lengths asked for %u blocks", lens_asked);
+	inl_frames_free(&ix);
+	sf.inl = NULL;
+	sf.segs = NULL;
+	done();
+}
+
 int main(void)
 {
 	time_case();
@@ -347,10 +389,14 @@ int main(void)
 	time_case();
 	via_blocks = false;
 	cases();
+	inline_case();
 	via_blocks = true;
 	ncase = 0;
 	lens_asked = 0;
 	cases();
+	unsigned asked = lens_asked;
+	inline_case();
+	lens_asked = asked;
 	/* only the block across main's end needed lengths */
 	CHECKF(lens_asked == 1, "stack: blocks in one function are counted whole",
 	       "lengths asked for %u blocks", lens_asked);
