@@ -52,6 +52,11 @@ static struct {
 	struct ptgen gen;
 	struct infer inf;
 	struct outfile trace;
+	/* mode=wrap: the last opt.size bytes, ring[ring_pos] the oldest once
+	 * ring_wrapped */
+	uint8_t *ring;
+	size_t ring_pos;
+	bool ring_wrapped;
 	struct codemap code;
 	pthread_mutex_t lock;	/* translation, code map, finishing */
 	struct pinsn *chunk;
@@ -90,6 +95,34 @@ static bool trace_write(void *ctx, const uint8_t *buf, size_t n)
 	return !o->err;
 }
 
+/* mode=wrap: into the ring, overwriting the oldest bytes */
+static bool ring_write(void *ctx, const uint8_t *buf, size_t n)
+{
+	(void)ctx;
+	size_t cap = (size_t)P.opt.size;
+	while (n) {
+		size_t k = cap - P.ring_pos < n ? cap - P.ring_pos : n;
+		memcpy(P.ring + P.ring_pos, buf, k);
+		buf += k;
+		n -= k;
+		P.ring_pos += k;
+		if (P.ring_pos == cap) {
+			P.ring_pos = 0;
+			P.ring_wrapped = true;
+		}
+	}
+	return true;
+}
+
+/* The ring into trace.pt, oldest byte first: a decoder syncs at the first
+ * PSB in it (docs/format.md, "wrapped"). */
+static void ring_to_file(void)
+{
+	if (P.ring_wrapped)
+		outfile_write(&P.trace, P.ring + P.ring_pos, (size_t)P.opt.size - P.ring_pos);
+	outfile_write(&P.trace, P.ring, P.ring_pos);
+}
+
 static void code_seen(void *ctx, const struct pinsn *p)
 {
 	(void)ctx;
@@ -112,6 +145,8 @@ static void finish(const char *why)
 	int rc = 0;
 	infer_finish(&P.inf);
 	ptgen_flush(&P.gen);
+	if (P.ring)
+		ring_to_file();
 	uint64_t tsize = P.trace.size;
 	if (outfile_commit(&P.trace, err, sizeof(err)))
 		rc = -1;
@@ -146,6 +181,9 @@ static void finish(const char *why)
 			.opt = &P.opt, .inf = &P.inf, .gen = &P.gen, .code = &P.code,
 			.started = P.started, .stopped_by = P.stopped_by, .files = P.files,
 			.result = failed ? "failed" : "ok", .message = msg,
+			.wrapped = P.ring_wrapped, .bytes = tsize,
+			.tsc_start = P.inf.first_call << P.opt.timing.shift,
+			.tsc_stop = P.inf.end_call << P.opt.timing.shift,
 		};
 		rc = manifest_write(&mf, err, sizeof(err));
 	}
@@ -166,7 +204,8 @@ static void finish(const char *why)
 /* the trace reached its stop condition */
 static void stopped(void)
 {
-	finish(P.inf.traced >= P.opt.cfg.limit && P.opt.cfg.limit ? "limit" : "stop");
+	finish(P.inf.full ? "full" :
+	       P.inf.traced >= P.opt.cfg.limit && P.opt.cfg.limit ? "limit" : "stop");
 	if (P.opt.exit_at_stop && !P.exiting)
 		exit(0); /* QEMU's atexit work runs; the trace is complete */
 }
@@ -318,8 +357,22 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		return -1;
 	}
 	codemap_init(&P.code);
-	ptgen_init(&P.gen, P.opt.psb, P.opt.retcomp, trace_write, &P.trace);
+	if (P.opt.wrap) {
+		P.ring = malloc((size_t)P.opt.size);
+		if (!P.ring) {
+			fprintf(stderr, "efipt-qemu: mode=wrap: no memory for size=%" PRIu64 "\n",
+				P.opt.size);
+			outfile_abort(&P.trace);
+			return -1;
+		}
+	}
+	ptgen_init(&P.gen, P.opt.psb, P.opt.retcomp, P.ring ? ring_write : trace_write, &P.trace);
+	if (!P.opt.wrap)
+		P.gen.limit = P.opt.size;
 	infer_init(&P.inf, &P.opt.cfg, &P.gen);
+	/* the emulated clock counts what QEMU's icount counts: every execution
+	 * callback, REP iterations included */
+	ptgen_set_timing(&P.gen, &P.opt.timing, &P.inf.calls);
 	P.inf.code = code_seen;
 	P.per_insn = qemu_plugin_n_max_vcpus() != 1;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
