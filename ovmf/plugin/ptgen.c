@@ -128,14 +128,21 @@ static void put_time(struct ptgen *g)
 		emit_value(g, ptpkt_cbr, PTGEN_CBR);
 }
 
+/* Nothing counted before now (TraceEn is set now: 33.3.6.1 the cycle
+ * counter starts, no MTC for earlier edges). */
+static void clock_restart(struct ptgen *g)
+{
+	uint64_t now = ptgen_now(g);
+	g->cyc_tsc = now;
+	g->mtc_edge = now * PTGEN_CPUID15_EAX / PTGEN_CPUID15_EBX >> g->timing.mtc_freq;
+}
+
 void ptgen_set_timing(struct ptgen *g, const struct ptgen_timing *t, const uint64_t *insns)
 {
 	g->timing = *t;
 	g->insns = insns;
 	g->timed = t->tsc || t->mtc || t->cyc;
-	uint64_t now = ptgen_now(g);
-	g->cyc_tsc = now;
-	g->mtc_edge = now * PTGEN_CPUID15_EAX / PTGEN_CPUID15_EBX >> t->mtc_freq;
+	clock_restart(g);
 }
 
 static void put_simple(struct ptgen *g, int type)
@@ -283,7 +290,9 @@ bool ptgen_psb_due(const struct ptgen *g)
 void ptgen_psb(struct ptgen *g, bool enabled, uint64_t ip, unsigned mode)
 {
 	flush_tnt(g);
-	if (g->timed)
+	if (!g->bytes)
+		clock_restart(g); /* the first: TraceEn was just set */
+	else if (g->timed)
 		timing_before(g); /* edges and cycles before the PSB are its own */
 	g->in_psb = true;
 	put_simple(g, ptpkt_psb);
