@@ -39,6 +39,15 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define CHUNK 4096	/* struct pinsn allocated this many at a time */
 
+/* mode=wrap: the last cap bytes of a trace, buf[pos] the oldest once
+ * wrapped; written to out at the end */
+struct ring {
+	uint8_t *buf;
+	size_t cap, pos;
+	bool wrapped;
+	struct outfile *out;
+};
+
 /* A translated block: its instructions, consecutive. */
 struct tbinfo {
 	size_t n;
@@ -52,11 +61,7 @@ static struct {
 	struct ptgen gen;
 	struct infer inf;
 	struct outfile trace;
-	/* mode=wrap: the last opt.size bytes, ring[ring_pos] the oldest once
-	 * ring_wrapped */
-	uint8_t *ring;
-	size_t ring_pos;
-	bool ring_wrapped;
+	struct ring ring;	/* mode=wrap: trace's bytes go here first */
 	struct codemap code;
 	pthread_mutex_t lock;	/* translation, code map, finishing */
 	struct pinsn *chunk;
@@ -98,29 +103,28 @@ static bool trace_write(void *ctx, const uint8_t *buf, size_t n)
 /* mode=wrap: into the ring, overwriting the oldest bytes */
 static bool ring_write(void *ctx, const uint8_t *buf, size_t n)
 {
-	(void)ctx;
-	size_t cap = (size_t)P.opt.size;
+	struct ring *r = ctx;
 	while (n) {
-		size_t k = cap - P.ring_pos < n ? cap - P.ring_pos : n;
-		memcpy(P.ring + P.ring_pos, buf, k);
+		size_t k = r->cap - r->pos < n ? r->cap - r->pos : n;
+		memcpy(r->buf + r->pos, buf, k);
 		buf += k;
 		n -= k;
-		P.ring_pos += k;
-		if (P.ring_pos == cap) {
-			P.ring_pos = 0;
-			P.ring_wrapped = true;
+		r->pos += k;
+		if (r->pos == r->cap) {
+			r->pos = 0;
+			r->wrapped = true;
 		}
 	}
 	return true;
 }
 
-/* The ring into trace.pt, oldest byte first: a decoder syncs at the first
+/* The ring into its file, oldest byte first: a decoder syncs at the first
  * PSB in it (docs/format.md, "wrapped"). */
-static void ring_to_file(void)
+static void ring_to_file(struct ring *r)
 {
-	if (P.ring_wrapped)
-		outfile_write(&P.trace, P.ring + P.ring_pos, (size_t)P.opt.size - P.ring_pos);
-	outfile_write(&P.trace, P.ring, P.ring_pos);
+	if (r->wrapped)
+		outfile_write(r->out, r->buf + r->pos, r->cap - r->pos);
+	outfile_write(r->out, r->buf, r->pos);
 }
 
 static void code_seen(void *ctx, const struct pinsn *p)
@@ -145,8 +149,8 @@ static void finish(const char *why)
 	int rc = 0;
 	infer_finish(&P.inf);
 	ptgen_flush(&P.gen);
-	if (P.ring)
-		ring_to_file();
+	if (P.ring.buf)
+		ring_to_file(&P.ring);
 	uint64_t tsize = P.trace.size;
 	if (outfile_commit(&P.trace, err, sizeof(err)))
 		rc = -1;
@@ -181,7 +185,7 @@ static void finish(const char *why)
 			.opt = &P.opt, .inf = &P.inf, .gen = &P.gen, .code = &P.code,
 			.started = P.started, .stopped_by = P.stopped_by, .files = P.files,
 			.result = failed ? "failed" : "ok", .message = msg,
-			.wrapped = P.ring_wrapped, .bytes = tsize,
+			.wrapped = P.ring.wrapped, .bytes = tsize,
 			.tsc_start = P.inf.first_call << P.opt.timing.shift,
 			.tsc_stop = P.inf.end_call << P.opt.timing.shift,
 		};
@@ -358,15 +362,20 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	}
 	codemap_init(&P.code);
 	if (P.opt.wrap) {
-		P.ring = malloc((size_t)P.opt.size);
-		if (!P.ring) {
+		P.ring.cap = (size_t)P.opt.size;
+		P.ring.out = &P.trace;
+		P.ring.buf = malloc(P.ring.cap);
+		if (!P.ring.buf) {
 			fprintf(stderr, "efipt-qemu: mode=wrap: no memory for size=%" PRIu64 "\n",
 				P.opt.size);
 			outfile_abort(&P.trace);
 			return -1;
 		}
 	}
-	ptgen_init(&P.gen, P.opt.psb, P.opt.retcomp, P.ring ? ring_write : trace_write, &P.trace);
+	if (P.ring.buf)
+		ptgen_init(&P.gen, P.opt.psb, P.opt.retcomp, ring_write, &P.ring);
+	else
+		ptgen_init(&P.gen, P.opt.psb, P.opt.retcomp, trace_write, &P.trace);
 	if (!P.opt.wrap)
 		P.gen.limit = P.opt.size;
 	infer_init(&P.inf, &P.opt.cfg, &P.gen);
