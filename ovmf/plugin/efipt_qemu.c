@@ -39,6 +39,15 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define CHUNK 4096	/* struct pinsn allocated this many at a time */
 
+/* mode=wrap: the last cap bytes of a trace, buf[pos] the oldest once
+ * wrapped; written to out at the end */
+struct ring {
+	uint8_t *buf;
+	size_t cap, pos;
+	bool wrapped;
+	struct outfile *out;
+};
+
 /* A translated block: its instructions, consecutive. */
 struct tbinfo {
 	size_t n;
@@ -52,6 +61,7 @@ static struct {
 	struct ptgen gen;
 	struct infer inf;
 	struct outfile trace;
+	struct ring ring;	/* mode=wrap: trace's bytes go here first */
 	struct codemap code;
 	pthread_mutex_t lock;	/* translation, code map, finishing */
 	struct pinsn *chunk;
@@ -90,6 +100,33 @@ static bool trace_write(void *ctx, const uint8_t *buf, size_t n)
 	return !o->err;
 }
 
+/* mode=wrap: into the ring, overwriting the oldest bytes */
+static bool ring_write(void *ctx, const uint8_t *buf, size_t n)
+{
+	struct ring *r = ctx;
+	while (n) {
+		size_t k = r->cap - r->pos < n ? r->cap - r->pos : n;
+		memcpy(r->buf + r->pos, buf, k);
+		buf += k;
+		n -= k;
+		r->pos += k;
+		if (r->pos == r->cap) {
+			r->pos = 0;
+			r->wrapped = true;
+		}
+	}
+	return true;
+}
+
+/* The ring into its file, oldest byte first: a decoder syncs at the first
+ * PSB in it (docs/format.md, "wrapped"). */
+static void ring_to_file(struct ring *r)
+{
+	if (r->wrapped)
+		outfile_write(r->out, r->buf + r->pos, r->cap - r->pos);
+	outfile_write(r->out, r->buf, r->pos);
+}
+
 static void code_seen(void *ctx, const struct pinsn *p)
 {
 	(void)ctx;
@@ -112,6 +149,8 @@ static void finish(const char *why)
 	int rc = 0;
 	infer_finish(&P.inf);
 	ptgen_flush(&P.gen);
+	if (P.ring.buf)
+		ring_to_file(&P.ring);
 	uint64_t tsize = P.trace.size;
 	if (outfile_commit(&P.trace, err, sizeof(err)))
 		rc = -1;
@@ -146,6 +185,9 @@ static void finish(const char *why)
 			.opt = &P.opt, .inf = &P.inf, .gen = &P.gen, .code = &P.code,
 			.started = P.started, .stopped_by = P.stopped_by, .files = P.files,
 			.result = failed ? "failed" : "ok", .message = msg,
+			.wrapped = P.ring.wrapped, .bytes = tsize,
+			.tsc_start = P.inf.first_call << P.opt.timing.shift,
+			.tsc_stop = P.inf.end_call << P.opt.timing.shift,
 		};
 		rc = manifest_write(&mf, err, sizeof(err));
 	}
@@ -166,7 +208,8 @@ static void finish(const char *why)
 /* the trace reached its stop condition */
 static void stopped(void)
 {
-	finish(P.inf.traced >= P.opt.cfg.limit && P.opt.cfg.limit ? "limit" : "stop");
+	finish(P.inf.full ? "full" :
+	       P.inf.traced >= P.opt.cfg.limit && P.opt.cfg.limit ? "limit" : "stop");
 	if (P.opt.exit_at_stop && !P.exiting)
 		exit(0); /* QEMU's atexit work runs; the trace is complete */
 }
@@ -318,8 +361,27 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		return -1;
 	}
 	codemap_init(&P.code);
-	ptgen_init(&P.gen, P.opt.psb, P.opt.retcomp, trace_write, &P.trace);
+	if (P.opt.wrap) {
+		P.ring.cap = (size_t)P.opt.size;
+		P.ring.out = &P.trace;
+		P.ring.buf = malloc(P.ring.cap);
+		if (!P.ring.buf) {
+			fprintf(stderr, "efipt-qemu: mode=wrap: no memory for size=%" PRIu64 "\n",
+				P.opt.size);
+			outfile_abort(&P.trace);
+			return -1;
+		}
+	}
+	if (P.ring.buf)
+		ptgen_init(&P.gen, P.opt.psb, P.opt.retcomp, ring_write, &P.ring);
+	else
+		ptgen_init(&P.gen, P.opt.psb, P.opt.retcomp, trace_write, &P.trace);
+	if (!P.opt.wrap)
+		P.gen.limit = P.opt.size;
 	infer_init(&P.inf, &P.opt.cfg, &P.gen);
+	/* the emulated clock counts what QEMU's icount counts: every execution
+	 * callback, REP iterations included */
+	ptgen_set_timing(&P.gen, &P.opt.timing, &P.inf.calls);
 	P.inf.code = code_seen;
 	P.per_insn = qemu_plugin_n_max_vcpus() != 1;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
