@@ -36,13 +36,11 @@ static unsigned choose_mode(struct infer *f, const struct pinsn *p)
 	return f->mode;
 }
 
-/* Direct target reached? In 16-bit code the decoder wraps targets to 16
- * bits while our IPs are linear (CS base added): compare those bits. */
+/* Direct target reached? The target is the one a decoder computes from
+ * the linear IP (x86_decode()); where the CPU went elsewhere (an event, or
+ * 16-bit code wrapping at its segment end) the caller sends FUP+TIP. */
 static bool reaches(const struct pinsn *p, unsigned mode, uint64_t a)
 {
-	if (mode == X86_MODE_16)
-		return (a & 0xffff) == (p->target[mode] & 0xffff) &&
-		       (a >> 16) == ((p->addr + p->len) >> 16);
 	return a == p->target[mode];
 }
 
