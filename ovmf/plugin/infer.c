@@ -159,6 +159,7 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 		if (stops(f, p)) {
 			resolve(f, prev, pm, p->addr, am);
 			ptgen_disable(f->g, p->addr);
+			f->end_ip = p->addr;
 			f->tracing = false;
 			f->done = true;
 			return true;
@@ -223,12 +224,13 @@ void infer_finish(struct infer *f)
 	 * is its next IP; after a branch the IP is suppressed (33.4.2.5). */
 	const struct pinsn *p = f->prev;
 	if (p->iclass[f->mode] == X86_IC_OTHER) {
-		ptgen_disable(f->g, p->addr + p->len);
+		f->end_ip = p->addr + p->len;
 	} else {
 		/* after a branch to where is unknown: stop before it */
-		ptgen_disable(f->g, p->addr);
+		f->end_ip = p->addr;
 		f->traced--;
 	}
+	ptgen_disable(f->g, f->end_ip);
 	f->tracing = false;
 	f->done = true;
 }

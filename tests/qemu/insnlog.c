@@ -6,8 +6,15 @@
  * first N out of the file (one per execution callback: a REP loop makes one
  * per iteration); from=marker starts at the first start marker instead;
  * to=marker ends the record before the first stop marker (QEMU runs on).
+ * head=N writes only the first N addresses (after skip) and counts on:
+ * count=FILE gets, when QEMU ends, "callbacks N executed I last A": I
+ * counts the instructions that ran, a run of callbacks at one address once
+ * (as the comparison does; with limit=N not the N-th, exit() comes before
+ * it), A is the last that ran; a whole boot is checked without a file of
+ * 10^9 addresses.
  *
  *   -plugin build/tests/insnlog.so,out=FILE[,skip=N|from=marker][,to=marker][,limit=N]
+ *           [,head=N][,count=FILE]
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,23 +27,48 @@
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 static FILE *out;
-static uint64_t count, limit, skip;
+static const char *count_file;
+static uint64_t count, limit, skip, head = UINT64_MAX, distinct, last_addr = UINT64_MAX;
 static bool from_marker, to_marker, logging = true, ended;
 /* the start marker (docs/format.md), recognised here on its own */
 static const uint8_t start_marker[8] = { 0x0f, 0x1f, 0x84, 0x00, 0x45, 0x50, 0x54, 0x31 };
 static const uint8_t stop_marker[8] = { 0x0f, 0x1f, 0x84, 0x00, 0x45, 0x50, 0x54, 0x30 };
+
+static void write_count(void)
+{
+	FILE *f = count_file ? fopen(count_file, "w") : NULL;
+	if (!f)
+		return;
+	fprintf(f, "callbacks %llu executed %llu last 0x%llx\n",
+		(unsigned long long)(count > skip ? count - skip : 0), (unsigned long long)distinct,
+		(unsigned long long)last_addr);
+	fclose(f);
+	count_file = NULL;
+}
 
 static void on_insn(unsigned int vcpu, void *ud)
 {
 	if (vcpu != 0 || !out || !logging)
 		return;
 	uint64_t a = (uint64_t)(uintptr_t)ud;
-	if (count++ >= skip)
-		fwrite(&a, sizeof(a), 1, out);
+	bool fresh = a != last_addr;
+	uint64_t before = last_addr;
+	if (count++ >= skip) {
+		if (count - skip <= head)
+			fwrite(&a, sizeof(a), 1, out);
+		distinct += fresh;
+		last_addr = a;
+	}
 	if (count == limit) {
-		/* exit() runs QEMU's atexit work, other plugins' included */
+		/* exit() runs QEMU's atexit work, other plugins' included; the
+		 * instruction of this callback does not run */
 		fclose(out);
 		out = NULL;
+		if (count > skip) {
+			distinct -= fresh;
+			last_addr = before;
+		}
+		write_count();
 		exit(0);
 	}
 }
@@ -81,6 +113,7 @@ static void on_qemu_exit(qemu_plugin_id_t id, void *ud)
 	if (out)
 		fclose(out);
 	out = NULL;
+	write_count();
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
@@ -99,6 +132,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			skip = strtoull(argv[i] + 5, NULL, 0);
 		else if (!strncmp(argv[i], "limit=", 6))
 			limit = strtoull(argv[i] + 6, NULL, 0);
+		else if (!strncmp(argv[i], "head=", 5))
+			head = strtoull(argv[i] + 5, NULL, 0);
+		else if (!strncmp(argv[i], "count=", 6))
+			count_file = argv[i] + 6;
 		else {
 			fprintf(stderr, "insnlog: unknown argument '%s'\n", argv[i]);
 			return -1;
