@@ -32,7 +32,7 @@ static int images_room(const char *cmd, struct trace_images *imgs)
 	return 0;
 }
 
-int trace_input_run(const char *cmd, const char *dir, struct ptsec_image *im,
+int trace_input_run(const char *cmd, const char *dir, unsigned cpu, struct ptsec_image *im,
 		    struct ptflow_config *fc, char *trace, size_t cap, struct trace_images *imgs)
 {
 	struct rundir rd;
@@ -43,7 +43,7 @@ int trace_input_run(const char *cmd, const char *dir, struct ptsec_image *im,
 		fprintf(stderr, "%s: %s\n", cmd, term_safe(rd.err));
 		goto done;
 	}
-	if (rundir_trace(&rd, trace, cap, err, sizeof(err))) {
+	if (rundir_trace_cpu(&rd, cpu, trace, cap, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", cmd, term_safe(err));
 		goto done;
 	}
@@ -159,6 +159,17 @@ int trace_input_parse_cpu(const char *s, uint32_t *errata)
 	if (parse_u64(buf, &fam) || parse_u64(a, &mod) || (b && parse_u64(b, &step)))
 		return -1;
 	*errata = ptflow_errata_for_cpu((unsigned)fam, (unsigned)mod, b ? (int)step : -1);
+	return 0;
+}
+
+int trace_input_cpu_arg(const char *s, unsigned *cpu, uint32_t *errata)
+{
+	unsigned long long n;
+	if (strchr(s, '/'))
+		return trace_input_parse_cpu(s, errata);
+	if (parse_u64(s, &n) || n > 65535)
+		return -1;
+	*cpu = (unsigned)n;
 	return 0;
 }
 
@@ -378,6 +389,13 @@ int trace_input_option(struct trace_input *t, int c, const char *arg)
 		if (symopts_add_map(&t->so, arg, err, sizeof(err)))
 			goto bad;
 		return 0;
+	case 0x10a:
+		if (trace_input_cpu_arg(arg, &t->cpu, &t->fc.errata)) {
+			fprintf(stderr, "%s: --cpu wants a CPU number N or FAMILY/MODEL[/STEPPING], "
+				"got '%s'\n", t->prefixed, term_safe(arg));
+			return -1;
+		}
+		return 0;
 	case 0x108: t->fc.distnt = true; return 0;
 	case 0x109: t->fc.disretc = true; return 0;
 	default:
@@ -413,7 +431,8 @@ int trace_input_finish(struct trace_input *t, const char *positional, bool want_
 				"--pt, --raw, --elf or --pe with it\n", t->cmd);
 			return -1;
 		}
-		if (trace_input_run(t->prefixed, t->run, &t->im, &t->fc, t->trace, sizeof(t->trace), NULL))
+		if (trace_input_run(t->prefixed, t->run, t->cpu, &t->im, &t->fc, t->trace,
+				    sizeof(t->trace), NULL))
 			return -1;
 		char p[4200];
 		snprintf(p, sizeof(p), "%s/images.json", t->run);

@@ -25,11 +25,11 @@ struct trace_images {
 
 /*
  * Load run directory dir: its snapshots as sections of im, what its
- * manifest says into fc (flow_setup), the path of its trace into trace,
+ * manifest says into fc (flow_setup), the path of CPU cpu's trace into trace,
  * and its images.json into imgs (may be NULL). Errors are printed as
  * "CMD: reason"; returns 0 or -1.
  */
-int trace_input_run(const char *cmd, const char *dir, struct ptsec_image *im,
+int trace_input_run(const char *cmd, const char *dir, unsigned cpu, struct ptsec_image *im,
 		    struct ptflow_config *fc, char *trace, size_t cap, struct trace_images *imgs);
 
 /* Add the images of an images.json file (--images FILE). */
@@ -45,6 +45,14 @@ void trace_images_free(struct trace_images *imgs);
 /* --cpu F/M[/S]: the errata of that CPU into *errata. 0, or -1 if s is not
  * of that form. */
 int trace_input_parse_cpu(const char *s, uint32_t *errata);
+
+/* --cpu N (the trace of CPU N of a run with several: *cpu) or --cpu F/M[/S]
+ * (errata, as trace_input_parse_cpu()). 0, or -1 if s is neither. */
+int trace_input_cpu_arg(const char *s, unsigned *cpu, uint32_t *errata);
+#define TRACE_INPUT_CPU_HELP \
+	"  --cpu N         the trace of CPU N (a run with several, e.g. efipt qemu\n" \
+	"                  -smp; default 0)\n" \
+	"  --cpu F/M[/S]   apply the errata of that CPU (family/model/stepping)\n"
 
 /*
  * The analyses (efipt symbols, top, flame, calls): their options, images and
@@ -65,6 +73,7 @@ struct trace_input {
 	struct ptflow_config fc;
 	char trace[4200];		/* "" until --pt or a run directory */
 	char run[4096];			/* the run directory, if any */
+	unsigned cpu;			/* --cpu N: the run's trace of CPU N */
 	const char *images_file;	/* --images */
 	struct symimage *img;		/* the traced images */
 	size_t nimg, img_cap;
@@ -82,7 +91,8 @@ struct trace_input {
 	{ "pe", required_argument, 0, 0x104 }, { "images", required_argument, 0, 0x105 }, \
 	{ "symbols", required_argument, 0, 0x106 },                               \
 	{ "path-map", required_argument, 0, 0x107 },                              \
-	{ "distnt", no_argument, 0, 0x108 }, { "disretc", no_argument, 0, 0x109 }
+	{ "distnt", no_argument, 0, 0x108 }, { "disretc", no_argument, 0, 0x109 }, \
+	{ "cpu", required_argument, 0, 0x10a }
 
 #define TRACE_INPUT_USAGE                                                      \
 	"inputs:  RUNDIR (or --run RUNDIR), or --pt TRACE with code images:\n"    \
@@ -90,6 +100,7 @@ struct trace_input {
 	"  --images FILE   images.json naming the images the code belongs to\n"    \
 	"                  (default: one image per --pe/--elf file)\n"              \
 	"  --distnt, --disretc  the trace was recorded with DisTNT / DisRETC\n"     \
+	"  --cpu N         the run's trace of CPU N (default 0)\n"                  \
 	"symbols:\n"                                                               \
 	"  --symbols PATH  a build directory (searched recursively for NAME.debug,\n" \
 	"                  NAME.so, NAME.dll) or one ELF file; repeatable\n"        \

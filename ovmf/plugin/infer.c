@@ -27,6 +27,24 @@ static unsigned choose_mode(struct infer *f, const struct pinsn *p)
 		[X86_MODE_32] = { X86_MODE_64, X86_MODE_16 },
 		[X86_MODE_64] = { X86_MODE_32, X86_MODE_16 },
 	};
+	/* A far JMP/CALL with a 32-bit offset out of 16-bit code goes to
+	 * 32-bit code (real mode to protected mode: the reset vector, an AP's
+	 * start-up code); its target often decodes alike in both sizes until
+	 * a later block tells them apart, too late for the MODE.Exec, which
+	 * must come with the transfer's TIP (33.4.2.8). */
+	const struct pinsn *prev = f->prev;
+	if (f->mode == X86_MODE_16 && prev && (prev->flags & PINSN_FAR32) &&
+	    prev->iclass[X86_MODE_16] != X86_IC_OTHER && (p->modes & PINSN_MODE_BIT(X86_MODE_32)))
+		return X86_MODE_32;
+	/* INIT and a start-up IPI restart an AP in real mode at the vector's
+	 * 4 KiB page below 1 MiB (SDM Vol. 3A, the MP
+	 * initialization protocol), out of wherever it
+	 * waited (HLT, a PAUSE loop): not a branch of prev */
+	if (prev && f->mode != X86_MODE_16 && p->addr < 0x100000 && !(p->addr & 0xfff) &&
+	    p->addr != prev->addr + prev->len &&
+	    (prev->iclass[f->mode] == X86_IC_OTHER || prev->iclass[f->mode] == X86_IC_HLT) &&
+	    (p->modes & PINSN_MODE_BIT(X86_MODE_16)))
+		return X86_MODE_16;
 	if (p->modes & PINSN_MODE_BIT(f->mode))
 		return f->mode;
 	for (int i = 0; i < 2; i++)

@@ -58,6 +58,8 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 	if (f->code->conflicts)
 		outfile_printf(&o, ", \"first_code_conflict\": \"0x%" PRIx64 "\"",
 			       f->code->first_conflict);
+	/* one trace per vCPU: trace.pt (and the members above) is CPU 0's */
+	outfile_printf(&o, ", \"cpus\": %u, \"traces\": [%s]", f->cpus, f->traces ? f->traces : "");
 	outfile_printf(&o, "},\n  \"files\": [%s\n  ],\n  \"status\": {\"result\": \"%s\", "
 			   "\"efi_status\": \"none\", \"message\": \"",
 		       f->files, f->result);

@@ -22,6 +22,8 @@ struct manifest_facts {
 	const char *files;	/* the "files" array's entries, JSON */
 	const char *result;	/* "ok" or "failed" */
 	const char *message;
+	unsigned cpus;		/* traces written */
+	const char *traces;	/* the "traces" array's entries, JSON */
 };
 
 /* Returns 0, or -1 with "PATH: reason" in err. */
