@@ -360,9 +360,18 @@ int rundir_trace_cpu(const struct rundir *rd, unsigned cpu, char *path, size_t c
 		     size_t errlen)
 {
 	static struct rundir_cpu_trace t[RUNDIR_TRACES_MAX];
+	if (!cpu)
+		return rundir_trace(rd, path, cap, err, errlen);
 	int n = rundir_traces(rd, t, RUNDIR_TRACES_MAX, err, errlen);
 	if (n < 0)
 		return -1;
+	char name[32];
+	snprintf(name, sizeof(name), "trace.cpu%u.pt", cpu);
+	size_t k;
+	json_t *f;
+	json_array_foreach(json_object_get(rd->manifest, "files"), k, f)
+		if (!strcmp(json_string_value(json_object_get(f, "name")) ?: "", name))
+			return written_trace(rd, name, path, cap, err, errlen); /* why not, if so */
 	char have[256] = "";
 	size_t hl = 0;
 	for (int i = 0; i < n; i++) {

@@ -88,15 +88,36 @@ static bool finished(void)
 	return __atomic_load_n(&P.finished, __ATOMIC_ACQUIRE);
 }
 
-static void note_file(void *ctx, const char *name, uint64_t size)
+/* a manifest "files" entry; status "written" or why not (errno_name()) */
+static void note_file_status(const char *name, uint64_t size, const char *status)
 {
-	(void)ctx;
 	if (P.files_len + 200 >= sizeof(P.files))
 		return;
 	P.files_len += (size_t)snprintf(P.files + P.files_len, sizeof(P.files) - P.files_len,
 					"%s\n    {\"name\": \"%s\", \"size\": %" PRIu64
-					", \"status\": \"written\"}",
-					P.files_len ? "," : "", name, size);
+					", \"status\": \"%s\"}",
+					P.files_len ? "," : "", name, size, status);
+}
+
+static void note_file(void *ctx, const char *name, uint64_t size)
+{
+	(void)ctx;
+	note_file_status(name, size, "written");
+}
+
+/* A host write failure as a files status (the way efipt.efi records an
+ * EFI_STATUS there): the errno's name. */
+static const char *errno_name(int e)
+{
+	switch (e) {
+	case ENOSPC: return "ENOSPC";
+	case EFBIG: return "EFBIG";
+	case EDQUOT: return "EDQUOT";
+	case EIO: return "EIO";
+	case EROFS: return "EROFS";
+	case EACCES: return "EACCES";
+	default: return "write failed";
+	}
 }
 
 static bool trace_write(void *ctx, const uint8_t *buf, size_t n)
@@ -124,8 +145,9 @@ static void finish(const char *why)
 	}
 	__atomic_store_n(&P.finished, true, __ATOMIC_RELEASE);
 	P.stopped_by = why;
-	char err[4400] = "";
+	char err[4400] = "", werr[4400] = "";
 	int rc = 0;
+	bool wfail = false;	/* a trace could not be written: the run says so */
 	/* "traces" entries of the manifest: CPU 0, then every other CPU
 	 * that wrote a trace (one that never ran has none) */
 	char traces[4096] = "";
@@ -144,11 +166,14 @@ static void finish(const char *why)
 			continue;
 		}
 		uint64_t tsize = v->trace.size;
-		if (rc || outfile_commit(&v->trace, err, sizeof(err))) {
-			if (!rc)
-				rc = -1;
-			else
-				outfile_abort(&v->trace);
+		if (outfile_commit(&v->trace, err, sizeof(err))) {
+			/* never a part of a trace presented as one: the file is
+			 * gone, the manifest says why */
+			note_file_status(v->name, 0, errno_name(v->trace.err));
+			if (!wfail)
+				snprintf(werr, sizeof(werr), "%s (CPU %u's trace: %" PRIu64 " bytes)", err,
+					 c, v->gen.bytes);
+			wfail = true;
 			continue;
 		}
 		note_file(NULL, v->name, tsize);
@@ -177,14 +202,16 @@ static void finish(const char *why)
 	}
 	char msg[256];
 	struct vcpu *v0 = &P.cpu[0];
-	bool failed = P.code.failed || !v0->gen.bytes;
+	bool failed = P.code.failed || !v0->gen.bytes || wfail;
 	if (!rc) {
 		char sbuf[32];
 		snprintf(msg, sizeof(msg), "%" PRIu64 " instructions traced (emulated by QEMU)",
 			 v0->inf.traced);
 		if (P.code.failed)
 			snprintf(msg, sizeof(msg), "out of memory: code of some instructions missing");
-		if (!v0->gen.bytes) /* nothing at all: not even a TIP.PGE */
+		if (wfail)
+			snprintf(msg, sizeof(msg), "the trace could not be written: %s", werr);
+		else if (!v0->gen.bytes) /* nothing at all: not even a TIP.PGE */
 			snprintf(msg, sizeof(msg), "tracing never started: start=%s was not reached "
 				 "in %" PRIu64 " instructions", options_start_name(&P.opt, sbuf,
 				 sizeof(sbuf)), v0->inf.executed);
@@ -197,6 +224,8 @@ static void finish(const char *why)
 		rc = manifest_write(&mf, err, sizeof(err));
 	}
 	if (rc) {
+		if (wfail)
+			fprintf(stderr, "efipt-qemu: %s\n", werr);
 		fprintf(stderr, "efipt-qemu: %s\n", err);
 		/* a run directory without manifest.json says it did not finish */
 	} else if (failed) {
