@@ -23,6 +23,7 @@
 #include "decode/file_io.h"
 #include "decode/qemu_esp.h"
 #include "decode/qemu_merge.h"
+#include "decode/qemu_trace_opts.h"
 
 static void qemu_usage(FILE *f)
 {
@@ -38,8 +39,6 @@ static void qemu_usage(FILE *f)
 		"  --stop WHERE       exit (default), marker (the stop marker) or an address;\n"
 		"                     QEMU ends when the trace does\n"
 		"  --limit N          at most N instructions traced (QEMU ends there too)\n"
-		"  --psb N            bytes between PSB+ (default 4096)\n"
-		"  --noretcomp        no RET compression (DisRETC)\n"
 		"  --esp IMAGE        the ESP image QEMU boots (-drive file=IMAGE): after QEMU\n"
 		"                     exits, merge the run efipt.efi 'trace --source qemu' wrote\n"
 		"                     there (images.json, memory map) into RUNDIR; QEMU runs on\n"
@@ -50,6 +49,16 @@ static void qemu_usage(FILE *f)
 		"  --plugin FILE      the plugin (default: efipt-qemu.so next to efipt,\n"
 		"                     or $EFIPT_QEMU_PLUGIN)\n"
 		"  --qemu FILE        the QEMU binary (default: qemu-system-x86_64)\n\n"
+		"trace options, as for 'trace' (docs/qemu.md):\n"
+		"  --filter A-B       packets only for IPs in [A,B] (up to 4 ranges)\n"
+		"  --size N           keep N bytes (4K..4G): --mode stop (default) ends the\n"
+		"                     trace when full, --mode wrap keeps the last N bytes\n"
+		"  --psb P            PSB period: PSBFreq 0..15 or bytes (2K..64M; default 4K)\n"
+		"  --noretcomp        no RET compression (DisRETC)\n"
+		"  --tsc, --mtc[=F], --cyc[=T]\n"
+		"                     timing packets from the instruction count: with QEMU's\n"
+		"                     -icount shift=N,sleep=off each instruction is 2^N ns;\n"
+		"                     without -icount, 1 ns (emulated time either way)\n\n"
 		"QEMU-ARGS must give the firmware (-drive if=pflash,... or -bios FILE).\n"
 		"Markers: 0F 1F 84 00 45 50 54 31 (start), ... 54 30 (stop).\n");
 }
@@ -174,8 +183,6 @@ int cmd_qemu(int argc, char **argv)
 		{ "start", required_argument, 0, 's' },
 		{ "stop", required_argument, 0, 'S' },
 		{ "limit", required_argument, 0, 'l' },
-		{ "psb", required_argument, 0, 'p' },
-		{ "noretcomp", no_argument, 0, 'R' },
 		{ "plugin", required_argument, 0, 'P' },
 		{ "qemu", required_argument, 0, 'q' },
 		{ "esp", required_argument, 0, 'E' },
@@ -189,10 +196,16 @@ int cmd_qemu(int argc, char **argv)
 	const char *esp = NULL;
 	int no_esp = 0, esp_auto = 0;
 	static char auto_esp[PATH_MAX];
-	unsigned long long limit = 0, psb = 0;
-	int noretcomp = 0;
+	unsigned long long limit = 0;
 	char plugin[PATH_MAX] = "";
 	int c;
+	/* the hardware trace options first: the shared table's rows */
+	struct qemu_trace_opts topt;
+	char terr[1024];
+	if (qemu_trace_opts_take(&topt, &argc, argv, terr, sizeof(terr))) {
+		fprintf(stderr, "efipt qemu: %s\n", terr);
+		return 2;
+	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -220,14 +233,6 @@ int cmd_qemu(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'p':
-			if (parse_u64(optarg, &psb) || psb < 256 || psb > (1ull << 30)) {
-				fprintf(stderr, "efipt qemu: --psb %s: expected 256 to 1073741824 "
-						"bytes\n", optarg);
-				return 2;
-			}
-			break;
-		case 'R': noretcomp = 1; break;
 		case 'P': snprintf(plugin, sizeof(plugin), "%s", optarg); break;
 		case 'q': qemu = optarg; break;
 		case 'E': esp = optarg; break;
@@ -247,6 +252,11 @@ int cmd_qemu(int argc, char **argv)
 	}
 	char **qa = argv + optind;
 	int qn = argc - optind;
+	char targs[1024];
+	if (qemu_trace_opts_plugin_args(&topt, qn, qa, targs, sizeof(targs), terr, sizeof(terr))) {
+		fprintf(stderr, "efipt qemu: %s\n", terr);
+		return 2;
+	}
 	if (!has_firmware(qn, qa)) {
 		fprintf(stderr, "efipt qemu: the QEMU arguments give no firmware: add OVMF with "
 				"-drive if=pflash,format=raw,readonly=on,file=OVMF_CODE.fd "
@@ -301,18 +311,19 @@ int cmd_qemu(int argc, char **argv)
 	/* a trace that stops before QEMU would exit ends QEMU too, except at
 	 * the stop marker when efipt.efi still has its run directory to write */
 	int stop_ends = stop && strcmp(stop, "exit") && !(esp && !strcmp(stop, "marker"));
-	snprintf(more, sizeof(more), "%s%s%s%s%s%s", start ? ",start=" : "", start ? start : "",
-		 stop ? ",stop=" : "", stop ? stop : "", noretcomp ? ",retcomp=off" : "",
-		 stop_ends || limit ? ",exit=on" : "");
+	/* a full trace in stop mode ends QEMU as a stop does (not with --esp:
+	 * efipt.efi still has its run directory to write) */
+	int full_ends = (topt.seen & (1u << PTCFG_OPT_SIZE | 1u << PTCFG_OPT_MODE)) &&
+			topt.cfg.mode != PTCFG_MODE_WRAP && !esp;
+	snprintf(more, sizeof(more), "%s%s%s%s%s", start ? ",start=" : "", start ? start : "",
+		 stop ? ",stop=" : "", stop ? stop : "",
+		 stop_ends || limit || full_ends ? ",exit=on" : "");
 	strncat(popt, more, sizeof(popt) - strlen(popt) - 1);
 	if (limit) {
 		snprintf(more, sizeof(more), ",limit=%llu", limit);
 		strncat(popt, more, sizeof(popt) - strlen(popt) - 1);
 	}
-	if (psb) {
-		snprintf(more, sizeof(more), ",psb=%llu", psb);
-		strncat(popt, more, sizeof(popt) - strlen(popt) - 1);
-	}
+	strncat(popt, targs, sizeof(popt) - strlen(popt) - 1);
 
 	char **qargv = calloc((size_t)qn + 4, sizeof(*qargv));
 	if (!qargv)

@@ -104,3 +104,10 @@ $(BUILD)/tests/traced_app.efi: $(BUILD)/tests/traced_app.so
 		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
 
 TEST_EXTRA += $(BUILD)/tests/marker_app.efi $(BUILD)/tests/traced_app.efi
+
+# the timing packets without QEMU (tests/unit/test_qemu_timing.c)
+$(BUILD)/tests/test_qemu_timing: tests/unit/test_qemu_timing.c $(BUILD)/host/ovmf/plugin/ptgen.o \
+		$(BUILD)/libefipt-host.a $(TEST_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(BUILD)/host/ovmf/plugin/ptgen.o \
+		$(TEST_LIB_OBJ) $(BUILD)/libefipt-host.a $(HOST_LIBS)

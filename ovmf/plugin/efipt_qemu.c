@@ -57,6 +57,11 @@ struct vcpu {
 	const struct tbinfo *last_tb;	/* the block running on it */
 	uint64_t last_tb_start;		/* insn_started when it began */
 	pthread_mutex_t lock;	/* its callbacks against finish() */
+	/* mode=wrap: the last opt.size bytes, ring[ring_pos] the oldest once
+	 * ring_wrapped */
+	uint8_t *ring;
+	size_t ring_pos;
+	bool ring_wrapped;
 };
 
 static struct {
@@ -127,6 +132,34 @@ static bool trace_write(void *ctx, const uint8_t *buf, size_t n)
 	return !o->err;
 }
 
+/* mode=wrap: into the vCPU's ring (ctx), overwriting the oldest bytes */
+static bool ring_write(void *ctx, const uint8_t *buf, size_t n)
+{
+	struct vcpu *v = ctx;
+	size_t cap = (size_t)P.opt.size;
+	while (n) {
+		size_t k = cap - v->ring_pos < n ? cap - v->ring_pos : n;
+		memcpy(v->ring + v->ring_pos, buf, k);
+		buf += k;
+		n -= k;
+		v->ring_pos += k;
+		if (v->ring_pos == cap) {
+			v->ring_pos = 0;
+			v->ring_wrapped = true;
+		}
+	}
+	return true;
+}
+
+/* The ring into its trace file, oldest byte first: a decoder syncs at the
+ * first PSB in it (docs/format.md, "wrapped"). */
+static void ring_to_file(struct vcpu *v)
+{
+	if (v->ring_wrapped)
+		outfile_write(&v->trace, v->ring + v->ring_pos, (size_t)P.opt.size - v->ring_pos);
+	outfile_write(&v->trace, v->ring, v->ring_pos);
+}
+
 static void code_seen(void *ctx, const struct pinsn *p)
 {
 	(void)ctx;
@@ -161,6 +194,8 @@ static void finish(const char *why)
 		infer_finish(&v->inf);
 		ptgen_flush(&v->gen);
 		pthread_mutex_unlock(&v->lock);
+		if (v->ring)
+			ring_to_file(v);
 		if (c && !v->gen.bytes) {
 			outfile_abort(&v->trace);
 			continue;
@@ -220,6 +255,9 @@ static void finish(const char *why)
 			.cpus = ntraces, .traces = traces,
 			.started = P.started, .stopped_by = P.stopped_by, .files = P.files,
 			.result = failed ? "failed" : "ok", .message = msg,
+			.wrapped = v0->ring_wrapped, .bytes = v0->trace.size,
+			.tsc_start = v0->inf.first_call << P.opt.timing.shift,
+			.tsc_stop = v0->inf.end_call << P.opt.timing.shift,
 		};
 		rc = manifest_write(&mf, err, sizeof(err));
 	}
@@ -244,7 +282,8 @@ static void stopped(unsigned c)
 {
 	if (c)
 		return; /* its infer is done: the rest of its run is not traced */
-	finish(P.cpu[0].inf.traced >= P.opt.cfg.limit && P.opt.cfg.limit ? "limit" : "stop");
+	struct infer *f = &P.cpu[0].inf;
+	finish(f->full ? "full" : f->traced >= P.opt.cfg.limit && P.opt.cfg.limit ? "limit" : "stop");
 	if (P.opt.exit_at_stop && !P.exiting)
 		exit(0); /* QEMU's atexit work runs; the trace is complete */
 }
@@ -427,14 +466,27 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			snprintf(v->name, sizeof(v->name), "trace.cpu%u.pt", c);
 		else
 			snprintf(v->name, sizeof(v->name), "trace.pt");
+		if (P.opt.wrap && !(v->ring = malloc((size_t)P.opt.size))) {
+			fprintf(stderr, "efipt-qemu: mode=wrap: no memory for size=%" PRIu64 "\n",
+				P.opt.size);
+			while (c--)
+				outfile_abort(&P.cpu[c].trace);
+			return -1;
+		}
 		if (outfile_open(&v->trace, P.opt.dir, v->name, err, sizeof(err))) {
 			fprintf(stderr, "efipt-qemu: %s\n", err);
 			while (c--)
 				outfile_abort(&P.cpu[c].trace);
 			return -1;
 		}
-		ptgen_init(&v->gen, P.opt.psb, P.opt.retcomp, trace_write, &v->trace);
+		ptgen_init(&v->gen, P.opt.psb, P.opt.retcomp, v->ring ? ring_write : trace_write,
+			   v->ring ? (void *)v : (void *)&v->trace);
+		if (!P.opt.wrap)
+			v->gen.limit = P.opt.size;
 		infer_init(&v->inf, &P.opt.cfg, &v->gen);
+		/* the emulated clock counts what QEMU's icount counts: every
+		 * execution callback, REP iterations included */
+		ptgen_set_timing(&v->gen, &P.opt.timing, &v->inf.calls);
 		v->inf.code = code_seen;
 	}
 	P.per_insn = P.ncpus != 1;

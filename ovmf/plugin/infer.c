@@ -158,6 +158,77 @@ static bool stops(const struct infer *f, const struct pinsn *p)
 	}
 }
 
+/* In the filter ranges (33.2.5.3; none: everywhere)? */
+static bool in_filter(const struct infer *f, uint64_t ip)
+{
+	if (!f->cfg.nfilter)
+		return true;
+	for (unsigned i = 0; i < f->cfg.nfilter; i++)
+		if (ip >= f->cfg.filter_a[i] && ip <= f->cfg.filter_b[i])
+			return true;
+	return false;
+}
+
+/* p ran in mode pm, in range, and went to a, out of range: PacketEn
+ * clears (TIP.PGD with a; after an event, its FUP first). */
+static void leave(struct infer *f, const struct pinsn *p, unsigned pm, uint64_t a)
+{
+	uint64_t next = p->addr + p->len;
+	uint64_t from = 0;
+	switch (p->iclass[pm]) {
+	case X86_IC_JCC:
+		if (reaches(p, pm, a)) {
+			/* taken: TIP.PGD without IP replaces its TNT bit */
+			ptgen_leave(f->g, 0, a, true);
+			return;
+		}
+		from = next; /* neither way: an event after it */
+		break;
+	case X86_IC_CALL_DIRECT:
+	case X86_IC_JMP_DIRECT:
+		if (!reaches(p, pm, a))
+			from = p->target[pm];
+		break;
+	case X86_IC_INT:
+		from = p->addr; /* as in resolve() */
+		f->traced--;
+		break;
+	case X86_IC_OTHER:
+		if (a != next)
+			from = next;
+		break;
+	default:
+		break; /* indirect and far transfers: the TIP.PGD's IP is theirs */
+	}
+	if (from)
+		f->events++;
+	ptgen_leave(f->g, from, a, false);
+}
+
+/* a: where the trace (TraceEn) goes next, in mode am; false: out of the
+ * filter ranges (no packets) */
+static bool trace_to(struct infer *f, const struct pinsn *prev, unsigned pm, uint64_t a,
+		     unsigned am)
+{
+	/* FilterEn changes at taken branches and events only: a range entered
+	 * or left by the next sequential instruction is noticed at the next
+	 * transfer (33.2.5.3), as decoders expect */
+	bool seq = a == prev->addr + prev->len &&
+		   (prev->iclass[pm] == X86_IC_OTHER || prev->iclass[pm] == X86_IC_JCC);
+	bool in = seq ? f->packet_en : in_filter(f, a);
+	if (f->packet_en && in) {
+		resolve(f, prev, pm, a, am);
+		if (ptgen_psb_due(f->g))
+			ptgen_psb(f->g, true, a, am);
+	} else if (f->packet_en) {
+		leave(f, prev, pm, a);
+	} else if (in) {
+		ptgen_enable(f->g, a, am); /* TIP.PGE at the range's edge */
+	}
+	f->packet_en = in;
+	return in;
+}
+
 bool infer_exec(struct infer *f, struct pinsn *p)
 {
 	const struct pinsn *prev = f->prev;
@@ -175,24 +246,44 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 		return false;
 	if (f->tracing) {
 		if (stops(f, p)) {
-			resolve(f, prev, pm, p->addr, am);
-			ptgen_disable(f->g, p->addr);
+			if (f->packet_en) {
+				resolve(f, prev, pm, p->addr, am);
+				ptgen_disable(f->g, p->addr);
+			}
 			f->end_ip = p->addr;
 			f->tracing = false;
 			f->done = true;
+			f->end_call = f->calls - 1;
 			return true;
 		}
-		resolve(f, prev, pm, p->addr, am);
-		if (ptgen_psb_due(f->g))
-			ptgen_psb(f->g, true, p->addr, am);
+		if (!trace_to(f, prev, pm, p->addr, am)) {
+			f->filtered++;
+			return false;
+		}
+		if (f->g->full) {
+			/* stop mode: the trace is full, like a ToPA STOP region
+			 * (33.2.7.2); the instructions from here are not in it */
+			f->tracing = false;
+			f->done = true;
+			f->full = true;
+			f->end_call = f->calls - 1;
+			return true;
+		}
 	} else if (f->calls > f->cfg.after && starts(f, p, am)) {
 		f->tracing = true;
-		f->first_ip = p->addr;
 		f->first_call = f->calls - 1;
+		f->packet_en = in_filter(f, p->addr);
+		if (!f->packet_en) {
+			ptgen_psb(f->g, false, 0, am); /* TraceEn: PSB+, no IP */
+			return false;
+		}
+		f->first_ip = p->addr;
 		ptgen_enable(f->g, p->addr, am);
 	} else {
 		return false;
 	}
+	if (!f->first_ip)
+		f->first_ip = p->addr;
 	f->traced++;
 	if (!(p->flags & PINSN_SEEN) && f->code) {
 		f->code(f->code_ctx, p);
@@ -209,7 +300,8 @@ bool infer_exec_run(struct infer *f, struct pinsn *p, size_t k, bool straight)
 			return true;
 		i = 1;
 		uint64_t more = k - 1;
-		bool fast = f->done || (f->tracing && (!f->cfg.limit ||
+		/* sequential: the filter state stays as p[0] left it */
+		bool fast = f->done || (f->tracing && (!f->packet_en || !f->cfg.limit ||
 						       f->traced + more <= f->cfg.limit));
 		if (fast) {
 			/* falls through p[1..k-1]: no packet, nothing to decide */
@@ -218,6 +310,10 @@ bool infer_exec_run(struct infer *f, struct pinsn *p, size_t k, bool straight)
 			f->prev = &p[k - 1];
 			if (f->done)
 				return false;
+			if (!f->packet_en) {
+				f->filtered += more;
+				return false;
+			}
 			f->traced += more;
 			for (i = 1; i < k && f->code; i++) {
 				if (!(p[i].flags & PINSN_SEEN)) {
@@ -238,6 +334,12 @@ void infer_finish(struct infer *f)
 {
 	if (!f->tracing)
 		return;
+	f->end_call = f->calls;
+	if (!f->packet_en) { /* TraceEn cleared out of range: no packet */
+		f->tracing = false;
+		f->done = true;
+		return;
+	}
 	/* Where the last instruction went is unknown. After a non-branch it
 	 * is its next IP; after a branch the IP is suppressed (33.4.2.5). */
 	const struct pinsn *p = f->prev;

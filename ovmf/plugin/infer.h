@@ -43,6 +43,8 @@ struct infer_config {
 	uint64_t start_addr, stop_addr;
 	uint64_t limit;		/* most instructions traced (0: no limit) */
 	uint64_t after;		/* start only after this many executions */
+	unsigned nfilter;	/* address ranges (ADDRn_CFG=1): packets only */
+	uint64_t filter_a[4], filter_b[4];	/* for IPs in [a, b] */
 };
 
 struct infer {
@@ -50,13 +52,17 @@ struct infer {
 	struct ptgen *g;
 	const struct pinsn *prev;	/* last instruction executed */
 	unsigned mode;			/* enum x86_mode of prev's block */
-	bool tracing;
+	bool tracing;			/* TraceEn */
+	bool packet_en;			/* ... and in the filter ranges */
 	bool done;			/* stopped for good */
+	bool full;			/* ... because the trace filled (stop mode) */
 	uint64_t calls;			/* execution callbacks (a REP loop
 					 * makes one per iteration) */
 	uint64_t first_call;		/* calls before the first traced one */
+	uint64_t end_call;		/* calls before tracing ended */
 	uint64_t executed;		/* instructions QEMU ran */
 	uint64_t traced;		/* instructions in the trace */
+	uint64_t filtered;		/* traced while out of the filter ranges */
 	uint64_t first_ip;		/* first traced instruction */
 	uint64_t end_ip;		/* where tracing stopped: the first
 					 * instruction not traced (TIP.PGD) */

@@ -30,8 +30,14 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 		return -1;
 	const char *id = strrchr(opt->dir, '/') ? strrchr(opt->dir, '/') + 1 : opt->dir;
 	/* the IA32_RTIT_CTL a CPU would have traced this with */
+	const struct ptgen_timing *t = &opt->timing;
 	uint64_t ctl = RTIT_CTL_TRACEEN | RTIT_CTL_OS | RTIT_CTL_USER | RTIT_CTL_BRANCHEN |
-		       (opt->retcomp ? 0 : RTIT_CTL_DISRETC);
+		       (opt->retcomp ? 0 : RTIT_CTL_DISRETC) | (t->tsc ? RTIT_CTL_TSCEN : 0) |
+		       (t->mtc ? RTIT_CTL_MTCEN | (uint64_t)t->mtc_freq << RTIT_CTL_MTCFREQ_SHIFT : 0) |
+		       (t->cyc ? RTIT_CTL_CYCEN | (uint64_t)t->cyc_thresh << RTIT_CTL_CYCTHRESH_SHIFT
+			       : 0);
+	for (unsigned i = 0; i < opt->cfg.nfilter; i++)
+		ctl |= 1ull << RTIT_CTL_ADDR_CFG_SHIFT(i); /* ADDRn_CFG = 1: filter */
 	char sbuf[32], tbuf[32];
 	outfile_printf(&o, "{\n  \"format\": \"efipt-run\",\n  \"format_version\": 1,\n"
 			   "  \"efipt_version\": \"%s\",\n  \"efipt_gitrev\": \"%s\",\n"
@@ -50,7 +56,7 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 		       "\"stopped_by\": \"%s\", \"events\": %" PRIu64 ", "
 		       "\"mode_changes\": %" PRIu64 ", \"unknown_mode_blocks\": %" PRIu64 ", "
 		       "\"code_conflicts\": %" PRIu64,
-		       ctl, f->gen->bytes, f->inf->traced, f->inf->executed, f->gen->psb_period,
+		       ctl, f->bytes, f->inf->traced, f->inf->executed, f->gen->psb_period,
 		       options_start_name(opt, sbuf, sizeof(sbuf)),
 		       options_stop_name(opt, tbuf, sizeof(tbuf)), opt->cfg.limit, f->inf->first_ip,
 		       f->inf->first_call, f->inf->end_ip, f->stopped_by, f->inf->events, f->inf->mode_changes,
@@ -60,6 +66,30 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 			       f->code->first_conflict);
 	/* one trace per vCPU: trace.pt (and the members above) is CPU 0's */
 	outfile_printf(&o, ", \"cpus\": %u, \"traces\": [%s]", f->cpus, f->traces ? f->traces : "");
+	if (opt->size)
+		outfile_printf(&o, ", \"size\": %" PRIu64 ", \"generated\": %" PRIu64
+			       ", \"mode\": \"%s\", \"%s\": %s", opt->size, f->gen->bytes, opt->wrap ? "wrap" : "stop", opt->wrap ? "wrapped" : "full",
+			       (opt->wrap ? f->wrapped : f->inf->full) ? "true" : "false");
+	if (opt->cfg.nfilter) {
+		outfile_printf(&o, ", \"ranges\": [");
+		for (unsigned i = 0; i < opt->cfg.nfilter; i++)
+			outfile_printf(&o, "%s{\"cfg\": 1, \"a\": \"0x%" PRIx64 "\", \"b\": \"0x%"
+				       PRIx64 "\"}", i ? ", " : "", opt->cfg.filter_a[i],
+				       opt->cfg.filter_b[i]);
+		outfile_printf(&o, "], \"filtered\": %" PRIu64, f->inf->filtered);
+	}
+	if (t->tsc || t->mtc || t->cyc) {
+		/* the emulated clock (ptgen.h): the facts a decoder needs */
+		outfile_printf(&o, "},\n  \"timing\": {\"emulated\": true, \"clock\": \"qemu icount "
+			       "shift=%u%s: %u ns per instruction\", \"tsc_start\": \"0x%" PRIx64
+			       "\", \"tsc_stop\": \"0x%" PRIx64 "\", \"tsc_hz\": %llu, "
+			       "\"nom_freq\": %u, \"cpuid15_eax\": %u, \"cpuid15_ebx\": %u, "
+			       "\"cpuid15_ecx\": %u",
+			       t->shift, opt->shift_given ? "" : " (no -icount: assumed)",
+			       1u << t->shift, f->tsc_start, f->tsc_stop, PTGEN_TSC_HZ,
+			       PTGEN_NOM_RATIO, PTGEN_CPUID15_EAX, PTGEN_CPUID15_EBX,
+			       PTGEN_CPUID15_ECX);
+	}
 	outfile_printf(&o, "},\n  \"files\": [%s\n  ],\n  \"status\": {\"result\": \"%s\", "
 			   "\"efi_status\": \"none\", \"message\": \"",
 		       f->files, f->result);

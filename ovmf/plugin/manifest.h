@@ -18,12 +18,15 @@ struct manifest_facts {
 	const struct ptgen *gen;
 	const struct codemap *code;
 	const char *started;	/* host local time */
-	const char *stopped_by;	/* "exit", "stop", "limit" */
+	const char *stopped_by;	/* "exit", "stop", "limit", "full" */
 	const char *files;	/* the "files" array's entries, JSON */
 	const char *result;	/* "ok" or "failed" */
 	const char *message;
 	unsigned cpus;		/* traces written */
 	const char *traces;	/* the "traces" array's entries, JSON */
+	uint64_t tsc_start, tsc_stop;	/* emulated TSC where the trace began and ended */
+	uint64_t bytes;		/* in trace.pt */
+	bool wrapped;		/* mode=wrap dropped older trace */
 };
 
 /* Returns 0, or -1 with "PATH: reason" in err. */

@@ -71,6 +71,47 @@ static int one(struct plugin_options *o, const char *a)
 	} else if (is(a, kl, "after")) {
 		if (parse_u64(v, &c->after))
 			return bad(a, "needs a number of instructions");
+	} else if (is(a, kl, "size")) {
+		if (parse_u64(v, &o->size) || o->size < 4096 || o->size > (1ull << 32))
+			return bad(a, "trace size in bytes: 4096 to 4 GiB");
+	} else if (is(a, kl, "mode")) {
+		if (strcmp(v, "stop") && strcmp(v, "wrap"))
+			return bad(a, "takes stop or wrap");
+		o->wrap = !strcmp(v, "wrap");
+	} else if (is(a, kl, "tsc")) {
+		if (parse_bool(v, &o->timing.tsc))
+			return bad(a, "takes on or off");
+	} else if (is(a, kl, "mtc") || is(a, kl, "cyc")) {
+		/* the MTCFreq or CycThresh encoding */
+		if (parse_u64(v, &n) || n > 15)
+			return bad(a, "takes an encoding 0..15");
+		if (*a == 'm') {
+			o->timing.mtc = true;
+			o->timing.mtc_freq = (uint8_t)n;
+		} else {
+			o->timing.cyc = true;
+			o->timing.cyc_thresh = (uint8_t)n;
+		}
+	} else if (is(a, kl, "shift")) {
+		/* QEMU's -icount shift: 2^N ns per instruction */
+		if (parse_u64(v, &n) || n > 10)
+			return bad(a, "takes QEMU's icount shift, 0..10");
+		o->timing.shift = (uint8_t)n;
+		o->shift_given = true;
+	} else if (is(a, kl, "filter")) {
+		uint64_t lo, hi;
+		char *dash = strchr(v, '-'), buf[64];
+		if (c->nfilter >= 4)
+			return bad(a, "at most 4 address ranges");
+		if (!dash || (size_t)(dash - v) >= sizeof(buf))
+			return bad(a, "takes START-END (inclusive addresses)");
+		memcpy(buf, v, (size_t)(dash - v));
+		buf[dash - v] = 0;
+		if (parse_u64(buf, &lo) || parse_u64(dash + 1, &hi) || hi < lo)
+			return bad(a, "takes START-END (inclusive addresses, START <= END)");
+		c->filter_a[c->nfilter] = lo;
+		c->filter_b[c->nfilter] = hi;
+		c->nfilter++;
 	} else if (is(a, kl, "start")) {
 		if (!strcmp(v, "reset"))
 			c->start = INFER_START_RESET;
@@ -92,7 +133,8 @@ static int one(struct plugin_options *o, const char *a)
 		else
 			return bad(a, "takes exit, marker or an address");
 	} else {
-		return bad(a, "unknown (dir=, psb=, retcomp=, start=, stop=, after=, limit=, exit=)");
+		return bad(a, "unknown (dir=, psb=, retcomp=, start=, stop=, after=, limit=, exit=, "
+			      "size=, mode=, tsc=, mtc=, cyc=, shift=, filter=)");
 	}
 	return 0;
 }
@@ -112,6 +154,11 @@ int options_parse(struct plugin_options *o, int argc, char **argv)
 	}
 	if (!o->dir[0])
 		return bad("dir", "missing: dir=RUNDIR names the run directory to write");
+	if (o->wrap && !o->size)
+		o->size = 4ull << 20; /* the trace option's default size */
+	/* a flight recorder must keep a PSB+ to decode from */
+	if (o->wrap && o->size && o->size < 2ull * o->psb)
+		return bad("mode=wrap", "size= must be at least twice psb= (a PSB+ must survive)");
 	return 0;
 }
 

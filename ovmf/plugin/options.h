@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "ovmf/plugin/infer.h"
+#include "ovmf/plugin/ptgen.h"
 
 struct plugin_options {
 	char dir[4096];		/* the run directory */
@@ -16,6 +17,10 @@ struct plugin_options {
 	uint32_t psb;		/* bytes between PSB+ */
 	bool retcomp;		/* RET compression (DisRETC=0) */
 	bool exit_at_stop;	/* exit=on: end QEMU when the trace stops */
+	uint64_t size;		/* size=N: most bytes kept (0: no limit) */
+	bool wrap;		/* mode=wrap: the last size bytes, else the first */
+	struct ptgen_timing timing;	/* tsc=, mtc=, cyc=, shift= */
+	bool shift_given;	/* shift= came from QEMU's -icount */
 	struct infer_config cfg;
 };
 

@@ -18,6 +18,30 @@
 #define PTGEN_BUF (1u << 16)
 #define PTGEN_STACK 64
 
+/*
+ * The emulated clock (docs/qemu.md "Timing"). QEMU's guest TSC under
+ * -icount shift=N counts nanoseconds, 2^N per instruction executed
+ * (icount_to_ns()), so the emulated TSC runs at 1 GHz and is the
+ * instruction count << N. Around it, values a CPU could have: a 25 MHz
+ * core crystal clock (CPUID.15H: TSC = crystal * EBX / EAX = 40), the
+ * nominal ratio 10 (1 GHz / 100 MHz) and a core clock equal to the TSC
+ * (CBR 10), so an instruction takes 2^N core cycles.
+ */
+#define PTGEN_TSC_HZ 1000000000ull
+#define PTGEN_CPUID15_EAX 1u
+#define PTGEN_CPUID15_EBX 40u
+#define PTGEN_CPUID15_ECX 25000000u	/* crystal Hz */
+#define PTGEN_NOM_RATIO 10u
+#define PTGEN_CBR 10u
+
+/* The timing packets asked for (IA32_RTIT_CTL TSCEn, MTCEn, CYCEn). */
+struct ptgen_timing {
+	bool tsc, mtc, cyc;
+	uint8_t mtc_freq;	/* MTCFreq: an MTC every 2^mtc_freq crystal ticks */
+	uint8_t cyc_thresh;	/* CycThresh: a CYC once 2^(T-1) cycles passed (0: 1) */
+	uint8_t shift;		/* 2^shift ns (TSC ticks, cycles) per instruction */
+};
+
 struct ptgen {
 	/* output: write() gets every full buffer and the rest at the end */
 	bool (*write)(void *ctx, const uint8_t *buf, size_t n);
@@ -25,6 +49,16 @@ struct ptgen {
 	bool failed;		/* a write failed: later packets are dropped */
 	uint32_t psb_period;
 	bool retcomp;		/* compress RETs (not DisRETC) */
+
+	/* time: *insns (instructions executed so far) << timing.shift */
+	struct ptgen_timing timing;
+	bool timed;		/* any timing packet asked for */
+	bool in_psb;		/* writing PSB+: no CYC or MTC inside */
+	const uint64_t *insns;
+	uint64_t cyc_tsc;	/* time the last CYC counted to */
+	uint64_t mtc_edge;	/* crystal ticks >> mtc_freq at the last MTC or TMA */
+	uint64_t limit;		/* most bytes (stop mode), 0: none */
+	bool full;		/* limit reached: nothing more is written */
 
 	uint64_t bytes;		/* written so far, buffered ones included */
 	uint64_t last_psb;	/* bytes at the last PSB+ */
@@ -42,6 +76,11 @@ struct ptgen {
 
 void ptgen_init(struct ptgen *g, uint32_t psb_period, bool retcomp,
 		bool (*write)(void *ctx, const uint8_t *buf, size_t n), void *ctx);
+
+/* Timing packets from the instruction count at *insns (see above). */
+void ptgen_set_timing(struct ptgen *g, const struct ptgen_timing *t, const uint64_t *insns);
+/* The emulated TSC now. */
+uint64_t ptgen_now(const struct ptgen *g);
 
 /* A conditional branch: taken or not (33.4.2.1). */
 void ptgen_jcc(struct ptgen *g, bool taken);
@@ -63,6 +102,11 @@ void ptgen_psb(struct ptgen *g, bool enabled, uint64_t ip, unsigned mode);
 /* Tracing starts at ip in mode: PSB+ when nothing was written yet,
  * MODE.Exec, TIP.PGE(ip). */
 void ptgen_enable(struct ptgen *g, uint64_t ip, unsigned mode);
+/* The filter (33.2.5.3) turns packets off on the way to ip, out of range
+ * (Table 33-21): TIP.PGD(ip) after a branch, TIP.PGD() without IP instead
+ * of a conditional branch's TNT bit (suppress_ip), FUP(from), TIP.PGD(ip)
+ * after an event at from (from 0: none). */
+void ptgen_leave(struct ptgen *g, uint64_t from, uint64_t ip, bool suppress_ip);
 /* Tracing stops before the instruction at ip: FUP(ip), TIP.PGD(). */
 void ptgen_disable(struct ptgen *g, uint64_t ip);
 /* Write out what is buffered; false if any write failed. */

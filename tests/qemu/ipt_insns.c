@@ -3,11 +3,19 @@
  * for comparing with `efipt insn --no-inst` (both print one address per
  * instruction, 16 hex digits).
  *
- *   ipt_insns TRACE FILE:ADDRESS...
+ *   ipt_insns [--time EAX,EBX,NOM,MTCFREQ] [--filter A-B] TRACE FILE:ADDRESS...
+ *
+ * --time: libipt's time too, "ADDRESS TSC" per instruction (TSC in hex,
+ * "-" before the first), with CPUID.15H EAX/EBX, the nominal ratio and
+ * MTCFreq configured as given (an independent reading of the timing
+ * packets: tests/qemu/t_qemu_plugin.sh). --filter: the trace was taken with
+ * ADDR0 as the IP filter range [A, B] (libipt needs it to bind a TIP.PGD
+ * without IP).
  *
  * Exit status 0, or 1 after any decode error (the first is on stderr).
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +42,26 @@ static uint8_t *slurp(const char *path, size_t *size)
 
 int main(int argc, char **argv)
 {
+	unsigned eax = 0, ebx = 0, nom = 0, mtcf = 0;
+	bool timed = argc > 2 && !strcmp(argv[1], "--time");
+	if (timed) {
+		if (sscanf(argv[2], "%u,%u,%u,%u", &eax, &ebx, &nom, &mtcf) != 4) {
+			fprintf(stderr, "--time wants EAX,EBX,NOM,MTCFREQ\n");
+			return 2;
+		}
+		argv += 2;
+		argc -= 2;
+	}
+	unsigned long long fa = 0, fb = 0;
+	bool filter = argc > 2 && !strcmp(argv[1], "--filter");
+	if (filter) {
+		if (sscanf(argv[2], "%lli-%lli", &fa, &fb) != 2) {
+			fprintf(stderr, "--filter wants A-B\n");
+			return 2;
+		}
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc < 3) {
 		fprintf(stderr, "usage: ipt_insns TRACE FILE:ADDRESS...\n");
 		return 2;
@@ -63,6 +91,15 @@ int main(int argc, char **argv)
 	pt_config_init(&cfg);
 	cfg.begin = buf;
 	cfg.end = buf + size;
+	cfg.cpuid_0x15_eax = eax;
+	cfg.cpuid_0x15_ebx = ebx;
+	cfg.nom_freq = (uint8_t)nom;
+	cfg.mtc_freq = (uint8_t)mtcf;
+	if (filter) {
+		cfg.addr_filter.config.ctl.addr0_cfg = 1; /* filter */
+		cfg.addr_filter.addr0_a = fa;
+		cfg.addr_filter.addr0_b = fb;
+	}
 	struct pt_insn_decoder *d = pt_insn_alloc_decoder(&cfg);
 	if (!d)
 		return 2;
@@ -83,7 +120,14 @@ int main(int argc, char **argv)
 			st = pt_insn_next(d, &insn, sizeof(insn));
 			if (st < 0)
 				break;
-			printf("%016" PRIx64 "\n", insn.ip);
+			uint64_t tsc;
+			uint32_t lost_mtc, lost_cyc;
+			if (!timed)
+				printf("%016" PRIx64 "\n", insn.ip);
+			else if (pt_insn_time(d, &tsc, &lost_mtc, &lost_cyc) < 0)
+				printf("%016" PRIx64 " -\n", insn.ip);
+			else
+				printf("%016" PRIx64 " %" PRIx64 "\n", insn.ip, tsc);
 		}
 		if (st == -pte_eos)
 			break;

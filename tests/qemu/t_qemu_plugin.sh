@@ -100,7 +100,7 @@ cp /usr/share/OVMF/OVMF_VARS_4M.fd "$TMP/cli-vars.fd"
 FW="-drive if=pflash,format=raw,unit=0,readonly=on,file=$CODE -drive if=pflash,format=raw,unit=1,file=$TMP/cli-vars.fd"
 # shellcheck disable=SC2086
 expect_rc "efipt qemu: traces 300000 instructions and ends QEMU" 0 nice -n 10 timeout 120 \
-	$EFIPT qemu -o "$TMP/cli" --start protected --limit 300000 --noretcomp --psb 1024 -- $QARGS $FW
+	$EFIPT qemu -o "$TMP/cli" --start protected --limit 300000 --noretcomp --psb 2048 -- $QARGS $FW
 contains "efipt qemu: says what it wrote" "$TMP/out" "300000 instructions traced"
 expect_rc "efipt qemu: decode reads the run directory" 0 $EFIPT decode "$TMP/cli"
 contains "efipt qemu: decoded 300000 instructions, no errors" "$TMP/out" "Instructions  300000"
@@ -108,7 +108,7 @@ expect "efipt qemu: manifest has the QEMU command, exit status and options" pyth
 import json; m=json.load(open('$TMP/cli/manifest.json')); t=m['trace']
 assert t['source']=='qemu' and t['emulated'] is True and t['qemu_exit_status']==0, t
 assert t['qemu_command'][0]=='qemu-system-x86_64' and '-plugin' in t['qemu_command'], t
-assert int(t['rtit_ctl'],16) & (1<<11) and t['psb']==1024, t
+assert int(t['rtit_ctl'],16) & (1<<11) and t['psb']==2048, t
 assert m['command_line'].startswith('qemu -o '), m['command_line']"
 # shellcheck disable=SC2086
 expect_rc "efipt qemu: refuses QEMU arguments without firmware" 2 $EFIPT qemu -o "$TMP/nofw" -- $QARGS

@@ -44,5 +44,31 @@ int main(void)
 	CHECK(parse("dir=r", "retcomp=maybe", NULL), "bad boolean refused");
 	CHECK(parse("dir=r", "file=x", NULL), "unknown argument refused");
 	CHECK(parse("dir=", NULL, NULL), "empty dir refused");
+	/* the hardware trace options (decode/qemu_trace_opts.c passes them) */
+	CHECK(!parse("dir=r", "tsc=on", "shift=3") && o.timing.tsc && o.timing.shift == 3 &&
+		      o.shift_given && !o.timing.mtc && !o.timing.cyc,
+	      "tsc=on, shift=3");
+	CHECK(!parse("dir=r", "mtc=5", "cyc=2") && o.timing.mtc && o.timing.mtc_freq == 5 &&
+		      o.timing.cyc && o.timing.cyc_thresh == 2 && !o.shift_given,
+	      "mtc=F, cyc=T");
+	CHECK(parse("dir=r", "mtc=16", NULL), "MTCFreq above 15 refused");
+	CHECK(parse("dir=r", "shift=11", NULL), "icount shift above 10 refused");
+	CHECK(!parse("dir=r", "size=16384", NULL) && o.size == 16384 && !o.wrap, "size=, stop");
+	CHECK(!parse("dir=r", "mode=wrap", NULL) && o.wrap && o.size == 4u << 20,
+	      "mode=wrap alone keeps 4 MiB");
+	CHECK(parse("dir=r", "size=4096", "mode=wrap"), "wrap below two PSB periods refused");
+	CHECK(parse("dir=r", "size=100", NULL), "size below 4096 refused");
+	CHECK(parse("dir=r", "mode=ring", NULL), "unknown mode refused");
+	CHECK(!parse("dir=r", "filter=0x1000-0x1fff", "filter=0x3000-0x3000") &&
+		      o.cfg.nfilter == 2 && o.cfg.filter_a[0] == 0x1000 &&
+		      o.cfg.filter_b[0] == 0x1fff && o.cfg.filter_a[1] == 0x3000,
+	      "filter ranges");
+	CHECK(parse("dir=r", "filter=0x2000-0x1000", NULL), "filter end below start refused");
+	CHECK(parse("dir=r", "filter=0x2000", NULL), "filter without an end refused");
+	{
+		char *five[6] = { "dir=r", "filter=1-2", "filter=3-4", "filter=5-6", "filter=7-8",
+				  "filter=9-10" };
+		CHECK(options_parse(&o, 6, five), "a fifth filter range refused");
+	}
 	return check_exit();
 }

@@ -1,0 +1,161 @@
+# efipt qemu's hardware trace options (docs/qemu.md): the shared option
+# table's --filter, --size/--mode, --tsc/--mtc/--cyc, refusals. Each traced
+# run is checked against insnlog.so's record of the same QEMU process, and
+# the timing packets against libipt's reading of them and QEMU's icount.
+. tests/lib.sh
+
+PLUGIN=build/efipt-qemu.so
+LOGGER=build/tests/insnlog.so
+IPT=build/tests/ipt_insns
+CODE=/usr/share/OVMF/OVMF_CODE_4M.fd
+if [ ! -f "$PLUGIN" ] || [ ! -f "$LOGGER" ]; then
+	ok "qemu trace options: SKIP, $PLUGIN not built (qemu-plugin.h unavailable)"
+	exit 0
+fi
+export EFIPT_QEMU_PLUGIN=$PLUGIN
+QARGS="-machine q35 -m 512 -smp 1 -accel tcg -cpu max -display none -nodefaults -no-reboot -net none"
+
+# run NAME EFIPT-QEMU-OPTIONS [QEMU-ARGS...]: efipt qemu with the logger in
+# the same QEMU (skip=0: every execution); leaves $TMP/NAME/run, log.bin,
+# insn.txt (efipt insn --run --no-inst)
+run() {
+	t=$1 opts=$2
+	shift 2
+	d=$TMP/$t
+	mkdir -p "$d"
+	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$d/vars.fd"
+	# shellcheck disable=SC2086
+	expect_rc "$t: efipt qemu $opts" 0 nice -n 10 timeout 120 $EFIPT qemu -o "$d/run" $opts -- \
+		$QARGS -drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
+		-drive if=pflash,format=raw,unit=1,file="$d/vars.fd" "$@" \
+		-plugin "$LOGGER,out=$d/log.bin"
+	expect_rc "$t: efipt insn --run decodes without errors" 0 $EFIPT insn --run "$d/run" --no-inst
+	mv "$TMP/out" "$d/insn.txt"
+}
+
+# the code snapshots as FILE:ADDRESS for ipt_insns
+snaps() {
+	python3 -c "import json
+for r in json.load(open('$1/memmap.json'))['regions']: print('$1/%s:%s' % (r['snapshot'], r['phys']))"
+}
+
+# ---- timing: -icount shift=3 (8 ns per instruction) -----------------------
+run time "--start protected --limit 300000 --tsc --mtc --cyc" -icount shift=3,sleep=off
+d=$TMP/time
+if python3 tests/qemu/insnlog_cmp.py "$d/log.bin" "$d/insn.txt" "$d/run/manifest.json" 0 \
+	>"$d/cmp.txt" 2>&1; then
+	ok "time: decoded = executed with timing packets ($(cat "$d/cmp.txt"))"
+else
+	nok "time: decoded = executed with timing packets" "$(head -c 400 "$d/cmp.txt")"
+fi
+expect "time: rtit_ctl has TSCEn, MTCEn with MTCFreq 3, CYCEn; timing facts emulated" python3 -c "
+import json; m=json.load(open('$d/run/manifest.json')); c=int(m['trace']['rtit_ctl'],16); t=m['timing']
+assert c & (1<<10) and c & (1<<9) and (c >> 14) & 15 == 3 and c & 2, hex(c)
+assert t['emulated'] is True and 'shift=3: 8 ns per instruction' in t['clock'], t
+assert t['cpuid15_ebx'] * t['cpuid15_ecx'] // t['cpuid15_eax'] == t['tsc_hz'] == t['nom_freq'] * 100000000, t
+assert int(t['tsc_start'],16) == m['trace']['first_call'] << 3, t"
+$EFIPT packets "$d/run/trace.pt" >"$d/packets.txt" 2>&1
+expect "time: efipt packets shows TSC, TMA, CBR, MTC and CYC" python3 -c "
+w=[l.split()[1] for l in open('$d/packets.txt') if len(l.split()) > 1]
+assert all(k in w for k in ('tsc','tma','cbr','mtc','cyc')), set(w)"
+# libipt reads the packets with the manifest's clock; its time per
+# instruction must be QEMU's icount (the logger's call number) << 3
+cfg=$(python3 -c "import json; m=json.load(open('$d/run/manifest.json')); t=m['timing']
+print('%d,%d,%d,%d' % (t['cpuid15_eax'], t['cpuid15_ebx'], t['nom_freq'], (int(m['trace']['rtit_ctl'],16) >> 14) & 15))")
+# shellcheck disable=SC2046
+if "$IPT" --time "$cfg" "$d/run/trace.pt" $(snaps "$d/run") >"$d/ipt.txt" 2>"$d/ipt.err" &&
+	python3 tests/qemu/time_cmp.py "$d/log.bin" "$d/ipt.txt" "$d/run/manifest.json" 2048 \
+	>"$d/tcmp.txt" 2>&1; then
+	ok "time: libipt's time per instruction is the instruction count << 3 ($(cat "$d/tcmp.txt"))"
+else
+	nok "time: libipt's time per instruction is the instruction count << 3" \
+		"$(head -c 300 "$d/ipt.err") $(head -c 300 "$d/tcmp.txt")"
+fi
+expect "time: the check finds a clock that is off" sh -c "sed 's/ \([0-9a-f]*\)$/ 1\1/' '$d/ipt.txt' >'$d/ipt-off.txt' &&
+	! python3 tests/qemu/time_cmp.py '$d/log.bin' '$d/ipt-off.txt' '$d/run/manifest.json' 2048"
+
+# without -icount: 1 ns per instruction, said to be assumed
+run time0 "--start protected --limit 20000 --tsc"
+expect "time0: no -icount: shift 0, labelled assumed" python3 -c "
+import json; t=json.load(open('$TMP/time0/run/manifest.json'))['timing']
+assert 'shift=0 (no -icount: assumed): 1 ns per instruction' in t['clock'], t"
+
+# ---- --size N --mode stop|wrap ----------------------------------------------
+run stop "--start protected --size 16K --limit 2000000"
+expect "stop: the trace ends full at no more than 16 KiB" python3 -c "
+import json, os; t=json.load(open('$TMP/stop/run/manifest.json'))['trace']
+assert t['stopped_by']=='full' and t['full'] is True and t['mode']=='stop', t
+assert t['bytes'] <= 16384 and os.path.getsize('$TMP/stop/run/trace.pt') == t['bytes'], t"
+d=$TMP/stop
+if python3 tests/qemu/insnlog_part.py "$d/log.bin" "$d/insn.txt" "$d/run/manifest.json" prefix \
+	>"$d/cmp.txt" 2>&1; then
+	ok "stop: decodes to the first instructions executed ($(cat "$d/cmp.txt"))"
+else
+	nok "stop: decodes to the first instructions executed" "$(head -c 400 "$d/cmp.txt")"
+fi
+
+run wrap "--start protected --size 16K --mode wrap --limit 1000000"
+d=$TMP/wrap
+expect "wrap: 16 KiB kept of more, marked wrapped" python3 -c "
+import json, os; t=json.load(open('$d/run/manifest.json'))['trace']
+assert t['wrapped'] is True and t['mode']=='wrap' and t['generated'] > 16384, t
+assert t['bytes'] == 16384 == os.path.getsize('$d/run/trace.pt'), t"
+if python3 tests/qemu/insnlog_part.py "$d/log.bin" "$d/insn.txt" "$d/run/manifest.json" suffix \
+	>"$d/cmp.txt" 2>&1; then
+	ok "wrap: decodes to the last instructions executed ($(cat "$d/cmp.txt"))"
+else
+	nok "wrap: decodes to the last instructions executed" "$(head -c 400 "$d/cmp.txt")"
+fi
+expect "wrap: the check finds a prefix is not a suffix" sh -c "! python3 tests/qemu/insnlog_part.py \
+	'$d/log.bin' '$d/insn.txt' '$d/run/manifest.json' prefix"
+# shellcheck disable=SC2046
+if "$IPT" "$d/run/trace.pt" $(snaps "$d/run") >"$d/ipt.txt" 2>"$d/ipt.err" &&
+	grep -v '^\[' "$d/insn.txt" | cmp -s - "$d/ipt.txt"; then
+	ok "wrap: libipt syncs at the first PSB and decodes the same"
+else
+	nok "wrap: libipt syncs at the first PSB and decodes the same" "$(head -c 300 "$d/ipt.err")"
+fi
+
+# ---- --filter A-B -----------------------------------------------------------
+# a stretch of SecMain (the LZMA decoder's) entered and left by branches
+# only, thousands of times in the first 300000 instructions
+F=0xfffcc999-0xfffcca5b
+run filter "--start protected --filter $F --limit 30000"
+d=$TMP/filter
+expect "filter: ADDR0_CFG=1 and the range in the manifest" python3 -c "
+import json; t=json.load(open('$d/run/manifest.json'))['trace']
+assert (int(t['rtit_ctl'],16) >> 32) & 15 == 1 and t['ranges'][0]['a']=='0xfffcc999', t
+assert t['insns'] == 30000 and t['filtered'] > 0, t"
+if python3 tests/qemu/insnlog_part.py "$d/log.bin" "$d/insn.txt" "$d/run/manifest.json" filter \
+	>"$d/cmp.txt" 2>&1; then
+	ok "filter: decodes to exactly the executed instructions in range ($(cat "$d/cmp.txt"))"
+else
+	nok "filter: decodes to exactly the executed instructions in range" "$(head -c 400 "$d/cmp.txt")"
+fi
+expect "filter: TIP.PGE and TIP.PGD at the range edges" sh -c "$EFIPT packets '$d/run/trace.pt' |
+	grep -c 'tip.pgd' | awk '{ exit !(\$1 > 100) }'"
+
+# ---- refused and bad options: before QEMU, no run directory ----------------
+FW="-drive if=pflash,format=raw,unit=0,readonly=on,file=$CODE"
+refuse() {
+	name=$1 msg=$2
+	shift 2
+	# shellcheck disable=SC2086
+	expect_rc "refuse $name" 2 timeout 60 $EFIPT qemu -o "$TMP/refused" "$@" -- $QARGS $FW
+	contains "refuse $name: says why" "$TMP/err" "$msg"
+}
+refuse --cr3 "--cr3: not for a trace QEMU emulates: QEMU 7.2's plugins cannot read CR3" --cr3 0x1000
+refuse --output "--output: not for a trace QEMU emulates" --output topa
+refuse --user "--user: not for a trace QEMU emulates: QEMU 7.2's plugins cannot read the CPL" --user
+refuse "--filter image=" "--filter image=DxeCore: not supported by efipt qemu" --filter image=DxeCore
+refuse "--psb 1024 (trace's parser)" "--psb needs a PSBFreq encoding 0..15 or a period of 2K..64M" --psb 1024
+refuse "--mtc=16" "--mtc needs an encoding 0..15, got '16'" --mtc=16
+refuse "a fifth range" "--filter: at most 4 address ranges" --filter 1-2 --filter 3-4 --filter 5-6 \
+	--filter 7-8 --filter 9-10
+refuse "wrap smaller than two PSB periods" "the size must be at least twice the PSB period" \
+	--size 4K --mode wrap
+# shellcheck disable=SC2086
+expect_rc "refuse --tsc with -icount auto" 2 $EFIPT qemu -o "$TMP/refused" --tsc -- $QARGS $FW -icount auto
+contains "refuse --tsc with -icount auto: says why" "$TMP/err" "need a fixed instruction rate: give QEMU -icount shift=N,sleep=off"
+[ ! -e "$TMP/refused" ] && ok "refused options leave no run directory" ||
+	nok "refused options leave no run directory" "$TMP/refused exists"
