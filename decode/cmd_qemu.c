@@ -408,6 +408,16 @@ int cmd_qemu(int argc, char **argv)
 	       out, json_integer_value(json_object_get(tr, "insns")),
 	       json_integer_value(json_object_get(tr, "bytes")),
 	       json_string_value(json_object_get(tr, "stopped_by")) ?: "?");
+	size_t k;
+	json_t *e;
+	json_array_foreach(json_object_get(tr, "traces"), k, e)
+		if (json_integer_value(json_object_get(e, "cpu")))
+			printf("efipt qemu: %s: CPU %" JSON_INTEGER_FORMAT ": %" JSON_INTEGER_FORMAT
+			       " instructions traced, %" JSON_INTEGER_FORMAT " bytes (%s)\n", out,
+			       json_integer_value(json_object_get(e, "cpu")),
+			       json_integer_value(json_object_get(e, "insns")),
+			       json_integer_value(json_object_get(e, "bytes")),
+			       json_string_value(json_object_get(e, "file")) ?: "?");
 	json_decref(m);
 	if (esp) {
 		struct qemu_merge_result mr;

@@ -26,6 +26,7 @@ expect_rc "smp: efipt qemu traces both vCPUs" 0 nice -n 10 timeout 300 \
 	-drive if=pflash,format=raw,unit=1,file="$d/vars.fd" \
 	-display none -nodefaults -no-reboot -net none \
 	-plugin "$LOGGER,out=$d/log.bin,head=0,count=$d/count.txt,cpus=all"
+contains "smp: efipt qemu says what CPU 1's trace holds" "$TMP/out" ": CPU 1: "
 expect "smp: the manifest lists one trace per CPU (trace.cpus, trace.traces, files)" python3 -c "
 import json; m=json.load(open('$d/run/manifest.json')); t=m['trace']
 assert t['cpus'] == 2 and [(e['cpu'], e['file']) for e in t['traces']] == [(0, 'trace.pt'), (1, 'trace.cpu1.pt')], t['traces']
