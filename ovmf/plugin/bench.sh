@@ -24,8 +24,11 @@ run() {
 plain=$(run)
 traced=$(run -plugin "$plugin,dir=$t/run,start=protected")
 insns=$(python3 -c "import json; print(json.load(open('$t/run/manifest.json'))['trace']['insns'])")
-echo "$plain $traced $insns" | awk '{
+# the same with timing packets (efipt qemu --tsc --mtc --cyc)
+timed=$(run -plugin "$plugin,dir=$t/run-timed,start=protected,tsc=on,mtc=3,cyc=0")
+echo "$plain $traced $insns $timed" | awk '{
 	printf "qemu-plugin: boot to efipt.efi --version, %d instructions traced\n", $5
 	printf "  QEMU alone          %6.2f s CPU  %6.2f s wall\n", $1, $2
 	printf "  with efipt-qemu.so  %6.2f s CPU  %6.2f s wall\n", $3, $4
-	printf "  ratio (CPU)         %6.2fx\n", $3 / $1 }'
+	printf "  ratio (CPU)         %6.2fx\n", $3 / $1
+	printf "  with TSC, MTC, CYC  %6.2f s CPU  %6.2f s wall  %6.2fx\n", $6, $7, $6 / $1 }'

@@ -40,6 +40,15 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define CHUNK 4096	/* struct pinsn allocated this many at a time */
 
+/* mode=wrap: the last cap bytes of a trace, buf[pos] the oldest once
+ * wrapped; written to out at the end */
+struct ring {
+	uint8_t *buf;
+	size_t cap, pos;
+	bool wrapped;
+	struct outfile *out;
+};
+
 /* A translated block: its instructions, consecutive. */
 struct tbinfo {
 	size_t n;
@@ -57,11 +66,7 @@ struct vcpu {
 	const struct tbinfo *last_tb;	/* the block running on it */
 	uint64_t last_tb_start;		/* insn_started when it began */
 	pthread_mutex_t lock;	/* its callbacks against finish() */
-	/* mode=wrap: the last opt.size bytes, ring[ring_pos] the oldest once
-	 * ring_wrapped */
-	uint8_t *ring;
-	size_t ring_pos;
-	bool ring_wrapped;
+	struct ring ring;	/* mode=wrap: its trace's bytes go here first */
 };
 
 static struct {
@@ -135,29 +140,28 @@ static bool trace_write(void *ctx, const uint8_t *buf, size_t n)
 /* mode=wrap: into the vCPU's ring (ctx), overwriting the oldest bytes */
 static bool ring_write(void *ctx, const uint8_t *buf, size_t n)
 {
-	struct vcpu *v = ctx;
-	size_t cap = (size_t)P.opt.size;
+	struct ring *r = ctx;
 	while (n) {
-		size_t k = cap - v->ring_pos < n ? cap - v->ring_pos : n;
-		memcpy(v->ring + v->ring_pos, buf, k);
+		size_t k = r->cap - r->pos < n ? r->cap - r->pos : n;
+		memcpy(r->buf + r->pos, buf, k);
 		buf += k;
 		n -= k;
-		v->ring_pos += k;
-		if (v->ring_pos == cap) {
-			v->ring_pos = 0;
-			v->ring_wrapped = true;
+		r->pos += k;
+		if (r->pos == r->cap) {
+			r->pos = 0;
+			r->wrapped = true;
 		}
 	}
 	return true;
 }
 
-/* The ring into its trace file, oldest byte first: a decoder syncs at the
- * first PSB in it (docs/format.md, "wrapped"). */
-static void ring_to_file(struct vcpu *v)
+/* The ring into its file, oldest byte first: a decoder syncs at the first
+ * PSB in it (docs/format.md, "wrapped"). */
+static void ring_to_file(struct ring *r)
 {
-	if (v->ring_wrapped)
-		outfile_write(&v->trace, v->ring + v->ring_pos, (size_t)P.opt.size - v->ring_pos);
-	outfile_write(&v->trace, v->ring, v->ring_pos);
+	if (r->wrapped)
+		outfile_write(r->out, r->buf + r->pos, r->cap - r->pos);
+	outfile_write(r->out, r->buf, r->pos);
 }
 
 static void code_seen(void *ctx, const struct pinsn *p)
@@ -194,8 +198,8 @@ static void finish(const char *why)
 		infer_finish(&v->inf);
 		ptgen_flush(&v->gen);
 		pthread_mutex_unlock(&v->lock);
-		if (v->ring)
-			ring_to_file(v);
+		if (v->ring.buf)
+			ring_to_file(&v->ring);
 		if (c && !v->gen.bytes) {
 			outfile_abort(&v->trace);
 			continue;
@@ -255,7 +259,7 @@ static void finish(const char *why)
 			.cpus = ntraces, .traces = traces,
 			.started = P.started, .stopped_by = P.stopped_by, .files = P.files,
 			.result = failed ? "failed" : "ok", .message = msg,
-			.wrapped = v0->ring_wrapped, .bytes = v0->trace.size,
+			.wrapped = v0->ring.wrapped, .bytes = v0->trace.size,
 			.tsc_start = v0->inf.first_call << P.opt.timing.shift,
 			.tsc_stop = v0->inf.end_call << P.opt.timing.shift,
 		};
@@ -466,7 +470,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			snprintf(v->name, sizeof(v->name), "trace.cpu%u.pt", c);
 		else
 			snprintf(v->name, sizeof(v->name), "trace.pt");
-		if (P.opt.wrap && !(v->ring = malloc((size_t)P.opt.size))) {
+		v->ring.cap = (size_t)P.opt.size;
+		v->ring.out = &v->trace;
+		if (P.opt.wrap && !(v->ring.buf = malloc(v->ring.cap))) {
 			fprintf(stderr, "efipt-qemu: mode=wrap: no memory for size=%" PRIu64 "\n",
 				P.opt.size);
 			while (c--)
@@ -479,8 +485,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 				outfile_abort(&P.cpu[c].trace);
 			return -1;
 		}
-		ptgen_init(&v->gen, P.opt.psb, P.opt.retcomp, v->ring ? ring_write : trace_write,
-			   v->ring ? (void *)v : (void *)&v->trace);
+		if (v->ring.buf)
+			ptgen_init(&v->gen, P.opt.psb, P.opt.retcomp, ring_write, &v->ring);
+		else
+			ptgen_init(&v->gen, P.opt.psb, P.opt.retcomp, trace_write, &v->trace);
 		if (!P.opt.wrap)
 			v->gen.limit = P.opt.size;
 		infer_init(&v->inf, &P.opt.cfg, &v->gen);

@@ -171,7 +171,7 @@ static bool in_filter(const struct infer *f, uint64_t ip)
 
 /* p ran in mode pm, in range, and went to a, out of range: PacketEn
  * clears (TIP.PGD with a; after an event, its FUP first). */
-static void leave(struct infer *f, const struct pinsn *p, unsigned pm, uint64_t a)
+static __attribute__((noinline)) void leave(struct infer *f, const struct pinsn *p, unsigned pm, uint64_t a)
 {
 	uint64_t next = p->addr + p->len;
 	uint64_t from = 0;
@@ -205,10 +205,11 @@ static void leave(struct infer *f, const struct pinsn *p, unsigned pm, uint64_t 
 	ptgen_leave(f->g, from, a, false);
 }
 
-/* a: where the trace (TraceEn) goes next, in mode am; false: out of the
- * filter ranges (no packets) */
-static bool trace_to(struct infer *f, const struct pinsn *prev, unsigned pm, uint64_t a,
-		     unsigned am)
+/* With filter ranges: a, in mode am, is where the trace (TraceEn) goes
+ * next; false: out of the ranges (no packets). Out of line: the common
+ * case without ranges stays short (see infer_exec()). */
+static __attribute__((noinline)) bool trace_filtered(struct infer *f, const struct pinsn *prev,
+						      unsigned pm, uint64_t a, unsigned am)
 {
 	/* FilterEn changes at taken branches and events only: a range entered
 	 * or left by the next sequential instruction is noticed at the next
@@ -224,6 +225,8 @@ static bool trace_to(struct infer *f, const struct pinsn *prev, unsigned pm, uin
 		leave(f, prev, pm, a);
 	} else if (in) {
 		ptgen_enable(f->g, a, am); /* TIP.PGE at the range's edge */
+		if (!f->traced)
+			f->first_ip = a;
 	}
 	f->packet_en = in;
 	return in;
@@ -256,7 +259,11 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 			f->end_call = f->calls - 1;
 			return true;
 		}
-		if (!trace_to(f, prev, pm, p->addr, am)) {
+		if (!f->cfg.nfilter) {
+			resolve(f, prev, pm, p->addr, am);
+			if (ptgen_psb_due(f->g))
+				ptgen_psb(f->g, true, p->addr, am);
+		} else if (!trace_filtered(f, prev, pm, p->addr, am)) {
 			f->filtered++;
 			return false;
 		}
@@ -282,8 +289,6 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 	} else {
 		return false;
 	}
-	if (!f->first_ip)
-		f->first_ip = p->addr;
 	f->traced++;
 	if (!(p->flags & PINSN_SEEN) && f->code) {
 		f->code(f->code_ctx, p);
@@ -315,12 +320,15 @@ bool infer_exec_run(struct infer *f, struct pinsn *p, size_t k, bool straight)
 				return false;
 			}
 			f->traced += more;
-			for (i = 1; i < k && f->code; i++) {
+			if (!f->code || k <= p[0].seen_run)
+				return false; /* their code is known: no look at each */
+			for (i = 1; i < k; i++) {
 				if (!(p[i].flags & PINSN_SEEN)) {
 					f->code(f->code_ctx, &p[i]);
 					p[i].flags |= PINSN_SEEN;
 				}
 			}
+			p[0].seen_run = (uint16_t)k;
 			return false;
 		}
 	}

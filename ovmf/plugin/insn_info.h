@@ -38,6 +38,7 @@ struct pinsn {
 	uint8_t flags;		/* enum pinsn_flag */
 	uint8_t iclass[3];	/* enum x86_iclass per enum x86_mode */
 	bool zero_len_call[3];
+	uint16_t seen_run;	/* the next seen_run - 1 are PINSN_SEEN (infer.c) */
 	uint64_t target[3];	/* direct branch target per mode */
 	uint8_t bytes[16];
 };

@@ -394,6 +394,27 @@ int main(void)
 		memset(&cfg, 0, sizeof(cfg));
 		run("a RET to elsewhere, then the outer RET", &cfg, true, miss_exec, miss_want, 0);
 
+		/* filter ranges (33.2.5.3): packets only in range, TIP.PGE where a
+		 * branch enters, TIP.PGD(target) where one leaves */
+		static const int64_t filt_exec[] = { 0x1000, 0x1100, 0x1101, 0x1005, 0x1007, 0x1008,
+						     0x1009, 0x100b, 0x1023, 0x1000, 0x1100, 0x1101,
+						     0x1005, -1 };
+		static const int64_t callee_want[] = { 0x1100, 0x1101, 0x1100, 0x1101, -1 };
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.nfilter = 1;
+		cfg.filter_a[0] = 0x1100;
+		cfg.filter_b[0] = 0x1101;
+		run("filter: the callee only (entered by CALL, left by RET)", &cfg, true, filt_exec,
+		    callee_want, 0);
+		/* the caller's range: left by the CALL and JMP RAX, entered by the
+		 * RET and the JMP back; the last JZ is left out (QEMU exits) */
+		static const int64_t caller_want[] = { 0x1000, 0x1005, 0x1007, 0x1008, 0x1009,
+						       0x100b, 0x1000, -1 };
+		cfg.filter_a[0] = 0x1000;
+		cfg.filter_b[0] = 0x1010;
+		run("filter: the caller only (left by CALL and JMP, entered by RET and JMP)", &cfg,
+		    true, filt_exec, caller_want, 0);
+
 		/* QEMU exits right after a branch: the branch is left out */
 		static const int64_t exit_exec[] = { 0x1000, 0x1100, 0x1101, 0x1005, -1 };
 		static const int64_t exit_want[] = { 0x1000, 0x1100, 0x1101, -1 };
