@@ -263,6 +263,41 @@ static bool readable(struct ptsynth *s, uint64_t ip, struct x86_insn *in)
 	return x86_decode(in, buf, (size_t)n, ip, (enum x86_mode)s->mode) > 0;
 }
 
+/*
+ * Would the direct JMP/CALL at ip (decoded as *in) enter an endless loop of
+ * straight code and direct JMPs/CALLs? Such a loop writes no packets, so
+ * how often it ran before the next asynchronous event is not in the trace:
+ * a decoder binds the event's FUP to the first time it reaches that IP
+ * (33.4.2.7). Real code never spins like that, code walked in the wrong
+ * mode can; the walker must not enter one. Follows at most 4096
+ * instructions and 64 direct branches; anything else ends the look.
+ */
+static bool endless_loop(struct ptsynth *s, uint64_t ip, const struct x86_insn *in)
+{
+	uint64_t seen[64];
+	unsigned nseen = 0;
+	struct x86_insn cur = *in;
+	uint64_t at = ip;
+	for (unsigned steps = 0; steps < 4096; steps++) {
+		if (cur.iclass == X86_IC_JMP_DIRECT || cur.iclass == X86_IC_CALL_DIRECT) {
+			for (unsigned i = 0; i < nseen; i++)
+				if (seen[i] == at)
+					return true;
+			if (nseen == 64)
+				return false;
+			seen[nseen++] = at;
+			at = cur.target;
+		} else if (cur.iclass == X86_IC_OTHER) {
+			at += cur.len;
+		} else {
+			return false;
+		}
+		if (!readable(s, at, &cur))
+			return false;
+	}
+	return false;
+}
+
 /* Why the instruction at s->ip cannot run: a #PF (14) where its bytes
  * cannot be fetched (*pfa: the first such byte), else #UD (6). */
 static int fetch_fault(struct ptsynth *s, uint64_t *pfa)
@@ -797,9 +832,17 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 		case X86_IC_OTHER:
 		case X86_IC_PTWRITE: /* PTW below if PTWEn */
 			break;
-		case X86_IC_JCC:
 		case X86_IC_JMP_DIRECT:
 		case X86_IC_CALL_DIRECT:
+			if (!s->lost && !s->intx && endless_loop(s, ip, &in)) {
+				/* stands for the loop being cut short: the branch
+				 * into it faults (#GP), a new entry follows */
+				fault(s, 13, 0);
+				enable_at(s, pick_entry(s), true);
+				continue;
+			}
+			break;
+		case X86_IC_JCC:
 		case X86_IC_RET_NEAR:
 		case X86_IC_JMP_INDIRECT:
 		case X86_IC_CALL_INDIRECT:

@@ -439,7 +439,7 @@ int x86_decode(struct x86_insn *out, const uint8_t *b, size_t avail, uint64_t ip
 		uint64_t t = ip + pos + imm + (uint64_t)disp;
 		if (m64)
 			out->osize = 64;
-		else if (osize == 16)
+		else if (osize == 16 && !(mode == X86_MODE_16 && ip > 0xffff))
 			t &= 0xffff;
 		else
 			t &= 0xffffffff;
@@ -515,6 +515,7 @@ static const struct x86_known known[] = {
 	{ X86_MODE_32, 7, X86_IC_FAR_JMP, 7, { 0xea, 0, 0, 1, 0, 0x10, 0 }, 0, 0 },
 	{ X86_MODE_32, 4, X86_IC_JMP_DIRECT, 4, { 0x66, 0xe9, 0xfc, 0xff }, 0x10000, 0 },
 	{ X86_MODE_16, 3, X86_IC_CALL_DIRECT, 3, { 0xe8, 0x10, 0x00 }, 0xfff0, 0x0003 },
+	{ X86_MODE_16, 3, X86_IC_JMP_DIRECT, 3, { 0xe9, 0x0b, 0xff }, 0xfffffff2, 0xffffff00 },
 	{ X86_MODE_16, 4, X86_IC_OTHER, 4, { 0xc8, 0x10, 0x00, 0x01 }, 0, 0 },
 	{ X86_MODE_32, 3, X86_IC_VMLAUNCH, 3, { 0x0f, 0x01, 0xc2 }, 0, 0 },
 	{ X86_MODE_32, 2, X86_IC_INT, 2, { 0xcd, 0x80 }, 0, 0 },

@@ -124,10 +124,15 @@ struct x86_insn {
  * -X86_ERR_NEED_MORE only when more bytes could still make it valid (avail
  * is below 15 and the bytes so far are a proper prefix of an instruction).
  *
- * ip is the offset from the CS base (EIP/RIP): direct targets wrap to 16 or
- * 32 bits outside 64-bit mode, as (E)IP does. Where the CS base is not zero
- * (real mode, CS<<4) and the trace carries linear addresses (CPUID.(14H,0):
- * ECX.LIP = 1), pass ip - base and add the base back to the target.
+ * ip is the linear address (CS base + IP, as in traces with CPUID.(14H,0):
+ * ECX.LIP = 1, SDM 33.3.1.1). Direct targets wrap to 32 bits outside 64-bit
+ * mode, and a 16-bit operand size wraps them to 16 bits, as (E)IP does,
+ * where the linear address is the IP: in 32-bit code (flat segments) and
+ * in 16-bit code below 64 KiB (CS base 0). 16-bit code above 64 KiB has a
+ * CS base that is not 0 (real mode: CS<<4; the reset vector: 0xFFFF0000),
+ * which the instruction stream does not tell: its targets are the linear
+ * next IP plus the displacement, exact unless the code relies on IP
+ * wrapping at the end of its 64 KiB segment (firmware never does).
  */
 int x86_decode(struct x86_insn *out, const uint8_t *bytes, size_t avail,
 	       uint64_t ip, enum x86_mode mode);

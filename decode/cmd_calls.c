@@ -27,7 +27,6 @@ static void calls_usage(FILE *f)
 		"(tail call, jump, interrupt, root, unknown caller). '-- gap --' marks where\n"
 		"the trace lost the flow (every frame ends there).\n\n"
 		TRACE_INPUT_USAGE
-		TRACE_INPUT_CPU_USAGE
 		"output:\n"
 		"  --depth N       only N levels (below the --function/--image frame)\n"
 		"  --function NAME only calls under a function NAME (or IMAGE`NAME)\n"
@@ -131,7 +130,6 @@ int cmd_calls(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		TRACE_INPUT_OPTS,
-		TRACE_INPUT_CPU_OPT,
 		{ "depth", required_argument, 0, 'd' },
 		{ "function", required_argument, 0, 'f' },
 		{ "image", required_argument, 0, 'i' },

@@ -40,7 +40,7 @@ static void coverage_usage(FILE *f)
 		"  --raw FILE[:from[-to]]:BASE, --elf FILE[:BASE], --pe FILE[:BASE]\n"
 		"                       (each --pe file is an image, named after the file)\n"
 		"  --images FILE        images.json naming the images (base, size, name)\n"
-		"  --cpu F/M[/S], --distnt, --disretc  as for 'efipt insn'\n"
+		"  --cpu N, --cpu F/M[/S], --distnt, --disretc  as for 'efipt insn'\n"
 		"output:\n"
 		"  --format drcov|text|json|lcov  drcov version 2 (Lighthouse, bncov, Lightkeeper,\n"
 		"                       Cartographer), a table, or JSON (default: drcov when\n"
@@ -453,6 +453,7 @@ int cmd_coverage(int argc, char **argv)
 	};
 	struct ptsec_image im;
 	struct trace_images ti = { 0 };
+	unsigned cpu = 0;	/* --cpu N: the run's trace of CPU N */
 	struct ptflow_config fc;
 	const char *trace = NULL, *out = NULL;
 	static char run_trace[4200];
@@ -489,9 +490,9 @@ int cmd_coverage(int argc, char **argv)
 				goto out;
 			break;
 		case 'c':
-			if (trace_input_parse_cpu(optarg, &fc.errata)) {
-				fprintf(stderr, CMD ": --cpu wants FAMILY/MODEL[/STEPPING], got '%s'\n",
-					term_safe(optarg));
+			if (trace_input_cpu_arg(optarg, &cpu, &fc.errata)) {
+				fprintf(stderr, CMD ": --cpu wants a CPU number N or "
+					"FAMILY/MODEL[/STEPPING], got '%s'\n", term_safe(optarg));
 				goto out;
 			}
 			break;
@@ -571,7 +572,8 @@ int cmd_coverage(int argc, char **argv)
 			fprintf(stderr, CMD ": a run directory brings its own code: no --raw/--elf/--pe\n");
 			goto out;
 		}
-		if (trace_input_run(CMD, argv[optind], &im, &fc, run_trace, sizeof(run_trace), &ti)) {
+		if (trace_input_run(CMD, argv[optind], cpu, &im, &fc, run_trace, sizeof(run_trace),
+				    &ti)) {
 			rc = 1;
 			goto out;
 		}

@@ -12,14 +12,17 @@
 #include "decode/rundir.h"
 #include "decode/rundir_code.h"
 #include "decode/trace_end.h"
+#include "decode/trace_input.h"
 
 static void decode_usage(FILE *f)
 {
-	fprintf(f, "usage: efipt decode [--top N] [--symbols PATH]... [--path-map OLD=NEW]... DIR\n\n"
+	fprintf(f, "usage: efipt decode [--top N] [--cpu N] [--symbols PATH]... [--path-map OLD=NEW]... DIR\n\n"
 		   "Decode the trace of an efipt run directory (trace.pt) against the code\n"
 		   "snapshots it holds, and print the same summary efipt.efi prints with\n"
 		   "'trace --decode': instructions, branches, events, errors, top images.\n\n"
 		   "  --top N   list the N images that executed most (default 10)\n"
+		   "  --cpu N   the trace of CPU N (a run with several, e.g. efipt qemu\n"
+		   "            -smp; default 0)\n"
 		   "  --symbols PATH, --path-map OLD=NEW  also list the N functions that\n"
 		   "            executed most, as 'efipt top' (see efipt symbols --help)\n\n"
 		   "A trace with no PSB, or whose last packet is cut by the end of the file,\n"
@@ -36,11 +39,14 @@ int cmd_decode(int argc, char **argv)
 		{ "top", required_argument, 0, 't' },
 		{ "symbols", required_argument, 0, 's' },
 		{ "path-map", required_argument, 0, 'm' },
+		{ "cpu", required_argument, 0, 'c' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
 	long top = 10;
+	unsigned cpu = 0;
+	char cpu_arg[16] = "0";
 	/* --symbols/--path-map: handed to efipt top after the summary */
 	char *top_argv[2 * 80 + 8];
 	int top_argc = 1, nsym = 0;
@@ -67,6 +73,16 @@ int cmd_decode(int argc, char **argv)
 			top_argv[top_argc++] = optarg;
 			nsym += c == 's';
 			break;
+		case 'c': {
+			uint32_t errata_unused = 0;
+			if (strchr(optarg, '/') || trace_input_cpu_arg(optarg, &cpu, &errata_unused)) {
+				fprintf(stderr, "efipt decode: --cpu wants a CPU number, got '%s'\n",
+					term_safe(optarg));
+				return 2;
+			}
+			snprintf(cpu_arg, sizeof(cpu_arg), "%u", cpu);
+			break;
+		}
 		case 'h':
 			decode_usage(stdout);
 			return 0;
@@ -87,7 +103,7 @@ int cmd_decode(int argc, char **argv)
 		return 1;
 	}
 	char path[4200], err[4400];
-	if (rundir_trace(&rd, path, sizeof(path), err, sizeof(err))) {
+	if (rundir_trace_cpu(&rd, cpu, path, sizeof(path), err, sizeof(err))) {
 		fprintf(stderr, "efipt decode: %s\n", term_safe(err));
 		rundir_close(&rd);
 		return 1;
@@ -138,6 +154,8 @@ int cmd_decode(int argc, char **argv)
 			snprintf(limit, sizeof(limit), "%ld", top);
 			top_argv[top_argc++] = "--limit";
 			top_argv[top_argc++] = limit;
+			top_argv[top_argc++] = "--cpu";
+			top_argv[top_argc++] = cpu_arg;
 			top_argv[top_argc++] = argv[optind];
 			top_argv[top_argc] = NULL;
 			printf("\ntop functions:\n");

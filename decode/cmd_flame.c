@@ -29,7 +29,6 @@ static void flame_usage(FILE *f)
 		"                  was on the CPU in ns, from the trace's timing packets\n"
 		"                  (TSC ticks when the TSC frequency is unknown)\n\n"
 		TRACE_INPUT_USAGE
-		TRACE_INPUT_CPU_USAGE
 		"\nExit status: 0, 1 if the trace had decode errors, 2 on usage errors,\n"
 		"unreadable inputs or a write error.\n");
 }
@@ -161,7 +160,6 @@ int cmd_flame(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		TRACE_INPUT_OPTS,
-		TRACE_INPUT_CPU_OPT,
 		{ "weight", required_argument, 0, 'w' },
 		{ "inline", no_argument, 0, 'i' },
 		{ "help", no_argument, 0, 'h' },

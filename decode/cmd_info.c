@@ -189,6 +189,20 @@ int cmd_info(int argc, char **argv)
 		printf("Trace        %s, %lld bytes\n",
 		       json_object_get(tr, "source") ? jstr(tr, "source") : "Intel PT",
 		       (long long)json_integer_value(json_object_get(tr, "bytes")));
+	if (json_object_get(tr, "traces")) {
+		/* one per CPU (efipt qemu -smp): --cpu N picks one */
+		static struct rundir_cpu_trace t[RUNDIR_TRACES_MAX];
+		char err[1200];
+		int n = rundir_traces(&rd, t, RUNDIR_TRACES_MAX, err, sizeof(err));
+		if (n < 0) {
+			printf("Traces       %s\n", term_safe(err));
+			rc = 1;
+		}
+		for (int k = 0; k < n; k++)
+			printf("%s CPU %-3u %-16s %12llu bytes %14llu instructions\n",
+			       k ? "            " : "Traces      ", t[k].cpu, t[k].file,
+			       (unsigned long long)t[k].bytes, (unsigned long long)t[k].insns);
+	}
 	show_ptxed(&rd);
 	if (stray_tmp_files(&rd))
 		rc = 1;

@@ -46,7 +46,7 @@ static void insn_usage(FILE *f)
 		"options:\n"
 		"  --run DIR       an efipt run directory: its trace.pt, code snapshots,\n"
 		"                  CPU (errata) and DisTNT/DisRETC settings\n"
-		"  --cpu F/M[/S]   apply the errata of that CPU (family/model/stepping)\n"
+		TRACE_INPUT_CPU_HELP
 		"  --no-inst       print addresses only, no disassembly\n"
 		"  --stat          print only counts: instructions, branches, events, errors\n"
 		"  --time          show the time stamp (TSC) on event lines\n"
@@ -187,8 +187,11 @@ int cmd_insn(int argc, char **argv)
 	struct ptsec_image im;
 	struct iopts o;
 	struct ptflow_config fc;
-	const char *trace = NULL;
+	const char *trace = NULL, *run = NULL;
 	static char run_trace[4200];
+	unsigned cpu = 0;
+	bool set_errata = false;
+	uint32_t errata = 0;
 	unsigned long long v, cache_n = 1 << 16;
 	int c, rc = 2;
 
@@ -201,20 +204,17 @@ int cmd_insn(int argc, char **argv)
 		int lr = 0;
 		switch (c) {
 		case 'p': trace = optarg; break;
-		case 'X':
-			if (trace_input_run("efipt insn", optarg, &im, &fc, run_trace,
-					    sizeof(run_trace), NULL))
-				goto out;
-			trace = run_trace;
-			break;
+		case 'X': run = optarg; break;
 		case 'r': lr = ptsec_load_raw(&im, optarg); break;
 		case 'e': lr = ptsec_load_elf(&im, optarg); break;
 		case 'P': lr = ptsec_load_pe(&im, optarg); break;
 		case 'c':
-			if (trace_input_parse_cpu(optarg, &fc.errata)) {
-				fprintf(stderr, "efipt insn: --cpu wants FAMILY/MODEL[/STEPPING], got '%s'\n", optarg);
+			if (trace_input_cpu_arg(optarg, &cpu, &errata)) {
+				fprintf(stderr, "efipt insn: --cpu wants a CPU number N or "
+					"FAMILY/MODEL[/STEPPING], got '%s'\n", term_safe(optarg));
 				goto out;
 			}
+			set_errata |= strchr(optarg, '/') != NULL;
 			break;
 		case 'n': o.no_inst = true; break;
 		case 's': o.stat = true; break;
@@ -272,6 +272,27 @@ int cmd_insn(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (run) {
+		/* after the options: --cpu N picks the trace; what the command
+		 * line says wins over the manifest */
+		bool distnt = fc.distnt, disretc = fc.disretc;
+		if (trace && trace != run_trace) {
+			fprintf(stderr, "efipt insn: --run brings its trace: no --pt with it\n");
+			goto out;
+		}
+		if (trace_input_run("efipt insn", run, cpu, &im, &fc, run_trace, sizeof(run_trace),
+				    NULL))
+			goto out;
+		trace = run_trace;
+		fc.distnt |= distnt;
+		fc.disretc |= disretc;
+	} else if (cpu) {
+		fprintf(stderr, "efipt insn: --cpu %u picks a trace of a run directory: give --run\n",
+			cpu);
+		goto out;
+	}
+	if (set_errata)
+		fc.errata = errata;
 	if (!trace || optind != argc) {
 		insn_usage(stderr);
 		goto out;

@@ -21,6 +21,7 @@
 #include "decode/commands.h"
 #include "decode/rundir.h"
 #include "decode/file_io.h"
+#include "decode/qemu_esp.h"
 #include "decode/qemu_merge.h"
 #include "decode/qemu_trace_opts.h"
 
@@ -41,7 +42,10 @@ static void qemu_usage(FILE *f)
 		"  --esp IMAGE        the ESP image QEMU boots (-drive file=IMAGE): after QEMU\n"
 		"                     exits, merge the run efipt.efi 'trace --source qemu' wrote\n"
 		"                     there (images.json, memory map) into RUNDIR; QEMU runs on\n"
-		"                     after the stop marker until the guest powers off\n"
+		"                     after the stop marker until the guest powers off.\n"
+		"                     Without --esp, the one raw FAT disk image of QEMU-ARGS\n"
+		"                     (-drive file=IMAGE, -hda IMAGE) is taken, and said so\n"
+		"  --no-esp           no ESP: do not look for one in QEMU-ARGS\n"
 		"  --plugin FILE      the plugin (default: efipt-qemu.so next to efipt,\n"
 		"                     or $EFIPT_QEMU_PLUGIN)\n"
 		"  --qemu FILE        the QEMU binary (default: qemu-system-x86_64)\n\n"
@@ -182,6 +186,7 @@ int cmd_qemu(int argc, char **argv)
 		{ "plugin", required_argument, 0, 'P' },
 		{ "qemu", required_argument, 0, 'q' },
 		{ "esp", required_argument, 0, 'E' },
+		{ "no-esp", no_argument, 0, 'N' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -189,6 +194,8 @@ int cmd_qemu(int argc, char **argv)
 	static const char *const stops[] = { "exit", "marker", NULL };
 	const char *out = NULL, *start = NULL, *stop = NULL, *qemu = "qemu-system-x86_64";
 	const char *esp = NULL;
+	int no_esp = 0, esp_auto = 0;
+	static char auto_esp[PATH_MAX];
 	unsigned long long limit = 0;
 	char plugin[PATH_MAX] = "";
 	int c;
@@ -229,6 +236,7 @@ int cmd_qemu(int argc, char **argv)
 		case 'P': snprintf(plugin, sizeof(plugin), "%s", optarg); break;
 		case 'q': qemu = optarg; break;
 		case 'E': esp = optarg; break;
+		case 'N': no_esp = 1; break;
 		case 'h': qemu_usage(stdout); return 0;
 		default: qemu_usage(stderr); return 2;
 		}
@@ -254,6 +262,22 @@ int cmd_qemu(int argc, char **argv)
 				"-drive if=pflash,format=raw,readonly=on,file=OVMF_CODE.fd "
 				"(or -bios FILE)\n");
 		return 2;
+	}
+	if (esp && no_esp) {
+		fprintf(stderr, "efipt qemu: --esp and --no-esp: give one\n");
+		return 2;
+	}
+	if (!esp && !no_esp) {
+		char from[32], why[PATH_MAX + 200];
+		if (qemu_find_esp(qn, qa, auto_esp, sizeof(auto_esp), from, sizeof(from), why,
+				  sizeof(why))) {
+			esp = auto_esp;
+			esp_auto = 1;
+			printf("efipt qemu: the ESP is %s (%s): efipt.efi's run there is merged "
+			       "after QEMU ends (--no-esp: not)\n", esp, from);
+		} else if (*why) {
+			printf("efipt qemu: no ESP to merge efipt.efi's run from: %s\n", why);
+		}
 	}
 	if (esp && access(esp, R_OK)) {
 		fprintf(stderr, "efipt qemu: --esp %s: %s\n", esp, strerror(errno));
@@ -337,13 +361,20 @@ int cmd_qemu(int argc, char **argv)
 	char man[PATH_MAX + 32];
 	snprintf(man, sizeof(man), "%s/manifest.json", out);
 	if (access(man, R_OK)) {
+		char tmp[PATH_MAX + 32];
+		snprintf(tmp, sizeof(tmp), "%s/trace.pt.tmp", out);
 		if (!rmdir(out)) /* QEMU wrote nothing: leave nothing */
 			fprintf(stderr, "efipt qemu: QEMU ended (status %d) before tracing began; "
-					"no run directory\n", status);
-		else
+					"no run directory (or efipt-qemu.so could write none of its "
+					"files: see above)\n", status);
+		else if (!access(tmp, F_OK))
 			fprintf(stderr, "efipt qemu: %s: no manifest.json: QEMU ended (status %d) "
 					"before the plugin finished the trace; trace.pt.tmp is "
 					"incomplete\n", out, status);
+		else
+			fprintf(stderr, "efipt qemu: %s: no manifest.json: efipt-qemu.so could not "
+					"finish the run directory (QEMU status %d; see above): it "
+					"is not a run\n", out, status);
 		free(qargv);
 		free(before);
 		return 1;
@@ -377,19 +408,33 @@ int cmd_qemu(int argc, char **argv)
 	       out, json_integer_value(json_object_get(tr, "insns")),
 	       json_integer_value(json_object_get(tr, "bytes")),
 	       json_string_value(json_object_get(tr, "stopped_by")) ?: "?");
+	size_t k;
+	json_t *e;
+	json_array_foreach(json_object_get(tr, "traces"), k, e)
+		if (json_integer_value(json_object_get(e, "cpu")))
+			printf("efipt qemu: %s: CPU %" JSON_INTEGER_FORMAT ": %" JSON_INTEGER_FORMAT
+			       " instructions traced, %" JSON_INTEGER_FORMAT " bytes (%s)\n", out,
+			       json_integer_value(json_object_get(e, "cpu")),
+			       json_integer_value(json_object_get(e, "insns")),
+			       json_integer_value(json_object_get(e, "bytes")),
+			       json_string_value(json_object_get(e, "file")) ?: "?");
 	json_decref(m);
 	if (esp) {
 		struct qemu_merge_result mr;
 		char err[PATH_MAX + 256];
 		int mrc = qemu_merge_esp(out, esp, before, &mr, err, sizeof(err));
 		free(before);
-		if (mrc) {
+		if (mrc == 1 && esp_auto) {
+			/* a disk without efipt.efi's run: the trace stands alone */
+			printf("efipt qemu: nothing merged from %s: %s\n", esp, err);
+		} else if (mrc) {
 			fprintf(stderr, "efipt qemu: merging efipt.efi's run: %s\n", err);
 			return 1;
+		} else {
+			printf("efipt qemu: %s: merged efipt.efi's run %s from %s (%u images, %u "
+			       "code snapshots; the start marker is in %s)\n",
+			       out, mr.guest_run, esp, mr.images, mr.snapshots, mr.marker_image);
 		}
-		printf("efipt qemu: %s: merged efipt.efi's run %s from %s (%u images, %u code "
-		       "snapshots; the start marker is in %s)\n",
-		       out, mr.guest_run, esp, mr.images, mr.snapshots, mr.marker_image);
 	}
 	/* module names from the firmware volumes: not needed for the trace,
 	 * so a flash image that cannot be read is a note, not a failure */

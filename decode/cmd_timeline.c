@@ -429,19 +429,31 @@ int cmd_timeline(int argc, char **argv)
 		l->min_dur = 1; /* an empty slice shows nothing */
 	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
 		goto out;
-	/* every CPU's trace of a run directory, one track each */
-	static struct rundir_cpu_trace cpu[RUNDIR_CPUS_MAX];
+	/* every CPU's trace of a run directory, one track each (--cpu N > 0:
+	 * that CPU's alone); CPU 0 first */
+	static struct rundir_cpu_trace cpu[RUNDIR_TRACES_MAX];
+	static char cpu_path[RUNDIR_TRACES_MAX][4200];
 	int ncpu = 1;
-	cpu[0].cpu = 0;
-	snprintf(cpu[0].path, sizeof(cpu[0].path), "%s", t.trace);
-	if (*t.run) {
+	cpu[0].cpu = t.cpu;
+	snprintf(cpu_path[0], sizeof(cpu_path[0]), "%s", t.trace);
+	if (*t.run && !t.cpu) {
 		struct rundir rd;
 		char err[4400];
 		if (rundir_open(&rd, t.run)) {
 			fprintf(stderr, "efipt timeline: %s\n", term_safe(rd.err));
 			goto out;
 		}
-		ncpu = rundir_cpu_traces(&rd, cpu, RUNDIR_CPUS_MAX, err, sizeof(err));
+		ncpu = rundir_traces(&rd, cpu, RUNDIR_TRACES_MAX, err, sizeof(err));
+		for (int a = 1; a < ncpu; a++)
+			for (int b = a; b > 0 && cpu[b].cpu < cpu[b - 1].cpu; b--) {
+				struct rundir_cpu_trace tmp = cpu[b];
+				cpu[b] = cpu[b - 1];
+				cpu[b - 1] = tmp;
+			}
+		for (int i = 0; i < ncpu; i++)
+			if (rundir_trace_cpu(&rd, cpu[i].cpu, cpu_path[i], sizeof(cpu_path[i]), err,
+					     sizeof(err)))
+				ncpu = -1;
 		rundir_close(&rd);
 		if (ncpu < 0) {
 			fprintf(stderr, "efipt timeline: %s\n", term_safe(err));
@@ -466,7 +478,7 @@ int cmd_timeline(int argc, char **argv)
 		m->t = &t;
 		m->cs = &cs;
 		m->cpu = cpu[i].cpu;
-		snprintf(t.trace, sizeof(t.trace), "%s", cpu[i].path);
+		snprintf(t.trace, sizeof(t.trace), "%.4199s", cpu_path[i]);
 		struct cs_listener ls = { m, on_enter, on_leave, NULL, on_time };
 		if (cs_init(&cs, &t.st, &ls)) {
 			fprintf(stderr, "efipt timeline: out of memory\n");

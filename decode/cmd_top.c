@@ -23,7 +23,6 @@ static void top_usage(FILE *f)
 		"Functions by instructions executed: exclusive (in the function itself),\n"
 		"inclusive (while it is on the call stack), calls, share of the trace.\n\n"
 		TRACE_INPUT_USAGE
-		TRACE_INPUT_CPU_USAGE
 		"output:\n"
 		"  --by function|image  what to count by (default function)\n"
 		"  --format text|jsonl|csv  (jsonl: one object per row: image, function,\n"
@@ -90,7 +89,6 @@ int cmd_top(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		TRACE_INPUT_OPTS,
-		TRACE_INPUT_CPU_OPT,
 		{ "by", required_argument, 0, 'b' },
 		{ "format", required_argument, 0, 'f' },
 		{ "limit", required_argument, 0, 'l' },

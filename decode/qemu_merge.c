@@ -85,7 +85,8 @@ char *qemu_esp_runs(const char *esp)
 	return out;
 }
 
-/* mcopy -s -n -i ESP ::/efipt DEST/ */
+/* mcopy -s -n -i ESP ::/efipt DEST/: 0, 1 when mcopy ran and found no
+ * \efipt to copy, -1 on other failures (err says which) */
 static int copy_out(const char *esp, const char *dest, char *err, size_t errlen)
 {
 	char img[PATH_MAX + 8];
@@ -116,7 +117,7 @@ static int copy_out(const char *esp, const char *dest, char *err, size_t errlen)
 		int st = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 		snprintf(err, errlen, "%s: no \\efipt directory could be read from it (mcopy "
 				      "status %d%s)", esp, st, st == 127 ? ": is mtools installed?" : "");
-		return -1;
+		return st == 1 ? 1 : -1;
 	}
 	return 0;
 }
@@ -244,11 +245,15 @@ int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
 	}
 	int rc = -1;
 	json_t *gm = NULL, *pm = NULL, *gmap = NULL, *pmap = NULL, *gimg = NULL;
-	if (copy_out(esp, tmp, err, errlen))
+	int cr = copy_out(esp, tmp, err, errlen);
+	if (cr) {
+		rc = cr; /* 1: no \efipt on it, nothing to merge */
 		goto out;
+	}
 	if (pick_run(runs, before, res->guest_run, sizeof(res->guest_run), &gm)) {
 		snprintf(err, errlen, "%s: no new run of 'efipt.efi trace --source qemu' in \\efipt "
 				      "(did efipt.efi finish and write its run directory?)", esp);
+		rc = 1;
 		goto out;
 	}
 	snprintf(guest, sizeof(guest), "%s/%s", runs, res->guest_run);

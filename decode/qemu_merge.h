@@ -26,8 +26,9 @@ char *qemu_esp_runs(const char *esp);
 
 /*
  * Only a run not named in before (qemu_esp_runs, may be NULL) is merged.
- * Returns 0, or -1 with the reason in err (the ESP has no such run, the
- * start marker lies in no image of it, a file could not be written). The
+ * Returns 0; 1 when the ESP has no such run or no \efipt (nothing changed); or -1 with
+ * the reason in err (the start marker lies in no image of the run, a file
+ * could not be written). err is set for 1 too. The
  * merged files replace the plugin's by rename; manifest.json is rewritten
  * last.
  */

@@ -313,25 +313,27 @@ int rundir_json_save(const char *dir, const char *name, json_t *j, int indent, c
 	return 0;
 }
 
-int rundir_trace(const struct rundir *rd, char *path, size_t cap, char *err, size_t errlen)
+/* DIR/name into path if the manifest lists it as written. */
+static int written_trace(const struct rundir *rd, const char *name, char *path, size_t cap,
+			 char *err, size_t errlen)
 {
 	const char *status = NULL;
 	size_t i;
 	json_t *f;
 	json_array_foreach(json_object_get(rd->manifest, "files"), i, f)
-		if (!strcmp(json_string_value(json_object_get(f, "name")) ?: "", "trace.pt"))
+		if (!strcmp(json_string_value(json_object_get(f, "name")) ?: "", name))
 			status = json_string_value(json_object_get(f, "status"));
 	if (!status) {
 		snprintf(err, errlen, "%s: this run recorded no trace (manifest.json lists no "
-				      "trace.pt)", rd->path);
+				      "%s)", rd->path, name);
 		return -1;
 	}
 	if (strcmp(status, "written")) {
 		snprintf(err, errlen, "%s: the run could not write its trace: manifest.json says "
-				      "%s for trace.pt", rd->path, status);
+				      "%s for %s", rd->path, status, name);
 		return -1;
 	}
-	snprintf(path, cap, "%s/trace.pt", rd->path);
+	snprintf(path, cap, "%s/%s", rd->path, name);
 	return 0;
 }
 
@@ -348,73 +350,94 @@ int rundir_hex(json_t *v, unsigned long long *out)
 	return errno ? -1 : 0;
 }
 
-/* The status the manifest's files list gives name ("written", ...), or NULL. */
-static const char *file_status(const struct rundir *rd, const char *name)
+int rundir_trace(const struct rundir *rd, char *path, size_t cap, char *err, size_t errlen)
 {
-	size_t i;
-	json_t *f;
-	json_array_foreach(json_object_get(rd->manifest, "files"), i, f)
-		if (!strcmp(json_string_value(json_object_get(f, "name")) ?: "", name))
-			return json_string_value(json_object_get(f, "status"));
-	return NULL;
+	return written_trace(rd, "trace.pt", path, cap, err, errlen);
 }
 
-int rundir_cpu_traces(const struct rundir *rd, struct rundir_cpu_trace *out, int max, char *err,
-		      size_t errlen)
+int rundir_traces(const struct rundir *rd, struct rundir_cpu_trace *t, unsigned max,
+		  char *err, size_t errlen)
 {
-	json_t *traces = json_object_get(json_object_get(rd->manifest, "trace"), "traces");
-	if (max < 1)
-		return -1;
-	if (!traces) {
-		out[0].cpu = 0;
-		return rundir_trace(rd, out[0].path, sizeof(out[0].path), err, errlen) ? -1 : 1;
+	json_t *arr = json_object_get(json_object_get(rd->manifest, "trace"), "traces");
+	if (!arr) { /* one CPU: trace.pt */
+		t[0].cpu = 0;
+		snprintf(t[0].file, sizeof(t[0].file), "trace.pt");
+		json_t *b = json_object_get(json_object_get(rd->manifest, "trace"), "bytes");
+		t[0].bytes = json_is_integer(b) ? (uint64_t)json_integer_value(b) : 0;
+		t[0].insns = 0;
+		return 1;
 	}
-	int n = 0;
 	size_t i;
 	json_t *e;
-	json_array_foreach(traces, i, e) {
-		json_t *cpu = json_object_get(e, "cpu");
-		const char *file = json_string_value(json_object_get(e, "file"));
+	unsigned n = 0;
+	json_array_foreach(arr, i, e) {
+		json_t *cpu = json_object_get(e, "cpu"), *file = json_object_get(e, "file");
+		json_t *bytes = json_object_get(e, "bytes"), *insns = json_object_get(e, "insns");
+		char want[32];
 		if (!json_is_integer(cpu) || json_integer_value(cpu) < 0 ||
-		    json_integer_value(cpu) >= RUNDIR_CPUS_MAX || !file || !*file ||
-		    strchr(file, '/') || strchr(file, '\\') || !strcmp(file, "..") ||
-		    !strcmp(file, ".")) {
-			snprintf(err, errlen, "manifest.json: trace.traces[%zu] must have a \"cpu\" "
-				 "from 0 to %d and a plain \"file\" name", i, RUNDIR_CPUS_MAX - 1);
+		    json_integer_value(cpu) > 65535 || !json_is_string(file)) {
+			snprintf(err, errlen, "%s: manifest.json: trace.traces[%zu] needs \"cpu\" "
+					      "(0..65535) and \"file\"", rd->path, i);
 			return -1;
 		}
 		unsigned c = (unsigned)json_integer_value(cpu);
-		for (int k = 0; k < n; k++)
-			if (out[k].cpu == c) {
-				snprintf(err, errlen, "manifest.json: trace.traces lists CPU %u twice",
-					 c);
+		if (c)
+			snprintf(want, sizeof(want), "trace.cpu%u.pt", c);
+		else
+			snprintf(want, sizeof(want), "trace.pt");
+		/* the file's name follows from the CPU (docs/format.md): never a
+		 * path the manifest chose */
+		if (strcmp(json_string_value(file), want)) {
+			snprintf(err, errlen, "%s: manifest.json: trace.traces[%zu]: CPU %u's trace is "
+					      "%s, not '%s'", rd->path, i, c, want,
+				 json_string_value(file));
+			return -1;
+		}
+		for (unsigned k = 0; k < n; k++)
+			if (t[k].cpu == c) {
+				snprintf(err, errlen, "%s: manifest.json: trace.traces lists CPU %u "
+						      "twice", rd->path, c);
 				return -1;
 			}
-		const char *st = file_status(rd, file);
-		if (!st || strcmp(st, "written")) {
-			snprintf(err, errlen, "%s: CPU %u's trace %s %s%s", rd->path, c, file,
-				 st ? "was not written: manifest.json says " : "is not in manifest.json's files",
-				 st ? st : "");
-			return -1;
-		}
 		if (n == max) {
-			snprintf(err, errlen, "manifest.json: trace.traces has more than %d CPUs", max);
+			snprintf(err, errlen, "%s: manifest.json: more than %u traces", rd->path, max);
 			return -1;
 		}
-		out[n].cpu = c;
-		snprintf(out[n].path, sizeof(out[n].path), "%s/%s", rd->path, file);
+		t[n].cpu = c;
+		snprintf(t[n].file, sizeof(t[n].file), "%s", want);
+		t[n].bytes = json_is_integer(bytes) ? (uint64_t)json_integer_value(bytes) : 0;
+		t[n].insns = json_is_integer(insns) ? (uint64_t)json_integer_value(insns) : 0;
 		n++;
 	}
-	if (!n) {
-		snprintf(err, errlen, "manifest.json: trace.traces is empty");
+	return (int)n;
+}
+
+int rundir_trace_cpu(const struct rundir *rd, unsigned cpu, char *path, size_t cap, char *err,
+		     size_t errlen)
+{
+	static struct rundir_cpu_trace t[RUNDIR_TRACES_MAX];
+	if (!cpu)
+		return rundir_trace(rd, path, cap, err, errlen);
+	int n = rundir_traces(rd, t, RUNDIR_TRACES_MAX, err, errlen);
+	if (n < 0)
 		return -1;
+	char name[32];
+	snprintf(name, sizeof(name), "trace.cpu%u.pt", cpu);
+	size_t k;
+	json_t *f;
+	json_array_foreach(json_object_get(rd->manifest, "files"), k, f)
+		if (!strcmp(json_string_value(json_object_get(f, "name")) ?: "", name))
+			return written_trace(rd, name, path, cap, err, errlen); /* why not, if so */
+	char have[256] = "";
+	size_t hl = 0;
+	for (int i = 0; i < n; i++) {
+		if (t[i].cpu == cpu)
+			return written_trace(rd, t[i].file, path, cap, err, errlen);
+		if (hl + 16 < sizeof(have))
+			hl += (size_t)snprintf(have + hl, sizeof(have) - hl, "%s%u", i ? ", " : "",
+					       t[i].cpu);
 	}
-	/* CPU 0 first, then by number (tracks in order) */
-	for (int a = 1; a < n; a++)
-		for (int b = a; b > 0 && out[b].cpu < out[b - 1].cpu; b--) {
-			struct rundir_cpu_trace tmp = out[b];
-			out[b] = out[b - 1];
-			out[b - 1] = tmp;
-		}
-	return n;
+	snprintf(err, errlen, "%s: no trace of CPU %u: the run has %d (CPU%s %s)", rd->path, cpu, n,
+		 n == 1 ? "" : "s", have);
+	return -1;
 }

@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/flow_setup.h"
 
@@ -40,18 +41,24 @@ int rundir_trace(const struct rundir *rd, char *path, size_t cap, char *err, siz
  * or the number passes 2^64. */
 int rundir_hex(json_t *v, unsigned long long *out);
 
-/* One CPU's trace of a run (manifest trace.traces; docs/format.md). */
+/* One CPU's trace (manifest trace.traces; a run without it has CPU 0's
+ * trace.pt only). */
+#define RUNDIR_TRACES_MAX 256
 struct rundir_cpu_trace {
 	unsigned cpu;
-	char path[4200];	/* DIR/FILE */
+	char file[32];		/* trace.pt, trace.cpuN.pt */
+	uint64_t bytes, insns;	/* as the manifest says (0: not said) */
 };
-#define RUNDIR_CPUS_MAX 256
 
-/* Every CPU's trace, CPU 0 (trace.pt) first, into out (max entries): a run
- * without trace.traces has trace.pt only. The number, or -1 with why in
- * err (a malformed entry, a file the manifest does not list as written). */
-int rundir_cpu_traces(const struct rundir *rd, struct rundir_cpu_trace *out, int max, char *err,
-		      size_t errlen);
+/* The run's traces into t (at most max): their number, or -1 with why in
+ * err (a malformed trace.traces). */
+int rundir_traces(const struct rundir *rd, struct rundir_cpu_trace *t, unsigned max,
+		  char *err, size_t errlen);
+
+/* The trace of CPU cpu into path, as rundir_trace() (cpu 0: trace.pt);
+ * -1 with the CPUs the run has in err when it has none of that CPU. */
+int rundir_trace_cpu(const struct rundir *rd, unsigned cpu, char *path, size_t cap, char *err,
+		     size_t errlen);
 
 /* Manifest accessors (NULL/0 when absent). */
 const char *rundir_str(const struct rundir *rd, const char *key);

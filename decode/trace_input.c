@@ -34,7 +34,7 @@ static int images_room(const char *cmd, struct trace_images *imgs)
 }
 
 /* trace_input_run(), and the run's facts into *facts if not NULL. */
-static int run_load(const char *cmd, const char *dir, struct ptsec_image *im,
+static int run_load(const char *cmd, const char *dir, unsigned cpu, struct ptsec_image *im,
 		    struct ptflow_config *fc, char *trace, size_t cap, struct trace_images *imgs,
 		    struct flow_facts *facts_out)
 {
@@ -46,7 +46,7 @@ static int run_load(const char *cmd, const char *dir, struct ptsec_image *im,
 		fprintf(stderr, "%s: %s\n", cmd, term_safe(rd.err));
 		goto done;
 	}
-	if (rundir_trace(&rd, trace, cap, err, sizeof(err))) {
+	if (rundir_trace_cpu(&rd, cpu, trace, cap, err, sizeof(err))) {
 		fprintf(stderr, "%s: %s\n", cmd, term_safe(err));
 		goto done;
 	}
@@ -79,10 +79,10 @@ done:
 	return rc;
 }
 
-int trace_input_run(const char *cmd, const char *dir, struct ptsec_image *im,
+int trace_input_run(const char *cmd, const char *dir, unsigned cpu, struct ptsec_image *im,
 		    struct ptflow_config *fc, char *trace, size_t cap, struct trace_images *imgs)
 {
-	return run_load(cmd, dir, im, fc, trace, cap, imgs, NULL);
+	return run_load(cmd, dir, cpu, im, fc, trace, cap, imgs, NULL);
 }
 
 int trace_input_images(const char *cmd, const char *path, struct trace_images *imgs)
@@ -173,6 +173,17 @@ int trace_input_parse_cpu(const char *s, uint32_t *errata)
 	return 0;
 }
 
+int trace_input_cpu_arg(const char *s, unsigned *cpu, uint32_t *errata)
+{
+	unsigned long long n;
+	if (strchr(s, '/'))
+		return trace_input_parse_cpu(s, errata);
+	if (parse_u64(s, &n) || n > 65535)
+		return -1;
+	*cpu = (unsigned)n;
+	return 0;
+}
+
 /* ---- the analyses ---- */
 #define PIPE_MAX (16ull << 30)
 #define MAX_IMAGES 4096
@@ -181,7 +192,6 @@ void trace_input_init(struct trace_input *t, const char *cmd)
 {
 	memset(t, 0, sizeof(*t));
 	t->cmd = cmd;
-	t->cpu = -1;
 	snprintf(t->prefixed, sizeof(t->prefixed), "efipt %s", cmd);
 	ptsec_init(&t->im);
 }
@@ -436,16 +446,13 @@ int trace_input_option(struct trace_input *t, int c, const char *arg)
 		t->fc.nom_freq = (uint8_t)v;
 		return 0;
 	}
-	case 0x10c: {
-		unsigned long long v;
-		if (parse_u64(arg, &v) || v >= RUNDIR_CPUS_MAX) {
-			fprintf(stderr, "efipt %s: --cpu takes a CPU number from 0 to %d, not '%s'\n",
-				t->cmd, RUNDIR_CPUS_MAX - 1, arg);
+	case 0x10c:
+		if (trace_input_cpu_arg(arg, &t->cpu, &t->fc.errata)) {
+			fprintf(stderr, "%s: --cpu wants a CPU number N or FAMILY/MODEL[/STEPPING], "
+				"got '%s'\n", t->prefixed, term_safe(arg));
 			return -1;
 		}
-		t->cpu = (int)v;
 		return 0;
-	}
 	default:
 		return -1;
 	}
@@ -456,35 +463,6 @@ int trace_input_option(struct trace_input *t, int c, const char *arg)
 	return 0;
 bad:
 	fprintf(stderr, "efipt %s: %s\n", t->cmd, term_safe(err));
-	return -1;
-}
-
-/* --cpu N: that CPU's trace of the run directory into t->trace. */
-static int pick_cpu(struct trace_input *t)
-{
-	static struct rundir_cpu_trace cpu[RUNDIR_CPUS_MAX];
-	struct rundir rd;
-	char err[4400], have[512] = "";
-	if (rundir_open(&rd, t->run)) {
-		fprintf(stderr, "efipt %s: %s\n", t->cmd, term_safe(rd.err));
-		return -1;
-	}
-	int n = rundir_cpu_traces(&rd, cpu, RUNDIR_CPUS_MAX, err, sizeof(err));
-	rundir_close(&rd);
-	if (n < 0) {
-		fprintf(stderr, "efipt %s: %s\n", t->cmd, term_safe(err));
-		return -1;
-	}
-	for (int i = 0; i < n; i++) {
-		if ((int)cpu[i].cpu == t->cpu) {
-			snprintf(t->trace, sizeof(t->trace), "%s", cpu[i].path);
-			return 0;
-		}
-		size_t l = strlen(have);
-		snprintf(have + l, sizeof(have) - l, "%s%u", i ? ", " : "", cpu[i].cpu);
-	}
-	fprintf(stderr, "efipt %s: %s: no trace of CPU %d (the run traced CPU %s)\n", t->cmd,
-		term_safe(t->run), t->cpu, have);
 	return -1;
 }
 
@@ -508,10 +486,8 @@ int trace_input_finish(struct trace_input *t, const char *positional, bool want_
 				"--pt, --raw, --elf or --pe with it\n", t->cmd);
 			return -1;
 		}
-		if (run_load(t->prefixed, t->run, &t->im, &t->fc, t->trace, sizeof(t->trace), NULL,
-			     &t->facts))
-			return -1;
-		if (t->cpu >= 0 && pick_cpu(t))
+		if (run_load(t->prefixed, t->run, t->cpu, &t->im, &t->fc, t->trace,
+			     sizeof(t->trace), NULL, &t->facts))
 			return -1;
 		char p[4200];
 		snprintf(p, sizeof(p), "%s/images.json", t->run);
@@ -524,7 +500,7 @@ int trace_input_finish(struct trace_input *t, const char *positional, bool want_
 				return -1;
 		}
 		mark_executed_only(t, t->run);
-	} else if (t->cpu >= 0) {
+	} else if (t->cpu) {
 		fprintf(stderr, "efipt %s: --cpu picks a CPU's trace of a run directory; --pt "
 			"names the trace itself\n", t->cmd);
 		return -1;

@@ -25,11 +25,11 @@ struct trace_images {
 
 /*
  * Load run directory dir: its snapshots as sections of im, what its
- * manifest says into fc (flow_setup), the path of its trace into trace,
+ * manifest says into fc (flow_setup), the path of CPU cpu's trace into trace,
  * and its images.json into imgs (may be NULL). Errors are printed as
  * "CMD: reason"; returns 0 or -1.
  */
-int trace_input_run(const char *cmd, const char *dir, struct ptsec_image *im,
+int trace_input_run(const char *cmd, const char *dir, unsigned cpu, struct ptsec_image *im,
 		    struct ptflow_config *fc, char *trace, size_t cap, struct trace_images *imgs);
 
 /* Add the images of an images.json file (--images FILE). */
@@ -45,6 +45,14 @@ void trace_images_free(struct trace_images *imgs);
 /* --cpu F/M[/S]: the errata of that CPU into *errata. 0, or -1 if s is not
  * of that form. */
 int trace_input_parse_cpu(const char *s, uint32_t *errata);
+
+/* --cpu N (the trace of CPU N of a run with several: *cpu) or --cpu F/M[/S]
+ * (errata, as trace_input_parse_cpu()). 0, or -1 if s is neither. */
+int trace_input_cpu_arg(const char *s, unsigned *cpu, uint32_t *errata);
+#define TRACE_INPUT_CPU_HELP \
+	"  --cpu N         the trace of CPU N (a run with several, e.g. efipt qemu\n" \
+	"                  -smp; default 0)\n" \
+	"  --cpu F/M[/S]   apply the errata of that CPU (family/model/stepping)\n"
 
 /*
  * The analyses (efipt symbols, top, flame, calls): their options, images and
@@ -66,6 +74,7 @@ struct trace_input {
 	struct ptflow_config fc;
 	char trace[4200];		/* "" until --pt or a run directory */
 	char run[4096];			/* the run directory, if any */
+	unsigned cpu;			/* --cpu N: the run's trace of CPU N */
 	const char *images_file;	/* --images */
 	struct symimage *img;		/* the traced images */
 	size_t nimg, img_cap;
@@ -75,7 +84,6 @@ struct trace_input {
 					 * blocks too (ptflow_on_blocks()) */
 	const struct ptflow_decoder *dec;	/* while trace_input_decode() runs */
 	struct flow_facts facts;	/* a run directory's (timing: flow_tsc_hz()) */
-	int cpu;			/* --cpu N, or -1 */
 	uint64_t tsc_hz;		/* --tsc-hz, else flow_tsc_hz(); 0: unknown */
 	const char *tsc_src;		/* where tsc_hz is from */
 };
@@ -89,15 +97,8 @@ struct trace_input {
 	{ "path-map", required_argument, 0, 0x107 },                              \
 	{ "distnt", no_argument, 0, 0x108 }, { "disretc", no_argument, 0, 0x109 }, \
 	{ "tsc-hz", required_argument, 0, 0x10a },                              \
-	{ "nom-freq", required_argument, 0, 0x10b }
-
-/* --cpu N: one CPU's trace of a run directory (top, flame, calls; efipt
- * insn and coverage use --cpu for a CPU model). */
-#define TRACE_INPUT_CPU_OPT { "cpu", required_argument, 0, 0x10c }
-#define TRACE_INPUT_CPU_USAGE                                                  \
-	"several CPUs:\n"                                                          \
-	"  --cpu N         CPU N's trace of a run directory that traced several\n" \
-	"                  (manifest trace.traces; default 0)\n"
+	{ "nom-freq", required_argument, 0, 0x10b },                            \
+	{ "cpu", required_argument, 0, 0x10c }
 
 #define TRACE_INPUT_USAGE                                                      \
 	"inputs:  RUNDIR (or --run RUNDIR), or --pt TRACE with code images:\n"    \
@@ -108,6 +109,7 @@ struct trace_input {
 	"  --tsc-hz HZ     the TSC frequency, for times in ns (a run directory's\n"  \
 	"                  manifest or CPUID.15H gives it otherwise)\n"            \
 	"  --nom-freq N    the nominal ratio (CPUID.16H / 100 MHz), for CYC timing\n" \
+	"  --cpu N         the run's trace of CPU N (default 0)\n"                  \
 	"symbols:\n"                                                               \
 	"  --symbols PATH  a build directory (searched recursively for NAME.debug,\n" \
 	"                  NAME.so, NAME.dll) or one ELF file; repeatable\n"        \

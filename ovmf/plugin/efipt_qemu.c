@@ -10,7 +10,8 @@
  * start=reset|protected|marker|0xADDR, stop=exit|marker|0xADDR, limit=N
  * (most instructions traced), after=N (the start condition counts only
  * after N executions: a window deep into a run), exit=on (end QEMU when
- * the trace stops). Only CPU 0 is traced.
+ * the trace stops). Each vCPU has its own trace (trace.pt for CPU 0,
+ * trace.cpuN.pt for CPU N: docs/format.md); CPU 0's stop ends them all.
  *
  * This file is the QEMU glue: the translation callback (which classifies
  * each instruction once, insn_info.c), the execution callbacks (infer.c),
@@ -55,15 +56,27 @@ struct tbinfo {
 	struct pinsn *insn;
 };
 
-static struct {
-	struct plugin_options opt;
-	bool exiting;		/* in QEMU's atexit: exit() not again */
+/* One vCPU's trace. Its callbacks run on its own thread (MTTCG): only the
+ * code map and the finishing are shared, under P.lock. */
+struct vcpu {
 	struct ptgen gen;
 	struct infer inf;
 	struct outfile trace;
-	struct ring ring;	/* mode=wrap: trace's bytes go here first */
+	char name[32];		/* trace.pt, trace.cpuN.pt */
+	const struct tbinfo *last_tb;	/* the block running on it */
+	uint64_t last_tb_start;		/* insn_started when it began */
+	pthread_mutex_t lock;	/* its callbacks against finish() */
+	struct ring ring;	/* mode=wrap: its trace's bytes go here first */
+};
+
+static struct {
+	struct plugin_options opt;
+	bool exiting;		/* in QEMU's atexit: exit() not again */
+	struct vcpu *cpu;	/* ncpus of them */
+	unsigned ncpus;
 	struct codemap code;
-	pthread_mutex_t lock;	/* translation, code map, finishing */
+	pthread_mutex_t lock;	/* translation, finishing */
+	pthread_mutex_t code_lock;	/* the code map (taken inside a vCPU's lock) */
 	struct pinsn *chunk;
 	size_t chunk_used;
 	/* One callback per block and an inline count per instruction (cheaper
@@ -73,24 +86,48 @@ static struct {
 	 * would be shared: then a callback per instruction instead. */
 	bool per_insn;
 	uint64_t insn_started;	/* incremented inline by every instruction */
-	const struct tbinfo *last_tb;	/* the block running on CPU 0 */
-	uint64_t last_tb_start;		/* started when it began */
 	bool finished;
 	const char *stopped_by;
 	char started[32];	/* host local time at the start */
 	char files[8192];	/* manifest "files" entries so far */
 	size_t files_len;
-} P = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} P = { .lock = PTHREAD_MUTEX_INITIALIZER, .code_lock = PTHREAD_MUTEX_INITIALIZER };
 
-static void note_file(void *ctx, const char *name, uint64_t size)
+static bool finished(void)
 {
-	(void)ctx;
+	return __atomic_load_n(&P.finished, __ATOMIC_ACQUIRE);
+}
+
+/* a manifest "files" entry; status "written" or why not (errno_name()) */
+static void note_file_status(const char *name, uint64_t size, const char *status)
+{
 	if (P.files_len + 200 >= sizeof(P.files))
 		return;
 	P.files_len += (size_t)snprintf(P.files + P.files_len, sizeof(P.files) - P.files_len,
 					"%s\n    {\"name\": \"%s\", \"size\": %" PRIu64
-					", \"status\": \"written\"}",
-					P.files_len ? "," : "", name, size);
+					", \"status\": \"%s\"}",
+					P.files_len ? "," : "", name, size, status);
+}
+
+static void note_file(void *ctx, const char *name, uint64_t size)
+{
+	(void)ctx;
+	note_file_status(name, size, "written");
+}
+
+/* A host write failure as a files status (the way efipt.efi records an
+ * EFI_STATUS there): the errno's name. */
+static const char *errno_name(int e)
+{
+	switch (e) {
+	case ENOSPC: return "ENOSPC";
+	case EFBIG: return "EFBIG";
+	case EDQUOT: return "EDQUOT";
+	case EIO: return "EIO";
+	case EROFS: return "EROFS";
+	case EACCES: return "EACCES";
+	default: return "write failed";
+	}
 }
 
 static bool trace_write(void *ctx, const uint8_t *buf, size_t n)
@@ -100,7 +137,7 @@ static bool trace_write(void *ctx, const uint8_t *buf, size_t n)
 	return !o->err;
 }
 
-/* mode=wrap: into the ring, overwriting the oldest bytes */
+/* mode=wrap: into the vCPU's ring (ctx), overwriting the oldest bytes */
 static bool ring_write(void *ctx, const uint8_t *buf, size_t n)
 {
 	struct ring *r = ctx;
@@ -130,9 +167,9 @@ static void ring_to_file(struct ring *r)
 static void code_seen(void *ctx, const struct pinsn *p)
 {
 	(void)ctx;
-	pthread_mutex_lock(&P.lock);
+	pthread_mutex_lock(&P.code_lock);
 	codemap_add(&P.code, p->addr, p->bytes, p->len);
-	pthread_mutex_unlock(&P.lock);
+	pthread_mutex_unlock(&P.code_lock);
 }
 
 /* The trace, the code, an empty image list and the manifest, once. */
@@ -143,19 +180,52 @@ static void finish(const char *why)
 		pthread_mutex_unlock(&P.lock);
 		return;
 	}
-	P.finished = true;
+	__atomic_store_n(&P.finished, true, __ATOMIC_RELEASE);
 	P.stopped_by = why;
-	char err[4400] = "";
+	char err[4400] = "", werr[4400] = "";
 	int rc = 0;
-	infer_finish(&P.inf);
-	ptgen_flush(&P.gen);
-	if (P.ring.buf)
-		ring_to_file(&P.ring);
-	uint64_t tsize = P.trace.size;
-	if (outfile_commit(&P.trace, err, sizeof(err)))
-		rc = -1;
-	else
-		note_file(NULL, "trace.pt", tsize);
+	bool wfail = false;	/* a trace could not be written: the run says so */
+	/* "traces" entries of the manifest: CPU 0, then every other CPU
+	 * that wrote a trace (one that never ran has none) */
+	char traces[4096] = "";
+	size_t tl = 0;
+	unsigned ntraces = 0;
+	for (unsigned c = 0; c < P.ncpus; c++) {
+		struct vcpu *v = &P.cpu[c];
+		/* a callback still running on it ends first; later ones see
+		 * finished() */
+		pthread_mutex_lock(&v->lock);
+		infer_finish(&v->inf);
+		ptgen_flush(&v->gen);
+		pthread_mutex_unlock(&v->lock);
+		if (v->ring.buf)
+			ring_to_file(&v->ring);
+		if (c && !v->gen.bytes) {
+			outfile_abort(&v->trace);
+			continue;
+		}
+		uint64_t tsize = v->trace.size;
+		if (outfile_commit(&v->trace, err, sizeof(err))) {
+			/* never a part of a trace presented as one: the file is
+			 * gone, the manifest says why */
+			note_file_status(v->name, 0, errno_name(v->trace.err));
+			if (!wfail)
+				snprintf(werr, sizeof(werr), "%s (CPU %u's trace: %" PRIu64 " bytes)", err,
+					 c, v->gen.bytes);
+			wfail = true;
+			continue;
+		}
+		note_file(NULL, v->name, tsize);
+		ntraces++;
+		if (tl + 200 < sizeof(traces))
+			tl += (size_t)snprintf(traces + tl, sizeof(traces) - tl,
+					       "%s{\"cpu\": %u, \"file\": \"%s\", \"bytes\": %" PRIu64
+					       ", \"insns\": %" PRIu64 ", \"first_ip\": \"0x%" PRIx64
+					       "\", \"first_call\": %" PRIu64 ", \"end_ip\": \"0x%" PRIx64
+					       "\"}",
+					       tl ? ", " : "", c, v->name, tsize, v->inf.traced,
+					       v->inf.first_ip, v->inf.first_call, v->inf.end_ip);
+	}
 	if (!rc)
 		rc = codemap_write(&P.code, P.opt.dir, "QemuCode", note_file, NULL, err, sizeof(err));
 	if (!rc) {
@@ -170,28 +240,34 @@ static void finish(const char *why)
 		}
 	}
 	char msg[256];
-	bool failed = P.code.failed || !P.gen.bytes;
+	struct vcpu *v0 = &P.cpu[0];
+	bool failed = P.code.failed || !v0->gen.bytes || wfail;
 	if (!rc) {
 		char sbuf[32];
 		snprintf(msg, sizeof(msg), "%" PRIu64 " instructions traced (emulated by QEMU)",
-			 P.inf.traced);
+			 v0->inf.traced);
 		if (P.code.failed)
 			snprintf(msg, sizeof(msg), "out of memory: code of some instructions missing");
-		if (!P.gen.bytes) /* nothing at all: not even a TIP.PGE */
+		if (wfail)
+			snprintf(msg, sizeof(msg), "the trace could not be written: %s", werr);
+		else if (!v0->gen.bytes) /* nothing at all: not even a TIP.PGE */
 			snprintf(msg, sizeof(msg), "tracing never started: start=%s was not reached "
 				 "in %" PRIu64 " instructions", options_start_name(&P.opt, sbuf,
-				 sizeof(sbuf)), P.inf.executed);
+				 sizeof(sbuf)), v0->inf.executed);
 		struct manifest_facts mf = {
-			.opt = &P.opt, .inf = &P.inf, .gen = &P.gen, .code = &P.code,
+			.opt = &P.opt, .inf = &v0->inf, .gen = &v0->gen, .code = &P.code,
+			.cpus = ntraces, .traces = traces,
 			.started = P.started, .stopped_by = P.stopped_by, .files = P.files,
 			.result = failed ? "failed" : "ok", .message = msg,
-			.wrapped = P.ring.wrapped, .bytes = tsize,
-			.tsc_start = P.inf.first_call << P.opt.timing.shift,
-			.tsc_stop = P.inf.end_call << P.opt.timing.shift,
+			.wrapped = v0->ring.wrapped, .bytes = v0->trace.size,
+			.tsc_start = v0->inf.first_call << P.opt.timing.shift,
+			.tsc_stop = v0->inf.end_call << P.opt.timing.shift,
 		};
 		rc = manifest_write(&mf, err, sizeof(err));
 	}
 	if (rc) {
+		if (wfail)
+			fprintf(stderr, "efipt-qemu: %s\n", werr);
 		fprintf(stderr, "efipt-qemu: %s\n", err);
 		/* a run directory without manifest.json says it did not finish */
 	} else if (failed) {
@@ -205,47 +281,64 @@ static void finish(const char *why)
 	pthread_mutex_unlock(&P.lock);
 }
 
-/* the trace reached its stop condition */
-static void stopped(void)
+/* CPU c's trace reached its stop condition: CPU 0's ends every trace */
+static void stopped(unsigned c)
 {
-	finish(P.inf.full ? "full" :
-	       P.inf.traced >= P.opt.cfg.limit && P.opt.cfg.limit ? "limit" : "stop");
+	if (c)
+		return; /* its infer is done: the rest of its run is not traced */
+	struct infer *f = &P.cpu[0].inf;
+	finish(f->full ? "full" : f->traced >= P.opt.cfg.limit && P.opt.cfg.limit ? "limit" : "stop");
 	if (P.opt.exit_at_stop && !P.exiting)
 		exit(0); /* QEMU's atexit work runs; the trace is complete */
 }
 
-static void feed_last_tb(void);
+/* Instructions 0..k-1 of the block that ran last on the only CPU (its
+ * lock held). True when the trace stopped. */
+static bool feed_last_tb(struct vcpu *v)
+{
+	const struct tbinfo *t = v->last_tb;
+	if (!t)
+		return false;
+	uint64_t k = P.insn_started - v->last_tb_start;
+	if (k > t->n)
+		k = t->n;
+	v->last_tb = NULL;
+	return infer_exec_run(&v->inf, t->insn, (size_t)k, t->straight);
+}
 
 static void on_insn(unsigned int vcpu, void *ud)
 {
-	if (vcpu != 0 || P.finished)
-		return; /* only CPU 0 is traced; nothing after the files are written */
-	feed_last_tb(); /* the block before, if it ran with a count */
-	if (!P.finished && infer_exec(&P.inf, ud))
-		stopped();
-}
-
-/* Instructions 0..k-1 of the block that ran last on CPU 0. */
-static void feed_last_tb(void)
-{
-	const struct tbinfo *t = P.last_tb;
-	if (!t)
+	if (vcpu >= P.ncpus)
 		return;
-	uint64_t k = P.insn_started - P.last_tb_start;
-	if (k > t->n)
-		k = t->n;
-	P.last_tb = NULL;
-	if (infer_exec_run(&P.inf, t->insn, (size_t)k, t->straight))
-		stopped();
+	struct vcpu *v = &P.cpu[vcpu];
+	bool stop = false;
+	pthread_mutex_lock(&v->lock);
+	if (!finished()) { /* nothing after the files are written */
+		if (!P.per_insn)
+			stop = feed_last_tb(v); /* the block before, if it ran with a count */
+		if (!stop)
+			stop = infer_exec(&v->inf, ud);
+	}
+	pthread_mutex_unlock(&v->lock);
+	if (stop)
+		stopped(vcpu);
 }
 
 static void on_tb(unsigned int vcpu, void *ud)
 {
-	if (vcpu != 0 || P.finished)
+	if (vcpu != 0)
 		return;
-	feed_last_tb();
-	P.last_tb = ud;
-	P.last_tb_start = P.insn_started;
+	struct vcpu *v = &P.cpu[0];
+	bool stop = false;
+	pthread_mutex_lock(&v->lock);
+	if (!finished()) {
+		stop = feed_last_tb(v);
+		v->last_tb = ud;
+		v->last_tb_start = P.insn_started;
+	}
+	pthread_mutex_unlock(&v->lock);
+	if (stop)
+		stopped(0);
 }
 
 /* n consecutive struct pinsn */
@@ -324,8 +417,14 @@ static void on_qemu_exit(qemu_plugin_id_t id, void *ud)
 	(void)id;
 	(void)ud;
 	P.exiting = true;
-	if (!P.per_insn)
-		feed_last_tb();
+	if (!P.per_insn) {
+		struct vcpu *v = &P.cpu[0];
+		pthread_mutex_lock(&v->lock);
+		bool stop = !finished() && feed_last_tb(v);
+		pthread_mutex_unlock(&v->lock);
+		if (stop)
+			stopped(0);
+	}
 	finish("exit");
 }
 
@@ -356,34 +455,49 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	else
 		snprintf(P.started, sizeof(P.started), "unknown");
 	char err[4400];
-	if (outfile_open(&P.trace, P.opt.dir, "trace.pt", err, sizeof(err))) {
-		fprintf(stderr, "efipt-qemu: %s\n", err);
+	codemap_init(&P.code);
+	int n = qemu_plugin_n_max_vcpus();
+	P.ncpus = n > 0 ? (unsigned)n : 1;
+	P.cpu = calloc(P.ncpus, sizeof(*P.cpu));
+	if (!P.cpu) {
+		fprintf(stderr, "efipt-qemu: out of memory for %u vCPUs\n", P.ncpus);
 		return -1;
 	}
-	codemap_init(&P.code);
-	if (P.opt.wrap) {
-		P.ring.cap = (size_t)P.opt.size;
-		P.ring.out = &P.trace;
-		P.ring.buf = malloc(P.ring.cap);
-		if (!P.ring.buf) {
+	for (unsigned c = 0; c < P.ncpus; c++) {
+		struct vcpu *v = &P.cpu[c];
+		pthread_mutex_init(&v->lock, NULL);
+		if (c)
+			snprintf(v->name, sizeof(v->name), "trace.cpu%u.pt", c);
+		else
+			snprintf(v->name, sizeof(v->name), "trace.pt");
+		v->ring.cap = (size_t)P.opt.size;
+		v->ring.out = &v->trace;
+		if (P.opt.wrap && !(v->ring.buf = malloc(v->ring.cap))) {
 			fprintf(stderr, "efipt-qemu: mode=wrap: no memory for size=%" PRIu64 "\n",
 				P.opt.size);
-			outfile_abort(&P.trace);
+			while (c--)
+				outfile_abort(&P.cpu[c].trace);
 			return -1;
 		}
+		if (outfile_open(&v->trace, P.opt.dir, v->name, err, sizeof(err))) {
+			fprintf(stderr, "efipt-qemu: %s\n", err);
+			while (c--)
+				outfile_abort(&P.cpu[c].trace);
+			return -1;
+		}
+		if (v->ring.buf)
+			ptgen_init(&v->gen, P.opt.psb, P.opt.retcomp, ring_write, &v->ring);
+		else
+			ptgen_init(&v->gen, P.opt.psb, P.opt.retcomp, trace_write, &v->trace);
+		if (!P.opt.wrap)
+			v->gen.limit = P.opt.size;
+		infer_init(&v->inf, &P.opt.cfg, &v->gen);
+		/* the emulated clock counts what QEMU's icount counts: every
+		 * execution callback, REP iterations included */
+		ptgen_set_timing(&v->gen, &P.opt.timing, &v->inf.calls);
+		v->inf.code = code_seen;
 	}
-	if (P.ring.buf)
-		ptgen_init(&P.gen, P.opt.psb, P.opt.retcomp, ring_write, &P.ring);
-	else
-		ptgen_init(&P.gen, P.opt.psb, P.opt.retcomp, trace_write, &P.trace);
-	if (!P.opt.wrap)
-		P.gen.limit = P.opt.size;
-	infer_init(&P.inf, &P.opt.cfg, &P.gen);
-	/* the emulated clock counts what QEMU's icount counts: every execution
-	 * callback, REP iterations included */
-	ptgen_set_timing(&P.gen, &P.opt.timing, &P.inf.calls);
-	P.inf.code = code_seen;
-	P.per_insn = qemu_plugin_n_max_vcpus() != 1;
+	P.per_insn = P.ncpus != 1;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
 	qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);
 	return 0;

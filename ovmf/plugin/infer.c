@@ -27,6 +27,24 @@ static unsigned choose_mode(struct infer *f, const struct pinsn *p)
 		[X86_MODE_32] = { X86_MODE_64, X86_MODE_16 },
 		[X86_MODE_64] = { X86_MODE_32, X86_MODE_16 },
 	};
+	/* A far JMP/CALL with a 32-bit offset out of 16-bit code goes to
+	 * 32-bit code (real mode to protected mode: the reset vector, an AP's
+	 * start-up code); its target often decodes alike in both sizes until
+	 * a later block tells them apart, too late for the MODE.Exec, which
+	 * must come with the transfer's TIP (33.4.2.8). */
+	const struct pinsn *prev = f->prev;
+	if (f->mode == X86_MODE_16 && prev && (prev->flags & PINSN_FAR32) &&
+	    prev->iclass[X86_MODE_16] != X86_IC_OTHER && (p->modes & PINSN_MODE_BIT(X86_MODE_32)))
+		return X86_MODE_32;
+	/* INIT and a start-up IPI restart an AP in real mode at the vector's
+	 * 4 KiB page below 1 MiB (SDM Vol. 3A, the MP
+	 * initialization protocol), out of wherever it
+	 * waited (HLT, a PAUSE loop): not a branch of prev */
+	if (prev && f->mode != X86_MODE_16 && p->addr < 0x100000 && !(p->addr & 0xfff) &&
+	    p->addr != prev->addr + prev->len &&
+	    (prev->iclass[f->mode] == X86_IC_OTHER || prev->iclass[f->mode] == X86_IC_HLT) &&
+	    (p->modes & PINSN_MODE_BIT(X86_MODE_16)))
+		return X86_MODE_16;
 	if (p->modes & PINSN_MODE_BIT(f->mode))
 		return f->mode;
 	for (int i = 0; i < 2; i++)
@@ -36,13 +54,11 @@ static unsigned choose_mode(struct infer *f, const struct pinsn *p)
 	return f->mode;
 }
 
-/* Direct target reached? In 16-bit code the decoder wraps targets to 16
- * bits while our IPs are linear (CS base added): compare those bits. */
+/* Direct target reached? The target is the one a decoder computes from
+ * the linear IP (x86_decode()); where the CPU went elsewhere (an event, or
+ * 16-bit code wrapping at its segment end) the caller sends FUP+TIP. */
 static bool reaches(const struct pinsn *p, unsigned mode, uint64_t a)
 {
-	if (mode == X86_MODE_16)
-		return (a & 0xffff) == (p->target[mode] & 0xffff) &&
-		       (a >> 16) == ((p->addr + p->len) >> 16);
 	return a == p->target[mode];
 }
 
@@ -237,6 +253,7 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 				resolve(f, prev, pm, p->addr, am);
 				ptgen_disable(f->g, p->addr);
 			}
+			f->end_ip = p->addr;
 			f->tracing = false;
 			f->done = true;
 			f->end_call = f->calls - 1;
@@ -335,12 +352,13 @@ void infer_finish(struct infer *f)
 	 * is its next IP; after a branch the IP is suppressed (33.4.2.5). */
 	const struct pinsn *p = f->prev;
 	if (p->iclass[f->mode] == X86_IC_OTHER) {
-		ptgen_disable(f->g, p->addr + p->len);
+		f->end_ip = p->addr + p->len;
 	} else {
 		/* after a branch to where is unknown: stop before it */
-		ptgen_disable(f->g, p->addr);
+		f->end_ip = p->addr;
 		f->traced--;
 	}
+	ptgen_disable(f->g, f->end_ip);
 	f->tracing = false;
 	f->done = true;
 }

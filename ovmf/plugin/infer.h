@@ -64,6 +64,8 @@ struct infer {
 	uint64_t traced;		/* instructions in the trace */
 	uint64_t filtered;		/* traced while out of the filter ranges */
 	uint64_t first_ip;		/* first traced instruction */
+	uint64_t end_ip;		/* where tracing stopped: the first
+					 * instruction not traced (TIP.PGD) */
 	uint64_t events;		/* FUP+TIP pairs written */
 	uint64_t mode_changes;
 	uint64_t no_mode;		/* blocks no code size fits */

@@ -23,6 +23,9 @@ unsigned pinsn_init(struct pinsn *p, uint64_t addr, const uint8_t *bytes, unsign
 		p->iclass[m] = in.iclass;
 		p->zero_len_call[m] = in.zero_len_call;
 		p->target[m] = in.has_target ? in.target : 0;
+		if (m == X86_MODE_16 && in.osize == 32 &&
+		    (in.iclass == X86_IC_FAR_JMP || in.iclass == X86_IC_FAR_CALL))
+			p->flags |= PINSN_FAR32;
 	}
 	if (len == PINSN_MARKER_LEN && !memcmp(bytes, pinsn_marker_start, len))
 		p->flags |= PINSN_START;

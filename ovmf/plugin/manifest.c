@@ -52,17 +52,20 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 		       "\"insns\": %" PRIu64 ", \"executed\": %" PRIu64 ", \"psb\": %u, "
 		       "\"start\": \"%s\", \"stop\": \"%s\", \"limit\": %" PRIu64 ", "
 		       "\"first_ip\": \"0x%" PRIx64 "\", \"first_call\": %" PRIu64 ", "
+		       "\"end_ip\": \"0x%" PRIx64 "\", "
 		       "\"stopped_by\": \"%s\", \"events\": %" PRIu64 ", "
 		       "\"mode_changes\": %" PRIu64 ", \"unknown_mode_blocks\": %" PRIu64 ", "
 		       "\"code_conflicts\": %" PRIu64,
 		       ctl, f->bytes, f->inf->traced, f->inf->executed, f->gen->psb_period,
 		       options_start_name(opt, sbuf, sizeof(sbuf)),
 		       options_stop_name(opt, tbuf, sizeof(tbuf)), opt->cfg.limit, f->inf->first_ip,
-		       f->inf->first_call, f->stopped_by, f->inf->events, f->inf->mode_changes,
+		       f->inf->first_call, f->inf->end_ip, f->stopped_by, f->inf->events, f->inf->mode_changes,
 		       f->inf->no_mode, f->code->conflicts);
 	if (f->code->conflicts)
 		outfile_printf(&o, ", \"first_code_conflict\": \"0x%" PRIx64 "\"",
 			       f->code->first_conflict);
+	/* one trace per vCPU: trace.pt (and the members above) is CPU 0's */
+	outfile_printf(&o, ", \"cpus\": %u, \"traces\": [%s]", f->cpus, f->traces ? f->traces : "");
 	if (opt->size)
 		outfile_printf(&o, ", \"size\": %" PRIu64 ", \"generated\": %" PRIu64
 			       ", \"mode\": \"%s\", \"%s\": %s", opt->size, f->gen->bytes, opt->wrap ? "wrap" : "stop", opt->wrap ? "wrapped" : "full",

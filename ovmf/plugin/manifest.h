@@ -22,6 +22,8 @@ struct manifest_facts {
 	const char *files;	/* the "files" array's entries, JSON */
 	const char *result;	/* "ok" or "failed" */
 	const char *message;
+	unsigned cpus;		/* traces written */
+	const char *traces;	/* the "traces" array's entries, JSON */
 	uint64_t tsc_start, tsc_stop;	/* emulated TSC where the trace began and ended */
 	uint64_t bytes;		/* in trace.pt */
 	bool wrapped;		/* mode=wrap dropped older trace */

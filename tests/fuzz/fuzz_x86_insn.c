@@ -58,7 +58,10 @@ static void one(const uint8_t *p, size_t avail, uint64_t ip, int mode)
 	for (int k = 0; k < n; k++)
 		REQUIRE(x86_decode(&b, p, (size_t)k, ip, (enum x86_mode)mode) == -X86_ERR_NEED_MORE);
 	if (a.zero_len_call) {
-		uint64_t mask = mode == X86_MODE_64 ? ~0ull : a.osize == 16 ? 0xffff : 0xffffffff;
+		/* 16-bit operand size wraps at 64 KiB, except for 16-bit code
+		 * above 64 KiB (a CS base that is not 0: x86_insn.h) */
+		bool wrap16 = a.osize == 16 && !(mode == X86_MODE_16 && ip > 0xffff);
+		uint64_t mask = mode == X86_MODE_64 ? ~0ull : wrap16 ? 0xffff : 0xffffffff;
 		REQUIRE(a.iclass == X86_IC_CALL_DIRECT && a.target == ((ip + (uint64_t)n) & mask));
 	}
 	if (a.has_target && mode != X86_MODE_64)
@@ -84,7 +87,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(buf, data, size);
 	for (int mode = 0; mode < 3; mode++) {
-		uint64_t ip = mode == 2 ? 0xfffffffffffff000ull : 0xfffff000u;
+		/* 16-bit code both at the reset vector and below 64 KiB */
+		uint64_t ip = mode == 2 ? 0xfffffffffffff000ull : (mode == 0 && (size & 1)) ? 0xf000 : 0xfffff000u;
 		for (size_t off = 0; off < size;) {
 			struct x86_insn in;
 			one(buf + off, size - off, ip + off, mode);

@@ -6,9 +6,18 @@
  * first N out of the file (one per execution callback: a REP loop makes one
  * per iteration); from=marker starts at the first start marker instead;
  * to=marker ends the record before the first stop marker (QEMU runs on).
+ * head=N writes only the first N addresses (after skip) and counts on:
+ * count=FILE gets, when QEMU ends, "callbacks N executed I last A": I
+ * counts the instructions that ran, a run of callbacks at one address once
+ * (as the comparison does; with limit=N not the N-th, exit() comes before
+ * it), A is the last that ran; a whole boot is checked without a file of
+ * 10^9 addresses. cpus=all records every other vCPU N too, all it runs,
+ * in FILE.cpuN (created when it first runs).
  *
  *   -plugin build/tests/insnlog.so,out=FILE[,skip=N|from=marker][,to=marker][,limit=N]
+ *           [,head=N][,count=FILE][,cpus=all]
  */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,23 +29,91 @@
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 static FILE *out;
-static uint64_t count, limit, skip;
-static bool from_marker, to_marker, logging = true, ended;
+static const char *count_file;
+static uint64_t count, limit, skip, head = UINT64_MAX, distinct, last_addr = UINT64_MAX;
+static bool from_marker, to_marker, logging = true, ended, all_cpus;
+static const char *out_path;
+
+/* vCPUs other than 0 (cpus=all): each runs on its own thread (MTTCG) */
+#define MAX_CPUS 64
+static struct other_cpu {
+	pthread_mutex_t lock;	/* its writes against the close at exit */
+	FILE *f;
+	bool failed, closed;
+} others[MAX_CPUS];
+
+static void log_other(unsigned int vcpu, uint64_t a)
+{
+	if (vcpu >= MAX_CPUS)
+		return;
+	struct other_cpu *o = &others[vcpu];
+	pthread_mutex_lock(&o->lock);
+	if (!o->f && !o->failed && !o->closed) {
+		char path[4200];
+		snprintf(path, sizeof(path), "%s.cpu%u", out_path, vcpu);
+		o->f = fopen(path, "wb");
+		o->failed = !o->f;
+		if (o->failed)
+			fprintf(stderr, "insnlog: cannot create %s\n", path);
+	}
+	if (o->f)
+		fwrite(&a, sizeof(a), 1, o->f);
+	pthread_mutex_unlock(&o->lock);
+}
+
+static void close_others(void)
+{
+	for (unsigned i = 1; i < MAX_CPUS; i++) {
+		pthread_mutex_lock(&others[i].lock);
+		if (others[i].f)
+			fclose(others[i].f);
+		others[i].f = NULL;
+		others[i].closed = true;
+		pthread_mutex_unlock(&others[i].lock);
+	}
+}
 /* the start marker (docs/format.md), recognised here on its own */
 static const uint8_t start_marker[8] = { 0x0f, 0x1f, 0x84, 0x00, 0x45, 0x50, 0x54, 0x31 };
 static const uint8_t stop_marker[8] = { 0x0f, 0x1f, 0x84, 0x00, 0x45, 0x50, 0x54, 0x30 };
 
+static void write_count(void)
+{
+	FILE *f = count_file ? fopen(count_file, "w") : NULL;
+	if (!f)
+		return;
+	fprintf(f, "callbacks %llu executed %llu last 0x%llx\n",
+		(unsigned long long)(count > skip ? count - skip : 0), (unsigned long long)distinct,
+		(unsigned long long)last_addr);
+	fclose(f);
+	count_file = NULL;
+}
+
 static void on_insn(unsigned int vcpu, void *ud)
 {
+	uint64_t a = (uint64_t)(uintptr_t)ud;
+	if (vcpu != 0 && all_cpus)
+		log_other(vcpu, a);
 	if (vcpu != 0 || !out || !logging)
 		return;
-	uint64_t a = (uint64_t)(uintptr_t)ud;
-	if (count++ >= skip)
-		fwrite(&a, sizeof(a), 1, out);
+	bool fresh = a != last_addr;
+	uint64_t before = last_addr;
+	if (count++ >= skip) {
+		if (count - skip <= head)
+			fwrite(&a, sizeof(a), 1, out);
+		distinct += fresh;
+		last_addr = a;
+	}
 	if (count == limit) {
-		/* exit() runs QEMU's atexit work, other plugins' included */
+		/* exit() runs QEMU's atexit work, other plugins' included; the
+		 * instruction of this callback does not run */
 		fclose(out);
 		out = NULL;
+		if (count > skip) {
+			distinct -= fresh;
+			last_addr = before;
+		}
+		write_count();
+		close_others();
 		exit(0);
 	}
 }
@@ -81,6 +158,8 @@ static void on_qemu_exit(qemu_plugin_id_t id, void *ud)
 	if (out)
 		fclose(out);
 	out = NULL;
+	write_count();
+	close_others();
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
@@ -99,11 +178,20 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			skip = strtoull(argv[i] + 5, NULL, 0);
 		else if (!strncmp(argv[i], "limit=", 6))
 			limit = strtoull(argv[i] + 6, NULL, 0);
+		else if (!strncmp(argv[i], "head=", 5))
+			head = strtoull(argv[i] + 5, NULL, 0);
+		else if (!strncmp(argv[i], "count=", 6))
+			count_file = argv[i] + 6;
+		else if (!strcmp(argv[i], "cpus=all"))
+			all_cpus = true;
 		else {
 			fprintf(stderr, "insnlog: unknown argument '%s'\n", argv[i]);
 			return -1;
 		}
 	}
+	for (unsigned c = 0; c < MAX_CPUS; c++)
+		pthread_mutex_init(&others[c].lock, NULL);
+	out_path = file;
 	if (!file || !(out = fopen(file, "wb"))) {
 		fprintf(stderr, "insnlog: out=PATH missing or not writable\n");
 		return -1;

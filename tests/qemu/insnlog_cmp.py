@@ -2,14 +2,17 @@
 """Compare the instructions `efipt insn --no-inst` decoded from an
 efipt-qemu.so trace with insnlog.so's record of the same execution.
 
-usage: insnlog_cmp.py LOG INSN_OUTPUT MANIFEST SKIP [--drop K | --whole]
+usage: insnlog_cmp.py LOG INSN_OUTPUT MANIFEST SKIP [--drop K | --whole | --head | --cpu N]
 
 LOG holds 8-byte addresses, one per execution callback, the first SKIP left
 out; the manifest's trace.first_call says where the trace starts in it.
 Consecutive repeats of one address are one instruction on both sides (a REP
 string instruction runs one callback per iteration). --drop K removes the
 K-th logged instruction first (the check that a difference is found);
---whole requires the log to end where the trace does (QEMU ended there).
+--whole requires the log to end where the trace does (QEMU ended there);
+--head takes INSN_OUTPUT as the trace's first instructions only (a window
+of a longer trace: its length is not the manifest's); --cpu N compares CPU
+N's trace (the manifest's trace.traces entry) with LOG, that CPU's record.
 Prints one line; exit status 0 if the decoded instructions are exactly the
 logged ones from first_call on, as many as the manifest's trace.insns."""
 import json
@@ -29,9 +32,12 @@ def main():
     log_path, insn_path, man_path, skip = sys.argv[1:5]
     drop = int(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[5] == '--drop' else None
     whole = len(sys.argv) > 5 and sys.argv[5] == '--whole'
+    head = len(sys.argv) > 5 and sys.argv[5] == '--head'
     raw = open(log_path, 'rb').read()
     log = struct.unpack('<%dQ' % (len(raw) // 8), raw[:len(raw) // 8 * 8])
     tr = json.load(open(man_path))['trace']
+    if len(sys.argv) > 6 and sys.argv[5] == '--cpu':
+        tr = [t for t in tr['traces'] if t['cpu'] == int(sys.argv[6])][0]
     start = tr['first_call'] - int(skip)
     if start < 0 or start >= len(log) or log[start] != int(tr['first_ip'], 16):
         print('trace starts at call %d (%s), not in the log' % (tr['first_call'], tr['first_ip']))
@@ -44,7 +50,10 @@ def main():
         line = line.strip()
         if not line.startswith('['):
             got.append(int(line, 16))
-    if len(got) != tr['insns']:
+    if head and (not got or len(got) > tr['insns']):
+        print('decoded %d instructions as the window, the trace has %d' % (len(got), tr['insns']))
+        return 1
+    if not head and len(got) != tr['insns']:
         print('decoded %d instructions, the manifest says %d' % (len(got), tr['insns']))
         return 1
     got = collapse(got)

@@ -141,7 +141,7 @@ EFIPT_EFI=build/tests/marker_app.efi sh ovmf/mkesp.sh --image "$TMP/mark/esp.img
 cp /usr/share/OVMF/OVMF_VARS_4M.fd "$TMP/mark/vars.fd"
 # shellcheck disable=SC2086
 expect_rc "markers: efipt qemu traces the app's region and ends QEMU at the stop marker" 0 \
-	nice -n 10 timeout 120 $EFIPT qemu -o "$TMP/mark/run" --start marker --stop marker -- $QARGS \
+	nice -n 10 timeout 120 $EFIPT qemu -o "$TMP/mark/run" --no-esp --start marker --stop marker -- $QARGS \
 	-drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
 	-drive if=pflash,format=raw,unit=1,file="$TMP/mark/vars.fd" \
 	-drive format=raw,file="$TMP/mark/esp.img" -device isa-debug-exit,iobase=0xf4,iosize=0x04 \

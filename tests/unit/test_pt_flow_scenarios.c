@@ -37,6 +37,20 @@
  *   1028 eb fe           jmp 1028       (endless loop)
  * 0x2000: 48 90 (32-bit: dec eax; nop -- 64-bit: a single rex.w nop), c3
  * 0x3000: 90 nop; 0f 30 wrmsr; 74 02 je 3007; 90 90; c3 ret
+ *
+ * 16-bit code as at the reset vector (CS base 0xFFFF0000, linear IPs):
+ *   fffffff0 90 90        nop x2
+ *   fffffff2 e9 0b ff     jmp ffffff00 (IP fff5 - 0xf5)
+ *   ffffff00 90           nop
+ *   ffffff01 74 02        je ffffff05
+ *   ffffff03 90 90        nop x2
+ *   ffffff05 e8 03 00     call ffffff0b
+ *   ffffff08 90           nop
+ *   ffffff09 eb fe        jmp ffffff09
+ *   ffffff0b c3           ret
+ * 16-bit code with CS base 0: IP wraps at the end of the segment.
+ *   fff0 eb 0e            jmp 0000 (IP 0x10000 wraps to 0)
+ *   0000 90 90            nop x2
  */
 static const uint8_t code1[] = {
 	0x90, 0x74, 0x03, 0x90, 0xeb, 0x02, 0x90, 0x90, 0xe8, 0x13, 0x00, 0x00, 0x00,
@@ -46,26 +60,39 @@ static const uint8_t code1[] = {
 };
 static const uint8_t code2[] = { 0x48, 0x90, 0xc3 };
 static const uint8_t code3[] = { 0x90, 0x0f, 0x30, 0x74, 0x02, 0x90, 0x90, 0xc3 };
+static const uint8_t reset_vec[] = { 0x90, 0x90, 0xe9, 0x0b, 0xff };
+static const uint8_t reset_code[] = { 0x90, 0x74, 0x02, 0x90, 0x90, 0xe8, 0x03, 0x00,
+				      0x90, 0xeb, 0xfe, 0xc3 };
+static const uint8_t seg_end[] = { 0xeb, 0x0e };
+static const uint8_t seg_start[] = { 0x90, 0x90 };
+
+static const struct {
+	uint64_t base;
+	const uint8_t *c;
+	size_t size;
+} regions[] = {
+	{ 0x1000, code1, sizeof(code1) },
+	{ 0x2000, code2, sizeof(code2) },
+	{ 0x3000, code3, sizeof(code3) },
+	{ 0xfffffff0, reset_vec, sizeof(reset_vec) },
+	{ 0xffffff00, reset_code, sizeof(reset_code) },
+	{ 0xfff0, seg_end, sizeof(seg_end) },
+	{ 0, seg_start, sizeof(seg_start) },
+};
 
 static int img_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
 {
 	(void)ctx;
-	const uint8_t *c;
-	uint64_t base, size;
-	if (ip >= 0x1000 && ip < 0x1000 + sizeof(code1)) {
-		c = code1; base = 0x1000; size = sizeof(code1);
-	} else if (ip >= 0x2000 && ip < 0x2000 + sizeof(code2)) {
-		c = code2; base = 0x2000; size = sizeof(code2);
-	} else if (ip >= 0x3000 && ip < 0x3000 + sizeof(code3)) {
-		c = code3; base = 0x3000; size = sizeof(code3);
-	} else {
-		return 0;
+	for (size_t i = 0; i < sizeof(regions) / sizeof(regions[0]); i++) {
+		if (ip < regions[i].base || ip - regions[i].base >= regions[i].size)
+			continue;
+		size_t k = (size_t)(regions[i].size - (ip - regions[i].base));
+		if (n > k)
+			n = k;
+		memcpy(buf, regions[i].c + (ip - regions[i].base), n);
+		return (int)n;
 	}
-	size_t k = (size_t)(size - (ip - base));
-	if (n > k)
-		n = k;
-	memcpy(buf, c + (ip - base), n);
-	return (int)n;
+	return 0;
 }
 
 /* ---- trace builder ---- */
@@ -346,6 +373,17 @@ static const struct scenario scenarios[] = {
 	{ "33.4.2.8 mode.exec applies at the tip", 0, 0,
 	  "start:100f mode32 tip:2000 fup:2002 pgd",
 	  "[enabled 100f] 100f [exec mode@2000 1] 2000 2001 [async disabled 2002]" },
+	/* 16-bit code at the reset vector: IPs are linear (33.3.1.1), MODE.Exec
+	 * says 16-bit (33.4.2.8); the direct jmp, je and call land at CS base
+	 * 0xFFFF0000 + IP, and the RET compresses against that call */
+	{ "33.3.1.1 lip: 16-bit direct branches at the reset vector", 0, 0,
+	  "psb mode16 psbend pge:fffffff0 tnt:!! fup:ffffff09 pgd",
+	  "[enabled fffffff0] fffffff0 fffffff1 fffffff2 ffffff00 ffffff01 ffffff05 "
+	  "ffffff0b ffffff08 [async disabled ffffff09]" },
+	/* below 64 KiB 16-bit code has CS base 0: the IP wraps to 0 */
+	{ "33.3.1.1 lip: 16-bit ip wraps at 64 KiB with cs base 0", 0, 0,
+	  "psb mode16 psbend pge:fff0 fup:1 pgd",
+	  "[enabled fff0] fff0 0 [async disabled 1]" },
 	/* TSX: MODE.TSX + FUP gives the IP; abort: + TIP to the handler */
 	{ "33.4.2.8 mode.tsx begin and abort", 0, 0,
 	  "start:1003 tsx:intx fup:1004 tsx:abort fup:1008 tip:100f pgd",

@@ -1,0 +1,19 @@
+/*
+ * efipt qemu without --esp: the ESP image among the QEMU arguments, if
+ * exactly one raw FAT disk image is given (-drive file=IMAGE, -hda IMAGE),
+ * so that efipt.efi's run on it is merged as with --esp (docs/qemu.md).
+ */
+#ifndef EFIPT_DECODE_QEMU_ESP_H
+#define EFIPT_DECODE_QEMU_ESP_H
+
+#include <stddef.h>
+
+/*
+ * Returns 1 with the image in esp and the argument it came from in from
+ * ("-drive file=...", "-hda"); 0 when there is none to use, with why it is
+ * not used in why ("" when the arguments give no disk image at all).
+ */
+int qemu_find_esp(int argc, char **argv, char *esp, size_t cap, char *from, size_t fromcap,
+		  char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,98 @@
+# efipt qemu with awkward inputs (docs/qemu.md "Bad input"): the ESP taken
+# from the QEMU arguments only when there is exactly one raw FAT disk image
+# (and saying why not otherwise), and a run directory on a file system that
+# fills: a clear message, a manifest that says the trace is missing, never
+# a part of a trace presented as a whole one.
+. tests/lib.sh
+
+PLUGIN=build/efipt-qemu.so
+CODE=/usr/share/OVMF/OVMF_CODE_4M.fd
+if [ ! -f "$PLUGIN" ]; then
+	ok "qemu bad input: SKIP, $PLUGIN not built (qemu-plugin.h unavailable: make qemu-plugin says why)"
+	exit 0
+fi
+QARGS="-machine q35 -m 512 -smp 1 -accel tcg -cpu max -display none -nodefaults -no-reboot -net none"
+cp /usr/share/OVMF/OVMF_VARS_4M.fd "$TMP/vars.fd"
+FW="-drive if=pflash,format=raw,unit=0,readonly=on,file=$CODE -drive if=pflash,format=raw,unit=1,file=$TMP/vars.fd"
+
+# one raw FAT image: the ESP, said so; no efipt.efi ran on it: nothing merged, not a failure
+mkfs.fat -C "$TMP/fat.img" 4096 >/dev/null 2>&1 || truncate -s 4M "$TMP/fat.img"
+# shellcheck disable=SC2086
+expect_rc "esp: the one raw FAT -drive is taken as the ESP" 0 nice -n 10 timeout 120 \
+	$EFIPT qemu -o "$TMP/r1" --limit 100000 -- $QARGS $FW -drive format=raw,file="$TMP/fat.img"
+contains "esp: says which image it took and from where" "$TMP/out" \
+	"the ESP is $TMP/fat.img (-drive file=): efipt.efi's run there is merged after QEMU ends (--no-esp: not)"
+contains "esp: a disk without efipt.efi's run: nothing merged, says why" "$TMP/out" \
+	"nothing merged from $TMP/fat.img: $TMP/fat.img: no \\efipt directory could be read from it"
+# shellcheck disable=SC2086
+expect_rc "esp: -hda too" 0 nice -n 10 timeout 120 \
+	$EFIPT qemu -o "$TMP/r2" --limit 100000 -- $QARGS $FW -hda "$TMP/fat.img" 2>/dev/null
+contains "esp: -hda named" "$TMP/out" "the ESP is $TMP/fat.img (-hda)"
+# shellcheck disable=SC2086
+expect_rc "esp: --no-esp looks for none" 0 nice -n 10 timeout 120 \
+	$EFIPT qemu -o "$TMP/r3" --no-esp --limit 100000 -- $QARGS $FW -hda "$TMP/fat.img"
+expect "esp: --no-esp says nothing of an ESP" sh -c "! grep -q ESP '$TMP/out'"
+
+# no guessing: several disks, qcow2, not FAT
+cp "$TMP/fat.img" "$TMP/fat2.img"
+# shellcheck disable=SC2086
+expect_rc "esp: two disk images: traced without an ESP" 0 nice -n 10 timeout 120 \
+	$EFIPT qemu -o "$TMP/r4" --limit 100000 -- $QARGS $FW \
+	-drive format=raw,file="$TMP/fat.img" -drive format=raw,file="$TMP/fat2.img"
+contains "esp: two disk images: says to give --esp" "$TMP/out" \
+	"no ESP to merge efipt.efi's run from: 2 disk images in the QEMU arguments ($TMP/fat.img, $TMP/fat2.img): give --esp IMAGE to say which is the ESP"
+printf 'QFI\373\0\0\0\3' >"$TMP/disk.qcow2"
+truncate -s 1M "$TMP/disk.qcow2"
+# shellcheck disable=SC2086
+$EFIPT qemu -o "$TMP/r5" --limit 100000 -- $QARGS $FW -drive format=qcow2,file="$TMP/disk.qcow2" \
+	>"$TMP/out" 2>"$TMP/err"
+contains "esp: format=qcow2 is not guessed at" "$TMP/out" \
+	"no ESP to merge efipt.efi's run from: $TMP/disk.qcow2 is format=qcow2: efipt reads raw FAT images only"
+# shellcheck disable=SC2086
+$EFIPT qemu -o "$TMP/r6" --limit 100000 -- $QARGS $FW -hda "$TMP/disk.qcow2" >"$TMP/out" 2>"$TMP/err"
+contains "esp: a qcow2 file without format= is not guessed at" "$TMP/out" \
+	"$TMP/disk.qcow2 is a qcow2 image: efipt reads raw FAT images only"
+truncate -s 2M "$TMP/zero.img"
+# shellcheck disable=SC2086
+expect_rc "esp: a raw disk without FAT: traced without an ESP" 0 nice -n 10 timeout 120 \
+	$EFIPT qemu -o "$TMP/r7" --limit 100000 -- $QARGS $FW -drive format=raw,file="$TMP/zero.img"
+contains "esp: says it holds no FAT" "$TMP/out" "$TMP/zero.img holds no FAT file system"
+# shellcheck disable=SC2086
+expect_rc "esp: --esp with --no-esp is refused" 2 $EFIPT qemu -o "$TMP/r8" --esp "$TMP/fat.img" \
+	--no-esp -- $QARGS $FW
+
+# a file system that fills: QEMU may write only 100 KiB per file (SIGXFSZ
+# ignored, so the write fails with EFBIG, as ENOSPC would)
+cat >"$TMP/small-qemu.sh" <<'EOS'
+#!/bin/sh
+trap '' XFSZ
+ulimit -f 200
+exec qemu-system-x86_64 "$@"
+EOS
+chmod +x "$TMP/small-qemu.sh"
+# shellcheck disable=SC2086
+expect_rc "full: efipt qemu fails when the trace cannot be written" 1 nice -n 10 timeout 120 \
+	$EFIPT qemu --qemu "$TMP/small-qemu.sh" -o "$TMP/full" --limit 20000000 -- $QARGS $FW
+contains "full: names the file and the cause" "$TMP/err" \
+	"the trace could not be written: $TMP/full/trace.pt.tmp: File too large (CPU 0's trace: "
+expect "full: no trace file, the manifest says failed and why (files status EFBIG)" python3 -c "
+import json, os; m=json.load(open('$TMP/full/manifest.json'))
+f = {e['name']: e for e in m['files']}
+assert m['status']['result'] == 'failed' and 'File too large' in m['status']['message'], m['status']
+assert f['trace.pt']['status'] == 'EFBIG' and f['trace.pt']['size'] == 0, f['trace.pt']
+assert not os.path.exists('$TMP/full/trace.pt') and not os.path.exists('$TMP/full/trace.pt.tmp')"
+expect_rc "full: efipt decode refuses it, saying why" 1 $EFIPT decode "$TMP/full"
+contains "full: the decode names the failure" "$TMP/err" "the run could not write its trace: manifest.json says EFBIG for trace.pt"
+
+# the same on a real full file system where a tmpfs can be mounted (root)
+if mkdir -p "$TMP/tiny" && mount -t tmpfs -o size=256k tmpfs "$TMP/tiny" 2>/dev/null; then
+	# shellcheck disable=SC2086
+	expect_rc "full tmpfs: efipt qemu fails" 1 nice -n 10 timeout 120 \
+		$EFIPT qemu -o "$TMP/tiny/run" --limit 20000000 -- $QARGS $FW
+	contains "full tmpfs: names the cause" "$TMP/err" "No space left on device"
+	expect "full tmpfs: no trace presented as complete" sh -c \
+		"[ ! -e '$TMP/tiny/run/trace.pt' ] && ! ls '$TMP/tiny/run' 2>/dev/null | grep -q tmp"
+	umount "$TMP/tiny"
+else
+	ok "full tmpfs: SKIP, no tmpfs can be mounted here (not root)"
+fi
