@@ -35,7 +35,9 @@ static void timeline_usage(FILE *f)
 		"ts is the time in us (ns precision) since the trace's first timing packet\n"
 		"(TSC, MTC, CYC; TSC ticks when the TSC frequency is unknown), with a\n"
 		"counter of the core frequency from CBR packets; a trace without timing\n"
-		"packets has the instruction index: one microsecond per instruction.\n\n"
+		"packets has the instruction index: one microsecond per instruction.\n"
+		"A run directory of several CPUs (efipt qemu -smp N) gives a track per\n"
+		"CPU; --cpu N (N > 0) draws that CPU's alone.\n\n"
 		TRACE_INPUT_USAGE
 		"output:\n"
 		"  -o FILE         the JSON file (written under a temporary name, then renamed)\n"
