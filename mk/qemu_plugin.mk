@@ -79,7 +79,7 @@ BENCH_TARGETS += bench-qemu-plugin
 $(BUILD)/tests/test_qemu_options: tests/unit/test_qemu_options.c \
 		$(BUILD)/host/ovmf/plugin/options.o
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $^
+	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(BUILD)/host/ovmf/plugin/options.o
 
 # a UEFI app with the trace markers around known work (t_qemu_plugin.sh)
 $(BUILD)/tests/marker_app.so: tests/qemu/marker_app.c linker.ld | $(DEPS_STAMP)
