@@ -22,6 +22,7 @@
 #include "decode/rundir.h"
 #include "decode/file_io.h"
 #include "decode/qemu_esp.h"
+#include "decode/qemu_image_filter.h"
 #include "decode/qemu_merge.h"
 #include "decode/qemu_trace_opts.h"
 
@@ -51,6 +52,11 @@ static void qemu_usage(FILE *f)
 		"  --qemu FILE        the QEMU binary (default: qemu-system-x86_64)\n\n"
 		"trace options, as for 'trace' (docs/qemu.md):\n"
 		"  --filter A-B       packets only for IPs in [A,B] (up to 4 ranges)\n"
+		"  --filter image=NAME\n"
+		"                     a SEC/PEI module that runs in place from the flash\n"
+		"                     (e.g. PlatformPei): its range, from the firmware\n"
+		"                     volumes before QEMU starts. DXE modules are loaded at\n"
+		"                     run time: give their range (images.json, efipt info)\n"
 		"  --size N           keep N bytes (4K..4G): --mode stop (default) ends the\n"
 		"                     trace when full, --mode wrap keeps the last N bytes\n"
 		"  --psb P            PSB period: PSBFreq 0..15 or bytes (2K..64M; default 4K)\n"
@@ -112,12 +118,13 @@ static int has_firmware(int argc, char **argv)
 	return 0;
 }
 
-/* The flash image holding the firmware code: -bios FILE, or the first
- * -drive if=pflash's file= (",," is a comma in QEMU's option syntax). */
+/* The flash image holding the firmware code: -bios FILE, -pflash FILE, or
+ * the first -drive if=pflash's file= (",," is a comma in QEMU's option
+ * syntax). */
 static int flash_file(int argc, char **argv, char *out, size_t cap)
 {
 	for (int i = 0; i + 1 < argc; i++) {
-		if (!strcmp(argv[i], "-bios")) {
+		if (!strcmp(argv[i], "-bios") || !strcmp(argv[i], "-pflash")) {
 			snprintf(out, cap, "%s", argv[i + 1]);
 			return 0;
 		}
@@ -201,7 +208,7 @@ int cmd_qemu(int argc, char **argv)
 	int c;
 	/* the hardware trace options first: the shared table's rows */
 	struct qemu_trace_opts topt;
-	char terr[1024];
+	char terr[4096];
 	if (qemu_trace_opts_take(&topt, &argc, argv, terr, sizeof(terr))) {
 		fprintf(stderr, "efipt qemu: %s\n", terr);
 		return 2;
@@ -253,6 +260,14 @@ int cmd_qemu(int argc, char **argv)
 	char **qa = argv + optind;
 	int qn = argc - optind;
 	char targs[1024];
+	{ /* --filter image=NAME: a module running in place from the flash */
+		char fw[PATH_MAX];
+		if (!flash_file(qn, qa, fw, sizeof(fw)) &&
+		    qemu_image_filters(&topt.cfg, fw, terr, sizeof(terr))) {
+			fprintf(stderr, "efipt qemu: %s\n", terr);
+			return 2;
+		}
+	}
 	if (qemu_trace_opts_plugin_args(&topt, qn, qa, targs, sizeof(targs), terr, sizeof(terr))) {
 		fprintf(stderr, "efipt qemu: %s\n", terr);
 		return 2;

@@ -125,11 +125,9 @@ int qemu_trace_opts_plugin_args(const struct qemu_trace_opts *o, int qargc, char
 	for (unsigned i = 0; i < c->nranges; i++) {
 		const struct ptcfg_range *r = &c->range[i];
 		if (r->image) {
-			snprintf(err, errlen, "--%s image=%s: not supported by efipt qemu (an "
-				 "image's range is known only after the run, from its firmware "
-				 "volumes and images.json): give START-END, e.g. from a previous "
-				 "run's 'efipt info' or images.json", ptcfg_opt_name(PTCFG_OPT_FILTER),
-				 r->image);
+			snprintf(err, errlen, "--%s image=%s: no flash image to find it in: give "
+				 "QEMU the firmware with -drive if=pflash,file=FILE or -bios FILE",
+				 ptcfg_opt_name(PTCFG_OPT_FILTER), r->image);
 			return -1;
 		}
 		ADD(",filter=0x%" PRIx64 "-0x%" PRIx64, r->a, r->b);

@@ -3,7 +3,7 @@
 insnlog.so's record of it (the logger's skip=0): for --size/--mode and
 --filter, whose traces hold only some of the instructions executed.
 
-usage: insnlog_part.py LOG INSN_OUTPUT MANIFEST prefix|suffix|filter
+usage: insnlog_part.py LOG INSN_OUTPUT MANIFEST prefix|suffix|filter [SKIP]
 
 LOG, INSN_OUTPUT as for insnlog_cmp.py (consecutive repeats of one address
 are one instruction on both sides). From the manifest's trace.first_call
@@ -13,6 +13,9 @@ trace.ranges for filter) are what was traced; the decoded ones must be
   suffix: the last of them (wrap mode: older trace overwritten),
   filter: all of them, in range (every range edge is crossed by a branch
           in this execution, checked: FilterEn changes at branches only).
+SKIP: the logger's skip=N (its record starts at callback N); for filter,
+N may lie past trace.first_call when nothing in range ran before it (an
+in-range instruction before it would be decoded but not logged: differs).
 Prints one line; exit status 0 if so."""
 import json
 import struct
@@ -29,11 +32,15 @@ def collapse(seq):
 
 def main():
     log_path, insn_path, man_path, how = sys.argv[1:5]
+    skip = int(sys.argv[5]) if len(sys.argv) > 5 else 0
     raw = open(log_path, 'rb').read()
     log = struct.unpack('<%dQ' % (len(raw) // 8), raw[:len(raw) // 8 * 8])
     tr = json.load(open(man_path))['trace']
     got = collapse([int(l, 16) for l in open(insn_path) if not l.startswith('[')])
-    want = collapse(log[tr['first_call']:])
+    if skip > tr['first_call'] and how != 'filter':
+        print('skip=%d is past the start of the trace' % skip)
+        return 1
+    want = collapse(log[max(tr['first_call'] - skip, 0):])
     if how == 'filter':
         ranges = [(int(r['a'], 16), int(r['b'], 16)) for r in tr['ranges']]
         inr = lambda a: any(lo <= a <= hi for lo, hi in ranges)

@@ -17,7 +17,8 @@ QARGS="-machine q35 -m 512 -smp 1 -accel tcg -cpu max -display none -nodefaults 
 
 # run NAME EFIPT-QEMU-OPTIONS [QEMU-ARGS...]: efipt qemu with the logger in
 # the same QEMU (skip=0: every execution); leaves $TMP/NAME/run, log.bin,
-# insn.txt (efipt insn --run --no-inst)
+# qemu.out (its output), insn.txt (efipt insn --run --no-inst); LOGOPT=",skip=N"
+# is added to the logger's options
 run() {
 	t=$1 opts=$2
 	shift 2
@@ -28,7 +29,8 @@ run() {
 	expect_rc "$t: efipt qemu $opts" 0 nice -n 10 timeout 120 $EFIPT qemu -o "$d/run" $opts -- \
 		$QARGS -drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
 		-drive if=pflash,format=raw,unit=1,file="$d/vars.fd" "$@" \
-		-plugin "$LOGGER,out=$d/log.bin"
+		-plugin "$LOGGER,out=$d/log.bin${LOGOPT:-}"
+	cp "$TMP/out" "$d/qemu.out"
 	expect_rc "$t: efipt insn --run decodes without errors" 0 $EFIPT insn --run "$d/run" --no-inst
 	mv "$TMP/out" "$d/insn.txt"
 }
@@ -135,6 +137,42 @@ fi
 expect "filter: TIP.PGE and TIP.PGD at the range edges" sh -c "$EFIPT packets '$d/run/trace.pt' |
 	grep -c 'tip.pgd' | awk '{ exit !(\$1 > 100) }'"
 
+# ---- --filter image=NAME: a PEI module, which runs in place ----------------
+# PlatformPei's range comes from the flash's firmware volumes before QEMU
+# starts. It first runs after about 508 million callbacks (SEC decompresses
+# the PEI and DXE volumes first; -icount makes that the same every run): the
+# logger records from 505 million on. With a range no code runs in mixed in.
+SKIP=505000000
+I="--filter 0x1000-0x10ff --filter image=PlatformPei"
+LOGOPT=",skip=$SKIP" run image "--start protected $I --limit 5000" -icount shift=0,sleep=off
+d=$TMP/image
+contains "image: PlatformPei's range found in the flash before QEMU runs" "$d/qemu.out" \
+	"efipt qemu: filter 1: image PlatformPei = 0x"
+expect "image: ADDR0_CFG=ADDR1_CFG=1, the second range PlatformPei's PE/TE image" python3 -c "
+import json; m=json.load(open('$d/run/manifest.json')); t=m['trace']
+assert (int(t['rtit_ctl'],16) >> 32) & 0xff == 0x11 and t['ranges'][0]['a']=='0x1000', t
+p=[i for i in json.load(open('$d/run/images.json'))['images'] if i['name']=='PlatformPei'][0]
+r=t['ranges'][1]; b=int(p['base'],16)
+assert (int(r['a'],16), int(r['b'],16)) == (b, b + p['size'] - 1), (r, p)
+assert t['insns'] == 5000 and t['filtered'] > 10**8, t"
+if python3 tests/qemu/insnlog_part.py "$d/log.bin" "$d/insn.txt" "$d/run/manifest.json" filter \
+	$SKIP >"$d/cmp.txt" 2>&1; then
+	ok "image: decodes to exactly the executed instructions in PlatformPei ($(cat "$d/cmp.txt"))"
+else
+	nok "image: decodes to exactly the executed instructions in PlatformPei" \
+		"$(head -c 400 "$d/cmp.txt")"
+fi
+expect "image: the check finds instructions left out" sh -c "sed 3d '$d/insn.txt' >'$d/insn-3.txt' &&
+	! python3 tests/qemu/insnlog_part.py '$d/log.bin' '$d/insn-3.txt' '$d/run/manifest.json' filter $SKIP"
+$EFIPT decode "$d/run" >"$d/decode.txt" 2>&1
+expect "image: efipt decode names only PlatformPei, all 5000 instructions, no errors" python3 -c "
+t=open('$d/decode.txt').read(); top=t.split('Top images by instructions:')[1].split()
+assert 'Errors        0' in t and top[:3] == ['5000', '100.0%', 'PlatformPei'] and len(top) == 4, t"
+$EFIPT top "$d/run" >"$d/top.txt" 2>&1
+expect "image: efipt top names only PlatformPei" python3 -c "
+r=[l.split() for l in open('$d/top.txt') if '%' in l and 'share' not in l]
+assert r and all(x[-1].startswith('PlatformPei\`') for x in r), r"
+
 # ---- refused and bad options: before QEMU, no run directory ----------------
 FW="-drive if=pflash,format=raw,unit=0,readonly=on,file=$CODE"
 refuse() {
@@ -147,7 +185,18 @@ refuse() {
 refuse --cr3 "--cr3: not for a trace QEMU emulates: QEMU 7.2's plugins cannot read CR3" --cr3 0x1000
 refuse --output "--output: not for a trace QEMU emulates" --output topa
 refuse --user "--user: not for a trace QEMU emulates: QEMU 7.2's plugins cannot read the CPL" --user
-refuse "--filter image=" "--filter image=DxeCore: not supported by efipt qemu" --filter image=DxeCore
+refuse "--filter image=DXE module" "--filter image=DxeCore: DxeCore is a DXE_CORE (FFS file D6A2CB7F-6A18-4E2F-B43B-9920A733700A) of $CODE: it is decompressed and loaded at an address chosen at run time" --filter image=DxeCore
+contains "refuse --filter image=DXE module: says how to get its range" "$TMP/err" \
+	"take it from a previous run (its images.json, or 'efipt info RUNDIR' with efipt.efi's images merged) and give --filter START-END"
+contains "refuse --filter image=DXE module: lists what can be filtered" "$TMP/err" \
+	"the modules that run in place, which image=NAME can filter: PeiCore, PcdPeim,"
+refuse "--filter image=unknown" "--filter image=PlatformPe: no module of $CODE has that name; close matches: PlatformPei (runs in place), Tcg2PlatformPei (runs in place), PlatformDxe (loaded at run time); the modules that run in place" \
+	--filter 1-2 --filter image=PlatformPe
+# shellcheck disable=SC2086
+expect_rc "refuse --filter image= without a flash image" 2 $EFIPT qemu -o "$TMP/refused" \
+	--filter image=SecMain -- $QARGS -pflash "$TMP/none.fd"
+contains "refuse --filter image= without a flash image: says why" "$TMP/err" \
+	"--filter image=NAME: the flash image $TMP/none.fd cannot be read"
 refuse "--psb 1024 (trace's parser)" "--psb needs a PSBFreq encoding 0..15 or a period of 2K..64M" --psb 1024
 refuse "--mtc=16" "--mtc needs an encoding 0..15, got '16'" --mtc=16
 refuse "a fifth range" "--filter: at most 4 address ranges" --filter 1-2 --filter 3-4 --filter 5-6 \

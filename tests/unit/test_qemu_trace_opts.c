@@ -53,7 +53,7 @@ int main(void)
 		      !strcmp(args, ",filter=0x1000-0x1fff"),
 	      "--filter A-B");
 	CHECK(map((const char *[]){ "--filter", "image=DxeCore", NULL }, NULL) &&
-		      strstr(err, "--filter image=DxeCore: not supported by efipt qemu"),
+		      strstr(err, "--filter image=DxeCore: no flash image to find it in"),
 	      "--filter image= refused, named");
 	CHECK(map((const char *[]){ "--cr3", "0x1000", NULL }, NULL) &&
 		      !strcmp(err, "--cr3: not for a trace QEMU emulates: QEMU 7.2's plugins cannot "
