@@ -353,7 +353,7 @@ void symfile_close(struct symfile *sf)
 	sf->fd = -1;
 }
 
-const struct symfunc *symfile_func(const struct symfile *sf, uint64_t addr)
+size_t symfile_funcs_upto(const struct symfile *sf, uint64_t addr)
 {
 	size_t lo = 0, hi = sf->nfuncs;
 	while (lo < hi) {
@@ -363,6 +363,12 @@ const struct symfunc *symfile_func(const struct symfile *sf, uint64_t addr)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+const struct symfunc *symfile_func(const struct symfile *sf, uint64_t addr)
+{
+	size_t lo = symfile_funcs_upto(sf, addr);
 	if (lo && addr < sf->funcs[lo - 1].hi)
 		return &sf->funcs[lo - 1];
 	return NULL;

@@ -81,6 +81,8 @@ struct symfile {
 int symfile_open(struct symfile *sf, const char *path, char *err, size_t errlen);
 void symfile_close(struct symfile *sf);
 
+/* How many functions start at or below addr (funcs is sorted by lo). */
+size_t symfile_funcs_upto(const struct symfile *sf, uint64_t addr);
 /* The function whose range holds addr, or NULL. */
 const struct symfunc *symfile_func(const struct symfile *sf, uint64_t addr);
 
