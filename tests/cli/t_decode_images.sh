@@ -19,18 +19,7 @@ run_dir() {
 	cat >"$D/images.json" <<EOM
 {"images": [{"name": "Top", "base": "$base", "size": $1, "code_type": "BootServicesCode", "path": "", "pdb": ""}]}
 EOM
-	files=""
-	for f in trace.pt memmap.json images.json mem-ffffffffffff0000.bin; do
-		files="$files${files:+,}{\"name\":\"$f\",\"size\":$(stat -c %s "$D/$f"),\"status\":\"written\"}"
-	done
-	cat >"$D/manifest.json" <<EOM
-{"format":"efipt-run","format_version":1,"efipt_version":"0.1.0","efipt_gitrev":"x",
- "run_id":"20260101-000000-000","started":"2026-01-01T00:00:00","command":"trace",
- "command_line":"trace","firmware":{"vendor":"EDK II","revision":"0x1","uefi":"2.7"},
- "cpu":{"vendor":"GenuineIntel","signature":"0x000506e3","family":6,"model":94,"stepping":3},
- "files":[$files],
- "status":{"result":"ok","efi_status":"EFI_SUCCESS","message":"trace"}}
-EOM
+	run_manifest "$D" trace.pt memmap.json images.json mem-ffffffffffff0000.bin
 }
 
 run_dir 65536 # [base, 2^64): ends exactly at the top

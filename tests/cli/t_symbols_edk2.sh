@@ -69,18 +69,7 @@ EOM
 	cat >"$1/images.json" <<EOM
 {"images": [{"name": "$2", "base": "$BASE", "size": $(stat -c %s "$1/mem-0000000001000000.bin"), "code_type": "BootServicesCode", "path": "$3", "pdb": "$4"}]}
 EOM
-	files=""
-	for f in trace.pt memmap.json images.json mem-0000000001000000.bin; do
-		files="$files${files:+,}{\"name\":\"$f\",\"size\":$(stat -c %s "$1/$f"),\"status\":\"written\"}"
-	done
-	cat >"$1/manifest.json" <<EOM
-{"format":"efipt-run","format_version":1,"efipt_version":"0.1.0","efipt_gitrev":"x",
- "run_id":"20260101-000000-000","started":"2026-01-01T00:00:00","command":"trace",
- "command_line":"trace","firmware":{"vendor":"EDK II","revision":"0x1","uefi":"2.7"},
- "cpu":{"vendor":"GenuineIntel","signature":"0x000506e3","family":6,"model":94,"stepping":3},
- "files":[$files],
- "status":{"result":"ok","efi_status":"EFI_SUCCESS","message":"trace"}}
-EOM
+	run_manifest "$1" trace.pt memmap.json images.json mem-0000000001000000.bin
 }
 entry=$(readelf -hW "$APPD/FixtureApp.debug" | awk '/Entry point/ { print $4 }')
 START=$(printf '0x%x' $((BASE + entry)))
