@@ -34,6 +34,16 @@ $EFIPT insn --run "$D" --stat >"$TMP/out" 2>"$TMP/err"
 rc=$?
 [ "$rc" -ne 0 ] && grep -qF "runs past 2^64" "$TMP/err" && ok "insn --run: the same images.json refused" ||
 	nok "insn --run: the same images.json refused" "exit $rc: $(head -c 200 "$TMP/err")"
+# the analyses read --images FILE with the same checks and words
+expect_rc "top --images: the same images.json refused" 2 $EFIPT top --pt "$D/trace.pt" \
+	--raw "$TMP/code.bin:$base" --images "$D/images.json"
+contains "top --images: the image and the reason named" "$TMP/err" \
+	"$D/images.json: image 0: base 0xffffffffffff0000, size 131072: the range runs past 2^64"
+echo '{"images": [{"name": "Top", "base": 4096, "size": 4096}]}' >"$TMP/num.json"
+expect_rc "top --images: a numeric base refused" 2 $EFIPT top --pt "$D/trace.pt" \
+	--raw "$TMP/code.bin:$base" --images "$TMP/num.json"
+contains "top --images: what a malformed image lacks named" "$TMP/err" \
+	"$TMP/num.json: image 0 is malformed (name, base \"0x...\", integer size)"
 
 run_dir -4096
 expect_rc "decode images: negative size refused" 1 timeout 20 $EFIPT decode "$D"
