@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "ptgen_buf.h"
+#include "tests/libipt_insn.h"
 #include "core/pt_flow.h"
 #include "core/pt_image.h"
 #include "ovmf/plugin/infer.h"
@@ -107,6 +108,19 @@ static int ipt_read(uint8_t *buf, size_t size, const struct pt_asid *asid, uint6
 	return n > 0 ? n : -pte_nomap;
 }
 
+struct ipt_list {
+	uint64_t *ip;
+	size_t cap, n;
+};
+static void list_ip(void *ctx, struct pt_insn_decoder *d, const struct pt_insn *insn)
+{
+	struct ipt_list *l = ctx;
+	(void)d;
+	if (l->n < l->cap)
+		l->ip[l->n] = insn->ip;
+	l->n++;
+}
+
 /* libipt's instruction decoder over the trace: instructions into ip[],
  * returns their number, or -1 after a decode error */
 static long libipt_decode(uint64_t *ip, size_t cap, bool retcomp)
@@ -121,32 +135,12 @@ static long libipt_decode(uint64_t *ip, size_t cap, bool retcomp)
 	(void)retcomp; /* libipt needs no DisRETC: it takes a TIP at any RET */
 	struct pt_insn_decoder *d = pt_insn_alloc_decoder(&cfg);
 	pt_insn_set_image(d, image);
-	long n = 0;
-	int st;
-	while ((st = pt_insn_sync_forward(d)) >= 0) {
-		for (;;) {
-			while (st >= 0 && (st & pts_event_pending)) {
-				struct pt_event ev;
-				st = pt_insn_event(d, &ev, sizeof(ev));
-			}
-			if (st < 0)
-				break;
-			struct pt_insn insn;
-			st = pt_insn_next(d, &insn, sizeof(insn));
-			if (st < 0)
-				break;
-			if ((size_t)n < cap)
-				ip[n] = insn.ip;
-			n++;
-		}
-		if (st != -pte_eos) {
-			n = -1;
-			break;
-		}
-	}
+	struct ipt_list list = { ip, cap, 0 };
+	struct libipt_insn_walk w = { list_ip, &list, true, 0, 0, 0 };
+	libipt_insn_walk(d, &w);
 	pt_insn_free_decoder(d);
 	pt_image_free(image);
-	return n;
+	return w.errors ? -1 : (long)list.n;
 }
 
 /*
