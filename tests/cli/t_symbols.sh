@@ -5,6 +5,7 @@
 # computes from the trace's instruction sequence; a symbol file that is
 # missing, truncated, stripped or from another build is named, never used.
 . tests/lib.sh
+. tests/cli/lib_stack.sh
 build_output symbols
 
 # --- matching ---------------------------------------------------------------
@@ -94,28 +95,7 @@ contains "symbols: --lookup line as addr2line" "$TMP/out" "$(basename "${want%% 
 check_trace() {
 	name=$1
 	shift
-	flags=""
-	case "$*" in *--distnt*) flags="--distnt --disretc" ;; esac
-	$EFIPT synth --out "$TMP/t.pt" --truth "$TMP/t.truth" $PE --insns 60000 "$@" 2>/dev/null
-	$EFIPT insn --pt "$TMP/t.pt" $PE --no-inst $flags >"$TMP/t.lst"
-	if [ -z "$flags" ] && ! grep -v '^\[' "$TMP/t.lst" | cmp -s - "$TMP/t.truth"; then
-		nok "$name: decoder listing is the ground truth" "differs"
-		return
-	fi
-	python3 tests/cli/stack_ref.py "$SO" $BASE efipt.efi "$TMP/t.lst" "$TMP/ref.csv" "$TMP/ref.folded"
-	$EFIPT top --pt "$TMP/t.pt" $PE $flags --symbols "$SO" --format csv >"$TMP/top.csv"
-	if [ "$(tail -n +2 "$TMP/top.csv" | sort)" = "$(tail -n +2 "$TMP/ref.csv" | sort)" ] &&
-	   [ "$(head -1 "$TMP/top.csv")" = "image,function,excl,incl,calls" ]; then
-		ok "$name: top equals the reference"
-	else
-		nok "$name: top equals the reference" "$(diff "$TMP/ref.csv" "$TMP/top.csv" | head -5)"
-	fi
-	$EFIPT flame --pt "$TMP/t.pt" $PE $flags --symbols "$SO" >"$TMP/flame"
-	if [ "$(sort "$TMP/flame")" = "$(sort "$TMP/ref.folded")" ]; then
-		ok "$name: flame equals the reference"
-	else
-		nok "$name: flame equals the reference" "$(diff "$TMP/ref.folded" "$TMP/flame" | head -3 | cut -c1-200)"
-	fi
+	stack_check "$name" "$PE" "$SO" efipt.efi "$SO" "$@" || return
 	n=$(grep -vc '^\[' "$TMP/t.lst")
 	s=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/flame")
 	[ "$n" = "$s" ] && ok "$name: flame counts every instruction once" || nok "$name: flame counts every instruction once" "$s of $n"
