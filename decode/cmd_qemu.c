@@ -129,27 +129,9 @@ static int flash_file(int argc, char **argv, char *out, size_t cap)
 			return 0;
 		}
 		const char *d = argv[i + 1];
-		if (strcmp(argv[i], "-drive") || !strstr(d, "if=pflash"))
-			continue;
-		for (const char *o = d; o; ) {
-			if (!strncmp(o, "file=", 5)) {
-				size_t n = 0;
-				for (const char *c = o + 5; *c && n + 1 < cap; c++) {
-					if (*c == ',' && c[1] != ',')
-						break;
-					if (*c == ',')
-						c++;
-					out[n++] = *c;
-				}
-				out[n] = 0;
-				return 0;
-			}
-			/* the next option: after a single comma */
-			const char *c = o;
-			while ((c = strchr(c, ',')) && c[1] == ',')
-				c += 2;
-			o = c ? c + 1 : NULL;
-		}
+		if (!strcmp(argv[i], "-drive") && strstr(d, "if=pflash") &&
+		    !qemu_drive_opt(d, "file", out, cap))
+			return 0;
 	}
 	return -1;
 }

@@ -204,9 +204,10 @@ oom:
 }
 
 /* Read tracefile d[0..size). 0, or -1 with "LINE: reason" in err. */
-static int read_info(struct mall *m, const unsigned char *d, size_t size, char *err,
+static int read_info(void *mall, const unsigned char *d, size_t size, char *err,
 		     size_t errlen)
 {
+	struct mall *m = mall;
 	struct msf *cur = NULL;
 	size_t no = 0, nsf = 0;
 	char why[256];
@@ -364,21 +365,7 @@ static void write_sf(FILE *o, const struct msf *f)
 int cov_lcov_merge(const char *cmd, const char *const *files, unsigned n, const char *out)
 {
 	struct mall m = { 0 };
-	int rc = 0;
-	for (unsigned i = 0; i < n && !rc; i++) {
-		struct input_map in;
-		char err[4400];
-		if (input_map(&in, files[i], 1ull << 32, err, sizeof(err))) {
-			fprintf(stderr, "%s: %s\n", cmd, term_safe(err));
-			rc = 2;
-			break;
-		}
-		if (read_info(&m, in.data, in.size, err, sizeof(err))) {
-			fprintf(stderr, "%s: %s: %s\n", cmd, term_safe(files[i]), term_safe(err));
-			rc = 1;
-		}
-		input_unmap(&in);
-	}
+	int rc = input_each(cmd, files, n, read_info, &m);
 	struct atomic_file af;
 	if (!rc && atomic_open(&af, cmd, out))
 		rc = 2;

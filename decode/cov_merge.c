@@ -104,9 +104,10 @@ static int add_span(struct module *m, uint64_t start, uint64_t end)
 #define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); goto bad; } while (0)
 
 /* Parse one drcov file into mg. 0, or -1 with the reason in err. */
-static int read_drcov(const unsigned char *d, size_t size, struct merged *mg, char *err,
+static int read_drcov(void *merged, const unsigned char *d, size_t size, char *err,
 		      size_t errlen)
 {
+	struct merged *mg = merged;
 	char line[8192];
 	size_t pos = 0;
 	uint64_t count, nbb;
@@ -270,21 +271,7 @@ static void emit_block(void *ctx, uint64_t s, uint64_t e)
 int cov_merge(const char *cmd, const char *const *files, unsigned n, const char *out)
 {
 	struct merged mg = { 0 };
-	int rc = 0;
-	for (unsigned i = 0; i < n && !rc; i++) {
-		struct input_map in;
-		char err[4400];
-		if (input_map(&in, files[i], 1ull << 32, err, sizeof(err))) {
-			fprintf(stderr, "%s: %s\n", cmd, term_safe(err));
-			rc = 2;
-			break;
-		}
-		if (read_drcov(in.data, in.size, &mg, err, sizeof(err))) {
-			fprintf(stderr, "%s: %s: %s\n", cmd, term_safe(files[i]), term_safe(err));
-			rc = 1;
-		}
-		input_unmap(&in);
-	}
+	int rc = input_each(cmd, files, n, read_drcov, &mg);
 	uint64_t nbb = 0;
 	for (unsigned k = 0; k < mg.n && !rc; k++) {
 		qsort(mg.m[k].sp, mg.m[k].n, sizeof(*mg.m[k].sp), by_start);

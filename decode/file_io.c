@@ -113,6 +113,28 @@ void input_unmap(struct input_map *m)
 	memset(m, 0, sizeof(*m));
 }
 
+int input_each(const char *cmd, const char *const *files, unsigned n,
+	       int (*read)(void *ctx, const unsigned char *d, size_t size, char *err,
+			   size_t errlen),
+	       void *ctx)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct input_map in;
+		char err[4400];
+		if (input_map(&in, files[i], 1ull << 32, err, sizeof(err))) {
+			fprintf(stderr, "%s: %s\n", cmd, term_safe(err));
+			return 2;
+		}
+		int bad = read(ctx, in.data, in.size, err, sizeof(err));
+		input_unmap(&in);
+		if (bad) {
+			fprintf(stderr, "%s: %s: %s\n", cmd, term_safe(files[i]), term_safe(err));
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* read_small_file, with "efipt CMD:" before messages (cmd may be NULL) */
 static char *read_file_for(const char *cmd, const char *path, size_t max, size_t *len)
 {

@@ -33,6 +33,15 @@ struct input_map {
 /* Returns 0, or -1 with "PATH: reason" in err. */
 int input_map(struct input_map *m, const char *path, size_t max, char *err, size_t errlen);
 void input_unmap(struct input_map *m);
+/*
+ * Hand each of files[0..n) (at most 4 GiB each) to read(), in order, until
+ * one fails. Returns 0; 2 when a file cannot be read ("CMD: PATH: reason");
+ * 1 when read() refused its contents ("CMD: PATH: what read() said").
+ */
+int input_each(const char *cmd, const char *const *files, unsigned n,
+	       int (*read)(void *ctx, const unsigned char *d, size_t size, char *err,
+			   size_t errlen),
+	       void *ctx);
 
 struct cpuid_set;
 /*

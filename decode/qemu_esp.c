@@ -5,9 +5,8 @@
 
 #include "decode/qemu_esp.h"
 
-/* The value of option key (e.g. "file") in a -drive argument, with ",,"
- * as a comma (QEMU's option syntax); 0, or -1 when absent. */
-static int drive_opt(const char *d, const char *key, char *out, size_t cap)
+/* See qemu_esp.h. */
+int qemu_drive_opt(const char *d, const char *key, char *out, size_t cap)
 {
 	size_t kl = strlen(key);
 	for (const char *o = d; o;) {
@@ -77,13 +76,13 @@ int qemu_find_esp(int argc, char **argv, char *esp, size_t cap, char *from, size
 			snprintf(file, sizeof(file), "%s", d);
 		} else if (!strcmp(argv[i], "-drive")) {
 			char intf[32] = "", media[32] = "";
-			drive_opt(d, "if", intf, sizeof(intf));
-			drive_opt(d, "media", media, sizeof(media));
+			qemu_drive_opt(d, "if", intf, sizeof(intf));
+			qemu_drive_opt(d, "media", media, sizeof(media));
 			/* the firmware's flash and CD-ROMs are no ESP */
 			if (!strcmp(intf, "pflash") || !strcmp(media, "cdrom") ||
-			    drive_opt(d, "file", file, sizeof(file)))
+			    qemu_drive_opt(d, "file", file, sizeof(file)))
 				continue;
-			drive_opt(d, "format", f, sizeof(f));
+			qemu_drive_opt(d, "format", f, sizeof(f));
 		} else {
 			continue;
 		}

@@ -145,6 +145,29 @@ int rundir_code_load(struct rundir_code *c, const struct rundir *rd, char *err, 
 	return rc;
 }
 
+int images_json_entry(json_t *r, size_t i, const char *what, const char **name,
+		      uint64_t *base, uint64_t *size, char *err, size_t errlen)
+{
+	unsigned long long b;
+	json_t *sz = json_object_get(r, "size");
+	*name = json_string_value(json_object_get(r, "name"));
+	if (rundir_hex(json_object_get(r, "base"), &b) || !json_is_integer(sz) || !*name) {
+		snprintf(err, errlen, "%s: image %zu is malformed (name, base \"0x...\", integer "
+			 "size)", what, i);
+		return -1;
+	}
+	/* images are attributed by [base, base + size): it must fit below 2^64 */
+	long long n = (long long)json_integer_value(sz);
+	if (n < 0 || !ptimg_range_ok(b, (uint64_t)n)) {
+		snprintf(err, errlen, "%s: image %zu: base 0x%llx, size %lld: the range %s", what, i,
+			 b, n, n < 0 ? "has a negative size" : "runs past 2^64");
+		return -1;
+	}
+	*base = b;
+	*size = (uint64_t)n;
+	return 0;
+}
+
 int images_json_parse(json_t *ij, const char *what, struct ptsum_image *out, unsigned max,
 		      unsigned *n, char *err, size_t errlen)
 {
@@ -159,25 +182,12 @@ int images_json_parse(json_t *ij, const char *what, struct ptsum_image *out, uns
 	json_array_foreach(imgs, i, r) {
 		if (*n >= max)
 			break;
-		unsigned long long base;
-		json_t *size = json_object_get(r, "size");
-		const char *name = json_string_value(json_object_get(r, "name"));
-		if (rundir_hex(json_object_get(r, "base"), &base) || !json_is_integer(size) || !name) {
-			snprintf(err, errlen, "%s: image %zu is malformed", what, i);
+		const char *name;
+		struct ptsum_image *m = &out[*n];
+		if (images_json_entry(r, i, what, &name, &m->base, &m->size, err, errlen))
 			return -1;
-		}
-		/* the summary attributes by [base, base + size): it must fit below 2^64 */
-		if (json_integer_value(size) < 0 ||
-		    !ptimg_range_ok(base, (uint64_t)json_integer_value(size))) {
-			long long sz = (long long)json_integer_value(size);
-			snprintf(err, errlen, "%s: image %zu: base 0x%llx, size %lld: the range %s",
-				 what, i, base, sz, sz < 0 ? "has a negative size" : "runs past 2^64");
-			return -1;
-		}
-		struct ptsum_image *m = &out[(*n)++];
-		m->base = base;
-		m->size = (uint64_t)json_integer_value(size);
 		snprintf(m->name, sizeof(m->name), "%s", name);
+		(*n)++;
 	}
 	return 0;
 }

@@ -24,6 +24,11 @@ struct rundir_code {
 int rundir_code_load(struct rundir_code *c, const struct rundir *rd, char *err, size_t errlen);
 void rundir_code_free(struct rundir_code *c);
 
+/* Image i of an images.json "images" array (r): its name, base and size,
+ * the range [base, base + size) within 2^64. Returns 0, or -1 with
+ * "WHAT: image N ..." in err (what is wrong). */
+int images_json_entry(json_t *r, size_t i, const char *what, const char **name,
+		      uint64_t *base, uint64_t *size, char *err, size_t errlen);
 /* The "images" array of an images.json document (what names the file in
  * messages) into out[0..max): base, size, name. Returns 0, or -1 with
  * "WHAT: image N is malformed" or the like in err. */

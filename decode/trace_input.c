@@ -331,18 +331,15 @@ static int load_images_json(struct trace_input *t, const char *path)
 	json_array_foreach(imgs, i, r) {
 		if (rc)
 			break;
-		unsigned long long base;
-		json_t *size = json_object_get(r, "size");
-		const char *name = json_string_value(json_object_get(r, "name"));
-		const char *pdb = json_string_value(json_object_get(r, "pdb"));
-		if (rundir_hex(json_object_get(r, "base"), &base) || !json_is_integer(size) || !name ||
-		    json_integer_value(size) < 0 ||
-		    (base && (uint64_t)json_integer_value(size) > 0 - (uint64_t)base)) {
-			fprintf(stderr, "efipt %s: %s: image %zu is malformed (name, base \"0x...\", "
-				"size within 2^64)\n", t->cmd, term_safe(path), i);
+		const char *name;
+		uint64_t base, size;
+		char err[4400];
+		if (images_json_entry(r, i, path, &name, &base, &size, err, sizeof(err))) {
+			fprintf(stderr, "efipt %s: %s\n", t->cmd, term_safe(err));
 			rc = -1;
 			break;
 		}
+		const char *pdb = json_string_value(json_object_get(r, "pdb"));
 		struct symimage *m = new_image(t);
 		if (!m) {
 			fprintf(stderr, "efipt %s: %s: too many images\n", t->cmd, term_safe(path));
@@ -351,7 +348,7 @@ static int load_images_json(struct trace_input *t, const char *path)
 		}
 		snprintf(m->name, sizeof(m->name), "%s", name);
 		m->base = base;
-		m->size = (uint64_t)json_integer_value(size);
+		m->size = size;
 		snprintf(m->pdb, sizeof(m->pdb), "%s", pdb ? pdb : "");
 		/* an image loaded from a firmware volume: its FvFile GUID */
 		const char *fvpath = json_string_value(json_object_get(r, "path"));

@@ -114,6 +114,34 @@ static void image_name(EFI_LOADED_IMAGE *li, struct pe_info *pe, int *perr, char
 		pe_debug_name(path, name, name_cap);
 }
 
+/* image_name's name alone. */
+static void image_short_name(EFI_LOADED_IMAGE *li, char *name, UINTN name_cap)
+{
+	struct pe_info pe;
+	int perr;
+	char path[256];
+	image_name(li, &pe, &perr, path, sizeof(path), name, name_cap);
+}
+
+/* The handles with a loaded image protocol, in firmware order (FreePool). */
+static EFI_STATUS image_handles(EFI_HANDLE **handles, UINTN *nh)
+{
+	EFI_GUID lip = LOADED_IMAGE_PROTOCOL;
+	*nh = 0;
+	*handles = NULL;
+	return uefi_call_wrapper(BS->LocateHandleBuffer, 5, ByProtocol, &lip, NULL, nh, handles);
+}
+
+/* The loaded image protocol of handle h, or NULL (the image went away). */
+static EFI_LOADED_IMAGE *loaded_image(EFI_HANDLE h)
+{
+	EFI_GUID lip = LOADED_IMAGE_PROTOCOL;
+	EFI_LOADED_IMAGE *li;
+	if (EFI_ERROR(uefi_call_wrapper(BS->HandleProtocol, 3, h, &lip, (void **)&li)))
+		return NULL;
+	return li;
+}
+
 /* The image as the decode summary sees it. */
 static void summary_entry(EFI_LOADED_IMAGE *li, const char *name, struct ptsum_image *out)
 {
@@ -157,23 +185,18 @@ static void image_entry(struct strbuf *sb, EFI_LOADED_IMAGE *li, bool first,
 
 EFI_STATUS sideband_list_images(struct ptsum_image *img, unsigned max, unsigned *nimg)
 {
-	EFI_GUID lip = LOADED_IMAGE_PROTOCOL;
-	UINTN nh = 0;
-	EFI_HANDLE *handles = NULL;
+	UINTN nh;
+	EFI_HANDLE *handles;
 	*nimg = 0;
-	EFI_STATUS st = uefi_call_wrapper(BS->LocateHandleBuffer, 5, ByProtocol, &lip, NULL, &nh,
-					  &handles);
+	EFI_STATUS st = image_handles(&handles, &nh);
 	if (EFI_ERROR(st))
 		return st;
 	for (UINTN i = 0; i < nh && *nimg < max; i++) {
-		EFI_LOADED_IMAGE *li;
-		if (EFI_ERROR(uefi_call_wrapper(BS->HandleProtocol, 3, handles[i], &lip,
-						(void **)&li)))
+		EFI_LOADED_IMAGE *li = loaded_image(handles[i]);
+		if (!li)
 			continue;
-		struct pe_info pe;
-		int perr;
-		char path[256], name[64];
-		image_name(li, &pe, &perr, path, sizeof(path), name, sizeof(name));
+		char name[64];
+		image_short_name(li, name, sizeof(name));
 		summary_entry(li, name, &img[(*nimg)++]);
 	}
 	FreePool(handles);
@@ -183,11 +206,9 @@ EFI_STATUS sideband_list_images(struct ptsum_image *img, unsigned max, unsigned 
 static EFI_STATUS write_images(struct run *run, struct sideband_stats *stats,
 			       struct ptsum_image *img, unsigned max, unsigned *nimg)
 {
-	EFI_GUID lip = LOADED_IMAGE_PROTOCOL;
-	UINTN nh = 0;
-	EFI_HANDLE *handles = NULL;
-	EFI_STATUS st = uefi_call_wrapper(BS->LocateHandleBuffer, 5, ByProtocol, &lip, NULL, &nh,
-					  &handles);
+	UINTN nh;
+	EFI_HANDLE *handles;
+	EFI_STATUS st = image_handles(&handles, &nh);
 	if (EFI_ERROR(st))
 		return st;
 	UINTN cap = 256 + nh * 700;
@@ -201,9 +222,8 @@ static EFI_STATUS write_images(struct run *run, struct sideband_stats *stats,
 	sb_puts(&sb, "{\"images\": [");
 	bool first = true;
 	for (UINTN i = 0; i < nh; i++) {
-		EFI_LOADED_IMAGE *li;
-		if (EFI_ERROR(uefi_call_wrapper(BS->HandleProtocol, 3, handles[i], &lip,
-						(void **)&li)))
+		EFI_LOADED_IMAGE *li = loaded_image(handles[i]);
+		if (!li)
 			continue;
 		struct ptsum_image *o = img && *nimg < max ? &img[(*nimg)++] : NULL;
 		image_entry(&sb, li, first, o);
@@ -219,22 +239,17 @@ static EFI_STATUS write_images(struct run *run, struct sideband_stats *stats,
 
 bool sideband_find_image(const char *want, uint64_t *base, uint64_t *size)
 {
-	EFI_GUID lip = LOADED_IMAGE_PROTOCOL;
-	UINTN nh = 0;
-	EFI_HANDLE *handles = NULL;
-	if (EFI_ERROR(uefi_call_wrapper(BS->LocateHandleBuffer, 5, ByProtocol, &lip, NULL, &nh,
-					&handles)))
+	UINTN nh;
+	EFI_HANDLE *handles;
+	if (EFI_ERROR(image_handles(&handles, &nh)))
 		return false;
 	bool found = false;
 	for (UINTN i = 0; i < nh && !found; i++) {
-		EFI_LOADED_IMAGE *li;
-		if (EFI_ERROR(uefi_call_wrapper(BS->HandleProtocol, 3, handles[i], &lip,
-						(void **)&li)))
+		EFI_LOADED_IMAGE *li = loaded_image(handles[i]);
+		if (!li)
 			continue;
-		struct pe_info pe;
-		int perr;
-		char path[256], name[64];
-		image_name(li, &pe, &perr, path, sizeof(path), name, sizeof(name));
+		char name[64];
+		image_short_name(li, name, sizeof(name));
 		if (!efipt_strcmp(name, want) &&
 		    ptimg_range_ok((UINTN)li->ImageBase, li->ImageSize)) {
 			*base = (UINTN)li->ImageBase;

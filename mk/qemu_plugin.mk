@@ -55,7 +55,7 @@ qemu-plugin-if-possible: | $(DEPS_STAMP)
 TEST_EXTRA += qemu-plugin-if-possible
 
 # libipt's decoder over a plugin trace (tests/qemu/t_qemu_plugin.sh)
-$(BUILD)/tests/ipt_insns: tests/qemu/ipt_insns.c | $(DEPS_STAMP)
+$(BUILD)/tests/ipt_insns: tests/qemu/ipt_insns.c tests/libipt_insn.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< -lipt
 

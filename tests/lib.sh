@@ -23,3 +23,37 @@ expect_rc() {
 contains() {
 	if grep -qF -- "$3" "$2"; then ok "$1"; else nok "$1" "'$3' not in $(basename "$2"): $(head -c 400 "$2")"; fi
 }
+# build_output NAME: B, EFI (efipt.efi), SO (the gnu-efi ELF it was made
+# from), BASE and PE (--pe EFI:BASE) for checks on real build output; when
+# they are missing, one "not ok" and the script ends. The firmware build is
+# not sanitized: build/ has it when $EFIPT_BUILD (build/san/) does not.
+build_output() {
+	B=${EFIPT_BUILD:-build}
+	[ -f "$B/efipt.efi" ] || B=build
+	EFI=$B/efipt.efi
+	SO=$B/efipt.so
+	BASE=0x1000000
+	PE="--pe $EFI:$BASE"
+	if [ ! -f "$EFI" ] || [ ! -f "$SO" ]; then
+		nok "$1: build output" "$EFI or $SO missing (make all)"
+		exit 0
+	fi
+}
+# run_manifest DIR FILE...: DIR/manifest.json of a finished trace command
+# whose files are FILE... (in DIR, with their sizes)
+run_manifest() {
+	rdir=$1
+	shift
+	files=""
+	for f in "$@"; do
+		files="$files${files:+,}{\"name\":\"$f\",\"size\":$(stat -c %s "$rdir/$f"),\"status\":\"written\"}"
+	done
+	cat >"$rdir/manifest.json" <<EOM
+{"format":"efipt-run","format_version":1,"efipt_version":"0.1.0","efipt_gitrev":"x",
+ "run_id":"20260101-000000-000","started":"2026-01-01T00:00:00","command":"trace",
+ "command_line":"trace","firmware":{"vendor":"EDK II","revision":"0x1","uefi":"2.7"},
+ "cpu":{"vendor":"GenuineIntel","signature":"0x000506e3","family":6,"model":94,"stepping":3},
+ "files":[$files],
+ "status":{"result":"ok","efi_status":"EFI_SUCCESS","message":"trace"}}
+EOM
+}

@@ -37,22 +37,6 @@ struct mapread {
 	size_t nsym, sym_cap;
 };
 
-static char *own(struct symfile *sf, const char *s, size_t len)
-{
-	if (sf->nowned == sf->owned_cap) {
-		size_t cap = sf->owned_cap ? sf->owned_cap * 2 : 256;
-		char **o = realloc(sf->owned, cap * sizeof(*o));
-		if (!o)
-			return NULL;
-		sf->owned = o;
-		sf->owned_cap = cap;
-	}
-	char *d = strndup(s, len);
-	if (d)
-		sf->owned[sf->nowned++] = d;
-	return d;
-}
-
 static int push(struct mapfn **v, size_t *n, size_t *cap, uint64_t lo, uint64_t hi,
 		const char *name)
 {
@@ -103,7 +87,7 @@ static int flush_input(struct mapread *m)
 			uint64_t next = i < m->nsym ? m->sym[i].lo : m->in_hi;
 			if (next > at && name) {
 				size_t len = clean_len(name, strlen(name));
-				const char *o = own(m->sf, name, len);
+				const char *o = symfile_own_len(m->sf, name, len);
 				rc = !o || push(&m->fn, &m->nfn, &m->fn_cap, at, next, o);
 			}
 			if (i < m->nsym) {

@@ -16,7 +16,7 @@
 
 #include "decode/symbols/symfile.h"
 
-char *symfile_own(struct symfile *sf, const char *s)
+char *symfile_own_len(struct symfile *sf, const char *s, size_t len)
 {
 	if (sf->nowned == sf->owned_cap) {
 		size_t cap = sf->owned_cap ? sf->owned_cap * 2 : 256;
@@ -26,10 +26,15 @@ char *symfile_own(struct symfile *sf, const char *s)
 		sf->owned = o;
 		sf->owned_cap = cap;
 	}
-	char *d = strdup(s);
+	char *d = strndup(s, len);
 	if (d)
 		sf->owned[sf->nowned++] = d;
 	return d;
+}
+
+char *symfile_own(struct symfile *sf, const char *s)
+{
+	return symfile_own_len(sf, s, strlen(s));
 }
 
 static int add_func(struct symfile *sf, uint64_t lo, uint64_t hi, uint64_t entry,
@@ -353,7 +358,7 @@ void symfile_close(struct symfile *sf)
 	sf->fd = -1;
 }
 
-const struct symfunc *symfile_func(const struct symfile *sf, uint64_t addr)
+size_t symfile_funcs_upto(const struct symfile *sf, uint64_t addr)
 {
 	size_t lo = 0, hi = sf->nfuncs;
 	while (lo < hi) {
@@ -363,6 +368,12 @@ const struct symfunc *symfile_func(const struct symfile *sf, uint64_t addr)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+const struct symfunc *symfile_func(const struct symfile *sf, uint64_t addr)
+{
+	size_t lo = symfile_funcs_upto(sf, addr);
 	if (lo && addr < sf->funcs[lo - 1].hi)
 		return &sf->funcs[lo - 1];
 	return NULL;

@@ -81,6 +81,8 @@ struct symfile {
 int symfile_open(struct symfile *sf, const char *path, char *err, size_t errlen);
 void symfile_close(struct symfile *sf);
 
+/* How many functions start at or below addr (funcs is sorted by lo). */
+size_t symfile_funcs_upto(const struct symfile *sf, uint64_t addr);
 /* The function whose range holds addr, or NULL. */
 const struct symfunc *symfile_func(const struct symfile *sf, uint64_t addr);
 
@@ -93,8 +95,10 @@ const struct syminl_seg *symfile_inline(const struct symfile *sf, uint64_t addr,
  * decode/symbols/syminline.c. 0, or -1 out of memory. */
 int symfile_read_inline(struct symfile *sf);
 void symfile_free_inline(struct symfile *sf);
-/* A copy of s the symfile owns (freed by symfile_close()); NULL: no memory. */
+/* A copy of s the symfile owns (freed by symfile_close()); NULL: no memory.
+ * symfile_own_len copies at most len bytes of s. */
 char *symfile_own(struct symfile *sf, const char *s);
+char *symfile_own_len(struct symfile *sf, const char *s, size_t len);
 
 /* Source file and line of addr from the DWARF line table: 0, or -1 when
  * there is none. *file points into the symfile. */

@@ -106,10 +106,10 @@ void symtab_free(struct symtab *st)
 	memset(st, 0, sizeof(*st));
 }
 
-static uint32_t resolve(struct symtab *st, uint64_t ip, uint64_t *hi, bool *entry)
+/* How many images start at or below ip (img is sorted by base). */
+static size_t images_upto(const struct symtab *st, uint64_t ip)
 {
 	size_t lo = 0, n = st->nimg;
-	*entry = false;
 	while (lo < n) {
 		size_t mid = (lo + n) / 2;
 		if (st->img[mid].base <= ip)
@@ -117,6 +117,13 @@ static uint32_t resolve(struct symtab *st, uint64_t ip, uint64_t *hi, bool *entr
 		else
 			n = mid;
 	}
+	return lo;
+}
+
+static uint32_t resolve(struct symtab *st, uint64_t ip, uint64_t *hi, bool *entry)
+{
+	size_t lo = images_upto(st, ip);
+	*entry = false;
 	*hi = lo < st->nimg ? st->img[lo].base : UINT64_MAX;
 	if (!lo)
 		return SYMFN_UNKNOWN;
@@ -145,14 +152,7 @@ static uint32_t resolve(struct symtab *st, uint64_t ip, uint64_t *hi, bool *entr
 			return intern(st, (int32_t)(lo - 1), f->name);
 		}
 		/* up to the next function */
-		size_t a = 0, b = sf->nfuncs;
-		while (a < b) {
-			size_t m = (a + b) / 2;
-			if (sf->funcs[m].lo <= rva)
-				a = m + 1;
-			else
-				b = m;
-		}
+		size_t a = symfile_funcs_upto(sf, rva);
 		if (a < sf->nfuncs && sf->funcs[a].lo < end - im->base)
 			*hi = im->base + sf->funcs[a].lo;
 	}
@@ -258,14 +258,7 @@ static uint32_t ictx_intern(struct symtab *st, uint32_t parent, uint32_t fn)
 
 static uint32_t resolve_inline(struct symtab *st, uint64_t ip)
 {
-	size_t lo = 0, n = st->nimg;
-	while (lo < n) {
-		size_t mid = (lo + n) / 2;
-		if (st->img[mid].base <= ip)
-			lo = mid + 1;
-		else
-			n = mid;
-	}
+	size_t lo = images_upto(st, ip);
 	if (!lo)
 		return 0;
 	const struct symimage *im = &st->img[lo - 1];

@@ -20,6 +20,7 @@
 #include "core/pt_synth.h"
 #include "decode/pt_sections.h"
 #include "tests/bench/libipt_blk.h"
+#include "tests/libipt_insn.h"
 
 static double now(void)
 {
@@ -134,6 +135,13 @@ static uint64_t run_ours_sink(const struct ptimg *img, const uint8_t *buf, size_
 	return seen == d.stat.insns ? seen : 0;
 }
 
+static void count_insn(void *ctx, struct pt_insn_decoder *d, const struct pt_insn *insn)
+{
+	(void)d;
+	(void)insn;
+	++*(uint64_t *)ctx;
+}
+
 static uint64_t run_insn(struct pt_image *image, uint8_t *buf, size_t size, double *secs,
 			 uint64_t *errors)
 {
@@ -144,32 +152,11 @@ static uint64_t run_insn(struct pt_image *image, uint8_t *buf, size_t size, doub
 	struct pt_insn_decoder *d = pt_insn_alloc_decoder(&cfg);
 	pt_insn_set_image(d, image);
 	uint64_t n = 0;
-	*errors = 0;
+	struct libipt_insn_walk w = { count_insn, &n, false, 0, 0, 0 };
 	double t = now();
-	for (;;) {
-		int st = pt_insn_sync_forward(d);
-		if (st < 0)
-			break;
-		for (;;) {
-			while (st & pts_event_pending) {
-				struct pt_event ev;
-				st = pt_insn_event(d, &ev, sizeof(ev));
-				if (st < 0)
-					break;
-			}
-			if (st < 0)
-				break;
-			struct pt_insn insn;
-			st = pt_insn_next(d, &insn, sizeof(insn));
-			if (st < 0)
-				break;
-			n++;
-		}
-		if (st == -pte_eos)
-			break;
-		++*errors;
-	}
+	libipt_insn_walk(d, &w);
 	*secs = now() - t;
+	*errors = w.errors;
 	pt_insn_free_decoder(d);
 	return n;
 }

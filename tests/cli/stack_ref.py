@@ -471,26 +471,22 @@ def label(fn):
     return "%s`%s" % fn if fn[0] else fn[1]
 
 
-with open(out_folded, "w") as o:
-    for n in range(1, len(node_fn)):
-        if not node_count[n]:
-            continue
-        path = []
-        m = n
-        while m:
-            path.append(label(node_fn[m]))
-            m = node_parent[m]
-        o.write("%s %d\n" % (";".join(reversed(path)), node_count[n]))
-
-if out_folded_ns:
-    with open(out_folded_ns, "w") as o:
+def write_folded(path, weight):
+    """One line per call stack node of non-zero weight(n): its frames, root
+    first, and the weight."""
+    with open(path, "w") as o:
         for n in range(1, len(node_fn)):
-            ns = node_ticks.get(n, 0) * 10**9 // tsc_hz
-            if not ns:
+            w = weight(n)
+            if not w:
                 continue
-            path = []
+            frames = []
             m = n
             while m:
-                path.append(label(node_fn[m]))
+                frames.append(label(node_fn[m]))
                 m = node_parent[m]
-            o.write("%s %d\n" % (";".join(reversed(path)), ns))
+            o.write("%s %d\n" % (";".join(reversed(frames)), w))
+
+
+write_folded(out_folded, lambda n: node_count[n])
+if out_folded_ns:
+    write_folded(out_folded_ns, lambda n: node_ticks.get(n, 0) * 10**9 // tsc_hz)

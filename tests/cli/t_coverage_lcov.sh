@@ -4,16 +4,7 @@
 # objdump's line table and disassembly, the synthesizer's ground truth), and
 # Debian's genhtml renders the tracefile with branch coverage.
 . tests/lib.sh
-B=${EFIPT_BUILD:-build}
-[ -f "$B/efipt.efi" ] || B=build
-EFI=$B/efipt.efi
-SO=$B/efipt.so
-BASE=0x1000000
-PE="--pe $EFI:$BASE"
-if [ ! -f "$EFI" ] || [ ! -f "$SO" ]; then
-	nok "lcov: build output" "$EFI or $SO missing (make all)"
-	exit 0
-fi
+build_output lcov
 # gnu-efi's crt0 was built elsewhere: its source is mapped to a stand-in
 $EFIPT synth --out "$TMP/p.pt" $PE --insns 1000 2>/dev/null
 $EFIPT coverage --pt "$TMP/p.pt" $PE --symbols "$SO" --format lcov -o "$TMP/p.info" 2>/dev/null

@@ -3,15 +3,7 @@
 # itself), inputs that are not tracefiles are refused with file and line,
 # and a failed merge writes nothing.
 . tests/lib.sh
-B=${EFIPT_BUILD:-build}
-[ -f "$B/efipt.efi" ] || B=build
-EFI=$B/efipt.efi
-SO=$B/efipt.so
-PE="--pe $EFI:0x1000000"
-if [ ! -f "$EFI" ] || [ ! -f "$SO" ]; then
-	nok "lcov merge: build output" "$EFI or $SO missing (make all)"
-	exit 0
-fi
+build_output "lcov merge"
 for s in 3 5; do
 	$EFIPT synth --out "$TMP/$s.pt" $PE --insns 30000 --seed $s 2>/dev/null
 	$EFIPT coverage --pt "$TMP/$s.pt" $PE --symbols "$SO" --format lcov -o "$TMP/$s.info" 2>/dev/null

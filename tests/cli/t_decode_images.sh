@@ -19,18 +19,7 @@ run_dir() {
 	cat >"$D/images.json" <<EOM
 {"images": [{"name": "Top", "base": "$base", "size": $1, "code_type": "BootServicesCode", "path": "", "pdb": ""}]}
 EOM
-	files=""
-	for f in trace.pt memmap.json images.json mem-ffffffffffff0000.bin; do
-		files="$files${files:+,}{\"name\":\"$f\",\"size\":$(stat -c %s "$D/$f"),\"status\":\"written\"}"
-	done
-	cat >"$D/manifest.json" <<EOM
-{"format":"efipt-run","format_version":1,"efipt_version":"0.1.0","efipt_gitrev":"x",
- "run_id":"20260101-000000-000","started":"2026-01-01T00:00:00","command":"trace",
- "command_line":"trace","firmware":{"vendor":"EDK II","revision":"0x1","uefi":"2.7"},
- "cpu":{"vendor":"GenuineIntel","signature":"0x000506e3","family":6,"model":94,"stepping":3},
- "files":[$files],
- "status":{"result":"ok","efi_status":"EFI_SUCCESS","message":"trace"}}
-EOM
+	run_manifest "$D" trace.pt memmap.json images.json mem-ffffffffffff0000.bin
 }
 
 run_dir 65536 # [base, 2^64): ends exactly at the top
@@ -45,6 +34,16 @@ $EFIPT insn --run "$D" --stat >"$TMP/out" 2>"$TMP/err"
 rc=$?
 [ "$rc" -ne 0 ] && grep -qF "runs past 2^64" "$TMP/err" && ok "insn --run: the same images.json refused" ||
 	nok "insn --run: the same images.json refused" "exit $rc: $(head -c 200 "$TMP/err")"
+# the analyses read --images FILE with the same checks and words
+expect_rc "top --images: the same images.json refused" 2 $EFIPT top --pt "$D/trace.pt" \
+	--raw "$TMP/code.bin:$base" --images "$D/images.json"
+contains "top --images: the image and the reason named" "$TMP/err" \
+	"$D/images.json: image 0: base 0xffffffffffff0000, size 131072: the range runs past 2^64"
+echo '{"images": [{"name": "Top", "base": 4096, "size": 4096}]}' >"$TMP/num.json"
+expect_rc "top --images: a numeric base refused" 2 $EFIPT top --pt "$D/trace.pt" \
+	--raw "$TMP/code.bin:$base" --images "$TMP/num.json"
+contains "top --images: what a malformed image lacks named" "$TMP/err" \
+	"$TMP/num.json: image 0 is malformed (name, base \"0x...\", integer size)"
 
 run_dir -4096
 expect_rc "decode images: negative size refused" 1 timeout 20 $EFIPT decode "$D"

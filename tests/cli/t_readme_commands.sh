@@ -31,18 +31,7 @@ EOM
 cat >"$D/images.json" <<EOM
 {"images": [{"name": "DxeCore", "base": "$base", "size": $size, "code_type": "BootServicesCode", "path": "", "pdb": ""}]}
 EOM
-files=""
-for f in trace.pt memmap.json images.json $snap; do
-	files="$files${files:+,}{\"name\":\"$f\",\"size\":$(stat -c %s "$D/$f"),\"status\":\"written\"}"
-done
-cat >"$D/manifest.json" <<EOM
-{"format":"efipt-run","format_version":1,"efipt_version":"0.1.0","efipt_gitrev":"x",
- "run_id":"20260101-000000-000","started":"2026-01-01T00:00:00","command":"trace",
- "command_line":"trace","firmware":{"vendor":"EDK II","revision":"0x1","uefi":"2.7"},
- "cpu":{"vendor":"GenuineIntel","signature":"0x000506e3","family":6,"model":94,"stepping":3},
- "files":[$files],
- "status":{"result":"ok","efi_status":"EFI_SUCCESS","message":"trace"}}
-EOM
+run_manifest "$D" trace.pt memmap.json images.json $snap
 
 # stand-in sources for genhtml: every SF, as many lines as it needs
 $EFIPT coverage "$D" --symbols "$top/tests/data/edk2/Build" --format lcov -o "$TMP/pre.info" 2>/dev/null

@@ -5,17 +5,8 @@
 # computes from the trace's instruction sequence; a symbol file that is
 # missing, truncated, stripped or from another build is named, never used.
 . tests/lib.sh
-B=${EFIPT_BUILD:-build}
-# the firmware build is not sanitized: build/ has it when build/san/ does not
-[ -f "$B/efipt.efi" ] || B=build
-EFI=$B/efipt.efi
-SO=$B/efipt.so
-BASE=0x1000000
-PE="--pe $EFI:$BASE"
-if [ ! -f "$EFI" ] || [ ! -f "$SO" ]; then
-	nok "symbols: build output" "$EFI or $SO missing (make all)"
-	exit 0
-fi
+. tests/cli/lib_stack.sh
+build_output symbols
 
 # --- matching ---------------------------------------------------------------
 expect_rc "symbols: base name under --symbols FILE" 0 $EFIPT symbols $PE --symbols "$SO"
@@ -104,28 +95,7 @@ contains "symbols: --lookup line as addr2line" "$TMP/out" "$(basename "${want%% 
 check_trace() {
 	name=$1
 	shift
-	flags=""
-	case "$*" in *--distnt*) flags="--distnt --disretc" ;; esac
-	$EFIPT synth --out "$TMP/t.pt" --truth "$TMP/t.truth" $PE --insns 60000 "$@" 2>/dev/null
-	$EFIPT insn --pt "$TMP/t.pt" $PE --no-inst $flags >"$TMP/t.lst"
-	if [ -z "$flags" ] && ! grep -v '^\[' "$TMP/t.lst" | cmp -s - "$TMP/t.truth"; then
-		nok "$name: decoder listing is the ground truth" "differs"
-		return
-	fi
-	python3 tests/cli/stack_ref.py "$SO" $BASE efipt.efi "$TMP/t.lst" "$TMP/ref.csv" "$TMP/ref.folded"
-	$EFIPT top --pt "$TMP/t.pt" $PE $flags --symbols "$SO" --format csv >"$TMP/top.csv"
-	if [ "$(tail -n +2 "$TMP/top.csv" | sort)" = "$(tail -n +2 "$TMP/ref.csv" | sort)" ] &&
-	   [ "$(head -1 "$TMP/top.csv")" = "image,function,excl,incl,calls" ]; then
-		ok "$name: top equals the reference"
-	else
-		nok "$name: top equals the reference" "$(diff "$TMP/ref.csv" "$TMP/top.csv" | head -5)"
-	fi
-	$EFIPT flame --pt "$TMP/t.pt" $PE $flags --symbols "$SO" >"$TMP/flame"
-	if [ "$(sort "$TMP/flame")" = "$(sort "$TMP/ref.folded")" ]; then
-		ok "$name: flame equals the reference"
-	else
-		nok "$name: flame equals the reference" "$(diff "$TMP/ref.folded" "$TMP/flame" | head -3 | cut -c1-200)"
-	fi
+	stack_check "$name" "$PE" "$SO" efipt.efi "$SO" "$@" || return
 	n=$(grep -vc '^\[' "$TMP/t.lst")
 	s=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/flame")
 	[ "$n" = "$s" ] && ok "$name: flame counts every instruction once" || nok "$name: flame counts every instruction once" "$s of $n"
@@ -205,18 +175,7 @@ EOM
 cat >"$D/images.json" <<EOM
 {"images": [{"name": "efipt.efi", "base": "$BASE", "size": 364544, "code_type": "LoaderCode", "path": "", "pdb": "/build/elsewhere/efipt.so"}]}
 EOM
-files=""
-for f in trace.pt memmap.json images.json mem-0000000001000000.bin; do
-	files="$files${files:+,}{\"name\":\"$f\",\"size\":$(stat -c %s "$D/$f"),\"status\":\"written\"}"
-done
-cat >"$D/manifest.json" <<EOM
-{"format":"efipt-run","format_version":1,"efipt_version":"0.1.0","efipt_gitrev":"x",
- "run_id":"20260101-000000-000","started":"2026-01-01T00:00:00","command":"trace",
- "command_line":"trace","firmware":{"vendor":"EDK II","revision":"0x1","uefi":"2.7"},
- "cpu":{"vendor":"GenuineIntel","signature":"0x000506e3","family":6,"model":94,"stepping":3},
- "files":[$files],
- "status":{"result":"ok","efi_status":"EFI_SUCCESS","message":"trace"}}
-EOM
+run_manifest "$D" trace.pt memmap.json images.json mem-0000000001000000.bin
 expect_rc "run dir: symbols" 0 $EFIPT symbols "$D" --path-map /build/elsewhere="$(dirname "$SO")"
 contains "run dir: matched by the recorded path" "$TMP/out" "matched by: codeview path"
 contains "run dir: checked against the snapshot" "$TMP/out" "code: equal to the image"

@@ -7,6 +7,7 @@
 # over the images are named exactly as tests/cli/stack_ref.py computes from
 # the ELF symbols.
 . tests/lib.sh
+. tests/cli/lib_stack.sh
 FIX=tests/data/edk2/Build/EfiptFixture/DEBUG_GCC5
 X64=$FIX/X64
 APPD=$X64/EfiptFixturePkg/App/FixtureApp/DEBUG
@@ -69,18 +70,7 @@ EOM
 	cat >"$1/images.json" <<EOM
 {"images": [{"name": "$2", "base": "$BASE", "size": $(stat -c %s "$1/mem-0000000001000000.bin"), "code_type": "BootServicesCode", "path": "$3", "pdb": "$4"}]}
 EOM
-	files=""
-	for f in trace.pt memmap.json images.json mem-0000000001000000.bin; do
-		files="$files${files:+,}{\"name\":\"$f\",\"size\":$(stat -c %s "$1/$f"),\"status\":\"written\"}"
-	done
-	cat >"$1/manifest.json" <<EOM
-{"format":"efipt-run","format_version":1,"efipt_version":"0.1.0","efipt_gitrev":"x",
- "run_id":"20260101-000000-000","started":"2026-01-01T00:00:00","command":"trace",
- "command_line":"trace","firmware":{"vendor":"EDK II","revision":"0x1","uefi":"2.7"},
- "cpu":{"vendor":"GenuineIntel","signature":"0x000506e3","family":6,"model":94,"stepping":3},
- "files":[$files],
- "status":{"result":"ok","efi_status":"EFI_SUCCESS","message":"trace"}}
-EOM
+	run_manifest "$1" trace.pt memmap.json images.json mem-0000000001000000.bin
 }
 entry=$(readelf -hW "$APPD/FixtureApp.debug" | awk '/Entry point/ { print $4 }')
 START=$(printf '0x%x' $((BASE + entry)))
@@ -198,29 +188,7 @@ contains "edk2: stripped .debug named" "$TMP/out" "$TMP/bad/FixtureApp.debug: no
 check_module() { # NAME DEBUG-DIR MODULE SYNTH-OPTIONS...
 	name=$1 dir=$2 mod=$3
 	shift 3
-	pe="--pe $dir/$mod.efi:$BASE"
-	flags=""
-	case "$*" in *--distnt*) flags="--distnt --disretc" ;; esac
-	$EFIPT synth --out "$TMP/t.pt" --truth "$TMP/t.truth" $pe --insns 60000 "$@" 2>/dev/null
-	$EFIPT insn --pt "$TMP/t.pt" $pe --no-inst $flags >"$TMP/t.lst"
-	if [ -z "$flags" ] && ! grep -v '^\[' "$TMP/t.lst" | cmp -s - "$TMP/t.truth"; then
-		nok "$name: decoder listing is the ground truth" "differs"
-		return
-	fi
-	python3 tests/cli/stack_ref.py "$dir/$mod.debug" $BASE "$mod.efi" "$TMP/t.lst" "$TMP/ref.csv" "$TMP/ref.folded"
-	$EFIPT top --pt "$TMP/t.pt" $pe $flags --symbols "$FIX" --format csv >"$TMP/top.csv"
-	if [ "$(tail -n +2 "$TMP/top.csv" | sort)" = "$(tail -n +2 "$TMP/ref.csv" | sort)" ] &&
-	   [ "$(wc -l <"$TMP/ref.csv")" -gt 1 ]; then
-		ok "$name: top equals the reference"
-	else
-		nok "$name: top equals the reference" "$(diff "$TMP/ref.csv" "$TMP/top.csv" | head -5)"
-	fi
-	$EFIPT flame --pt "$TMP/t.pt" $pe $flags --symbols "$FIX" >"$TMP/flame"
-	if [ "$(sort "$TMP/flame")" = "$(sort "$TMP/ref.folded")" ]; then
-		ok "$name: flame equals the reference"
-	else
-		nok "$name: flame equals the reference" "$(diff "$TMP/ref.folded" "$TMP/flame" | head -3 | cut -c1-200)"
-	fi
+	stack_check "$name" "--pe $dir/$mod.efi:$BASE" "$dir/$mod.debug" "$mod.efi" "$FIX" "$@"
 }
 check_module "edk2 app: plain" "$APPD" FixtureApp --seed 3
 check_module "edk2 app: interrupts, overflows, disables" "$APPD" FixtureApp --seed 9 --interrupts 200 --ovf 200 --disable 2000

@@ -5,17 +5,8 @@
 # (tests/cli/stack_ref.py with the trace's packets) computes; a run
 # directory's manifest and cpuid.txt give the TSC frequency.
 . tests/lib.sh
-B=${EFIPT_BUILD:-build}
-[ -f "$B/efipt.efi" ] || B=build
-EFI=$B/efipt.efi
-SO=$B/efipt.so
-BASE=0x1000000
-PE="--pe $EFI:$BASE"
+build_output time
 HZ=3000000000
-if [ ! -f "$EFI" ] || [ ! -f "$SO" ]; then
-	nok "time: build output" "$EFI or $SO missing (make all)"
-	exit 0
-fi
 
 # --- efipt top's time against the reference ------------------------------------
 # check_top NAME SYNTH-OPTIONS...: with --cyc the decoder and the reference

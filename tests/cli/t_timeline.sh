@@ -5,17 +5,8 @@
 # exclusive counts (tests/cli/timeline_check.py, which is shown to reject
 # broken files first).
 . tests/lib.sh
-B=${EFIPT_BUILD:-build}
-[ -f "$B/efipt.efi" ] || B=build
-EFI=$B/efipt.efi
-SO=$B/efipt.so
-BASE=0x1000000
-PE="--pe $EFI:$BASE"
+build_output timeline
 CHECK="python3 tests/cli/timeline_check.py"
-if [ ! -f "$EFI" ] || [ ! -f "$SO" ]; then
-	nok "timeline: build output" "$EFI or $SO missing (make all)"
-	exit 0
-fi
 
 # check NAME SYNTH-OPTIONS...: a trace, its timeline against flame and top
 check() {

@@ -28,13 +28,18 @@ def collapse(seq):
     return out
 
 
+def read_log(path):
+    """insnlog.so's record: the 8-byte addresses of a log file."""
+    raw = open(path, 'rb').read()
+    return struct.unpack('<%dQ' % (len(raw) // 8), raw[:len(raw) // 8 * 8])
+
+
 def main():
     log_path, insn_path, man_path, skip = sys.argv[1:5]
     drop = int(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[5] == '--drop' else None
     whole = len(sys.argv) > 5 and sys.argv[5] == '--whole'
     head = len(sys.argv) > 5 and sys.argv[5] == '--head'
-    raw = open(log_path, 'rb').read()
-    log = struct.unpack('<%dQ' % (len(raw) // 8), raw[:len(raw) // 8 * 8])
+    log = read_log(log_path)
     tr = json.load(open(man_path))['trace']
     if len(sys.argv) > 6 and sys.argv[5] == '--cpu':
         tr = [t for t in tr['traces'] if t['cpu'] == int(sys.argv[6])][0]

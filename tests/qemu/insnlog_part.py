@@ -18,23 +18,16 @@ N may lie past trace.first_call when nothing in range ran before it (an
 in-range instruction before it would be decoded but not logged: differs).
 Prints one line; exit status 0 if so."""
 import json
-import struct
 import sys
 
-
-def collapse(seq):
-    out = []
-    for a in seq:
-        if not out or out[-1] != a:
-            out.append(a)
-    return out
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from insnlog_cmp import collapse, read_log  # noqa: E402
 
 
 def main():
     log_path, insn_path, man_path, how = sys.argv[1:5]
     skip = int(sys.argv[5]) if len(sys.argv) > 5 else 0
-    raw = open(log_path, 'rb').read()
-    log = struct.unpack('<%dQ' % (len(raw) // 8), raw[:len(raw) // 8 * 8])
+    log = read_log(log_path)
     tr = json.load(open(man_path))['trace']
     got = collapse([int(l, 16) for l in open(insn_path) if not l.startswith('[')])
     if skip > tr['first_call'] and how != 'filter':

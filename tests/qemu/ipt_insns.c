@@ -22,6 +22,8 @@
 
 #include <intel-pt.h>
 
+#include "tests/libipt_insn.h"
+
 static uint8_t *slurp(const char *path, size_t *size)
 {
 	FILE *f = fopen(path, "rb");
@@ -38,6 +40,25 @@ static uint8_t *slurp(const char *path, size_t *size)
 	fclose(f);
 	*size = (size_t)n;
 	return b;
+}
+
+static void print_ip(void *ctx, struct pt_insn_decoder *d, const struct pt_insn *insn)
+{
+	(void)ctx;
+	(void)d;
+	printf("%016" PRIx64 "\n", insn->ip);
+}
+
+/* the address and libipt's TSC at it ("-" before the first) */
+static void print_timed(void *ctx, struct pt_insn_decoder *d, const struct pt_insn *insn)
+{
+	uint64_t tsc;
+	uint32_t lost_mtc, lost_cyc;
+	(void)ctx;
+	if (pt_insn_time(d, &tsc, &lost_mtc, &lost_cyc) < 0)
+		printf("%016" PRIx64 " -\n", insn->ip);
+	else
+		printf("%016" PRIx64 " %" PRIx64 "\n", insn->ip, tsc);
 }
 
 int main(int argc, char **argv)
@@ -104,41 +125,13 @@ int main(int argc, char **argv)
 	if (!d)
 		return 2;
 	pt_insn_set_image(d, image);
-	unsigned long errors = 0;
-	for (;;) {
-		int st = pt_insn_sync_forward(d);
-		if (st < 0)
-			break;
-		for (;;) {
-			while (st >= 0 && (st & pts_event_pending)) {
-				struct pt_event ev;
-				st = pt_insn_event(d, &ev, sizeof(ev));
-			}
-			if (st < 0)
-				break;
-			struct pt_insn insn;
-			st = pt_insn_next(d, &insn, sizeof(insn));
-			if (st < 0)
-				break;
-			uint64_t tsc;
-			uint32_t lost_mtc, lost_cyc;
-			if (!timed)
-				printf("%016" PRIx64 "\n", insn.ip);
-			else if (pt_insn_time(d, &tsc, &lost_mtc, &lost_cyc) < 0)
-				printf("%016" PRIx64 " -\n", insn.ip);
-			else
-				printf("%016" PRIx64 " %" PRIx64 "\n", insn.ip, tsc);
-		}
-		if (st == -pte_eos)
-			break;
-		uint64_t off = 0;
-		pt_insn_get_offset(d, &off);
-		if (!errors++)
-			fprintf(stderr, "ipt_insns: %s at offset 0x%" PRIx64 "\n",
-				pt_errstr(pt_errcode(st)), off);
-	}
+	struct libipt_insn_walk w = { timed ? print_timed : print_ip, NULL, false, 0, 0, 0 };
+	libipt_insn_walk(d, &w);
+	if (w.errors)
+		fprintf(stderr, "ipt_insns: %s at offset 0x%" PRIx64 "\n",
+			pt_errstr(pt_errcode(w.first_error)), w.first_error_offset);
 	pt_insn_free_decoder(d);
 	pt_image_free(image);
 	free(buf);
-	return errors ? 1 : 0;
+	return w.errors ? 1 : 0;
 }

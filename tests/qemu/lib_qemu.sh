@@ -22,3 +22,17 @@ boot_esp() {
 }
 # rundirs NAME: the run directories copied out of NAME's ESP
 rundirs() { ls -d "$TMP/$1"/efipt/*/ 2>/dev/null; }
+# plugin_output NAME: PLUGIN (efipt-qemu.so), LOGGER (insnlog.so), IPT
+# (libipt's reader) and CODE (OVMF's code flash) for the plugin's tests;
+# when the plugins are not built, "ok NAME: SKIP" and the script ends.
+plugin_output() {
+	PLUGIN=build/efipt-qemu.so
+	LOGGER=build/tests/insnlog.so
+	IPT=build/tests/ipt_insns
+	CODE=/usr/share/OVMF/OVMF_CODE_4M.fd
+	if [ ! -f "$PLUGIN" ] || [ ! -f "$LOGGER" ]; then
+		# qemu-plugin.h comes from Debian's qemu source package (network)
+		ok "$1: SKIP, $PLUGIN not built (qemu-plugin.h unavailable: make qemu-plugin says why)"
+		exit 0
+	fi
+}

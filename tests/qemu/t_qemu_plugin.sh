@@ -3,16 +3,9 @@
 # the instructions QEMU executed, as recorded by a second, independent
 # plugin (tests/qemu/insnlog.c) in the same QEMU process.
 . tests/lib.sh
+. tests/qemu/lib_qemu.sh
 
-PLUGIN=build/efipt-qemu.so
-LOGGER=build/tests/insnlog.so
-IPT=build/tests/ipt_insns
-CODE=/usr/share/OVMF/OVMF_CODE_4M.fd
-if [ ! -f "$PLUGIN" ] || [ ! -f "$LOGGER" ]; then
-	# qemu-plugin.h comes from Debian's qemu source package (network)
-	ok "qemu plugin: SKIP, $PLUGIN not built (qemu-plugin.h unavailable: make qemu-plugin says why)"
-	exit 0
-fi
+plugin_output "qemu plugin"
 
 # trace NAME SKIP LOGLIMIT PLUGIN-OPTIONS: boot OVMF (no disk) with both
 # plugins; the logger records from execution SKIP on and ends QEMU at

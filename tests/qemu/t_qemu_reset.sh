@@ -6,15 +6,9 @@
 # first instructions must be exactly the logged ones, by efipt and by
 # libipt. -icount makes the run the same every time.
 . tests/lib.sh
+. tests/qemu/lib_qemu.sh
 
-PLUGIN=build/efipt-qemu.so
-LOGGER=build/tests/insnlog.so
-IPT=build/tests/ipt_insns
-CODE=/usr/share/OVMF/OVMF_CODE_4M.fd
-if [ ! -f "$PLUGIN" ] || [ ! -f "$LOGGER" ]; then
-	ok "qemu reset: SKIP, $PLUGIN not built (qemu-plugin.h unavailable: make qemu-plugin says why)"
-	exit 0
-fi
+plugin_output "qemu reset"
 
 # the logger ends QEMU after 1.2e9 executions (REP iterations each): the Shell is up by then
 # (about 1.03e9 instructions) and waits for startup.nsh

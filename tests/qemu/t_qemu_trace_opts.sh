@@ -3,15 +3,9 @@
 # run is checked against insnlog.so's record of the same QEMU process, and
 # the timing packets against libipt's reading of them and QEMU's icount.
 . tests/lib.sh
+. tests/qemu/lib_qemu.sh
 
-PLUGIN=build/efipt-qemu.so
-LOGGER=build/tests/insnlog.so
-IPT=build/tests/ipt_insns
-CODE=/usr/share/OVMF/OVMF_CODE_4M.fd
-if [ ! -f "$PLUGIN" ] || [ ! -f "$LOGGER" ]; then
-	ok "qemu trace options: SKIP, $PLUGIN not built (qemu-plugin.h unavailable)"
-	exit 0
-fi
+plugin_output "qemu trace options"
 export EFIPT_QEMU_PLUGIN=$PLUGIN
 QARGS="-machine q35 -m 512 -smp 1 -accel tcg -cpu max -display none -nodefaults -no-reboot -net none"
 

@@ -13,6 +13,8 @@
 #include <intel-pt.h>
 
 #include "check.h"
+#include "ptgen_buf.h"
+#include "tests/libipt_insn.h"
 #include "core/pt_flow.h"
 #include "core/pt_image.h"
 #include "ovmf/plugin/infer.h"
@@ -71,16 +73,7 @@ static struct pinsn *pin(uint64_t a)
 }
 
 static uint8_t trace[1 << 16];
-static size_t trace_len;
-static bool sink(void *ctx, const uint8_t *buf, size_t n)
-{
-	(void)ctx;
-	if (trace_len + n > sizeof(trace))
-		return false;
-	memcpy(trace + trace_len, buf, n);
-	trace_len += n;
-	return true;
-}
+static struct ptgen_buf out = { trace, 0, sizeof(trace) };
 
 struct got {
 	uint64_t ip[4096];
@@ -115,6 +108,19 @@ static int ipt_read(uint8_t *buf, size_t size, const struct pt_asid *asid, uint6
 	return n > 0 ? n : -pte_nomap;
 }
 
+struct ipt_list {
+	uint64_t *ip;
+	size_t cap, n;
+};
+static void list_ip(void *ctx, struct pt_insn_decoder *d, const struct pt_insn *insn)
+{
+	struct ipt_list *l = ctx;
+	(void)d;
+	if (l->n < l->cap)
+		l->ip[l->n] = insn->ip;
+	l->n++;
+}
+
 /* libipt's instruction decoder over the trace: instructions into ip[],
  * returns their number, or -1 after a decode error */
 static long libipt_decode(uint64_t *ip, size_t cap, bool retcomp)
@@ -125,36 +131,16 @@ static long libipt_decode(uint64_t *ip, size_t cap, bool retcomp)
 	struct pt_config cfg;
 	pt_config_init(&cfg);
 	cfg.begin = trace;
-	cfg.end = trace + trace_len;
+	cfg.end = trace + out.len;
 	(void)retcomp; /* libipt needs no DisRETC: it takes a TIP at any RET */
 	struct pt_insn_decoder *d = pt_insn_alloc_decoder(&cfg);
 	pt_insn_set_image(d, image);
-	long n = 0;
-	int st;
-	while ((st = pt_insn_sync_forward(d)) >= 0) {
-		for (;;) {
-			while (st >= 0 && (st & pts_event_pending)) {
-				struct pt_event ev;
-				st = pt_insn_event(d, &ev, sizeof(ev));
-			}
-			if (st < 0)
-				break;
-			struct pt_insn insn;
-			st = pt_insn_next(d, &insn, sizeof(insn));
-			if (st < 0)
-				break;
-			if ((size_t)n < cap)
-				ip[n] = insn.ip;
-			n++;
-		}
-		if (st != -pte_eos) {
-			n = -1;
-			break;
-		}
-	}
+	struct ipt_list list = { ip, cap, 0 };
+	struct libipt_insn_walk w = { list_ip, &list, true, 0, 0, 0 };
+	libipt_insn_walk(d, &w);
 	pt_insn_free_decoder(d);
 	pt_image_free(image);
-	return n;
+	return w.errors ? -1 : (long)list.n;
 }
 
 /*
@@ -190,8 +176,8 @@ static void run(const char *name, const struct infer_config *cfg, bool retcomp,
 {
 	static struct ptgen gen;
 	struct infer inf;
-	trace_len = 0;
-	ptgen_init(&gen, 256, retcomp, sink, NULL);
+	out.len = 0;
+	ptgen_init(&gen, 256, retcomp, ptgen_buf_write, &out);
 	infer_init(&inf, cfg, &gen);
 	inf.mode = X86_MODE_64;
 	if (by_blocks) {
@@ -216,7 +202,7 @@ static void run(const char *name, const struct infer_config *cfg, bool retcomp,
 	struct ptflow_sink fs = { &got, got_run, got_event };
 	static struct ptflow_decoder dec;
 	ptflow_init(&dec, &fc, &fs);
-	ptflow_decode(&dec, trace, trace_len, 0);
+	ptflow_decode(&dec, trace, out.len, 0);
 
 	size_t nw = 0;
 	while (want[nw] >= 0)
@@ -314,8 +300,8 @@ static void mode_switch_tests(void)
 	struct infer inf;
 	struct infer_config cfg;
 	memset(&cfg, 0, sizeof(cfg));
-	trace_len = 0;
-	ptgen_init(&gen, 4096, true, sink, NULL);
+	out.len = 0;
+	ptgen_init(&gen, 4096, true, ptgen_buf_write, &out);
 	infer_init(&inf, &cfg, &gen); /* real mode, as at reset */
 	unsigned modes[14];
 	for (size_t i = 0; i < n; i++) {
@@ -338,7 +324,7 @@ static void mode_switch_tests(void)
 	struct ptflow_sink fs = { &got, got_run, got_event };
 	static struct ptflow_decoder dec;
 	ptflow_init(&dec, &fc, &fs);
-	ptflow_decode(&dec, trace, trace_len, 0);
+	ptflow_decode(&dec, trace, out.len, 0);
 	size_t same = 0;
 	while (same < got.n && same < n - 1 && got.ip[same] == pi[order[same]].addr)
 		same++;

@@ -8,22 +8,14 @@
 #include <string.h>
 
 #include "check.h"
+#include "ptgen_buf.h"
 #include "core/pt_pkt.h"
 #include "core/pt_time.h"
 #include "core/x86_insn.h"
 #include "ovmf/plugin/ptgen.h"
 
 static uint8_t trace[1 << 20];
-static size_t trace_len;
-static bool sink(void *ctx, const uint8_t *buf, size_t n)
-{
-	(void)ctx;
-	if (trace_len + n > sizeof(trace))
-		return false;
-	memcpy(trace + trace_len, buf, n);
-	trace_len += n;
-	return true;
-}
+static struct ptgen_buf out = { trace, 0, sizeof(trace) };
 
 static struct ptgen g;
 static uint64_t insns;
@@ -34,9 +26,9 @@ static uint64_t want[1 << 16];
 static unsigned nwant;
 static void generate(const struct ptgen_timing *t, uint64_t start, unsigned branches)
 {
-	trace_len = 0;
+	out.len = 0;
 	nwant = 0;
-	ptgen_init(&g, 4096, true, sink, NULL);
+	ptgen_init(&g, 4096, true, ptgen_buf_write, &out);
 	insns = 0; /* the plugin sets the clock up before QEMU runs */
 	ptgen_set_timing(&g, t, &insns);
 	insns = start + 1; /* the first traced instruction starts */
@@ -61,9 +53,9 @@ static int check_times(const struct ptgen_timing *t, unsigned *mtcs, unsigned *c
 	pttime_init(&tm, &tc);
 	unsigned k = 0;
 	*mtcs = *cycs = 0;
-	for (size_t off = 0; off < trace_len;) {
+	for (size_t off = 0; off < out.len;) {
 		struct ptpkt p;
-		int n = ptpkt_decode(trace + off, trace_len - off, 0, &p);
+		int n = ptpkt_decode(trace + off, out.len - off, 0, &p);
 		if (n <= 0)
 			return -1;
 		off += (size_t)n;
@@ -102,11 +94,11 @@ int main(void)
 	t.mtc_freq = 3;
 	t.shift = 2;
 	generate(&t, 100000000, 1200);
-	CHECK(!check_times(&t, &mtcs, &cycs) && trace_len < 65536,
+	CHECK(!check_times(&t, &mtcs, &cycs) && out.len < 65536,
 	      "TraceEn after 1e8 instructions: the first PSB+ starts the clock, no MTC backlog");
 	struct ptpkt p;
-	CHECK(ptpkt_decode(trace, trace_len, 0, &p) > 0 && p.type == ptpkt_psb &&
-		      ptpkt_decode(trace + 16, trace_len - 16, 0, &p) > 0 && p.type == ptpkt_tsc &&
+	CHECK(ptpkt_decode(trace, out.len, 0, &p) > 0 && p.type == ptpkt_psb &&
+		      ptpkt_decode(trace + 16, out.len - 16, 0, &p) > 0 && p.type == ptpkt_tsc &&
 		      p.u.tsc.tsc == 100000000ull << 2,
 	      "PSB+ starts with the TSC of TraceEn");
 	/* no timing asked for: no timing packet */
