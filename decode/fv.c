@@ -6,6 +6,7 @@
 
 #include <lzma.h>
 
+#include "decode/file_io.h"
 #include "decode/fv.h"
 
 #define MAX_DEPTH 6
@@ -255,4 +256,34 @@ int fv_module_xip(const struct fv_module *m)
 {
 	return (m->type == 0x03 || m->type == 0x04 || m->type == 0x06) && m->image_base &&
 	       m->image_size;
+}
+
+static void collect(void *ctx, const struct fv_module *m)
+{
+	struct fv_modules *ms = ctx;
+	if (ms->n < FV_MODULES_MAX)
+		ms->m[ms->n++] = *m;
+}
+
+int fv_modules_load(const char *path, struct fv_modules *ms)
+{
+	memset(ms, 0, sizeof(*ms));
+	size_t len;
+	uint8_t *buf = (uint8_t *)read_small_file(path, 64u << 20, &len);
+	if (!buf)
+		return -1;
+	ms->m = calloc(FV_MODULES_MAX, sizeof(*ms->m));
+	if (!ms->m) {
+		free(buf);
+		return -2;
+	}
+	fv_scan(buf, len, collect, ms, &ms->st);
+	free(buf);
+	return 0;
+}
+
+void fv_modules_free(struct fv_modules *ms)
+{
+	free(ms->m);
+	memset(ms, 0, sizeof(*ms));
 }

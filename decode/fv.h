@@ -32,6 +32,19 @@ typedef void (*fv_module_fn)(void *ctx, const struct fv_module *m);
  * or an image. Never reads outside buf; bad headers end that volume. */
 void fv_scan(const uint8_t *buf, size_t len, fv_module_fn fn, void *ctx, struct fv_stats *st);
 
+/* Every module of the flash image at path (fv_scan, up to FV_MODULES_MAX,
+ * flash files up to 64 MiB). */
+#define FV_MODULES_MAX 4096
+struct fv_modules {
+	struct fv_module *m;
+	unsigned n;
+	struct fv_stats st;
+};
+/* 0; -1 when path cannot be read (read_small_file() said why); -2 when
+ * out of memory. Free with fv_modules_free(). */
+int fv_modules_load(const char *path, struct fv_modules *ms);
+void fv_modules_free(struct fv_modules *ms);
+
 /* Does the module run in place (SEC, PEI core, PEIM), so image_base is where? */
 int fv_module_xip(const struct fv_module *m);
 

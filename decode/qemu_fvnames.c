@@ -14,40 +14,20 @@
 #include "decode/rundir.h"
 #include "decode/qemu_merge.h"
 
-#define MAX_FLASH (64u << 20)
-#define MAX_MODULES 4096
-
-struct modules {
-	struct fv_module *m;
-	unsigned n;
-};
-
-static void collect(void *ctx, const struct fv_module *m)
-{
-	struct modules *ms = ctx;
-	if (ms->n < MAX_MODULES)
-		ms->m[ms->n++] = *m;
-}
-
 int qemu_name_fv_modules(const char *rundir, const char *flash, struct qemu_fv_result *res,
 			 char *err, size_t errlen)
 {
 	memset(res, 0, sizeof(*res));
-	size_t len;
-	uint8_t *buf = (uint8_t *)read_small_file(flash, MAX_FLASH, &len);
-	if (!buf) {
-		snprintf(err, errlen, "%s: cannot be read (see above)", flash);
+	struct fv_modules ms;
+	int lr = fv_modules_load(flash, &ms);
+	if (lr) {
+		if (lr == -1)
+			snprintf(err, errlen, "%s: cannot be read (see above)", flash);
+		else
+			snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	struct modules ms = { calloc(MAX_MODULES, sizeof(struct fv_module)), 0 };
-	if (!ms.m) {
-		free(buf);
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	struct fv_stats st;
-	fv_scan(buf, len, collect, &ms, &st);
-	free(buf);
+	struct fv_stats st = ms.st;
 	res->modules = ms.n;
 	res->lzma = st.lzma;
 	res->lzma_failed = st.lzma_failed;
@@ -127,6 +107,6 @@ int qemu_name_fv_modules(const char *rundir, const char *flash, struct qemu_fv_r
 out:
 	json_decref(ij);
 	json_decref(man);
-	free(ms.m);
+	fv_modules_free(&ms);
 	return rc;
 }

@@ -10,22 +10,6 @@
 #include "decode/file_io.h"
 #include "decode/fv.h"
 
-#define MAX_FLASH (64u << 20)
-#define MAX_MODULES 4096
-
-struct modules {
-	struct fv_module *m;
-	unsigned n;
-};
-
-/* named modules only: a filter is asked for by name */
-static void collect(void *ctx, const struct fv_module *m)
-{
-	struct modules *ms = ctx;
-	if (m->name[0] && ms->n < MAX_MODULES)
-		ms->m[ms->n++] = *m;
-}
-
 /* a range the filter can take: runs in place, and its end does not wrap */
 static int in_place(const struct fv_module *m)
 {
@@ -77,7 +61,7 @@ static int close_to(const char *want, const char *name)
 }
 
 /* has an earlier module the same name (so each name is listed once)? */
-static int listed(const struct modules *ms, unsigned k, int (*keep)(const struct fv_module *))
+static int listed(const struct fv_modules *ms, unsigned k, int (*keep)(const struct fv_module *))
 {
 	for (unsigned j = 0; j < k; j++)
 		if ((!keep || keep(&ms->m[j])) && !strcmp(ms->m[j].name, ms->m[k].name))
@@ -88,7 +72,7 @@ static int listed(const struct modules *ms, unsigned k, int (*keep)(const struct
 #define ADD(...) (n += (size_t)snprintf(err + n, n < errlen ? errlen - n : 0, __VA_ARGS__))
 
 /* NAME is no module that runs in place: say what it is and what is */
-static void refuse(const struct modules *ms, const char *flash, const char *want, char *err,
+static void refuse(const struct fv_modules *ms, const char *flash, const char *want, char *err,
 		   size_t errlen)
 {
 	const char *opt = ptcfg_opt_name(PTCFG_OPT_FILTER);
@@ -133,22 +117,23 @@ int qemu_image_filters(struct ptcfg *cfg, const char *flash, char *err, size_t e
 		want += cfg->range[i].image != NULL;
 	if (!want)
 		return 0;
-	size_t len;
-	uint8_t *buf = (uint8_t *)read_small_file(flash, MAX_FLASH, &len);
-	if (!buf) {
+	struct fv_modules ms;
+	int lr = fv_modules_load(flash, &ms);
+	if (lr == -1) {
 		snprintf(err, errlen, "--%s image=NAME: the flash image %s cannot be read (see "
 			 "above)", ptcfg_opt_name(PTCFG_OPT_FILTER), flash);
 		return -1;
 	}
-	struct modules ms = { calloc(MAX_MODULES, sizeof(struct fv_module)), 0 };
-	if (!ms.m) {
-		free(buf);
+	if (lr) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	struct fv_stats st;
-	fv_scan(buf, len, collect, &ms, &st);
-	free(buf);
+	/* named modules only: a filter is asked for by name */
+	unsigned named = 0;
+	for (unsigned k = 0; k < ms.n; k++)
+		if (ms.m[k].name[0])
+			ms.m[named++] = ms.m[k];
+	ms.n = named;
 	int rc = 0;
 	for (unsigned i = 0; i < cfg->nranges && !rc; i++) {
 		const char *name = cfg->range[i].image;
@@ -183,6 +168,6 @@ int qemu_image_filters(struct ptcfg *cfg, const char *flash, char *err, size_t e
 		printf("efipt qemu: filter %u: image %s = 0x%" PRIx64 "-0x%" PRIx64
 		       " (runs in place from %s)\n", i, name, a, b, flash);
 	}
-	free(ms.m);
+	fv_modules_free(&ms);
 	return rc;
 }
