@@ -1,16 +1,23 @@
 #!/bin/sh
 # 'efipt top' (call stacks and symbols over every run of instructions)
-# against 'efipt insn --stat' (counting only) on the same trace: a synthetic
-# trace of efipt.efi's own code, symbols from build/efipt.so (copies of both
-# kept with the trace). CPU time (user +
-# system), best of three each, and their ratio.
+# against 'efipt insn --stat' (counting only) on the same trace, CPU time
+# (user + system), best of three each, and their ratio, over two traces:
+# - a synthetic random walk through efipt.efi's code (symbols from
+#   build/efipt.so; copies of both kept with the trace): the worst case, a
+#   frame change every 12 instructions and branches no predictor learns;
+# - real execution: efipt.efi run by OVMF under QEMU, traced by
+#   efipt-qemu.so, doing real work (its in-firmware synthesizer and
+#   decoder, 'trace --source synthetic --decode'), symbols from the
+#   efipt.so kept with it (skipped when the plugin is not built).
 #
-# usage: tests/bench/bench_top.sh [MILLION-INSNS]   (default 100)
+# usage: tests/bench/bench_top.sh [MILLION-INSNS [THOUSAND-SYNTH-INSNS]]
+#   (defaults 100, and 1000: about 600 M instructions of real execution)
 set -eu
 cd "$(dirname "$0")/../.."
 build=${EFIPT_BUILD:-build}
 efipt=$build/efipt
 m=${1:-100}
+k=${2:-1000}
 trace=$build/bench/top-$m.pt
 # The trace is kept between runs, with the image it was made over: decoded
 # against a rebuilt efipt.efi it would stop at the first changed byte (a
@@ -37,6 +44,50 @@ best() {
 		awk '{ print $1 + $2 }' "$build/bench/top.time"
 	done | sort -n | head -n 1
 }
+ratio() { echo "$1 $2" | awk '{ printf "%.1f", (0 < $2 ? $1 / $2 : 0) }'; }
 s=$(best $efipt insn --pt "$trace" $pe --stat)
 t=$(best $efipt top --pt "$trace" $pe --symbols "$syms")
-echo "bench_top: ${m}M instructions: insn --stat ${s}s, top ${t}s ($(echo "$t $s" | awk '{ printf "%.1f", (0 < $2 ? $1 / $2 : 0) }')x)"
+echo "bench_top: random walk, ${m}M instructions: insn --stat ${s}s, top ${t}s ($(ratio "$t" "$s")x)"
+
+plugin=$build/efipt-qemu.so
+if [ ! -f "$plugin" ]; then
+	echo "bench_top: real execution: SKIP, $plugin not built (make qemu-plugin says why)"
+	exit 0
+fi
+run=$build/bench/top-qemu-$k
+syms=$run.sym # efipt.so, matched to the image by its base name
+if [ ! -f "$run/manifest.json" ] || [ ! -f "$syms/efipt.so" ]; then
+	tmp=$build/bench/top-qemu.tmp
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	echo "bench_top: tracing efipt.efi under QEMU (${k}000 synthetic instructions decoded in firmware) ..."
+	sh ovmf/mkesp.sh --image "$tmp/esp.img" --size 64 --args "trace --source qemu --debugcon \
+--shutdown -- \\efipt.efi trace --source synthetic --insns ${k}000 --size 8M --decode -- \
+\\efipt.efi --version" >/dev/null
+	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$tmp/vars.fd"
+	if ! timeout --kill-after=5 600 $efipt qemu -o "$tmp/run" --esp "$tmp/esp.img" \
+		--start marker --stop marker -- -machine q35 -m 512 -smp 1 -accel tcg -cpu max \
+		-display none -nodefaults -no-reboot -net none \
+		-drive if=pflash,format=raw,unit=0,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd \
+		-drive if=pflash,format=raw,unit=1,file="$tmp/vars.fd" \
+		-drive format=raw,file="$tmp/esp.img" -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+		-debugcon file:"$tmp/debugcon.log" -global isa-debugcon.iobase=0xe9 \
+		>"$tmp/out" 2>&1 </dev/null; then
+		echo "bench_top: efipt qemu failed: $(tail -n 3 "$tmp/out")" >&2
+		exit 1
+	fi
+	rm -rf "$run" "$syms"
+	mkdir -p "$syms"
+	cp "$build/efipt.so" "$syms/efipt.so"
+	mv "$tmp/run" "$run"
+	rm -rf "$tmp"
+fi
+if ! $efipt insn --run "$run" --stat >/dev/null 2>&1 ||
+   ! $efipt symbols "$run" --symbols "$syms" | grep -q "efipt.so"; then
+	echo "bench_top: $run does not decode cleanly or efipt.so does not match: remove it to make it again" >&2
+	exit 1
+fi
+n=$($efipt insn --run "$run" --stat 2>/dev/null | awk '/^insn:/ { printf "%d", $2 / 1000000 }')
+s=$(best $efipt insn --run "$run" --stat)
+t=$(best $efipt top "$run" --symbols "$syms")
+echo "bench_top: real execution, ${n}M instructions: insn --stat ${s}s, top ${t}s ($(ratio "$t" "$s")x)"
