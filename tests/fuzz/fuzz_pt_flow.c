@@ -171,6 +171,8 @@ static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
 		__builtin_trap();
 	if (blocks) {
 		ptflow_on_blocks(&d, on_blocks);
+		/* handed over before each timing packet: the same blocks */
+		ptflow_blocks_timed(&d, data[0] & 0x80);
 		s->dec = &d;
 	}
 	long errs = ptflow_decode(&d, data + 1, size - 1, 0);
@@ -188,7 +190,8 @@ static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
 /*
  * Input byte 0: bit 0 DisTNT, 1 DisRETC, 2 and 3 errata, 4 max_steps 2048,
  * 5 the smallest cache (8: emptied again and again), 6 instructions to the
- * sink (as runs; always also as blocks). Every input is decoded with the
+ * sink (as runs; always also as blocks), 7 blocks handed over before each
+ * timing packet (ptflow_blocks_timed()). Every input is decoded with the
  * cache and without (cache 0: block by block, none of the fast loops), and
  * both must deliver the same; so must the cache's blocks.
  */
