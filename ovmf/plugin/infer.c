@@ -103,21 +103,13 @@ static void resolve(struct infer *f, const struct pinsn *p, unsigned pm, uint64_
 		f->traced--;
 		ptgen_event(g, p->addr, a, am);
 		break;
-	case X86_IC_JMP_INDIRECT:
-	case X86_IC_FAR_JMP:
-	case X86_IC_FAR_CALL:
-	case X86_IC_FAR_RET:
-	case X86_IC_IRET:
-	case X86_IC_SYSCALL:
-	case X86_IC_SYSRET:
-	case X86_IC_SYSENTER:
-	case X86_IC_SYSEXIT:
-	case X86_IC_VMLAUNCH:
-	case X86_IC_VMRESUME:
-	case X86_IC_VMCALL:
-		ptgen_tip(g, a, am);
-		break;
 	default:
+		/* indirect JMP and far transfers: a TIP (33.2.1, Table 33-1) */
+		if (x86_pt_report(p->iclass[pm]) == X86_PT_TIP) {
+			ptgen_tip(g, a, am);
+			break;
+		}
+		/* no packet: anywhere but the next instruction is an event */
 		if (a != next)
 			goto event;
 		break;
@@ -198,7 +190,10 @@ static __attribute__((noinline)) void leave(struct infer *f, const struct pinsn 
 			from = next;
 		break;
 	default:
-		break; /* indirect and far transfers: the TIP.PGD's IP is theirs */
+		/* a TIP due (x86_pt_report()): the TIP.PGD's IP is theirs.
+		 * PTWRITE, MOV CR3, HLT and UD come here too and send no FUP,
+		 * unlike X86_IC_OTHER */
+		break;
 	}
 	if (from)
 		f->events++;
