@@ -200,6 +200,15 @@ static __attribute__((noinline)) void leave(struct infer *f, const struct pinsn 
 	ptgen_leave(f->g, from, a, false);
 }
 
+/* Goes on to the next instruction like a NOP: no branch, and no packet
+ * for PT to report it with (x86_pt_report(); direct JMP/CALL are taken
+ * branches with no packet). */
+static bool goes_on(unsigned iclass)
+{
+	return x86_pt_report(iclass) == X86_PT_NONE && iclass != X86_IC_JMP_DIRECT &&
+	       iclass != X86_IC_CALL_DIRECT;
+}
+
 /* With filter ranges: a, in mode am, is where the trace (TraceEn) goes
  * next; false: out of the ranges (no packets). Out of line: the common
  * case without ranges stays short (see infer_exec()). */
@@ -210,7 +219,7 @@ static __attribute__((noinline)) bool trace_filtered(struct infer *f, const stru
 	 * or left by the next sequential instruction is noticed at the next
 	 * transfer (33.2.5.3), as decoders expect */
 	bool seq = a == prev->addr + prev->len &&
-		   (prev->iclass[pm] == X86_IC_OTHER || prev->iclass[pm] == X86_IC_JCC);
+		   (goes_on(prev->iclass[pm]) || prev->iclass[pm] == X86_IC_JCC);
 	bool in = seq ? f->packet_en : in_filter(f, a);
 	if (f->packet_en && in) {
 		resolve(f, prev, pm, a, am);

@@ -46,6 +46,13 @@ static void build_code(void)
 	put(0x030, "e80b000000");	/* 1030 call 1040 */
 	put(0x040, "e8bb000000");	/* 1040 call 1100 */
 	put(0x050, "c3");		/* 1050 ret */
+	/* no packet, no branch (x86_pt_report() == X86_PT_NONE) */
+	put(0x060, "f30faee0");		/* 1060 ptwrite eax */
+	put(0x064, "90");		/* 1064 nop */
+	put(0x065, "e9b8ffffff");	/* 1065 jmp 1022 */
+	put(0x070, "0f22d8");		/* 1070 mov cr3, rax */
+	put(0x073, "90");		/* 1073 nop */
+	put(0x074, "e9a9ffffff");	/* 1074 jmp 1022 */
 	put(0x100, "90c3");		/* 1100 nop; 1101 ret */
 	put(0x200, "9048cf");		/* 1200 nop; 1201 iretq (handler) */
 	put(0x300, "0f1f844500505431"); /* not a marker (SIB 45): an 8-byte nop */
@@ -400,6 +407,25 @@ int main(void)
 		cfg.filter_b[0] = 0x1010;
 		run("filter: the caller only (left by CALL and JMP, entered by RET and JMP)", &cfg,
 		    true, filt_exec, caller_want, 0);
+
+		/* instructions PT reports with no packet, like a NOP (PTWRITE,
+		 * MOV CR3, HLT, UD: x86_pt_report()): falling through to the
+		 * next one out of the range leaves nothing; FilterEn changes at
+		 * the next taken branch, here the JMP (33.2.5.3) */
+		static const int64_t ptw_exec[] = { 0x1060, 0x1064, 0x1065, 0x1022, 0x1023, -1 };
+		static const int64_t ptw_want[] = { 0x1060, 0x1064, 0x1065, -1 };
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.nfilter = 1;
+		cfg.filter_a[0] = 0x1060;
+		cfg.filter_b[0] = 0x1063;
+		run("filter: PTWRITE at the range's end, then out of it in sequence", &cfg, true,
+		    ptw_exec, ptw_want, 0);
+		static const int64_t cr3_exec[] = { 0x1070, 0x1073, 0x1074, 0x1022, 0x1023, -1 };
+		static const int64_t cr3_want[] = { 0x1070, 0x1073, 0x1074, -1 };
+		cfg.filter_a[0] = 0x1070;
+		cfg.filter_b[0] = 0x1072;
+		run("filter: MOV CR3 at the range's end, then out of it in sequence", &cfg, true,
+		    cr3_exec, cr3_want, 0);
 
 		/* QEMU exits right after a branch: the branch is left out */
 		static const int64_t exit_exec[] = { 0x1000, 0x1100, 0x1101, 0x1005, -1 };
