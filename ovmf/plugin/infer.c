@@ -185,14 +185,15 @@ static __attribute__((noinline)) void leave(struct infer *f, const struct pinsn 
 		from = p->addr; /* as in resolve() */
 		f->traced--;
 		break;
-	case X86_IC_OTHER:
+	default:
+		/* a TIP due (x86_pt_report()): the TIP.PGD's IP is theirs */
+		if (x86_pt_report(p->iclass[pm]) == X86_PT_TIP)
+			break;
+		/* no packet (as in resolve()): anywhere but the next
+		 * instruction is an event after it, e.g. an interrupt that
+		 * wakes a HLT; its FUP binds the TIP.PGD (Table 33-21) */
 		if (a != next)
 			from = next;
-		break;
-	default:
-		/* a TIP due (x86_pt_report()): the TIP.PGD's IP is theirs.
-		 * PTWRITE, MOV CR3, HLT and UD come here too and send no FUP,
-		 * unlike X86_IC_OTHER */
 		break;
 	}
 	if (from)
