@@ -269,28 +269,17 @@ static inline bool pend_has_ip(const struct ptflow_decoder *d)
 	return d->pend.u.ip.ipc != 0;
 }
 
-/* Branches that consume a TNT bit or a TIP. */
+/* Branches that consume a TNT bit or a TIP (33.2.1, x86_pt_report()). */
 static inline bool needs_packet(unsigned iclass)
 {
-	switch (iclass) {
-	case X86_IC_OTHER:
-	case X86_IC_JMP_DIRECT:
-	case X86_IC_CALL_DIRECT:
-	case X86_IC_PTWRITE:
-	case X86_IC_MOV_CR3:
-	case X86_IC_HLT:
-	case X86_IC_UD:
-		return false;
-	default:
-		return true;
-	}
+	return x86_pt_report(iclass) != X86_PT_NONE;
 }
 
 /* Branches whose target comes in a TIP (or that a TIP.PGD stops) when no
  * TNT bit is pending: take_tip() in do_block(). */
 static inline bool takes_tip(unsigned iclass)
 {
-	return needs_packet(iclass) && iclass != X86_IC_JCC;
+	return x86_pt_report(iclass) == X86_PT_TIP;
 }
 
 /* The pending packet is a TIP with an IP that nothing else waits for. */

@@ -77,6 +77,61 @@ enum x86_iclass {
 	X86_IC_COUNT
 };
 
+/*
+ * Which packet Intel PT reports an instruction of a class with, when it
+ * retires normally (SDM 33.2.1, Table 33-1): conditional branches a TNT
+ * bit; unconditional direct branches and non-branches nothing; indirect
+ * branches, near RET and far transfers a TIP. Special cases stay with the
+ * users: a near RET may be compressed to a TNT bit (33.4.2.2), and INT n is
+ * also an event whose FUP names the INT itself (Table 33-23). The flow
+ * decoder (core/pt_flow_int.h) and the QEMU plugin's encoder
+ * (ovmf/plugin/infer.c) both ask here.
+ */
+enum x86_pt_report {
+	X86_PT_NONE,	/* no packet: the next IP follows from the bytes */
+	X86_PT_TNT,	/* one TNT bit: taken or not */
+	X86_PT_TIP,	/* a TIP with the target */
+};
+
+_Static_assert(X86_IC_COUNT == 23, "a new enum x86_iclass needs its case in x86_pt_report()");
+
+static inline enum x86_pt_report x86_pt_report(unsigned iclass)
+{
+	switch ((enum x86_iclass)iclass) {
+	case X86_IC_OTHER:
+	case X86_IC_JMP_DIRECT:
+	case X86_IC_CALL_DIRECT:
+	case X86_IC_PTWRITE:	/* a PTW packet when enabled, not a branch (33.2.2) */
+	case X86_IC_MOV_CR3:	/* a PIP packet, not a branch (33.4.2.7) */
+	case X86_IC_HLT:
+	case X86_IC_UD:		/* faults: the trace goes on as an event */
+		return X86_PT_NONE;
+	case X86_IC_JCC:
+		return X86_PT_TNT;
+	case X86_IC_JMP_INDIRECT:
+	case X86_IC_CALL_INDIRECT:
+	case X86_IC_RET_NEAR:
+	case X86_IC_FAR_JMP:
+	case X86_IC_FAR_CALL:
+	case X86_IC_FAR_RET:
+	case X86_IC_INT:
+	case X86_IC_IRET:
+	case X86_IC_SYSCALL:
+	case X86_IC_SYSRET:
+	case X86_IC_SYSENTER:
+	case X86_IC_SYSEXIT:
+	case X86_IC_VMLAUNCH:
+	case X86_IC_VMRESUME:
+	case X86_IC_VMCALL:
+		return X86_PT_TIP;
+	case X86_IC_COUNT:
+		break;
+	}
+	/* not a class x86_decode() gives: a decoder waits for a packet
+	 * rather than walk past it */
+	return X86_PT_TIP;
+}
+
 /* Errors, returned negated by x86_decode(). */
 enum x86_err {
 	X86_ERR_NEED_MORE = 1,	/* avail ends inside the instruction */

@@ -103,21 +103,13 @@ static void resolve(struct infer *f, const struct pinsn *p, unsigned pm, uint64_
 		f->traced--;
 		ptgen_event(g, p->addr, a, am);
 		break;
-	case X86_IC_JMP_INDIRECT:
-	case X86_IC_FAR_JMP:
-	case X86_IC_FAR_CALL:
-	case X86_IC_FAR_RET:
-	case X86_IC_IRET:
-	case X86_IC_SYSCALL:
-	case X86_IC_SYSRET:
-	case X86_IC_SYSENTER:
-	case X86_IC_SYSEXIT:
-	case X86_IC_VMLAUNCH:
-	case X86_IC_VMRESUME:
-	case X86_IC_VMCALL:
-		ptgen_tip(g, a, am);
-		break;
 	default:
+		/* indirect JMP and far transfers: a TIP (33.2.1, Table 33-1) */
+		if (x86_pt_report(p->iclass[pm]) == X86_PT_TIP) {
+			ptgen_tip(g, a, am);
+			break;
+		}
+		/* no packet: anywhere but the next instruction is an event */
 		if (a != next)
 			goto event;
 		break;
@@ -193,16 +185,29 @@ static __attribute__((noinline)) void leave(struct infer *f, const struct pinsn 
 		from = p->addr; /* as in resolve() */
 		f->traced--;
 		break;
-	case X86_IC_OTHER:
+	default:
+		/* a TIP due (x86_pt_report()): the TIP.PGD's IP is theirs */
+		if (x86_pt_report(p->iclass[pm]) == X86_PT_TIP)
+			break;
+		/* no packet (as in resolve()): anywhere but the next
+		 * instruction is an event after it, e.g. an interrupt that
+		 * wakes a HLT; its FUP binds the TIP.PGD (Table 33-21) */
 		if (a != next)
 			from = next;
 		break;
-	default:
-		break; /* indirect and far transfers: the TIP.PGD's IP is theirs */
 	}
 	if (from)
 		f->events++;
 	ptgen_leave(f->g, from, a, false);
+}
+
+/* Goes on to the next instruction like a NOP: no branch, and no packet
+ * for PT to report it with (x86_pt_report(); direct JMP/CALL are taken
+ * branches with no packet). */
+static bool goes_on(unsigned iclass)
+{
+	return x86_pt_report(iclass) == X86_PT_NONE && iclass != X86_IC_JMP_DIRECT &&
+	       iclass != X86_IC_CALL_DIRECT;
 }
 
 /* With filter ranges: a, in mode am, is where the trace (TraceEn) goes
@@ -215,7 +220,7 @@ static __attribute__((noinline)) bool trace_filtered(struct infer *f, const stru
 	 * or left by the next sequential instruction is noticed at the next
 	 * transfer (33.2.5.3), as decoders expect */
 	bool seq = a == prev->addr + prev->len &&
-		   (prev->iclass[pm] == X86_IC_OTHER || prev->iclass[pm] == X86_IC_JCC);
+		   (goes_on(prev->iclass[pm]) || prev->iclass[pm] == X86_IC_JCC);
 	bool in = seq ? f->packet_en : in_filter(f, a);
 	if (f->packet_en && in) {
 		resolve(f, prev, pm, a, am);

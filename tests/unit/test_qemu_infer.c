@@ -46,6 +46,17 @@ static void build_code(void)
 	put(0x030, "e80b000000");	/* 1030 call 1040 */
 	put(0x040, "e8bb000000");	/* 1040 call 1100 */
 	put(0x050, "c3");		/* 1050 ret */
+	/* no packet, no branch (x86_pt_report() == X86_PT_NONE) */
+	put(0x060, "f30faee0");		/* 1060 ptwrite eax */
+	put(0x064, "90");		/* 1064 nop */
+	put(0x065, "e9b8ffffff");	/* 1065 jmp 1022 */
+	put(0x070, "0f22d8");		/* 1070 mov cr3, rax */
+	put(0x073, "90");		/* 1073 nop */
+	put(0x074, "e9a9ffffff");	/* 1074 jmp 1022 */
+	put(0x080, "f4");		/* 1080 hlt */
+	put(0x081, "9090");		/* 1081 nop; 1082 nop */
+	put(0x090, "0f0b");		/* 1090 ud2 */
+	put(0x092, "9090");		/* 1092 nop; 1093 nop */
 	put(0x100, "90c3");		/* 1100 nop; 1101 ret */
 	put(0x200, "9048cf");		/* 1200 nop; 1201 iretq (handler) */
 	put(0x300, "0f1f844500505431"); /* not a marker (SIB 45): an 8-byte nop */
@@ -80,6 +91,8 @@ struct got {
 	size_t n;
 	unsigned errors, interrupts;
 	char first_error[160];
+	uint64_t async_disabled[8];	/* FUPs of FUP+TIP.PGD */
+	unsigned nasync;
 };
 static void got_run(void *ctx, const struct ptflow_run *r)
 {
@@ -95,6 +108,8 @@ static void got_event(void *ctx, const struct ptflow_event *ev)
 	struct got *g = ctx;
 	if (ev->type == PTFLOW_EV_INTERRUPT)
 		g->interrupts++;
+	if (ev->type == PTFLOW_EV_ASYNC_DISABLED && ev->has_ip && g->nasync < 8)
+		g->async_disabled[g->nasync++] = ev->ip;
 	if (ev->type == PTFLOW_EV_ERROR && !g->errors++)
 		snprintf(g->first_error, sizeof(g->first_error), "error at 0x%llx",
 			 (unsigned long long)ev->ip);
@@ -171,8 +186,11 @@ static void feed_blocks(struct infer *inf, const int64_t *exec)
 }
 
 static struct got got;
-static void run(const char *name, const struct infer_config *cfg, bool retcomp,
-		const int64_t *exec, const int64_t *want, unsigned interrupts)
+/* As run(), and an event leaves the filter ranges after the instruction
+ * before leave_fup: FUP(leave_fup), TIP.PGD (0: none does). */
+static void run_leaving(const char *name, const struct infer_config *cfg, bool retcomp,
+			const int64_t *exec, const int64_t *want, unsigned interrupts,
+			uint64_t leave_fup)
 {
 	static struct ptgen gen;
 	struct infer inf;
@@ -222,10 +240,25 @@ static void run(const char *name, const struct infer_config *cfg, bool retcomp,
 	snprintf(t, sizeof(t), "%s%s: libipt decodes the same", name, how);
 	CHECKF(ln == (long)nw && !memcmp(lip, got.ip, nw * sizeof(uint64_t)), t,
 	       "libipt: %ld instructions%s", ln, ln < 0 ? " (decode error)" : "");
-	snprintf(t, sizeof(t), "%s%s: %u interrupts", name, how, interrupts);
-	CHECKF(got.interrupts == interrupts && inf.events == interrupts, t,
-	       "decoder saw %u, the plugin wrote %llu", got.interrupts,
+	snprintf(t, sizeof(t), "%s%s: %u interrupts%s", name, how, interrupts,
+		 leave_fup ? " and one event out of the ranges" : "");
+	CHECKF(got.interrupts == interrupts && inf.events == interrupts + (leave_fup != 0), t,
+	       "decoder saw %u, the plugin wrote %llu events", got.interrupts,
 	       (unsigned long long)inf.events);
+	if (!leave_fup)
+		return;
+	bool left = false;
+	for (unsigned k = 0; k < got.nasync; k++)
+		left |= got.async_disabled[k] == leave_fup;
+	snprintf(t, sizeof(t), "%s%s: FUP(0x%llx), TIP.PGD", name, how,
+		 (unsigned long long)leave_fup);
+	CHECKF(left, t, "decoder saw %u FUP+TIP.PGD, none with that FUP", got.nasync);
+}
+
+static void run(const char *name, const struct infer_config *cfg, bool retcomp,
+		const int64_t *exec, const int64_t *want, unsigned interrupts)
+{
+	run_leaving(name, cfg, retcomp, exec, want, interrupts, 0);
 }
 
 /* QEMU's view: REP iterations call back once each; the handler runs
@@ -400,6 +433,42 @@ int main(void)
 		cfg.filter_b[0] = 0x1010;
 		run("filter: the caller only (left by CALL and JMP, entered by RET and JMP)", &cfg,
 		    true, filt_exec, caller_want, 0);
+
+		/* instructions PT reports with no packet, like a NOP (PTWRITE,
+		 * MOV CR3, HLT, UD: x86_pt_report()): falling through to the
+		 * next one out of the range leaves nothing; FilterEn changes at
+		 * the next taken branch, here the JMP (33.2.5.3) */
+		static const int64_t ptw_exec[] = { 0x1060, 0x1064, 0x1065, 0x1022, 0x1023, -1 };
+		static const int64_t ptw_want[] = { 0x1060, 0x1064, 0x1065, -1 };
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.nfilter = 1;
+		cfg.filter_a[0] = 0x1060;
+		cfg.filter_b[0] = 0x1063;
+		run("filter: PTWRITE at the range's end, then out of it in sequence", &cfg, true,
+		    ptw_exec, ptw_want, 0);
+		static const int64_t cr3_exec[] = { 0x1070, 0x1073, 0x1074, 0x1022, 0x1023, -1 };
+		static const int64_t cr3_want[] = { 0x1070, 0x1073, 0x1074, -1 };
+		cfg.filter_a[0] = 0x1070;
+		cfg.filter_b[0] = 0x1072;
+		run("filter: MOV CR3 at the range's end, then out of it in sequence", &cfg, true,
+		    cr3_exec, cr3_want, 0);
+		/* ... and an event after one that goes out of the range sends
+		 * FUP(next IP), TIP.PGD, as after a NOP and as in range (else
+		 * the TIP.PGD binds to a later branch, Table 33-21): an
+		 * interrupt wakes the HLT, a #UD handler skips the UD2 (both
+		 * handlers out of the range); their IRETQ comes back in */
+		static const int64_t hlt_exec[] = { 0x1080, 0x1200, 0x1201, 0x1081, 0x1082, -1 };
+		static const int64_t hlt_want[] = { 0x1080, 0x1081, 0x1082, -1 };
+		cfg.filter_a[0] = 0x1080;
+		cfg.filter_b[0] = 0x1082;
+		run_leaving("filter: an interrupt wakes a HLT, its handler out of the range", &cfg,
+			    true, hlt_exec, hlt_want, 0, 0x1081);
+		static const int64_t ud_exec[] = { 0x1090, 0x1200, 0x1201, 0x1092, 0x1093, -1 };
+		static const int64_t ud_want[] = { 0x1090, 0x1092, 0x1093, -1 };
+		cfg.filter_a[0] = 0x1090;
+		cfg.filter_b[0] = 0x1093;
+		run_leaving("filter: UD2 faults, its handler out of the range skips it", &cfg, true,
+			    ud_exec, ud_want, 0, 0x1092);
 
 		/* QEMU exits right after a branch: the branch is left out */
 		static const int64_t exit_exec[] = { 0x1000, 0x1100, 0x1101, 0x1005, -1 };
