@@ -357,10 +357,12 @@ void infer_finish(struct infer *f)
 		f->done = true;
 		return;
 	}
-	/* Where the last instruction went is unknown. After a non-branch it
-	 * is its next IP; after a branch the IP is suppressed (33.4.2.5). */
+	/* Where the last instruction went is unknown. After one that goes on
+	 * like a NOP (PTWRITE, MOV CR3 and HLT too: goes_on()) it is its next
+	 * IP; after a branch the IP is suppressed (33.4.2.5), and a UD's #UD
+	 * handler never ran: stop before either. */
 	const struct pinsn *p = f->prev;
-	if (p->iclass[f->mode] == X86_IC_OTHER) {
+	if (goes_on(p->iclass[f->mode])) {
 		f->end_ip = p->addr + p->len;
 	} else {
 		/* after a branch to where is unknown: stop before it */
