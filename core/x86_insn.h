@@ -82,8 +82,9 @@ enum x86_iclass {
  * retires normally (SDM 33.2.1, Table 33-1): conditional branches a TNT
  * bit; unconditional direct branches and non-branches nothing; indirect
  * branches, near RET and far transfers a TIP. Special cases stay with the
- * users: a near RET may be compressed to a TNT bit (33.4.2.2), and INT n is
- * also an event whose FUP names the INT itself (Table 33-23). The flow
+ * users: a near RET may be compressed to a TNT bit (33.4.2.2), and INT n and
+ * UD (its #UD fault) are events whose FUP names the instruction itself
+ * (Table 33-23). The flow
  * decoder (core/pt_flow_int.h) and the QEMU plugin's encoder
  * (ovmf/plugin/infer.c) both ask here.
  */

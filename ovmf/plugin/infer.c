@@ -97,8 +97,11 @@ static void resolve(struct infer *f, const struct pinsn *p, unsigned pm, uint64_
 		ptgen_ret(g, a);
 		break;
 	case X86_IC_INT:
-		/* FUP at the software interrupt itself (Table 33-23): a decoder
-		 * reports the event before it, not the INT as executed */
+	case X86_IC_UD:
+		/* FUP at the instruction itself (Table 33-23): for a software
+		 * interrupt, and for the #UD fault a UD always takes (a fault's
+		 * IP is the faulting instruction's, which does not retire);
+		 * a decoder reports the event before it, not it as executed */
 		f->events++;
 		f->traced--;
 		ptgen_event(g, p->addr, a, am);
@@ -182,7 +185,8 @@ static __attribute__((noinline)) void leave(struct infer *f, const struct pinsn 
 			from = p->target[pm];
 		break;
 	case X86_IC_INT:
-		from = p->addr; /* as in resolve() */
+	case X86_IC_UD:
+		from = p->addr; /* as in resolve(): Table 33-56 case 8 */
 		f->traced--;
 		break;
 	default:
@@ -203,11 +207,11 @@ static __attribute__((noinline)) void leave(struct infer *f, const struct pinsn 
 
 /* Goes on to the next instruction like a NOP: no branch, and no packet
  * for PT to report it with (x86_pt_report(); direct JMP/CALL are taken
- * branches with no packet). */
+ * branches with no packet; a UD always faults). */
 static bool goes_on(unsigned iclass)
 {
 	return x86_pt_report(iclass) == X86_PT_NONE && iclass != X86_IC_JMP_DIRECT &&
-	       iclass != X86_IC_CALL_DIRECT;
+	       iclass != X86_IC_CALL_DIRECT && iclass != X86_IC_UD;
 }
 
 /* With filter ranges: a, in mode am, is where the trace (TraceEn) goes
@@ -353,10 +357,12 @@ void infer_finish(struct infer *f)
 		f->done = true;
 		return;
 	}
-	/* Where the last instruction went is unknown. After a non-branch it
-	 * is its next IP; after a branch the IP is suppressed (33.4.2.5). */
+	/* Where the last instruction went is unknown. After one that goes on
+	 * like a NOP (PTWRITE, MOV CR3 and HLT too: goes_on()) it is its next
+	 * IP; after a branch the IP is suppressed (33.4.2.5), and a UD's #UD
+	 * handler never ran: stop before either. */
 	const struct pinsn *p = f->prev;
-	if (p->iclass[f->mode] == X86_IC_OTHER) {
+	if (goes_on(p->iclass[f->mode])) {
 		f->end_ip = p->addr + p->len;
 	} else {
 		/* after a branch to where is unknown: stop before it */

@@ -10,7 +10,9 @@
  *    not taken, which changes no executed instruction);
  *  - direct JMP/CALL: A is the target, else an event at the target;
  *  - indirect JMP/CALL, RET, far transfers: A is the target;
- *  - INT n/INT3/INTO/INT1: FUP at the instruction, TIP(A) (Table 33-55 13);
+ *  - INT n/INT3/INTO/INT1, and UD0/UD1/UD2 (always #UD, a fault): FUP at
+ *    the instruction, which does not count as executed, TIP(A) (Table
+ *    33-23; Table 33-55 13);
  *  - A == P's own address after a non-branch: the same instruction again
  *    (a REP iteration, an I/O instruction QEMU restarts): not a new one.
  * The code size of each block is the one its instruction lengths allow,

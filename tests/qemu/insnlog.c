@@ -12,7 +12,9 @@
  * (as the comparison does; with limit=N not the N-th, exit() comes before
  * it), A is the last that ran; a whole boot is checked without a file of
  * 10^9 addresses. cpus=all records every other vCPU N too, all it runs,
- * in FILE.cpuN (created when it first runs).
+ * in FILE.cpuN (created when it first runs). An INT n or a UD (#UD) is
+ * recorded, as its callback runs, though the trace does not count it as
+ * executed (insnlog_cmp.py says how the two differ).
  *
  *   -plugin build/tests/insnlog.so,out=FILE[,skip=N|from=marker][,to=marker][,limit=N]
  *           [,head=N][,count=FILE][,cpus=all]

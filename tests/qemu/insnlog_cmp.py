@@ -13,6 +13,11 @@ K-th logged instruction first (the check that a difference is found);
 --head takes INSN_OUTPUT as the trace's first instructions only (a window
 of a longer trace: its length is not the manifest's); --cpu N compares CPU
 N's trace (the manifest's trace.traces entry) with LOG, that CPU's record.
+Where the two differ by design: the log has every instruction whose
+callback ran, INT n/INT3/INTO/INT1 and UD0/UD1/UD2 (#UD) included, while
+the trace reports those at their event's FUP, not as executed (SDM Table
+33-23; docs/qemu.md): a window that runs one differs at it. The OVMF
+windows compared here run none (t_qemu_reset.sh checks a whole boot).
 Prints one line; exit status 0 if the decoded instructions are exactly the
 logged ones from first_call on, as many as the manifest's trace.insns."""
 import json

@@ -359,10 +359,10 @@ static void mode_switch_tests(void)
 	ptflow_init(&dec, &fc, &fs);
 	ptflow_decode(&dec, trace, out.len, 0);
 	size_t same = 0;
-	while (same < got.n && same < n - 1 && got.ip[same] == pi[order[same]].addr)
+	while (same < got.n && same < n && got.ip[same] == pi[order[same]].addr)
 		same++;
-	/* the last HLT: where it went is unknown, it is left out */
-	CHECKF(!got.errors && got.n == n - 1 && same == n - 1 && got.interrupts == 1,
+	/* the last HLT ran: the trace ends at its next IP */
+	CHECKF(!got.errors && got.n == n && same == n && got.interrupts == 1,
 	       "16 -> 32 by far jmp, 32 -> 16 by start-up IPI: decoded = executed",
 	       "%s; %zu decoded, %zu the same, %u interrupts", got.errors ? got.first_error : "no error",
 	       got.n, same, got.interrupts);
@@ -455,20 +455,46 @@ int main(void)
 		/* ... and an event after one that goes out of the range sends
 		 * FUP(next IP), TIP.PGD, as after a NOP and as in range (else
 		 * the TIP.PGD binds to a later branch, Table 33-21): an
-		 * interrupt wakes the HLT, a #UD handler skips the UD2 (both
-		 * handlers out of the range); their IRETQ comes back in */
+		 * interrupt wakes the HLT (handler out of the range); its
+		 * IRETQ comes back in */
 		static const int64_t hlt_exec[] = { 0x1080, 0x1200, 0x1201, 0x1081, 0x1082, -1 };
 		static const int64_t hlt_want[] = { 0x1080, 0x1081, 0x1082, -1 };
 		cfg.filter_a[0] = 0x1080;
 		cfg.filter_b[0] = 0x1082;
 		run_leaving("filter: an interrupt wakes a HLT, its handler out of the range", &cfg,
 			    true, hlt_exec, hlt_want, 0, 0x1081);
-		static const int64_t ud_exec[] = { 0x1090, 0x1200, 0x1201, 0x1092, 0x1093, -1 };
-		static const int64_t ud_want[] = { 0x1090, 0x1092, 0x1093, -1 };
-		cfg.filter_a[0] = 0x1090;
+		/* a UD2 does not retire: its #UD is a fault, whose FUP names
+		 * the UD2 itself (Table 33-23, Table 33-56 case 8), so it is
+		 * not decoded; the handler, out of the range, skips it */
+		static const int64_t ud_exec[] = { 0x108f, 0x1090, 0x1200, 0x1201, 0x1092, 0x1093, -1 };
+		static const int64_t ud_want[] = { 0x108f, 0x1092, 0x1093, -1 };
+		cfg.filter_a[0] = 0x108f;
 		cfg.filter_b[0] = 0x1093;
 		run_leaving("filter: UD2 faults, its handler out of the range skips it", &cfg, true,
-			    ud_exec, ud_want, 0, 0x1092);
+			    ud_exec, ud_want, 0, 0x1090);
+
+		/* ... and in range: FUP(UD2), TIP(handler), as for INT 3
+		 * (Table 33-55 case 13) */
+		static const int64_t udin_exec[] = { 0x108e, 0x108f, 0x1090, 0x1200, 0x1201, 0x1092,
+						     0x1093, -1 };
+		static const int64_t udin_want[] = { 0x108e, 0x108f, 0x1200, 0x1201, 0x1092, 0x1093,
+						     -1 };
+		memset(&cfg, 0, sizeof(cfg));
+		run("UD2 faults, its handler skips it", &cfg, true, udin_exec, udin_want, 1);
+
+		/* QEMU exits after an instruction PT reports with no packet:
+		 * it ran, the trace ends at its next IP (FUP, TIP.PGD); a UD
+		 * as the last one faulted and did not retire */
+		static const int64_t ptw_last_exec[] = { 0x105e, 0x105f, 0x1060, -1 };
+		run("exit after a PTWRITE", &cfg, true, ptw_last_exec, ptw_last_exec, 0);
+		static const int64_t cr3_last_exec[] = { 0x106e, 0x106f, 0x1070, -1 };
+		run("exit after a MOV CR3", &cfg, true, cr3_last_exec, cr3_last_exec, 0);
+		static const int64_t hlt_last_exec[] = { 0x107e, 0x107f, 0x1080, -1 };
+		run("exit after a HLT", &cfg, true, hlt_last_exec, hlt_last_exec, 0);
+		static const int64_t ud_last_exec[] = { 0x108e, 0x108f, 0x1090, -1 };
+		static const int64_t ud_last_want[] = { 0x108e, 0x108f, -1 };
+		run("exit after a UD2 (its #UD handler never ran)", &cfg, true, ud_last_exec,
+		    ud_last_want, 0);
 
 		/* QEMU exits right after a branch: the branch is left out */
 		static const int64_t exit_exec[] = { 0x1000, 0x1100, 0x1101, 0x1005, -1 };
