@@ -1146,23 +1146,6 @@ static int do_block(struct ptflow_decoder *d)
 			return take_tip(d, last);
 		}
 		return STEP_DONE;
-	case X86_IC_JMP_INDIRECT:
-	case X86_IC_FAR_JMP:
-	case X86_IC_FAR_CALL:
-	case X86_IC_FAR_RET:
-	case X86_IC_INT:
-	case X86_IC_IRET:
-	case X86_IC_SYSCALL:
-	case X86_IC_SYSRET:
-	case X86_IC_SYSENTER:
-	case X86_IC_SYSEXIT:
-	case X86_IC_VMLAUNCH:
-	case X86_IC_VMRESUME:
-	case X86_IC_VMCALL:
-		if (!d->have_pend && !d->tnt_n)
-			return STEP_DONE;
-		run(d, b, b_ninsn(b), b_iclass(b));
-		return take_tip(d, last);
 	case X86_IC_PTWRITE:
 		run(d, b, b_ninsn(b), b_iclass(b));
 		if (pend_is(d, ptpkt_ptw)) {
@@ -1180,6 +1163,13 @@ static int do_block(struct ptflow_decoder *d)
 		d->ip = b_next(b);
 		return STEP_OK;
 	default:
+		if (takes_tip(b_iclass(b))) {
+			/* the other indirect and far transfers (x86_pt_report()) */
+			if (!d->have_pend && !d->tnt_n)
+				return STEP_DONE;
+			run(d, b, b_ninsn(b), b_iclass(b));
+			return take_tip(d, last);
+		}
 		/* MOV CR3, HLT, UD*: no packet of their own */
 		run(d, b, b_ninsn(b), b_iclass(b));
 		d->ip = b_next(b);
