@@ -14,6 +14,7 @@
 #include "decode/commands.h"
 #include "decode/file_io.h"
 #include "decode/stack/analysis.h"
+#include "decode/stack/inline_frames.h"
 
 static void calls_usage(FILE *f)
 {
@@ -33,6 +34,8 @@ static void calls_usage(FILE *f)
 		"  --image NAME    only calls under a function of image NAME\n"
 		"  --from N, --to N  only entries at instruction index N.. (..N, excluded)\n"
 		"  --lines         the source line (DWARF) of each function entered\n"
+		"  --inline        inline frames from DWARF as calls of their own\n"
+		"                  (\"name [inlined]\", entered where the inline chain changes)\n"
 		"  --index         the instruction index even where the trace has time\n\n"
 		"Exit status: 0, 1 if the trace had decode errors, 2 on usage errors,\n"
 		"unreadable inputs or a write error.\n");
@@ -45,7 +48,11 @@ struct copts {
 	unsigned long long depth, from, to;
 	const char *function, *image;
 	bool lines, filter;
-	uint32_t top[CS_MAX_DEPTH + 1];	/* depth of the outermost matching frame */
+	/* per stack depth: the depth of the outermost matching frame (with
+	 * --inline the stack is deeper than the model's, so it grows) */
+	uint32_t *top;
+	uint32_t top_cap;
+	bool oom;
 };
 
 static bool matches(const struct copts *o, uint32_t fn)
@@ -82,6 +89,18 @@ static void on_enter(void *ctx, const struct callstack *cs, const struct cs_fram
 {
 	struct copts *o = ctx;
 	uint32_t d = cs->depth;
+	if (d >= o->top_cap) {
+		uint32_t cap = o->top_cap ? o->top_cap * 2 : CS_MAX_DEPTH + 1;
+		while (cap <= d)
+			cap *= 2;
+		uint32_t *a = realloc(o->top, (size_t)cap * sizeof(*a));
+		if (!a) {
+			o->oom = true;
+			return;
+		}
+		o->top = a;
+		o->top_cap = cap;
+	}
 	uint32_t base = d > 1 ? o->top[d - 1] : 0;
 	if (o->filter && !base && matches(o, f->fn))
 		base = d;
@@ -136,16 +155,20 @@ int cmd_calls(int argc, char **argv)
 		{ "from", required_argument, 0, 'F' },
 		{ "to", required_argument, 0, 'T' },
 		{ "lines", no_argument, 0, 'l' },
+		{ "inline", no_argument, 0, 'n' },
 		{ "index", no_argument, 0, 'x' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	struct trace_input t;
 	struct callstack cs;
+	struct inl_frames x;
 	struct copts *o = calloc(1, sizeof(*o));
 	int c, rc = 2;
+	bool inline_frames = false;
 	trace_input_init(&t, "calls");
 	memset(&cs, 0, sizeof(cs));
+	memset(&x, 0, sizeof(x));
 	if (!o) {
 		fprintf(stderr, "efipt calls: out of memory\n");
 		goto out;
@@ -170,6 +193,7 @@ int cmd_calls(int argc, char **argv)
 		case 'f': o->function = optarg; o->image = NULL; break;
 		case 'i': o->image = optarg; o->function = NULL; break;
 		case 'l': o->lines = true; break;
+		case 'n': inline_frames = true; break;
 		case 'x': o->index = true; break;
 		case '?':
 			calls_usage(stderr);
@@ -189,6 +213,13 @@ int cmd_calls(int argc, char **argv)
 	o->st = &t.st;
 	o->t = &t;
 	struct cs_listener ls = { o, on_enter, on_leave, NULL, NULL };
+	if (inline_frames) {
+		if (symtab_use_inline(&t.st) || inl_frames_init(&x, &ls)) {
+			fprintf(stderr, "efipt calls: out of memory\n");
+			goto out;
+		}
+		ls = inl_frames_listener(&x);
+	}
 	if (cs_init(&cs, &t.st, &ls)) {
 		fprintf(stderr, "efipt calls: out of memory\n");
 		goto out;
@@ -197,13 +228,20 @@ int cmd_calls(int argc, char **argv)
 	long errs = analysis_decode(&t, &cs);
 	if (errs < 0)
 		goto out;
+	if (o->oom || x.oom) {
+		fprintf(stderr, "efipt calls: out of memory\n");
+		goto out;
+	}
 	if (cs.timed && !o->index && !t.tsc_hz)
 		fprintf(stderr, "efipt calls: the TSC frequency is unknown: times are TSC ticks "
 			"(--tsc-hz)\n");
 	rc = errs ? 1 : 0;
 out:
 	cs_free(&cs);
+	inl_frames_free(&x);
 	trace_input_free(&t);
+	if (o)
+		free(o->top);
 	free(o);
 	return rc; /* main's finish_stdout() checks the writes */
 }

@@ -135,6 +135,13 @@ check_inline() {
 	else
 		nok "$name: flame --inline equals the reference" "$(diff "$TMP/iref.folded" "$TMP/iflame" | head -3 | cut -c1-200)"
 	fi
+	# calls --inline enters every stack the reference has instructions in
+	$EFIPT calls --pt "$TMP/i.pt" $PE $flags --symbols "$SO" --inline --index >"$TMP/icalls"
+	if python3 tests/cli/calls_paths.py "$TMP/icalls" "$TMP/iref.folded" >"$TMP/icalls.chk"; then
+		ok "$name: calls --inline enters the reference's stacks"
+	else
+		nok "$name: calls --inline enters the reference's stacks" "$(head -3 "$TMP/icalls.chk" | cut -c1-200)"
+	fi
 	# without --inline, inlined code counts for the concrete function
 	$EFIPT top --pt "$TMP/i.pt" $PE $flags --symbols "$SO" --format csv >"$TMP/ctop.csv"
 	if grep -q 'inlined' "$TMP/ctop.csv"; then
