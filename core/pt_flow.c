@@ -209,6 +209,13 @@ void ptflow_blocks_timed(struct ptflow_decoder *d, bool on)
 	d->blk_timed = on;
 }
 
+void ptflow_on_progress(struct ptflow_decoder *d, void (*fn)(void *ctx, uint64_t offset),
+			void *ctx)
+{
+	d->progress = fn;
+	d->progress_ctx = ctx;
+}
+
 bool ptflow_time(const struct ptflow_decoder *d, uint64_t *tsc, uint8_t *cbr)
 {
 	*cbr = d->time.cbr;
@@ -505,6 +512,8 @@ static int psb_plus(struct ptflow_decoder *d)
 	uint64_t fup_ip = 0;
 
 	d->have_pend = false;
+	if (d->progress)
+		d->progress(d->progress_ctx, psb_off);
 	/* Nothing crosses a PSB: call stack and compound events reset
 	 * (33.3.7). While tracing, the PSB sits at the FUP's IP, which the
 	 * walk has not reached yet: the stack is reset there. */

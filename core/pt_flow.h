@@ -291,6 +291,8 @@ struct ptflow_decoder {
 	ptflow_blocks_fn on_blocks;	/* ptflow_on_blocks() */
 	bool blk_open;		/* the last buffered block waits for its next */
 	bool blk_timed;		/* ptflow_blocks_timed() */
+	void (*progress)(void *ctx, uint64_t offset);	/* ptflow_on_progress() */
+	void *progress_ctx;
 	struct ptflow_blk blk[PTFLOW_BLK_BATCH], *blk_cur; /* to deliver */
 };
 
@@ -326,6 +328,11 @@ void ptflow_on_blocks(struct ptflow_decoder *d, ptflow_blocks_fn fn);
  * trace without timing packets.
  */
 void ptflow_blocks_timed(struct ptflow_decoder *d, bool on);
+
+/* Have fn(ctx, offset) called at each PSB the decoder reaches (its stream
+ * offset), for a progress display (NULL: none). */
+void ptflow_on_progress(struct ptflow_decoder *d, void (*fn)(void *ctx, uint64_t offset),
+			void *ctx);
 
 /* The time estimate now (pttime_get(); false before the first TSC) and the
  * last core:bus ratio (CBR, 0 if none). */

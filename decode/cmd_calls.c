@@ -208,6 +208,7 @@ int cmd_calls(int argc, char **argv)
 		goto out;
 	}
 	o->filter = o->function || o->image;
+	t.streams = true;
 	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
 		goto out;
 	o->st = &t.st;

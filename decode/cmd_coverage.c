@@ -17,6 +17,7 @@
 #include "decode/cov_lcov.h"
 #include "decode/cov_merge.h"
 #include "decode/file_io.h"
+#include "decode/progress.h"
 #include "decode/trace_end.h"
 #include "decode/trace_input.h"
 
@@ -384,7 +385,10 @@ static int collect(const char *trace, struct ptsec_image *im, struct ptflow_conf
 	}
 	ptflow_on_blocks(&dec, on_blocks);
 	ptcov_use_blocks(&cov, &dec, seen, sizeof(seen) / sizeof(seen[0]));
+	struct progress pg;
+	progress_start(&pg, &dec, "coverage", strcmp(trace, "-") ? trace : "<stdin>", in.size, false);
 	ptflow_decode(&dec, in.data, in.size, 0);
+	progress_end(&pg);
 	int end_err = trace_end_report("coverage", strcmp(trace, "-") ? trace : "<stdin>", in.data,
 				       in.size);
 	free(fc->cache);

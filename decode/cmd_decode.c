@@ -9,6 +9,7 @@
 #include "core/pt_summary.h"
 #include "decode/commands.h"
 #include "decode/file_io.h"
+#include "decode/progress.h"
 #include "decode/rundir.h"
 #include "decode/rundir_code.h"
 #include "decode/trace_end.h"
@@ -141,7 +142,10 @@ int cmd_decode(int argc, char **argv)
 	if (fc.cache && ptflow_init(&dec, &fc, &sink) == 0) {
 		ptflow_on_blocks(&dec, ptsum_on_blocks);
 		sum.dec = &dec;
+		struct progress pg;
+		progress_start(&pg, &dec, "decode", path, size, false);
 		ptflow_decode(&dec, trace, size, 0);
+		progress_end(&pg);
 		int end_err = trace_end_report("decode", path, trace, size);
 		static char text[1 << 16];
 		struct strbuf sb;

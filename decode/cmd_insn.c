@@ -18,6 +18,7 @@
 #include "core/x86_insn.h"
 #include "decode/commands.h"
 #include "decode/file_io.h"
+#include "decode/progress.h"
 #include "decode/pt_sections.h"
 #include "decode/trace_end.h"
 #include "decode/trace_input.h"
@@ -325,7 +326,10 @@ int cmd_insn(int argc, char **argv)
 		free(d);
 		goto out;
 	}
+	struct progress pg;
+	progress_start(&pg, d, "insn", strcmp(trace, "-") ? trace : "<stdin>", len, !o.stat);
 	long errs = ptflow_decode(d, buf, len, 0);
+	progress_end(&pg);
 	flush_stdout(); /* the listing before the message about its end */
 	errs += trace_end_report("insn", strcmp(trace, "-") ? trace : "<stdin>", buf, len);
 	if (o.stat)

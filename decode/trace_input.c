@@ -15,6 +15,7 @@
 #include "decode/rundir.h"
 #include "decode/rundir_code.h"
 #include "decode/trace_end.h"
+#include "decode/progress.h"
 #include "decode/trace_input.h"
 #include "decode/symbols/symguid.h"
 
@@ -558,9 +559,13 @@ long trace_input_decode(struct trace_input *t, const struct ptflow_sink *sink,
 	} else {
 		ptflow_on_blocks(d, t->on_blocks);
 		ptflow_blocks_timed(d, t->on_blocks != NULL);
+		struct progress pg;
+		progress_start(&pg, d, t->cmd, strcmp(t->trace, "-") ? t->trace : "<stdin>", in.size,
+			       t->streams);
 		t->dec = d;
 		errs = ptflow_decode(d, in.data, in.size, 0);
 		t->dec = NULL;
+		progress_end(&pg);
 		/* no PSB at all, or a last packet cut short: as efipt insn says */
 		errs += trace_end_report(t->cmd, strcmp(t->trace, "-") ? t->trace : "<stdin>",
 					 in.data, in.size);

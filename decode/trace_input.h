@@ -83,6 +83,8 @@ struct trace_input {
 	ptflow_blocks_fn on_blocks;	/* set: trace_input_decode() delivers
 					 * blocks too (ptflow_on_blocks()) */
 	const struct ptflow_decoder *dec;	/* while trace_input_decode() runs */
+	bool streams;			/* the command writes while it decodes
+					 * (progress.h) */
 	struct flow_facts facts;	/* a run directory's (timing: flow_tsc_hz()) */
 	uint64_t tsc_hz;		/* --tsc-hz, else flow_tsc_hz(); 0: unknown */
 	const char *tsc_src;		/* where tsc_hz is from */
