@@ -185,6 +185,15 @@ void ptpkt_lastip_init(struct ptpkt_lastip *l);
 int ptpkt_lastip_apply(struct ptpkt_lastip *l, const struct ptpkt *pkt, uint64_t *ip);
 /* Bytes of IP payload for an IPBytes value, or -1 if reserved. */
 int ptpkt_ipc_bytes(unsigned ipc);
+/*
+ * IP compression for an encoder (33.4.2.2, Table 33-18): the IPBytes
+ * values whose payload reconstructs ip against Last IP last, as a mask of
+ * 1u << IPBytes (6, the full IP, always; 3, the sign-extended 48 bits, for a
+ * canonical ip; 1, 2 and 4 when the upper 48, 32 or 16 bits are last's).
+ */
+unsigned ptpkt_ip_choices(uint64_t ip, uint64_t last);
+/* The payload that carries ip with IPBytes ipc (one of the choices). */
+uint64_t ptpkt_ip_payload(uint64_t ip, unsigned ipc);
 
 /*
  * Encode pkt at out (avail bytes). pkt.size is ignored. BIP uses

@@ -47,6 +47,30 @@ int ptpkt_ipc_bytes(unsigned ipc)
 	return ipc < 8 ? ipc_len[ipc] : -1;
 }
 
+unsigned ptpkt_ip_choices(uint64_t ip, uint64_t last)
+{
+	unsigned m = 1u << 6;
+	if ((ip >> 16) == (last >> 16))
+		m |= 1u << 1;
+	if ((ip >> 32) == (last >> 32))
+		m |= 1u << 2;
+	if ((uint64_t)((int64_t)(ip << 16) >> 16) == ip)
+		m |= 1u << 3;
+	if ((ip >> 48) == (last >> 48))
+		m |= 1u << 4;
+	return m;
+}
+
+uint64_t ptpkt_ip_payload(uint64_t ip, unsigned ipc)
+{
+	switch (ipc) {
+	case 1: return ip & 0xffff;
+	case 2: return ip & 0xffffffff;
+	case 3: case 4: return ip & 0xffffffffffffull;
+	default: return ip;
+	}
+}
+
 /* Size check for a fixed-size packet: truncated, not bad, when cut. */
 #define NEED(n)                                            \
 	do {                                               \

@@ -139,28 +139,17 @@ static void put_ip(struct ptsynth *s, int type, uint64_t ip, bool suppress)
 		put(s, &p);
 		return;
 	}
-	uint64_t l = s->lastip;
-	uint64_t sx = (uint64_t)((int64_t)(ip << 16) >> 16);
+	unsigned c = ptpkt_ip_choices(ip, s->lastip);
 	unsigned r = (unsigned)(rnd(s) & 15);
-	if (full) {
-		p.u.ip.ipc = 6;
-		p.u.ip.ip = ip;
-	} else if ((ip >> 16) == (l >> 16) && r > 3) {
-		p.u.ip.ipc = 1;
-		p.u.ip.ip = ip & 0xffff;
-	} else if ((ip >> 32) == (l >> 32) && r > 1) {
-		p.u.ip.ipc = 2;
-		p.u.ip.ip = ip & 0xffffffff;
-	} else if (sx == ip && r > 0) {
-		p.u.ip.ipc = 3;
-		p.u.ip.ip = ip & 0xffffffffffffull;
-	} else if ((ip >> 48) == (l >> 48) && r == 0) {
-		p.u.ip.ipc = 4;
-		p.u.ip.ip = ip & 0xffffffffffffull;
-	} else {
-		p.u.ip.ipc = 6;
-		p.u.ip.ip = ip;
-	}
+	/* mostly the shortest; now and then a longer one, which a decoder
+	 * must take as well (Table 33-18) */
+	unsigned ipc = full ? 6
+		     : (c & 1u << 1) && r > 3 ? 1
+		     : (c & 1u << 2) && r > 1 ? 2
+		     : (c & 1u << 3) && r > 0 ? 3
+		     : (c & 1u << 4) && r == 0 ? 4 : 6;
+	p.u.ip.ipc = (uint8_t)ipc;
+	p.u.ip.ip = ptpkt_ip_payload(ip, ipc);
 	s->lastip = ip;
 	put(s, &p);
 }

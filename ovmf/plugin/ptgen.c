@@ -184,20 +184,11 @@ static void put_ip(struct ptgen *g, int type, uint64_t ip)
 	struct ptpkt p;
 	memset(&p, 0, sizeof(p));
 	p.type = (uint8_t)type;
-	uint64_t l = g->lastip;
-	if ((ip >> 16) == (l >> 16)) {
-		p.u.ip.ipc = 1;
-		p.u.ip.ip = ip & 0xffff;
-	} else if ((ip >> 32) == (l >> 32)) {
-		p.u.ip.ipc = 2;
-		p.u.ip.ip = ip & 0xffffffff;
-	} else if ((uint64_t)((int64_t)(ip << 16) >> 16) == ip) {
-		p.u.ip.ipc = 3;
-		p.u.ip.ip = ip & 0xffffffffffffull;
-	} else {
-		p.u.ip.ipc = 6;
-		p.u.ip.ip = ip;
-	}
+	unsigned c = ptpkt_ip_choices(ip, g->lastip);
+	/* IPBytes 4 is never shorter than 3, which a canonical IP can take */
+	unsigned ipc = c & 1u << 1 ? 1 : c & 1u << 2 ? 2 : c & 1u << 3 ? 3 : 6;
+	p.u.ip.ipc = (uint8_t)ipc;
+	p.u.ip.ip = ptpkt_ip_payload(ip, ipc);
 	g->lastip = ip;
 	put(g, &p);
 }

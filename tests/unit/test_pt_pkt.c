@@ -309,6 +309,56 @@ static void test_lastip(void)
 	CHECK(ptpkt_lastip_apply(&l, &ovf, NULL) == 0 && l.ip == 0x1000, "lastip ovf keeps last ip");
 }
 
+/* The encoders' IP compression (ptpkt_ip_choices(), ptpkt_ip_payload()):
+ * an IPBytes value is offered exactly when the decoder's reconstruction
+ * (ptpkt_lastip_apply(), Table 33-18) gives the IP back, over edge and
+ * random pairs of IP and Last IP. */
+static void test_ip_choices(void)
+{
+	static const uint64_t edge[] = { 0, 0xffff, 0x10000, 0xffffffff, 0x100000000ull,
+					 0x7fffffffffffull, 0x800000000000ull,
+					 0xffff800000000000ull, 0xffffffffffffffffull,
+					 0x0001000000000000ull, 0x1dd59000 };
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	unsigned bad = 0, pairs = 0, offered[8] = { 0 };
+	char first[160] = "";
+	for (unsigned i = 0; i < 20000; i++) {
+		uint64_t ip, last;
+		if (i < 121) {
+			ip = edge[i % 11];
+			last = edge[i / 11];
+		} else {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			ip = x;
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			/* mostly near each other, as the IPs of a trace are */
+			last = i % 3 ? ip ^ (x & ((1ull << (x % 64)) - 1)) : x;
+			if (i % 5 == 0)
+				ip = (uint64_t)((int64_t)(ip << 16) >> 16); /* canonical */
+		}
+		unsigned c = ptpkt_ip_choices(ip, last);
+		pairs++;
+		for (unsigned ipc = 1; ipc < 8; ipc++) {
+			struct ptpkt_lastip l = { last };
+			struct ptpkt p = ippkt(ptpkt_tip, ipc, ipc == 5 || ipc == 7 ? 0
+							 : ptpkt_ip_payload(ip, ipc));
+			uint64_t got = 0;
+			bool back = ptpkt_lastip_apply(&l, &p, &got) == 1 && got == ip;
+			offered[ipc] += (c >> ipc) & 1;
+			if (back != (bool)((c >> ipc) & 1) && !bad++)
+				snprintf(first, sizeof(first), "ip %llx last %llx ipbytes %u: %s",
+					 (unsigned long long)ip, (unsigned long long)last, ipc,
+					 back ? "reconstructs, not offered" : "offered, wrong IP");
+		}
+	}
+	CHECKF(!bad, "ip compression: offered exactly when it reconstructs", "%u of %u: %s", bad,
+	       pairs, first);
+	CHECKF(offered[1] && offered[2] && offered[3] && offered[4] && offered[6] == pairs &&
+	       !offered[5] && !offered[7], "ip compression: every IPBytes comes up",
+	       "1:%u 2:%u 3:%u 4:%u 6:%u of %u", offered[1], offered[2], offered[3], offered[4],
+	       offered[6], pairs);
+}
+
 /* Encode -> decode for every type with random payloads. */
 static void test_roundtrip(void)
 {
@@ -768,6 +818,7 @@ int main(void)
 		}
 	CHECK(all, "a vector for every packet type");
 	test_lastip();
+	test_ip_choices();
 	test_roundtrip();
 	test_encoder_rejects();
 	test_blocks();
