@@ -1,6 +1,6 @@
 /*
  * libipt's instruction flow decoder over a whole trace, for the programs
- * that hold efipt's decoding next to it: events are read and passed over,
+ * that hold efipt's decoding next to it: events go to on_event (if set),
  * each instruction goes to on_insn, and after a decode error decoding
  * resumes at the next PSB (or stops: stop_at_error). Header-only, so each
  * test program stays one source file.
@@ -20,6 +20,7 @@ struct libipt_insn_walk {
 	unsigned long errors;		/* decode errors (the end of the trace is none) */
 	int first_error;		/* libipt's status at the first, negative */
 	uint64_t first_error_offset;	/* and where in the trace it was */
+	void (*on_event)(void *ctx, const struct pt_event *ev);	/* may be NULL */
 };
 
 static inline void libipt_insn_walk(struct pt_insn_decoder *d, struct libipt_insn_walk *w)
@@ -30,6 +31,8 @@ static inline void libipt_insn_walk(struct pt_insn_decoder *d, struct libipt_ins
 			while (st >= 0 && (st & pts_event_pending)) {
 				struct pt_event ev;
 				st = pt_insn_event(d, &ev, sizeof(ev));
+				if (st >= 0 && w->on_event)
+					w->on_event(w->ctx, &ev);
 			}
 			if (st < 0)
 				break;

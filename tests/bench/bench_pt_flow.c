@@ -152,7 +152,7 @@ static uint64_t run_insn(struct pt_image *image, uint8_t *buf, size_t size, doub
 	struct pt_insn_decoder *d = pt_insn_alloc_decoder(&cfg);
 	pt_insn_set_image(d, image);
 	uint64_t n = 0;
-	struct libipt_insn_walk w = { count_insn, &n, false, 0, 0, 0 };
+	struct libipt_insn_walk w = { count_insn, &n, false, 0, 0, 0, NULL };
 	double t = now();
 	libipt_insn_walk(d, &w);
 	*secs = now() - t;

@@ -125,7 +125,7 @@ int main(int argc, char **argv)
 	if (!d)
 		return 2;
 	pt_insn_set_image(d, image);
-	struct libipt_insn_walk w = { timed ? print_timed : print_ip, NULL, false, 0, 0, 0 };
+	struct libipt_insn_walk w = { timed ? print_timed : print_ip, NULL, false, 0, 0, 0, NULL };
 	libipt_insn_walk(d, &w);
 	if (w.errors)
 		fprintf(stderr, "ipt_insns: %s at offset 0x%" PRIx64 "\n",

@@ -14,6 +14,7 @@
 #include "core/pt_flow.h"
 #include "core/pt_synth.h"
 #include "decode/pt_sections.h"
+#include "tests/libipt_insn.h"
 
 struct item {
 	uint8_t kind;	/* 0 instruction, else 1 + enum ptflow_ev */
@@ -80,6 +81,55 @@ static int read_cb(uint8_t *buffer, size_t size, const struct pt_asid *asid, uin
 	return n > 0 ? n : -pte_nomap;
 }
 
+/* libipt's instructions and events, as o_event() records efipt's. */
+struct lib_out {
+	struct seq *out;
+	bool tsx_abort;		/* the last event was a TSX abort */
+};
+
+static void lib_insn(void *ctx, struct pt_insn_decoder *d, const struct pt_insn *insn)
+{
+	(void)d;
+	add(((struct lib_out *)ctx)->out, 0, insn->ip);
+}
+
+static void lib_event(void *ctx, const struct pt_event *ev)
+{
+	struct lib_out *o = ctx;
+	bool after_abort = o->tsx_abort;
+	o->tsx_abort = ev->type == ptev_tsx && ev->variant.tsx.aborted;
+	switch (ev->type) {
+	case ptev_enabled:
+		add(o->out, 1 + PTFLOW_EV_ENABLED, ev->variant.enabled.ip);
+		break;
+	case ptev_disabled:
+		add(o->out, 1 + PTFLOW_EV_DISABLED, 0);
+		break;
+	case ptev_async_disabled:
+		add(o->out, 1 + PTFLOW_EV_ASYNC_DISABLED, ev->variant.async_disabled.at);
+		break;
+	case ptev_async_branch:
+		/* libipt adds one to a TSX abort's event: its FUP+TIP is the
+		 * abort, no interrupt */
+		if (!after_abort)
+			add(o->out, 1 + PTFLOW_EV_INTERRUPT, ev->variant.async_branch.from);
+		break;
+	case ptev_tsx:
+		/* not the state in each PSB+ */
+		if (!ev->status_update && !ev->ip_suppressed)
+			add(o->out, 1 + PTFLOW_EV_TSX, ev->variant.tsx.ip);
+		break;
+	case ptev_exstop:
+		add(o->out, 1 + PTFLOW_EV_EXSTOP, ev->ip_suppressed ? 0 : ev->variant.exstop.ip);
+		break;
+	case ptev_overflow:
+		add(o->out, 1 + PTFLOW_EV_OVERFLOW, 0);
+		break;
+	default:
+		break;
+	}
+}
+
 /* Decode with libipt's instruction flow decoder. Returns errors seen. */
 static unsigned libipt_decode(struct pt_image *image, uint8_t *buf, size_t size, struct seq *out,
 			      char *first, size_t firstlen)
@@ -89,73 +139,18 @@ static unsigned libipt_decode(struct pt_image *image, uint8_t *buf, size_t size,
 	cfg.begin = buf;
 	cfg.end = buf + size;
 	struct pt_insn_decoder *d = pt_insn_alloc_decoder(&cfg);
-	unsigned errors = 0;
-	bool tsx_abort = false;
 	if (!d)
 		return 1000;
 	pt_insn_set_image(d, image);
-	for (;;) {
-		int st = pt_insn_sync_forward(d);
-		if (st < 0)
-			break;
-		for (;;) {
-			while (st & pts_event_pending) {
-				struct pt_event ev;
-				st = pt_insn_event(d, &ev, sizeof(ev));
-				if (st < 0)
-					break;
-				bool after_abort = tsx_abort;
-				tsx_abort = ev.type == ptev_tsx && ev.variant.tsx.aborted;
-				switch (ev.type) {
-				case ptev_enabled:
-					add(out, 1 + PTFLOW_EV_ENABLED, ev.variant.enabled.ip);
-					break;
-				case ptev_disabled:
-					add(out, 1 + PTFLOW_EV_DISABLED, 0);
-					break;
-				case ptev_async_disabled:
-					add(out, 1 + PTFLOW_EV_ASYNC_DISABLED, ev.variant.async_disabled.at);
-					break;
-				case ptev_async_branch:
-					/* libipt adds one to a TSX abort's event:
-					 * its FUP+TIP is the abort, no interrupt */
-					if (!after_abort)
-						add(out, 1 + PTFLOW_EV_INTERRUPT, ev.variant.async_branch.from);
-					break;
-				case ptev_tsx:
-					/* not the state in each PSB+ */
-					if (!ev.status_update && !ev.ip_suppressed)
-						add(out, 1 + PTFLOW_EV_TSX, ev.variant.tsx.ip);
-					break;
-				case ptev_exstop:
-					add(out, 1 + PTFLOW_EV_EXSTOP, ev.ip_suppressed ? 0 : ev.variant.exstop.ip);
-					break;
-				case ptev_overflow:
-					add(out, 1 + PTFLOW_EV_OVERFLOW, 0);
-					break;
-				default:
-					break;
-				}
-			}
-			if (st < 0)
-				break;
-			struct pt_insn insn;
-			st = pt_insn_next(d, &insn, sizeof(insn));
-			if (st < 0)
-				break;
-			add(out, 0, insn.ip);
-		}
-		if (st == -pte_eos)
-			break;
-		if (!errors++) {
-			uint64_t off = 0;
-			pt_insn_get_offset(d, &off);
-			snprintf(first, firstlen, "libipt: %s at offset 0x%llx", pt_errstr(pt_errcode(st)),
-				 (unsigned long long)off);
-		}
-	}
+	struct lib_out o = { out, false };
+	struct libipt_insn_walk w = { lib_insn, &o, false, 0, 0, 0, lib_event };
+	libipt_insn_walk(d, &w);
+	if (w.errors)
+		snprintf(first, firstlen, "libipt: %s at offset 0x%llx",
+			 pt_errstr(pt_errcode(w.first_error)),
+			 (unsigned long long)w.first_error_offset);
 	pt_insn_free_decoder(d);
-	return errors;
+	return (unsigned)w.errors;
 }
 
 static long diff(const struct seq *a, const struct seq *b)

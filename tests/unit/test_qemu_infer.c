@@ -151,7 +151,7 @@ static long libipt_decode(uint64_t *ip, size_t cap, bool retcomp)
 	struct pt_insn_decoder *d = pt_insn_alloc_decoder(&cfg);
 	pt_insn_set_image(d, image);
 	struct ipt_list list = { ip, cap, 0 };
-	struct libipt_insn_walk w = { list_ip, &list, true, 0, 0, 0 };
+	struct libipt_insn_walk w = { list_ip, &list, true, 0, 0, 0, NULL };
 	libipt_insn_walk(d, &w);
 	pt_insn_free_decoder(d);
 	pt_image_free(image);
