@@ -6,15 +6,10 @@
 # with exactly the instructions insnlog.so saw executed at its addresses
 # (functions from the ELF symbols, without efipt).
 . tests/lib.sh
+. tests/qemu/lib_qemu.sh
 FIX=tests/data/edk2/Build/EfiptFixture/DEBUG_GCC5
 APPD=$FIX/X64/EfiptFixturePkg/App/FixtureApp/DEBUG
-PLUGIN=build/efipt-qemu.so
-LOGGER=build/tests/insnlog.so
-if [ ! -f "$PLUGIN" ] || [ ! -f "$LOGGER" ]; then
-	ok "edk2 under QEMU: SKIP, $PLUGIN not built (qemu-plugin.h unavailable: make qemu-plugin says why)"
-	exit 0
-fi
-CODE=/usr/share/OVMF/OVMF_CODE_4M.fd
+plugin_output "edk2 under QEMU"
 # EDK2_QEMU_DIR keeps the run for a look after the test
 d=${EDK2_QEMU_DIR:-$TMP/app}
 mkdir -p "$d"

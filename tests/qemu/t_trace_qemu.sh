@@ -32,13 +32,7 @@ contains "source qemu --decode: refused with the reason" "$TMP/qsrcdec/debugcon.
 # efipt-qemu.so; after QEMU powers off, the guest's run directory (images,
 # memory map) is merged into the trace's. The logger records from the start
 # marker to the stop marker on its own: the decoded flow must equal it.
-PLUGIN=build/efipt-qemu.so
-LOGGER=build/tests/insnlog.so
-if [ ! -f "$PLUGIN" ] || [ ! -f "$LOGGER" ]; then
-	ok "efipt qemu --esp: SKIP, $PLUGIN not built (qemu-plugin.h unavailable: make qemu-plugin says why)"
-	exit 0
-fi
-CODE=/usr/share/OVMF/OVMF_CODE_4M.fd
+plugin_output "efipt qemu --esp"
 QARGS="-machine q35 -m 512 -smp 1 -accel tcg -cpu max -display none -nodefaults -no-reboot -net none"
 # qemu_esp NAME ESP-IMAGE EFIPT-QEMU-OPTIONS...: efipt qemu over OVMF booting the ESP
 qemu_esp() {
