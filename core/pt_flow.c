@@ -195,6 +195,7 @@ void ptflow_blk_flush(struct ptflow_decoder *d)
 		d->on_blocks(d->sink.ctx, d->blk, n);
 	d->blk_cur = d->blk;
 	d->blk_open = false;
+	d->blk_merge = NULL;
 }
 
 void ptflow_on_blocks(struct ptflow_decoder *d, ptflow_blocks_fn fn)
@@ -202,6 +203,16 @@ void ptflow_on_blocks(struct ptflow_decoder *d, ptflow_blocks_fn fn)
 	d->on_blocks = fn;
 	d->blk_cur = d->blk;
 	d->blk_open = false;
+	d->blk_merge = NULL;
+}
+
+void ptflow_blk_regions(struct ptflow_decoder *d, uint64_t (*region)(void *ctx, uint64_t ip),
+			void *ctx)
+{
+	d->blk_region = region;
+	d->blk_region_ctx = ctx;
+	d->blk_merge = NULL;
+	ptflow_cache_flush(d); /* chains made before are not marked */
 }
 
 void ptflow_blocks_timed(struct ptflow_decoder *d, bool on)

@@ -185,6 +185,7 @@ struct ptflow_run {
  * straight-line code from ip, ninsn instructions in size bytes. The fast
  * loops deliver these as they walk, without decoding a single instruction
  * again; ptflow_blk_lens() gives the lengths to a consumer that needs them.
+ * With ptflow_blk_regions(), a block can stand for several in one region.
  */
 struct ptflow_blk {
 	uint64_t ip;		/* the first instruction */
@@ -289,6 +290,10 @@ struct ptflow_decoder {
 	uint32_t stack_link[PTFLOW_STACK];	/* the cache entries there (or 0) */
 	struct pttime time;
 	ptflow_blocks_fn on_blocks;	/* ptflow_on_blocks() */
+	uint64_t (*blk_region)(void *ctx, uint64_t ip);	/* ptflow_blk_regions() */
+	void *blk_region_ctx;
+	struct ptflow_blk *blk_merge;	/* blk_cur after a quiet chain's block,
+					 * which takes the next one's counts */
 	bool blk_open;		/* the last buffered block waits for its next */
 	bool blk_timed;		/* ptflow_blocks_timed() */
 	void (*progress)(void *ctx, uint64_t offset);	/* ptflow_on_progress() */
@@ -317,6 +322,35 @@ long ptflow_decode(struct ptflow_decoder *d, const uint8_t *buf, size_t size, ui
  * again for every block. Both may be set.
  */
 void ptflow_on_blocks(struct ptflow_decoder *d, ptflow_blocks_fn fn);
+
+/*
+ * Regions of code inside which the block consumer only counts (a call-stack
+ * model: the lookup ranges of its symbols), so that it gets fewer, larger
+ * blocks. region(ctx, ip) returns the end of ip's region: every address
+ * from ip up to it is in that region, two addresses with the same end are
+ * in the same one; 0 puts ip in none. Then:
+ * - a chain of blocks whose code lies in one region (with regions, a chain
+ *   ends at every CALL that pushes) comes as one block: ip its first
+ *   instruction, ninsn all its instructions, iclass, end and next those of
+ *   its last; ip + size is the address after its last instruction when a
+ *   return comes back there (a near or far CALL, INT n, SYSCALL, SYSENTER,
+ *   VMCALL), else some address in the region past ip;
+ * - a quiet chain, one that also cannot take the flow out of its region
+ *   (it ends in a Jcc, a direct JMP or a split, and every place that goes
+ *   is in the region), leaves the block it came as open: the next chain,
+ *   if it lies in the same region (it starts there), is added to that
+ *   block (ninsn grows; iclass, end, next and, when a return comes back
+ *   after its last instruction, size become its own, if size can hold it)
+ *   instead of coming as blocks of its own; the block stays open while
+ *   quiet chains are added.
+ * Nothing is added across a batch, an event or any other block, so every
+ * point where the flow can leave a region or where time moves on
+ * (ptflow_blocks_timed()) still ends a block. Set after ptflow_on_blocks()
+ * and before decoding (the cache is emptied: chains are marked as they are
+ * made); NULL: blocks as without.
+ */
+void ptflow_blk_regions(struct ptflow_decoder *d, uint64_t (*region)(void *ctx, uint64_t ip),
+			void *ctx);
 
 /*
  * Deliver blocks before every timing packet (TSC, MTC, CYC, TMA, CBR), so

@@ -115,6 +115,19 @@ static uint32_t cache_link(struct ptflow_decoder *d, uint64_t ip, unsigned mode)
 	return (uint32_t)(b - d->ents) + 1;
 }
 
+/* b's code lies in the block consumer's region that ends at end (not 0). */
+static bool in_region(const struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t end)
+{
+	return end && d->blk_region(d->blk_region_ctx, b->ip) == end && b_next(b) > b->ip &&
+	       b_next(b) <= end;
+}
+
+/* ip is in the block consumer's region that ends at end (not 0). */
+static bool goes_in_region(const struct ptflow_decoder *d, uint64_t ip, uint64_t end)
+{
+	return end && d->blk_region(d->blk_region_ctx, ip) == end;
+}
+
 /*
  * Make b's chain (see pt_flow.h): the blocks after the first are taken from
  * the cache, or decoded into it while there is room (their own chains are
@@ -129,6 +142,11 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 	unsigned nbr = b_bend(b) == PTFLOW_BEND_BRANCH, push = 0;
 	uint64_t ret = 0;
 	uint32_t member = 0; /* the entry of the chain's second block */
+	/* the end of the consumer's region the chain stays in (ptflow_blk_regions()),
+	 * 0 when it leaves it or there are none */
+	uint64_t region = d->blk_region ? d->blk_region(d->blk_region_ctx, b->ip) : 0;
+	if (region && !in_region(d, b, region))
+		region = 0;
 
 	for (; nblk < PTFLOW_CHAIN_MAX; nblk++) {
 		unsigned ic = b_iclass(&last), bend = b_bend(&last);
@@ -140,7 +158,9 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 			break;
 		else if (ic == X86_IC_JMP_DIRECT)
 			to = b_target(&last);
-		else if (ic == X86_IC_CALL_DIRECT && (b_zlc(&last) || !push))
+		/* with regions, a chain ends at a CALL that pushes: the part
+		 * before it and the callee's can then each be one block */
+		else if (ic == X86_IC_CALL_DIRECT && (b_zlc(&last) || (!push && !d->blk_region)))
 			to = b_target(&last), call = !b_zlc(&last);
 		else
 			break;
@@ -162,6 +182,8 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 		ninsn += b_ninsn(nb);
 		nbr += b_bend(nb) == PTFLOW_BEND_BRANCH;
 		last = *nb;
+		if (region && !in_region(d, &last, region))
+			region = 0;
 	}
 	unsigned lic = b_iclass(&last), lbend = b_bend(&last);
 	bool branch = lbend == PTFLOW_BEND_BRANCH;
@@ -187,7 +209,18 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 		hk = HK_JCC;
 	else if (last.class_end == X86_IC_RET_NEAR)
 		hk = HK_RET;
-	b->chain_hot = (uint8_t)(hk | HK_MODE(mode) | (push ? HK_PUSH : 0) | HK_CHAINED);
+	/* quiet: the last branch cannot leave the region either (a Jcc, a
+	 * direct JMP or a split into it; nothing that pushes) */
+	bool jcc = last.class_end == X86_IC_JCC, jmp = last.class_end == X86_IC_JMP_DIRECT;
+	bool quiet = region && !push && (lbend == PTFLOW_BEND_SPLIT || jcc || jmp) &&
+		     (jmp || goes_in_region(d, b_next(&last), region)) &&
+		     (!(jcc || jmp) || goes_in_region(d, b_target(&last), region));
+	/* a region chain: its code in the region, delivered as one block
+	 * whose ip + size is its end when it returns there (a CALL) */
+	bool in = region && !push && (lbend == PTFLOW_BEND_SPLIT || branch) &&
+		  (!returns_after(lic) || b_next(&last) - b->ip - 1 < 0xffff);
+	b->chain_hot = (uint8_t)(hk | HK_MODE(mode) | (push ? HK_PUSH : 0) | HK_CHAINED |
+				 (quiet ? HK_QUIET : in ? HK_REGION : 0));
 }
 
 /* See pt_flow_int.h. */

@@ -46,10 +46,14 @@ static inline uint64_t b_target(const struct ptflow_block *b)
  * HK_OTHER; HK_PUSH a CALL in the chain pushes the return address chain_ret_link
  * links to; HK_CHAINED the chain fields are there (a block decoded as part
  * of another's chain, or a stub, has none yet: ptflow_block_get() makes
- * them).
+ * them); HK_REGION the chain's code lies in one of the block consumer's
+ * regions (ptflow_blk_regions(); never with HK_PUSH), HK_QUIET so does every
+ * place its last branch goes (a Jcc, a direct JMP or a split).
  */
-enum { HK_OTHER = 0, HK_JCC = 1, HK_RET = 2, HK_PUSH = 1 << 5, HK_CHAINED = 1 << 6 };
+enum { HK_OTHER = 0, HK_JCC = 1, HK_RET = 2, HK_REGION = 1 << 2, HK_PUSH = 1 << 5,
+       HK_CHAINED = 1 << 6, HK_QUIET = 1 << 7 };
 #define HK_MODE(m) ((unsigned)(m) << 3)
+#define HK_MARKS (HK_PUSH | HK_REGION | HK_QUIET) /* besides the kind and mode */
 #define HK_JCC64 (HK_JCC | HK_MODE(X86_MODE_64) | HK_CHAINED)
 #define HK_RET64 (HK_RET | HK_MODE(X86_MODE_64) | HK_CHAINED)
 static inline bool chain_push(const struct ptflow_block *b) { return b->chain_hot & HK_PUSH; }
@@ -380,6 +384,84 @@ blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next)
 		blk_put_walk(d, b->ip, n, b_size(b), b_mode(b), b_iclass(b), b_bend(b), next);
 	else
 		ptflow_blk_chain(d, b, next);
+}
+
+/* A return comes back after an instruction of this class (the model's
+ * calls: ptflow_blk_regions() gives the address in ip + size). */
+static inline bool returns_after(unsigned iclass)
+{
+	return iclass == X86_IC_CALL_DIRECT || iclass == X86_IC_CALL_INDIRECT ||
+	       iclass == X86_IC_FAR_CALL || iclass == X86_IC_INT || iclass == X86_IC_SYSCALL ||
+	       iclass == X86_IC_SYSENTER || iclass == X86_IC_VMCALL;
+}
+
+/* b's chain lies in one region and its last branch may leave it
+ * (HK_REGION): added to the open block (the last delivered, a quiet
+ * chain's) when there is one and its ip + size can still give the end,
+ * else a block of its own; either way the flow may leave the region here,
+ * so no block is open after it. */
+static inline __attribute__((always_inline)) void
+blk_region(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next)
+{
+	unsigned n = b->chain_ninsn, last = b->chain_class_end, ic = last & 31;
+	/* where the last instruction ends, if a return goes there */
+	uint64_t end = !returns_after(ic) ? 0
+		       : n == b_ninsn(b) ? b_next(b) : linked(d, b->chain_link[0])->ip;
+	struct ptflow_blk *m = d->blk_merge;
+	d->blk_merge = NULL;
+	if (m == d->blk_cur && m[-1].ninsn <= 0xffff - n &&
+	    (!end || end - m[-1].ip - 1 < 0xffff)) {
+		m[-1].ninsn = (uint16_t)(m[-1].ninsn + n);
+		if (end)
+			m[-1].size = (uint16_t)(end - m[-1].ip);
+		m[-1].iclass = (uint8_t)ic;
+		m[-1].end = (uint8_t)((last >> 5) & 3);
+		m[-1].next = next;
+		return;
+	}
+	blk_put_walk(d, b->ip, n, end ? (unsigned)(end - b->ip) : b_size(b), b_mode(b), ic,
+		     (last >> 5) & 3, next);
+}
+
+/* n instructions of quiet chains added to the open block, the last chain
+ * ending as last says (its chain_class_end) and going on to next
+ * (blk_step(); lean_walk() sums them first and adds them at once). */
+static inline __attribute__((always_inline)) void
+blk_add_quiet(struct ptflow_decoder *d, unsigned n, unsigned last, uint64_t next)
+{
+	struct ptflow_blk *m = d->blk_cur - 1;
+	m->ninsn = (uint16_t)(m->ninsn + n);
+	m->iclass = (uint8_t)(last & 31);
+	m->end = (uint8_t)((last >> 5) & 3);
+	m->next = next;
+}
+
+/*
+ * What the fast loops deliver for a step through b's chain, the last
+ * branch going on to next: a quiet chain added to the open block, if there
+ * is one (nothing came between: the chain began in its region and stays
+ * there), else as a block that is then open; a chain in one region as one
+ * block (blk_region()); any other chain as its blocks.
+ */
+static inline __attribute__((always_inline)) void
+blk_step(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next)
+{
+	unsigned hot = b->chain_hot;
+	if (!(hot & (HK_QUIET | HK_REGION))) {
+		blk_chain(d, b, next);
+		return;
+	}
+	struct ptflow_blk *m = d->blk_merge;
+	unsigned n = b->chain_ninsn;
+	if (!(hot & HK_QUIET)) {
+		blk_region(d, b, next);
+	} else if (m == d->blk_cur && m[-1].ninsn <= 0xffff - n) {
+		blk_add_quiet(d, n, b->chain_class_end, next);
+	} else {
+		unsigned last = b->chain_class_end;
+		blk_put_walk(d, b->ip, n, b_size(b), b_mode(b), last & 31, (last >> 5) & 3, next);
+		d->blk_merge = d->blk_cur;
+	}
 }
 
 /* ---- the fast loops (pt_flow_walk.c) --------------------------------------- */

@@ -28,6 +28,14 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 	uint64_t ip = *ipp, tnt = *tntp, steps = *stepsp, insns = 0, since = 0;
 	uint64_t branches = 0, blocks = 0;
 	unsigned n = *np;
+	/* Quiet chains that blk_step() would add to the open block (the last
+	 * delivered, a quiet chain's) are summed here, up to the room it has
+	 * left, and added once: when anything else comes or the loop ends. */
+	unsigned qn = 0, qroom = 0, qlast = 0; /* qlast: the last one's chain_class_end */
+	uint64_t qto = 0;
+	bool qopen = (out & OUT_BLOCKS) && d->blk_merge == d->blk_cur;
+	if (qopen)
+		qroom = 0xffffu - d->blk_cur[-1].ninsn;
 	/* the entry at ip: from here on the links lead the way */
 	const struct ptflow_block *e = *ep ? *ep : cache_find(d, ip, X86_MODE_64);
 
@@ -47,13 +55,13 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 		const struct ptflow_block *cur = e;
 		unsigned hk = cur->chain_hot; /* a stub's is HK_OTHER */
 		uint64_t to;
-		if ((hk & ~HK_PUSH) == HK_JCC64) {
+		if ((hk & ~HK_MARKS) == HK_JCC64) {
 			if (hk & HK_PUSH)
 				stack_push(d, linked(d, cur->chain_ret_link)->ip, cur->chain_ret_link);
 			n--;
 			e = linked(d, cur->chain_link[(tnt >> n) & 1]);
 			to = e->ip;
-		} else if ((hk & ~HK_PUSH) == HK_RET64 && (tnt >> (n - 1)) & 1 &&
+		} else if ((hk & ~HK_MARKS) == HK_RET64 && (tnt >> (n - 1)) & 1 &&
 			   (d->sn || hk & HK_PUSH) && !d->cfg.disretc) {
 			/* compressed RET: a taken bit, the target from the stack */
 			if (hk & HK_PUSH)
@@ -71,13 +79,26 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 		blocks++;
 		if (out & OUT_RUNS)
 			ptflow_deliver_chain(d, cur, (uint8_t)(cur->chain_class_end & 31));
-		if (out & OUT_BLOCKS)
-			blk_chain(d, cur, to);
+		if ((out & OUT_BLOCKS) && (hk & HK_QUIET) && qopen && cur->chain_ninsn <= qroom - qn) {
+			qn += cur->chain_ninsn;
+			qlast = cur->chain_class_end;
+			qto = to;
+		} else if (out & OUT_BLOCKS) {
+			if (qn)
+				blk_add_quiet(d, qn, qlast, qto);
+			qn = 0;
+			blk_step(d, cur, to);
+			qopen = d->blk_merge == d->blk_cur;
+			if (qopen)
+				qroom = 0xffffu - d->blk_cur[-1].ninsn;
+		}
 		if (!e)
 			goto out; /* returned to code not in the cache */
 	}
 	ip = e->ip;
 out:
+	if (qn)
+		blk_add_quiet(d, qn, qlast, qto);
 	*ep = e;
 	*ipp = ip;
 	*tntp = tnt;
@@ -338,7 +359,7 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 		if ((out & OUT_BLOCKS) && pgd)
 			blk_put_walk(d, b->ip, cn, b_size(b), mode, ic, bend, next);
 		else if (out & OUT_BLOCKS)
-			blk_chain(d, b, next);
+			blk_step(d, b, next);
 		if (nl < 2 && !pgd)
 			e = linked(d, b->chain_link[nl]);
 		else if (nl == 3)

@@ -130,6 +130,28 @@ static void on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
 	}
 }
 
+/* Regions for ptflow_blk_regions(): the image in 64-byte pieces. */
+static uint64_t region_end(void *ctx, uint64_t ip)
+{
+	(void)ctx;
+	return ip - flat.base < flat.size ? (ip | 63) + 1 : 0;
+}
+
+/* Blocks with regions: a block that holds more instructions than the code
+ * at its ip (merged, or a chain) must lie in one region; counted only. */
+static void on_region_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+{
+	struct seen *s = ctx;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t lens[PTFLOW_BLOCK_MAX];
+		uint64_t end = region_end(NULL, b[i].ip);
+		if (ptflow_blk_lens(s->dec, &b[i], lens) != b[i].ninsn &&
+		    (!end || !b[i].size || b[i].ip + b[i].size > end))
+			__builtin_trap();
+		s->insns += b[i].ninsn;
+	}
+}
+
 static void on_event(void *ctx, const struct ptflow_event *ev)
 {
 	struct seen *s = ctx;
@@ -145,9 +167,10 @@ static void on_event(void *ctx, const struct ptflow_event *ev)
 	s->events++;
 }
 
-/* Decode data[1..size) with cache_size entries of cache (0: none). */
+/* Decode data[1..size) with cache_size entries of cache (0: none);
+ * blocks 1: as blocks too, 2: as blocks merged in regions. */
 static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
-		   uint32_t cache_size, bool blocks, struct seen *s, struct ptflow_stat *st)
+		   uint32_t cache_size, int blocks, struct seen *s, struct ptflow_stat *st)
 {
 	static struct ptflow_decoder d;
 	struct ptflow_config cfg;
@@ -170,9 +193,11 @@ static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
 	if (ptflow_init(&d, &cfg, &sink))
 		__builtin_trap();
 	if (blocks) {
-		ptflow_on_blocks(&d, on_blocks);
+		ptflow_on_blocks(&d, blocks == 2 ? on_region_blocks : on_blocks);
 		/* handed over before each timing packet: the same blocks */
 		ptflow_blocks_timed(&d, data[0] & 0x80);
+		if (blocks == 2)
+			ptflow_blk_regions(&d, region_end, NULL);
 		s->dec = &d;
 	}
 	long errs = ptflow_decode(&d, data + 1, size - 1, 0);
@@ -193,7 +218,8 @@ static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
  * sink (as runs; always also as blocks), 7 blocks handed over before each
  * timing packet (ptflow_blocks_timed()). Every input is decoded with the
  * cache and without (cache 0: block by block, none of the fast loops), and
- * both must deliver the same; so must the cache's blocks.
+ * both must deliver the same; so must the cache's blocks, and the blocks
+ * merged in regions (ptflow_blk_regions()) count the same instructions.
  */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -205,9 +231,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	build_image();
-	decode(data, size, cache, data[0] & 0x20 ? 8 : 64, false, &with, &sw);
-	decode(data, size, NULL, 0, false, &without, &so);
-	decode(data, size, cache, data[0] & 0x20 ? 8 : 64, true, &blocks, &sb);
+	decode(data, size, cache, data[0] & 0x20 ? 8 : 64, 0, &with, &sw);
+	decode(data, size, NULL, 0, 0, &without, &so);
+	decode(data, size, cache, data[0] & 0x20 ? 8 : 64, 1, &blocks, &sb);
+	struct seen merged;
+	struct ptflow_stat sm;
+	decode(data, size, cache, data[0] & 0x20 ? 8 : 64, 2, &merged, &sm);
+	if (merged.insns != so.insns || merged.events != without.events || sm.errors != so.errors)
+		__builtin_trap();
 	/* blocks deliver every instruction, runs only with bit 6 */
 	bool same = (data[0] & 0x40 ? blocks.hash == without.hash : blocks.events == without.events) &&
 		    blocks.insns == so.insns && sb.insns == so.insns && sb.errors == so.errors;

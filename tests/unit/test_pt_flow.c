@@ -150,6 +150,148 @@ static void got_event(void *ctx, const struct ptflow_event *ev)
 	it->aux = ev->type == PTFLOW_EV_PTWRITE || ev->type == PTFLOW_EV_EVD ? ev->aux : 0;
 }
 
+/* ---- regions (ptflow_blk_regions()) ---------------------------------------
+ * The same trace decoded into blocks with and without regions: the blocks
+ * with regions must be the blocks without, some of them merged as the
+ * contract in pt_flow.h allows, and nothing else. */
+
+/* A block or an event as delivered, in order. */
+struct rec {
+	uint64_t ip;
+	uint16_t ninsn, size;
+	uint8_t iclass, end;
+	uint8_t ev;		/* 0: a block; else 1 + enum ptflow_ev */
+};
+
+struct recs {
+	struct rec *v;
+	size_t n, cap;
+};
+
+static struct rec *rec_add(struct recs *r)
+{
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 4096;
+		r->v = realloc(r->v, r->cap * sizeof(*r->v));
+		if (!r->v)
+			abort();
+	}
+	memset(&r->v[r->n], 0, sizeof(r->v[0]));
+	return &r->v[r->n++];
+}
+
+static void rec_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		*rec_add(ctx) = (struct rec){ b[i].ip, b[i].ninsn, b[i].size, b[i].iclass, b[i].end, 0 };
+}
+
+static void rec_event(void *ctx, const struct ptflow_event *ev)
+{
+	struct rec *r = rec_add(ctx);
+	r->ev = (uint8_t)(1 + ev->type);
+	r->ip = ev->has_ip ? ev->ip : 0;
+}
+
+/* Regions for a trace: the code between two function entries (sorted), or
+ * aligned 64-byte pieces when there are none (blocks cross them often). */
+struct regions {
+	const uint64_t *entry;
+	size_t n;
+};
+
+static uint64_t region_end(void *ctx, uint64_t ip)
+{
+	const struct regions *rg = ctx;
+	if (!rg->n)
+		return (ip | 63) + 1;
+	size_t lo = 0, hi = rg->n; /* the first entry above ip */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (rg->entry[mid] <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && lo < rg->n ? rg->entry[lo] : 0;
+}
+
+/* Control goes on after an instruction of this class without leaving the
+ * code it is in, unless its target lies elsewhere. */
+static bool goes_on(unsigned ic)
+{
+	return ic == X86_IC_OTHER || ic == X86_IC_JCC || ic == X86_IC_JMP_DIRECT;
+}
+
+/* Classes whose return comes back to the address after the instruction. */
+static bool comes_back_after(unsigned ic)
+{
+	return ic == X86_IC_CALL_DIRECT || ic == X86_IC_CALL_INDIRECT || ic == X86_IC_FAR_CALL ||
+	       ic == X86_IC_INT || ic == X86_IC_SYSCALL || ic == X86_IC_SYSENTER ||
+	       ic == X86_IC_VMCALL;
+}
+
+/* b (with regions) against a (without): true if b is a merged down; else
+ * why not. */
+static bool regions_match(const struct recs *a, const struct recs *b, struct regions *rg,
+			  char *why, size_t whylen)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		const struct rec *x = &b->v[i];
+		const char *bad = NULL;
+		size_t k = j;
+		if (j == a->n) {
+			bad = "more than without regions";
+		} else if (x->ev || a->v[j].ev) {
+			if (x->ev != a->v[j].ev || x->ip != a->v[j].ip)
+				bad = "events differ";
+		} else if (x->ip != a->v[j].ip) {
+			bad = "starts elsewhere";
+		} else {
+			unsigned sum = a->v[j].ninsn;
+			while (sum < x->ninsn && k + 1 < a->n && !a->v[k + 1].ev)
+				sum += a->v[++k].ninsn;
+			const struct rec *last = &a->v[k];
+			uint64_t end = region_end(rg, x->ip);
+			if (sum != x->ninsn)
+				bad = "not a sum of whole blocks";
+			else if (k == j && (x->size != last->size || x->iclass != last->iclass ||
+					    x->end != last->end))
+				bad = "a block of its own changed";
+			else if (k > j && !end)
+				bad = "merged outside every region";
+			else if (x->iclass != last->iclass || x->end != last->end)
+				bad = "not the last block's class";
+			else if (k > j && (comes_back_after(x->iclass)
+					       ? x->ip + x->size != last->ip + last->size
+					       : x->ip + x->size <= x->ip || x->ip + x->size > end))
+				bad = "ip + size is wrong";
+			for (size_t m = j; m < k && !bad; m++) {
+				const struct rec *y = &a->v[m], *z = &a->v[m + 1];
+				if (region_end(rg, y->ip) != end || y->ip + y->size > end ||
+				    y->ip + y->size <= y->ip || region_end(rg, z->ip) != end ||
+				    z->ip + z->size > end || z->ip + z->size <= z->ip)
+					bad = "merged blocks not all in one region";
+				else if (!goes_on(y->iclass) &&
+					 !(y->iclass == X86_IC_CALL_DIRECT && z->ip == y->ip + y->size))
+					bad = "merged across a transfer out";
+			}
+		}
+		if (bad) {
+			snprintf(why, whylen, "item %zu (%llx, %u insns): %s", i,
+				 (unsigned long long)x->ip, x->ninsn, bad);
+			return false;
+		}
+		j = k + 1;
+	}
+	if (j != a->n) {
+		snprintf(why, whylen, "%zu blocks or events fewer than without regions", a->n - j);
+		return false;
+	}
+	return true;
+}
+
 static const char *kind_name(uint8_t k)
 {
 	return k == RESYNC ? "resync" : k ? ptflow_ev_name(k - 1) : "insn";
@@ -270,6 +412,7 @@ static struct ptflow_block cache[1 << 12];
 
 struct totals {
 	uint64_t insns, events, traces, bytes;
+	uint64_t blocks, region_blocks; /* without and with regions */
 	uint64_t kinds[256];
 };
 
@@ -295,6 +438,12 @@ static void knobs(struct ptsynth_config *sc, uint64_t seed)
 	sc->distnt = seed % 8 == 6;
 	if (sc->distnt)
 		sc->disretc = seed % 16 == 6;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
 }
 
 static int run_one(const char *name, const struct ptsynth_config *base, uint64_t seed,
@@ -345,6 +494,34 @@ static int run_one(const char *name, const struct ptsynth_config *base, uint64_t
 	if (atb < 0 && gotb.bad_blocks)
 		snprintf(whyb, sizeof(whyb), "%u bad blocks, first %s", gotb.bad_blocks, gotb.bad_block);
 	bool blocks_ok = atb < 0 && !gotb.bad_blocks && blk_dec.stat.insns == dec.stat.insns;
+	/* the same blocks, and with regions (every other seed the function
+	 * entries, else 64-byte pieces) */
+	static uint64_t sorted[1 << 16];
+	struct regions rg = { sorted, seed % 2 ? 0 : sc.nentries };
+	if (rg.n > sizeof(sorted) / sizeof(sorted[0]))
+		rg.n = 0;
+	memcpy(sorted, sc.entries, rg.n * sizeof(sorted[0]));
+	qsort(sorted, rg.n, sizeof(sorted[0]), cmp_u64);
+	struct recs plain = { 0 }, merged = { 0 };
+	struct ptflow_sink ps = { &plain, NULL, rec_event }, ms = { &merged, NULL, rec_event };
+	ptflow_init(&blk_dec, &fc, &ps);
+	ptflow_on_blocks(&blk_dec, rec_blocks);
+	ptflow_blocks_timed(&blk_dec, seed % 3 == 0);
+	ptflow_decode(&blk_dec, buf, res.size, 0);
+	ptflow_init(&blk_dec, &fc, &ms);
+	ptflow_on_blocks(&blk_dec, rec_blocks);
+	ptflow_blocks_timed(&blk_dec, seed % 3 == 0);
+	ptflow_blk_regions(&blk_dec, region_end, &rg);
+	ptflow_decode(&blk_dec, buf, res.size, 0);
+	char whyr[300] = "";
+	if (!regions_match(&plain, &merged, &rg, whyr, sizeof(whyr)) && blocks_ok) {
+		blocks_ok = false;
+		snprintf(whyb, sizeof(whyb), "with regions: %s", whyr);
+	}
+	tot->blocks += plain.n;
+	tot->region_blocks += merged.n;
+	free(plain.v);
+	free(merged.v);
 	bool same = quiet_dec.stat.insns == dec.stat.insns &&
 		    quiet_dec.stat.branches == dec.stat.branches &&
 		    quiet_dec.stat.events == dec.stat.events &&
@@ -526,6 +703,8 @@ static void summary_check(const char *path, struct ptsec_image *im, const struct
 	       "%s\nruns:   %s\nblocks: %s\nno memo: %s", path, ctext[0], ctext[1], ctext[2]);
 }
 
+static uint64_t all_blocks, all_region_blocks; /* over all images */
+
 static void image_tests(const char *kind, const char *path, int nseeds)
 {
 	struct ptsec_image im;
@@ -554,6 +733,10 @@ static void image_tests(const char *kind, const char *path, int nseeds)
 		good += run_one(path, &sc, (uint64_t)s + 1, &tot, false);
 	}
 	CHECKF(good == nseeds, path, "%d of %d seeds exact", good, nseeds);
+	printf("# %s: %llu blocks, %llu with regions\n", path, (unsigned long long)tot.blocks,
+	       (unsigned long long)tot.region_blocks);
+	all_blocks += tot.blocks;
+	all_region_blocks += tot.region_blocks;
 	if (!strcmp(kind, "elf") && strstr(path, "libc.so")) {
 		struct ptsynth_config sc;
 		memset(&sc, 0, sizeof(sc));
@@ -659,10 +842,81 @@ static void distnt_end_tests(int nseeds)
 	       good, nseeds);
 }
 
+/* Blocks counted: their number and instructions. */
+struct blk_count {
+	uint64_t blocks, insns;
+};
+
+static void count_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+{
+	struct blk_count *c = ctx;
+	for (size_t i = 0; i < n; i++)
+		c->insns += b[i].ninsn;
+	c->blocks += n;
+}
+
+static uint64_t page_region(void *ctx, uint64_t ip)
+{
+	(void)ctx;
+	return ip >> 12 == 1 ? 0x2000 : 0;
+}
+
+/*
+ * A loop run far more often than a block can count (ninsn is 16 bits):
+ * with regions its blocks are merged up to that and no further.
+ *   1000 90 x4   nop
+ *   1004 75 fa   jne 1000
+ *   1006 ff e0   jmp rax   (tracing stops there: TIP.PGD)
+ * (The fall-through is 6 bytes on: 3 would share the cache's index slot.)
+ */
+static void long_loop_test(void)
+{
+	static const uint8_t code[] = { 0x90, 0x90, 0x90, 0x90, 0x75, 0xfa, 0xff, 0xe0 };
+	static uint8_t trace[32 + 20000 + 8];
+	struct ptimg_flat flat = { code, 0x1000, sizeof(code) };
+	size_t n = 0;
+	for (int i = 0; i < 8; i++) { /* PSB, PSBEND, MODE.Exec 64-bit, TIP.PGE 1000 */
+		trace[n++] = 0x02;
+		trace[n++] = 0x82;
+	}
+	static const uint8_t start[] = { 0x02, 0x23, 0x99, 0x01, 0x71, 0x00, 0x10, 0, 0, 0, 0 };
+	memcpy(trace + n, start, sizeof(start));
+	n += sizeof(start);
+	for (int i = 0; i < 20000; i++)
+		trace[n++] = 0xfe; /* six taken */
+	trace[n++] = 0x04;	   /* one not taken */
+	trace[n++] = 0x01;	   /* TIP.PGD, no IP */
+	struct blk_count with = { 0 }, without = { 0 };
+	struct ptflow_config fc;
+	memset(&fc, 0, sizeof(fc));
+	fc.image = (struct ptimg){ ptimg_flat_read, &flat };
+	fc.cache = cache;
+	fc.cache_size = sizeof(cache) / sizeof(cache[0]);
+	static struct ptflow_decoder d;
+	struct ptflow_sink none = { &without, NULL, NULL };
+	ptflow_init(&d, &fc, &none);
+	ptflow_on_blocks(&d, count_blocks);
+	long errs = ptflow_decode(&d, trace, n, 0);
+	struct ptflow_sink some = { &with, NULL, NULL };
+	ptflow_init(&d, &fc, &some);
+	ptflow_on_blocks(&d, count_blocks);
+	ptflow_blk_regions(&d, page_region, NULL);
+	errs += ptflow_decode(&d, trace, n, 0);
+	uint64_t want = 5 * 6 * 20000 + 6; /* and the last 4 nops, jne, jmp */
+	CHECKF(!errs && without.insns == want && with.insns == want && with.blocks >= want / 0xffff + 1 &&
+		       with.blocks <= want / 0xffff + 3,
+	       "flow: regions merge a long loop into blocks of at most 65535 instructions",
+	       "%ld errors; %llu instructions in %llu blocks without regions, %llu in %llu with, %llu ran",
+	       errs, (unsigned long long)without.insns, (unsigned long long)without.blocks,
+	       (unsigned long long)with.insns, (unsigned long long)with.blocks,
+	       (unsigned long long)want);
+}
+
 int main(int argc, char **argv)
 {
 	int nseeds = argc > 1 ? atoi(argv[1]) : 24;
 	CHECK(ptflow_selfcheck() == 0, "flow: selfcheck");
+	long_loop_test();
 	ptwrite_tests(nseeds * 4);
 	distnt_end_tests(nseeds);
 	image_tests("elf", "/usr/lib/x86_64-linux-gnu/libc.so.6", nseeds);
@@ -674,5 +928,10 @@ int main(int argc, char **argv)
 	image_tests("pe", "/usr/lib/systemd/boot/efi/systemd-bootx64.efi:0x7f000000", nseeds / 2);
 	image_tests("pe", "/usr/lib/systemd/boot/efi/linuxx64.efi.stub", nseeds / 4);
 	image_tests("pe", "/usr/lib/grub/x86_64-efi/monolithic/grubx64.efi:0x10000000", nseeds / 2);
+	/* regions make fewer blocks, or they are of no use (where the flow
+	 * changes functions at every block, as in grub's walk, none) */
+	CHECKF(all_region_blocks * 10 < all_blocks * 9, "flow: regions merge blocks",
+	       "%llu blocks, %llu with regions", (unsigned long long)all_blocks,
+	       (unsigned long long)all_region_blocks);
 	return check_exit();
 }
