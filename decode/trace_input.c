@@ -558,6 +558,8 @@ long trace_input_decode(struct trace_input *t, const struct ptflow_sink *sink,
 		fprintf(stderr, "efipt %s: out of memory\n", t->cmd);
 	} else {
 		ptflow_on_blocks(d, t->on_blocks);
+		if (t->on_blocks && t->blk_region)
+			ptflow_blk_regions(d, t->blk_region, t->blk_region_ctx);
 		ptflow_blocks_timed(d, t->on_blocks != NULL);
 		struct progress pg;
 		progress_start(&pg, d, t->cmd, strcmp(t->trace, "-") ? t->trace : "<stdin>", in.size,

@@ -82,6 +82,9 @@ struct trace_input {
 	struct symtab st;
 	ptflow_blocks_fn on_blocks;	/* set: trace_input_decode() delivers
 					 * blocks too (ptflow_on_blocks()) */
+	uint64_t (*blk_region)(void *ctx, uint64_t ip);	/* and merges them
+					 * inside these (ptflow_blk_regions()) */
+	void *blk_region_ctx;
 	const struct ptflow_decoder *dec;	/* while trace_input_decode() runs */
 	bool streams;			/* the command writes while it decodes
 					 * (progress.h) */

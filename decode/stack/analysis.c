@@ -17,6 +17,18 @@ static bool blk_time(void *ctx, uint64_t *tsc, uint8_t *cbr)
 	return t->dec && ptflow_time(t->dec, tsc, cbr);
 }
 
+/* The model's regions: the lookup ranges of the symbols (symtab_lookup()).
+ * Inside one, a jump or a fall-through changes no frame and counts for the
+ * same range, so the decoder may merge the blocks there. */
+static uint64_t sym_region(void *ctx, uint64_t ip)
+{
+	struct callstack *cs = ctx;
+	uint64_t hi;
+	bool entry;
+	symtab_lookup(cs->st, ip, &hi, &entry);
+	return hi;
+}
+
 long analysis_decode(struct trace_input *t, struct callstack *cs)
 {
 	/* blocks, not runs: a run's lengths are decoded again for every
@@ -28,8 +40,11 @@ long analysis_decode(struct trace_input *t, struct callstack *cs)
 	cs->time_fn = blk_time;
 	cs->time_ctx = t;
 	t->on_blocks = cs_on_blocks;
+	t->blk_region = sym_region;
+	t->blk_region_ctx = cs;
 	long errs = trace_input_decode(t, &sink, NULL);
 	t->on_blocks = NULL;
+	t->blk_region = NULL;
 	if (errs < 0)
 		return -1;
 	cs_finish(cs);
