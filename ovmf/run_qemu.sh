@@ -11,7 +11,6 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 out=${RUN_OUT:-$here/build/run}/qemu
 efipt=$here/build/efipt
 plugin=$here/build/efipt-qemu.so
-code=/usr/share/OVMF/OVMF_CODE_4M.fd
 image=${RUN_QEMU_IMAGE:-\\efipt.efi --version}
 if [ ! -f "$plugin" ]; then
 	printf '== %s not built (make qemu-plugin says why): no emulated trace\n' "$plugin"
@@ -21,15 +20,9 @@ rm -rf "$out"
 mkdir -p "$out"
 args="trace --source qemu --debugcon --shutdown -- $image"
 sh "$here/ovmf/mkesp.sh" --image "$out/esp.img" --args "$args" >/dev/null || exit 1
-cp /usr/share/OVMF/OVMF_VARS_4M.fd "$out/vars.fd"
 printf '== Intel PT emulated by QEMU: efipt qemu --start marker --stop marker, efipt.efi %s\n' "$args"
-nice -n 10 timeout --kill-after=5 "${RUN_TIMEOUT:-120}" "$efipt" qemu -o "$out/run" \
-	--esp "$out/esp.img" --start marker --stop marker -- \
-	-machine q35 -m 512 -smp 1 -accel tcg -cpu max -display none -nodefaults -no-reboot \
-	-net none -drive if=pflash,format=raw,unit=0,readonly=on,file="$code" \
-	-drive if=pflash,format=raw,unit=1,file="$out/vars.fd" \
-	-drive format=raw,file="$out/esp.img" \
-	-debugcon file:"$out/debugcon.log" -global isa-debugcon.iobase=0xe9 </dev/null
+nice -n 10 sh "$here/ovmf/qemu_esp.sh" "$efipt" "$out/esp.img" "$out" "${RUN_TIMEOUT:-120}" \
+	--esp "$out/esp.img" --start marker --stop marker
 rc=$?
 if [ "$rc" -ne 0 ]; then
 	printf '== efipt qemu failed (exit %s); efipt.efi printed:\n' "$rc"

@@ -64,15 +64,8 @@ if [ ! -f "$run/manifest.json" ] || [ ! -f "$syms/efipt.so" ]; then
 	sh ovmf/mkesp.sh --image "$tmp/esp.img" --size 64 --args "trace --source qemu --debugcon \
 --shutdown -- \\efipt.efi trace --source synthetic --insns ${k}000 --size 8M --decode -- \
 \\efipt.efi --version" >/dev/null
-	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$tmp/vars.fd"
-	if ! timeout --kill-after=5 600 $efipt qemu -o "$tmp/run" --esp "$tmp/esp.img" \
-		--start marker --stop marker -- -machine q35 -m 512 -smp 1 -accel tcg -cpu max \
-		-display none -nodefaults -no-reboot -net none \
-		-drive if=pflash,format=raw,unit=0,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd \
-		-drive if=pflash,format=raw,unit=1,file="$tmp/vars.fd" \
-		-drive format=raw,file="$tmp/esp.img" -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-		-debugcon file:"$tmp/debugcon.log" -global isa-debugcon.iobase=0xe9 \
-		>"$tmp/out" 2>&1 </dev/null; then
+	if ! sh ovmf/qemu_esp.sh "$efipt" "$tmp/esp.img" "$tmp" 600 --esp "$tmp/esp.img" \
+		--start marker --stop marker >"$tmp/out" 2>&1; then
 		echo "bench_top: efipt qemu failed: $(tail -n 3 "$tmp/out")" >&2
 		exit 1
 	fi

@@ -34,19 +34,14 @@ contains "source qemu --decode: refused with the reason" "$TMP/qsrcdec/debugcon.
 # marker to the stop marker on its own: the decoded flow must equal it.
 plugin_output "efipt qemu --esp"
 QARGS="-machine q35 -m 512 -smp 1 -accel tcg -cpu max -display none -nodefaults -no-reboot -net none"
-# qemu_esp NAME ESP-IMAGE EFIPT-QEMU-OPTIONS...: efipt qemu over OVMF booting the ESP
+# qemu_esp NAME ESP-IMAGE EFIPT-QEMU-OPTIONS...: efipt qemu over OVMF booting the
+# ESP (ovmf/qemu_esp.sh), the logger recording between the markers
 qemu_esp() {
 	n=$1 esp=$2
 	shift 2
-	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$TMP/$n/vars.fd"
-	# shellcheck disable=SC2086
-	nice -n 10 timeout --kill-after=5 120 $EFIPT qemu -o "$TMP/$n/run" "$@" -- $QARGS \
-		-drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
-		-drive if=pflash,format=raw,unit=1,file="$TMP/$n/vars.fd" \
-		-drive format=raw,file="$esp" -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-		-debugcon file:"$TMP/$n/debugcon.log" -global isa-debugcon.iobase=0xe9 \
-		-plugin "$LOGGER,out=$TMP/$n/log.bin,from=marker,to=marker" \
-		>"$TMP/$n/out" 2>"$TMP/$n/err" </dev/null
+	QEMU_EXTRA="-plugin $LOGGER,out=$TMP/$n/log.bin,from=marker,to=marker" \
+		nice -n 10 sh ovmf/qemu_esp.sh "$EFIPT" "$esp" "$TMP/$n" 120 "$@" \
+		>"$TMP/$n/out" 2>"$TMP/$n/err"
 }
 d=$TMP/merge
 mkdir -p "$d"
