@@ -104,13 +104,14 @@ static unsigned ret_hash(uint64_t ret)
 /* Hand the top frame its pending instructions (cs->batch, all in one
  * address range of symtab_lookup() from batch_ip): before any frame
  * changes, so a listener sees every point where the top frame changes. */
-static void flush(struct callstack *cs)
+static inline void flush(struct callstack *cs)
 {
 	uint64_t n = cs->batch;
 	if (!n)
 		return;
 	cs->batch = 0;
-	cs->node[cs->f[cs->depth - 1].node].insns += n;
+	if (cs->tree)
+		cs->node[cs->f[cs->depth - 1].node].insns += n;
 	if (cs->ls.insns)
 		cs->ls.insns(cs->ls.ctx, cs, cs->batch_ip, n);
 }
@@ -124,7 +125,7 @@ static void forget_near(struct callstack *cs)
 
 /* k instructions from ip counted for the top frame; [ip, hi) is one range
  * of symtab_lookup(): they join the pending ones if those are in it. */
-static void add_insns(struct callstack *cs, uint64_t ip, uint64_t k, uint64_t hi)
+static inline void add_insns(struct callstack *cs, uint64_t ip, uint64_t k, uint64_t hi)
 {
 	if (cs->batch && cs->batch_hi != hi)
 		flush(cs);
@@ -136,7 +137,10 @@ static void add_insns(struct callstack *cs, uint64_t ip, uint64_t k, uint64_t hi
 	cs->insns += k;
 }
 
-static void push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uint64_t ret)
+/* push(), pop() and push_call() are inline: the frame changes of
+ * cs_on_blocks()'s common cases are most of the model's work. */
+static inline __attribute__((always_inline)) void
+push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uint64_t ret)
 {
 	flush(cs);
 	forget_near(cs);
@@ -159,7 +163,7 @@ static void push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uin
 		cs->ls.enter(cs->ls.ctx, cs, f);
 }
 
-static void pop(struct callstack *cs, int why)
+static inline __attribute__((always_inline)) void pop(struct callstack *cs, int why)
 {
 	flush(cs);
 	forget_near(cs);
@@ -229,7 +233,8 @@ static void do_return(struct callstack *cs, uint64_t ip)
 
 /* A call (or INT n) from the range [near_lo, near_hi) pushed a frame that
  * returns to ret: if ret is in that range, the return needs no lookup. */
-static void push_call(struct callstack *cs, uint32_t fn, int enter, uint64_t ret)
+static inline __attribute__((always_inline)) void
+push_call(struct callstack *cs, uint32_t fn, int enter, uint64_t ret)
 {
 	uint64_t lo = cs->near_lo, hi = cs->near_hi;
 	push(cs, fn, enter, true, ret);
@@ -245,26 +250,39 @@ static bool is_return(unsigned iclass)
 	       iclass == X86_IC_SYSRET || iclass == X86_IC_SYSEXIT;
 }
 
+/*
+ * The usual return: the top frame returns to ip, and [ip, ip + size) lies
+ * in the caller's range known at the call (ret_lo, ret_hi). Then what
+ * do_return() and set_top() would do needs no lookup: return_to_caller().
+ */
+static inline bool returns_to_caller(const struct callstack *cs, uint64_t ip, uint64_t size)
+{
+	if (cs->depth < 2)
+		return false;
+	const struct cs_frame *t = &cs->f[cs->depth - 1];
+	return t->has_ret && t->ret == ip && ip - t->ret_lo < t->ret_hi - t->ret_lo &&
+	       size - 1 < t->ret_hi - ip;
+}
+
+static inline void return_to_caller(struct callstack *cs, uint64_t ip)
+{
+	uint64_t lo = cs->f[cs->depth - 1].ret_lo, hi = cs->f[cs->depth - 1].ret_hi;
+	cs->at = ip;
+	cs->pend = false;
+	pop(cs, CS_LEAVE_RETURN);
+	cs->near_lo = lo;
+	cs->near_hi = hi;
+}
+
 /* Control reached ip: apply the transfer the last run ended in. The top
  * frame's function is then the one at ip; *hi: the end of its range
  * (symtab_lookup()). */
 static void arrive(struct callstack *cs, uint64_t ip, uint64_t *hi)
 {
-	if (cs->pend && is_return(cs->pend_class) && cs->depth > 1) {
-		/* the usual return: to the top frame's return address, in the
-		 * caller's range known at the call (what do_return() and
-		 * set_top() would do, without the lookup) */
-		const struct cs_frame *t = &cs->f[cs->depth - 1];
-		uint64_t lo = t->ret_lo, end = t->ret_hi;
-		if (t->has_ret && t->ret == ip && ip - lo < end - lo) {
-			cs->at = ip;
-			cs->pend = false;
-			pop(cs, CS_LEAVE_RETURN);
-			cs->near_lo = lo;
-			cs->near_hi = end;
-			*hi = end;
-			return;
-		}
+	if (cs->pend && is_return(cs->pend_class) && returns_to_caller(cs, ip, 1)) {
+		return_to_caller(cs, ip);
+		*hi = cs->near_hi;
+		return;
 	}
 	bool entry;
 	uint32_t fn = symtab_lookup(cs->st, ip, hi, &entry);
@@ -443,6 +461,30 @@ static void slow_block(struct callstack *cs, const struct ptflow_blk *b)
 	ended(cs, b->iclass, end);
 }
 
+/* The usual call: prev's near CALL (not to the next instruction) went to
+ * b, which lies in one function. What arrive() and slow_block() would do;
+ * false (nothing done) for anything else. */
+static inline bool call_into(struct callstack *cs, const struct ptflow_blk *prev,
+			     const struct ptflow_blk *b)
+{
+	uint64_t ret = prev->ip + prev->size, hi;
+	bool entry;
+	if (!(prev->iclass == X86_IC_CALL_INDIRECT ||
+	      (prev->iclass == X86_IC_CALL_DIRECT && b->ip != ret)) ||
+	    !cs->depth)
+		return false;
+	uint32_t fn = symtab_lookup(cs->st, b->ip, &hi, &entry);
+	if ((uint64_t)b->size - 1 >= hi - b->ip)
+		return false; /* it crosses into another function */
+	cs->at = b->ip;
+	cs->pend = false;
+	push_call(cs, fn, CS_ENTER_CALL, ret);
+	cs->near_lo = b->ip;
+	cs->near_hi = hi;
+	add_insns(cs, b->ip, b->ninsn, hi);
+	return true;
+}
+
 void cs_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
 {
 	struct callstack *cs = ctx;
@@ -463,11 +505,18 @@ void cs_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
 			batch += b->ninsn;
 			insns += b->ninsn;
 		} else {
+			/* a frame may change: the common ones, a return to the
+			 * caller and a call into a function, without arrive() */
 			cs->batch = batch;
 			cs->insns = insns;
-			if (prev)
-				ended(cs, prev->iclass, prev->ip + prev->size);
-			slow_block(cs, b);
+			if (prev && is_return(prev->iclass) && returns_to_caller(cs, b->ip, b->size)) {
+				return_to_caller(cs, b->ip);
+				add_insns(cs, b->ip, b->ninsn, cs->near_hi);
+			} else if (!(prev && call_into(cs, prev, b))) {
+				if (prev)
+					ended(cs, prev->iclass, prev->ip + prev->size);
+				slow_block(cs, b);
+			}
 			lo = cs->near_lo;
 			hi = cs->near_hi;
 			batch = cs->batch;

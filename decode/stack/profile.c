@@ -27,9 +27,23 @@ static inline struct profile_fn *get(struct profile *p, uint32_t fn)
 	return fn < p->n ? &p->fn[fn] : grow(p, fn);
 }
 
+/* The instructions since the top frame last changed are its function's
+ * own (the model hands them over before any frame changes). */
+static void to_top(struct profile *p, const struct callstack *cs, uint32_t fn)
+{
+	struct profile_fn *e = get(p, fn);
+	if (e)
+		e->excl += cs->insns - p->mark;
+	p->mark = cs->insns;
+}
+
 static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
 {
-	struct profile_fn *e = get(ctx, f->fn);
+	struct profile *p = ctx;
+	if (cs->depth > 1)
+		to_top(p, cs, cs->f[cs->depth - 2].fn);
+	p->mark = cs->insns;
+	struct profile_fn *e = get(p, f->fn);
 	if (!e)
 		return;
 	if (f->enter == CS_ENTER_CALL || f->enter == CS_ENTER_TAIL ||
@@ -44,6 +58,7 @@ static void on_enter(void *ctx, const struct callstack *cs, const struct cs_fram
 static void on_leave(void *ctx, const struct callstack *cs, const struct cs_frame *f, int why)
 {
 	(void)why;
+	to_top(ctx, cs, f->fn);
 	struct profile_fn *e = get(ctx, f->fn);
 	if (e && e->on_stack && !--e->on_stack) {
 		e->incl += cs->insns - e->since;
@@ -68,17 +83,9 @@ static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 		e->excl_t += ticks;
 }
 
-static void on_insns(void *ctx, const struct callstack *cs, uint64_t ip, uint64_t n)
-{
-	(void)ip;
-	struct profile_fn *e = get(ctx, cs->f[cs->depth - 1].fn);
-	if (e)
-		e->excl += n;
-}
-
 struct cs_listener profile_listener(struct profile *p)
 {
-	struct cs_listener l = { p, on_enter, on_leave, on_insns, on_time };
+	struct cs_listener l = { p, on_enter, on_leave, NULL, on_time };
 	return l;
 }
 

@@ -25,10 +25,13 @@ struct profile_fn {
 struct profile {
 	struct profile_fn *fn;	/* by symtab function id */
 	uint32_t n;
+	uint64_t mark;		/* instruction index when the top frame changed */
 	int oom;
 };
 
-/* The listener to give cs_init (ctx: the profile). */
+/* The listener to give cs_init (ctx: the profile). It needs no insns
+ * callback: the instructions between two frame changes are the top
+ * frame's, so enter and leave add them (mark). */
 struct cs_listener profile_listener(struct profile *p);
 void profile_free(struct profile *p);
 

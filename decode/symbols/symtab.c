@@ -159,21 +159,17 @@ static uint32_t resolve(struct symtab *st, uint64_t ip, uint64_t *hi, bool *entr
 	return intern(st, (int32_t)(lo - 1), "[unknown]");
 }
 
-uint32_t symtab_lookup(struct symtab *st, uint64_t ip, uint64_t *hi, bool *entry)
+const struct symtab_cache *symtab_resolve(struct symtab *st, uint64_t ip)
 {
-	struct symtab_cache *c = &st->cache[(ip ^ (ip >> 16)) & (SYMTAB_CACHE - 1)];
-	if (c->ip != ip + 1) {
-		uint64_t h;
-		bool e;
-		uint32_t fn = resolve(st, ip, &h, &e);
-		c->ip = ip + 1;
-		/* a shorter range than the real one is still a right answer */
-		c->span = h - ip > UINT32_MAX ? UINT32_MAX : (uint32_t)(h - ip);
-		c->fn_entry = fn << 1 | e;
-	}
-	*hi = ip + c->span;
-	*entry = c->fn_entry & 1;
-	return c->fn_entry >> 1;
+	struct symtab_cache *c = symtab_slot(st, ip);
+	uint64_t h;
+	bool e;
+	uint32_t fn = resolve(st, ip, &h, &e);
+	c->ip = ip + 1;
+	/* a shorter range than the real one is still a right answer */
+	c->span = h - ip > UINT32_MAX ? UINT32_MAX : (uint32_t)(h - ip);
+	c->fn_entry = fn << 1 | e;
+	return c;
 }
 
 const char *symtab_fn_image(const struct symtab *st, uint32_t fn)

@@ -76,9 +76,28 @@ int symtab_use_inline(struct symtab *st);
  * distinct address resolved once. */
 uint32_t symtab_inline(struct symtab *st, uint64_t ip);
 
+/* ip's slot in the cache of answers. */
+static inline struct symtab_cache *symtab_slot(struct symtab *st, uint64_t ip)
+{
+	return &st->cache[(ip ^ (ip >> 16)) & (SYMTAB_CACHE - 1)];
+}
+
+/* Resolve ip into its slot (symtab_lookup() when the slot holds another). */
+const struct symtab_cache *symtab_resolve(struct symtab *st, uint64_t ip);
+
 /* The function at ip; *hi: the end of the address range with the same
- * answer; *entry: ip is that function's entry. */
-uint32_t symtab_lookup(struct symtab *st, uint64_t ip, uint64_t *hi, bool *entry);
+ * answer; *entry: ip is that function's entry. Each distinct address is
+ * resolved once, then answered from the cache (inline: the call-stack
+ * model asks at every change of frames). */
+static inline uint32_t symtab_lookup(struct symtab *st, uint64_t ip, uint64_t *hi, bool *entry)
+{
+	const struct symtab_cache *c = symtab_slot(st, ip);
+	if (c->ip != ip + 1)
+		c = symtab_resolve(st, ip);
+	*hi = ip + c->span;
+	*entry = c->fn_entry & 1;
+	return c->fn_entry >> 1;
+}
 
 /* "image`function", "[unknown]", "[unknown caller]"; an inline frame is
  * "function [inlined]" (its image is its concrete frame's). */

@@ -57,7 +57,8 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 static void on_insns(void *ctx, const struct callstack *cs, uint64_t ip, uint64_t n)
 {
 	struct log *l = ctx;
-	l->prof.insns(l->prof.ctx, cs, ip, n);
+	if (l->prof.insns) /* the profile counts at enter and leave */
+		l->prof.insns(l->prof.ctx, cs, ip, n);
 }
 
 static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
@@ -75,8 +76,19 @@ static const uint8_t ones[64] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
 				  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
 
 /* The flow goes in as runs (cs_on_run) or as blocks (cs_on_blocks): both
- * must open and close the same frames with the same counts. */
-static bool via_blocks;
+ * must open and close the same frames with the same counts. Blocks come
+ * one at a time, or (batched) as the decoder hands them over, up to an
+ * event, so that the model's paths within a batch are taken too. */
+static bool via_blocks, batched;
+static struct ptflow_blk pending[PTFLOW_BLK_BATCH];
+static size_t npending;
+
+static void flush_blocks(void)
+{
+	if (npending)
+		cs_on_blocks(&cs, pending, npending);
+	npending = 0;
+}
 static unsigned lens_asked;	/* blocks whose lengths the model asked for */
 static char runs_log[32][4096];	/* each case's log via runs */
 static unsigned ncase;
@@ -113,7 +125,13 @@ static void run(uint64_t rva, uint32_t n, int last)
 	if (via_blocks) {
 		struct ptflow_blk b = { .ip = BASE + rva, .ninsn = (uint16_t)n, .size = (uint16_t)n,
 					.mode = X86_MODE_64, .iclass = (uint8_t)last };
-		cs_on_blocks(&cs, &b, 1);
+		if (!batched) {
+			cs_on_blocks(&cs, &b, 1);
+			return;
+		}
+		if (npending == PTFLOW_BLK_BATCH)
+			flush_blocks();
+		pending[npending++] = b;
 		return;
 	}
 	struct ptflow_run r = { BASE + rva, ones, n, X86_MODE_64, (uint8_t)last };
@@ -128,6 +146,7 @@ static void event(int type, uint64_t rva, uint64_t target_rva)
 	e.has_ip = true;
 	e.ip = BASE + rva;
 	e.target = BASE + target_rva;
+	flush_blocks();
 	cs_on_event(&cs, &e);
 }
 
@@ -142,6 +161,7 @@ static const struct profile_fn *prof(const char *name)
 
 static void finish(const char *name, const char *want)
 {
+	flush_blocks();
 	cs_finish(&cs);
 	CHECKF(!strcmp(lg.s, want), name, "got '%s', want '%s'", lg.s, want);
 	if (ncase < 32 && !via_blocks)
@@ -171,6 +191,28 @@ static void cases(void)
 	CHECK(prof("main")->excl == 6 && prof("main")->incl == 9 && prof("A")->excl == 3 &&
 	      prof("A")->incl == 3 && prof("A")->calls == 1 && prof("main")->calls == 0,
 	      "stack: exclusive, inclusive, calls");
+	done();
+
+	/* a call into a block that runs past its function's end */
+	start();
+	run(0x100, 2, X86_IC_CALL_DIRECT);	/* returns to 0x102 */
+	run(0x37e, 4, X86_IC_RET_NEAR);	/* 0x37e, 0x37f in B; 0x380, 0x381 in none */
+	run(0x102, 1, X86_IC_OTHER);
+	finish("stack: a call into a block across its function's end",
+	       "+main(root) +B(call) -B(repl) +[unknown](jump) -[unknown](ret) -main(end) ");
+	CHECK(prof("B")->excl == 2 && prof("B")->calls == 1 && prof("[unknown]")->excl == 2 &&
+	      prof("main")->incl == 7, "stack: a call's block counted for each function it is in");
+	done();
+
+	/* a return into a block that runs past the caller's end */
+	start();
+	run(0x17c, 2, X86_IC_CALL_DIRECT);	/* main: returns to 0x17e */
+	run(0x200, 1, X86_IC_RET_NEAR);	/* A */
+	run(0x17e, 4, X86_IC_OTHER);		/* 0x17e, 0x17f in main; 0x180, 0x181 in none */
+	finish("stack: a return into a block across the caller's end",
+	       "+main(root) +A(call) -A(ret) -main(repl) +[unknown](root) -[unknown](end) ");
+	CHECK(prof("main")->excl == 4 && prof("[unknown]")->excl == 2 && prof("A")->excl == 1,
+	      "stack: a return's block counted for each function it is in");
 	done();
 
 	/* longjmp by RET: main -> A -> B -> C, C returns to main's call site */
@@ -248,6 +290,7 @@ static void cases(void)
 	run(0x103, 1, X86_IC_OTHER);
 	finish("stack: a gap closes every frame",
 	       "+main(root) +A(call) -A(gap) -main(gap) +B(root) -B(ret) +main(unk) -main(end) ");
+	flush_blocks();
 	CHECK(cs.unmatched_rets == 1 && cs.gaps == 1, "stack: gap and unmatched return counted");
 	done();
 
@@ -292,10 +335,12 @@ static void cases(void)
 	start();
 	for (unsigned i = 0; i < CS_MAX_DEPTH + 2; i++)
 		run(0x200, 1, X86_IC_CALL_DIRECT);	/* A calls A, returns to 0x201 */
+	flush_blocks();
 	CHECK(cs.depth == 2 && cs.too_deep == 1, "stack: cut at CS_MAX_DEPTH");
 	run(0x201, 1, X86_IC_RET_NEAR);
 	run(0x201, 1, X86_IC_RET_NEAR);
 	run(0x201, 1, X86_IC_RET_NEAR);
+	flush_blocks();
 	CHECK(cs.depth == 1, "stack: returns off a cut stack leave a new bottom");
 	cs_finish(&cs);
 	CHECK(prof("A")->excl == CS_MAX_DEPTH + 5, "stack: every instruction counted");
@@ -397,9 +442,15 @@ int main(void)
 	unsigned asked = lens_asked;
 	inline_case();
 	lens_asked = asked;
-	/* only the block across main's end needed lengths */
-	CHECKF(lens_asked == 1, "stack: blocks in one function are counted whole",
+	/* only the blocks across main's end (twice) and B's needed lengths */
+	CHECKF(lens_asked == 3, "stack: blocks in one function are counted whole",
 	       "lengths asked for %u blocks", lens_asked);
+	/* the same again, blocks in batches: each case as via runs */
+	batched = true;
+	ncase = 0;
+	cases();
+	inline_case();
+	batched = false;
 
 	/* a batch of blocks is the same as one block at a time */
 	start();
