@@ -6,6 +6,7 @@
 
 #include "core/x86_insn.h"
 #include "decode/stack/callstack.h"
+#include "decode/stack/profile.h"
 
 static uint32_t node_hash(uint32_t parent, uint32_t fn)
 {
@@ -159,6 +160,8 @@ push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uint64_t ret)
 	*f = (struct cs_frame){ cs->at, fn, node, ret, 0, 0, has_ret, (uint8_t)enter };
 	if (has_ret)
 		cs->ret_count[ret_hash(ret)]++;
+	if (cs->prof)
+		profile_enter(cs->prof, cs, f);
 	if (cs->ls.enter)
 		cs->ls.enter(cs->ls.ctx, cs, f);
 }
@@ -169,6 +172,8 @@ static inline __attribute__((always_inline)) void pop(struct callstack *cs, int 
 	forget_near(cs);
 	if (cs->f[cs->depth - 1].has_ret)
 		cs->ret_count[ret_hash(cs->f[cs->depth - 1].ret)]--;
+	if (cs->prof)
+		profile_leave(cs->prof, cs, &cs->f[cs->depth - 1]);
 	if (cs->ls.leave)
 		cs->ls.leave(cs->ls.ctx, cs, &cs->f[cs->depth - 1], why);
 	cs->depth--;

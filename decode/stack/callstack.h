@@ -94,9 +94,13 @@ struct cs_listener {
 #define CS_MAX_NODES (1u << 22)
 #define CS_RET_HASH 1024
 
+struct profile;
+
 struct callstack {
 	struct symtab *st;
 	struct cs_listener ls;
+	struct profile *prof;	/* counted by the model itself, before the
+				 * listener hears of a change (profile.h) */
 	struct cs_frame *f;	/* f[0..depth) */
 	uint32_t depth;
 	/* frames on the stack returning to an address of each hash

@@ -6,7 +6,7 @@
 
 #include "decode/stack/profile.h"
 
-static struct profile_fn *grow(struct profile *p, uint32_t fn)
+struct profile_fn *profile_grow(struct profile *p, uint32_t fn)
 {
 	uint32_t n = p->n ? p->n : 1024;
 	while (n <= fn)
@@ -22,48 +22,15 @@ static struct profile_fn *grow(struct profile *p, uint32_t fn)
 	return &p->fn[fn];
 }
 
-static inline struct profile_fn *get(struct profile *p, uint32_t fn)
-{
-	return fn < p->n ? &p->fn[fn] : grow(p, fn);
-}
-
-/* The instructions since the top frame last changed are its function's
- * own (the model hands them over before any frame changes). */
-static void to_top(struct profile *p, const struct callstack *cs, uint32_t fn)
-{
-	struct profile_fn *e = get(p, fn);
-	if (e)
-		e->excl += cs->insns - p->mark;
-	p->mark = cs->insns;
-}
-
 static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
 {
-	struct profile *p = ctx;
-	if (cs->depth > 1)
-		to_top(p, cs, cs->f[cs->depth - 2].fn);
-	p->mark = cs->insns;
-	struct profile_fn *e = get(p, f->fn);
-	if (!e)
-		return;
-	if (f->enter == CS_ENTER_CALL || f->enter == CS_ENTER_TAIL ||
-	    f->enter == CS_ENTER_INTERRUPT)
-		e->calls++;
-	if (!e->on_stack++) {
-		e->since = cs->insns;
-		e->since_t = cs->now;
-	}
+	profile_enter(ctx, cs, f);
 }
 
 static void on_leave(void *ctx, const struct callstack *cs, const struct cs_frame *f, int why)
 {
 	(void)why;
-	to_top(ctx, cs, f->fn);
-	struct profile_fn *e = get(ctx, f->fn);
-	if (e && e->on_stack && !--e->on_stack) {
-		e->incl += cs->insns - e->since;
-		e->incl_t += cs->now - e->since_t;
-	}
+	profile_leave(ctx, cs, f);
 }
 
 static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
@@ -72,13 +39,13 @@ static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 	if (!ticks && cs->now == cs->time_first) {
 		/* the first time: what is on the stack starts here */
 		for (uint32_t i = 0; i < cs->depth; i++) {
-			struct profile_fn *e = get(p, cs->f[i].fn);
+			struct profile_fn *e = profile_get(p, cs->f[i].fn);
 			if (e)
 				e->since_t = cs->now;
 		}
 		return;
 	}
-	struct profile_fn *e = cs->depth ? get(p, cs->f[cs->depth - 1].fn) : NULL;
+	struct profile_fn *e = cs->depth ? profile_get(p, cs->f[cs->depth - 1].fn) : NULL;
 	if (e)
 		e->excl_t += ticks;
 }
@@ -86,6 +53,12 @@ static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 struct cs_listener profile_listener(struct profile *p)
 {
 	struct cs_listener l = { p, on_enter, on_leave, NULL, on_time };
+	return l;
+}
+
+struct cs_listener profile_time_listener(struct profile *p)
+{
+	struct cs_listener l = { p, NULL, NULL, NULL, on_time };
 	return l;
 }
 
