@@ -333,8 +333,8 @@ void ptflow_on_blocks(struct ptflow_decoder *d, ptflow_blocks_fn fn);
  *   ends at every CALL that pushes) comes as one block: ip its first
  *   instruction, ninsn all its instructions, iclass, end and next those of
  *   its last; ip + size is the address after its last instruction when a
- *   return comes back there (a near or far CALL, INT n, SYSCALL, SYSENTER,
- *   VMCALL), else some address in the region past ip;
+ *   return comes back there (x86_returns_after()), else some address in
+ *   the region past ip;
  * - a quiet chain, one that also cannot take the flow out of its region
  *   (it ends in a Jcc, a direct JMP or a split, and every place that goes
  *   is in the region), leaves the block it came as open: the next chain,

@@ -218,7 +218,7 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 	/* a region chain: its code in the region, delivered as one block
 	 * whose ip + size is its end when it returns there (a CALL) */
 	bool in = region && !push && (lbend == PTFLOW_BEND_SPLIT || branch) &&
-		  (!returns_after(lic) || b_next(&last) - b->ip - 1 < 0xffff);
+		  (!x86_returns_after(lic) || b_next(&last) - b->ip - 1 < 0xffff);
 	b->chain_hot = (uint8_t)(hk | HK_MODE(mode) | (push ? HK_PUSH : 0) | HK_CHAINED |
 				 (quiet ? HK_QUIET : in ? HK_REGION : 0));
 }

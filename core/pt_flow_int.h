@@ -386,15 +386,6 @@ blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next)
 		ptflow_blk_chain(d, b, next);
 }
 
-/* A return comes back after an instruction of this class (the model's
- * calls: ptflow_blk_regions() gives the address in ip + size). */
-static inline bool returns_after(unsigned iclass)
-{
-	return iclass == X86_IC_CALL_DIRECT || iclass == X86_IC_CALL_INDIRECT ||
-	       iclass == X86_IC_FAR_CALL || iclass == X86_IC_INT || iclass == X86_IC_SYSCALL ||
-	       iclass == X86_IC_SYSENTER || iclass == X86_IC_VMCALL;
-}
-
 /* b's chain lies in one region and its last branch may leave it
  * (HK_REGION): added to the open block (the last delivered, a quiet
  * chain's) when there is one and its ip + size can still give the end,
@@ -405,7 +396,7 @@ blk_region(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next
 {
 	unsigned n = b->chain_ninsn, last = b->chain_class_end, ic = last & 31;
 	/* where the last instruction ends, if a return goes there */
-	uint64_t end = !returns_after(ic) ? 0
+	uint64_t end = !x86_returns_after(ic) ? 0
 		       : n == b_ninsn(b) ? b_next(b) : linked(d, b->chain_link[0])->ip;
 	struct ptflow_blk *m = d->blk_merge;
 	d->blk_merge = NULL;

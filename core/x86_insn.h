@@ -132,6 +132,20 @@ static inline enum x86_pt_report x86_pt_report(unsigned iclass)
 	return X86_PT_TIP;
 }
 
+/*
+ * Transfers a return is expected to come back after (to the next
+ * instruction): near and far CALL, INT n, and SYSCALL, SYSENTER and VMCALL,
+ * which leave for system code that returns there. The call-stack model
+ * pushes a frame for them (decode/stack/callstack.c), and the flow decoder's
+ * merged blocks keep that address (ptflow_blk_regions()).
+ */
+static inline bool x86_returns_after(unsigned iclass)
+{
+	return iclass == X86_IC_CALL_DIRECT || iclass == X86_IC_CALL_INDIRECT ||
+	       iclass == X86_IC_FAR_CALL || iclass == X86_IC_INT || iclass == X86_IC_SYSCALL ||
+	       iclass == X86_IC_SYSENTER || iclass == X86_IC_VMCALL;
+}
+
 /* Errors, returned negated by x86_decode(). */
 enum x86_err {
 	X86_ERR_NEED_MORE = 1,	/* avail ends inside the instruction */

@@ -298,48 +298,26 @@ static void arrive(struct callstack *cs, uint64_t ip, uint64_t *hi)
 		return;
 	}
 	if (cs->pend) {
+		unsigned k = cs->pend_class;
 		cs->pend = false;
-		switch (cs->pend_class) {
-		case X86_IC_CALL_DIRECT:
-			if (ip == cs->pend_end)
-				break; /* CALL to the next instruction: a push, no call */
-			/* fall through */
-		case X86_IC_CALL_INDIRECT:
-		case X86_IC_FAR_CALL:
-		case X86_IC_SYSCALL:
-		case X86_IC_SYSENTER:
-		case X86_IC_VMCALL:
-			push_call(cs, fn, CS_ENTER_CALL, cs->pend_end);
-			return;
-		case X86_IC_INT:
-			push_call(cs, fn, CS_ENTER_INTERRUPT, cs->pend_end);
-			return;
-		case X86_IC_RET_NEAR:
-		case X86_IC_FAR_RET:
-		case X86_IC_IRET:
-		case X86_IC_SYSRET:
-		case X86_IC_SYSEXIT:
+		if (x86_returns_after(k)) {
+			/* a CALL to the next instruction is a push, no call */
+			if (k != X86_IC_CALL_DIRECT || ip != cs->pend_end) {
+				push_call(cs, fn, k == X86_IC_INT ? CS_ENTER_INTERRUPT : CS_ENTER_CALL,
+					  cs->pend_end);
+				return;
+			}
+		} else if (is_return(k) ||
+			   /* a jump to where a frame returns: a longjmp (EDK2's
+			    * LongJump jumps to the address SetJump saved) */
+			   ((k == X86_IC_JMP_INDIRECT || k == X86_IC_FAR_JMP) &&
+			    frame_returning_to(cs, ip) < cs->depth)) {
 			do_return(cs, ip);
 			if (!cs->depth) {
 				/* it returned from the bottom frame (a cut stack) */
 				push(cs, fn, CS_ENTER_ROOT, false, 0);
 				return;
 			}
-			break;
-		case X86_IC_JMP_INDIRECT:
-		case X86_IC_FAR_JMP:
-			/* a jump to where a frame returns: a longjmp (EDK2's
-			 * LongJump jumps to the address SetJump saved) */
-			if (frame_returning_to(cs, ip) < cs->depth) {
-				do_return(cs, ip);
-				if (!cs->depth) {
-					push(cs, fn, CS_ENTER_ROOT, false, 0);
-					return;
-				}
-			}
-			break;
-		default:
-			break;
 		}
 	}
 	set_top(cs, fn, entry);

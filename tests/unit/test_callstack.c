@@ -193,6 +193,16 @@ static void cases(void)
 	      "stack: exclusive, inclusive, calls");
 	done();
 
+	/* INT n: a frame for the handler, closed by its IRET back */
+	start();
+	run(0x100, 2, X86_IC_INT);		/* main: INT at 0x101, back at 0x102 */
+	run(0x500, 2, X86_IC_IRET);		/* H */
+	run(0x102, 1, X86_IC_OTHER);
+	finish("stack: INT n and its IRET", "+main(root) +H(int) -H(ret) -main(end) ");
+	CHECK(prof("H")->calls == 1 && prof("H")->excl == 2 && prof("main")->incl == 5,
+	      "stack: INT n enters its handler as a call");
+	done();
+
 	/* a call into a block that runs past its function's end */
 	start();
 	run(0x100, 2, X86_IC_CALL_DIRECT);	/* returns to 0x102 */
