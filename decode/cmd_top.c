@@ -156,10 +156,11 @@ int cmd_top(int argc, char **argv)
 	}
 	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
 		goto out;
-	/* the model counts for the profile itself unless inline frames
-	 * stand between */
-	struct cs_listener ls = inline_frames ? profile_listener(&p) : profile_time_listener(&p);
+	/* the model counts for the profile itself (cs.prof below) unless
+	 * inline frames stand between */
+	struct cs_listener ls = profile_time_listener(&p);
 	if (inline_frames) {
+		ls = profile_listener(&p);
 		if (symtab_use_inline(&t.st) || inl_frames_init(&x, &ls)) {
 			fprintf(stderr, "efipt top: out of memory\n");
 			goto out;
@@ -171,8 +172,7 @@ int cmd_top(int argc, char **argv)
 		goto out;
 	}
 	cs.tree = false;
-	if (!inline_frames)
-		cs.prof = &p;
+	cs.prof = inline_frames ? NULL : &p;
 	long errs = analysis_decode(&t, &cs);
 	if (errs < 0)
 		goto out;
