@@ -155,10 +155,20 @@ static bool in_code(const struct symfile *sf, uint64_t a)
 	return false;
 }
 
-/* Every is_stmt row in code of the line tables of symbol file sf (image
- * at base). */
-static int add_rows(struct lcov *l, const struct symfile *sf, uint64_t base)
+/* Does image k of t own address a (core/pt_image.h: where images overlap,
+ * the one that starts last)? Lines, functions and branches of code another
+ * image owns are that image's, as in every other command. */
+static bool owns(struct trace_input *t, size_t k, uint64_t a)
 {
+	return !t->st.overlap || ptimg_list_find(t->img, (unsigned)t->nimg, sizeof(*t->img), a,
+						 &t->st.last, 1) == (int)k;
+}
+
+/* Every is_stmt row in code of the line tables of image k's symbol file. */
+static int add_rows(struct lcov *l, struct trace_input *t, size_t k)
+{
+	const struct symfile *sf = t->img[k].sf;
+	uint64_t base = t->img[k].base;
 	const char *path = sf->path;
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
@@ -189,7 +199,8 @@ static int add_rows(struct lcov *l, const struct symfile *sf, uint64_t base)
 				    dwarf_linebeginstatement(ln, &stmt) || dwarf_lineendsequence(ln, &end))
 					continue;
 				const char *src = dwarf_linesrc(ln, NULL, NULL);
-				if (!stmt || end || !src || lineno <= 0 || !in_code(sf, a))
+				if (!stmt || end || !src || lineno <= 0 || !in_code(sf, a) ||
+				    !owns(t, k, base + a))
 					continue;
 				if (src != last_src) {
 					char full[4096];
@@ -262,9 +273,11 @@ static const struct lrow *row_before(const struct lcov *l, uint64_t a)
 /* The conditional branches in [lo, hi) (symbol file addresses) of image
  * sf at base, found by decoding from lo; each on its line. Stops at bytes
  * that do not decode (data, or a range that is not code). */
-static void add_branches(struct lcov *l, const struct symfile *sf, uint64_t base, uint64_t lo,
+static void add_branches(struct lcov *l, struct trace_input *t, size_t img, uint64_t lo,
 			 uint64_t hi)
 {
+	const struct symfile *sf = t->img[img].sf;
+	uint64_t base = t->img[img].base;
 	const struct symcode *sec = NULL;
 	for (size_t i = 0; i < sf->ncode && !sec; i++)
 		if (sf->code[i].bytes && lo >= sf->code[i].addr &&
@@ -280,7 +293,7 @@ static void add_branches(struct lcov *l, const struct symfile *sf, uint64_t base
 				   base + a, mode);
 		if (n <= 0)
 			return;
-		if (in.iclass == X86_IC_JCC && in.has_target) {
+		if (in.iclass == X86_IC_JCC && in.has_target && owns(t, img, base + a)) {
 			const struct lrow *r = row_before(l, base + a);
 			if (r) {
 				if (!grow((void **)&l->br, &l->br_cap, l->nbr, sizeof(*l->br))) {
@@ -715,7 +728,7 @@ int coverage_lcov(int argc, char **argv)
 				"'efipt symbols')\n", im->name);
 			continue;
 		}
-		if (add_rows(&l, im->sf, im->base))
+		if (add_rows(&l, &t, i))
 			fprintf(stderr, CMD ": %s: no DWARF line table read\n", im->sf->path);
 	}
 	if (l.oom)
@@ -730,7 +743,7 @@ int coverage_lcov(int argc, char **argv)
 			if (sfn->entry < sfn->lo || sfn->entry >= sfn->hi)
 				continue; /* a function's other range: counted once */
 			const struct lrow *r = row_at(&l, im->base + sfn->entry);
-			if (!r)
+			if (!r || !owns(&t, i, im->base + sfn->entry))
 				continue;
 			if (!grow((void **)&l.fn, &l.fn_cap, l.nfn, sizeof(*l.fn))) {
 				l.oom = true;
@@ -742,8 +755,8 @@ int coverage_lcov(int argc, char **argv)
 		/* conditional branches of every range of a function with line info */
 		for (size_t k = 0; im->sf && k < im->sf->nfuncs && !l.oom; k++) {
 			const struct symfunc *sfn = &im->sf->funcs[k];
-			if (row_at(&l, im->base + sfn->entry))
-				add_branches(&l, im->sf, im->base, sfn->lo, sfn->hi);
+			if (row_at(&l, im->base + sfn->entry) && owns(&t, i, im->base + sfn->entry))
+				add_branches(&l, &t, i, sfn->lo, sfn->hi);
 		}
 	}
 	if (l.oom)

@@ -248,6 +248,8 @@ void rundir_flow_facts(const struct rundir *rd, struct flow_facts *f)
 	f->nom_freq = nom > 0 && nom < 256 ? (uint8_t)nom : 0;
 	f->tsc_hz = hz > 0 ? (uint64_t)hz : 0;
 	f->emulated = json_is_true(json_object_get(tm, "emulated"));
+	f->emulated_trace = json_is_true(json_object_get(json_object_get(rd->manifest, "trace"),
+							 "emulated"));
 	if (a && b) {
 		f->have_cpuid15 = true;
 		f->cpuid15_eax = (uint32_t)json_integer_value(a);

@@ -188,3 +188,41 @@ PY
 expect_rc "merge: a DynamoRIO-style file" 0 $EFIPT coverage --merge "$TMP/a.drcov" "$TMP/dr.drcov" -o "$TMP/adr.drcov"
 check "merge: DynamoRIO-style: union by module path" $CHECK "$TMP/adr.drcov" --union "$TMP/a.drcov" "$TMP/dr.drcov"
 contains "merge: DynamoRIO-style: its other module kept" "$TMP/adr.drcov" "1, 0x00007f0000000000, 0x00007f0000001000, 0x0000000000000000, /usr/lib/libc.so.6"
+
+# a nested image (a region of a bigger one listed too): the innermost image
+# owns its range in coverage and in top alike, each instruction counts once,
+# and the overlap is said
+python3 - "$TMP/a.truth" "$TMP/nested.json" "$TMP/nested.want" <<'PY'
+import sys
+addrs = [int(l, 16) for l in open(sys.argv[1])]
+d = sorted(set(addrs))
+lo = d[len(d) // 3] & ~0xff
+hi = lo + 0x800
+open(sys.argv[2], "w").write('{"images": [{"name": "efipt.efi", "base": "0x0", "size": 401408},'
+                             ' {"name": "Inner", "base": "%#x", "size": %d}]}' % (lo, hi - lo))
+inner = [a for a in addrs if lo <= a < hi]
+outer = [a for a in addrs if not lo <= a < hi]
+open(sys.argv[3], "w").write("%d %d %d %d" % (len(set(outer)), len(set(inner)), len(outer), len(inner)))
+PY
+expect_rc "nested image: coverage" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --images "$TMP/nested.json" --format json -o "$TMP/nested.cov"
+contains "nested image: coverage says which image owns the overlap" "$TMP/err" "image Inner.efi (0x"
+contains "nested image: ... by the rule" "$TMP/err" "lies inside image efipt.efi (0x0-0x61fff): its addresses count for Inner.efi"
+$EFIPT top --pt "$TMP/a.pt" --pe $EFI --images "$TMP/nested.json" --by image --format csv >"$TMP/nested.top" 2>"$TMP/nested.err"
+got=$(python3 -c '
+import csv, json, sys
+c = {i["path"]: i["insns"] for i in json.load(open(sys.argv[1]))["images"]}
+t = {r["image"]: int(r["insns"]) for r in csv.DictReader(open(sys.argv[2]))}
+print(c.get("efipt.efi"), c.get("Inner.efi"), t.get("efipt.efi"), t.get("Inner"), t.get("[unknown]", 0) + json.load(open(sys.argv[1]))["outside"])
+' "$TMP/nested.cov" "$TMP/nested.top" 2>&1)
+want="$(cat "$TMP/nested.want") 0"
+if [ "$got" = "$want" ]; then ok "nested image: coverage and top count each instruction for its innermost image ($want)"; else nok "nested image: coverage and top by the same rule" "got '$got', truth '$want'"; fi
+contains "nested image: top says it too" "$TMP/nested.err" "its addresses count for Inner"
+
+# --fail-under takes the percentage as printed, with its decimal
+pct=$(python3 -c "import json; print(json.load(open('$TMP/a.json'))['total']['percent'])")
+expect_rc "--fail-under at the printed percentage (with its decimal) passes" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --fail-under "$pct"
+above=$(python3 -c "print('%.1f' % (float('$pct') + 0.1))")
+expect_rc "--fail-under one tenth above fails" 3 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --fail-under "$above"
+contains "--fail-under: the decimal named" "$TMP/err" "is below --fail-under $above%"
+expect_rc "--fail-under with two decimals: refused" 2 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --fail-under 4.25
+contains "--fail-under: says what it takes" "$TMP/err" "with at most one decimal"
