@@ -50,7 +50,8 @@ static void coverage_usage(FILE *f)
 		"output:\n"
 		"  --format drcov|text|json|lcov  drcov version 2 (Lighthouse, bncov, Lightkeeper,\n"
 		"                       Cartographer), a table, or JSON (default: drcov when\n"
-		"                       -o ends in .drcov, else text); lcov: see\n"
+		"                       -o ends in .drcov, lcov when it ends in .info, else\n"
+		"                       text); lcov (--symbols PATH...): see\n"
 		"                       'efipt coverage --format lcov --help'\n"
 		"  -o FILE              write there (written under a temporary name and\n"
 		"                       renamed when complete); text and json default to\n"
@@ -567,8 +568,13 @@ int cmd_coverage(int argc, char **argv)
 		{ "image", required_argument, 0, 'i' },
 		{ "merge", no_argument, 0, 'M' },
 		{ "help", no_argument, 0, 'h' },
+		/* lcov's: taken to hand over, or to say what they are for */
+		{ "symbols", required_argument, 0, 'S' },
+		{ "path-map", required_argument, 0, 'Y' },
+		{ "source-map", required_argument, 0, 'Z' },
 		{ 0, 0, 0, 0 },
 	};
+	const char *lcov_opt = NULL;	/* one of lcov's options, as given */
 	struct ptsec_image im;
 	struct trace_images ti = { 0 }, named = { 0 };
 	unsigned cpu = 0;	/* --cpu N: the run's trace of CPU N */
@@ -647,6 +653,9 @@ int cmd_coverage(int argc, char **argv)
 			gate_img[ngate++] = optarg;
 			break;
 		case 'M': merge = true; break;
+		case 'S': lcov_opt = "--symbols"; break;
+		case 'Y': lcov_opt = "--path-map"; break;
+		case 'Z': lcov_opt = "--source-map"; break;
 		case 'h':
 			coverage_usage(stdout);
 			rc = 0;
@@ -655,6 +664,19 @@ int cmd_coverage(int argc, char **argv)
 			coverage_usage(stderr);
 			goto out;
 		}
+	}
+	if (fmt == FMT_DEFAULT && !merge && out && ends_with(out, ".info")) {
+		/* an lcov tracefile by its name, as --merge takes it */
+		trace_images_free(&ti);
+		trace_images_free(&named);
+		ptsec_free(&im);
+		return coverage_lcov(argc, argv);
+	}
+	if (lcov_opt) {
+		fprintf(stderr, CMD ": %s is for the source lines and functions of --format lcov "
+				"(or -o FILE.info); drcov, text and json count per image and need "
+				"no symbols\n", lcov_opt);
+		goto out;
 	}
 	if (ngate && fail_under < 0) {
 		fprintf(stderr, CMD ": --image selects what --fail-under checks: give both\n");

@@ -45,7 +45,8 @@ static void lcov_usage(FILE *f)
 		"  --source-map OLD=NEW  rewrite source paths starting with OLD (repeatable)\n"
 		"  --merge FILE... add tracefiles' counts as 'lcov -a' does (no trace input)\n\n"
 		"Exit status: 0, 1 if the trace had decode errors (what decoded is written),\n"
-		"2 on usage errors, unreadable inputs or a write error (nothing written).\n");
+		"2 on usage errors, unreadable inputs, a write error, or no image with\n"
+		"source lines (nothing to write: nothing is written).\n");
 }
 
 struct lrow {
@@ -725,14 +726,27 @@ int coverage_lcov(int argc, char **argv)
 		const struct symimage *im = &t.img[i];
 		if (!im->sf) {
 			fprintf(stderr, CMD ": %s: no symbol file, not in the tracefile (see "
-				"'efipt symbols')\n", im->name);
+				"'efipt symbols')\n", term_safe(im->name));
 			continue;
 		}
+		size_t before = l.nrows;
 		if (add_rows(&l, &t, i))
 			fprintf(stderr, CMD ": %s: no DWARF line table read\n", im->sf->path);
+		else if (l.nrows == before)
+			fprintf(stderr, CMD ": %s: %s has no source lines for its code (%s), not in "
+				"the tracefile\n", term_safe(im->name), term_safe(im->sf->path),
+				im->sf->from_map ? "a GNU ld map" : im->sf->has_dwarf ? "DWARF without "
+				"line tables" : "no DWARF");
 	}
 	if (l.oom)
 		goto oom;
+	if (!l.nrows) {
+		/* an empty tracefile is no coverage: genhtml and --merge refuse it */
+		fprintf(stderr, CMD ": nothing to write to %s: no traced image has a symbol file "
+			"with source lines (DWARF line tables; give the build with --symbols PATH, "
+			"'efipt symbols' shows what each image has)\n", term_safe(out));
+		goto out;
+	}
 	/* functions, at the line of the row at their entry */
 	if (l.nrows)
 		qsort(l.rows, l.nrows, sizeof(*l.rows), by_addr);

@@ -226,3 +226,25 @@ expect_rc "--fail-under one tenth above fails" 3 $EFIPT coverage --pt "$TMP/a.pt
 contains "--fail-under: the decimal named" "$TMP/err" "is below --fail-under $above%"
 expect_rc "--fail-under with two decimals: refused" 2 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --fail-under 4.25
 contains "--fail-under: says what it takes" "$TMP/err" "with at most one decimal"
+
+# lcov: a tracefile with nothing in it is refused (no symbols, or symbols
+# with no source lines), nothing written; -o FILE.info means lcov;
+# --symbols with another format says what it is for
+rm -f "$TMP/none.info"
+expect_rc "lcov without symbols: nothing to write, exit 2" 2 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --format lcov -o "$TMP/none.info"
+contains "lcov without symbols: said" "$TMP/err" "nothing to write to $TMP/none.info: no traced image has a symbol file with source lines"
+[ ! -e "$TMP/none.info" ] && ok "lcov without symbols: no file" || nok "lcov without symbols: no file" "$(ls -l "$TMP/none.info")"
+mkdir -p "$TMP/stripped"
+objcopy --strip-debug build/efipt.so "$TMP/stripped/efipt.so"
+expect_rc "lcov with a symbol file of no lines (its .symtab only): exit 2" 2 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --format lcov -o "$TMP/none.info" --symbols "$TMP/stripped/efipt.so"
+expect_rc "-o FILE.info without --format: lcov" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI -o "$TMP/by-name.info" --symbols build/efipt.so
+if head -2 "$TMP/by-name.info" | grep -q '^SF:'; then ok "-o FILE.info: an lcov tracefile"; else nok "-o FILE.info: an lcov tracefile" "$(head -3 "$TMP/by-name.info")"; fi
+expect_rc "--symbols with --format text: refused" 2 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --format text --symbols build/efipt.so
+contains "--symbols with --format text: says it is for lcov" "$TMP/err" "--symbols is for the source lines and functions of --format lcov"
+# one 'efipt coverage:' prefix in every message
+expect_rc "unwritable -o (text): exit 2" 2 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI -o "$TMP/nodir/x.txt"
+cat "$TMP/err" >>"$TMP/prefix.err"
+expect_rc "unwritable --merge -o: exit 2" 2 $EFIPT coverage --merge "$TMP/a.drcov" -o "$TMP/nodir/x.drcov"
+cat "$TMP/err" >>"$TMP/prefix.err"
+$EFIPT coverage --merge "$TMP/by-name.info" -o "$TMP/nodir/x.info" 2>>"$TMP/prefix.err"
+if grep -q "efipt efipt" "$TMP/prefix.err" || ! grep -q "^efipt coverage: $TMP/nodir/x.drcov" "$TMP/prefix.err"; then nok "messages: one 'efipt coverage:' prefix" "$(cat "$TMP/prefix.err")"; else ok "messages: one 'efipt coverage:' prefix"; fi
