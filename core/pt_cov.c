@@ -243,6 +243,15 @@ uint64_t ptcov_drcov_blocks(const struct ptcov *c)
 	return n;
 }
 
+void ptcov_drcov_path(struct strbuf *sb, const char *path)
+{
+	for (const char *p = path; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		bool bad = ch < 0x20 || ch == 0x7f || (ch == ',' && p[1] == ' ');
+		sb_putc(sb, bad ? '?' : *p);
+	}
+}
+
 uint64_t ptcov_drcov_write(const struct ptcov *c, const char *flavor,
 			   void (*put)(void *ctx, const void *p, size_t n), void *ctx)
 {
@@ -261,8 +270,7 @@ uint64_t ptcov_drcov_write(const struct ptcov *c, const char *flavor,
 		sb_printf(&sb, "%u, 0x%016llx, 0x%016llx, 0x%016llx, ", k,
 			  (unsigned long long)m->base, (unsigned long long)(m->base + m->size),
 			  (unsigned long long)m->entry);
-		for (const char *p = m->path; *p; p++)
-			sb_putc(&sb, *p == '\n' || *p == '\r' ? '?' : *p);
+		ptcov_drcov_path(&sb, m->path);
 		sb_putc(&sb, '\n');
 		put(ctx, line, sb.len);
 		total += sb.len;

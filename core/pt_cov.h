@@ -119,10 +119,17 @@ bool ptcov_next_block(const struct ptcov_image *m, uint64_t *pos, uint32_t *off,
 uint64_t ptcov_drcov_blocks(const struct ptcov *c);
 
 /*
+ * A module path as a drcov module line holds it: control characters (a
+ * newline would end the line, an escape drive a terminal) and the comma
+ * of ", " (the column separator Lighthouse splits at) become '?'.
+ */
+void ptcov_drcov_path(struct strbuf *sb, const char *path);
+
+/*
  * Write the drcov version 2 file: text header (module table: one module per
  * image, id = index in c->img) and the binary block table. put gets it in
- * pieces, in order. Returns the number of bytes given to put. A module
- * path with a newline is written with it replaced by '?'.
+ * pieces, in order. Returns the number of bytes given to put. Module paths
+ * are written by ptcov_drcov_path().
  */
 uint64_t ptcov_drcov_write(const struct ptcov *c, const char *flavor,
 			   void (*put)(void *ctx, const void *p, size_t n), void *ctx);

@@ -74,8 +74,10 @@ static void time_text(char *buf, size_t cap, uint64_t v, bool ns)
 	snprintf(buf, cap, " %16s", num);
 }
 
+/* A CSV field, quoted; control characters escaped as text (\\xNN). */
 static void csv_field(const char *s)
 {
+	s = term_safe(s);
 	putchar('"');
 	for (; *s; s++) {
 		if (*s == '"')

@@ -445,11 +445,13 @@ static void put_path(struct atomic_file *af, const struct srcmap *m, const char 
 	for (size_t i = 0; i < m->n; i++) {
 		size_t k = strlen(m->old[i]);
 		if (!strncmp(p, m->old[i], k)) {
-			fprintf(af->f, "SF:%s%s\n", m->new_[i], p + k);
+			char full[4200];
+			snprintf(full, sizeof(full), "%s%s", m->new_[i], p + k);
+			fprintf(af->f, "SF:%s\n", term_safe(full));
 			return;
 		}
 	}
-	fprintf(af->f, "SF:%s\n", p);
+	fprintf(af->f, "SF:%s\n", term_safe(p)); /* a record per line: no control bytes */
 }
 
 static int by_fn_file(const void *a, const void *b)
@@ -592,14 +594,14 @@ static void write_info(struct atomic_file *af, struct lcov *l, const struct srcm
 		size_t f0 = f, fnf = 0, fnh = 0;
 		for (; f < l->nfn && l->fn[f].file == file; f++)
 			if (!same_fn(l, f0, f))
-				fprintf(af->f, "FN:%d,%s\n", l->fn[f].line, l->fn[f].name);
+				fprintf(af->f, "FN:%d,%s\n", l->fn[f].line, term_safe(l->fn[f].name));
 		for (size_t i = f0; i < f; i++) {
 			uint64_t c = count_at(l, l->fn[i].entry);
 			while (i + 1 < f && same_fn(l, f0, i + 1))
 				c += count_at(l, l->fn[++i].entry);
 			fnf++;
 			fnh += c > 0;
-			fprintf(af->f, "FNDA:%" PRIu64 ",%s\n", c, l->fn[i].name);
+			fprintf(af->f, "FNDA:%" PRIu64 ",%s\n", c, term_safe(l->fn[i].name));
 		}
 		fprintf(af->f, "FNF:%zu\nFNH:%zu\n", fnf, fnh);
 		/* BRDA:LINE,BLOCK,BRANCH,TAKEN: BLOCK numbers the line's branches

@@ -248,3 +248,95 @@ expect_rc "unwritable --merge -o: exit 2" 2 $EFIPT coverage --merge "$TMP/a.drco
 cat "$TMP/err" >>"$TMP/prefix.err"
 $EFIPT coverage --merge "$TMP/by-name.info" -o "$TMP/nodir/x.info" 2>>"$TMP/prefix.err"
 if grep -q "efipt efipt" "$TMP/prefix.err" || ! grep -q "^efipt coverage: $TMP/nodir/x.drcov" "$TMP/prefix.err"; then nok "messages: one 'efipt coverage:' prefix" "$(cat "$TMP/prefix.err")"; else ok "messages: one 'efipt coverage:' prefix"; fi
+
+# drcov files as DynamoRIO writes them (ext/drcovlib: module table versions
+# 2 to 5, Linux and Windows columns, segments of one module sharing a
+# containing_id with block offsets from their own start, a text BB table,
+# id 65535 for code in no module), written here from that description:
+# --merge unites them by module path, offsets made module-relative
+python3 - "$TMP/dr" <<'PY'
+import sys
+out = sys.argv[1]
+def bb(blocks):
+    return b"".join(s.to_bytes(4, "little") + z.to_bytes(2, "little") + m.to_bytes(2, "little")
+                    for s, z, m in blocks)
+def write(name, version, cols, mods, blocks, text=False):
+    h = "DRCOV VERSION: 2\nDRCOV FLAVOR: drcov-64\n"
+    h += "Module Table: version %d, count %d\nColumns: %s\n" % (version, len(mods), ", ".join(cols))
+    for m in mods:
+        h += m + "\n"
+    h += "BB Table: %d bbs\n" % len(blocks)
+    if text:
+        h += "module id, start, size:\n" + "".join(
+            "module[%3u]: 0x%016x, %3u\n" % (m, s, z) for s, z, m in blocks)
+        open(out + name, "wb").write(h.encode())
+    else:
+        open(out + name, "wb").write(h.encode() + bb(blocks))
+# v2, Windows columns
+write("2.drcov", 2, ["id", "base", "end", "entry", "checksum", "timestamp", "path"],
+      ["  0, 0x0000000140000000, 0x0000000140010000, 0x0000000140001000, 0x00000000, 0x5f000000, C:\\fw\\Drv.efi"],
+      [(0x1000, 16, 0), (0x2000, 8, 0)])
+# v3, Linux: Drv in two segments (the second at +0x8000), blocks from each start
+write("3.drcov", 3, ["id", "containing_id", "start", "end", "entry", "path"],
+      ["  0,   0, 0x0000000050000000, 0x0000000050004000, 0x0000000050001000, C:\\fw\\Drv.efi",
+       "  1,   0, 0x0000000050008000, 0x000000005000a000, 0x0000000000000000, C:\\fw\\Drv.efi",
+       "  2,   2, 0x00007f0000000000, 0x00007f0000001000, 0x0000000000000000, /lib/other.so"],
+      [(0x1008, 16, 0), (0x10, 4, 1), (0x100, 2, 2), (0xdeadbeef, 5, 65535)])
+# v4: offset column (hex without 0x)
+write("4.drcov", 4, ["id", "containing_id", "start", "end", "entry", "offset", "path"],
+      ["  0,   0, 0x0000000060000000, 0x0000000060010000, 0x0000000060001000, 0000000000000000, C:\\fw\\Drv.efi"],
+      [(0x3000, 32, 0)])
+# v5, Windows, text BB table
+write("5.drcov", 5, ["id", "containing_id", "start", "end", "entry", "offset", "preferred_base",
+                     "checksum", "timestamp", "path"],
+      ["  0,   0, 0x0000000070000000, 0x0000000070010000, 0x0000000070001000, 0000000000000000, "
+       "0x0000000140000000, 0x00000000, 0x5f000000,  C:\\fw\\Drv.efi"],
+      [(0x4000, 7, 0), (0x1000, 4, 0)], text=True)
+# what their union covers, per path: module-relative bytes
+cov = {"C:\\fw\\Drv.efi": set(), "/lib/other.so": set()}
+for s, z in [(0x1000, 16), (0x2000, 8), (0x1008, 16), (0x8010, 4), (0x3000, 32), (0x4000, 7), (0x1000, 4)]:
+    cov["C:\\fw\\Drv.efi"].update(range(s, s + z))
+cov["/lib/other.so"].update(range(0x100, 0x102))
+open(out + ".want", "w").write(repr(sorted((k, sorted(v)) for k, v in cov.items())))
+PY
+for v in 2 3 4 5; do
+	expect_rc "merge: a drcov file with a version $v module table" 0 $EFIPT coverage --merge "$TMP/dr$v.drcov" -o "$TMP/dr$v.out"
+done
+expect_rc "merge: drcov module tables 2 to 5 together" 0 $EFIPT coverage --merge "$TMP/dr2.drcov" "$TMP/dr3.drcov" "$TMP/dr4.drcov" "$TMP/dr5.drcov" -o "$TMP/drall.drcov"
+contains "merge: blocks in no module (id 65535) said" "$TMP/err" "1 blocks in no module (module id 65535"
+expect "merge: the union by path, segments' blocks made module-relative" python3 -c "
+import sys
+d = open('$TMP/drall.drcov', 'rb').read()
+head, _, rest = d.partition(b'BB Table: ')
+lines = head.decode().splitlines()
+mods = [l.split(', ', 4) for l in lines[4:]]
+n = int(rest.split(b' ')[0])
+bb = rest[rest.index(b'\n') + 1:]
+assert len(bb) == 8 * n, (len(bb), n)
+cov = {m[4]: set() for m in mods}
+for i in range(n):
+    s = int.from_bytes(bb[8*i:8*i+4], 'little'); z = int.from_bytes(bb[8*i+4:8*i+6], 'little'); m = int.from_bytes(bb[8*i+6:8*i+8], 'little')
+    cov[mods[m][4]].update(range(s, s + z))
+got = repr(sorted((k, sorted(v)) for k, v in cov.items()))
+assert got == open('$TMP/dr.want').read(), got[:300]
+assert [m[1] for m in mods if m[4] == 'C:\\\\fw\\\\Drv.efi'] == ['0x0000000140000000'], mods"
+# a legacy version 1 table and custom columns: refused, said why
+printf 'DRCOV VERSION: 2\nDRCOV FLAVOR: drcov\nModule Table: 1\n 0, 4096, /bin/x\nBB Table: 0 bbs\n' >"$TMP/dr1.drcov"
+expect_rc "merge: a version 1 module table: refused" 1 $EFIPT coverage --merge "$TMP/dr1.drcov" -o "$TMP/dr1.out"
+contains "merge: version 1 said" "$TMP/err" "a version 1 module table (DynamoRIO 6): it has no module bases"
+
+# image names with control characters and ", " (an images.json is
+# untrusted): every format escapes or replaces them
+printf '{"images": [{"name": "Evil\\u001b[31m, x\\nnext", "base": "0x0", "size": 401408}]}' >"$TMP/evil.json"
+expect_rc "evil name: drcov" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --images "$TMP/evil.json" -o "$TMP/evil.drcov"
+expect "evil name: the drcov module line holds no control byte and no ', ' in its path" python3 -c "
+d = open('$TMP/evil.drcov', 'rb').read().split(b'BB Table')[0]
+line = [l for l in d.split(b'\n') if b'Evil' in l][0]
+assert line.count(b', ') == 4 and not any(c < 32 for c in line), line"
+check "evil name: drcov layout (independent reader)" $CHECK "$TMP/evil.drcov"
+expect_rc "evil name: merge keeps it safe" 0 $EFIPT coverage --merge "$TMP/evil.drcov" "$TMP/evil.drcov" -o "$TMP/evil2.drcov"
+if cmp -s "$TMP/evil.drcov" "$TMP/evil2.drcov"; then ok "evil name: merged with itself, the same file"; else nok "evil name: merged with itself" "differs"; fi
+$EFIPT top --pt "$TMP/a.pt" --pe $EFI --images "$TMP/evil.json" --format csv >"$TMP/evil.csv" 2>/dev/null
+if python3 -c "
+d = open('$TMP/evil.csv', 'rb').read()
+assert not any(c < 32 and c != 10 for c in d) and d.count(b'\n') == len(d.splitlines()) and b'Evil\\\\x1b[31m, x\\\\nnext' in d, d[:200]"; then ok "evil name: CSV escapes control characters"; else nok "evil name: CSV escapes control characters" "$(head -c 200 "$TMP/evil.csv" | od -c | head -5)"; fi
