@@ -340,3 +340,28 @@ $EFIPT top --pt "$TMP/a.pt" --pe $EFI --images "$TMP/evil.json" --format csv >"$
 if python3 -c "
 d = open('$TMP/evil.csv', 'rb').read()
 assert not any(c < 32 and c != 10 for c in d) and d.count(b'\n') == len(d.splitlines()) and b'Evil\\\\x1b[31m, x\\\\nnext' in d, d[:200]"; then ok "evil name: CSV escapes control characters"; else nok "evil name: CSV escapes control characters" "$(head -c 200 "$TMP/evil.csv" | od -c | head -5)"; fi
+# the same readers over mutated files of each kind: merged or refused with
+# exit 1, never a crash, never an output file on refusal
+mkdir -p "$TMP/mut2"
+python3 - "$TMP/mut2" "$TMP/dr3.drcov" "$TMP/dr5.drcov" <<'PY'
+import random, sys
+r = random.Random(11)
+for n, src in enumerate(sys.argv[2:]):
+    d = open(src, "rb").read()
+    for i in range(60):
+        m = bytearray(d)
+        if i % 3 == 0:
+            m = m[: r.randrange(len(m))]
+        for _ in range(r.randrange(1, 5)):
+            if m:
+                m[r.randrange(len(m))] = r.choice([r.randrange(256), ord(","), ord("\n"), ord("0"), ord("f")])
+        open("%s/%d-%02d.drcov" % (sys.argv[1], n, i), "wb").write(bytes(m))
+PY
+bad=""
+for f in "$TMP"/mut2/*.drcov; do
+	rm -f "$TMP/mut2.out"
+	$EFIPT coverage --merge "$f" -o "$TMP/mut2.out" >/dev/null 2>&1
+	rc=$?
+	if [ "$rc" -gt 1 ] || { [ "$rc" -eq 1 ] && [ -e "$TMP/mut2.out" ]; }; then bad="$bad $(basename "$f"):$rc"; fi
+done
+if [ -z "$bad" ]; then ok "merge: 120 mutated drcov files of tables 3 and 5 (text) merged or refused cleanly"; else nok "merge: mutated drcov files of tables 3 and 5" "$bad"; fi

@@ -172,3 +172,26 @@ contains "lcov merge: a count above 2^64 - 1 read as it" "$TMP/bigm.info" "DA:3,
 contains "lcov merge: the first said, with its file and line" "$TMP/err" "big2.info: line 5: a count above 2^64 - 1, taken as 18446744073709551615 (and other counts)"
 expect_rc "lcov merge: a sum past 2^64 - 1 alone" 0 $EFIPT coverage --merge "$TMP/big.info" "$TMP/big.info" -o "$TMP/bigm2.info"
 contains "lcov merge: the sum's record named" "$TMP/err" "SF /s/a.c: DA line 1: the counts add up past 2^64 - 1, written as 18446744073709551615 (and other counts)"
+# mutated 2.x tracefiles: merged or refused with exit 1, never a crash
+mkdir -p "$TMP/mut"
+python3 - "$TMP/mut" "$TMP/v2.info" <<'PY'
+import random, sys
+r = random.Random(5)
+d = open(sys.argv[2], "rb").read()
+for i in range(100):
+    m = bytearray(d)
+    if i % 4 == 0:
+        m = m[: r.randrange(len(m))]
+    for _ in range(r.randrange(1, 5)):
+        if m:
+            m[r.randrange(len(m))] = r.choice([r.randrange(256), ord(","), ord(":"), ord("\n"), ord("9"), ord("-")])
+    open("%s/%03d.info" % (sys.argv[1], i), "wb").write(bytes(m))
+PY
+bad=""
+for f in "$TMP"/mut/*.info; do
+	rm -f "$TMP/mut.out"
+	$EFIPT coverage --merge "$f" "$TMP/v1.info" -o "$TMP/mut.out" >/dev/null 2>&1
+	rc=$?
+	if [ "$rc" -gt 1 ] || { [ "$rc" -eq 1 ] && [ -e "$TMP/mut.out" ]; }; then bad="$bad $(basename "$f"):$rc"; fi
+done
+if [ -z "$bad" ]; then ok "lcov merge: 100 mutated 2.x tracefiles merged or refused cleanly"; else nok "lcov merge: mutated 2.x tracefiles" "$bad"; fi
