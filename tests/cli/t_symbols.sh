@@ -287,6 +287,18 @@ if [ -s "$TMP/f" ] && awk '
 else
 	nok "calls: --function NAME --depth 2" "$(head -5 "$TMP/f")"
 fi
+# a --function, --image or range that can select nothing is said, not an
+# empty call trace with exit 0
+expect_rc "calls: --function that names no function: exit 2" 2 $EFIPT calls --pt "$TMP/c.pt" $PE --symbols "$SO" --function NoSuchFunction
+contains "calls: --function that names no function: said" "$TMP/err" "--function NoSuchFunction: no function of that name in the symbols of the traced images"
+expect_rc "calls: --function IMAGE\`NAME of no image: exit 2" 2 $EFIPT calls --pt "$TMP/c.pt" $PE --symbols "$SO" --function 'Other.efi`efi_main'
+contains "calls: no such image said" "$TMP/err" "no traced image is named Other.efi"
+expect_rc "calls: --image that names no image: exit 2" 2 $EFIPT calls --pt "$TMP/c.pt" $PE --symbols "$SO" --image Nope.efi
+contains "calls: --image of no image said" "$TMP/err" "--image Nope.efi: no traced image has that name"
+expect_rc "calls: --from 100 --to 50: exit 2" 2 $EFIPT calls --pt "$TMP/c.pt" $PE --symbols "$SO" --from 100 --to 50
+contains "calls: an empty range said" "$TMP/err" "--from 100 --to 50: no instruction index is in [from, to)"
+expect_rc "calls: a function that never ran: exit 0" 0 $EFIPT calls --pt "$TMP/c.pt" $PE --symbols "$SO" --function ptcfg_validate
+if [ ! -s "$TMP/out" ] && grep -q "ptcfg_validate: it never ran in the trace" "$TMP/err"; then ok "calls: a function that never ran: said"; else nok "calls: a function that never ran: said" "$(head -c 300 "$TMP/out") / $(cat "$TMP/err")"; fi
 $EFIPT calls --pt "$TMP/c.pt" $PE --symbols "$SO" --lines --function efi_main --depth 1 >"$TMP/l"
 want=$(addr2line -e "$SO" 0x$fa)
 contains "calls: --lines as addr2line" "$TMP/l" "$(basename "${want%% *}")"
