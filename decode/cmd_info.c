@@ -244,6 +244,10 @@ int cmd_info(int argc, char **argv)
 	}
 	if (show_code(&rd))
 		rc = 1;
+	char tp[4200], terr[4400];
+	if (rundir_trace(&rd, tp, sizeof(tp), terr, sizeof(terr)) && strstr(terr, " is empty: "))
+		fprintf(stderr, "efipt info: %s: the decoding commands refuse this run\n",
+			term_safe(terr));
 	show_ptxed(&rd);
 	if (stray_tmp_files(&rd))
 		rc = 1;

@@ -336,6 +336,20 @@ static int written_trace(const struct rundir *rd, const char *name, char *path, 
 		return -1;
 	}
 	snprintf(path, cap, "%s/%s", rd->path, name);
+	/* an empty trace: nothing was traced (efipt qemu's QEMU failed, or
+	 * its start was never reached); decoding it would report zeros */
+	struct stat st;
+	if (!stat(path, &st) && st.st_size == 0) {
+		json_t *s = json_object_get(rd->manifest, "status");
+		const char *res = json_string_value(json_object_get(s, "result"));
+		const char *msg = json_string_value(json_object_get(s, "message"));
+		snprintf(err, errlen, "%s: %s is empty: nothing was traced%s%s%s%s", rd->path, name,
+			 res ? " (the run " : "", res ? res : "", msg ? ": " : "",
+			 msg ? msg : "");
+		if (res)
+			strncat(err, ")", errlen - strlen(err) - 1);
+		return -1;
+	}
 	return 0;
 }
 
