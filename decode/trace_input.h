@@ -62,7 +62,10 @@ int trace_input_cpu_arg(const char *s, unsigned *cpu, uint32_t *errata);
 #define TRACE_INPUT_CPU_HELP \
 	"  --cpu N         the trace of CPU N (a run with several, e.g. efipt qemu\n" \
 	"                  -smp; default 0)\n" \
-	"  --cpu F/M[/S]   apply the errata of that CPU (family/model/stepping)\n"
+	"  --cpu F/M[/S]   apply the errata of that CPU (family/model/stepping);\n" \
+	"                  without it and a run's CPU: only the workarounds that\n" \
+	"                  cannot change a trace that follows the SDM (BDM70,\n" \
+	"                  APL12, SKD010, APL11), named when they act\n"
 
 /*
  * The analyses (efipt symbols, top, flame, calls): their options, images and
@@ -127,7 +130,8 @@ struct trace_input {
 	"  --tsc-hz HZ     the TSC frequency, for times in ns (a run directory's\n"  \
 	"                  manifest or CPUID.15H gives it otherwise)\n"            \
 	"  --nom-freq N    the nominal ratio (CPUID.16H / 100 MHz), for CYC timing\n" \
-	"  --cpu N         the run's trace of CPU N (default 0)\n"                  \
+	"  --cpu N         the run's trace of CPU N (default 0); --cpu F/M[/S]:\n"    \
+	"                  that CPU's errata (without: as for 'efipt insn')\n"      \
 	"symbols:\n"                                                               \
 	"  --symbols PATH  a build directory (searched recursively for NAME.debug,\n" \
 	"                  NAME.so, NAME.dll) or one ELF file; repeatable\n"        \

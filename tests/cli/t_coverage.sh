@@ -163,14 +163,7 @@ for i in range(150):
             m[p % len(m)] = r.randrange(256)
     open("%s/%03d.drcov" % (sys.argv[2], i), "wb").write(bytes(m))
 PY
-bad=""
-for f in "$TMP"/mut/*.drcov; do
-	rm -f "$TMP/mut.out"
-	$EFIPT coverage --merge "$f" -o "$TMP/mut.out" >/dev/null 2>&1
-	rc=$?
-	if [ "$rc" -gt 1 ] || { [ "$rc" -eq 1 ] && [ -e "$TMP/mut.out" ]; }; then bad="$bad $(basename "$f"):$rc"; fi
-done
-if [ -z "$bad" ]; then ok "merge: 150 mutated drcov files merged or refused cleanly"; else nok "merge: mutated drcov files" "$bad"; fi
+merged_cleanly "merge: 150 mutated drcov files merged or refused cleanly" "$TMP"/mut/*.drcov --
 
 # a drcov file as DynamoRIO writes it on Linux (more columns, padded):
 # merged with efipt's by module path
@@ -357,11 +350,4 @@ for n, src in enumerate(sys.argv[2:]):
                 m[r.randrange(len(m))] = r.choice([r.randrange(256), ord(","), ord("\n"), ord("0"), ord("f")])
         open("%s/%d-%02d.drcov" % (sys.argv[1], n, i), "wb").write(bytes(m))
 PY
-bad=""
-for f in "$TMP"/mut2/*.drcov; do
-	rm -f "$TMP/mut2.out"
-	$EFIPT coverage --merge "$f" -o "$TMP/mut2.out" >/dev/null 2>&1
-	rc=$?
-	if [ "$rc" -gt 1 ] || { [ "$rc" -eq 1 ] && [ -e "$TMP/mut2.out" ]; }; then bad="$bad $(basename "$f"):$rc"; fi
-done
-if [ -z "$bad" ]; then ok "merge: 120 mutated drcov files of tables 3 and 5 (text) merged or refused cleanly"; else nok "merge: mutated drcov files of tables 3 and 5" "$bad"; fi
+merged_cleanly "merge: 120 mutated drcov files of tables 3 and 5 (text) merged or refused cleanly" "$TMP"/mut2/*.drcov --
