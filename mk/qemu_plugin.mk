@@ -9,7 +9,7 @@ QPLUG_DIR := $(BUILD)/qemu-plugin
 QPLUG_HDR := $(QPLUG_DIR)/qemu/qemu-plugin.h
 QPLUG_SRC := $(wildcard qemu-plugin/*.c)
 # the core files the plugin links, compiled position-independent
-QPLUG_CORE := core/pt_pkt_enc.c core/pt_pkt_dec.c core/x86_insn.c core/x86_valid.c
+QPLUG_CORE := core/pt_writer.c core/pt_pkt_enc.c core/pt_pkt_dec.c core/x86_insn.c core/x86_valid.c
 QPLUG_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(QPLUG_SRC) $(QPLUG_CORE)) \
 	$(BUILD)/pic/gen/version.o
 QPLUG_CFLAGS := -std=gnu11 -O2 -g $(WARN) -I. -I$(QPLUG_DIR) -fPIC -fvisibility=hidden \

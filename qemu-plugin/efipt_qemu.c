@@ -200,7 +200,7 @@ static void finish(const char *why)
 		pthread_mutex_unlock(&v->lock);
 		if (v->ring.buf)
 			ring_to_file(&v->ring);
-		if (c && !v->gen.bytes) {
+		if (c && !v->gen.w.bytes) {
 			outfile_abort(&v->trace);
 			continue;
 		}
@@ -211,7 +211,7 @@ static void finish(const char *why)
 			note_file_status(v->name, 0, errno_name(v->trace.err));
 			if (!wfail)
 				snprintf(werr, sizeof(werr), "%s (CPU %u's trace: %" PRIu64 " bytes)", err,
-					 c, v->gen.bytes);
+					 c, v->gen.w.bytes);
 			wfail = true;
 			continue;
 		}
@@ -241,7 +241,7 @@ static void finish(const char *why)
 	}
 	char msg[256];
 	struct vcpu *v0 = &P.cpu[0];
-	bool failed = P.code.failed || !v0->gen.bytes || wfail;
+	bool failed = P.code.failed || !v0->gen.w.bytes || wfail;
 	if (!rc) {
 		char sbuf[32];
 		snprintf(msg, sizeof(msg), "%" PRIu64 " instructions traced (emulated by QEMU)",
@@ -250,7 +250,7 @@ static void finish(const char *why)
 			snprintf(msg, sizeof(msg), "out of memory: code of some instructions missing");
 		if (wfail)
 			snprintf(msg, sizeof(msg), "the trace could not be written: %s", werr);
-		else if (!v0->gen.bytes) /* nothing at all: not even a TIP.PGE */
+		else if (!v0->gen.w.bytes) /* nothing at all: not even a TIP.PGE */
 			snprintf(msg, sizeof(msg), "tracing never started: start=%s was not reached "
 				 "in %" PRIu64 " instructions", options_start_name(&P.opt, sbuf,
 				 sizeof(sbuf)), v0->inf.executed);
@@ -490,7 +490,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		else
 			ptgen_init(&v->gen, P.opt.psb, P.opt.retcomp, trace_write, &v->trace);
 		if (!P.opt.wrap)
-			v->gen.limit = P.opt.size;
+			v->gen.w.limit = P.opt.size;
 		infer_init(&v->inf, &P.opt.cfg, &v->gen);
 		/* the emulated clock counts what QEMU's icount counts: every
 		 * execution callback, REP iterations included */

@@ -92,7 +92,7 @@ static void resolve(struct infer *f, const struct pinsn *p, unsigned pm, uint64_
 		ptgen_tip(g, a, am);
 		break;
 	case X86_IC_RET_NEAR:
-		if (am != g->mode)
+		if (am != g->w.mode)
 			ptgen_mode(g, am);
 		ptgen_ret(g, a);
 		break;
@@ -117,7 +117,7 @@ static void resolve(struct infer *f, const struct pinsn *p, unsigned pm, uint64_
 			goto event;
 		break;
 	}
-	if (am != g->mode)
+	if (am != g->w.mode)
 		ptgen_mode(g, am); /* no IP packet to carry it */
 	return;
 event:
@@ -276,7 +276,7 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 			f->filtered++;
 			return false;
 		}
-		if (f->g->full) {
+		if (f->g->w.full) {
 			/* stop mode: the trace is full, like a ToPA STOP region
 			 * (33.2.7.2); the instructions from here are not in it */
 			f->tracing = false;

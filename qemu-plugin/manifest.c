@@ -56,7 +56,7 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 		       "\"stopped_by\": \"%s\", \"events\": %" PRIu64 ", "
 		       "\"mode_changes\": %" PRIu64 ", \"unknown_mode_blocks\": %" PRIu64 ", "
 		       "\"code_conflicts\": %" PRIu64,
-		       ctl, f->bytes, f->inf->traced, f->inf->executed, f->gen->psb_period,
+		       ctl, f->bytes, f->inf->traced, f->inf->executed, f->gen->w.psb_period,
 		       options_start_name(opt, sbuf, sizeof(sbuf)),
 		       options_stop_name(opt, tbuf, sizeof(tbuf)), opt->cfg.limit, f->inf->first_ip,
 		       f->inf->first_call, f->inf->end_ip, f->stopped_by, f->inf->events, f->inf->mode_changes,
@@ -68,7 +68,7 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 	outfile_printf(&o, ", \"cpus\": %u, \"traces\": [%s]", f->cpus, f->traces ? f->traces : "");
 	if (opt->size)
 		outfile_printf(&o, ", \"size\": %" PRIu64 ", \"generated\": %" PRIu64
-			       ", \"mode\": \"%s\", \"%s\": %s", opt->size, f->gen->bytes, opt->wrap ? "wrap" : "stop", opt->wrap ? "wrapped" : "full",
+			       ", \"mode\": \"%s\", \"%s\": %s", opt->size, f->gen->w.bytes, opt->wrap ? "wrap" : "stop", opt->wrap ? "wrapped" : "full",
 			       (opt->wrap ? f->wrapped : f->inf->full) ? "true" : "false");
 	if (opt->cfg.nfilter) {
 		outfile_printf(&o, ", \"ranges\": [");

@@ -35,9 +35,9 @@ static void generate(const struct ptgen_timing *t, uint64_t start, unsigned bran
 	ptgen_enable(&g, 0x1000, X86_MODE_64);
 	for (unsigned i = 0; i < branches; i++) {
 		insns += 1 + i % 37; /* straight code, then the branch's successor */
-		uint64_t before = g.bytes;
+		uint64_t before = g.w.bytes;
 		ptgen_jcc(&g, i % 3 == 0);
-		if (g.bytes != before && nwant < sizeof(want) / sizeof(want[0]))
+		if (g.w.bytes != before && nwant < sizeof(want) / sizeof(want[0]))
 			want[nwant++] = (insns - 1) << t->shift;
 	}
 	ptgen_flush(&g);
