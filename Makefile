@@ -142,7 +142,7 @@ endif
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): mk/deps.sh
 	@mkdir -p $(BUILD)
-	sh mk/deps.sh
+	@DEPS_LOG=$(BUILD)/deps.log sh mk/deps.sh
 	@touch $@
 
 $(BUILD)/host/%.o: %.c | $(DEPS_STAMP)
