@@ -27,6 +27,7 @@ libjansson-dev libdw-dev liblzma-dev : JSON, DWARF symbols, xz-compressed debug 
 ovmf qemu-system-x86 : booting efipt.efi under QEMU (make run, the QEMU tests)
 mtools dosfstools fdisk : ESP images and the USB disk image
 debian-archive-keyring xz-utils : qemu-plugin.h from Debian's qemu source package
+libglib2.0-dev pkgconf : glib.h, which qemu-plugin.h includes from QEMU 9.0 on
 python3 file : test scripts
 lcov : genhtml and lcov, which the coverage tests run on efipt's tracefiles
 systemd-boot-efi grub-efi-amd64-bin shim-unsigned ipxe memtest86+ : real UEFI binaries, test data

@@ -5,44 +5,50 @@
 #   make test          builds them when qemu-plugin.h can be had (it comes
 #                      from Debian's qemu source package: network); without
 #                      it the plugin tests skip, nothing fails
-QPLUG_DIR := $(BUILD)/qemu-plugin
+# QPLUG_DIR holds the qemu-plugin.h built against (get-plugin-header.sh),
+# QPLUG_BUILD the plugins and their objects: the defaults are the installed
+# QEMU's; mk/qemu10.mk builds them again for QEMU 10.0 in build/qemu10.
+QPLUG_DIR ?= $(BUILD)/qemu-plugin
+QPLUG_BUILD ?= $(BUILD)
 QPLUG_HDR := $(QPLUG_DIR)/qemu/qemu-plugin.h
 QPLUG_SRC := $(wildcard qemu-plugin/*.c)
 # the core files the plugin links, compiled position-independent
 QPLUG_CORE := core/pt_writer.c core/pt_pkt_enc.c core/pt_pkt_dec.c core/x86_insn.c core/x86_valid.c
-QPLUG_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(QPLUG_SRC) $(QPLUG_CORE)) \
-	$(BUILD)/pic/gen/version.o
-QPLUG_CFLAGS := -std=gnu11 -O2 -g $(WARN) -I. -I$(QPLUG_DIR) -fPIC -fvisibility=hidden \
-	-D_GNU_SOURCE
+QPLUG_OBJ := $(patsubst %.c,$(QPLUG_BUILD)/pic/%.o,$(QPLUG_SRC) $(QPLUG_CORE)) \
+	$(QPLUG_BUILD)/pic/gen/version.o
+# qemu-plugin.h includes glib.h from plugin API 2 (QEMU 9.0) on; evaluated
+# when used, after mk/deps.sh installed it
+QPLUG_CFLAGS = -std=gnu11 -O2 -g $(WARN) -I. -I$(QPLUG_DIR) -fPIC -fvisibility=hidden \
+	-D_GNU_SOURCE $(shell pkg-config --cflags glib-2.0 2>/dev/null)
 
 $(QPLUG_HDR): qemu-plugin/get-plugin-header.sh
 	sh qemu-plugin/get-plugin-header.sh $(QPLUG_DIR)
 
-$(BUILD)/pic/%.o: %.c | $(DEPS_STAMP)
+$(QPLUG_BUILD)/pic/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(QPLUG_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/pic/qemu-plugin/%.o: qemu-plugin/%.c $(QPLUG_HDR) | $(DEPS_STAMP)
+$(QPLUG_BUILD)/pic/qemu-plugin/%.o: qemu-plugin/%.c $(QPLUG_HDR) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(QPLUG_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/pic/gen/version.o: $(VERSION_C)
+$(QPLUG_BUILD)/pic/gen/version.o: $(VERSION_C)
 	@mkdir -p $(dir $@)
 	$(CC) $(QPLUG_CFLAGS) -c $< -o $@
 
 # QEMU provides the qemu_plugin_* symbols; anything else unresolved is a bug
-$(BUILD)/efipt-qemu.so: $(QPLUG_OBJ)
+$(QPLUG_BUILD)/efipt-qemu.so: $(QPLUG_OBJ)
 	$(CC) -shared -o $@.tmp $^ -lpthread
 	@u=$$(nm -u $@.tmp | grep -v ' w ' | grep -v 'qemu_plugin_' | grep -v '@' || true); \
 	if [ -n "$$u" ]; then echo "undefined symbols in $@:"; echo "$$u"; rm -f $@.tmp; exit 1; fi
 	mv $@.tmp $@
 
-$(BUILD)/tests/insnlog.so: tests/qemu/insnlog.c $(QPLUG_HDR)
+$(QPLUG_BUILD)/tests/insnlog.so: tests/qemu/insnlog.c qemu-plugin/plugin_api.h $(QPLUG_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(QPLUG_CFLAGS) -shared -o $@ $<
 
 .PHONY: qemu-plugin qemu-plugin-if-possible
-qemu-plugin: $(BUILD)/efipt-qemu.so $(BUILD)/tests/insnlog.so
+qemu-plugin: $(QPLUG_BUILD)/efipt-qemu.so $(QPLUG_BUILD)/tests/insnlog.so
 
 # for make test: a missing header (no network) is a skip, not a failure
 qemu-plugin-if-possible: | $(DEPS_STAMP)

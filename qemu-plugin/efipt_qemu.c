@@ -1,5 +1,5 @@
 /*
- * efipt-qemu.so: a QEMU 7.2 TCG plugin that writes the Intel PT trace a
+ * efipt-qemu.so: a QEMU TCG plugin (QEMU 7.2 to 10.x: plugin_api.h) that writes the Intel PT trace a
  * processor would have written for what the guest executes, as an efipt
  * run directory (docs/format.md, docs/qemu.md):
  *
@@ -27,13 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <qemu/qemu-plugin.h>
-
 #include "qemu-plugin/codemap.h"
 #include "qemu-plugin/infer.h"
 #include "qemu-plugin/manifest.h"
 #include "qemu-plugin/options.h"
 #include "qemu-plugin/outfile.h"
+#include "qemu-plugin/plugin_api.h"
 #include "qemu-plugin/ptgen.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
@@ -85,7 +84,7 @@ static struct {
 	 * or QEMU restarted an I/O instruction). With several vCPUs the count
 	 * would be shared: then a callback per instruction instead. */
 	bool per_insn;
-	uint64_t insn_started;	/* incremented inline by every instruction */
+	struct papi_counter insn_started;	/* incremented inline by every instruction */
 	bool finished;
 	const char *stopped_by;
 	char started[32];	/* host local time at the start */
@@ -299,7 +298,7 @@ static bool feed_last_tb(struct vcpu *v)
 	const struct tbinfo *t = v->last_tb;
 	if (!t)
 		return false;
-	uint64_t k = P.insn_started - v->last_tb_start;
+	uint64_t k = papi_counter_get(&P.insn_started, 0) - v->last_tb_start;
 	if (k > t->n)
 		k = t->n;
 	v->last_tb = NULL;
@@ -334,7 +333,7 @@ static void on_tb(unsigned int vcpu, void *ud)
 	if (!finished()) {
 		stop = feed_last_tb(v);
 		v->last_tb = ud;
-		v->last_tb_start = P.insn_started;
+		v->last_tb_start = papi_counter_get(&P.insn_started, 0);
 	}
 	pthread_mutex_unlock(&v->lock);
 	if (stop)
@@ -374,8 +373,9 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	t->insn = pi;
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
-		modes &= pinsn_init(&pi[i], qemu_plugin_insn_vaddr(in), qemu_plugin_insn_data(in),
-				    (unsigned)qemu_plugin_insn_size(in));
+		uint8_t bytes[16];
+		size_t len = papi_insn_bytes(in, bytes);
+		modes &= pinsn_init(&pi[i], qemu_plugin_insn_vaddr(in), bytes, (unsigned)len);
 	}
 	pthread_mutex_unlock(&P.lock);
 	/* the code size is the block's: every instruction's length must fit */
@@ -405,8 +405,7 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			qemu_plugin_register_vcpu_insn_exec_cb(in, on_insn, QEMU_PLUGIN_CB_NO_REGS,
 							       &pi[i]);
 		else
-			qemu_plugin_register_vcpu_insn_exec_inline(in, QEMU_PLUGIN_INLINE_ADD_U64,
-								   &P.insn_started, 1);
+			papi_count_insn(&P.insn_started, in);
 	}
 	if (!per_insn)
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, QEMU_PLUGIN_CB_NO_REGS, t);
@@ -435,6 +434,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(stderr, "efipt-qemu: target %s is not x86\n", info->target_name);
 		return -1;
 	}
+	if (!info->system_emulation) {
+		fprintf(stderr, "efipt-qemu: needs system emulation (qemu-system-x86_64), not user mode\n");
+		return -1;
+	}
 	if (options_parse(&P.opt, argc, argv))
 		return -1;
 	if (mkdir(P.opt.dir, 0777) && errno != EEXIST) {
@@ -456,8 +459,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		snprintf(P.started, sizeof(P.started), "unknown");
 	char err[4400];
 	codemap_init(&P.code);
-	int n = qemu_plugin_n_max_vcpus();
-	P.ncpus = n > 0 ? (unsigned)n : 1;
+	P.ncpus = papi_max_vcpus(info);
 	P.cpu = calloc(P.ncpus, sizeof(*P.cpu));
 	if (!P.cpu) {
 		fprintf(stderr, "efipt-qemu: out of memory for %u vCPUs\n", P.ncpus);
@@ -498,6 +500,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		v->inf.code = code_seen;
 	}
 	P.per_insn = P.ncpus != 1;
+	if (!papi_counter_init(&P.insn_started)) {
+		fprintf(stderr, "efipt-qemu: out of memory for the instruction count\n");
+		return -1;
+	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
 	qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);
 	return 0;
