@@ -1,6 +1,6 @@
 /*
  * QEMU's plugin API as efipt's plugins use it, from version 1 (QEMU 7.2)
- * to 4 (QEMU 10.x), chosen at compile time by the QEMU_PLUGIN_VERSION of
+ * to 4 (QEMU 9.2 to 10.0), chosen at compile time by the QEMU_PLUGIN_VERSION of
  * the qemu-plugin.h built against: one definition per difference, nothing
  * else differs. The differences (QEMU's docs/devel/tcg-plugins.rst and the
  * version notes in qemu-plugin.h):
@@ -11,7 +11,7 @@
  *    in every version);
  *  - version 3 (QEMU 9.1): qemu_plugin_insn_data() copies the bytes into a
  *    buffer instead of returning a pointer;
- *  - version 4 (QEMU 10.0): qemu_plugin_read_memory_vaddr().
+ *  - version 4 (QEMU 9.2, 10.0): qemu_plugin_read_memory_vaddr().
  * Header-only: tests/qemu/insnlog.c, built on its own, includes it too.
  */
 #ifndef EFIPT_PLUGIN_PLUGIN_API_H
@@ -26,7 +26,7 @@
 #if !defined(QEMU_PLUGIN_VERSION) || QEMU_PLUGIN_VERSION < 1
 #error "this qemu-plugin.h is older than QEMU 7.2's (plugin API version 1): efipt's plugins need QEMU 7.2 or newer"
 #elif QEMU_PLUGIN_VERSION > 4
-#error "this qemu-plugin.h is newer than efipt's plugins know (plugin API versions 1, QEMU 7.2, to 4, QEMU 10.x): see docs/qemu.md, Platforms"
+#error "this qemu-plugin.h is newer than efipt's plugins know (plugin API versions 1, QEMU 7.2, to 4, QEMU 10.0): see docs/qemu.md, Platforms"
 #endif
 
 /* Registers (R_REGS callbacks) from version 2, guest memory from 4. */
