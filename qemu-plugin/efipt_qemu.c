@@ -1,7 +1,7 @@
 /*
- * efipt-qemu.so: a QEMU TCG plugin (QEMU 7.2 to 10.0: plugin_api.h) that writes the Intel PT trace a
- * processor would have written for what the guest executes, as an efipt
- * run directory (docs/format.md, docs/qemu.md):
+ * efipt-qemu.so: a QEMU TCG plugin (QEMU 7.2 to 10.0: plugin_api.h) that
+ * writes the Intel PT trace a processor would have written for what the
+ * guest executes, as an efipt run directory (docs/format.md, docs/qemu.md):
  *
  *   qemu-system-x86_64 ... -plugin build/efipt-qemu.so,dir=RUNDIR[,OPTION...]
  *
