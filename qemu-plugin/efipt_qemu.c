@@ -65,6 +65,8 @@ struct vcpu {
 	const struct tbinfo *last_tb;	/* the block running on it */
 	uint64_t last_tb_start;		/* insn_started when it began */
 	pthread_mutex_t lock;	/* its callbacks against finish() */
+	struct papi_regs regs;	/* plugin API 2 on, regs=on */
+	struct infer_regs last_tb_regs;	/* at the start of last_tb */
 	struct ring ring;	/* mode=wrap: its trace's bytes go here first */
 };
 
@@ -85,6 +87,7 @@ static struct {
 	 * would be shared: then a callback per instruction instead. */
 	bool per_insn;
 	struct papi_counter insn_started;	/* incremented inline by every instruction */
+	bool regs;		/* blocks read registers (plugin API 2 on, regs=on) */
 	bool finished;
 	const char *stopped_by;
 	char started[32];	/* host local time at the start */
@@ -291,6 +294,57 @@ static void stopped(unsigned c)
 		exit(0); /* QEMU's atexit work runs; the trace is complete */
 }
 
+/* The registers infer.c uses, now (in a callback that may read them). */
+static struct infer_regs read_regs(struct vcpu *v)
+{
+	struct infer_regs r;
+	memset(&r, 0, sizeof(r));
+	r.valid = v->regs.found && papi_reg(&v->regs, PAPI_CR0, &r.cr0) &&
+		  papi_reg(&v->regs, PAPI_EFER, &r.efer) &&
+		  papi_reg(&v->regs, PAPI_EFLAGS, &r.eflags) && papi_reg(&v->regs, PAPI_CR3, &r.cr3);
+	return r;
+}
+
+/*
+ * Can CR0, EFER, EFLAGS.VM or CR3 differ at the block at addr from what
+ * they were at the start of t, of which k instructions ran? Only where t
+ * ran to its end, on a near branch (in every code size its lengths allow)
+ * that went to addr: a near branch changes none of them, and anything
+ * else (a far transfer, IRET, INT, MOV to a control register, WRMSR,
+ * another instruction QEMU ends a block after, an event) may. An event
+ * right after a near indirect branch or RET is not seen here: in firmware
+ * it enters a handler in the same mode with the same CR3. Reading the
+ * registers at every block would double QEMU's time.
+ */
+static bool regs_may_change(const struct tbinfo *t, uint64_t k, uint64_t addr)
+{
+	if (!t || !t->n || k != t->n)
+		return true;
+	const struct pinsn *p = &t->insn[t->n - 1];
+	for (int m = X86_MODE_16; m <= X86_MODE_64; m++) {
+		if (!(p->modes & PINSN_MODE_BIT(m)))
+			continue;
+		switch (p->iclass[m]) {
+		case X86_IC_JCC:
+			if (addr != p->addr + p->len && addr != p->target[m])
+				return true;
+			break;
+		case X86_IC_JMP_DIRECT:
+		case X86_IC_CALL_DIRECT:
+			if (addr != p->target[m])
+				return true;
+			break;
+		case X86_IC_JMP_INDIRECT:
+		case X86_IC_CALL_INDIRECT:
+		case X86_IC_RET_NEAR:
+			break;
+		default:
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Instructions 0..k-1 of the block that ran last on the only CPU (its
  * lock held). True when the trace stopped. */
 static bool feed_last_tb(struct vcpu *v)
@@ -302,6 +356,7 @@ static bool feed_last_tb(struct vcpu *v)
 	if (k > t->n)
 		k = t->n;
 	v->last_tb = NULL;
+	infer_block_regs(&v->inf, &v->last_tb_regs);
 	return infer_exec_run(&v->inf, t->insn, (size_t)k, t->straight);
 }
 
@@ -310,13 +365,19 @@ static void on_insn(unsigned int vcpu, void *ud)
 	if (vcpu >= P.ncpus)
 		return;
 	struct vcpu *v = &P.cpu[vcpu];
+	struct pinsn *p = ud;
 	bool stop = false;
 	pthread_mutex_lock(&v->lock);
 	if (!finished()) { /* nothing after the files are written */
+		struct infer_regs now;
+		if (p->flags & PINSN_FIRST)
+			now = read_regs(v);
 		if (!P.per_insn)
 			stop = feed_last_tb(v); /* the block before, if it ran with a count */
+		if (p->flags & PINSN_FIRST)
+			infer_block_regs(&v->inf, &now);
 		if (!stop)
-			stop = infer_exec(&v->inf, ud);
+			stop = infer_exec(&v->inf, p);
 	}
 	pthread_mutex_unlock(&v->lock);
 	if (stop)
@@ -331,8 +392,15 @@ static void on_tb(unsigned int vcpu, void *ud)
 	bool stop = false;
 	pthread_mutex_lock(&v->lock);
 	if (!finished()) {
+		/* the registers before the block runs, where they can have changed */
+		const struct tbinfo *t = ud;
+		uint64_t k = papi_counter_get(&P.insn_started, 0) - v->last_tb_start;
+		struct infer_regs now = v->last_tb_regs;
+		if (P.regs && regs_may_change(v->last_tb, k, t->n ? t->insn[0].addr : 0))
+			now = read_regs(v);
 		stop = feed_last_tb(v);
 		v->last_tb = ud;
+		v->last_tb_regs = now;
 		v->last_tb_start = papi_counter_get(&P.insn_started, 0);
 	}
 	pthread_mutex_unlock(&v->lock);
@@ -399,16 +467,27 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	 * is then seen before the instruction runs (and exit=on ends QEMU
 	 * before the guest goes on), not at the next block. */
 	bool per_insn = P.per_insn || special;
+	if (n)
+		pi[0].flags |= PINSN_FIRST;
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
 		if (per_insn)
-			qemu_plugin_register_vcpu_insn_exec_cb(in, on_insn, QEMU_PLUGIN_CB_NO_REGS,
-							       &pi[i]);
+			qemu_plugin_register_vcpu_insn_exec_cb(in, on_insn,
+							       papi_cb_flags(P.regs && !i), &pi[i]);
 		else
 			papi_count_insn(&P.insn_started, in);
 	}
 	if (!per_insn)
-		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, QEMU_PLUGIN_CB_NO_REGS, t);
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, papi_cb_flags(P.regs), t);
+}
+
+/* In the vCPU's context: its register handles */
+static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
+{
+	(void)id;
+	if (vcpu < P.ncpus && P.regs && !papi_regs_find(&P.cpu[vcpu].regs))
+		fprintf(stderr, "efipt-qemu: CPU %u: QEMU names none of cr0, cr3, efer, eflags: "
+			"code sizes from instruction lengths only, no PIP\n", vcpu);
 }
 
 static void on_qemu_exit(qemu_plugin_id_t id, void *ud)
@@ -504,6 +583,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(stderr, "efipt-qemu: out of memory for the instruction count\n");
 		return -1;
 	}
+	P.regs = P.opt.regs && PAPI_REGS;
+	qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
 	qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);
 	return 0;

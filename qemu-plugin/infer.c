@@ -3,6 +3,66 @@
 
 #include "qemu-plugin/infer.h"
 
+/* CR0.PE, EFLAGS.VM, EFER.LMA (SDM Vol. 3A 2.5, 2.2.1) */
+#define CR0_PE 1u
+#define EFLAGS_VM (1u << 17)
+#define EFER_LMA (1u << 10)
+/* the CR3 bits a PIP carries (51:5, Table 33-24) */
+#define PIP_CR3 0x000fffffffffffe0ull
+
+void infer_block_regs(struct infer *f, const struct infer_regs *r)
+{
+	f->regs = *r;
+	if (r->valid)
+		f->reg_blocks++;
+}
+
+/* Real and virtual-8086 mode run 16-bit code; protected mode 32- or
+ * 16-bit (CS.D); IA-32e mode 64-bit (CS.L) or, compatibility mode, 32- or
+ * 16-bit. CS.L and CS.D are not readable: the size the lengths suggest
+ * (guess) where the mode allows it, else the first the mode allows that
+ * the lengths fit, else the one the mode usually has. */
+unsigned infer_regs_mode(const struct infer_regs *r, unsigned modes, unsigned guess)
+{
+	static const uint8_t real[] = { X86_MODE_16 };
+	static const uint8_t prot[] = { X86_MODE_32, X86_MODE_16 };
+	static const uint8_t ia32e[] = { X86_MODE_64, X86_MODE_32, X86_MODE_16 };
+	const uint8_t *order = ia32e;
+	size_t n = sizeof(ia32e);
+	if (!(r->cr0 & CR0_PE) || (r->eflags & EFLAGS_VM))
+		order = real, n = sizeof(real);
+	else if (!(r->efer & EFER_LMA))
+		order = prot, n = sizeof(prot);
+	for (size_t i = 0; i < n; i++)
+		if (order[i] == guess)
+			return guess;
+	for (size_t i = 0; i < n; i++)
+		if (modes & PINSN_MODE_BIT(order[i]))
+			return order[i];
+	return order[0];
+}
+
+/* 33.4.2.7: a PIP after every MOV CR3 (Table 33-55 case 14), and where CR3
+ * changed otherwise (a task switch: before the TIP, which binds it as
+ * well); the first CR3 known goes into PSB+ only. Written whenever
+ * TraceEn is set (OS=1), filtered out or not (33.2.5.2). */
+static void cr3_update(struct infer *f, const struct pinsn *prev, unsigned pm)
+{
+	if (!f->regs.valid)
+		return;
+	uint64_t cr3 = f->regs.cr3 & PIP_CR3;
+	bool mov = prev && prev->iclass[pm] == X86_IC_MOV_CR3;
+	if (f->cr3_known && (mov || cr3 != f->cr3)) {
+		ptgen_pip(f->g, cr3);
+		f->pips++;
+	}
+	if (!f->cr3_known)
+		f->cr3_start = cr3;
+	f->cr3_known = true;
+	f->cr3 = cr3;
+	ptgen_set_cr3(f->g, cr3);
+}
+
 void infer_init(struct infer *f, const struct infer_config *cfg, struct ptgen *g)
 {
 	memset(f, 0, sizeof(*f));
@@ -250,6 +310,10 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 	f->executed++;
 	unsigned pm = f->mode;
 	unsigned am = choose_mode(f, p);
+	if (f->regs.valid && am != infer_regs_mode(&f->regs, p->modes, am)) {
+		am = infer_regs_mode(&f->regs, p->modes, am);
+		f->reg_fixes++;
+	}
 	if (am != pm)
 		f->mode_changes++;
 	f->mode = am;
@@ -257,6 +321,7 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 	if (f->done)
 		return false;
 	if (f->tracing) {
+		cr3_update(f, prev, pm);
 		if (stops(f, p)) {
 			if (f->packet_en) {
 				resolve(f, prev, pm, p->addr, am);
@@ -287,6 +352,7 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 		}
 	} else if (f->calls > f->cfg.after && starts(f, p, am)) {
 		f->tracing = true;
+		cr3_update(f, NULL, am);
 		f->first_call = f->calls - 1;
 		f->packet_en = in_filter(f, p->addr);
 		if (!f->packet_en) {

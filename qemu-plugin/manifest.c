@@ -64,6 +64,14 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 	if (f->code->conflicts)
 		outfile_printf(&o, ", \"first_code_conflict\": \"0x%" PRIx64 "\"",
 			       f->code->first_conflict);
+	/* registers (plugin API 2 on): code sizes bound by CR0/EFER/EFLAGS,
+	 * CR3 where tracing started and the PIPs of its writes */
+	outfile_printf(&o, ", \"registers\": %s", f->inf->reg_blocks ? "true" : "false");
+	if (f->inf->cr3_known)
+		outfile_printf(&o, ", \"cr3\": \"0x%" PRIx64 "\", \"pips\": %" PRIu64,
+			       f->inf->cr3_start, f->inf->pips);
+	if (f->inf->reg_fixes)
+		outfile_printf(&o, ", \"register_mode_fixes\": %" PRIu64, f->inf->reg_fixes);
 	/* one trace per vCPU: trace.pt (and the members above) is CPU 0's */
 	outfile_printf(&o, ", \"cpus\": %u, \"traces\": [%s]", f->cpus, f->traces ? f->traces : "");
 	if (opt->size)

@@ -62,6 +62,9 @@ static int one(struct plugin_options *o, const char *a)
 		/* QEMU 7.2 turns a bare "noretcomp" into "retcomp=off" */
 		if (parse_bool(v, &o->retcomp))
 			return bad(a, "takes on or off");
+	} else if (is(a, kl, "regs")) {
+		if (parse_bool(v, &o->regs))
+			return bad(a, "takes on or off");
 	} else if (is(a, kl, "exit")) {
 		if (parse_bool(v, &o->exit_at_stop))
 			return bad(a, "takes on or off");
@@ -134,7 +137,7 @@ static int one(struct plugin_options *o, const char *a)
 			return bad(a, "takes exit, marker or an address");
 	} else {
 		return bad(a, "unknown (dir=, psb=, retcomp=, start=, stop=, after=, limit=, exit=, "
-			      "size=, mode=, tsc=, mtc=, cyc=, shift=, filter=)");
+			      "size=, mode=, tsc=, mtc=, cyc=, shift=, filter=, regs=)");
 	}
 	return 0;
 }
@@ -144,6 +147,7 @@ int options_parse(struct plugin_options *o, int argc, char **argv)
 	memset(o, 0, sizeof(*o));
 	o->psb = 4096;
 	o->retcomp = true;
+	o->regs = true;
 	o->cfg.start = INFER_START_RESET;
 	o->cfg.stop = INFER_STOP_EXIT;
 	for (int i = 0; i < argc; i++) {

@@ -88,6 +88,100 @@ static inline uint64_t papi_counter_get(const struct papi_counter *c, unsigned v
 #endif
 }
 
+/*
+ * Registers, in callbacks registered with papi_cb_flags(true) (version 2
+ * on). QEMU's x86 set is gdb's: GPRs, rip, eflags, segment selectors and
+ * some bases, cr0/2/3/4/8, efer; not the CS descriptor (CS.L, CS.D), GDTR
+ * or IDTR. With version 1 nothing is found and nothing can be read.
+ */
+enum papi_reg {
+	PAPI_CR0, PAPI_CR3, PAPI_EFER, PAPI_EFLAGS,
+	PAPI_RAX, PAPI_RCX, PAPI_RDX, PAPI_RSI,
+	PAPI_NREGS
+};
+
+struct papi_regs {
+#if PAPI_REGS
+	struct qemu_plugin_register *h[PAPI_NREGS];
+	GByteArray *buf;
+#endif
+	bool found;
+};
+
+/* In a vCPU's init callback: the handles of the registers above. */
+static inline bool papi_regs_find(struct papi_regs *r)
+{
+	r->found = false;
+#if PAPI_REGS
+	static const char *const names[PAPI_NREGS] = {
+		"cr0", "cr3", "efer", "eflags", "rax", "rcx", "rdx", "rsi",
+	};
+	GArray *all = qemu_plugin_get_registers();
+	unsigned n = 0;
+	memset(r->h, 0, sizeof(r->h));
+	for (guint i = 0; all && i < all->len; i++) {
+		qemu_plugin_reg_descriptor *d = &g_array_index(all, qemu_plugin_reg_descriptor, i);
+		for (unsigned k = 0; k < PAPI_NREGS; k++)
+			if (!r->h[k] && d->name && !strcmp(d->name, names[k])) {
+				r->h[k] = d->handle;
+				n++;
+			}
+	}
+	if (all)
+		g_array_free(all, true);
+	if (!r->buf)
+		r->buf = g_byte_array_new();
+	r->found = n == PAPI_NREGS && r->buf;
+#endif
+	return r->found;
+}
+
+/* The register's value now (x86: little endian, 4 or 8 bytes). */
+static inline bool papi_reg(struct papi_regs *r, enum papi_reg k, uint64_t *v)
+{
+	*v = 0;
+#if PAPI_REGS
+	if (!r->found)
+		return false;
+	g_byte_array_set_size(r->buf, 0);
+	int n = qemu_plugin_read_register(r->h[k], r->buf);
+	if (n <= 0 || n > 8 || r->buf->len < (guint)n)
+		return false;
+	for (int i = n - 1; i >= 0; i--)
+		*v = *v << 8 | r->buf->data[i];
+	return true;
+#else
+	(void)r;
+	(void)k;
+	return false;
+#endif
+}
+
+/* The callback flags for a callback that reads registers (or not). */
+static inline enum qemu_plugin_cb_flags papi_cb_flags(bool regs)
+{
+	return regs && PAPI_REGS ? QEMU_PLUGIN_CB_R_REGS : QEMU_PLUGIN_CB_NO_REGS;
+}
+
+/* len bytes of guest memory at linear address addr (version 4 on). */
+static inline bool papi_read_memory(uint64_t addr, void *out, size_t len)
+{
+#if PAPI_MEMORY
+	static __thread GByteArray *buf;
+	if (!buf)
+		buf = g_byte_array_new();
+	if (!len || !qemu_plugin_read_memory_vaddr(addr, buf, len) || buf->len < len)
+		return false;
+	memcpy(out, buf->data, len);
+	return true;
+#else
+	(void)addr;
+	(void)out;
+	(void)len;
+	return false;
+#endif
+}
+
 /* How many vCPUs the machine may have (system emulation only). */
 static inline unsigned papi_max_vcpus(const qemu_info_t *info)
 {

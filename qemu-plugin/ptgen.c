@@ -118,6 +118,27 @@ void ptgen_set_timing(struct ptgen *g, const struct ptgen_timing *t, const uint6
 	clock_restart(g);
 }
 
+static void put_pip(struct ptgen *g)
+{
+	struct ptpkt p;
+	memset(&p, 0, sizeof(p));
+	p.type = ptpkt_pip;
+	p.u.pip.cr3 = g->cr3;
+	ptwr_put(&g->w, &p);
+}
+
+void ptgen_set_cr3(struct ptgen *g, uint64_t cr3)
+{
+	g->cr3_known = true;
+	g->cr3 = cr3;
+}
+
+void ptgen_pip(struct ptgen *g, uint64_t cr3)
+{
+	ptgen_set_cr3(g, cr3);
+	put_pip(g);
+}
+
 void ptgen_mode(struct ptgen *g, unsigned mode)
 {
 	ptwr_mode_change(&g->w, mode);
@@ -161,8 +182,8 @@ bool ptgen_psb_due(const struct ptgen *g)
 	return ptwr_psb_due(&g->w);
 }
 
-/* 33.3.7, 33.4.2.17: PSB, timing, MODE.Exec, FUP (only while tracing),
- * PSBEND. */
+/* 33.3.7, 33.4.2.17: PSB, timing, PIP (where CR3 is known: ContextEn
+ * and OS are set), MODE.Exec, FUP (only while tracing), PSBEND. */
 void ptgen_psb(struct ptgen *g, bool enabled, uint64_t ip, unsigned mode)
 {
 	ptwr_flush_tnt(&g->w);
@@ -172,6 +193,8 @@ void ptgen_psb(struct ptgen *g, bool enabled, uint64_t ip, unsigned mode)
 		timing_before(g, ptpkt_psb); /* edges and cycles before the PSB are its own */
 	ptwr_psb_begin(&g->w);
 	put_time(g);
+	if (g->cr3_known)
+		put_pip(g);
 	ptwr_mode(&g->w, mode);
 	if (enabled)
 		ptwr_ip(&g->w, ptpkt_fup, ip);

@@ -51,6 +51,8 @@ struct ptgen {
 	const uint64_t *insns;
 	uint64_t cyc_tsc;	/* time the last CYC counted to */
 	uint64_t mtc_edge;	/* crystal ticks >> mtc_freq at the last MTC or TMA */
+	bool cr3_known;		/* CR3 (registers: plugin API 2 on) for PSB+ */
+	uint64_t cr3;
 	uint8_t buf[PTGEN_BUF];
 };
 
@@ -73,6 +75,10 @@ void ptgen_tip(struct ptgen *g, uint64_t target, unsigned mode);
 /* An asynchronous event (or software interrupt) at from, going to target
  * in mode: FUP(from), [MODE.Exec], TIP(target) (Table 33-55 cases 11-13). */
 void ptgen_event(struct ptgen *g, uint64_t from, uint64_t target, unsigned mode);
+/* CR3 is now cr3: a PIP (33.4.2.7), and in every PSB+ from here on. */
+void ptgen_pip(struct ptgen *g, uint64_t cr3);
+/* CR3 known without a write: into every PSB+ from here on. */
+void ptgen_set_cr3(struct ptgen *g, uint64_t cr3);
 /* Code size changed without an IP packet to carry it: MODE.Exec now. */
 void ptgen_mode(struct ptgen *g, unsigned mode);
 /* True when psb_period bytes went by since the last PSB+. */
