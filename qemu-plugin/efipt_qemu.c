@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "qemu-plugin/codemap.h"
+#include "qemu-plugin/debugport.h"
 #include "qemu-plugin/infer.h"
 #include "qemu-plugin/manifest.h"
 #include "qemu-plugin/options.h"
@@ -52,7 +53,18 @@ struct ring {
 struct tbinfo {
 	size_t n;
 	bool straight;		/* see infer_exec_run() */
+	bool per_insn;		/* a callback per instruction, none per block */
 	struct pinsn *insn;
+};
+
+/* An OUT or OUTS in a block (debugport.h): its bytes per iteration in each
+ * code size. */
+struct out_site {
+	const struct tbinfo *t;
+	size_t i;
+	uint8_t size[3];
+	int port;		/* OUT imm8's, -1: DX */
+	bool string, rep;
 };
 
 /* One vCPU's trace. Its callbacks run on its own thread (MTTCG): only the
@@ -68,6 +80,8 @@ struct vcpu {
 	struct papi_regs regs;	/* plugin API 2 on, regs=on */
 	struct infer_regs last_tb_regs;	/* at the start of last_tb */
 	struct ring ring;	/* mode=wrap: its trace's bytes go here first */
+	unsigned index;		/* its vCPU number */
+	struct dbgport_queue dq;	/* OUTs to the debug port not yet fed */
 };
 
 static struct {
@@ -78,6 +92,9 @@ static struct {
 	struct codemap code;
 	pthread_mutex_t lock;	/* translation, finishing */
 	pthread_mutex_t code_lock;	/* the code map (taken inside a vCPU's lock) */
+	pthread_mutex_t dbg_lock;	/* the debug port's file (inside a vCPU's lock) */
+	struct dbgport_file dbg;
+	uint64_t dbg_unread;	/* OUTS bytes no memory access could read */
 	struct pinsn *chunk;
 	size_t chunk_used;
 	/* One callback per block and an inline count per instruction (cheaper
@@ -93,7 +110,8 @@ static struct {
 	char started[32];	/* host local time at the start */
 	char files[8192];	/* manifest "files" entries so far */
 	size_t files_len;
-} P = { .lock = PTHREAD_MUTEX_INITIALIZER, .code_lock = PTHREAD_MUTEX_INITIALIZER };
+} P = { .lock = PTHREAD_MUTEX_INITIALIZER, .code_lock = PTHREAD_MUTEX_INITIALIZER,
+	.dbg_lock = PTHREAD_MUTEX_INITIALIZER };
 
 static bool finished(void)
 {
@@ -228,6 +246,16 @@ static void finish(const char *why)
 					       tl ? ", " : "", c, v->name, tsize, v->inf.traced,
 					       v->inf.first_ip, v->inf.first_call, v->inf.end_ip);
 	}
+	if (!rc && P.dbg.open) {
+		pthread_mutex_lock(&P.dbg_lock);
+		dbgport_flush(&P.dbg);
+		uint64_t n = P.dbg.out.size;
+		rc = outfile_commit(&P.dbg.out, err, sizeof(err));
+		P.dbg.open = false;
+		pthread_mutex_unlock(&P.dbg_lock);
+		if (!rc)
+			note_file(NULL, "debugport.jsonl", n);
+	}
 	if (!rc)
 		rc = codemap_write(&P.code, P.opt.dir, "QemuCode", note_file, NULL, err, sizeof(err));
 	if (!rc) {
@@ -264,6 +292,7 @@ static void finish(const char *why)
 			.wrapped = v0->ring.wrapped, .bytes = v0->trace.size,
 			.tsc_start = v0->inf.first_call << P.opt.timing.shift,
 			.tsc_stop = v0->inf.end_call << P.opt.timing.shift,
+			.dbg = &P.dbg, .dbg_unread = P.dbg_unread, .dbg_dropped = v0->dq.dropped,
 		};
 		rc = manifest_write(&mf, err, sizeof(err));
 	}
@@ -408,6 +437,108 @@ static void on_tb(unsigned int vcpu, void *ud)
 		stopped(0);
 }
 
+/* The inference reached an OUT to the debug port (infer.watch_call): its
+ * bytes into the file at the instruction's place in the trace. */
+static void on_watch(void *ctx, uint64_t index, bool traced)
+{
+	struct vcpu *v = ctx;
+	const struct dbgport_out *o = dbgport_head(&v->dq);
+	uint64_t call = o ? o->call : 0;
+	pthread_mutex_lock(&P.dbg_lock);
+	for (; o && o->call == call; o = dbgport_head(&v->dq)) {
+		dbgport_record(&P.dbg, v->index, traced ? index : UINT64_MAX, o->ip, o->bytes, o->n);
+		dbgport_pop(&v->dq);
+	}
+	pthread_mutex_unlock(&P.dbg_lock);
+	v->inf.watch_call = o ? o->call : 0;
+}
+
+/* Before an OUT or OUTS runs: if DX is the debug port, its bytes, until the
+ * inference reaches the instruction (callbacks run before the instruction,
+ * each REP iteration on its own). */
+static void on_out(unsigned int vcpu, void *ud)
+{
+	const struct out_site *s = ud;
+	if (vcpu >= P.ncpus)
+		return;
+	struct vcpu *v = &P.cpu[vcpu];
+	pthread_mutex_lock(&v->lock);
+	uint64_t dx = 0, val, cx = 1, si;
+	unsigned size = s->size[v->inf.mode];
+	struct dbgport_out o;
+	memset(&o, 0, sizeof(o));
+	if (s->port >= 0)
+		dx = (uint64_t)s->port;
+	if (finished() || !size || (s->port < 0 && !papi_reg(&v->regs, PAPI_RDX, &dx)) ||
+	    (dx & 0xffff) != P.opt.debugport)
+		goto out;
+	o.ip = s->t->insn[s->i].addr;
+	/* its execution callback's number: after on_insn counted it, or after
+	 * the blocks fed so far and the ones before it in this block */
+	o.call = s->t->per_insn ? v->inf.calls : v->inf.calls + s->i + 1;
+	if (!s->string) {
+		if (!papi_reg(&v->regs, PAPI_RAX, &val))
+			goto out;
+		for (unsigned k = 0; k < size; k++)
+			o.bytes[k] = (uint8_t)(val >> 8 * k);
+		o.n = (uint8_t)size;
+		if (dbgport_push(&v->dq, &o) && v->dq.len == 1)
+			v->inf.watch_call = o.call;
+		goto out;
+	}
+	/* OUTS: RCX iterations (ECX outside 64-bit code) from RSI, read now,
+	 * before the instruction runs; DF=1 (backwards) is not followed */
+	if (s->rep && papi_reg(&v->regs, PAPI_RCX, &cx) && v->inf.mode != X86_MODE_64)
+		cx &= 0xffffffff;
+	if (!cx || !papi_reg(&v->regs, PAPI_RSI, &si))
+		goto out;
+	if (s->rep && o.ip == v->dq.rep_ip && si > v->dq.rep_from && si < v->dq.rep_to &&
+	    si + cx * size == v->dq.rep_to)
+		goto out; /* the same REP OUTS going on: RSI and RCX moved on together */
+	uint64_t total = cx * size > DBGPORT_TEXT ? DBGPORT_TEXT : cx * size;
+	v->dq.rep_ip = s->rep ? o.ip : 0;
+	v->dq.rep_from = si;
+	v->dq.rep_to = si + total;
+	for (uint64_t done = 0; done < total; done += o.n) {
+		o.n = (uint8_t)(total - done < DBGPORT_CHUNK ? total - done : DBGPORT_CHUNK);
+		if (!papi_read_memory(si + done, o.bytes, o.n)) {
+			P.dbg_unread += total - done; /* plugin API < 4: no guest memory */
+			break;
+		}
+		if (dbgport_push(&v->dq, &o) && v->dq.len == 1)
+			v->inf.watch_call = o.call;
+	}
+out:
+	pthread_mutex_unlock(&v->lock);
+}
+
+/* Callbacks for the OUTs and OUTSs of a block (plugin API 2 on: they read
+ * registers), which then is no straight run (infer_exec_run()). */
+static void watch_outs(struct tbinfo *t, struct qemu_plugin_tb *tb)
+{
+	if (!P.regs || !P.opt.debugport)
+		return;
+	for (size_t i = 0; i < t->n; i++) {
+		struct pinsn *p = &t->insn[i];
+		struct out_site s = { t, i, { 0 }, -1, false, false };
+		unsigned any = 0;
+		for (int m = X86_MODE_16; m <= X86_MODE_64; m++)
+			if (p->modes & PINSN_MODE_BIT(m))
+				any |= s.size[m] = (uint8_t)dbgport_out_size(p->bytes, p->len,
+									   (unsigned)m, &s.port,
+									   &s.string, &s.rep);
+		if (!any)
+			continue;
+		struct out_site *copy = malloc(sizeof(*copy));
+		if (!copy)
+			continue;
+		*copy = s;
+		t->straight = false;
+		qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(tb, i), on_out,
+						       papi_cb_flags(true), copy);
+	}
+}
+
 /* n consecutive struct pinsn */
 static struct pinsn *new_pinsns(size_t n)
 {
@@ -467,6 +598,7 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	 * is then seen before the instruction runs (and exit=on ends QEMU
 	 * before the guest goes on), not at the next block. */
 	bool per_insn = P.per_insn || special;
+	t->per_insn = per_insn;
 	if (n)
 		pi[0].flags |= PINSN_FIRST;
 	for (size_t i = 0; i < n; i++) {
@@ -477,6 +609,7 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		else
 			papi_count_insn(&P.insn_started, in);
 	}
+	watch_outs(t, tb); /* after on_insn: that one counts the execution first */
 	if (!per_insn)
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, papi_cb_flags(P.regs), t);
 }
@@ -577,6 +710,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		 * execution callback, REP iterations included */
 		ptgen_set_timing(&v->gen, &P.opt.timing, &v->inf.calls);
 		v->inf.code = code_seen;
+		v->index = c;
+		v->inf.on_watch = on_watch;
+		v->inf.watch_ctx = v;
 	}
 	P.per_insn = P.ncpus != 1;
 	if (!papi_counter_init(&P.insn_started)) {
@@ -584,6 +720,13 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		return -1;
 	}
 	P.regs = P.opt.regs && PAPI_REGS;
+	if (P.regs && P.opt.debugport) {
+		if (outfile_open(&P.dbg.out, P.opt.dir, "debugport.jsonl", err, sizeof(err))) {
+			fprintf(stderr, "efipt-qemu: %s\n", err);
+			return -1;
+		}
+		P.dbg.open = true;
+	}
 	qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
 	qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);

@@ -305,7 +305,13 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 {
 	const struct pinsn *prev = f->prev;
 	f->calls++;
-	if (prev && p->addr == prev->addr && prev->iclass[f->mode] == X86_IC_OTHER)
+	bool again = prev && p->addr == prev->addr && prev->iclass[f->mode] == X86_IC_OTHER;
+	if (f->calls == f->watch_call && f->on_watch) {
+		bool traced = f->tracing && f->packet_en;
+		f->on_watch(f->watch_ctx, again && traced && f->traced ? f->traced - 1 : f->traced,
+			    traced);
+	}
+	if (again)
 		return false; /* the same instruction again: see infer.h */
 	f->executed++;
 	unsigned pm = f->mode;
@@ -381,8 +387,9 @@ bool infer_exec_run(struct infer *f, struct pinsn *p, size_t k, bool straight)
 		i = 1;
 		uint64_t more = k - 1;
 		/* sequential: the filter state stays as p[0] left it */
-		bool fast = f->done || (f->tracing && (!f->packet_en || !f->cfg.limit ||
-						       f->traced + more <= f->cfg.limit));
+		bool watched = f->watch_call > f->calls && f->watch_call <= f->calls + more;
+		bool fast = !watched && (f->done || (f->tracing && (!f->packet_en || !f->cfg.limit ||
+									f->traced + more <= f->cfg.limit)));
 		if (fast) {
 			/* falls through p[1..k-1]: no packet, nothing to decide */
 			f->calls += more;

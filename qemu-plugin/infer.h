@@ -89,6 +89,13 @@ struct infer {
 	uint64_t events;		/* FUP+TIP pairs written */
 	uint64_t mode_changes;
 	uint64_t no_mode;		/* blocks no code size fits */
+	/* called when execution callback number watch_call (counted as
+	 * calls, from 1) is fed: the index its instruction has in the trace
+	 * (the instructions traced before it; a REP iteration, its first's),
+	 * and whether it is traced */
+	uint64_t watch_call;
+	void (*on_watch)(void *ctx, uint64_t index, bool traced);
+	void *watch_ctx;
 	/* called for each traced instruction the first time (its bytes) */
 	void (*code)(void *ctx, const struct pinsn *p);
 	void *code_ctx;

@@ -70,6 +70,19 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 	if (f->inf->cr3_known)
 		outfile_printf(&o, ", \"cr3\": \"0x%" PRIx64 "\", \"pips\": %" PRIu64,
 			       f->inf->cr3_start, f->inf->pips);
+	/* the debug port's bytes (debugport.h) */
+	if (!f->opt->debugport)
+		;
+	else if (!f->inf->reg_blocks)
+		outfile_printf(&o, ", \"debug_port\": {\"port\": \"0x%x\", \"recorded\": false, "
+			       "\"why\": \"needs QEMU 9.0 or newer (plugin API 2: registers; OUTS: "
+			       "10.0, API 4) and regs=on\"}", f->opt->debugport);
+	else
+		outfile_printf(&o, ", \"debug_port\": {\"port\": \"0x%x\", \"recorded\": true, "
+			       "\"file\": \"debugport.jsonl\", \"records\": %" PRIu64 ", "
+			       "\"bytes\": %" PRIu64 ", \"unread\": %" PRIu64 ", \"dropped\": %"
+			       PRIu64 "}", f->opt->debugport, f->dbg ? f->dbg->records : 0,
+			       f->dbg ? f->dbg->bytes : 0, f->dbg_unread, f->dbg_dropped);
 	if (f->inf->reg_fixes)
 		outfile_printf(&o, ", \"register_mode_fixes\": %" PRIu64, f->inf->reg_fixes);
 	/* one trace per vCPU: trace.pt (and the members above) is CPU 0's */

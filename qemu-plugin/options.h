@@ -17,6 +17,7 @@ struct plugin_options {
 	uint32_t psb;		/* bytes between PSB+ */
 	bool retcomp;		/* RET compression (DisRETC=0) */
 	bool exit_at_stop;	/* exit=on: end QEMU when the trace stops */
+	uint32_t debugport;	/* debugport=PORT (default 0x402), off: 0 */
 	bool regs;		/* regs=on (default): read registers where QEMU
 				 * lets plugins (API 2 on); off: infer as with 7.2 */
 	uint64_t size;		/* size=N: most bytes kept (0: no limit) */
