@@ -10,6 +10,13 @@
 /* the CR3 bits a PIP carries (51:5, Table 33-24) */
 #define PIP_CR3 0x000fffffffffffe0ull
 
+static bool far_transfer(unsigned iclass)
+{
+	return iclass == X86_IC_FAR_JMP || iclass == X86_IC_FAR_CALL || iclass == X86_IC_FAR_RET ||
+	       iclass == X86_IC_IRET || iclass == X86_IC_SYSCALL || iclass == X86_IC_SYSRET ||
+	       iclass == X86_IC_SYSENTER || iclass == X86_IC_SYSEXIT;
+}
+
 void infer_block_regs(struct infer *f, const struct infer_regs *r)
 {
 	f->regs = *r;
@@ -21,8 +28,12 @@ void infer_block_regs(struct infer *f, const struct infer_regs *r)
  * 16-bit (CS.D); IA-32e mode 64-bit (CS.L) or, compatibility mode, 32- or
  * 16-bit. CS.L and CS.D are not readable: the size the lengths suggest
  * (guess) where the mode allows it, else the first the mode allows that
- * the lengths fit, else the one the mode usually has. */
-unsigned infer_regs_mode(const struct infer_regs *r, unsigned modes, unsigned guess)
+ * the lengths fit, else the one the mode usually has. A far transfer in
+ * IA-32e mode goes to 64-bit code where the lengths allow it: that is how
+ * firmware leaves the compatibility mode it enabled paging in (OVMF's
+ * reset vector, its DXE IPL), and code that decodes alike in both sizes
+ * would otherwise keep the 32 it came from. */
+unsigned infer_regs_mode(const struct infer_regs *r, unsigned modes, unsigned guess, bool far)
 {
 	static const uint8_t real[] = { X86_MODE_16 };
 	static const uint8_t prot[] = { X86_MODE_32, X86_MODE_16 };
@@ -33,6 +44,8 @@ unsigned infer_regs_mode(const struct infer_regs *r, unsigned modes, unsigned gu
 		order = real, n = sizeof(real);
 	else if (!(r->efer & EFER_LMA))
 		order = prot, n = sizeof(prot);
+	else if (far && (modes & PINSN_MODE_BIT(X86_MODE_64)))
+		return X86_MODE_64;
 	for (size_t i = 0; i < n; i++)
 		if (order[i] == guess)
 			return guess;
@@ -316,9 +329,13 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 	f->executed++;
 	unsigned pm = f->mode;
 	unsigned am = choose_mode(f, p);
-	if (f->regs.valid && am != infer_regs_mode(&f->regs, p->modes, am)) {
-		am = infer_regs_mode(&f->regs, p->modes, am);
-		f->reg_fixes++;
+	if (f->regs.valid) {
+		bool far = prev && far_transfer(prev->iclass[pm]);
+		unsigned rm = infer_regs_mode(&f->regs, p->modes, am, far);
+		if (rm != am) {
+			am = rm;
+			f->reg_fixes++;
+		}
 	}
 	if (am != pm)
 		f->mode_changes++;

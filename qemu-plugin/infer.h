@@ -115,8 +115,9 @@ bool infer_exec_run(struct infer *f, struct pinsn *p, size_t k, bool straight);
 void infer_block_regs(struct infer *f, const struct infer_regs *r);
 /* The code size CR0.PE, EFLAGS.VM and EFER.LMA allow: guess (what the
  * lengths suggest) where they allow it, else one of those they allow that
- * is in modes (PINSN_MODE_BIT()s). */
-unsigned infer_regs_mode(const struct infer_regs *r, unsigned modes, unsigned guess);
+ * is in modes (PINSN_MODE_BIT()s); 64 after a far transfer (far) in IA-32e
+ * mode where modes has it. */
+unsigned infer_regs_mode(const struct infer_regs *r, unsigned modes, unsigned guess, bool far);
 /* QEMU exits: end the trace (TIP.PGD at the next IP, if tracing). */
 void infer_finish(struct infer *f);
 

@@ -378,16 +378,19 @@ static void regs_mode_tests(void)
 	struct infer_regs prot = { true, 0x11, 0, 0x2, 0 };
 	struct infer_regs v86 = { true, 0x11, 0, 0x20002, 0 };
 	struct infer_regs ia32e = { true, 0x80000011, 0x500, 0x2, 0x1000 };
-	CHECK(infer_regs_mode(&real, all, X86_MODE_32) == X86_MODE_16,
+	CHECK(infer_regs_mode(&real, all, X86_MODE_32, true) == X86_MODE_16,
 	      "regs: real mode runs 16-bit code whatever the lengths suggest");
-	CHECK(infer_regs_mode(&v86, all, X86_MODE_32) == X86_MODE_16, "regs: virtual-8086 mode too");
-	CHECK(infer_regs_mode(&prot, all, X86_MODE_64) == X86_MODE_32 &&
-	      infer_regs_mode(&prot, PINSN_MODE_BIT(X86_MODE_16), X86_MODE_64) == X86_MODE_16 &&
-	      infer_regs_mode(&prot, all, X86_MODE_16) == X86_MODE_16,
+	CHECK(infer_regs_mode(&v86, all, X86_MODE_32, false) == X86_MODE_16, "regs: virtual-8086 mode too");
+	CHECK(infer_regs_mode(&prot, all, X86_MODE_64, true) == X86_MODE_32 &&
+	      infer_regs_mode(&prot, PINSN_MODE_BIT(X86_MODE_16), X86_MODE_64, false) == X86_MODE_16 &&
+	      infer_regs_mode(&prot, all, X86_MODE_16, false) == X86_MODE_16,
 	      "regs: protected mode, no LMA: 32 or 16, never 64");
-	CHECK(infer_regs_mode(&ia32e, all, X86_MODE_32) == X86_MODE_32 &&
-	      infer_regs_mode(&ia32e, all, X86_MODE_64) == X86_MODE_64,
+	CHECK(infer_regs_mode(&ia32e, all, X86_MODE_32, false) == X86_MODE_32 &&
+	      infer_regs_mode(&ia32e, all, X86_MODE_64, false) == X86_MODE_64,
 	      "regs: IA-32e mode: 64-bit or compatibility mode, as the lengths say");
+	CHECK(infer_regs_mode(&ia32e, all, X86_MODE_32, true) == X86_MODE_64 &&
+	      infer_regs_mode(&ia32e, PINSN_MODE_BIT(X86_MODE_32), X86_MODE_32, true) == X86_MODE_32,
+	      "regs: a far transfer in IA-32e mode goes to 64-bit code where the lengths allow");
 
 	/* NOP, MOV CR3, NOP in IA-32e mode; CR3 0x1000, then 0x2000 after the
 	 * MOV (the registers at the next block): the first CR3 in PSB+, the
