@@ -67,3 +67,62 @@ else
 	nok "reset: libipt decodes the same first instructions" \
 		"$(head -c 300 "$d/ipt.err"); $(wc -l <"$d/ipt.txt") vs $(grep -vc '^\[' "$d/insn.txt") lines"
 fi
+
+# With registers (plugin API 2, QEMU 9.0 on): the same boot with the code
+# sizes inferred as with QEMU 7.2 (regs=off) writes the same MODE.Exec
+# sequence (outside PSB+); PIPs where CR3 was written, which both efipt and
+# libipt decode through
+if python3 -c "import json,sys; sys.exit(0 if json.load(open('$d/run/manifest.json'))['trace']['registers'] else 1)"; then
+	d2=$TMP/noregs
+	mkdir -p "$d2"
+	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$d2/vars.fd"
+	nice -n 10 timeout --kill-after=5 300 qemu-system-x86_64 \
+		-machine q35 -m 512 -smp 1 -accel tcg -cpu max -icount shift=3,sleep=off \
+		-drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
+		-drive if=pflash,format=raw,unit=1,file="$d2/vars.fd" \
+		-display none -nodefaults -no-reboot -net none \
+		-plugin "$PLUGIN,dir=$d2/run,start=reset,regs=off" \
+		-plugin "$LOGGER,out=/dev/null,limit=$LIMIT" </dev/null >"$d2/qemu.log" 2>&1
+	expect "regs: the same boot without registers traced" test -f "$d2/run/manifest.json"
+	for r in "$d" "$d2"; do
+		$EFIPT packets --format jsonl "$r/run/trace.pt" 2>/dev/null |
+			grep -E '"type":"(psb|psbend|mode.exec|pip)"' >"$r/modes.jsonl"
+	done
+	expect "regs: MODE.Exec sequence equal to the inference's (registers bound the sizes)" python3 -c "
+import json
+def seq(f):
+    out, pips, psb = [], 0, False
+    for l in open(f):
+        p = json.loads(l)
+        if p['type'] in ('psb', 'psbend'):
+            psb = p['type'] == 'psb'
+        elif p['type'] == 'mode.exec' and not psb:
+            out.append((p['csl'], p['csd']))
+        elif p['type'] == 'pip' and not psb:
+            pips += 1
+    return out, pips
+a, pa = seq('$d/modes.jsonl')
+b, pb = seq('$d2/modes.jsonl')
+t = json.load(open('$d/run/manifest.json'))['trace']
+assert a == b and len(a) >= 2, (a, b)
+assert pa == t['pips'] > 0 and pb == 0, (pa, pb, t['pips'])"
+	# libipt and efipt over a window around the first PIP (CR3 written)
+	first=$($EFIPT insn --run "$d/run" --no-inst 2>/dev/null |
+		awk '/^\[paging/ { print n + 1; exit } !/^\[/ { n++ }')
+	if [ -n "$first" ]; then
+		lo=$((first > 20000 ? first - 20000 : 1))
+		hi=$((first + 20000))
+		$EFIPT insn --run "$d/run" --no-inst 2>/dev/null | grep -v '^\[' | sed -n "${lo},${hi}p;${hi}q" >"$d/win.txt"
+		"$IPT" "$d/run/trace.pt" "$@" 2>/dev/null | sed -n "${lo},${hi}p;${hi}q" >"$d/ipt-win.txt"
+		if [ -s "$d/win.txt" ] && cmp -s "$d/win.txt" "$d/ipt-win.txt"; then
+			ok "regs: libipt decodes the same instructions around the first PIP (instruction $first)"
+		else
+			nok "regs: libipt decodes the same instructions around the first PIP" \
+				"$(wc -l <"$d/win.txt") vs $(wc -l <"$d/ipt-win.txt") lines, window $lo-$hi"
+		fi
+	else
+		nok "regs: libipt decodes the same instructions around the first PIP" "no PIP decoded"
+	fi
+else
+	ok "regs: SKIP, this QEMU's plugin API has no registers (QEMU 9.0 on)"
+fi
