@@ -576,6 +576,20 @@ static bool same_fn(const struct lcov *l, size_t first, size_t i)
 	       !strcmp(l->fn[i].name, l->fn[i - 1].name);
 }
 
+/* The DA count of line in rows[from..to), the rows of one file by line
+ * (the count at the line's first row, as write_info() writes it). */
+static uint64_t line_count(const struct lcov *l, size_t from, size_t to, int line)
+{
+	while (from < to) {
+		size_t mid = from + (to - from) / 2;
+		if (l->rows[mid].line < line)
+			from = mid + 1;
+		else
+			to = mid;
+	}
+	return from < l->nrows && l->rows[from].line == line ? count_at(l, l->rows[from].addr) : 0;
+}
+
 /* Rows -> one per (file, line) at its lowest address; then the tracefile. */
 static void write_info(struct atomic_file *af, struct lcov *l, const struct srcmap *m)
 {
@@ -606,12 +620,16 @@ static void write_info(struct atomic_file *af, struct lcov *l, const struct srcm
 		fprintf(af->f, "FNF:%zu\nFNH:%zu\n", fnf, fnh);
 		/* BRDA:LINE,BLOCK,BRANCH,TAKEN: BLOCK numbers the line's branches
 		 * in address order; BRANCH 0 is taken, 1 not taken; '-' where the
-		 * branch never ran (lcov's rule, geninfo(1)) */
-		size_t brf = 0, brh = 0;
+		 * branch never ran (lcov's rule, geninfo(1)) on a line that never
+		 * ran either, 0 on a line that ran (lcov 2 refuses a hit line
+		 * whose branches are all '-': "inconsistent") */
+		size_t brf = 0, brh = 0, rend = r;
+		while (rend < l->nrows && l->rows[rend].file == file)
+			rend++;
 		for (unsigned blk = 0; b < l->nbr && l->br[b].file == file; b++) {
 			const struct lbranch *x = &l->br[b];
 			blk = b && l->br[b - 1].file == file && l->br[b - 1].line == x->line ? blk + 1 : 0;
-			if (x->execs)
+			if (x->execs || line_count(l, r, rend, x->line))
 				fprintf(af->f, "BRDA:%d,%u,0,%" PRIu64 "\nBRDA:%d,%u,1,%" PRIu64 "\n",
 					x->line, blk, x->taken, x->line, blk, x->not_taken);
 			else

@@ -4,8 +4,9 @@
 # fills: a clear message, a manifest that says the trace is missing, never
 # a part of a trace presented as a whole one.
 . tests/lib.sh
+. tests/qemu/lib_qemu.sh
 
-PLUGIN=build/efipt-qemu.so
+PLUGIN=$(plugin_path)
 CODE=/usr/share/OVMF/OVMF_CODE_4M.fd
 if [ ! -f "$PLUGIN" ]; then
 	ok "qemu bad input: SKIP, $PLUGIN not built (qemu-plugin.h unavailable: make qemu-plugin says why)"
