@@ -1,11 +1,22 @@
 /*
  * Bit layout of the Intel PT configuration MSRs and ToPA entries (SDM
- * 33.2.7.2, 33.2.8). Pure constants, shared by core/ (configuration
- * validation) and arch/x86_64/ (programming, the MSR numbers live in
- * arch/x86_64/pt_msr.h). Masks and shifts, no bitfields.
+ * 33.2.7.2, 33.2.8) and their numbers. Pure constants, shared by core/
+ * (configuration validation, the PT unit's rules) and arch/x86_64/
+ * (programming). Masks and shifts, no bitfields.
  */
 #ifndef EFIPT_CORE_PT_RTIT_H
 #define EFIPT_CORE_PT_RTIT_H
+
+/* The IA32_RTIT_* MSRs (33.2.8) */
+#define MSR_IA32_RTIT_OUTPUT_BASE     0x560u
+#define MSR_IA32_RTIT_OUTPUT_MASK_PTRS 0x561u
+#define MSR_IA32_RTIT_CTL             0x570u
+#define MSR_IA32_RTIT_STATUS          0x571u
+#define MSR_IA32_RTIT_CR3_MATCH       0x572u
+#define MSR_IA32_RTIT_ADDR0_A         0x580u /* ADDRn_A = 0x580 + 2n */
+#define MSR_IA32_RTIT_ADDR0_B         0x581u /* ADDRn_B = 0x581 + 2n */
+#define MSR_IA32_RTIT_ADDR_A(n)       (0x580u + 2u * (n))
+#define MSR_IA32_RTIT_ADDR_B(n)       (0x581u + 2u * (n))
 
 /* IA32_RTIT_CTL (33.2.8.2, Table 33-6) */
 #define RTIT_CTL_TRACEEN        (1ull << 0)

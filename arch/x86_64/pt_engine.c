@@ -39,35 +39,34 @@ static int rd(struct rtit_engine *e, uint32_t msr, uint64_t *v)
 {
 	*v = 0;
 	int r = e->ops->rdmsr(e->ops->ctx, msr, v);
+	if (!r && msr == MSR_IA32_RTIT_CTL)
+		e->rules.ctl = *v; /* firmware may be tracing (--force) */
 	log_step(e, RTIT_OP_RDMSR, msr, *v, 0, r);
 	return note_fault(e, msr, r);
 }
 
 static int wr(struct rtit_engine *e, uint32_t msr, uint64_t v)
 {
+	/* the CPU's rules once more, the ones efipt-qemu.so checks a guest
+	 * against: a value they reject never reaches WRMSR */
+	struct strbuf why;
+	struct ptunit after = e->rules;
+	sb_init(&why, e->refused, sizeof(e->refused));
+	if (ptunit_wrmsr(&after, msr, v, NULL, &why) == PTUNIT_GP) {
+		log_step(e, RTIT_OP_WRMSR, msr, v, 0, CPU_FAULT_GP);
+		return note_fault(e, msr, CPU_FAULT_GP);
+	}
+	e->refused[0] = 0;
 	int r = e->ops->wrmsr(e->ops->ctx, msr, v);
+	if (!r)
+		e->rules = after;
 	log_step(e, RTIT_OP_WRMSR, msr, v, 0, r);
 	return note_fault(e, msr, r);
 }
 
 const char *rtit_msr_name(uint32_t msr)
 {
-	switch (msr) {
-	case MSR_IA32_RTIT_OUTPUT_BASE: return "IA32_RTIT_OUTPUT_BASE";
-	case MSR_IA32_RTIT_OUTPUT_MASK_PTRS: return "IA32_RTIT_OUTPUT_MASK_PTRS";
-	case MSR_IA32_RTIT_CTL: return "IA32_RTIT_CTL";
-	case MSR_IA32_RTIT_STATUS: return "IA32_RTIT_STATUS";
-	case MSR_IA32_RTIT_CR3_MATCH: return "IA32_RTIT_CR3_MATCH";
-	case MSR_IA32_RTIT_ADDR_A(0): return "IA32_RTIT_ADDR0_A";
-	case MSR_IA32_RTIT_ADDR_B(0): return "IA32_RTIT_ADDR0_B";
-	case MSR_IA32_RTIT_ADDR_A(1): return "IA32_RTIT_ADDR1_A";
-	case MSR_IA32_RTIT_ADDR_B(1): return "IA32_RTIT_ADDR1_B";
-	case MSR_IA32_RTIT_ADDR_A(2): return "IA32_RTIT_ADDR2_A";
-	case MSR_IA32_RTIT_ADDR_B(2): return "IA32_RTIT_ADDR2_B";
-	case MSR_IA32_RTIT_ADDR_A(3): return "IA32_RTIT_ADDR3_A";
-	case MSR_IA32_RTIT_ADDR_B(3): return "IA32_RTIT_ADDR3_B";
-	default: return 0;
-	}
+	return ptunit_msr_name(msr);
 }
 
 void rtit_engine_init(struct rtit_engine *e, const struct cpu_ops *ops,
@@ -80,6 +79,7 @@ void rtit_engine_init(struct rtit_engine *e, const struct cpu_ops *ops,
 	e->set = set;
 	e->out = out;
 	e->log = log;
+	ptunit_init(&e->rules, caps);
 }
 
 static bool has_output_msrs(const struct ptcaps *c)
@@ -97,6 +97,10 @@ static unsigned ranges_present(const struct ptcaps *c)
 static int fault_msg(struct rtit_engine *e, struct strbuf *msg, const char *when)
 {
 	const char *name = rtit_msr_name(e->fault_msr);
+	if (e->refused[0]) {
+		sb_printf(msg, "%s: not written, it would fault (#GP): %s", when, e->refused);
+		return RTIT_FAULT;
+	}
 	sb_printf(msg, "%s: access to MSR 0x%x%s%s%s faulted (#GP)", when, e->fault_msr,
 		  name ? " (" : "", name ? name : "", name ? ")" : "");
 	return RTIT_FAULT;

@@ -31,6 +31,7 @@
 #include "arch/x86_64/pt_output.h"
 #include "core/pt_caps.h"
 #include "core/pt_config.h"
+#include "core/pt_unit.h"
 #include "core/strbuf.h"
 
 /* One step the engine took, for `efipt plan` and the run manifest. */
@@ -86,6 +87,10 @@ struct rtit_engine {
 	bool stopped_valid;
 	uint32_t fault_msr;          /* the MSR of the first faulting access */
 	int fault;
+	/* the unit as the CPU should hold it (core/pt_unit.h): a WRMSR its
+	 * rules say would #GP is refused before it is made */
+	struct ptunit rules;
+	char refused[200];           /* why, for the first refused write */
 };
 
 void rtit_engine_init(struct rtit_engine *e, const struct cpu_ops *ops,

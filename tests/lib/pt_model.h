@@ -1,9 +1,11 @@
 /*
  * An Intel PT MSR model over a CPU profile, for hosted tests: implements
  * struct cpu_ops (CPUID from the profile, RDMSR/WRMSR of the IA32_RTIT_*
- * MSRs) following SDM 33.2.8 and Table 33-11, and checks the output
+ * MSRs) with the PT unit of core/pt_unit.h (SDM 33.2.8, Table 33-11: the
+ * rules efipt-qemu.so applies to a guest too), and checks the whole output
  * configuration for operational errors (33.2.7.1, 33.2.7.2 "ToPA Errors",
- * 33.3.10) each time TraceEn goes from 0 to 1.
+ * 33.3.10) each time TraceEn goes from 0 to 1, more strictly than a CPU,
+ * which checks a ToPA entry when the output reaches it.
  *
  * It never stops a test: every #GP and operational error is counted and
  * described (gp, operr, last_gp, last_operr), so tests assert zero.
@@ -44,17 +46,18 @@
 #include "arch/x86_64/cpu_ops.h"
 #include "core/cpuid_set.h"
 #include "core/pt_caps.h"
+#include "core/pt_unit.h"
 #include "decode/sim_mem.h"
 
 struct ptmodel {
 	struct ptcaps caps;
 	const struct cpuid_set *cpuid; /* may be NULL */
 	struct simmem *mem;
-	uint64_t ctl, status, base, mask, cr3;
-	uint64_t addr_a[8], addr_b[8];
+	struct ptunit u;	/* the MSRs: u.ctl, u.status, u.base, ... */
+	struct ptunit_mem umem;
 	uint64_t tsc;
 
-	unsigned gp, operr, stale_status, enables, pmis;
+	unsigned gp, operr, stale_status, enables;
 	unsigned hazards; /* output regions overlapping ToPA tables or each other */
 	unsigned rdmsr_count, wrmsr_count;
 	char last_gp[200], last_operr[200], last_hazard[200];
@@ -69,9 +72,8 @@ void ptmodel_clear_counts(struct ptmodel *m);
 
 /*
  * The CPU writes n packet bytes to the output as configured (while TraceEn=1
- * and neither Error nor Stopped): single-range wraps, ToPA follows END,
- * STOP sets STATUS.Stopped and leaves OutputOffset at size - 1, INT counts
- * a PMI. Returns the bytes written.
+ * and neither Error nor Stopped): ptunit_emit() (u.pmis counts INT regions).
+ * Returns the bytes written.
  */
 size_t ptmodel_emit(struct ptmodel *m, const uint8_t *bytes, size_t n);
 

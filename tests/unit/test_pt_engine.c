@@ -374,7 +374,7 @@ static void test_sweep(void)
 		int r1 = rtit_start(&e, &ms);
 		int r2 = rtit_stop(&e, &ms);
 		forced++;
-		if ((r1 || r2 || !e.took_over || m.gp || m.operr || m.ctl != fw_ctl) && !bad++)
+		if ((r1 || r2 || !e.took_over || m.gp || m.operr || m.u.ctl != fw_ctl) && !bad++)
 			snprintf(first, sizeof(first), "%.100s: rc %d/%d gp %u operr %u %.100s %.100s",
 				 p->name, r1, r2, m.gp, m.operr, m.last_gp, m.last_operr);
 		ptout_free(&out, &ops);
@@ -746,7 +746,7 @@ static void test_topa_layout(void)
 	sb_init(&es, err, sizeof(err));
 	ptout_build(&out, &s, &ops, &es);
 	CHECKF(model_enable(bdw, &mem, &out, &s, why, sizeof(why)) > 0 &&
-		       strstr(why, "single entry"),
+		       strstr(why, "one output region only"),
 	       "model: multi-entry table on a MENTRY=0 CPU is an operational error", "%s", why);
 	ptout_free(&out, &ops);
 
@@ -822,7 +822,7 @@ static void test_topa_layout(void)
 		out.msr_mask = 0x1fff;
 		out.msr_base += 4096;
 		CHECKF(model_enable(skl, &mem, &out, &ss, why, sizeof(why)) > 0 &&
-			       strstr(why, "overlaps"),
+			       strstr(why, "bits of the mask"),
 		       "model: single-range base not aligned to the size", "%s", why);
 		out.msr_base -= 4096;
 		out.msr_mask = (0x2000ull << 32) | 0x1fff;
@@ -1124,7 +1124,7 @@ static void test_sequence(void)
 	rtit_engine_init(&e, &m.ops, &p->caps, &s, &out, &log);
 	sb_init(&ms, msg, sizeof(msg));
 	r = rtit_start(&e, &ms);
-	CHECKF(r == RTIT_BUSY && m.wrmsr_count == 0 && strstr(msg, "--force") && m.ctl == fw_ctl,
+	CHECKF(r == RTIT_BUSY && m.wrmsr_count == 0 && strstr(msg, "--force") && m.u.ctl == fw_ctl,
 	       "sequence: TraceEn already set is reported and left alone", "%d %u %s", r,
 	       m.wrmsr_count, msg);
 
@@ -1132,12 +1132,12 @@ static void test_sequence(void)
 	rtit_engine_init(&e, &m.ops, &p->caps, &s, &out, &log);
 	sb_init(&ms, msg, sizeof(msg));
 	r = rtit_start(&e, &ms);
-	CHECKF(r == RTIT_OK && e.took_over && m.gp == 0 && m.operr == 0 && m.ctl != fw_ctl,
+	CHECKF(r == RTIT_OK && e.took_over && m.gp == 0 && m.operr == 0 && m.u.ctl != fw_ctl,
 	       "sequence: --force takes over", "%d %s %s %s", r, msg, m.last_gp, m.last_operr);
 	r = rtit_stop(&e, &ms);
-	CHECKF(r == RTIT_OK && m.gp == 0 && m.ctl == fw_ctl && m.base == fw_base &&
-		       (m.mask | 0x7f) == ((0x100ull << 32) | 0x1fff) && m.cr3 == 0xabc000 &&
-		       m.addr_a[1] == 0x4000 && m.addr_a[0] == 0,
+	CHECKF(r == RTIT_OK && m.gp == 0 && m.u.ctl == fw_ctl && m.u.base == fw_base &&
+		       (m.u.mask | 0x7f) == ((0x100ull << 32) | 0x1fff) && m.u.cr3 == 0xabc000 &&
+		       m.u.addr_a[1] == 0x4000 && m.u.addr_a[0] == 0,
 	       "sequence: --force restores firmware's configuration at stop", "%d %s %s", r, msg,
 	       m.last_gp);
 
@@ -1158,11 +1158,11 @@ static void test_sequence(void)
 			sb_init(&ms, msg, sizeof(msg));
 			r = rtit_start(&e, &ms);
 			bool ok_run = f.writes < k && r == RTIT_OK;     /* fewer writes than k */
-			bool fault_run = r == RTIT_FAULT && m.ctl == fw_ctl && m.gp == 0 &&
+			bool fault_run = r == RTIT_FAULT && m.u.ctl == fw_ctl && m.gp == 0 &&
 					 strstr(msg, "faulted");
 			if (!(ok_run || fault_run) && !bad++)
 				snprintf(first, sizeof(first), "k=%u rc %d ctl 0x%llx %.200s", k, r,
-					 (unsigned long long)m.ctl, msg);
+					 (unsigned long long)m.u.ctl, msg);
 		}
 		CHECKF(!bad, "sequence: a faulting WRMSR leaves firmware's tracing as it was",
 		       "%u failures, first %s", bad, first);
