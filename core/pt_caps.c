@@ -172,6 +172,22 @@ static void vendor_note(const struct ptcaps *caps, struct strbuf *out)
 	sb_putc(out, ')');
 }
 
+bool ptcaps_emulate(struct ptcaps *caps, const struct cpuid_set *profile)
+{
+	struct ptcaps p;
+	ptcaps_parse(&p, profile);
+	if (p.absent != PTCAPS_PRESENT)
+		return false;
+	struct ptcaps keep = *caps;
+	*caps = p;
+	efipt_memcpy(caps->vendor, keep.vendor, sizeof(caps->vendor));
+	efipt_memcpy(caps->hypervisor, keep.hypervisor, sizeof(caps->hypervisor));
+	caps->max_leaf = keep.max_leaf;
+	caps->max_ext_leaf = keep.max_ext_leaf;
+	caps->maxphyaddr = keep.maxphyaddr;
+	return true;
+}
+
 void ptcaps_absent_line(const struct ptcaps *caps, struct strbuf *out)
 {
 	sb_puts(out, "Intel PT not supported: ");

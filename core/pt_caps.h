@@ -96,6 +96,17 @@ void ptcaps_bit_name(enum ptcap c, struct strbuf *out);
 /* Decode s into caps. Never fails: a CPU without PT gets caps->absent set. */
 void ptcaps_parse(struct ptcaps *caps, const struct cpuid_set *s);
 
+/*
+ * Emulated Intel PT (efipt.efi --emulated-caps, efipt-qemu.so pt=guest): the
+ * PT unit described by a CPU profile's CPUID (profile; leaves 7, 14H, 15H,
+ * 16H, its family and model for the errata and quirks) on a machine that
+ * has none. caps keeps what the machine itself says: vendor, hypervisor,
+ * leaf counts and MAXPHYADDR (the guest's physical addresses). Both sides
+ * call this, so the firmware and the emulated unit hold the same rules.
+ * False (caps unchanged) if the profile has no Intel PT.
+ */
+bool ptcaps_emulate(struct ptcaps *caps, const struct cpuid_set *profile);
+
 /* One line naming why PT is unusable, e.g.
  * "Intel PT not supported: CPUID.(EAX=07H,ECX=0):EBX[25]=0 (GenuineIntel, TCG)". */
 void ptcaps_absent_line(const struct ptcaps *caps, struct strbuf *out);

@@ -29,6 +29,7 @@
 #include "efi/app.h"
 #include "efi/code_view.h"
 #include "efi/console.h"
+#include "efi/fs.h"
 #include "efi/hw_trace.h"
 #include "efi/image_load.h"
 #include "efi/inplace.h"
@@ -49,6 +50,7 @@ static struct trace_opts {
 	const char *image;
 	int image_argc;
 	char **image_argv;
+	const char *emulated_caps;	/* --emulated-caps FILE: a CPU profile */
 } opt;
 
 static const char trace_usage[] =
@@ -72,6 +74,19 @@ static int set_source(void *ctx, const struct opt_row *o, const char *v, struct 
 		sb_printf(err, "--%s is hw, synthetic or qemu, not '%s'", o->name, v);
 		return -1;
 	}
+	return 0;
+}
+
+static int set_emulated_caps(void *ctx, const struct opt_row *o, const char *v,
+			     struct strbuf *err)
+{
+	(void)ctx;
+	if (!v || !*v) {
+		sb_printf(err, "--%s needs a CPU profile file (cpuid -r text) on this volume",
+			  o->name);
+		return -1;
+	}
+	opt.emulated_caps = v;
 	return 0;
 }
 
@@ -105,7 +120,8 @@ static int set_insns(void *ctx, const struct opt_row *o, const char *v, struct s
 	return count(ctx, o, v, false, err);
 }
 
-enum { T_SOURCE, T_DECODE, T_NO_SNAPSHOT, T_CONNECT, T_SEED, T_INSNS, NTRACE_OPTIONS };
+enum { T_SOURCE, T_DECODE, T_NO_SNAPSHOT, T_CONNECT, T_SEED, T_INSNS, T_EMULATED_CAPS,
+       NTRACE_OPTIONS };
 #define FIELD(f) offsetof(struct trace_opts, f)
 static const struct opt_row trace_options[NTRACE_OPTIONS] = {
 	[T_SOURCE] = { "source", OPT_VALUE, set_source, 0, "hw|synthetic|qemu",
@@ -122,6 +138,10 @@ static const struct opt_row trace_options[NTRACE_OPTIONS] = {
 		     "synthetic: branch choices (default 1)" },
 	[T_INSNS] = { "insns", OPT_VALUE, set_insns, FIELD(insns), "N",
 		      "synthetic: instructions to walk (default 1000000)" },
+	[T_EMULATED_CAPS] = { "emulated-caps", OPT_VALUE, set_emulated_caps, 0, "FILE",
+			      "under QEMU's TCG only: run the hardware path on the\n"
+			      "Intel PT of this CPU profile (cpuid -r text), which\n"
+			      "efipt-qemu.so start=guest emulates (efipt qemu docs)" },
 };
 #undef FIELD
 
@@ -188,6 +208,11 @@ EFI_STATUS efi_parse_trace(struct app *app)
 	if (opt.connect && opt.source == SOURCE_SYNTHETIC) {
 		con_printf("efipt: trace: --%s needs --%s hw (nothing to synthesize from)\n",
 			   trace_options[T_CONNECT].name, trace_options[T_SOURCE].name);
+		return EFI_INVALID_PARAMETER;
+	}
+	if (opt.emulated_caps && opt.source != SOURCE_HW) {
+		con_printf("efipt: trace: --%s is for the hardware path (--%s hw)\n",
+			   trace_options[T_EMULATED_CAPS].name, trace_options[T_SOURCE].name);
 		return EFI_INVALID_PARAMETER;
 	}
 	if (opt.source == SOURCE_QEMU && opt.decode) {
@@ -502,9 +527,75 @@ static void decode_in_place(struct app *app, struct collect *trace, struct trace
 	}
 }
 
+/*
+ * --emulated-caps FILE: efipt-qemu.so start=guest emulates the PT unit of a
+ * CPU profile, which QEMU 10.0's CPUID cannot show. Accepted only where
+ * CPUID names QEMU's TCG as the hypervisor: on any other machine WRMSRs
+ * to absent MSRs would #GP. Every later step is the hardware path.
+ */
+static EFI_STATUS emulate_caps(struct app *app)
+{
+	char why[300];
+	struct strbuf sb;
+	sb_init(&sb, why, sizeof(why));
+	const char *name = trace_options[T_EMULATED_CAPS].name;
+	if (efipt_strcmp(app->caps.hypervisor, "TCGTCGTCGTCG")) {
+		sb_printf(&sb, "--%s: only under QEMU's TCG (CPUID hypervisor \"TCGTCGTCGTCG\"), "
+			       "this is \"%s\": the WRMSRs would go to a real CPU",
+			  name, app->caps.hypervisor);
+		fail(app, RUN_UNSUPPORTED, EFI_UNSUPPORTED, why);
+		return EFI_UNSUPPORTED;
+	}
+	CHAR16 path[300];
+	ascii_to_ucs2(path, 300, opt.emulated_caps);
+	char *text = NULL;
+	UINTN len;
+	UINT64 size;
+	EFI_STATUS st = esp_read_head(&app->esp, path, 1 << 20, &text, &len, &size);
+	static struct cpuid_set prof;
+	unsigned line = 0;
+	int e = EFI_ERROR(st) ? 0 : cpuidtxt_parse(&prof, text, len, 0, &line);
+	if (text)
+		FreePool(text);
+	if (EFI_ERROR(st))
+		sb_printf(&sb, "--%s %s: cannot read it: %s", name, opt.emulated_caps,
+			  efi_status_name(st));
+	else if (size > len)
+		sb_printf(&sb, "--%s %s: larger than 1 MiB, not a cpuid -r dump", name,
+			  opt.emulated_caps);
+	else if (e)
+		sb_printf(&sb, "--%s %s: line %u: %s", name, opt.emulated_caps, line,
+			  cpuidtxt_errstr(e));
+	else if (!ptcaps_emulate(&app->caps, &prof))
+		sb_printf(&sb, "--%s %s: this CPU profile has no Intel PT", name,
+			  opt.emulated_caps);
+	if (sb.len) {
+		fail(app, RUN_FAILED, EFI_INVALID_PARAMETER, why);
+		return EFI_INVALID_PARAMETER;
+	}
+	con_printf("efipt: EMULATED Intel PT: the capabilities of %s (family %u model 0x%x) under "
+		   "QEMU's TCG; efipt-qemu.so start=guest must run with cpuid= the same profile\n",
+		   opt.emulated_caps, app->caps.family, app->caps.model);
+	char esc[300];
+	struct strbuf eb;
+	sb_init(&eb, esc, sizeof(esc));
+	sb_json_escape(&eb, opt.emulated_caps);
+	run_member(&app->run, "emulated_pt",
+		   "{\"profile\": \"%s\", \"hypervisor\": \"TCGTCGTCGTCG\", \"family\": %u, "
+		   "\"model\": %u, \"note\": \"QEMU 10.0 reads the RTIT MSRs as 0: the trace and "
+		   "its write position are efipt-qemu.so's\"}",
+		   esc, app->caps.family, app->caps.model);
+	return EFI_SUCCESS;
+}
+
 EFI_STATUS efi_cmd_trace(struct app *app)
 {
 	app_detect_cpu(app);
+	if (opt.emulated_caps) {
+		EFI_STATUS est = emulate_caps(app);
+		if (EFI_ERROR(est))
+			return est;
+	}
 	if (opt.source == SOURCE_HW && app->caps.absent != PTCAPS_PRESENT) {
 		char why[200];
 		struct strbuf sb;

@@ -29,12 +29,15 @@
 
 #include "qemu-plugin/codemap.h"
 #include "qemu-plugin/debugport.h"
+#include "qemu-plugin/guest_rtit.h"
 #include "qemu-plugin/infer.h"
 #include "qemu-plugin/manifest.h"
 #include "qemu-plugin/options.h"
 #include "qemu-plugin/outfile.h"
 #include "qemu-plugin/plugin_api.h"
 #include "qemu-plugin/ptgen.h"
+#include "core/cpuid_set.h"
+#include "core/pt_rtit.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
@@ -82,6 +85,14 @@ struct vcpu {
 	struct ring ring;	/* mode=wrap: its trace's bytes go here first */
 	unsigned index;		/* its vCPU number */
 	struct dbgport_queue dq;	/* OUTs to the debug port not yet fed */
+	/* start=guest: the PT unit its WRMSRs program, and the WRMSR about
+	 * to run (on_wrmsr() before on_insn() feeds it, see there) */
+	struct grtit rt;
+	bool pend;
+	uint32_t pend_msr;
+	uint64_t pend_value, pend_ip;
+	uint64_t pend_cr3;	/* 0: not read */
+	bool rt_said;		/* the output's stop was reported */
 };
 
 static struct {
@@ -110,8 +121,15 @@ static struct {
 	char started[32];	/* host local time at the start */
 	char files[8192];	/* manifest "files" entries so far */
 	size_t files_len;
+	/* start=guest (guest_rtit.h) */
+	bool guest;
+	struct ptcaps caps;	/* the emulated unit's */
+	struct outfile rtlog;	/* rtit.jsonl: every WRMSR to the unit's MSRs */
+	struct outfile gout;	/* guest-output.bin: the output regions */
+	uint64_t gout_size;
+	pthread_mutex_t rtlog_lock;
 } P = { .lock = PTHREAD_MUTEX_INITIALIZER, .code_lock = PTHREAD_MUTEX_INITIALIZER,
-	.dbg_lock = PTHREAD_MUTEX_INITIALIZER };
+	.dbg_lock = PTHREAD_MUTEX_INITIALIZER, .rtlog_lock = PTHREAD_MUTEX_INITIALIZER };
 
 static bool finished(void)
 {
@@ -182,6 +200,32 @@ static void ring_to_file(struct ring *r)
 	if (r->wrapped)
 		outfile_write(r->out, r->buf + r->pos, r->cap - r->pos);
 	outfile_write(r->out, r->buf, r->pos);
+}
+
+/* start=guest: the packets go through the vCPU's PT unit (ctx): what it
+ * takes is the trace; when it stops taking (a STOP region filled, an
+ * operational error) the trace is full. */
+static bool guest_write(void *ctx, const uint8_t *buf, size_t n)
+{
+	struct vcpu *v = ctx;
+	char msg[600] = "";
+	struct strbuf mb;
+	sb_init(&mb, msg, sizeof(msg));
+	size_t k = grtit_emit(&v->rt, buf, n, &mb);
+	outfile_write(&v->trace, buf, k);
+	if (k < n) {
+		v->gen.w.full = true;
+		if (!v->rt_said) {
+			v->rt_said = true;
+			if (msg[0])
+				fprintf(stderr, "efipt-qemu: %s\n", msg);
+			else
+				fprintf(stderr, "efipt-qemu: CPU %u: the output stopped (ToPA STOP region "
+					"full: IA32_RTIT_STATUS.Stopped) after %" PRIu64 " bytes\n",
+					v->index, v->rt.emitted);
+		}
+	}
+	return !v->trace.err;
 }
 
 static void code_seen(void *ctx, const struct pinsn *p)
@@ -256,6 +300,34 @@ static void finish(const char *why)
 		if (!rc)
 			note_file(NULL, "debugport.jsonl", n);
 	}
+	static char guest_json[1 << 16];
+	struct strbuf gj;
+	sb_init(&gj, guest_json, sizeof(guest_json));
+	if (!rc && P.guest) {
+		sb_printf(&gj, "{\"cpuid\": \"");
+		sb_json_escape(&gj, P.opt.cpuid);
+		sb_printf(&gj, "\", \"maxphyaddr\": %u, \"log\": \"rtit.jsonl\", \"regions_file\": "
+			       "\"guest-output.bin\", \"cpus\": [", P.caps.maxphyaddr);
+		for (unsigned c = 0; c < P.ncpus; c++) {
+			if (c && !P.cpu[c].rt.writes)
+				continue;
+			if (c)
+				sb_puts(&gj, ", ");
+			grtit_json(&P.cpu[c].rt, &gj);
+		}
+		sb_puts(&gj, "]}");
+		pthread_mutex_lock(&P.rtlog_lock);
+		uint64_t n = P.rtlog.size;
+		rc = outfile_commit(&P.rtlog, err, sizeof(err));
+		pthread_mutex_unlock(&P.rtlog_lock);
+		if (!rc)
+			note_file(NULL, "rtit.jsonl", n);
+		/* every region at its full size, the unwritten part zero (sparse) */
+		if (!rc && P.gout.f && ftruncate(fileno(P.gout.f), (off_t)P.gout_size) && !P.gout.err)
+			P.gout.err = errno;
+		if (!rc && !(rc = outfile_commit(&P.gout, err, sizeof(err))))
+			note_file(NULL, "guest-output.bin", P.gout_size);
+	}
 	if (!rc)
 		rc = codemap_write(&P.code, P.opt.dir, "QemuCode", note_file, NULL, err, sizeof(err));
 	if (!rc) {
@@ -280,6 +352,11 @@ static void finish(const char *why)
 			snprintf(msg, sizeof(msg), "out of memory: code of some instructions missing");
 		if (wfail)
 			snprintf(msg, sizeof(msg), "the trace could not be written: %s", werr);
+		else if (!v0->gen.w.bytes && P.guest) /* the guest never set TraceEn */
+			snprintf(msg, sizeof(msg), "tracing never started: the guest set no "
+				 "IA32_RTIT_CTL.TraceEn with TriggerEn in %" PRIu64 " instructions "
+				 "(%" PRIu64 " WRMSRs to the PT MSRs, %" PRIu64 " of them #GP)",
+				 v0->inf.executed, v0->rt.writes, v0->rt.gp);
 		else if (!v0->gen.w.bytes) /* nothing at all: not even a TIP.PGE */
 			snprintf(msg, sizeof(msg), "tracing never started: start=%s was not reached "
 				 "in %" PRIu64 " instructions", options_start_name(&P.opt, sbuf,
@@ -293,6 +370,8 @@ static void finish(const char *why)
 			.tsc_start = v0->inf.first_call << P.opt.timing.shift,
 			.tsc_stop = v0->inf.end_call << P.opt.timing.shift,
 			.dbg = &P.dbg, .dbg_unread = P.dbg_unread, .dbg_dropped = v0->dq.dropped,
+			.guest_json = P.guest && !gj.truncated ? guest_json : NULL,
+			.guest_ctl = v0->rt.u.ctl,
 		};
 		rc = manifest_write(&mf, err, sizeof(err));
 	}
@@ -389,6 +468,125 @@ static bool feed_last_tb(struct vcpu *v)
 	return infer_exec_run(&v->inf, t->insn, (size_t)k, t->straight);
 }
 
+/* start=guest: the packet settings the guest programmed, from TraceEn on
+ * (SDM 33.2.8.2): DisRETC, DisTNT, PSBFreq, TSCEn/MTCEn/CYCEn and their
+ * frequencies, ADDRn_CFG=1 ranges (IP filtering). CPL is taken as 0 (the
+ * firmware's): OS=0 traces nothing (ContextEn 0); User is moot; CR3
+ * filtering compares CR3 at TraceEn. What is not modelled is said. */
+static void guest_settings(struct vcpu *v, uint64_t cr3)
+{
+	const struct ptunit *u = &v->rt.u;
+	uint64_t ctl = u->ctl;
+	struct infer_config *c = &v->inf.cfg;
+	v->gen.w.retcomp = !(ctl & RTIT_CTL_DISRETC);
+	v->gen.w.distnt = ctl & RTIT_CTL_DISTNT;
+	if (P.caps.psb_cyc)
+		v->gen.w.psb_period = 2048u << ((ctl & RTIT_CTL_PSBFREQ_MASK) >> RTIT_CTL_PSBFREQ_SHIFT);
+	struct ptgen_timing t = P.opt.timing;
+	t.tsc = ctl & RTIT_CTL_TSCEN;
+	t.mtc = ctl & RTIT_CTL_MTCEN;
+	t.mtc_freq = (uint8_t)((ctl & RTIT_CTL_MTCFREQ_MASK) >> RTIT_CTL_MTCFREQ_SHIFT);
+	t.cyc = ctl & RTIT_CTL_CYCEN;
+	t.cyc_thresh = (uint8_t)((ctl & RTIT_CTL_CYCTHRESH_MASK) >> RTIT_CTL_CYCTHRESH_SHIFT);
+	ptgen_set_timing(&v->gen, &t, &v->inf.calls);
+	c->nfilter = 0;
+	const char *unmodelled = NULL;
+	for (unsigned i = 0; i < 4 && i < PTUNIT_RANGES; i++) {
+		unsigned cfg = (unsigned)((ctl >> RTIT_CTL_ADDR_CFG_SHIFT(i)) & 0xf);
+		if (cfg == 1) {
+			c->filter_a[c->nfilter] = u->addr_a[i];
+			c->filter_b[c->nfilter] = u->addr_b[i];
+			c->nfilter++;
+		} else if (cfg == 2) {
+			unmodelled = "TraceStop ranges (ADDRn_CFG=2)";
+		}
+	}
+	bool context = ctl & RTIT_CTL_OS;
+	if ((ctl & RTIT_CTL_CR3FILTER) && (cr3 & ~0xfffull) != (u->cr3 & ~0xfffull))
+		context = false;
+	if (!(ctl & RTIT_CTL_BRANCHEN))
+		unmodelled = "BranchEn=0 (traced as BranchEn=1)";
+	if (ctl & (RTIT_CTL_PTWEN | RTIT_CTL_PWREVTEN | RTIT_CTL_EVENTEN))
+		unmodelled = "PTWRITE, power event and event trace packets";
+	if (!context) {
+		/* ContextEn 0 everywhere: an empty range */
+		c->nfilter = 1;
+		c->filter_a[0] = 1;
+		c->filter_b[0] = 0;
+	}
+	if (unmodelled)
+		fprintf(stderr, "efipt-qemu: CPU %u: IA32_RTIT_CTL 0x%" PRIx64 ": %s not emulated\n",
+			v->index, ctl, unmodelled);
+}
+
+/* start=guest, after the WRMSR was fed (on_insn()): what it traced went
+ * out under the old programming, now the write takes effect. */
+static void guest_wrmsr_done(struct vcpu *v)
+{
+	v->pend = false;
+	ptgen_flush(&v->gen);
+	char line[700] = "", msg[700] = "";
+	struct strbuf lb, mb;
+	sb_init(&lb, line, sizeof(line));
+	sb_init(&mb, msg, sizeof(msg));
+	enum grtit_edge e = grtit_wrmsr(&v->rt, v->pend_ip, v->pend_msr, v->pend_value, &lb, &mb);
+	if (line[0]) {
+		pthread_mutex_lock(&P.rtlog_lock);
+		outfile_printf(&P.rtlog, "%s\n", line);
+		pthread_mutex_unlock(&P.rtlog_lock);
+	}
+	if (msg[0])
+		fprintf(stderr, "efipt-qemu: %s\n", msg);
+	if (e == GRTIT_ON && !v->inf.done) {
+		guest_settings(v, v->pend_cr3);
+		infer_guest_on(&v->inf);
+	}
+}
+
+/* start=guest: before a WRMSR runs (registered before on_insn()): ECX and
+ * EDX:EAX. A write clearing TraceEn stops the trace before the WRMSR
+ * (FUP(CLIP), TIP.PGD()), so it is told to the inference before on_insn()
+ * feeds it; the unit takes the write after. */
+static void on_wrmsr(unsigned int vcpu, void *ud)
+{
+	const struct pinsn *p = ud;
+	if (vcpu >= P.ncpus)
+		return;
+	struct vcpu *v = &P.cpu[vcpu];
+	uint64_t rcx, rax, rdx;
+	pthread_mutex_lock(&v->lock);
+	if (!finished() && papi_reg(&v->regs, PAPI_RCX, &rcx) && papi_reg(&v->regs, PAPI_RAX, &rax) &&
+	    papi_reg(&v->regs, PAPI_RDX, &rdx) && ptunit_msr_name((uint32_t)rcx)) {
+		v->pend = true;
+		v->pend_ip = p->addr;
+		v->pend_msr = (uint32_t)rcx;
+		v->pend_value = (rdx & 0xffffffffull) << 32 | (rax & 0xffffffffull);
+		papi_reg(&v->regs, PAPI_CR3, &v->pend_cr3);
+		/* TraceEn 1 -> 0 unless the write would #GP */
+		struct ptunit try = v->rt.u;
+		char why[300];
+		struct strbuf wb;
+		sb_init(&wb, why, sizeof(why));
+		if ((v->rt.u.ctl & RTIT_CTL_TRACEEN) && v->pend_msr == MSR_IA32_RTIT_CTL &&
+		    ptunit_wrmsr(&try, v->pend_msr, v->pend_value, NULL, &wb) == PTUNIT_OK &&
+		    !(try.ctl & RTIT_CTL_TRACEEN))
+			infer_guest_off(&v->inf);
+	}
+	pthread_mutex_unlock(&v->lock);
+}
+
+/* WRMSR (0F 30) after prefixes */
+static bool is_wrmsr(const struct pinsn *p)
+{
+	unsigned i = 0;
+	while (i < p->len && (p->bytes[i] == 0x66 || p->bytes[i] == 0x67 || p->bytes[i] == 0xf2 ||
+			      p->bytes[i] == 0xf3 || p->bytes[i] == 0x2e || p->bytes[i] == 0x3e ||
+			      p->bytes[i] == 0x26 || p->bytes[i] == 0x36 || p->bytes[i] == 0x64 ||
+			      p->bytes[i] == 0x65 || (p->bytes[i] & 0xf0) == 0x40))
+		i++;
+	return i + 2 == p->len && p->bytes[i] == 0x0f && p->bytes[i + 1] == 0x30;
+}
+
 static void on_insn(unsigned int vcpu, void *ud)
 {
 	if (vcpu >= P.ncpus)
@@ -407,6 +605,8 @@ static void on_insn(unsigned int vcpu, void *ud)
 			infer_block_regs(&v->inf, &now);
 		if (!stop)
 			stop = infer_exec(&v->inf, p);
+		if (v->pend)
+			guest_wrmsr_done(v);
 	}
 	pthread_mutex_unlock(&v->lock);
 	if (stop)
@@ -589,20 +789,25 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 				t->straight = false;
 		if ((pi[i].flags & (PINSN_START | PINSN_STOP)) ||
 		    (P.opt.cfg.start == INFER_START_ADDR && pi[i].addr == P.opt.cfg.start_addr) ||
-		    (P.opt.cfg.stop == INFER_STOP_ADDR && pi[i].addr == P.opt.cfg.stop_addr))
+		    (P.opt.cfg.stop == INFER_STOP_ADDR && pi[i].addr == P.opt.cfg.stop_addr) ||
+		    (P.guest && is_wrmsr(&pi[i])))
 			special = true;
 		if (i && pi[i].addr != pi[i - 1].addr + pi[i - 1].len)
 			t->straight = false;
 	}
 	/* Where tracing may start or stop, a callback per instruction: the stop
 	 * is then seen before the instruction runs (and exit=on ends QEMU
-	 * before the guest goes on), not at the next block. */
+	 * before the guest goes on), not at the next block; a WRMSR under
+	 * start=guest is fed (on_insn()) right after on_wrmsr() saw it. */
 	bool per_insn = P.per_insn || special;
 	t->per_insn = per_insn;
 	if (n)
 		pi[0].flags |= PINSN_FIRST;
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
+		if (P.guest && is_wrmsr(&pi[i]))
+			qemu_plugin_register_vcpu_insn_exec_cb(in, on_wrmsr, papi_cb_flags(true),
+							       &pi[i]);
 		if (per_insn)
 			qemu_plugin_register_vcpu_insn_exec_cb(in, on_insn,
 							       papi_cb_flags(P.regs && !i), &pi[i]);
@@ -639,6 +844,52 @@ static void on_qemu_exit(qemu_plugin_id_t id, void *ud)
 	finish("exit");
 }
 
+/* start=guest: the emulated unit's capabilities from cpuid=FILE (as
+ * efipt.efi --emulated-caps takes them), rtit.jsonl and guest-output.bin.
+ * 0, or -1 with why in err. */
+static int guest_setup(char *err, size_t errlen)
+{
+	if (!PAPI_REGS || !PAPI_MEMORY) {
+		snprintf(err, errlen, "start=guest needs QEMU 9.2 or newer (plugin API 4: the "
+			 "WRMSR's registers and the guest's ToPA tables); this QEMU's plugin API "
+			 "is %d", QEMU_PLUGIN_VERSION);
+		return -1;
+	}
+	FILE *f = fopen(P.opt.cpuid, "r");
+	static char text[1 << 20];
+	size_t n = f ? fread(text, 1, sizeof(text), f) : 0;
+	bool big = f && n == sizeof(text);
+	if (f)
+		fclose(f);
+	if (!f || big) {
+		snprintf(err, errlen, "cpuid=%s: %s", P.opt.cpuid,
+			 big ? "larger than 1 MiB: not a cpuid -r dump" : strerror(errno));
+		return -1;
+	}
+	static struct cpuid_set set;
+	unsigned line = 0;
+	int e = cpuidtxt_parse(&set, text, n, 0, &line);
+	if (e) {
+		snprintf(err, errlen, "cpuid=%s: line %u: %s", P.opt.cpuid, line, cpuidtxt_errstr(e));
+		return -1;
+	}
+	memset(&P.caps, 0, sizeof(P.caps));
+	P.caps.maxphyaddr = P.opt.physbits;
+	if (!ptcaps_emulate(&P.caps, &set)) {
+		snprintf(err, errlen, "cpuid=%s: this CPU profile has no Intel PT "
+			 "(CPUID.(EAX=07H,ECX=0):EBX[25] or leaf 14H missing)", P.opt.cpuid);
+		return -1;
+	}
+	if (outfile_open(&P.rtlog, P.opt.dir, "rtit.jsonl", err, errlen))
+		return -1;
+	if (outfile_open(&P.gout, P.opt.dir, "guest-output.bin", err, errlen)) {
+		outfile_abort(&P.rtlog);
+		return -1;
+	}
+	P.guest = true;
+	return 0;
+}
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 					   int argc, char **argv)
 {
@@ -670,6 +921,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	else
 		snprintf(P.started, sizeof(P.started), "unknown");
 	char err[4400];
+	if (P.opt.cfg.start == INFER_START_GUEST && guest_setup(err, sizeof(err))) {
+		fprintf(stderr, "efipt-qemu: %s\n", err);
+		return -1;
+	}
 	codemap_init(&P.code);
 	P.ncpus = papi_max_vcpus(info);
 	P.cpu = calloc(P.ncpus, sizeof(*P.cpu));
@@ -699,7 +954,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 				outfile_abort(&P.cpu[c].trace);
 			return -1;
 		}
-		if (v->ring.buf)
+		if (P.guest)
+			ptgen_init(&v->gen, P.opt.psb, P.opt.retcomp, guest_write, v);
+		else if (v->ring.buf)
 			ptgen_init(&v->gen, P.opt.psb, P.opt.retcomp, ring_write, &v->ring);
 		else
 			ptgen_init(&v->gen, P.opt.psb, P.opt.retcomp, trace_write, &v->trace);
@@ -713,6 +970,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		v->index = c;
 		v->inf.on_watch = on_watch;
 		v->inf.watch_ctx = v;
+		if (P.guest)
+			grtit_init(&v->rt, &P.caps, c, P.gout.f, &P.gout_size);
 	}
 	P.per_insn = P.ncpus != 1;
 	if (!papi_counter_init(&P.insn_started)) {

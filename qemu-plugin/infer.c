@@ -207,6 +207,8 @@ static bool starts(const struct infer *f, const struct pinsn *p, unsigned mode)
 		return mode != X86_MODE_16;
 	case INFER_START_MARKER:
 		return p->flags & PINSN_START;
+	case INFER_START_GUEST:
+		return f->guest == INFER_GUEST_NEXT;
 	default:
 		return p->addr == f->cfg.start_addr;
 	}
@@ -215,6 +217,8 @@ static bool starts(const struct infer *f, const struct pinsn *p, unsigned mode)
 static bool stops(const struct infer *f, const struct pinsn *p)
 {
 	if (f->cfg.limit && f->traced >= f->cfg.limit)
+		return true;
+	if (f->guest == INFER_GUEST_OFF)
 		return true;
 	switch (f->cfg.stop) {
 	case INFER_STOP_MARKER:
@@ -352,8 +356,13 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 			}
 			f->end_ip = p->addr;
 			f->tracing = false;
-			f->done = true;
 			f->end_call = f->calls - 1;
+			if (f->guest == INFER_GUEST_OFF) {
+				/* the guest may set TraceEn again; QEMU runs on */
+				f->guest = INFER_GUEST_NONE;
+				return false;
+			}
+			f->done = true;
 			return true;
 		}
 		if (!f->cfg.nfilter) {
@@ -371,18 +380,30 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 			f->done = true;
 			f->full = true;
 			f->end_call = f->calls - 1;
-			return true;
+			/* start=guest: the unit stopped (STOP region, error);
+			 * the guest goes on and its run ends with QEMU */
+			return f->cfg.start != INFER_START_GUEST;
 		}
+	} else if (f->guest == INFER_GUEST_OFF) {
+		f->guest = INFER_GUEST_NONE; /* TraceEn cleared where nothing was traced */
+		return false;
 	} else if (f->calls > f->cfg.after && starts(f, p, am)) {
 		f->tracing = true;
 		cr3_update(f, NULL, am);
+		if (f->cfg.start == INFER_START_GUEST) {
+			f->guest = INFER_GUEST_NONE;
+			if (f->segments++)
+				goto enabled; /* first_call, first_ip: the first span's */
+		}
 		f->first_call = f->calls - 1;
+	enabled:
 		f->packet_en = in_filter(f, p->addr);
 		if (!f->packet_en) {
 			ptgen_psb(f->g, false, 0, am); /* TraceEn: PSB+, no IP */
 			return false;
 		}
-		f->first_ip = p->addr;
+		if (!f->traced)
+			f->first_ip = p->addr;
 		ptgen_enable(f->g, p->addr, am);
 	} else {
 		return false;
@@ -435,6 +456,16 @@ bool infer_exec_run(struct infer *f, struct pinsn *p, size_t k, bool straight)
 		if (infer_exec(f, &p[i]))
 			return true;
 	return false;
+}
+
+void infer_guest_on(struct infer *f)
+{
+	f->guest = INFER_GUEST_NEXT;
+}
+
+void infer_guest_off(struct infer *f)
+{
+	f->guest = INFER_GUEST_OFF;
 }
 
 void infer_finish(struct infer *f)

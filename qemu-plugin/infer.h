@@ -37,6 +37,9 @@ enum infer_start {
 	INFER_START_PROTECTED,	/* the first one outside 16-bit code */
 	INFER_START_MARKER,	/* the start marker (traced from the marker) */
 	INFER_START_ADDR,	/* the first execution of an address */
+	INFER_START_GUEST,	/* the guest's own WRMSRs (pt=guest): from each
+				 * TraceEn 0 -> 1 to the next 1 -> 0, see
+				 * infer_guest_on() */
 };
 
 enum infer_stop {
@@ -76,6 +79,8 @@ struct infer {
 	bool packet_en;			/* ... and in the filter ranges */
 	bool done;			/* stopped for good */
 	bool full;			/* ... because the trace filled (stop mode) */
+	uint8_t guest;			/* start=guest: enum infer_guest */
+	uint64_t segments;		/* start=guest: TraceEn 1 spans traced */
 	uint64_t calls;			/* execution callbacks (a REP loop
 					 * makes one per iteration) */
 	uint64_t first_call;		/* calls before the first traced one */
@@ -118,6 +123,17 @@ void infer_block_regs(struct infer *f, const struct infer_regs *r);
  * is in modes (PINSN_MODE_BIT()s); 64 after a far transfer (far) in IA-32e
  * mode where modes has it. */
 unsigned infer_regs_mode(const struct infer_regs *r, unsigned modes, unsigned guess, bool far);
+/* start=guest (SDM Table 33-55): infer_guest_off() before the WRMSR that
+ * clears TraceEn is fed: tracing stops before it, FUP(CLIP), TIP.PGD()
+ * (case 3); infer_guest_on() after the WRMSR that set TraceEn with
+ * TriggerEn was fed: tracing starts at the next instruction,
+ * TIP.PGE(NLIP) (case 2). The WRMSRs themselves are not traced. Tracing
+ * stopped by a full output (the unit's Stopped or Error: ptgen's w.full)
+ * stays stopped for the run. */
+enum infer_guest { INFER_GUEST_NONE, INFER_GUEST_NEXT, INFER_GUEST_OFF };
+void infer_guest_on(struct infer *f);
+void infer_guest_off(struct infer *f);
+
 /* QEMU exits: end the trace (TIP.PGD at the next IP, if tracing). */
 void infer_finish(struct infer *f);
 

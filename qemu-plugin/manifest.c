@@ -38,6 +38,8 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 			       : 0);
 	for (unsigned i = 0; i < opt->cfg.nfilter; i++)
 		ctl |= 1ull << RTIT_CTL_ADDR_CFG_SHIFT(i); /* ADDRn_CFG = 1: filter */
+	if (f->guest_json)
+		ctl = f->guest_ctl & ~RTIT_CTL_TRACEEN; /* what the guest programmed */
 	char sbuf[32], tbuf[32];
 	outfile_printf(&o, "{\n  \"format\": \"efipt-run\",\n  \"format_version\": 1,\n"
 			   "  \"efipt_version\": \"%s\",\n  \"efipt_gitrev\": \"%s\",\n"
@@ -85,6 +87,8 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 			       f->dbg ? f->dbg->bytes : 0, f->dbg_unread, f->dbg_dropped);
 	if (f->inf->reg_fixes)
 		outfile_printf(&o, ", \"register_mode_fixes\": %" PRIu64, f->inf->reg_fixes);
+	if (f->guest_json)
+		outfile_printf(&o, ", \"guest\": %s", f->guest_json);
 	/* one trace per vCPU: trace.pt (and the members above) is CPU 0's */
 	outfile_printf(&o, ", \"cpus\": %u, \"traces\": [%s]", f->cpus, f->traces ? f->traces : "");
 	if (opt->size)

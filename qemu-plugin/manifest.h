@@ -30,6 +30,8 @@ struct manifest_facts {
 	bool wrapped;		/* mode=wrap dropped older trace */
 	const struct dbgport_file *dbg;	/* open: debugport.jsonl written */
 	uint64_t dbg_unread, dbg_dropped;
+	const char *guest_json;	/* start=guest: trace.guest (guest_rtit.h), else NULL */
+	uint64_t guest_ctl;	/* ... and CPU 0's IA32_RTIT_CTL as programmed */
 };
 
 /* Returns 0, or -1 with "PATH: reason" in err. */

@@ -129,10 +129,20 @@ static int one(struct plugin_options *o, const char *a)
 			c->start = INFER_START_PROTECTED;
 		else if (!strcmp(v, "marker"))
 			c->start = INFER_START_MARKER;
+		else if (!strcmp(v, "guest"))
+			c->start = INFER_START_GUEST;
 		else if (!parse_u64(v, &c->start_addr))
 			c->start = INFER_START_ADDR;
 		else
-			return bad(a, "takes reset, protected, marker or an address");
+			return bad(a, "takes reset, protected, marker, guest or an address");
+	} else if (is(a, kl, "cpuid")) {
+		if (!*v || strlen(v) >= sizeof(o->cpuid))
+			return bad(a, "needs a file (a CPU profile: cpuid -r text)");
+		snprintf(o->cpuid, sizeof(o->cpuid), "%s", v);
+	} else if (is(a, kl, "physbits")) {
+		if (parse_u64(v, &n) || n < 32 || n > 52)
+			return bad(a, "takes the guest's MAXPHYADDR, 32 to 52");
+		o->physbits = (unsigned)n;
 	} else if (is(a, kl, "stop")) {
 		if (!strcmp(v, "exit"))
 			c->stop = INFER_STOP_EXIT;
@@ -144,7 +154,7 @@ static int one(struct plugin_options *o, const char *a)
 			return bad(a, "takes exit, marker or an address");
 	} else {
 		return bad(a, "unknown (dir=, psb=, retcomp=, start=, stop=, after=, limit=, exit=, "
-			      "size=, mode=, tsc=, mtc=, cyc=, shift=, filter=, regs=, debugport=)");
+			      "size=, mode=, tsc=, mtc=, cyc=, shift=, filter=, regs=, debugport=, cpuid=, physbits=)");
 	}
 	return 0;
 }
@@ -158,6 +168,7 @@ int options_parse(struct plugin_options *o, int argc, char **argv)
 	o->debugport = 0x402; /* OVMF's DEBUG() (PcdDebugIoPort) */
 	o->cfg.start = INFER_START_RESET;
 	o->cfg.stop = INFER_STOP_EXIT;
+	o->physbits = 40; /* QEMU's TCG (TCG_PHYS_ADDR_BITS) */
 	for (int i = 0; i < argc; i++) {
 		size_t al = strlen(o->args);
 		snprintf(o->args + al, sizeof(o->args) - al, "%s%s", al ? "," : "", argv[i]);
@@ -166,6 +177,21 @@ int options_parse(struct plugin_options *o, int argc, char **argv)
 	}
 	if (!o->dir[0])
 		return bad("dir", "missing: dir=RUNDIR names the run directory to write");
+	if (o->cfg.start == INFER_START_GUEST) {
+		/* the guest says where and how much: none of the plugin's own */
+		if (!o->cpuid[0])
+			return bad("start=guest", "needs cpuid=FILE: the CPU profile whose Intel PT "
+				   "the guest programs (the one efipt.efi --emulated-caps takes)");
+		if (!o->regs)
+			return bad("start=guest", "reads the WRMSR's registers: not with regs=off");
+		if (o->cfg.stop != INFER_STOP_EXIT || o->size || o->wrap || o->cfg.nfilter ||
+		    o->cfg.limit || o->timing.tsc || o->timing.mtc || o->timing.cyc)
+			return bad("start=guest", "the guest's own programming says when tracing stops, "
+				   "where the output goes and which packets: no stop=, size=, mode=, "
+				   "filter=, limit=, tsc=, mtc=, cyc=");
+	} else if (o->cpuid[0]) {
+		return bad("cpuid", "only with start=guest");
+	}
 	if (o->wrap && !o->size)
 		o->size = 4ull << 20; /* the trace option's default size */
 	/* a flight recorder must keep a PSB+ to decode from */
@@ -180,6 +206,7 @@ const char *options_start_name(const struct plugin_options *o, char *buf, unsign
 	case INFER_START_RESET: return "reset";
 	case INFER_START_PROTECTED: return "protected";
 	case INFER_START_MARKER: return "marker";
+	case INFER_START_GUEST: return "guest";
 	}
 	snprintf(buf, len, "0x%" PRIx64, o->cfg.start_addr);
 	return buf;

@@ -25,12 +25,17 @@ struct plugin_options {
 	struct ptgen_timing timing;	/* tsc=, mtc=, cyc=, shift= */
 	bool shift_given;	/* shift= came from QEMU's -icount */
 	struct infer_config cfg;
+	/* start=guest: the PT unit follows the guest's WRMSRs (guest_rtit.h),
+	 * with the capabilities of a CPU profile (cpuid=FILE, `cpuid -r`
+	 * text) and the guest's MAXPHYADDR (physbits=, default 40: TCG's) */
+	char cpuid[4096];
+	unsigned physbits;
 };
 
 /* Parse argv (key=value each). Returns 0, or -1 after printing
  * "efipt-qemu: plugin argument 'ARG': why" on stderr. */
 int options_parse(struct plugin_options *o, int argc, char **argv);
-/* "reset", "protected", "marker", or the address; buf holds the latter. */
+/* "reset", "protected", "marker", "guest", or the address; buf holds the latter. */
 const char *options_start_name(const struct plugin_options *o, char *buf, unsigned len);
 /* "exit", "marker", or the address */
 const char *options_stop_name(const struct plugin_options *o, char *buf, unsigned len);

@@ -12,11 +12,15 @@
  * (as the comparison does; with limit=N not the N-th, exit() comes before
  * it), A is the last that ran; a whole boot is checked without a file of
  * 10^9 addresses. cpus=all records every other vCPU N too, all it runs,
- * in FILE.cpuN (created when it first runs). An INT n or a UD (#UD) is
+ * in FILE.cpuN (created when it first runs). from=traceen records CPU 0
+ * while the guest's own WRMSRs have IA32_RTIT_CTL.TraceEn (ECX 570H, EAX
+ * bit 0) set: from the instruction after the WRMSR that sets it to the one
+ * before the WRMSR that clears it (QEMU 9 on: registers), every such span.
+ * An INT n or a UD (#UD) is
  * recorded, as its callback runs, though the trace does not count it as
  * executed (insnlog_cmp.py says how the two differ).
  *
- *   -plugin build/tests/insnlog.so,out=FILE[,skip=N|from=marker][,to=marker][,limit=N]
+ *   -plugin build/tests/insnlog.so,out=FILE[,skip=N|from=marker|from=traceen][,to=marker][,limit=N]
  *           [,head=N][,count=FILE][,cpus=all]
  */
 #include <pthread.h>
@@ -34,6 +38,8 @@ static FILE *out;
 static const char *count_file;
 static uint64_t count, limit, skip, head = UINT64_MAX, distinct, last_addr = UINT64_MAX;
 static bool from_marker, to_marker, logging = true, ended, all_cpus;
+static bool from_traceen, traceen_next;	/* from=traceen; TraceEn set by the WRMSR now running */
+static struct papi_regs regs0;	/* CPU 0's */
 static const char *out_path;
 
 /* vCPUs other than 0 (cpus=all): each runs on its own thread (MTTCG) */
@@ -95,6 +101,11 @@ static void on_insn(unsigned int vcpu, void *ud)
 	uint64_t a = (uint64_t)(uintptr_t)ud;
 	if (vcpu != 0 && all_cpus)
 		log_other(vcpu, a);
+	if (vcpu == 0 && traceen_next) {
+		traceen_next = false;
+		logging = true;
+		return; /* the WRMSR itself: not recorded */
+	}
 	if (vcpu != 0 || !out || !logging)
 		return;
 	bool fresh = a != last_addr;
@@ -137,13 +148,39 @@ static void on_stop_marker(unsigned int vcpu, void *ud)
 	(void)ud;
 }
 
+/* from=traceen: before a WRMSR runs (registered before on_insn) */
+static void on_wrmsr(unsigned int vcpu, void *ud)
+{
+	uint64_t rcx, rax;
+	(void)ud;
+	if (vcpu != 0 || !papi_reg(&regs0, PAPI_RCX, &rcx) || !papi_reg(&regs0, PAPI_RAX, &rax) ||
+	    (uint32_t)rcx != 0x570)
+		return;
+	if (rax & 1) {
+		traceen_next = !logging; /* from the next instruction on */
+	} else if (logging) {
+		logging = false;
+		fflush(out);
+	}
+}
+
+static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
+{
+	(void)id;
+	if (vcpu == 0 && !papi_regs_find(&regs0))
+		fprintf(stderr, "insnlog: from=traceen: QEMU names no rcx/rax\n");
+}
+
 static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	(void)id;
 	for (size_t i = 0; i < qemu_plugin_tb_n_insns(tb); i++) {
 		struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
 		uint8_t bytes[16];
-		bool eight = papi_insn_bytes(in, bytes) == sizeof(start_marker);
+		size_t len = papi_insn_bytes(in, bytes);
+		if (from_traceen && len >= 2 && bytes[len - 2] == 0x0f && bytes[len - 1] == 0x30)
+			qemu_plugin_register_vcpu_insn_exec_cb(in, on_wrmsr, papi_cb_flags(true), NULL);
+		bool eight = len == sizeof(start_marker);
 		bool marker = eight && !memcmp(bytes, start_marker, 8);
 		bool stop = eight && !memcmp(bytes, stop_marker, 8);
 		qemu_plugin_register_vcpu_insn_exec_cb(
@@ -175,6 +212,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			file = argv[i] + 4;
 		else if (!strcmp(argv[i], "from=marker"))
 			from_marker = true, logging = false;
+		else if (!strcmp(argv[i], "from=traceen") && PAPI_REGS)
+			from_traceen = true, logging = false;
 		else if (!strcmp(argv[i], "to=marker"))
 			to_marker = true;
 		else if (!strncmp(argv[i], "skip=", 5))
@@ -200,6 +239,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		return -1;
 	}
 	setvbuf(out, NULL, _IOFBF, 1 << 20);
+	if (from_traceen)
+		qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
 	qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);
 	return 0;

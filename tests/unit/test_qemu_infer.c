@@ -64,6 +64,11 @@ static void build_code(void)
 	put(0x310, "90");		/* 1310 nop */
 	put(0x311, "0f1f840045505430"); /* 1311 stop marker */
 	put(0x319, "90");		/* 1319 nop */
+	put(0x320, "0f30");		/* 1320 wrmsr (start=guest: TraceEn on) */
+	put(0x322, "7401");		/* 1322 jz 1325 */
+	put(0x324, "90");		/* 1324 nop */
+	put(0x325, "0f30");		/* 1325 wrmsr (TraceEn off) */
+	put(0x327, "90");		/* 1327 nop */
 }
 
 /* one struct pinsn per address, as QEMU's translation would make */
@@ -186,6 +191,10 @@ static void feed_blocks(struct infer *inf, const int64_t *exec)
 }
 
 static struct got got;
+/* start=guest: the WRMSRs at these addresses set / clear TraceEn, told
+ * as the plugin tells them (on after feeding, off before); 0: none */
+static uint64_t guest_on_at, guest_off_at;
+
 /* As run(), and an event leaves the filter ranges after the instruction
  * before leave_fup: FUP(leave_fup), TIP.PGD (0: none does). */
 static void run_leaving(const char *name, const struct infer_config *cfg, bool retcomp,
@@ -201,9 +210,14 @@ static void run_leaving(const char *name, const struct infer_config *cfg, bool r
 	if (by_blocks) {
 		feed_blocks(&inf, exec);
 	} else {
-		for (const int64_t *e = exec; *e >= 0; e++)
+		for (const int64_t *e = exec; *e >= 0; e++) {
+			if ((uint64_t)*e == guest_off_at)
+				infer_guest_off(&inf);
 			if (infer_exec(&inf, pin((uint64_t)*e)))
 				break;
+			if ((uint64_t)*e == guest_on_at)
+				infer_guest_on(&inf);
+		}
 	}
 	infer_finish(&inf);
 	ptgen_flush(&gen);
@@ -465,6 +479,21 @@ int main(void)
 		cfg.start = INFER_START_MARKER;
 		cfg.stop = INFER_STOP_MARKER;
 		run("start and stop markers", &cfg, true, mark_exec, mark_want, 0);
+
+		/* start=guest (Table 33-55 cases 2, 3): from after the WRMSR that
+		 * sets TraceEn to before the one that clears it, twice */
+		if (!by_blocks) {
+			static const int64_t g_exec[] = { 0x1000, 0x1100, 0x1101, 0x1320, 0x1322,
+							  0x1325, 0x1327, 0x1320, 0x1322, 0x1324,
+							  0x1325, 0x1327, -1 };
+			static const int64_t g_want[] = { 0x1322, 0x1322, 0x1324, -1 };
+			memset(&cfg, 0, sizeof(cfg));
+			cfg.start = INFER_START_GUEST;
+			guest_on_at = 0x1320;
+			guest_off_at = 0x1325;
+			run("start=guest: two TraceEn spans", &cfg, true, g_exec, g_want, 0);
+			guest_on_at = guest_off_at = 0;
+		}
 
 		/* limit: stops before the instruction after the Nth */
 		static const int64_t lim_want[] = { 0x1000, 0x1100, 0x1101, 0x1005, 0x1007, -1 };

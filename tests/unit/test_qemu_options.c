@@ -13,6 +13,13 @@ static int parse(const char *a, const char *b, const char *c)
 	return options_parse(&o, n, argv);
 }
 
+/* dir=r start=guest cpuid=p and one more */
+static int parse_guest(const char *d)
+{
+	char *argv[4] = { "dir=r", "start=guest", "cpuid=p", (char *)d };
+	return options_parse(&o, 4, argv);
+}
+
 int main(void)
 {
 	char buf[32];
@@ -36,6 +43,17 @@ int main(void)
 	      "limit, exit=on");
 	CHECK(!parse("dir=r", "after=7", NULL) && o.cfg.after == 7, "after");
 	CHECK(!strcmp(o.args, "dir=r,after=7"), "arguments kept for the manifest");
+	CHECK(!parse("dir=r", "start=guest", "cpuid=/p.txt") && o.cfg.start == INFER_START_GUEST &&
+		      !strcmp(o.cpuid, "/p.txt") && o.physbits == 40 &&
+		      !strcmp(options_start_name(&o, buf, sizeof(buf)), "guest"),
+	      "start=guest with cpuid=, MAXPHYADDR 40 (TCG's)");
+	CHECK(!parse_guest("physbits=46") && o.physbits == 46, "physbits=");
+	CHECK(parse("dir=r", "start=guest", NULL), "start=guest without cpuid= refused");
+	CHECK(parse("dir=r", "cpuid=p", NULL), "cpuid= without start=guest refused");
+	CHECK(parse_guest("size=8192") && parse_guest("filter=1-2") && parse_guest("regs=off") &&
+		      parse_guest("stop=marker") && parse_guest("tsc=on"),
+	      "start=guest refuses the plugin's own output, filter and regs=off");
+	CHECK(parse("dir=r", "physbits=60", NULL), "physbits above 52 refused");
 	CHECK(parse("psb=4096", NULL, NULL), "dir= is required");
 	CHECK(parse("dir=r", "psb=100", NULL), "psb below 256 refused");
 	CHECK(parse("dir=r", "limit=0", NULL), "limit=0 refused");

@@ -1,0 +1,107 @@
+# efipt-qemu.so start=guest (docs/qemu.md "PT that follows the guest"):
+# efipt.efi's own hardware path (--emulated-caps: config checked against a
+# CPU profile's CPUID, the WRMSR sequence, its ToPA table in memory) under
+# QEMU's TCG, the plugin following those WRMSRs with the rules of
+# core/pt_unit.c. The trace the plugin writes where the guest's ToPA says
+# must decode to exactly what the guest executed while its TraceEn was set,
+# as the logger (tests/qemu/insnlog.c from=traceen, which watches the
+# WRMSRs on its own) recorded it. Needs plugin API 4 (QEMU 9.2 on: registers
+# and guest memory): under an older QEMU the plugin must refuse start=guest.
+. tests/lib.sh
+. tests/qemu/lib_qemu.sh
+
+plugin_output "start=guest"
+PROFILE=/work/shared/cpu-profiles/tiger-lake-up3-core-i7-1165g7.txt
+[ -f "$PROFILE" ] || PROFILE=tests/data/cpuid/tiger-lake-up3.txt
+QARGS="-machine q35 -m 512 -smp 1 -accel tcg -cpu max -display none -nodefaults -no-reboot -net none"
+
+# guest NAME EFIPT-ARGS PLUGIN-PROFILE [QEMU...]: efipt.efi traces app.efi
+# with --emulated-caps \prof.txt (PROFILE) under start=guest,cpuid=PLUGIN-PROFILE
+guest() {
+	n=$1 args=$2 pprof=$3
+	shift 3
+	d=$TMP/$n
+	mkdir -p "$d"
+	cp "$PROFILE" "$d/prof.txt"
+	sh ovmf/mkesp.sh --image "$d/esp.img" --add 'build/tests/traced_app.efi:\EFI\tools\app.efi' \
+		--add "$d/prof.txt:\\prof.txt" --args "$args" >/dev/null
+	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$d/vars.fd"
+	# shellcheck disable=SC2086
+	nice -n 10 timeout --kill-after=5 600 qemu-system-x86_64 $QARGS \
+		-drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
+		-drive if=pflash,format=raw,unit=1,file="$d/vars.fd" \
+		-drive format=raw,file="$d/esp.img" -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+		-debugcon file:"$d/debugcon.log" -global isa-debugcon.iobase=0xe9 \
+		-plugin "$PLUGIN,dir=$d/run,start=guest,cpuid=$pprof" "$@" \
+		</dev/null >"$d/qemu.log" 2>&1
+}
+
+api=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+set -- $api
+if [ "${1:-0}" -lt 9 ] || { [ "$1" -eq 9 ] && [ "${2:-0}" -lt 2 ]; }; then
+	mkdir -p "$TMP/old"
+	# shellcheck disable=SC2086
+	timeout 60 qemu-system-x86_64 $QARGS -bios /dev/null \
+		-plugin "$PLUGIN,dir=$TMP/old/run,start=guest,cpuid=$PROFILE" </dev/null >"$TMP/old/log" 2>&1
+	contains "start=guest: QEMU $1.$2 (plugin API below 4) is refused with the reason" \
+		"$TMP/old/log" "start=guest needs QEMU 9.2 or newer (plugin API 4"
+	exit 0
+fi
+
+# ToPA, efipt.efi's default output: the whole path, decoded = executed
+guest topa 'trace --emulated-caps \prof.txt --debugcon --shutdown -- \EFI\tools\app.efi' "$PROFILE" \
+	-plugin "$LOGGER,out=$TMP/topa/log.bin,from=traceen"
+[ -f "$d/run/manifest.json" ] && ok "topa: QEMU ran efipt.efi to power-off, the run directory is complete" ||
+	nok "topa: the run directory is complete" "$(head -c 400 "$d/qemu.log"); $(tail -c 300 "$d/debugcon.log")"
+contains "topa: efipt.efi says its PT is emulated, from the profile" "$d/debugcon.log" \
+	"efipt: EMULATED Intel PT: the capabilities of \\prof.txt"
+contains "topa: the traced app ran" "$d/debugcon.log" "efipt: \\EFI\\tools\\app.efi returned EFI_SUCCESS"
+expect "topa: the plugin saw efipt.efi's WRMSRs, all as hardware takes them, TraceEn on then off" python3 -c "
+import json; w=[json.loads(l) for l in open('$d/run/rtit.jsonl')]
+names=[x['msr'] for x in w]
+assert all(x['result']=='ok' for x in w), w
+ctl=[int(x['value'],16) for x in w if x['msr']=='IA32_RTIT_CTL']
+assert 'IA32_RTIT_OUTPUT_BASE' in names and 'IA32_RTIT_OUTPUT_MASK_PTRS' in names, names
+assert len(ctl)==2 and ctl[0]&1 and ctl[0]&(1<<8) and ctl[0]&(1<<13) and not ctl[1]&1, ctl
+assert names.index('IA32_RTIT_CTL') > names.index('IA32_RTIT_OUTPUT_BASE'), names"
+expect "topa: manifest: the guest's ToPA region, the write position, no #GP" python3 -c "
+import json; t=json.load(open('$d/run/manifest.json'))['trace']; g=t['guest']['cpus'][0]
+assert t['start']=='guest' and g['output']=='topa' and g['gp']==0 and not g['error'], g
+r=g['regions'][0]; assert r['written']==t['bytes']==g['bytes'] > 1000, (r, t['bytes'])
+assert g['position']=={'region': 0, 'offset': t['bytes']}, g['position']
+assert int(g['output_mask_ptrs'],16)>>32 == t['bytes'], g
+assert (int(g['status'],16)>>32)&0x1ffff == t['bytes'] & 0x1ffff, g['status']"
+expect "topa: the region file holds the trace where the ToPA region starts" python3 -c "
+import json; t=json.load(open('$d/run/manifest.json'))['trace']; r=t['guest']['cpus'][0]['regions'][0]
+b=open('$d/run/guest-output.bin','rb').read(); pt=open('$d/run/trace.pt','rb').read()
+assert len(b)==r['size'] and b[r['file_offset']:r['file_offset']+len(pt)]==pt, len(b)"
+decoded_equals_log topa "$d" "while the guest's TraceEn was set"
+expect "topa: the comparison finds a missing instruction" sh -c "! python3 tests/qemu/insnlog_cmp.py \
+	'$d/log.bin' '$d/insn.txt' '$d/run/manifest.json' $fc --drop 100"
+expect_rc "topa: efipt decode: no errors" 0 $EFIPT decode "$d/run"
+contains "topa: decode counts no errors" "$TMP/out" "Errors        0"
+
+# Deliberately bad programming, as the unit sees it: efipt.efi validated
+# its IP filter range against the profile it was given, but the plugin
+# emulates Broadwell (CPUID.(14H,0):EBX[2]=0, no ADDRn MSRs): the range
+# MSRs and the IA32_RTIT_CTL with ADDR0_CFG would #GP there (SDM 33.2.8.1,
+# Table 33-11), so TraceEn is never set and nothing is traced.
+BDW=/work/shared/cpu-profiles/broadwell-u-core-i7-5500u.txt
+[ -f "$BDW" ] || BDW=tests/data/cpuid/broadwell-u.txt
+guest gp 'trace --emulated-caps \prof.txt --filter image=app --debugcon --shutdown -- \EFI\tools\app.efi' "$BDW"
+d=$TMP/gp
+contains "gp: efipt.efi programmed the filter it was allowed" "$d/debugcon.log" "efipt: filter 0: image app = "
+contains "gp: the plugin names the MSR, the value and the rule of the #GP" "$d/qemu.log" \
+	"CPU 0: WRMSR IA32_RTIT_ADDR0_A = 0x"
+contains "gp: ... and IA32_RTIT_CTL with ADDR0_CFG" "$d/qemu.log" "CPU 0: WRMSR IA32_RTIT_CTL = 0x1"
+contains "gp: ... saying the write is not applied" "$d/qemu.log" "would #GP on a CPU with these capabilities"
+contains "gp: the run says tracing never started, and why" "$d/qemu.log" \
+	"tracing never started: the guest set no IA32_RTIT_CTL.TraceEn with TriggerEn"
+expect "gp: rtit.jsonl and the manifest record the #GPs; nothing traced; result failed" python3 -c "
+import json; w=[json.loads(l) for l in open('$d/run/rtit.jsonl')]
+gp=[x for x in w if x['result']=='#GP']
+assert any(x['msr']=='IA32_RTIT_ADDR0_A' for x in gp) and any(x['msr']=='IA32_RTIT_CTL' for x in gp), w
+assert all(x.get('why') for x in gp), gp
+m=json.load(open('$d/run/manifest.json')); g=m['trace']['guest']['cpus'][0]
+assert g['gp']==len(gp) and g['bytes']==0 and not int(g['ctl'],16)&1, g
+assert m['status']['result']=='failed' and m['trace']['insns']==0, m['status']"
