@@ -42,12 +42,18 @@ static void qemu_usage(FILE *f)
 		"options:\n"
 		"  -o, --out RUNDIR   the run directory to create (must not exist)\n"
 		"  --start WHERE      reset (default), protected (first instruction outside\n"
-		"                     16-bit code), marker (the start marker) or an address\n"
+		"                     16-bit code), marker (the start marker), an address, or\n"
+		"                     guest: the guest's own WRMSRs program an emulated PT\n"
+		"                     unit (QEMU 9.2 on; needs --cpuid)\n"
+		"  --cpuid FILE       --start guest: the CPU profile whose Intel PT is\n"
+		"                     emulated (cpuid -r text); efipt.efi takes the same file\n"
+		"                     with trace --emulated-caps\n"
 		"  --stop WHERE       exit (default), marker (the stop marker) or an address;\n"
 		"                     QEMU ends when the trace does\n"
 		"  --limit N          at most N instructions traced (QEMU ends there too)\n"
 		"  --esp IMAGE        the ESP image QEMU boots (-drive file=IMAGE): after QEMU\n"
-		"                     exits, merge the run efipt.efi 'trace --source qemu' wrote\n"
+		"                     exits, merge the run efipt.efi 'trace --source qemu' (or\n"
+		"                     --emulated-caps) wrote\n"
 		"                     there (images.json, memory map) into RUNDIR; QEMU runs on\n"
 		"                     after the stop marker until the guest powers off.\n"
 		"                     Without --esp, the one raw FAT disk image of QEMU-ARGS\n"
@@ -187,13 +193,14 @@ int cmd_qemu(int argc, char **argv)
 		{ "esp", required_argument, 0, 'E' },
 		{ "no-esp", no_argument, 0, 'N' },
 		{ "timeout", required_argument, 0, 'T' },
+		{ "cpuid", required_argument, 0, 'C' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
-	static const char *const starts[] = { "reset", "protected", "marker", NULL };
+	static const char *const starts[] = { "reset", "protected", "marker", "guest", NULL };
 	static const char *const stops[] = { "exit", "marker", NULL };
 	const char *out = NULL, *start = NULL, *stop = NULL, *qemu = "qemu-system-x86_64";
-	const char *esp = NULL;
+	const char *esp = NULL, *cpuid = NULL;
 	int no_esp = 0, esp_auto = 0;
 	static char auto_esp[PATH_MAX];
 	unsigned long long limit = 0, timeout = 0;
@@ -213,7 +220,7 @@ int cmd_qemu(int argc, char **argv)
 		case 's':
 			if (!where_ok(optarg, starts)) {
 				fprintf(stderr, "efipt qemu: --start %s: expected reset, protected, "
-						"marker or an address\n", optarg);
+						"marker, guest or an address\n", optarg);
 				return 2;
 			}
 			start = optarg;
@@ -244,6 +251,7 @@ int cmd_qemu(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'C': cpuid = optarg; break;
 		case 'h': qemu_usage(stdout); return 0;
 		default: qemu_usage(stderr); return 2;
 		}
@@ -259,6 +267,28 @@ int cmd_qemu(int argc, char **argv)
 	}
 	char **qa = argv + optind;
 	int qn = argc - optind;
+	int guest = start && !strcmp(start, "guest");
+	static char cpuid_abs[PATH_MAX];
+	if (guest && !cpuid) {
+		fprintf(stderr, "efipt qemu: --start guest needs --cpuid FILE: the CPU profile whose "
+				"Intel PT the guest programs (the file efipt.efi trace --emulated-caps "
+				"takes)\n");
+		return 2;
+	}
+	if (cpuid && !guest) {
+		fprintf(stderr, "efipt qemu: --cpuid is for --start guest\n");
+		return 2;
+	}
+	if (guest && (stop || limit || topt.seen)) {
+		fprintf(stderr, "efipt qemu: --start guest: the guest's own programming says where "
+				"tracing stops, where the output goes and which packets: no --stop, "
+				"--limit or trace options\n");
+		return 2;
+	}
+	if (cpuid && !realpath(cpuid, cpuid_abs)) {
+		fprintf(stderr, "efipt qemu: --cpuid %s: %s\n", cpuid, strerror(errno));
+		return 2;
+	}
 	char targs[1024];
 	{ /* --filter image=NAME: a module running in place from the flash */
 		char fw[PATH_MAX];
@@ -339,6 +369,10 @@ int cmd_qemu(int argc, char **argv)
 		strncat(popt, more, sizeof(popt) - strlen(popt) - 1);
 	}
 	strncat(popt, targs, sizeof(popt) - strlen(popt) - 1);
+	if (guest) {
+		strncat(popt, ",cpuid=", sizeof(popt) - strlen(popt) - 1);
+		opt_append(popt, sizeof(popt), cpuid_abs);
+	}
 
 	char **qargv = calloc((size_t)qn + 4, sizeof(*qargv));
 	if (!qargv)
@@ -357,8 +391,11 @@ int cmd_qemu(int argc, char **argv)
 	       : !strcmp(start, "protected") ? "waiting for the first instruction outside 16-bit "
 					      "code to start tracing"
 	       : !strcmp(start, "marker") ? "waiting for the start marker (EPT1) to start tracing"
+	       : guest ? "EMULATED Intel PT: tracing while the guest's own WRMSRs set "
+			 "IA32_RTIT_CTL.TraceEn, with the capabilities of "
 					   : "waiting for the first execution of ",
-	       start && strcmp(start, "reset") && strcmp(start, "protected") &&
+	       guest ? cpuid_abs
+	       : start && strcmp(start, "reset") && strcmp(start, "protected") &&
 			       strcmp(start, "marker") ? start : "",
 	       timeout ? "" : " (Ctrl-C ends it; --timeout SECONDS limits it)");
 	struct qemu_run qr;
@@ -465,8 +502,9 @@ int cmd_qemu(int argc, char **argv)
 			return 1;
 		} else {
 			printf("efipt qemu: %s: merged efipt.efi's run %s from %s (%u images, %u "
-			       "code snapshots; the start marker is in %s)\n",
-			       out, mr.guest_run, esp, mr.images, mr.snapshots, mr.marker_image);
+			       "code snapshots; %s is in %s)\n",
+			       out, mr.guest_run, esp, mr.images, mr.snapshots,
+			       guest ? "the WRMSR that set TraceEn" : "the start marker", mr.marker_image);
 		}
 	}
 	/* module names from the firmware volumes: not needed for the trace,

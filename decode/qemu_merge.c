@@ -136,7 +136,7 @@ static int listed(const char *before, const char *name)
 	return before && strstr(before, key);
 }
 
-/* The newest run of `trace --source qemu` under dir (run-ids sort by time)
+/* The newest run of `trace --source qemu` (or --emulated-caps) under dir (run-ids sort by time)
  * that was not there before QEMU ran. */
 static int pick_run(const char *dir, const char *before, char *out, size_t cap,
 		    json_t **manifest)
@@ -150,8 +150,10 @@ static int pick_run(const char *dir, const char *before, char *out, size_t cap,
 			snprintf(p, sizeof(p), "%s/%s/manifest.json", dir, names[i]->d_name);
 			json_t *m = json_load_file(p, 0, NULL);
 			json_t *src = json_object_get(json_object_get(m, "trace"), "source");
+			/* --source qemu, or the hardware path on emulated PT */
 			if (m && !strcmp(json_string_value(json_object_get(m, "command")) ?: "", "trace") &&
-			    !strcmp(json_string_value(src) ?: "", "qemu")) {
+			    (!strcmp(json_string_value(src) ?: "", "qemu") ||
+			     json_object_get(m, "emulated_pt"))) {
 				snprintf(out, cap, "%.*s", (int)cap - 1, names[i]->d_name);
 				*manifest = m;
 				found = 0;
@@ -395,7 +397,7 @@ int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
 	/* the manifest: what the guest knew (the CPU as emulated, the firmware,
 	 * the traced image and how it returned), and which run it was */
 	static const char *const take[] = { "firmware", "cpu", "traced_image",
-					    "traced_exit_status", NULL };
+					    "traced_exit_status", "emulated_pt", NULL };
 	for (const char *const *k = take; *k; k++) {
 		json_t *v = json_object_get(gm, *k);
 		if (v)

@@ -368,6 +368,9 @@ static EFI_STATUS trace_hw(struct app *app, struct traced_image *img, bool *star
 		/* an empty trace (e.g. filters excluded everything) is still a result */
 		trace->buf = res.buf ? res.buf : AllocatePool(1);
 	}
+	if (opt.emulated_caps && !trace->len)
+		con_puts("efipt: EMULATED Intel PT: QEMU reads the PT MSRs back as 0, as from a CPU "
+			 "that wrote nothing; the trace is efipt-qemu.so's (start=guest)\n");
 	con_printf("efipt: %llu trace bytes%s%s%s\n", (unsigned long long)trace->len,
 		   res.ext.wrapped ? ", wrapped (older trace overwritten)" : "",
 		   res.ext.full ? ", buffer full (trace stopped early)" : "",
@@ -669,7 +672,7 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 	if (have_trace) {
 		/* the trace is the result; the traced code's own status is a fact of it */
 		run_member(&app->run, "traced_exit_status", "\"%s\"", efi_status_name(target_st));
-		char msg[200];
+		char msg[320];
 		struct strbuf sb;
 		sb_init(&sb, msg, sizeof(msg));
 		if (opt.source == SOURCE_QEMU)
@@ -679,7 +682,10 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 				  efi_status_name(target_st));
 		else
 			sb_printf(&sb, "%s trace of %s: %llu bytes; the traced code returned %s",
-				  opt.source == SOURCE_HW ? "Intel PT" : "SYNTHETIC",
+				  opt.source != SOURCE_HW ? "SYNTHETIC"
+				  : opt.emulated_caps     ? "EMULATED Intel PT (efipt-qemu.so start=guest "
+							    "holds it)"
+							  : "Intel PT",
 				  opt.connect ? "ConnectController" : img.path,
 				  (unsigned long long)trace.len, efi_status_name(target_st));
 		if (EFI_ERROR(st))

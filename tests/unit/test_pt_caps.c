@@ -170,8 +170,43 @@ static void check_leaf_limits(void)
 	CHECK(c.absent == PTCAPS_PRESENT, "the same leaves with GenuineIntel are Intel PT");
 }
 
+/* ptcaps_emulate(): a TCG guest's own CPUID (no PT, its hypervisor and
+ * MAXPHYADDR) with the PT unit of a profile (efipt.efi --emulated-caps,
+ * efipt-qemu.so start=guest). */
+static void check_emulate(void)
+{
+	struct ptcaps caps;
+	memset(&caps, 0, sizeof(caps));
+	memcpy(caps.vendor, "GenuineIntel", 13);
+	memcpy(caps.hypervisor, "TCGTCGTCGTCG", 13);
+	caps.absent = PTCAPS_NO_PT_BIT;
+	caps.maxphyaddr = 40;
+	caps.max_leaf = 0xd;
+	static struct cpuid_set prof;
+	size_t len;
+	unsigned line;
+	char *text = read_small_file(DIRPATH "/tiger-lake-up3-core-i7-1165g7.txt", 1 << 20, &len);
+	CHECK(text && !cpuidtxt_parse(&prof, text, len, 0, &line), "emulate: profile read");
+	free(text);
+	struct ptcaps want;
+	ptcaps_parse(&want, &prof);
+	CHECK(ptcaps_emulate(&caps, &prof) && caps.absent == PTCAPS_PRESENT && caps.topa_multi &&
+		      caps.addr_ranges == want.addr_ranges && caps.psb_periods == want.psb_periods &&
+		      caps.family == 6 && caps.model == 0x8c,
+	      "emulate: the profile's PT unit, family and model");
+	CHECK(!strcmp(caps.hypervisor, "TCGTCGTCGTCG") && caps.maxphyaddr == 40 &&
+		      caps.max_leaf == 0xd,
+	      "emulate: the machine's hypervisor, MAXPHYADDR and leaf count kept");
+	struct cpuid_set none;
+	cpuid_set_init(&none);
+	struct ptcaps before = caps;
+	CHECK(!ptcaps_emulate(&caps, &none) && !memcmp(&before, &caps, sizeof(caps)),
+	      "emulate: a profile without PT is refused, caps unchanged");
+}
+
 int main(void)
 {
+	check_emulate();
 	json_error_t je;
 	json_t *all = json_load_file(DIRPATH "/profiles.json", 0, &je);
 	if (!CHECKF(all && json_is_array(all), "load profiles.json", "%s", je.text))
