@@ -300,7 +300,7 @@ static void finish(const char *why)
 		if (!rc)
 			note_file(NULL, "debugport.jsonl", n);
 	}
-	static char guest_json[1 << 16];
+	static char guest_json[1 << 20];	/* 4096 regions fit */
 	struct strbuf gj;
 	sb_init(&gj, guest_json, sizeof(guest_json));
 	if (!rc && P.guest) {
