@@ -63,7 +63,9 @@ static void where(struct log_state *s, uint64_t ip, char *buf, size_t cap)
 	bool entry;
 	uint32_t fn = symtab_lookup(&s->t->st, ip, &hi, &entry);
 	symtab_fn_name(&s->t->st, fn, buf, cap);
-	if (strcmp(buf, "[unknown]"))
+	/* "[unknown]", or "image`[unknown]" in an image without symbols */
+	size_t n = strlen(buf), u = strlen("[unknown]");
+	if (n < u || strcmp(buf + n - u, "[unknown]"))
 		return;
 	for (size_t i = 0; i < s->t->nimg; i++) {
 		const struct symimage *m = &s->t->img[i];
@@ -115,6 +117,15 @@ static void emit(struct log_state *s, unsigned cpu)
 	s->lines++;
 	p->n = 0;
 	p->open = false;
+}
+
+/* "0x" and 1-16 hex digits: a 64-bit address, nothing else */
+static bool hex_address(const char *s)
+{
+	if (strncmp(s, "0x", 2))
+		return false;
+	size_t n = strspn(s + 2, "0123456789abcdefABCDEF");
+	return n >= 1 && n <= 16 && !s[2 + n];
 }
 
 /* The bytes of one record: characters below 256 are the bytes */
@@ -224,8 +235,7 @@ int cmd_log(int argc, char **argv)
 		json_t *jinsn = NULL;
 		if (!o || json_unpack(o, "{s:I, s:o, s:s, s:s%}", "cpu", &cpu, "insn", &jinsn, "ip",
 				      &ip, "bytes", &text, &len) || cpu < 0 || cpu >= LOG_CPUS ||
-		    (!json_is_null(jinsn) && !json_is_integer(jinsn)) ||
-		    strncmp(ip, "0x", 2)) {
+		    (!json_is_null(jinsn) && !json_is_integer(jinsn)) || !hex_address(ip)) {
 			fprintf(stderr, "efipt log: %s: line %lu: not a debug port record (cpu, "
 				"insn, ip, bytes)\n", path, no);
 			json_decref(o);
@@ -233,7 +243,7 @@ int cmd_log(int argc, char **argv)
 			goto out;
 		}
 		insn = json_is_integer(jinsn) ? json_integer_value(jinsn) : -1;
-		uint64_t a = strtoull(ip, NULL, 16);
+		uint64_t a = strtoull(ip + 2, NULL, 16);
 		int bad = s.cpu >= 0 && cpu != s.cpu ? 0 : add_bytes(&s, (unsigned)cpu, insn, a, text, len);
 		json_decref(o);
 		if (bad) {
