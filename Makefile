@@ -42,7 +42,7 @@ DEFS    :=
 CORE_SRC := $(wildcard core/*.c)
 ARCH_SRC := $(wildcard arch/x86_64/*.c)
 EFI_SRC  := $(wildcard efi/*.c)
-HOST_SRC := $(filter-out decode/main.c,$(wildcard decode/*.c decode/*/*.c))
+HOST_SRC := $(filter-out host/main.c,$(wildcard host/*.c host/*/*.c))
 # Files that only make sense in one world carry a suffix:
 #   *_efi.c  is built only into efipt.efi, *_host.c only into the host build.
 EFI_ARCH_SRC  := $(filter-out %_host.c,$(ARCH_SRC))
@@ -169,7 +169,7 @@ $(BUILD)/libefipt-host.a: $(HOST_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/efipt: $(BUILD)/host/decode/main.o $(BUILD)/libefipt-host.a
+$(BUILD)/efipt: $(BUILD)/host/host/main.o $(BUILD)/libefipt-host.a
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(HOST_LIBS)
 
 $(BUILD)/efipt.so: $(EFI_OBJ) linker.ld

@@ -1,4 +1,4 @@
-# Symbols and call stacks (decode/symbols, decode/stack): efipt top against
+# Symbols and call stacks (host/symbols, host/stack): efipt top against
 # efipt insn --stat on the same 100 M-instruction trace.
 .PHONY: bench-top
 bench-top: all

@@ -18,7 +18,7 @@
 #include "core/mem.h"
 #include "core/pt_flow.h"
 #include "core/pt_synth.h"
-#include "decode/pt_sections.h"
+#include "host/input/pt_sections.h"
 #include "tests/bench/libipt_blk.h"
 #include "tests/libipt_insn.h"
 

@@ -1,5 +1,5 @@
 /*
- * The call-stack model (decode/stack/callstack.c) on hand-made flows over a
+ * The call-stack model (host/stack/callstack.c) on hand-made flows over a
  * hand-made symbol table: each case of docs/symbols.md "The stack model"
  * with the frames it must open and close and the counts it must give.
  */
@@ -8,9 +8,9 @@
 
 #include "check.h"
 #include "core/x86_insn.h"
-#include "decode/stack/callstack.h"
-#include "decode/stack/inline_frames.h"
-#include "decode/stack/profile.h"
+#include "host/stack/callstack.h"
+#include "host/stack/inline_frames.h"
+#include "host/stack/profile.h"
 
 #define BASE 0x10000u
 

@@ -20,7 +20,7 @@
 #include "core/pt_cov.h"
 #include "core/mem.h"
 #include "core/x86_insn.h"
-#include "decode/pt_sections.h"
+#include "host/input/pt_sections.h"
 
 struct item {
 	uint8_t kind;	/* 0: instruction; else 1 + enum ptflow_ev; RESYNC */

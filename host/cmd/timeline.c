@@ -1,0 +1,583 @@
+/*
+ * efipt timeline: the trace as Chrome/Perfetto trace event JSON: a track per
+ * CPU of function slices from the call-stack model (strictly nested B/E),
+ * instants where the trace was enabled, disabled, overflowed, lost the flow
+ * or was interrupted, a counter of the core frequency (CBR packets). Time is
+ * the TSC estimate from the trace's timing packets (TSC, MTC, CYC: us since
+ * the first, ns precision), or without them the instruction index (one
+ * microsecond per instruction): the file's otherData says which.
+ *
+ * Slices are kept as [begin, end) while decoding and written at the end,
+ * sorted by begin (parents first): a slice dropped by --min-dur never
+ * leaves a B without its E, and ts never goes back.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/version.h"
+#include "host/cmd/commands.h"
+#include "host/util/file_io.h"
+#include "host/out/trace_events.h"
+#include "host/input/rundir.h"
+#include "host/stack/callstack.h"
+#include "host/input/trace_input.h"
+
+static void timeline_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: efipt timeline RUNDIR [--symbols PATH]... -o FILE.json [OPTIONS]\n"
+		"       efipt timeline --pt TRACE --pe FILE[:BASE]... [--symbols PATH]... -o FILE.json\n\n"
+		"The trace as trace event JSON for ui.perfetto.dev and chrome://tracing:\n"
+		"function slices nested as the call stack was, instants for events\n"
+		"(enabled, disabled, overflow, gap, decode error, interrupt, PTWRITE, power).\n"
+		"ts is the time in us (ns precision) since the trace's first timing packet\n"
+		"(TSC, MTC, CYC; TSC ticks when the TSC frequency is unknown), with a\n"
+		"counter of the core frequency from CBR packets; a trace without timing\n"
+		"packets has the instruction index: one microsecond per instruction.\n"
+		"A run directory of several CPUs (efipt qemu -smp N) gives a track per\n"
+		"CPU; --cpu N (N > 0) draws that CPU's alone.\n\n"
+		TRACE_INPUT_USAGE
+		"output:\n"
+		"  -o FILE         the JSON file (written under a temporary name, then renamed)\n"
+		"  --from N, --to N  only instructions N.. (..N, excluded): slices are cut there\n"
+		"                  (instruction indices, also when ts is time)\n"
+		"  --min-dur N     drop slices shorter than N instructions (default 1)\n"
+		"  --depth N       only slices N levels deep at most\n\n"
+		"Exit status: 0, 1 if the trace had decode errors, 2 on usage errors,\n"
+		"unreadable inputs or a write error.\n");
+}
+
+/* begin, end: instruction indices; tb, te: their times (TSC, 0 before the
+ * first timing packet) */
+struct slice {
+	uint64_t begin, end;
+	uint64_t tb, te;
+	uint32_t fn, depth;
+};
+
+struct instant {
+	uint64_t ts, t;		/* instruction index, time */
+	const char *name;	/* static; NULL: a CBR counter sample */
+	char args[160];		/* JSON object */
+};
+
+/* One CPU's trace: its slices and instants (times as TSC estimates: 0
+ * before the first timing packet), and what its decoding found. */
+struct tl {
+	struct trace_input *t;
+	struct callstack *cs;
+	unsigned cpu;
+	bool timed;			/* the CPU's trace had timing packets */
+	uint64_t time_first, time_back, insns, gaps;
+	long errs;
+	unsigned long long from, to, min_dur, depth;
+	uint64_t begin[CS_MAX_DEPTH + 2];	/* by frame depth */
+	uint64_t begin_t[CS_MAX_DEPTH + 2];
+	struct slice *s;
+	size_t ns, scap;
+	struct instant *in;
+	size_t nin, incap;
+	bool oom;
+	uint8_t cbr;			/* the last CBR sampled */
+	uint64_t cbr_samples;
+	bool from_set, to_set;		/* the times of --from, --to are known */
+	uint64_t from_t, to_t;
+};
+
+static bool grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return true;
+	size_t c = *cap ? *cap * 2 : 4096;
+	void *q = realloc(*p, c * size);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = c;
+	return true;
+}
+
+static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
+{
+	struct tl *l = ctx;
+	(void)f;
+	if (cs->depth <= CS_MAX_DEPTH + 1) {
+		l->begin[cs->depth] = cs->insns;
+		l->begin_t[cs->depth] = cs->now;
+	}
+}
+
+static void on_leave(void *ctx, const struct callstack *cs, const struct cs_frame *f, int why)
+{
+	struct tl *l = ctx;
+	(void)why;
+	uint32_t d = cs->depth;
+	if (d > CS_MAX_DEPTH + 1 || (l->depth && d > l->depth))
+		return;
+	uint64_t b = l->begin[d], e = cs->insns;
+	uint64_t tb = l->begin_t[d], te = cs->now;
+	if (b < l->from)
+		b = l->from; /* cut at --from: the time is that of --from's block */
+	if (l->to && e > l->to)
+		e = l->to;
+	if (e <= b || e - b < l->min_dur)
+		return;
+	if (!grow((void **)&l->s, &l->scap, l->ns, sizeof(*l->s))) {
+		l->oom = true;
+		return;
+	}
+	if (l->from_set && b == l->from && tb < l->from_t)
+		tb = l->from_t;
+	if (l->to_set && e == l->to && te > l->to_t)
+		te = l->to_t;
+	l->s[l->ns++] = (struct slice){ b, e, tb, te, f->fn, d };
+}
+
+/* --from/--to: the time where the window opens and closes. */
+static void window_times(struct tl *l, const struct callstack *cs)
+{
+	if (!cs->timed)
+		return;
+	if (!l->from_set && cs->insns >= l->from) {
+		l->from_set = true;
+		l->from_t = cs->now;
+	}
+	if (l->to && !l->to_set && cs->insns >= l->to) {
+		l->to_set = true;
+		l->to_t = cs->now;
+	}
+}
+
+static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
+{
+	struct tl *l = ctx;
+	(void)ticks;
+	/* a CBR counter sample where the ratio changes (33.4.2.14: CBR is the
+	 * core:bus ratio, the bus clock 100 MHz) */
+	if (cs->cbr == l->cbr || cs->insns < l->from || (l->to && cs->insns >= l->to))
+		return;
+	l->cbr = cs->cbr;
+	if (!grow((void **)&l->in, &l->incap, l->nin, sizeof(*l->in))) {
+		l->oom = true;
+		return;
+	}
+	struct instant *i = &l->in[l->nin++];
+	i->ts = cs->insns;
+	i->t = cs->now;
+	i->name = NULL;
+	snprintf(i->args, sizeof(i->args), "{\"MHz\":%u}", cs->cbr * 100u);
+	l->cbr_samples++;
+}
+
+static const char *event_name(const struct ptflow_event *ev)
+{
+	switch (ev->type) {
+	case PTFLOW_EV_ENABLED: return "tracing enabled";
+	case PTFLOW_EV_DISABLED: return "tracing disabled";
+	case PTFLOW_EV_ASYNC_DISABLED: return "tracing disabled (async)";
+	case PTFLOW_EV_INTERRUPT: return "interrupt";
+	case PTFLOW_EV_OVERFLOW: return "overflow";
+	case PTFLOW_EV_STOP: return "trace stop";
+	case PTFLOW_EV_PTWRITE: return "ptwrite";
+	case PTFLOW_EV_EXSTOP: return "exstop";
+	case PTFLOW_EV_MWAIT: return "mwait";
+	case PTFLOW_EV_PWRE: return "power entry";
+	case PTFLOW_EV_PWRX: return "power exit";
+	case PTFLOW_EV_GAP: return "gap (DisTNT)";
+	case PTFLOW_EV_ERROR: return "decode error";
+	default: return NULL; /* mode changes, paging, VMCS: not shown */
+	}
+}
+
+static void on_run(void *ctx, const struct ptflow_run *run)
+{
+	struct tl *l = ctx;
+	cs_on_run(l->cs, run);
+	window_times(l, l->cs);
+}
+
+/* The decoder's time estimate as a run arrives (runs are delivered as the
+ * decoder walks them: the estimate then is theirs). */
+static bool run_time(void *ctx, uint64_t *tsc, uint8_t *cbr)
+{
+	const struct trace_input *t = ctx;
+	return t->dec && ptflow_time(t->dec, tsc, cbr);
+}
+
+static void on_event(void *ctx, const struct ptflow_event *ev)
+{
+	struct tl *l = ctx;
+	uint64_t ts = l->cs->insns;
+	const char *name = event_name(ev);
+	/* the model's time moves to the event's first (cs_on_event() again
+	 * changes nothing) */
+	if (ev->has_time)
+		cs_time(l->cs, ev->tsc, l->cs->cbr);
+	if (name && ts >= l->from && (!l->to || ts < l->to)) {
+		if (!grow((void **)&l->in, &l->incap, l->nin, sizeof(*l->in))) {
+			l->oom = true;
+		} else {
+			struct instant *i = &l->in[l->nin++];
+			int n = 0;
+			i->ts = ts;
+			i->t = l->cs->now;
+			i->name = name;
+			n = snprintf(i->args, sizeof(i->args), "{\"offset\":%" PRIu64, ev->offset);
+			if (ev->has_ip)
+				n += snprintf(i->args + n, sizeof(i->args) - (size_t)n,
+					      ",\"ip\":\"0x%" PRIx64 "\"", ev->ip);
+			if (ev->type == PTFLOW_EV_INTERRUPT)
+				n += snprintf(i->args + n, sizeof(i->args) - (size_t)n,
+					      ",\"target\":\"0x%" PRIx64 "\"", ev->target);
+			if (ev->type == PTFLOW_EV_PTWRITE || ev->type == PTFLOW_EV_MWAIT ||
+			    ev->type == PTFLOW_EV_PWRE || ev->type == PTFLOW_EV_PWRX)
+				n += snprintf(i->args + n, sizeof(i->args) - (size_t)n,
+					      ",\"value\":\"0x%" PRIx64 "\"", ev->value);
+			if (ev->type == PTFLOW_EV_ERROR && ev->msg) {
+				char m[64];
+				tev_json_string(ev->msg, m, sizeof(m));
+				n += snprintf(i->args + n, sizeof(i->args) - (size_t)n,
+					      ",\"error\":%s", m);
+			}
+			if (ev->has_time)
+				n += snprintf(i->args + n, sizeof(i->args) - (size_t)n,
+					      ",\"tsc\":%" PRIu64, ev->tsc);
+			snprintf(i->args + n, sizeof(i->args) - (size_t)n, "}");
+		}
+	}
+	cs_on_event(l->cs, ev);
+}
+
+/* Begin ascending; at the same begin, the outer slice first. */
+static int by_begin(const void *a, const void *b)
+{
+	const struct slice *x = a, *y = b;
+	if (x->begin != y->begin)
+		return x->begin < y->begin ? -1 : 1;
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+/* JSON names, made once per function. */
+static const char *fn_json(char ***cache, uint32_t *n, const struct symtab *st, uint32_t fn)
+{
+	if (fn >= *n) {
+		uint32_t c = *n ? *n : 256;
+		while (c <= fn)
+			c *= 2;
+		char **a = realloc(*cache, c * sizeof(*a));
+		if (!a)
+			return "\"[unknown]\"";
+		memset(a + *n, 0, (c - *n) * sizeof(*a));
+		*cache = a;
+		*n = c;
+	}
+	if (!(*cache)[fn]) {
+		char name[700], js[1024];
+		symtab_fn_name(st, fn, name, sizeof(name));
+		tev_json_string(name, js, sizeof(js));
+		(*cache)[fn] = strdup(js);
+		if (!(*cache)[fn])
+			return "\"[unknown]\"";
+	}
+	return (*cache)[fn];
+}
+
+/* A TSC estimate as ts: ns (or ticks) since base, the first time of
+ * every CPU's trace. */
+static uint64_t ts_of(const struct tl *l, uint64_t tsc, uint64_t base)
+{
+	return trace_input_ns(l->t, tsc > base ? tsc - base : 0);
+}
+
+/* One CPU's slices (sorted) and instants merged by time, as nested B/E on
+ * its track (tid CPU + 1); timed: ts is time since base. */
+static void write_events(struct tev_writer *w, struct tl *l, const struct symtab *st, bool timed,
+			 uint64_t base)
+{
+	enum { PID = 1 };
+	const int TID = (int)l->cpu + 1;
+	char cname[64];
+	snprintf(cname, sizeof(cname), "\"CPU %u frequency (CBR)\"", l->cpu);
+	char **names = NULL;
+	uint32_t nnames = 0;
+	/* the open slices' ends: instruction index and time */
+	uint64_t *open = malloc((CS_MAX_DEPTH + 2) * sizeof(*open));
+	uint64_t *open_t = malloc((CS_MAX_DEPTH + 2) * sizeof(*open_t));
+	uint32_t nopen = 0;
+	size_t i = 0, k = 0;
+	if (!open || !open_t) {
+		free(open);
+		free(open_t);
+		l->oom = true;
+		return;
+	}
+	if (l->ns)
+		qsort(l->s, l->ns, sizeof(*l->s), by_begin);
+	/* in the order the model made them: by instruction index, then by
+	 * time (several frames may change at one index as the time moves on;
+	 * without time every time is 0) */
+	for (;;) {
+		bool slice_next = i < l->ns &&
+				  (k >= l->nin || l->s[i].begin < l->in[k].ts ||
+				   (l->s[i].begin == l->in[k].ts && l->s[i].tb <= l->in[k].t));
+		uint64_t now = slice_next ? l->s[i].begin : k < l->nin ? l->in[k].ts : UINT64_MAX;
+		uint64_t now_t = slice_next ? l->s[i].tb : k < l->nin ? l->in[k].t : UINT64_MAX;
+		while (nopen && (open[nopen - 1] < now ||
+				 (open[nopen - 1] == now && open_t[nopen - 1] <= now_t))) {
+			nopen--;
+			tev_end(w, PID, TID, timed ? ts_of(l, open_t[nopen], base) : open[nopen]);
+		}
+		if (now == UINT64_MAX)
+			break;
+		if (slice_next) {
+			const struct slice *s = &l->s[i++];
+			tev_begin(w, PID, TID, timed ? ts_of(l, s->tb, base) : s->begin,
+				  fn_json(&names, &nnames, st, s->fn));
+			if (nopen < CS_MAX_DEPTH + 2) {
+				open[nopen] = s->end;
+				open_t[nopen++] = s->te;
+			}
+		} else if (!l->in[k].name) {
+			const struct instant *in = &l->in[k++];
+			tev_counter(w, PID, TID, ts_of(l, in->t, base), cname, in->args);
+		} else {
+			const struct instant *in = &l->in[k++];
+			char js[64];
+			tev_json_string(in->name, js, sizeof(js));
+			tev_instant(w, PID, TID, timed ? ts_of(l, in->t, base) : in->ts, js, in->args);
+		}
+	}
+	for (uint32_t n = 0; n < nnames; n++)
+		free(names[n]);
+	free(names);
+	free(open);
+	free(open_t);
+}
+
+int cmd_timeline(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		TRACE_INPUT_OPTS,
+		{ "output", required_argument, 0, 'o' },
+		{ "from", required_argument, 0, 'F' },
+		{ "to", required_argument, 0, 'T' },
+		{ "min-dur", required_argument, 0, 'm' },
+		{ "depth", required_argument, 0, 'd' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	struct trace_input t;
+	struct callstack cs;
+	struct tev_writer w;
+	struct tl *l = calloc(1, sizeof(*l));	/* the options */
+	struct tl *tls = NULL;			/* per CPU */
+	int ntl = 0;
+	const char *out = NULL;
+	bool opened = false;
+	int c, rc = 2;
+	trace_input_init(&t, "timeline");
+	memset(&cs, 0, sizeof(cs));
+	if (!l) {
+		fprintf(stderr, "efipt timeline: out of memory\n");
+		goto out;
+	}
+	l->min_dur = 1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			timeline_usage(stdout);
+			rc = 0;
+			goto out;
+		case 'o':
+			out = optarg;
+			break;
+		case 'F': case 'T': case 'm': case 'd': {
+			unsigned long long v;
+			if (parse_u64(optarg, &v)) {
+				fprintf(stderr, "efipt timeline: --%s takes a number, not '%s'\n",
+					c == 'd' ? "depth" : c == 'F' ? "from" : c == 'T' ? "to"
+					: "min-dur", optarg);
+				goto out;
+			}
+			*(c == 'd' ? &l->depth : c == 'F' ? &l->from : c == 'T' ? &l->to
+			  : &l->min_dur) = v;
+			break;
+		}
+		case '?':
+			timeline_usage(stderr);
+			goto out;
+		default:
+			if (trace_input_option(&t, c, optarg))
+				goto out;
+		}
+	}
+	if (optind + 1 < argc) {
+		timeline_usage(stderr);
+		goto out;
+	}
+	if (!out) {
+		fprintf(stderr, "efipt timeline: -o FILE.json is required\n");
+		goto out;
+	}
+	if (l->to && l->to <= l->from) {
+		fprintf(stderr, "efipt timeline: --to %llu is not after --from %llu\n", l->to,
+			l->from);
+		goto out;
+	}
+	if (!l->min_dur)
+		l->min_dur = 1; /* an empty slice shows nothing */
+	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
+		goto out;
+	/* every CPU's trace of a run directory, one track each (--cpu N > 0:
+	 * that CPU's alone); CPU 0 first */
+	static struct rundir_cpu_trace cpu[RUNDIR_TRACES_MAX];
+	static char cpu_path[RUNDIR_TRACES_MAX][4200];
+	int ncpu = 1;
+	cpu[0].cpu = t.cpu;
+	snprintf(cpu_path[0], sizeof(cpu_path[0]), "%s", t.trace);
+	if (*t.run && !t.cpu) {
+		struct rundir rd;
+		char err[4400];
+		if (rundir_open(&rd, t.run)) {
+			fprintf(stderr, "efipt timeline: %s\n", term_safe(rd.err));
+			goto out;
+		}
+		ncpu = rundir_traces(&rd, cpu, RUNDIR_TRACES_MAX, err, sizeof(err));
+		for (int a = 1; a < ncpu; a++)
+			for (int b = a; b > 0 && cpu[b].cpu < cpu[b - 1].cpu; b--) {
+				struct rundir_cpu_trace tmp = cpu[b];
+				cpu[b] = cpu[b - 1];
+				cpu[b - 1] = tmp;
+			}
+		for (int i = 0; i < ncpu; i++)
+			if (rundir_trace_cpu(&rd, cpu[i].cpu, cpu_path[i], sizeof(cpu_path[i]), err,
+					     sizeof(err)))
+				ncpu = -1;
+		rundir_close(&rd);
+		if (ncpu < 0) {
+			fprintf(stderr, "efipt timeline: %s\n", term_safe(err));
+			goto out;
+		}
+	}
+	tls = calloc((size_t)ncpu, sizeof(*tls));
+	if (!tls) {
+		fprintf(stderr, "efipt timeline: out of memory\n");
+		goto out;
+	}
+	char trace0[sizeof(t.trace)];
+	snprintf(trace0, sizeof(trace0), "%s", t.trace);
+	long errs = 0;
+	for (int i = 0; i < ncpu; i++) {
+		struct tl *m = &tls[i];
+		ntl = i + 1;
+		m->from = l->from;
+		m->to = l->to;
+		m->min_dur = l->min_dur;
+		m->depth = l->depth;
+		m->t = &t;
+		m->cs = &cs;
+		m->cpu = cpu[i].cpu;
+		snprintf(t.trace, sizeof(t.trace), "%.4199s", cpu_path[i]);
+		struct cs_listener ls = { m, on_enter, on_leave, NULL, on_time };
+		if (cs_init(&cs, &t.st, &ls)) {
+			fprintf(stderr, "efipt timeline: out of memory\n");
+			goto out;
+		}
+		cs.tree = false;
+		cs.time_fn = run_time;
+		cs.time_ctx = &t;
+		struct ptflow_sink sink = { m, on_run, on_event };
+		long e = trace_input_decode(&t, &sink, NULL);
+		if (e < 0)
+			goto out;
+		cs_finish(&cs);
+		if (m->oom || cs.oom) {
+			fprintf(stderr, "efipt timeline: out of memory for the slices (narrow the "
+				"timeline with --from/--to, --depth or --min-dur)\n");
+			goto out;
+		}
+		m->errs = e;
+		m->timed = cs.timed;
+		m->time_first = cs.time_first;
+		m->time_back = cs.time_back;
+		m->insns = cs.insns;
+		m->gaps = cs.gaps;
+		m->cs = NULL;
+		errs += e;
+		cs_free(&cs);
+	}
+	/* time where every trace has it, from the earliest first time */
+	bool timed = true;
+	uint64_t base = UINT64_MAX, insns = 0, gaps = 0, back = 0, cbr = 0;
+	size_t nslices = 0, ninstants = 0;
+	for (int i = 0; i < ntl; i++) {
+		const struct tl *m = &tls[i];
+		if (!m->timed && (m->ns || m->nin))
+			timed = false;
+		if (m->timed && m->time_first < base)
+			base = m->time_first;
+		insns += m->insns;
+		gaps += m->gaps;
+		back += m->time_back;
+		cbr += m->cbr_samples;
+		nslices += m->ns;
+		ninstants += m->nin - m->cbr_samples;
+	}
+	if (base == UINT64_MAX)
+		timed = false;
+	if (tev_open(&w, "timeline", out))
+		goto out;
+	opened = true;
+	w.ts_ns = timed && t.tsc_hz;
+	char js[8192], other[10400], clock[1200], cpus[32] = "";
+	tev_json_string(trace0, js, sizeof(js));
+	tev_process_name(&w, 1, js);
+	for (int i = 0; i < ntl; i++) {
+		char tn[32];
+		snprintf(tn, sizeof(tn), "\"CPU %u\"", tls[i].cpu);
+		tev_thread_name(&w, 1, (int)tls[i].cpu + 1, tn);
+		write_events(&w, &tls[i], &t.st, timed, base);
+		if (tls[i].oom) {
+			fprintf(stderr, "efipt timeline: out of memory\n");
+			goto out;
+		}
+	}
+	if (!timed)
+		snprintf(clock, sizeof(clock),
+			 "\"time\":\"instruction index: ts counts instructions executed, one "
+			 "microsecond each; not wall-clock time (timing packets are not used)\"");
+	else
+		snprintf(clock, sizeof(clock),
+			 "\"time\":\"%s since the first timing packet, from the trace's TSC, MTC "
+			 "and CYC packets\",\"tsc_hz\":%" PRIu64 ",\"tsc_hz_source\":\"%s\","
+			 "\"tsc_first\":%" PRIu64 ",\"emulated\":%s,\"time_steps_back\":%" PRIu64
+			 ",\"cbr_samples\":%" PRIu64,
+			 t.tsc_hz ? "us (ns precision)" : "TSC ticks (frequency unknown)",
+			 t.tsc_hz, t.tsc_src, base, t.facts.emulated ? "true" : "false", back, cbr);
+	if (ntl > 1)
+		snprintf(cpus, sizeof(cpus), ",\"cpus\":%d", ntl);
+	snprintf(other, sizeof(other),
+		 "{\"producer\":\"efipt %s\",\"trace\":%s,%s,"
+		 "\"instructions\":%" PRIu64 ",\"gaps\":%" PRIu64 ",\"decode_errors\":%ld,"
+		 "\"slices\":%zu,\"instants\":%zu%s}",
+		 efipt_version, js, clock, insns, gaps, errs, nslices, ninstants, cpus);
+	opened = false;
+	if (tev_close(&w, other))
+		goto out;
+	rc = errs ? 1 : 0;
+out:
+	if (opened)
+		tev_abort(&w);
+	cs_free(&cs);
+	trace_input_free(&t);
+	for (int i = 0; i < ntl; i++) {
+		free(tls[i].s);
+		free(tls[i].in);
+	}
+	free(tls);
+	free(l);
+	return rc;
+}
