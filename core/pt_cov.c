@@ -115,19 +115,19 @@ void ptcov_on_run(void *ctx, const struct ptflow_run *run)
 	}
 }
 
-void ptcov_use_blocks(struct ptcov *c, const struct ptflow_decoder *dec,
-		      struct ptcov_seen *seen, uint32_t nseen)
+void ptcov_use_blocks(struct ptcov *c, struct ptcov_seen *seen, uint32_t nseen)
 {
-	c->dec = dec;
 	c->seen = nseen >= 1 && !(nseen & (nseen - 1)) ? seen : NULL;
 	c->seen_mask = c->seen ? nseen - 1 : 0;
 	if (c->seen)
 		efipt_memset(seen, 0, nseen * sizeof(*seen));
 }
 
-void ptcov_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+void ptcov_on_blocks(void *ctx, const struct ptflow_batch *batch)
 {
 	struct ptcov *c = ctx;
+	const struct ptflow_blk *b = batch->b;
+	size_t n = batch->n;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t ip = b[i].ip, lo, hi;
 		int k = ptimg_list_span(c->img, c->nimg, sizeof(*c->img), ip, &c->last, c->overlap,
@@ -153,7 +153,7 @@ void ptcov_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
 		/* marked by instruction, as a run */
 		uint8_t lens[PTFLOW_BLOCK_MAX];
 		struct ptflow_run r = { ip, lens, 0, b[i].mode, b[i].iclass };
-		r.ninsn = ptflow_blk_lens(c->dec, &b[i], lens);
+		r.ninsn = ptflow_blk_lens(batch->image, &b[i], lens);
 		ptcov_on_run(c, &r);
 		if (e && r.ninsn == b[i].ninsn) {
 			if (e->ip != ip || e->mode != b[i].mode)

@@ -54,7 +54,6 @@ struct ptcov {
 	uint64_t insns;		/* every instruction delivered */
 	uint64_t outside;	/* those in no image */
 	/* ptcov_on_blocks(): set by ptcov_use_blocks() */
-	const struct ptflow_decoder *dec;
 	struct ptcov_seen *seen;
 	uint32_t seen_mask;
 };
@@ -87,14 +86,13 @@ void ptcov_on_run(void *c, const struct ptflow_run *run);
 
 /*
  * The same coverage from blocks (ptflow_on_blocks(dec, ptcov_on_blocks)):
- * the fast way. dec gives the lengths of a block not marked before; seen
- * (nseen entries, a power of two, or NULL/0: none) remembers the blocks
- * marked, so that a block executed again costs no decoding. Call after
- * ptcov_init(); clears seen.
+ * the fast way. A block not marked before is marked by instruction (the
+ * lengths from its batch's code); seen (nseen entries, a power of two, or
+ * NULL/0: none) remembers the blocks marked, so that a block executed
+ * again costs no decoding. Call after ptcov_init(); clears seen.
  */
-void ptcov_use_blocks(struct ptcov *c, const struct ptflow_decoder *dec,
-		      struct ptcov_seen *seen, uint32_t nseen);
-void ptcov_on_blocks(void *c, const struct ptflow_blk *b, size_t n);
+void ptcov_use_blocks(struct ptcov *c, struct ptcov_seen *seen, uint32_t nseen);
+void ptcov_on_blocks(void *c, const struct ptflow_batch *batch);
 
 /* Record len bytes at offset off of m as covered, with a head at off if
  * head, and an instruction start at off if insn. Parts past the image are

@@ -5,6 +5,7 @@
 #include "core/version.h"
 #include "host/cmd/commands.h"
 #include "host/util/file_io.h"
+#include "host/util/stats.h"
 
 struct command {
 	const char *name;
@@ -60,7 +61,9 @@ int main(int argc, char **argv)
 			char name[32];
 			snprintf(name, sizeof(name), "efipt %s", commands[i].name);
 			argv[1] = name;
-			return finish_stdout(commands[i].name, commands[i].run(argc - 1, argv + 1));
+			int rc = finish_stdout(commands[i].name, commands[i].run(argc - 1, argv + 1));
+			stats_report();
+			return rc;
 		}
 	fprintf(stderr, "efipt: unknown command '%s' (see 'efipt --help')\n", argv[1]);
 	return 2;

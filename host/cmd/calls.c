@@ -7,6 +7,7 @@
  * --lines its source line.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,36 +16,28 @@
 #include "host/util/file_io.h"
 #include "host/stack/analysis.h"
 #include "host/stack/inline_frames.h"
+#include "host/util/opts.h"
 
-static void calls_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: efipt calls RUNDIR [--symbols PATH]... [OPTIONS]\n"
-		"       efipt calls --pt TRACE --pe FILE[:BASE]... [--images FILE] [--symbols PATH]...\n\n"
-		"The call trace: per function entered, the time (us since the trace's first\n"
-		"timing packet, ns precision; TSC ticks when the TSC frequency is unknown)\n"
-		"where the trace has timing packets, else the instruction index, the function\n"
-		"indented by its stack depth, and how it was entered when not by a call\n"
-		"(tail call, jump, interrupt, root, unknown caller). '-- gap --' marks where\n"
-		"the trace lost the flow (every frame ends there).\n\n"
-		TRACE_INPUT_USAGE
-		"output:\n"
-		"  --depth N       only N levels (below the --function/--image frame)\n"
-		"  --function NAME only calls under a function NAME (or IMAGE`NAME)\n"
-		"  --image NAME    only calls under a function of image NAME\n"
-		"  --from N, --to N  only entries at instruction index N.. (..N, excluded)\n"
-		"  --lines         the source line (DWARF) of each function entered\n"
-		"  --inline        inline frames from DWARF as calls of their own\n"
-		"                  (\"name [inlined]\", entered where the inline chain changes)\n"
-		"  --index         the instruction index even where the trace has time\n\n"
-		"Exit status: 0, 1 if the trace had decode errors, 2 on usage errors,\n"
-		"unreadable inputs or a write error.\n");
-}
+static const char calls_usage[] =
+	"usage: efipt calls RUNDIR [--symbols PATH]... [OPTIONS]\n"
+	"       efipt calls --pt TRACE --pe FILE[:BASE]... [--images FILE] [--symbols PATH]...\n\n"
+	"The call trace: per function entered, the time (us since the trace's first\n"
+	"timing packet, ns precision; TSC ticks when the TSC frequency is unknown)\n"
+	"where the trace has timing packets, else the instruction index, the function\n"
+	"indented by its stack depth, and how it was entered when not by a call\n"
+	"(tail call, jump, interrupt, root, unknown caller). '-- gap --' marks where\n"
+	"the trace lost the flow (every frame ends there).\n\n";
+
+static const char calls_tail[] =
+	"Decoding stops at --to: the rest of the trace is not read.\n\n"
+	"Exit status: 0, 1 if the trace had decode errors, 2 on usage errors,\n"
+	"unreadable inputs or a write error.\n";
 
 struct copts {
 	struct symtab *st;
-	const struct trace_input *t;
+	const struct session *t;
 	bool index;			/* --index */
+	bool inline_frames;		/* --inline */
 	unsigned long long depth, from, to;
 	const char *function, *image;
 	bool lines, filter;
@@ -59,7 +52,7 @@ struct copts {
 /* Does --function (IMAGE`NAME or NAME, among inline functions too with
  * --inline) or --image name something of the traced images? Says so when
  * not: an empty call trace would look like one that never called it. */
-static bool names_something(const struct trace_input *t, const struct copts *o, bool inl)
+static bool names_something(const struct session *t, const struct copts *o, bool inl)
 {
 	if (!o->function && !o->image)
 		return true;
@@ -67,8 +60,8 @@ static bool names_something(const struct trace_input *t, const struct copts *o, 
 	const char *tick = o->function ? strchr(o->function, '`') : NULL;
 	const char *fname = tick ? tick + 1 : want;
 	bool image_named = false;
-	for (size_t i = 0; i < t->nimg; i++) {
-		const struct symimage *im = &t->img[i];
+	for (unsigned i = 0; i < t->images.n; i++) {
+		const struct image *im = &t->images.v[i];
 		if (o->image || tick) {
 			size_t n = o->image ? strlen(want) : (size_t)(tick - want);
 			if (strlen(im->name) != n || strncmp(im->name, want, n))
@@ -97,6 +90,35 @@ static bool names_something(const struct trace_input *t, const struct copts *o, 
 	return false;
 }
 
+static int set_function(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
+{
+	(void)err;
+	struct copts *o = ctx;
+	o->function = !strcmp(r->name, "function") ? v : NULL;
+	o->image = !strcmp(r->name, "image") ? v : NULL;
+	return 0;
+}
+
+static const struct opt_row calls_rows[] = {
+	{ "depth", OPT_VALUE, opts_set_u64, offsetof(struct copts, depth), "N",
+	  "only N levels (below the --function/--image frame)" },
+	{ "function", OPT_VALUE, set_function, 0, "NAME", "only calls under a function NAME "
+	  "(or IMAGE`NAME)" },
+	{ "image", OPT_VALUE, set_function, 0, "NAME", "only calls under a function of image "
+	  "NAME" },
+	{ "from", OPT_VALUE, opts_set_u64, offsetof(struct copts, from), "N",
+	  "only entries at instruction index N.." },
+	{ "to", OPT_VALUE, opts_set_u64, offsetof(struct copts, to), "N",
+	  "only entries before instruction index N" },
+	{ "lines", OPT_FLAG, opt_set_true, offsetof(struct copts, lines), NULL,
+	  "the source line (DWARF) of each function entered" },
+	{ "inline", OPT_FLAG, opt_set_true, offsetof(struct copts, inline_frames), NULL,
+	  "inline frames from DWARF as calls of their own\n(\"name [inlined]\", entered where "
+	  "the inline\nchain changes)" },
+	{ "index", OPT_FLAG, opt_set_true, offsetof(struct copts, index), NULL,
+	  "the instruction index even where the trace has time" },
+};
+
 static bool matches(const struct copts *o, uint32_t fn)
 {
 	const struct symfn *f = &o->st->fn[fn];
@@ -118,7 +140,7 @@ static void stamp(const struct copts *o, const struct callstack *cs)
 		printf("%12" PRIu64, cs->insns);
 		return;
 	}
-	uint64_t v = trace_input_ns(o->t, cs->now - cs->time_first);
+	uint64_t v = session_ns(o->t, cs->now - cs->time_first);
 	char b[32];
 	if (o->t->tsc_hz)
 		snprintf(b, sizeof(b), "%" PRIu64 ".%03" PRIu64, v / 1000, v % 1000);
@@ -190,66 +212,33 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 
 int cmd_calls(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		TRACE_INPUT_OPTS,
-		{ "depth", required_argument, 0, 'd' },
-		{ "function", required_argument, 0, 'f' },
-		{ "image", required_argument, 0, 'i' },
-		{ "from", required_argument, 0, 'F' },
-		{ "to", required_argument, 0, 'T' },
-		{ "lines", no_argument, 0, 'l' },
-		{ "inline", no_argument, 0, 'n' },
-		{ "index", no_argument, 0, 'x' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	struct trace_input t;
+	struct session t;
 	struct callstack cs;
 	struct inl_frames x;
 	struct copts *o = calloc(1, sizeof(*o));
-	int c, rc = 2;
-	bool inline_frames = false;
-	trace_input_init(&t, "calls");
+	int rc = 2;
+	session_init(&t, "calls");
 	memset(&cs, 0, sizeof(cs));
 	memset(&x, 0, sizeof(x));
 	if (!o) {
 		fprintf(stderr, "efipt calls: out of memory\n");
 		goto out;
 	}
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			calls_usage(stdout);
-			rc = 0;
-			goto out;
-		case 'd': case 'F': case 'T': {
-			unsigned long long v;
-			if (parse_u64(optarg, &v)) {
-				fprintf(stderr, "efipt calls: --%s takes a number, not '%s'\n",
-					c == 'd' ? "depth" : c == 'F' ? "from" : "to", optarg);
-				goto out;
-			}
-			*(c == 'd' ? &o->depth : c == 'F' ? &o->from : &o->to) = v;
-			break;
-		}
-		case 'f': o->function = optarg; o->image = NULL; break;
-		case 'i': o->image = optarg; o->function = NULL; break;
-		case 'l': o->lines = true; break;
-		case 'n': inline_frames = true; break;
-		case 'x': o->index = true; break;
-		case '?':
-			calls_usage(stderr);
-			goto out;
-		default:
-			if (trace_input_option(&t, c, optarg))
-				goto out;
-		}
-	}
-	if (optind + 1 < argc) {
-		calls_usage(stderr);
+	const struct opts_group g[] = {
+		{ "inputs", session_input_rows, session_input_nrows, &t },
+		{ "symbols", session_symbol_rows, session_symbol_nrows, &t },
+		{ "output", calls_rows, sizeof(calls_rows) / sizeof(calls_rows[0]), o },
+		{ "decoder", session_decoder_rows, session_decoder_nrows, &t },
+	};
+	const struct opts_cmd cmd = { "calls", calls_usage, calls_tail, g, 4, 1 };
+	char *operand[1];
+	unsigned nop;
+	int pr = opts_parse(&cmd, argc, argv, operand, &nop);
+	if (pr != OPTS_OK) {
+		rc = pr == OPTS_HELP ? 0 : 2;
 		goto out;
 	}
+	bool inline_frames = o->inline_frames;
 	if (o->to && o->from >= o->to) {
 		fprintf(stderr, "efipt calls: --from %llu --to %llu: no instruction index is in "
 			"[from, to)\n", o->from, o->to);
@@ -257,7 +246,7 @@ int cmd_calls(int argc, char **argv)
 	}
 	o->filter = o->function || o->image;
 	t.streams = true;
-	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
+	if (session_open(&t, nop ? operand[0] : NULL, SESSION_TRACE | SESSION_SYMBOLS))
 		goto out;
 	o->st = &t.st;
 	o->t = &t;
@@ -276,7 +265,7 @@ int cmd_calls(int argc, char **argv)
 		goto out;
 	}
 	cs.tree = false;
-	long errs = analysis_decode(&t, &cs);
+	long errs = analysis_decode(&t, 0, &cs, o->to);
 	if (errs < 0)
 		goto out;
 	if (o->oom || x.oom) {
@@ -294,7 +283,7 @@ int cmd_calls(int argc, char **argv)
 out:
 	cs_free(&cs);
 	inl_frames_free(&x);
-	trace_input_free(&t);
+	session_free(&t);
 	if (o)
 		free(o->top);
 	free(o);

@@ -5,6 +5,7 @@
  * --weight time, the time of a trace with timing packets (ns).
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,25 +14,42 @@
 #include "host/util/file_io.h"
 #include "host/stack/analysis.h"
 #include "host/stack/inline_frames.h"
+#include "host/util/opts.h"
 
-static void flame_usage(FILE *f)
+static const char flame_usage[] =
+	"usage: efipt flame RUNDIR [--symbols PATH]... > stacks.folded\n"
+	"       efipt flame --pt TRACE --pe FILE[:BASE]... [--images FILE] [--symbols PATH]...\n\n"
+	"Folded stacks weighted by instructions: one line per distinct stack,\n"
+	"\"image`func;image`callee;... COUNT\". Code without symbols is [unknown];\n"
+	"a stack whose bottom returned to a caller the trace never saw starts\n"
+	"with [unknown caller].\n\n";
+
+static const char flame_tail[] =
+	"Exit status: 0, 1 if the trace had decode errors, 2 on usage errors,\n"
+	"unreadable inputs or a write error.\n";
+
+struct flame_opts {
+	bool inline_frames, by_time;
+};
+
+static int set_weight(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
 {
-	fprintf(f,
-		"usage: efipt flame RUNDIR [--symbols PATH]... > stacks.folded\n"
-		"       efipt flame --pt TRACE --pe FILE[:BASE]... [--images FILE] [--symbols PATH]...\n\n"
-		"Folded stacks weighted by instructions: one line per distinct stack,\n"
-		"\"image`func;image`callee;... COUNT\". Code without symbols is [unknown];\n"
-		"a stack whose bottom returned to a caller the trace never saw starts\n"
-		"with [unknown caller].\n\n"
-		"  --inline        inline frames from DWARF after the frame they are\n"
-		"                  inlined into: \"image`caller;inlinee [inlined];...\"\n"
-		"  --weight insns|time  instructions (default), or the time each stack\n"
-		"                  was on the CPU in ns, from the trace's timing packets\n"
-		"                  (TSC ticks when the TSC frequency is unknown)\n\n"
-		TRACE_INPUT_USAGE
-		"\nExit status: 0, 1 if the trace had decode errors, 2 on usage errors,\n"
-		"unreadable inputs or a write error.\n");
+	if (strcmp(v, "insns") && strcmp(v, "time")) {
+		sb_printf(err, "--%s takes insns or time, not '%s'", r->name, term_safe(v));
+		return -1;
+	}
+	((struct flame_opts *)ctx)->by_time = !strcmp(v, "time");
+	return 0;
 }
+
+static const struct opt_row flame_rows[] = {
+	{ "inline", OPT_FLAG, opt_set_true, offsetof(struct flame_opts, inline_frames), NULL,
+	  "inline frames from DWARF after the frame they are\ninlined into: \"image`caller;"
+	  "inlinee [inlined];...\"" },
+	{ "weight", OPT_VALUE, set_weight, 0, "insns|time", "instructions (default), or the "
+	  "time each stack\nwas on the CPU in ns, from the trace's timing\npackets (TSC ticks "
+	  "when the TSC frequency is\nunknown)" },
+};
 
 /* Frame names as printed, made once per function. */
 struct names {
@@ -158,56 +176,32 @@ static void tree_time(void *ctx, const struct callstack *v, uint64_t ticks)
 
 int cmd_flame(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		TRACE_INPUT_OPTS,
-		{ "weight", required_argument, 0, 'w' },
-		{ "inline", no_argument, 0, 'i' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	struct trace_input t;
+	struct session t;
 	struct callstack cs;
 	struct names nm = { 0 };
 	struct node_time nt = { 0 };
-	bool by_time = false;
+	struct flame_opts o = { 0 };
 	struct inl_frames x = { 0 };
 	struct inline_tree it = { &cs, NULL, 0, false, &nt };
-	bool inline_frames = false;
-	int c, rc = 2;
-	trace_input_init(&t, "flame");
+	int rc = 2;
+	session_init(&t, "flame");
 	memset(&cs, 0, sizeof(cs));
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c == 'h') {
-			flame_usage(stdout);
-			rc = 0;
-			goto out;
-		}
-		if (c == 'i') {
-			inline_frames = true;
-			continue;
-		}
-		if (c == '?') {
-			flame_usage(stderr);
-			goto out;
-		}
-		if (c == 'w') {
-			if (strcmp(optarg, "insns") && strcmp(optarg, "time")) {
-				fprintf(stderr, "efipt flame: --weight takes insns or time, not '%s'\n",
-					optarg);
-				goto out;
-			}
-			by_time = !strcmp(optarg, "time");
-			continue;
-		}
-		if (trace_input_option(&t, c, optarg))
-			goto out;
-	}
-	if (optind + 1 < argc) {
-		flame_usage(stderr);
+	const struct opts_group g[] = {
+		{ "inputs", session_input_rows, session_input_nrows, &t },
+		{ "symbols", session_symbol_rows, session_symbol_nrows, &t },
+		{ "output", flame_rows, sizeof(flame_rows) / sizeof(flame_rows[0]), &o },
+		{ "decoder", session_decoder_rows, session_decoder_nrows, &t },
+	};
+	const struct opts_cmd cmd = { "flame", flame_usage, flame_tail, g, 4, 1 };
+	char *operand[1];
+	unsigned nop;
+	int pr = opts_parse(&cmd, argc, argv, operand, &nop);
+	if (pr != OPTS_OK) {
+		rc = pr == OPTS_HELP ? 0 : 2;
 		goto out;
 	}
-	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
+	bool by_time = o.by_time, inline_frames = o.inline_frames;
+	if (session_open(&t, nop ? operand[0] : NULL, SESSION_TRACE | SESSION_SYMBOLS))
 		goto out;
 	struct cs_listener ls = { &it, tree_enter, NULL, tree_insns, by_time ? tree_time : NULL };
 	struct cs_listener tl = { &nt, NULL, NULL, NULL, on_time };
@@ -220,7 +214,7 @@ int cmd_flame(int argc, char **argv)
 		cs.ls = inl_frames_listener(&x);
 		cs.tree = false; /* the listener builds it */
 	}
-	long errs = analysis_decode(&t, &cs);
+	long errs = analysis_decode(&t, 0, &cs, 0);
 	if (errs < 0)
 		goto out;
 	if (nt.oom || x.oom || it.oom) {
@@ -242,7 +236,7 @@ int cmd_flame(int argc, char **argv)
 	}
 	for (uint32_t n = 1; n < cs.nnode; n++) {
 		uint64_t w = !by_time ? cs.node[n].insns
-			   : n < nt.n ? trace_input_ns(&t, nt.ticks[n]) : 0;
+			   : n < nt.n ? session_ns(&t, nt.ticks[n]) : 0;
 		if (!w)
 			continue;
 		print_path(&cs, &t.st, n, path, &nm);
@@ -258,6 +252,6 @@ out:
 	cs_free(&cs);
 	inl_frames_free(&x);
 	free(it.node);
-	trace_input_free(&t);
+	session_free(&t);
 	return rc; /* main's finish_stdout() checks the writes */
 }

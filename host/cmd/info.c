@@ -12,7 +12,7 @@
 #include "host/cmd/commands.h"
 #include "host/util/file_io.h"
 #include "host/input/rundir.h"
-#include "host/input/rundir_code.h"
+#include "core/pt_image.h"
 
 static void info_usage(FILE *f)
 {
@@ -36,7 +36,7 @@ static const char *jstr(json_t *o, const char *k)
 	return s ? term_safe(s) : "?";
 }
 
-static int show_caps(const struct rundir *rd, int full)
+static int show_caps(const struct run_dir *rd, int full)
 {
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/cpuid.txt", rd->path);
@@ -68,13 +68,13 @@ static int show_caps(const struct rundir *rd, int full)
 
 /*
  * The code snapshots and the image list, loaded as every decoding command
- * loads them (rundir_code_load(): memmap.json, plain snapshot names of the
+ * loads them (rundir_load_code(): memmap.json, plain snapshot names of the
  * listed size, no overlaps, images.json), so that info refuses what they
  * refuse, with their message; overlapping images are said as they say it.
  * A run without memmap.json and images.json (caps, selftest) has none.
  * Returns -1 when they are damaged.
  */
-static int show_code(const struct rundir *rd)
+static int show_code(struct run_dir *rd)
 {
 	char p[4200], err[4400];
 	struct stat st;
@@ -83,27 +83,23 @@ static int show_code(const struct rundir *rd)
 	snprintf(p, sizeof(p), "%s/images.json", rd->path);
 	if (!mm && lstat(p, &st))
 		return 0;
-	static struct rundir_code code;
-	int rc = 0;
-	if (rundir_code_load(&code, rd, err, sizeof(err))) {
+	if (rundir_load_code(rd, err, sizeof(err))) {
 		fprintf(stderr, "efipt info: %s\n", term_safe(err));
-		rc = -1;
-	} else {
-		uint64_t bytes = 0;
-		for (unsigned i = 0; i < code.view.n; i++)
-			bytes += code.view.r[i].size;
-		printf("Code         %u snapshots (%llu KiB), %u images\n", code.view.n,
-		       (unsigned long long)(bytes >> 10), code.nimages);
-		if (ptimg_list_sort(code.images, code.nimages, sizeof(*code.images)))
-			images_note_overlaps("efipt info", code.images, code.nimages,
-					     sizeof(*code.images), ptsum_image_name);
+		return -1;
 	}
-	rundir_code_free(&code);
-	return rc;
+	uint64_t bytes = 0;
+	for (unsigned i = 0; i < rd->nsnap; i++)
+		bytes += rd->snap[i].size;
+	printf("Code         %u snapshots (%llu KiB), %u images\n", rd->nsnap,
+	       (unsigned long long)(bytes >> 10), rd->images.n);
+	if (ptimg_list_sort(rd->images.v, rd->images.n, sizeof(*rd->images.v)))
+		images_note_overlaps("efipt info", rd->images.v, rd->images.n,
+				     sizeof(*rd->images.v), image_name);
+	return 0;
 }
 
 /* The same decode with libipt's ptxed, for users who want its output. */
-static void show_ptxed(const struct rundir *rd)
+static void show_ptxed(const struct run_dir *rd)
 {
 	json_t *files = json_object_get(rd->manifest, "files");
 	size_t i;
@@ -139,7 +135,7 @@ static void show_ptxed(const struct rundir *rd)
 
 /* docs/format.md: a NAME.tmp left behind means the machine stopped while
  * writing NAME. Returns how many there are. */
-static int stray_tmp_files(const struct rundir *rd)
+static int stray_tmp_files(const struct run_dir *rd)
 {
 	DIR *d = opendir(rd->path);
 	if (!d)
@@ -189,7 +185,7 @@ int cmd_info(int argc, char **argv)
 		info_usage(stderr);
 		return 2;
 	}
-	struct rundir rd;
+	struct run_dir rd;
 	if (rundir_open(&rd, argv[optind])) {
 		fprintf(stderr, "efipt info: %s\n", term_safe(rd.err));
 		rundir_close(&rd);

@@ -5,9 +5,8 @@
  * "[offset, ip: error: message]" after which decoding resumes at the next
  * PSB. Exit status 1 if any error occurred.
  */
-#include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,54 +17,37 @@
 #include "core/x86_insn.h"
 #include "host/cmd/commands.h"
 #include "host/util/file_io.h"
-#include "host/input/flow_notes.h"
-#include "host/input/progress.h"
-#include "host/input/pt_sections.h"
-#include "host/input/trace_end.h"
-#include "host/input/trace_input.h"
-
-/* the most trace bytes read from a pipe (a file is mapped) */
-#define PIPE_MAX (16ull << 30)
+#include "host/input/session.h"
+#include "host/util/opts.h"
 
 struct iopts {
-	bool no_inst, stat, time, quiet_events;
+	bool no_inst, stat, time;
 	struct ptsec_image *im;
-	uint64_t errors;
 };
 
-static void insn_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: efipt insn --pt TRACE IMAGE... [OPTIONS]   (TRACE '-': standard input)\n"
-		"       efipt insn --run DIR [OPTIONS]\n\n"
-		"Show the instructions executed according to a raw Intel PT trace.\n\n"
-		"images (any number, no overlaps):\n"
-		"  --raw FILE[:from[-to]]:BASE  bytes from..to of FILE at address BASE\n"
-		"  --elf FILE[:BASE]            executable segments of an ELF file; with BASE\n"
-		"                               the lowest one is placed at BASE\n"
-		"  --pe FILE[:BASE]             a PE32+ image (UEFI driver/application)\n"
-		"                               relocated to BASE (default: its ImageBase)\n"
-		"options:\n"
-		"  --run DIR       an efipt run directory: its trace.pt, code snapshots,\n"
-		"                  CPU (errata) and DisTNT/DisRETC settings\n"
-		TRACE_INPUT_CPU_HELP
-		"  --no-inst       print addresses only, no disassembly\n"
-		"  --stat          print only counts: instructions, branches, events, errors\n"
-		"  --time          show the time stamp (TSC) on event lines\n"
-		"  --distnt        the trace was recorded with DisTNT=1\n"
-		"  --disretc       the trace was recorded with DisRETC=1\n"
-		"  --cpuid-0x15 EAX,EBX  TSC/core crystal clock ratio (MTC timing)\n"
-		"  --mtc-freq N    IA32_RTIT_CTL.MTCFreq of the trace, 0..15\n"
-		"  --nom-freq N    nominal frequency ratio (CPUID.16H / 100 MHz), 0..255\n"
-		"  --max-steps N   most instructions between two packets (default 1M)\n"
-		"  --cache N       block cache entries of 32 bytes: a power of two from 8 to\n"
-		"                  16777216 (default 65536), or 0..7 for no cache (slow)\n\n"
-		"A trace with no PSB, or whose last packet is cut by the end of the file,\n"
-		"is reported as an error.\n\n"
-		"Exit status: 0 if the trace decoded without errors, 1 if it had decode\n"
-		"errors, 2 on usage errors, unreadable inputs or a write error on standard\n"
-		"output.\n");
-}
+static const char insn_usage[] =
+	"usage: efipt insn --pt TRACE IMAGE... [OPTIONS]   (TRACE '-': standard input)\n"
+	"       efipt insn --run DIR [OPTIONS]\n\n"
+	"Show the instructions executed according to a raw Intel PT trace: one line\n"
+	"per instruction (address and disassembly), events in square brackets,\n"
+	"errors as [offset, ip: error: message] (decoding goes on at the next PSB).\n"
+	"IMAGE: --raw, --elf or --pe (any number, no overlaps).\n\n";
+
+static const char insn_tail[] =
+	"A trace with no PSB, or whose last packet is cut by the end of the file,\n"
+	"is reported as an error.\n\n"
+	"Exit status: 0 if the trace decoded without errors, 1 if it had decode\n"
+	"errors, 2 on usage errors, unreadable inputs or a write error on standard\n"
+	"output.\n";
+
+static const struct opt_row insn_rows[] = {
+	{ "no-inst", OPT_FLAG, opt_set_true, offsetof(struct iopts, no_inst), NULL,
+	  "print addresses only, no disassembly" },
+	{ "stat", OPT_FLAG, opt_set_true, offsetof(struct iopts, stat), NULL,
+	  "print only counts: instructions, branches, events, errors" },
+	{ "time", OPT_FLAG, opt_set_true, offsetof(struct iopts, time), NULL,
+	  "show the time stamp (TSC) on event lines" },
+};
 
 /* "%016" PRIx64 into p, without printf: address lines are most of the
  * output of a long trace */
@@ -115,7 +97,6 @@ static void print_event(void *ctx, const struct ptflow_event *ev)
 {
 	struct iopts *o = ctx;
 	if (ev->type == PTFLOW_EV_ERROR) {
-		o->errors++;
 		printf("[%" PRIx64 ", %016" PRIx64 ": error: ", ev->offset, ev->ip);
 		/* errors about the code at an address name the address */
 		if (ev->err == PTFLOW_ERR_NO_CODE)
@@ -166,186 +147,42 @@ static void print_event(void *ctx, const struct ptflow_event *ev)
 
 int cmd_insn(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "pt", required_argument, 0, 'p' },
-		{ "run", required_argument, 0, 'X' },
-		{ "raw", required_argument, 0, 'r' },
-		{ "elf", required_argument, 0, 'e' },
-		{ "pe", required_argument, 0, 'P' },
-		{ "cpu", required_argument, 0, 'c' },
-		{ "no-inst", no_argument, 0, 'n' },
-		{ "stat", no_argument, 0, 's' },
-		{ "time", no_argument, 0, 't' },
-		{ "distnt", no_argument, 0, 'D' },
-		{ "disretc", no_argument, 0, 'R' },
-		{ "cpuid-0x15", required_argument, 0, '5' },
-		{ "mtc-freq", required_argument, 0, 'm' },
-		{ "nom-freq", required_argument, 0, 'N' },
-		{ "max-steps", required_argument, 0, 'M' },
-		{ "cache", required_argument, 0, 'C' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
+	struct session s;
+	struct iopts o = { 0 };
+	int rc = 2;
+	session_init(&s, "insn");
+	o.im = &s.code;
+	const struct opts_group g[] = {
+		{ "inputs", session_input_rows, session_input_nrows, &s },
+		{ "output", insn_rows, sizeof(insn_rows) / sizeof(insn_rows[0]), &o },
+		{ "decoder", session_decoder_rows, session_decoder_nrows, &s },
 	};
-	struct ptsec_image im;
-	struct iopts o;
-	struct ptflow_config fc;
-	const char *trace = NULL, *run = NULL;
-	static char run_trace[4200];
-	unsigned cpu = 0;
-	bool set_errata = false;
-	uint32_t errata = 0;
-	struct flow_facts facts;
-	unsigned long long v, cache_n = 1 << 16;
-	int c, rc = 2;
-
-	ptsec_init(&im);
-	memset(&o, 0, sizeof(o));
-	memset(&fc, 0, sizeof(fc));
-	o.im = &im;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		int lr = 0;
-		switch (c) {
-		case 'p': trace = optarg; break;
-		case 'X': run = optarg; break;
-		case 'r': lr = ptsec_load_raw(&im, optarg); break;
-		case 'e': lr = ptsec_load_elf(&im, optarg); break;
-		case 'P': lr = ptsec_load_pe(&im, optarg); break;
-		case 'c':
-			if (trace_input_cpu_arg(optarg, &cpu, &errata)) {
-				fprintf(stderr, "efipt insn: --cpu wants a CPU number N or "
-					"FAMILY/MODEL[/STEPPING], got '%s'\n", term_safe(optarg));
-				goto out;
-			}
-			set_errata |= strchr(optarg, '/') != NULL;
-			break;
-		case 'n': o.no_inst = true; break;
-		case 's': o.stat = true; break;
-		case 't': o.time = true; break;
-		case 'D': fc.distnt = true; break;
-		case 'R': fc.disretc = true; break;
-		case '5': {
-			unsigned long long a, b;
-			char tmp[64], *comma;
-			snprintf(tmp, sizeof(tmp), "%s", optarg);
-			comma = strchr(tmp, ',');
-			if (!comma || (*comma = 0, parse_u64(tmp, &a)) || parse_u64(comma + 1, &b) ||
-			    a > UINT32_MAX || b > UINT32_MAX) {
-				fprintf(stderr, "efipt insn: --cpuid-0x15 wants EAX,EBX\n");
-				goto out;
-			}
-			fc.cpuid15_eax = (uint32_t)a;
-			fc.cpuid15_ebx = (uint32_t)b;
-			break;
-		}
-		case 'm': case 'N': case 'M': case 'C': {
-			static const struct {
-				char opt;
-				const char *name, *range;
-			} what[] = {
-				{ 'm', "--mtc-freq", "a number from 0 to 15" },
-				{ 'N', "--nom-freq", "a number from 0 to 255" },
-				{ 'M', "--max-steps", "a count of instructions" },
-				{ 'C', "--cache", "a power of two from 8 to 16777216, or 0..7 for "
-						 "no cache" },
-			};
-			unsigned w = c == 'm' ? 0 : c == 'N' ? 1 : c == 'M' ? 2 : 3;
-			if (parse_u64(optarg, &v) || (c == 'm' && v > 15) || (c == 'N' && v > 255) ||
-			    (c == 'C' && v >= 8 && (v & (v - 1) || v > (1u << 24)))) {
-				fprintf(stderr, "efipt insn: %s takes %s, not '%s'\n", what[w].name,
-					what[w].range, optarg);
-				goto out;
-			}
-			if (c == 'm') fc.mtc_freq = (uint8_t)v;
-			if (c == 'N') fc.nom_freq = (uint8_t)v;
-			if (c == 'M') fc.max_steps = v;
-			if (c == 'C') cache_n = v < 8 ? 0 : v; /* the decoder's cache needs 8 */
-			break;
-		}
-		case 'h':
-			insn_usage(stdout);
-			rc = 0;
-			goto out;
-		default:
-			insn_usage(stderr);
-			goto out;
-		}
-		if (lr) {
-			fprintf(stderr, "efipt insn: %s\n", im.err);
-			goto out;
-		}
-	}
-	if (run) {
-		/* after the options: --cpu N picks the trace; what the command
-		 * line says wins over the manifest */
-		bool distnt = fc.distnt, disretc = fc.disretc;
-		if (trace && trace != run_trace) {
-			fprintf(stderr, "efipt insn: --run brings its trace: no --pt with it\n");
-			goto out;
-		}
-		if (trace_input_run("efipt insn", run, cpu, &im, &fc, run_trace, sizeof(run_trace),
-				    NULL, &facts))
-			goto out;
-		trace = run_trace;
-		fc.distnt |= distnt;
-		fc.disretc |= disretc;
-	} else if (cpu) {
-		fprintf(stderr, "efipt insn: --cpu %u picks a trace of a run directory: give --run\n",
-			cpu);
+	const struct opts_cmd cmd = { "insn", insn_usage, insn_tail, g, 3, 1 };
+	char *operand[1];
+	unsigned nop;
+	int pr = opts_parse(&cmd, argc, argv, operand, &nop);
+	if (pr != OPTS_OK) {
+		rc = pr == OPTS_HELP ? 0 : 2;
 		goto out;
 	}
-	bool cpu_known = flownote_errata(&fc, run ? &facts : NULL, set_errata, errata);
-	if (!trace || optind != argc) {
-		insn_usage(stderr);
+	/* the listing names each error; --stat only counts them */
+	s.errors_shown = !o.stat;
+	s.streams = !o.stat;
+	if (session_open(&s, nop ? operand[0] : NULL, SESSION_TRACE))
 		goto out;
-	}
-	if (!im.n) {
-		fprintf(stderr, "efipt insn: no code image (--raw, --elf or --pe)\n");
-		goto out;
-	}
-	struct input_map in;
-	char err[4400];
-	if (input_map(&in, trace, PIPE_MAX, err, sizeof(err))) {
-		fprintf(stderr, "efipt insn: %s\n", term_safe(err));
-		goto out;
-	}
-	const uint8_t *buf = in.data;
-	size_t len = in.size;
-	fc.image = ptsec_ptimg(&im);
-	fc.cache_size = (uint32_t)cache_n;
-	fc.cache = cache_n ? calloc(cache_n, sizeof(*fc.cache)) : NULL;
-	struct ptflow_sink sink = { &o, o.stat ? NULL : print_run, print_event };
-	if (o.stat)
-		sink.event = NULL;
 	static char outbuf[1 << 16];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-	struct ptflow_decoder *d = malloc(sizeof(*d));
-	if (!d || (cache_n && !fc.cache) || ptflow_init(d, &fc, &sink)) {
-		fprintf(stderr, "efipt insn: out of memory\n");
-		input_unmap(&in);
-		free(fc.cache);
-		free(d);
+	struct flow_consumer c = { &o, NULL, o.stat ? NULL : print_event, o.stat ? NULL : print_run,
+				   NULL, false, 0 };
+	long errs = session_decode(&s, 0, &c, 1);
+	if (errs < 0)
 		goto out;
-	}
-	struct progress pg;
-	progress_start(&pg, d, "insn", strcmp(trace, "-") ? trace : "<stdin>", len, !o.stat);
-	long errs = ptflow_decode(d, buf, len, 0);
-	progress_end(&pg);
-	flush_stdout(); /* the listing before the message about its end */
-	/* the listing names each error; --stat only counts them */
-	flownote_report("efipt insn", strcmp(trace, "-") ? trace : "<stdin>", &d->stat,
-			d->stat.errors, cpu_known, !o.stat);
-	errs += trace_end_report("insn", strcmp(trace, "-") ? trace : "<stdin>", buf, len);
 	if (o.stat)
 		printf("insn: %" PRIu64 "\nbranches: %" PRIu64 "\nevents: %" PRIu64
 		       "\nerrors: %ld\npackets: %" PRIu64 "\n",
-		       d->stat.insns, d->stat.branches, d->stat.events, errs,
-		       d->stat.packets);
+		       s.stat.insns, s.stat.branches, s.stat.events, errs, s.stat.packets);
 	rc = errs ? 1 : 0;
-	free(d);
-	free(fc.cache);
-	input_unmap(&in);
 out:
-	ptsec_free(&im);
+	session_free(&s);
 	return rc;
 }

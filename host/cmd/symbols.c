@@ -9,29 +9,48 @@
 
 #include "host/cmd/commands.h"
 #include "host/util/file_io.h"
-#include "host/input/trace_input.h"
+#include "host/input/session.h"
+#include "host/util/opts.h"
 
-static void symbols_usage(FILE *f)
+static const char symbols_usage[] =
+	"usage: efipt symbols RUNDIR [--symbols PATH]... [--path-map OLD=NEW]...\n"
+	"       efipt symbols --pe FILE[:BASE]... [--images FILE] [--symbols PATH]...\n\n"
+	"For every traced image: the symbol file used (an ELF with DWARF or\n"
+	".symtab, else a GNU ld .map), how it was found (codeview path, base name,\n"
+	"gnu_debuglink, FvFile GUID through FV/Guid.xref, the image file itself for\n"
+	"--elf, or a map file), the check that its code equals the image's, and\n"
+	"what is missing. A file whose code differs is never used:\n"
+	"the image's code is then IMAGE`[unknown] (efipt calls: IMAGE+0xRVA).\n"
+	"PDB files (MSVC/CLANGPDB builds) are not supported.\n\n";
+
+static const char symbols_tail[] =
+	"Exit status: 0 listed (with or without symbols), 2 on usage errors or\n"
+	"unreadable inputs.\n";
+
+struct lookups {
+	const char *a[64];
+	size_t n;
+};
+
+static int set_lookup(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
 {
-	fprintf(f,
-		"usage: efipt symbols RUNDIR [--symbols PATH]... [--path-map OLD=NEW]...\n"
-		"       efipt symbols --pe FILE[:BASE]... [--images FILE] [--symbols PATH]...\n\n"
-		"For every traced image: the symbol file used (an ELF with DWARF or\n"
-		".symtab, else a GNU ld .map), how it was found (codeview path, base name,\n"
-		"gnu_debuglink, FvFile GUID through FV/Guid.xref, the image file itself for\n"
-		"--elf, or a map file), the check that its code equals the image's, and\n"
-		"what is missing. A file whose code differs is never used:\n"
-		"the image's code is then IMAGE`[unknown] (efipt calls: IMAGE+0xRVA).\n"
-		"PDB files (MSVC/CLANGPDB builds) are not supported.\n\n"
-		TRACE_INPUT_USAGE
-		"  --lookup ADDR   also name the function and source line at ADDR\n"
-		"                  (repeatable)\n"
-		"\nExit status: 0 listed (with or without symbols), 2 on usage errors or\n"
-		"unreadable inputs.\n");
+	struct lookups *l = ctx;
+	unsigned long long a;
+	if (parse_u64(v, &a) || l->n == 64) {
+		sb_printf(err, "--%s takes an address (at most 64), not '%s'", r->name, term_safe(v));
+		return -1;
+	}
+	l->a[l->n++] = v;
+	return 0;
 }
 
+static const struct opt_row symbols_rows[] = {
+	{ "lookup", OPT_VALUE, set_lookup, 0, "ADDR", "also name the function and source line "
+	  "at ADDR\n(repeatable)" },
+};
+
 /* ADDR image`function+0xOFF [file:line] */
-static void print_lookup(struct trace_input *t, const char *arg)
+static void print_lookup(struct session *t, const char *arg)
 {
 	unsigned long long a;
 	parse_u64(arg, &a);
@@ -43,7 +62,7 @@ static void print_lookup(struct trace_input *t, const char *arg)
 	int32_t im = fn < t->st.nfn ? t->st.fn[fn].image : -1;
 	printf("0x%016llx %s", a, term_safe(name));
 	if (im >= 0) {
-		const struct symimage *m = &t->st.img[im];
+		const struct image *m = &t->st.img[im];
 		uint64_t rva = a - m->base;
 		const struct symfunc *f = m->sf ? symfile_func(m->sf, rva) : NULL;
 		const char *file;
@@ -60,49 +79,29 @@ static void print_lookup(struct trace_input *t, const char *arg)
 
 int cmd_symbols(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		TRACE_INPUT_OPTS,
-		{ "lookup", required_argument, 0, 'L' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
+	struct session t;
+	struct lookups lk = { { 0 }, 0 };
+	int rc = 2;
+	session_init(&t, "symbols");
+	const struct opts_group g[] = {
+		{ "inputs", session_input_rows, session_input_nrows, &t },
+		{ "symbols", session_symbol_rows, session_symbol_nrows, &t },
+		{ NULL, symbols_rows, sizeof(symbols_rows) / sizeof(symbols_rows[0]), &lk },
+		{ "decoder", session_decoder_rows, session_decoder_nrows, &t },
 	};
-	struct trace_input t;
-	const char *lookup[64];
-	size_t nlookup = 0;
-	int c, rc = 2;
-	trace_input_init(&t, "symbols");
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c == 'h') {
-			symbols_usage(stdout);
-			rc = 0;
-			goto out;
-		}
-		if (c == 'L') {
-			unsigned long long a;
-			if (parse_u64(optarg, &a) || nlookup == 64) {
-				fprintf(stderr, "efipt symbols: --lookup takes an address (at most 64), "
-					"not '%s'\n", optarg);
-				goto out;
-			}
-			lookup[nlookup++] = optarg;
-			continue;
-		}
-		if (c == '?' || trace_input_option(&t, c, optarg)) {
-			if (c == '?')
-				symbols_usage(stderr);
-			goto out;
-		}
-	}
-	if (optind + 1 < argc) {
-		symbols_usage(stderr);
+	const struct opts_cmd cmd = { "symbols", symbols_usage, symbols_tail, g, 4, 1 };
+	char *operand[1];
+	unsigned nop;
+	int pr = opts_parse(&cmd, argc, argv, operand, &nop);
+	if (pr != OPTS_OK) {
+		rc = pr == OPTS_HELP ? 0 : 2;
 		goto out;
 	}
-	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, false))
+	if (session_open(&t, nop ? operand[0] : NULL, SESSION_SYMBOLS))
 		goto out;
 	size_t with = 0;
-	for (size_t i = 0; i < t.nimg; i++) {
-		const struct symimage *m = &t.img[i];
+	for (unsigned i = 0; i < t.images.n; i++) {
+		const struct image *m = &t.images.v[i];
 		printf("%s  0x%016" PRIx64 "  %" PRIu64 " bytes\n", term_safe(m->name), m->base,
 		       m->size);
 		if (*m->pdb)
@@ -136,11 +135,11 @@ int cmd_symbols(int argc, char **argv)
 				printf("  note: %s\n", term_safe(line));
 		}
 	}
-	printf("%zu of %zu images with symbols\n", with, t.nimg);
-	for (size_t i = 0; i < nlookup; i++)
-		print_lookup(&t, lookup[i]);
+	printf("%zu of %u images with symbols\n", with, t.images.n);
+	for (size_t i = 0; i < lk.n; i++)
+		print_lookup(&t, lk.a[i]);
 	rc = 0;
 out:
-	trace_input_free(&t);
+	session_free(&t);
 	return rc; /* main's finish_stdout() checks the writes */
 }

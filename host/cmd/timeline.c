@@ -12,6 +12,7 @@
  * leaves a B without its E, and ts never goes back.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,34 +21,47 @@
 #include "host/cmd/commands.h"
 #include "host/util/file_io.h"
 #include "host/out/trace_events.h"
-#include "host/input/rundir.h"
+#include "host/input/session.h"
 #include "host/stack/callstack.h"
-#include "host/input/trace_input.h"
+#include "host/util/opts.h"
 
-static void timeline_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: efipt timeline RUNDIR [--symbols PATH]... -o FILE.json [OPTIONS]\n"
-		"       efipt timeline --pt TRACE --pe FILE[:BASE]... [--symbols PATH]... -o FILE.json\n\n"
-		"The trace as trace event JSON for ui.perfetto.dev and chrome://tracing:\n"
-		"function slices nested as the call stack was, instants for events\n"
-		"(enabled, disabled, overflow, gap, decode error, interrupt, PTWRITE, power).\n"
-		"ts is the time in us (ns precision) since the trace's first timing packet\n"
-		"(TSC, MTC, CYC; TSC ticks when the TSC frequency is unknown), with a\n"
-		"counter of the core frequency from CBR packets; a trace without timing\n"
-		"packets has the instruction index: one microsecond per instruction.\n"
-		"A run directory of several CPUs (efipt qemu -smp N) gives a track per\n"
-		"CPU; --cpu N (N > 0) draws that CPU's alone.\n\n"
-		TRACE_INPUT_USAGE
-		"output:\n"
-		"  -o FILE         the JSON file (written under a temporary name, then renamed)\n"
-		"  --from N, --to N  only instructions N.. (..N, excluded): slices are cut there\n"
-		"                  (instruction indices, also when ts is time)\n"
-		"  --min-dur N     drop slices shorter than N instructions (default 1)\n"
-		"  --depth N       only slices N levels deep at most\n\n"
-		"Exit status: 0, 1 if the trace had decode errors, 2 on usage errors,\n"
-		"unreadable inputs or a write error.\n");
-}
+static const char timeline_usage[] =
+	"usage: efipt timeline RUNDIR [--symbols PATH]... -o FILE.json [OPTIONS]\n"
+	"       efipt timeline --pt TRACE --pe FILE[:BASE]... [--symbols PATH]... -o FILE.json\n\n"
+	"The trace as trace event JSON for ui.perfetto.dev and chrome://tracing:\n"
+	"function slices nested as the call stack was, instants for events\n"
+	"(enabled, disabled, overflow, gap, decode error, interrupt, PTWRITE, power).\n"
+	"ts is the time in us (ns precision) since the trace's first timing packet\n"
+	"(TSC, MTC, CYC; TSC ticks when the TSC frequency is unknown), with a\n"
+	"counter of the core frequency from CBR packets; a trace without timing\n"
+	"packets has the instruction index: one microsecond per instruction.\n"
+	"A run directory of several CPUs (efipt qemu -smp N) gives a track per\n"
+	"CPU; --cpu N (N > 0) draws that CPU's alone.\n\n";
+
+static const char timeline_tail[] =
+	"Decoding stops at --to: the rest of the trace is not read.\n\n"
+	"Exit status: 0, 1 if the trace had decode errors, 2 on usage errors,\n"
+	"unreadable inputs or a write error.\n";
+
+/* The options (copied into each CPU's struct tl). */
+struct tl_opts {
+	const char *out;
+	unsigned long long from, to, min_dur, depth;
+};
+
+static const struct opt_row timeline_rows[] = {
+	{ "output", OPT_VALUE, opts_set_str, offsetof(struct tl_opts, out), "FILE",
+	  "the JSON file (written under a temporary name,\nthen renamed)" },
+	{ "from", OPT_VALUE, opts_set_u64, offsetof(struct tl_opts, from), "N",
+	  "only instructions N.. : slices are cut there\n(instruction indices, also when ts "
+	  "is time)" },
+	{ "to", OPT_VALUE, opts_set_u64, offsetof(struct tl_opts, to), "N",
+	  "only instructions ..N (excluded): slices are cut\nthere" },
+	{ "min-dur", OPT_VALUE, opts_set_u64, offsetof(struct tl_opts, min_dur), "N",
+	  "drop slices shorter than N instructions (default 1)" },
+	{ "depth", OPT_VALUE, opts_set_u64, offsetof(struct tl_opts, depth), "N",
+	  "only slices N levels deep at most" },
+};
 
 /* begin, end: instruction indices; tb, te: their times (TSC, 0 before the
  * first timing packet) */
@@ -66,7 +80,7 @@ struct instant {
 /* One CPU's trace: its slices and instants (times as TSC estimates: 0
  * before the first timing packet), and what its decoding found. */
 struct tl {
-	struct trace_input *t;
+	struct session *t;
 	struct callstack *cs;
 	unsigned cpu;
 	bool timed;			/* the CPU's trace had timing packets */
@@ -191,19 +205,20 @@ static const char *event_name(const struct ptflow_event *ev)
 	}
 }
 
-static void on_run(void *ctx, const struct ptflow_run *run)
+/* A batch of blocks through the model; the times of --from and --to. */
+static void on_batch(void *ctx, const struct ptflow_batch *b)
 {
 	struct tl *l = ctx;
-	cs_on_run(l->cs, run);
+	cs_on_blocks(l->cs, b);
 	window_times(l, l->cs);
 }
 
-/* The decoder's time estimate as a run arrives (runs are delivered as the
- * decoder walks them: the estimate then is theirs). */
-static bool run_time(void *ctx, uint64_t *tsc, uint8_t *cbr)
+/* The model's regions (cs_consumer()). */
+static uint64_t tl_region(void *ctx, uint64_t ip)
 {
-	const struct trace_input *t = ctx;
-	return t->dec && ptflow_time(t->dec, tsc, cbr);
+	struct tl *l = ctx;
+	struct flow_consumer c = cs_consumer(l->cs);
+	return c.region(c.ctx, ip);
 }
 
 static void on_event(void *ctx, const struct ptflow_event *ev)
@@ -288,7 +303,7 @@ static const char *fn_json(char ***cache, uint32_t *n, const struct symtab *st, 
  * every CPU's trace. */
 static uint64_t ts_of(const struct tl *l, uint64_t tsc, uint64_t base)
 {
-	return trace_input_ns(l->t, tsc > base ? tsc - base : 0);
+	return session_ns(l->t, tsc > base ? tsc - base : 0);
 }
 
 /* One CPU's slices (sorted) and instants merged by time, as nested B/E on
@@ -358,66 +373,40 @@ static void write_events(struct tev_writer *w, struct tl *l, const struct symtab
 
 int cmd_timeline(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		TRACE_INPUT_OPTS,
-		{ "output", required_argument, 0, 'o' },
-		{ "from", required_argument, 0, 'F' },
-		{ "to", required_argument, 0, 'T' },
-		{ "min-dur", required_argument, 0, 'm' },
-		{ "depth", required_argument, 0, 'd' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	struct trace_input t;
+	struct session t;
 	struct callstack cs;
 	struct tev_writer w;
+	struct tl_opts opt = { .min_dur = 1 };
 	struct tl *l = calloc(1, sizeof(*l));	/* the options */
 	struct tl *tls = NULL;			/* per CPU */
 	int ntl = 0;
-	const char *out = NULL;
 	bool opened = false;
-	int c, rc = 2;
-	trace_input_init(&t, "timeline");
+	int rc = 2;
+	session_init(&t, "timeline");
 	memset(&cs, 0, sizeof(cs));
 	if (!l) {
 		fprintf(stderr, "efipt timeline: out of memory\n");
 		goto out;
 	}
-	l->min_dur = 1;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			timeline_usage(stdout);
-			rc = 0;
-			goto out;
-		case 'o':
-			out = optarg;
-			break;
-		case 'F': case 'T': case 'm': case 'd': {
-			unsigned long long v;
-			if (parse_u64(optarg, &v)) {
-				fprintf(stderr, "efipt timeline: --%s takes a number, not '%s'\n",
-					c == 'd' ? "depth" : c == 'F' ? "from" : c == 'T' ? "to"
-					: "min-dur", optarg);
-				goto out;
-			}
-			*(c == 'd' ? &l->depth : c == 'F' ? &l->from : c == 'T' ? &l->to
-			  : &l->min_dur) = v;
-			break;
-		}
-		case '?':
-			timeline_usage(stderr);
-			goto out;
-		default:
-			if (trace_input_option(&t, c, optarg))
-				goto out;
-		}
-	}
-	if (optind + 1 < argc) {
-		timeline_usage(stderr);
+	const struct opts_group g[] = {
+		{ "inputs", session_input_rows, session_input_nrows, &t },
+		{ "symbols", session_symbol_rows, session_symbol_nrows, &t },
+		{ "output", timeline_rows, sizeof(timeline_rows) / sizeof(timeline_rows[0]), &opt },
+		{ "decoder", session_decoder_rows, session_decoder_nrows, &t },
+	};
+	const struct opts_cmd cmd = { "timeline", timeline_usage, timeline_tail, g, 4, 1 };
+	char *operand[1];
+	unsigned nop;
+	int pr = opts_parse(&cmd, argc, argv, operand, &nop);
+	if (pr != OPTS_OK) {
+		rc = pr == OPTS_HELP ? 0 : 2;
 		goto out;
 	}
+	const char *out = opt.out;
+	l->from = opt.from;
+	l->to = opt.to;
+	l->min_dur = opt.min_dur;
+	l->depth = opt.depth;
 	if (!out) {
 		fprintf(stderr, "efipt timeline: -o FILE.json is required\n");
 		goto out;
@@ -429,46 +418,15 @@ int cmd_timeline(int argc, char **argv)
 	}
 	if (!l->min_dur)
 		l->min_dur = 1; /* an empty slice shows nothing */
-	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
+	if (session_open(&t, nop ? operand[0] : NULL,
+			 SESSION_TRACE | SESSION_SYMBOLS | SESSION_EVERY_CPU))
 		goto out;
-	/* every CPU's trace of a run directory, one track each (--cpu N > 0:
-	 * that CPU's alone); CPU 0 first */
-	static struct rundir_cpu_trace cpu[RUNDIR_TRACES_MAX];
-	static char cpu_path[RUNDIR_TRACES_MAX][4200];
-	int ncpu = 1;
-	cpu[0].cpu = t.cpu;
-	snprintf(cpu_path[0], sizeof(cpu_path[0]), "%s", t.trace);
-	if (*t.run && !t.cpu) {
-		struct rundir rd;
-		char err[4400];
-		if (rundir_open(&rd, t.run)) {
-			fprintf(stderr, "efipt timeline: %s\n", term_safe(rd.err));
-			goto out;
-		}
-		ncpu = rundir_traces(&rd, cpu, RUNDIR_TRACES_MAX, err, sizeof(err));
-		for (int a = 1; a < ncpu; a++)
-			for (int b = a; b > 0 && cpu[b].cpu < cpu[b - 1].cpu; b--) {
-				struct rundir_cpu_trace tmp = cpu[b];
-				cpu[b] = cpu[b - 1];
-				cpu[b - 1] = tmp;
-			}
-		for (int i = 0; i < ncpu; i++)
-			if (rundir_trace_cpu(&rd, cpu[i].cpu, cpu_path[i], sizeof(cpu_path[i]), err,
-					     sizeof(err)))
-				ncpu = -1;
-		rundir_close(&rd);
-		if (ncpu < 0) {
-			fprintf(stderr, "efipt timeline: %s\n", term_safe(err));
-			goto out;
-		}
-	}
+	int ncpu = (int)t.ntrace;
 	tls = calloc((size_t)ncpu, sizeof(*tls));
 	if (!tls) {
 		fprintf(stderr, "efipt timeline: out of memory\n");
 		goto out;
 	}
-	char trace0[sizeof(t.trace)];
-	snprintf(trace0, sizeof(trace0), "%s", t.trace);
 	long errs = 0;
 	for (int i = 0; i < ncpu; i++) {
 		struct tl *m = &tls[i];
@@ -479,18 +437,17 @@ int cmd_timeline(int argc, char **argv)
 		m->depth = l->depth;
 		m->t = &t;
 		m->cs = &cs;
-		m->cpu = cpu[i].cpu;
-		snprintf(t.trace, sizeof(t.trace), "%.4199s", cpu_path[i]);
+		m->cpu = t.trace[i].cpu;
 		struct cs_listener ls = { m, on_enter, on_leave, NULL, on_time };
 		if (cs_init(&cs, &t.st, &ls)) {
 			fprintf(stderr, "efipt timeline: out of memory\n");
 			goto out;
 		}
 		cs.tree = false;
-		cs.time_fn = run_time;
-		cs.time_ctx = &t;
-		struct ptflow_sink sink = { m, on_run, on_event };
-		long e = trace_input_decode(&t, &sink, NULL);
+		/* the model's blocks, and the events as instants; decoding
+		 * stops at --to */
+		struct flow_consumer c = { m, on_batch, on_event, NULL, tl_region, true, l->to };
+		long e = session_decode(&t, (unsigned)i, &c, 1);
 		if (e < 0)
 			goto out;
 		cs_finish(&cs);
@@ -533,7 +490,7 @@ int cmd_timeline(int argc, char **argv)
 	opened = true;
 	w.ts_ns = timed && t.tsc_hz;
 	char js[8192], other[10400], clock[1200], cpus[32] = "";
-	tev_json_string(trace0, js, sizeof(js));
+	tev_json_string(t.trace[0].path, js, sizeof(js));
 	tev_process_name(&w, 1, js);
 	for (int i = 0; i < ntl; i++) {
 		char tn[32];
@@ -572,7 +529,7 @@ out:
 	if (opened)
 		tev_abort(&w);
 	cs_free(&cs);
-	trace_input_free(&t);
+	session_free(&t);
 	for (int i = 0; i < ntl; i++) {
 		free(tls[i].s);
 		free(tls[i].in);

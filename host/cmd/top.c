@@ -4,6 +4,7 @@
  * instructions), from the call-stack model over the decoded trace.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,156 +14,105 @@
 #include "host/util/file_io.h"
 #include "host/stack/analysis.h"
 #include "host/stack/inline_frames.h"
+#include "host/out/top_table.h"
 #include "host/stack/profile.h"
+#include "host/util/opts.h"
 
-static void top_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: efipt top RUNDIR [--symbols PATH]... [OPTIONS]\n"
-		"       efipt top --pt TRACE --pe FILE[:BASE]... [--images FILE] [--symbols PATH]...\n\n"
-		"Functions by instructions executed: exclusive (in the function itself),\n"
-		"inclusive (while it is on the call stack), calls, share of the trace.\n\n"
-		TRACE_INPUT_USAGE
-		"output:\n"
-		"  --by function|image  what to count by (default function)\n"
-		"  --format text|jsonl|csv  (jsonl: one object per row: image, function,\n"
-		"                  excl, incl, calls; csv: the same columns with a header;\n"
-		"                  a trace with timing packets adds excl_ns, incl_ns)\n"
-		"  --limit N       at most N rows (default: 30 in text, all otherwise)\n"
-		"  --inline        inline frames from DWARF as functions of their own\n"
-		"                  (\"name [inlined]\"): instructions count for the innermost\n"
-		"                  inline frame (without it, for the concrete function)\n\n"
-		"A trace with timing packets (TSC, MTC, CYC) also gets exclusive and\n"
-		"inclusive time, in us (ns when the TSC frequency is unknown: see\n"
-		"--tsc-hz), sorted by exclusive time.\n"
-		"Code in no listed image, or in an image without symbols, counts as\n"
-		"[unknown] (see 'efipt symbols').\n\n"
-		"Exit status: 0, 1 if the trace had decode errors (counted as gaps), 2 on\n"
-		"usage errors, unreadable inputs or a write error.\n");
-}
+static const char top_usage[] =
+	"usage: efipt top RUNDIR [--symbols PATH]... [OPTIONS]\n"
+	"       efipt top --pt TRACE --pe FILE[:BASE]... [--images FILE] [--symbols PATH]...\n\n"
+	"Functions by instructions executed: exclusive (in the function itself),\n"
+	"inclusive (while it is on the call stack), calls, share of the trace.\n\n";
 
-struct row {
-	const char *image;
-	char function[512];
-	uint64_t excl, incl, calls;
-	uint64_t excl_ns, incl_ns;
+static const char top_tail[] =
+	"A trace with timing packets (TSC, MTC, CYC) also gets exclusive and\n"
+	"inclusive time, in us (ns when the TSC frequency is unknown: see\n"
+	"--tsc-hz), sorted by exclusive time.\n"
+	"Code in no listed image, or in an image without symbols, counts as\n"
+	"[unknown] (see 'efipt symbols').\n\n"
+	"Exit status: 0, 1 if the trace had decode errors (counted as gaps), 2 on\n"
+	"usage errors, unreadable inputs or a write error.\n";
+
+struct top_opts {
+	bool by_image, inline_frames, have_limit;
+	int fmt;		/* 0 text, 1 jsonl, 2 csv */
+	unsigned long long limit;
 };
 
-static bool timed; /* rows sort by time */
-
-static int by_excl(const void *a, const void *b)
+static int set_by(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
 {
-	const struct row *x = a, *y = b;
-	if (timed && x->excl_ns != y->excl_ns)
-		return x->excl_ns > y->excl_ns ? -1 : 1;
-	if (x->excl != y->excl)
-		return x->excl > y->excl ? -1 : 1;
-	if (x->incl != y->incl)
-		return x->incl > y->incl ? -1 : 1;
-	int c = strcmp(x->image, y->image);
-	return c ? c : strcmp(x->function, y->function);
-}
-
-/* " %14s" of a time: us with ns precision, or TSC ticks (!ns). */
-static void time_text(char *buf, size_t cap, uint64_t v, bool ns)
-{
-	char num[32];
-	if (ns)
-		snprintf(num, sizeof(num), "%" PRIu64 ".%03" PRIu64, v / 1000, v % 1000);
-	else
-		snprintf(num, sizeof(num), "%" PRIu64, v);
-	snprintf(buf, cap, " %16s", num);
-}
-
-/* A CSV field, quoted; control characters escaped as text (\\xNN). */
-static void csv_field(const char *s)
-{
-	s = term_safe(s);
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
-			putchar('"');
-		putchar(*s);
+	if (strcmp(v, "function") && strcmp(v, "image")) {
+		sb_printf(err, "--%s takes function or image, not '%s'", r->name, term_safe(v));
+		return -1;
 	}
-	putchar('"');
+	((struct top_opts *)ctx)->by_image = !strcmp(v, "image");
+	return 0;
 }
+
+static int set_format(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
+{
+	int f = !strcmp(v, "text") ? 0 : !strcmp(v, "jsonl") ? 1 : !strcmp(v, "csv") ? 2 : -1;
+	if (f < 0) {
+		sb_printf(err, "--%s takes text, jsonl or csv, not '%s'", r->name, term_safe(v));
+		return -1;
+	}
+	((struct top_opts *)ctx)->fmt = f;
+	return 0;
+}
+
+static int set_limit(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
+{
+	struct top_opts *o = ctx;
+	if (opts_set_u64(ctx, r, v, err))
+		return -1;
+	o->have_limit = true;
+	return 0;
+}
+
+static const struct opt_row top_rows[] = {
+	{ "by", OPT_VALUE, set_by, 0, "function|image", "what to count by (default function)" },
+	{ "format", OPT_VALUE, set_format, 0, "text|jsonl|csv", "jsonl: one object per row: "
+	  "image, function,\nexcl, incl, calls; csv: the same columns with a\nheader; a trace "
+	  "with timing packets adds excl_ns,\nincl_ns" },
+	{ "limit", OPT_VALUE, set_limit, offsetof(struct top_opts, limit), "N",
+	  "at most N rows (default: 30 in text, all otherwise)" },
+	{ "inline", OPT_FLAG, opt_set_true, offsetof(struct top_opts, inline_frames), NULL,
+	  "inline frames from DWARF as functions of their own\n(\"name [inlined]\"): "
+	  "instructions count for the\ninnermost inline frame (without it, for the\nconcrete "
+	  "function)" },
+};
 
 int cmd_top(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		TRACE_INPUT_OPTS,
-		{ "by", required_argument, 0, 'b' },
-		{ "format", required_argument, 0, 'f' },
-		{ "limit", required_argument, 0, 'l' },
-		{ "inline", no_argument, 0, 'i' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	struct trace_input t;
+	struct session t;
+	struct top_opts o = { 0 };
 	struct callstack cs;
 	struct profile p = { 0 };
 	struct inl_frames x = { 0 };
-	bool inline_frames = false;
-	struct row *rows = NULL;
-	int c, rc = 2, fmt = 0;
-	bool by_image = false;
-	unsigned long long limit = 0;
-	bool have_limit = false;
-	trace_input_init(&t, "top");
+	int rc = 2;
+	session_init(&t, "top");
 	memset(&cs, 0, sizeof(cs));
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			top_usage(stdout);
-			rc = 0;
-			goto out;
-		case 'b':
-			if (strcmp(optarg, "function") && strcmp(optarg, "image")) {
-				fprintf(stderr, "efipt top: --by takes function or image, not '%s'\n",
-					optarg);
-				goto out;
-			}
-			by_image = !strcmp(optarg, "image");
-			break;
-		case 'f':
-			fmt = !strcmp(optarg, "text") ? 0 : !strcmp(optarg, "jsonl") ? 1
-			    : !strcmp(optarg, "csv") ? 2 : -1;
-			if (fmt < 0) {
-				fprintf(stderr, "efipt top: --format takes text, jsonl or csv, not "
-					"'%s'\n", optarg);
-				goto out;
-			}
-			break;
-		case 'i':
-			inline_frames = true;
-			break;
-		case 'l':
-			if (parse_u64(optarg, &limit)) {
-				fprintf(stderr, "efipt top: --limit takes a number, not '%s'\n", optarg);
-				goto out;
-			}
-			have_limit = true;
-			break;
-		case '?':
-			top_usage(stderr);
-			goto out;
-		default:
-			if (trace_input_option(&t, c, optarg))
-				goto out;
-		}
-	}
-	if (optind + 1 < argc) {
-		top_usage(stderr);
+	const struct opts_group g[] = {
+		{ "inputs", session_input_rows, session_input_nrows, &t },
+		{ "symbols", session_symbol_rows, session_symbol_nrows, &t },
+		{ "output", top_rows, sizeof(top_rows) / sizeof(top_rows[0]), &o },
+		{ "decoder", session_decoder_rows, session_decoder_nrows, &t },
+	};
+	const struct opts_cmd cmd = { "top", top_usage, top_tail, g, 4, 1 };
+	char *operand[1];
+	unsigned nop;
+	int pr = opts_parse(&cmd, argc, argv, operand, &nop);
+	if (pr != OPTS_OK) {
+		rc = pr == OPTS_HELP ? 0 : 2;
 		goto out;
 	}
-	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
+	bool by_image = o.by_image, have_limit = o.have_limit;
+	int fmt = o.fmt;
+	unsigned long long limit = o.limit;
+	if (session_open(&t, nop ? operand[0] : NULL, SESSION_TRACE | SESSION_SYMBOLS))
 		goto out;
-	/* the model counts for the profile itself (cs.prof below) unless
-	 * inline frames stand between */
-	struct cs_listener ls = profile_time_listener(&p);
-	if (inline_frames) {
-		ls = profile_listener(&p);
+	struct cs_listener ls = profile_listener(&p);
+	if (o.inline_frames) {
 		if (symtab_use_inline(&t.st) || inl_frames_init(&x, &ls)) {
 			fprintf(stderr, "efipt top: out of memory\n");
 			goto out;
@@ -174,157 +124,20 @@ int cmd_top(int argc, char **argv)
 		goto out;
 	}
 	cs.tree = false;
-	cs.prof = inline_frames ? NULL : &p;
-	long errs = analysis_decode(&t, &cs);
+	long errs = analysis_decode(&t, 0, &cs, 0);
 	if (errs < 0)
 		goto out;
 	if (p.oom || x.oom) {
 		fprintf(stderr, "efipt top: out of memory\n");
 		goto out;
 	}
-	/* rows: functions, or images (exclusive counts summed) */
-	uint32_t nfn = t.st.nfn;
-	rows = calloc(nfn ? nfn : 1, sizeof(*rows));
-	if (!rows) {
-		fprintf(stderr, "efipt top: out of memory\n");
+	if (top_table_write(&t, &cs, &p, errs, by_image, fmt, have_limit ? limit : ~0ull))
 		goto out;
-	}
-	size_t nrows = 0;
-	for (uint32_t fn = 0; fn < nfn; fn++) {
-		const struct profile_fn *e = fn < p.n ? &p.fn[fn] : NULL;
-		if (!e || (!e->excl && !e->incl))
-			continue;
-		const char *image = symtab_fn_image(&t.st, fn);
-		if (by_image) {
-			size_t r = 0;
-			while (r < nrows && strcmp(rows[r].image, image))
-				r++;
-			if (r == nrows) {
-				rows[nrows].image = image;
-				snprintf(rows[nrows].function, sizeof(rows[nrows].function), "%s",
-					 *image ? image : "[unknown]");
-				nrows++;
-			}
-			rows[r].excl += e->excl;
-			rows[r].incl += e->excl;
-			rows[r].excl_ns += trace_input_ns(&t, e->excl_t);
-			continue;
-		}
-		struct row *w = &rows[nrows++];
-		w->image = image;
-		snprintf(w->function, sizeof(w->function), "%s%s", t.st.fn[fn].name,
-			 t.st.fn[fn].inlined ? " [inlined]" : "");
-		w->excl = e->excl;
-		w->incl = e->incl;
-		w->calls = e->calls;
-		w->excl_ns = trace_input_ns(&t, e->excl_t);
-		w->incl_ns = trace_input_ns(&t, e->incl_t);
-	}
-	timed = cs.timed;
-	if (nrows)
-		qsort(rows, nrows, sizeof(*rows), by_excl);
-	if (!have_limit)
-		limit = fmt == 0 ? 30 : nrows;
-	if (limit > nrows)
-		limit = nrows;
-	uint64_t total = cs.insns ? cs.insns : 1;
-	if (fmt == 0) {
-		printf("%" PRIu64 " instructions, %" PRIu64 " gaps (%ld decode error%s), %" PRIu64
-		       " returns without a matching call", cs.insns, cs.gaps, errs,
-		       errs == 1 ? "" : "s", cs.unmatched_rets);
-		if (cs.too_deep)
-			printf(", %" PRIu64 " stacks cut at %u frames", cs.too_deep, CS_MAX_DEPTH);
-		putchar('\n');
-		if (timed) {
-			uint64_t span = trace_input_ns(&t, cs.now - cs.time_first);
-			if (t.tsc_hz)
-				printf("%" PRIu64 ".%03" PRIu64 " us traced (TSC %" PRIu64 " Hz from %s)",
-				       span / 1000, span % 1000, t.tsc_hz, t.tsc_src);
-			else
-				printf("%" PRIu64 " TSC ticks traced (TSC frequency unknown: times in "
-				       "ticks; --tsc-hz)", span);
-			if (cs.time_back)
-				printf(", %" PRIu64 " time estimates went back (held)", cs.time_back);
-			putchar('\n');
-		}
-		const char *tu = t.tsc_hz ? "us" : "ticks";
-		if (by_image && timed)
-			printf("%14s %7s %14s%s  image\n", "insns", "share", "time_", tu);
-		else if (by_image)
-			printf("%14s %7s  image\n", "insns", "share");
-		else if (timed)
-			printf("%14s %7s %14s %7s %10s %14s%s %14s%s  function\n", "excl", "share",
-			       "incl", "share", "calls", "excl_", tu, "incl_", tu);
-		else
-			printf("%14s %7s %14s %7s %10s  function\n", "excl", "share", "incl",
-			       "share", "calls");
-		for (size_t r = 0; r < limit; r++) {
-			const struct row *w = &rows[r];
-			char te[40] = "", ti[40] = "";
-			if (timed) {
-				time_text(te, sizeof(te), w->excl_ns, t.tsc_hz != 0);
-				time_text(ti, sizeof(ti), w->incl_ns, t.tsc_hz != 0);
-			}
-			if (by_image) {
-				printf("%14" PRIu64 " %6.2f%%%s  %s\n", w->excl,
-				       100.0 * (double)w->excl / (double)total, te,
-				       term_safe(w->function));
-				continue;
-			}
-			char name[700];
-			snprintf(name, sizeof(name), "%s%s%s", w->image, *w->image ? "`" : "",
-				 w->function);
-			printf("%14" PRIu64 " %6.2f%% %14" PRIu64 " %6.2f%% %10" PRIu64 "%s%s  %s\n",
-			       w->excl, 100.0 * (double)w->excl / (double)total, w->incl,
-			       100.0 * (double)w->incl / (double)total, w->calls, te, ti,
-			       term_safe(name));
-		}
-	} else if (fmt == 2) {
-		printf(by_image ? "image,insns" : "image,function,excl,incl,calls");
-		printf(!timed ? "\n" : by_image ? ",time_ns\n" : ",excl_ns,incl_ns\n");
-	}
-	for (size_t r = 0; fmt && r < limit; r++) {
-		const struct row *w = &rows[r];
-		if (fmt == 1) {
-			json_t *o = by_image
-				? json_pack("{s:s,s:I}", "image", w->function, "insns", (json_int_t)w->excl)
-				: json_pack("{s:s,s:s,s:I,s:I,s:I}", "image", w->image, "function",
-					    w->function, "excl", (json_int_t)w->excl, "incl",
-					    (json_int_t)w->incl, "calls", (json_int_t)w->calls);
-			if (o && timed && by_image) {
-				json_object_set_new(o, "time_ns", json_integer((json_int_t)w->excl_ns));
-			} else if (o && timed) {
-				json_object_set_new(o, "excl_ns", json_integer((json_int_t)w->excl_ns));
-				json_object_set_new(o, "incl_ns", json_integer((json_int_t)w->incl_ns));
-			}
-			char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-			if (s)
-				puts(s);
-			free(s);
-			json_decref(o);
-		} else {
-			csv_field(by_image ? w->function : w->image);
-			if (by_image) {
-				printf(",%" PRIu64, w->excl);
-				if (timed)
-					printf(",%" PRIu64, w->excl_ns);
-				putchar('\n');
-				continue;
-			}
-			putchar(',');
-			csv_field(w->function);
-			printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64, w->excl, w->incl, w->calls);
-			if (timed)
-				printf(",%" PRIu64 ",%" PRIu64, w->excl_ns, w->incl_ns);
-			putchar('\n');
-		}
-	}
 	rc = errs ? 1 : 0;
 out:
-	free(rows);
 	cs_free(&cs);
 	inl_frames_free(&x);
 	profile_free(&p);
-	trace_input_free(&t);
+	session_free(&t);
 	return rc; /* main's finish_stdout() checks the writes */
 }

@@ -25,29 +25,9 @@
 #include "core/x86_insn.h"
 #include "host/cov/cov_lcov.h"
 #include "host/util/file_io.h"
-#include "host/input/trace_input.h"
+#include "core/pt_image.h"
 
 #define CMD "efipt coverage"
-
-static void lcov_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: efipt coverage RUNDIR --symbols PATH... --format lcov -o FILE.info\n"
-		"       efipt coverage --pt TRACE --pe FILE[:BASE]... --symbols PATH... --format lcov -o FILE.info\n"
-		"       efipt coverage --merge A.info B.info ... --format lcov -o OUT.info\n\n"
-		"An lcov tracefile (genhtml renders it): per source file of the images'\n"
-		"DWARF line tables, functions (FN, FNDA: executions of the entry) and lines\n"
-		"(DA: executions of the line's first instruction) and conditional branches\n"
-		"(BRDA: times taken and not taken), with their totals.\n\n"
-		TRACE_INPUT_USAGE
-		"output:\n"
-		"  -o FILE         the tracefile (written under a temporary name, then renamed)\n"
-		"  --source-map OLD=NEW  rewrite source paths starting with OLD (repeatable)\n"
-		"  --merge FILE... add tracefiles' counts as 'lcov -a' does (no trace input)\n\n"
-		"Exit status: 0, 1 if the trace had decode errors (what decoded is written),\n"
-		"2 on usage errors, unreadable inputs, a write error, or no image with\n"
-		"source lines (nothing to write: nothing is written).\n");
-}
 
 struct lrow {
 	uint64_t addr;		/* absolute: image base + ELF address */
@@ -159,17 +139,17 @@ static bool in_code(const struct symfile *sf, uint64_t a)
 /* Does image k of t own address a (core/pt_image.h: where images overlap,
  * the one that starts last)? Lines, functions and branches of code another
  * image owns are that image's, as in every other command. */
-static bool owns(struct trace_input *t, size_t k, uint64_t a)
+static bool owns(struct session *t, size_t k, uint64_t a)
 {
-	return !t->st.overlap || ptimg_list_find(t->img, (unsigned)t->nimg, sizeof(*t->img), a,
+	return !t->st.overlap || ptimg_list_find(t->images.v, t->images.n, sizeof(*t->images.v), a,
 						 &t->st.last, 1) == (int)k;
 }
 
 /* Every is_stmt row in code of the line tables of image k's symbol file. */
-static int add_rows(struct lcov *l, struct trace_input *t, size_t k)
+static int add_rows(struct lcov *l, struct session *t, size_t k)
 {
-	const struct symfile *sf = t->img[k].sf;
-	uint64_t base = t->img[k].base;
+	const struct symfile *sf = t->images.v[k].sf;
+	uint64_t base = t->images.v[k].base;
 	const char *path = sf->path;
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
@@ -274,11 +254,11 @@ static const struct lrow *row_before(const struct lcov *l, uint64_t a)
 /* The conditional branches in [lo, hi) (symbol file addresses) of image
  * sf at base, found by decoding from lo; each on its line. Stops at bytes
  * that do not decode (data, or a range that is not code). */
-static void add_branches(struct lcov *l, struct trace_input *t, size_t img, uint64_t lo,
+static void add_branches(struct lcov *l, struct session *t, size_t img, uint64_t lo,
 			 uint64_t hi)
 {
-	const struct symfile *sf = t->img[img].sf;
-	uint64_t base = t->img[img].base;
+	const struct symfile *sf = t->images.v[img].sf;
+	uint64_t base = t->images.v[img].base;
 	const struct symcode *sec = NULL;
 	for (size_t i = 0; i < sf->ncode && !sec; i++)
 		if (sf->code[i].bytes && lo >= sf->code[i].addr &&
@@ -434,11 +414,6 @@ static uint64_t count_at(const struct lcov *l, uint64_t a)
 	long k = find_addr(l, a);
 	return k >= 0 ? l->count[k] : 0;
 }
-
-struct srcmap {
-	const char *old[16], *new_[16];
-	size_t n;
-};
 
 static void put_path(struct atomic_file *af, const struct srcmap *m, const char *p)
 {
@@ -638,101 +613,22 @@ static void write_info(struct atomic_file *af, struct lcov *l, const struct srcm
 	(void)nf;
 }
 
-int coverage_lcov(int argc, char **argv)
+int cov_lcov_run(struct session *t, const char *out, const struct srcmap *sm)
 {
-	static const struct option opts[] = {
-		TRACE_INPUT_OPTS,
-		{ "format", required_argument, 0, 'f' },
-		{ "output", required_argument, 0, 'o' },
-		{ "source-map", required_argument, 0, 's' },
-		{ "merge", no_argument, 0, 'M' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	struct trace_input t;
 	struct lcov l = { 0 };
-	struct srcmap sm = { 0 };
 	struct atomic_file af;
-	const char *out = NULL;
-	bool opened = false, merge = false, inputs = false;
-	int c, rc = 2;
-	trace_input_init(&t, "coverage");
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			lcov_usage(stdout);
-			rc = 0;
-			goto out;
-		case 'f':
-			if (strcmp(optarg, "lcov")) {
-				fprintf(stderr, CMD ": --format %s does not go with --format lcov\n",
-					optarg);
-				goto out;
-			}
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 's': {
-			char *eq = strchr(optarg, '=');
-			if (!eq || eq == optarg || sm.n == 16) {
-				fprintf(stderr, CMD ": --source-map wants OLD=NEW (16 at most), not "
-					"'%s'\n", optarg);
-				goto out;
-			}
-			*eq = 0;
-			sm.old[sm.n] = optarg;
-			sm.new_[sm.n++] = eq + 1;
-			break;
-		}
-		case 'M':
-			merge = true;
-			break;
-		case '?':
-			lcov_usage(stderr);
-			goto out;
-		default:
-			inputs = true;
-			if (trace_input_option(&t, c, optarg))
-				goto out;
-		}
-	}
-	if (merge) {
-		if (inputs || sm.n) {
-			fprintf(stderr, CMD ": --merge takes tracefiles and -o OUT only (no trace "
-					"inputs, --symbols or --source-map)\n");
-			goto out;
-		}
-		if (!out || optind == argc) {
-			fprintf(stderr, CMD ": --merge needs %s\n",
-				!out ? "-o OUT.info" : "the tracefiles to merge");
-			goto out;
-		}
-		rc = cov_lcov_merge(CMD, (const char *const *)argv + optind,
-				    (unsigned)(argc - optind), out);
-		goto out;
-	}
-	if (optind + 1 < argc) {
-		lcov_usage(stderr);
-		goto out;
-	}
-	if (!out) {
-		fprintf(stderr, CMD ": --format lcov needs -o FILE.info\n");
-		goto out;
-	}
-	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
-		goto out;
+	bool opened = false;
+	int rc = 2;
 	/* line rows of every image with symbols */
-	for (size_t i = 0; i < t.nimg && !l.oom; i++) {
-		const struct symimage *im = &t.img[i];
+	for (unsigned i = 0; i < t->images.n && !l.oom; i++) {
+		const struct image *im = &t->images.v[i];
 		if (!im->sf) {
 			fprintf(stderr, CMD ": %s: no symbol file, not in the tracefile (see "
 				"'efipt symbols')\n", term_safe(im->name));
 			continue;
 		}
 		size_t before = l.nrows;
-		if (add_rows(&l, &t, i))
+		if (add_rows(&l, t, i))
 			fprintf(stderr, CMD ": %s: no DWARF line table read\n", im->sf->path);
 		else if (l.nrows == before)
 			fprintf(stderr, CMD ": %s: %s has no source lines for its code (%s), not in "
@@ -752,14 +648,14 @@ int coverage_lcov(int argc, char **argv)
 	/* functions, at the line of the row at their entry */
 	if (l.nrows)
 		qsort(l.rows, l.nrows, sizeof(*l.rows), by_addr);
-	for (size_t i = 0; i < t.nimg && !l.oom; i++) {
-		const struct symimage *im = &t.img[i];
+	for (unsigned i = 0; i < t->images.n && !l.oom; i++) {
+		const struct image *im = &t->images.v[i];
 		for (size_t k = 0; im->sf && k < im->sf->nfuncs; k++) {
 			const struct symfunc *sfn = &im->sf->funcs[k];
 			if (sfn->entry < sfn->lo || sfn->entry >= sfn->hi)
 				continue; /* a function's other range: counted once */
 			const struct lrow *r = row_at(&l, im->base + sfn->entry);
-			if (!r || !owns(&t, i, im->base + sfn->entry))
+			if (!r || !owns(t, i, im->base + sfn->entry))
 				continue;
 			if (!grow((void **)&l.fn, &l.fn_cap, l.nfn, sizeof(*l.fn))) {
 				l.oom = true;
@@ -771,8 +667,8 @@ int coverage_lcov(int argc, char **argv)
 		/* conditional branches of every range of a function with line info */
 		for (size_t k = 0; im->sf && k < im->sf->nfuncs && !l.oom; k++) {
 			const struct symfunc *sfn = &im->sf->funcs[k];
-			if (row_at(&l, im->base + sfn->entry) && owns(&t, i, im->base + sfn->entry))
-				add_branches(&l, &t, i, sfn->lo, sfn->hi);
+			if (row_at(&l, im->base + sfn->entry) && owns(t, i, im->base + sfn->entry))
+				add_branches(&l, t, i, sfn->lo, sfn->hi);
 		}
 	}
 	if (l.oom)
@@ -805,8 +701,8 @@ int coverage_lcov(int argc, char **argv)
 	if (l.nbr)
 		qsort(l.br, l.nbr, sizeof(*l.br), br_by_addr);
 	l.pending = -1;
-	struct ptflow_sink sink = { &l, on_run, on_event };
-	long errs = trace_input_decode(&t, &sink, NULL);
+	struct flow_consumer c = { &l, NULL, on_event, on_run, NULL, false, 0 };
+	long errs = session_decode(t, 0, &c, 1);
 	if (errs < 0)
 		goto out;
 	if (l.nbr)
@@ -814,7 +710,7 @@ int coverage_lcov(int argc, char **argv)
 	if (atomic_open(&af, "coverage", out))
 		goto out;
 	opened = true;
-	write_info(&af, &l, &sm);
+	write_info(&af, &l, sm);
 	opened = false;
 	if (atomic_commit(&af, "coverage"))
 		goto out;
@@ -835,6 +731,5 @@ out:
 	free(l.addr);
 	free(l.count);
 	free(l.br);
-	trace_input_free(&t);
 	return rc;
 }

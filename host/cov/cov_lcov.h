@@ -7,8 +7,19 @@
 #ifndef EFIPT_HOST_COV_LCOV_H
 #define EFIPT_HOST_COV_LCOV_H
 
-/* The whole command when --format lcov is given (argv as cmd_coverage's). */
-int coverage_lcov(int argc, char **argv);
+#include "host/input/session.h"
+
+/* --source-map OLD=NEW: source paths starting with OLD start with NEW. */
+struct srcmap {
+	const char *old[16], *new_[16];
+	size_t n;
+};
+
+/* The tracefile of the session's trace 0 (opened with SESSION_SYMBOLS) into
+ * out, source paths rewritten by sm. Returns the exit status: 0, 1 the
+ * trace had decode errors (what decoded is written), 2 nothing to write
+ * (no image with source lines), unreadable input or a write error. */
+int cov_lcov_run(struct session *t, const char *out, const struct srcmap *sm);
 
 /*
  * --merge A.info B.info ... -o OUT: the sum of lcov tracefiles as `lcov -a`

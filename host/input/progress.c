@@ -17,9 +17,10 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void at(void *ctx, uint64_t offset)
+void progress_at(struct progress *p, uint64_t offset)
 {
-	struct progress *p = ctx;
+	if (!p->mode)
+		return;
 	int pct = p->total ? (int)(offset * 100 / p->total) : 100;
 	if (pct > 100)
 		pct = 100;
@@ -39,8 +40,8 @@ static void at(void *ctx, uint64_t offset)
 	p->shown = true;
 }
 
-void progress_start(struct progress *p, struct ptflow_decoder *d, const char *cmd,
-		    const char *file, uint64_t total, bool streams)
+void progress_start(struct progress *p, const char *cmd, const char *file, uint64_t total,
+		    bool streams)
 {
 	memset(p, 0, sizeof(*p));
 	const char *e = getenv("EFIPT_PROGRESS");
@@ -55,7 +56,6 @@ void progress_start(struct progress *p, struct ptflow_decoder *d, const char *cm
 	snprintf(p->what, sizeof(p->what), "efipt %s: %s", cmd, term_safe(base ? base + 1 : file));
 	p->total = total;
 	p->next = now() + 1.0; /* nothing for a short decode */
-	ptflow_on_progress(d, at, p);
 }
 
 void progress_end(struct progress *p)

@@ -5,7 +5,8 @@
  * for traces under 8 MB, nor when the command's own output goes to the
  * same terminal as it runs. EFIPT_PROGRESS=1 writes a line at each tenth
  * instead, terminal or not (logs, tests); EFIPT_PROGRESS=0 writes nothing.
- * The decoder reports its offset at each PSB (ptflow_on_progress()).
+ * The decoder reports its offset at each PSB (ptflow_on_progress()), the
+ * session hands it on (progress_at()).
  */
 #ifndef EFIPT_HOST_PROGRESS_H
 #define EFIPT_HOST_PROGRESS_H
@@ -24,10 +25,12 @@ struct progress {
 	bool shown;		/* a terminal line is up */
 };
 
-/* For the trace file (total bytes) that command cmd decodes with d;
- * streams: the command writes to stdout while it decodes. */
-void progress_start(struct progress *p, struct ptflow_decoder *d, const char *cmd,
-		    const char *file, uint64_t total, bool streams);
+/* For the trace file (total bytes) that command cmd decodes; streams: the
+ * command writes to stdout while it decodes. */
+void progress_start(struct progress *p, const char *cmd, const char *file, uint64_t total,
+		    bool streams);
+/* The decoder reached offset (at a PSB: ptflow_on_progress()). */
+void progress_at(struct progress *p, uint64_t offset);
 /* The decode has ended: the terminal line goes, a last line says 100%. */
 void progress_end(struct progress *p);
 

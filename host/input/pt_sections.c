@@ -42,7 +42,8 @@ void ptsec_init(struct ptsec_image *im)
 void ptsec_free(struct ptsec_image *im)
 {
 	for (size_t i = 0; i < im->n; i++)
-		free(im->sec[i].data);
+		if (im->sec[i].owned)
+			free(im->sec[i].data);
 	free(im->sec);
 	memset(im, 0, sizeof(*im));
 }
@@ -53,8 +54,9 @@ uint64_t ptsec_last_entry(const struct ptsec_image *im)
 	return im->entry;
 }
 
-int ptsec_add(struct ptsec_image *im, uint64_t vaddr, const uint8_t *data, uint64_t size,
-	      const char *name)
+/* ptsec_add() (copy: the bytes are copied) or ptsec_add_ref(). */
+static int add(struct ptsec_image *im, uint64_t vaddr, const uint8_t *data, uint64_t size,
+	       const char *name, bool copy)
 {
 	if (!size)
 		return 0;
@@ -62,7 +64,7 @@ int ptsec_add(struct ptsec_image *im, uint64_t vaddr, const uint8_t *data, uint6
 		return fail(im, "%s: section at 0x%llx wraps around", name, (unsigned long long)vaddr);
 	if (im->n >= MAX_SECTIONS)
 		return fail(im, "%s: more than %d code sections in all", name, MAX_SECTIONS);
-	if (size > MAX_BYTES - im->bytes)
+	if (copy && size > MAX_BYTES - im->bytes)
 		return fail(im, "%s: more than %llu MiB of code in all", name, MAX_BYTES >> 20);
 	size_t pos = 0, hi = im->n; /* the first section at or above vaddr */
 	while (pos < hi) {
@@ -88,20 +90,36 @@ int ptsec_add(struct ptsec_image *im, uint64_t vaddr, const uint8_t *data, uint6
 		im->sec = ns;
 		im->cap = nc;
 	}
-	uint8_t *copy = malloc(size);
-	if (!copy)
-		return fail(im, "out of memory");
-	memcpy(copy, data, size);
+	uint8_t *bytes = (uint8_t *)data;
+	if (copy) {
+		bytes = malloc(size);
+		if (!bytes)
+			return fail(im, "out of memory");
+		memcpy(bytes, data, size);
+		im->bytes += size;
+	}
 	memmove(&im->sec[pos + 1], &im->sec[pos], (im->n - pos) * sizeof(*im->sec));
 	struct ptsec *s = &im->sec[pos];
 	s->vaddr = vaddr;
 	s->size = size;
-	s->data = copy;
+	s->data = bytes;
+	s->owned = copy;
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	im->n++;
-	im->bytes += size;
 	im->last = 0;
 	return 0;
+}
+
+int ptsec_add(struct ptsec_image *im, uint64_t vaddr, const uint8_t *data, uint64_t size,
+	      const char *name)
+{
+	return add(im, vaddr, data, size, name, true);
+}
+
+int ptsec_add_ref(struct ptsec_image *im, uint64_t vaddr, const uint8_t *data, uint64_t size,
+		  const char *name)
+{
+	return add(im, vaddr, data, size, name, false);
 }
 
 int ptsec_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
@@ -513,6 +531,10 @@ int ptsec_load_pe(struct ptsec_image *im, const char *spec)
 	im->entry = load + entry_rva;
 	im->pe_base = load;
 	im->pe_size = size_of_image;
+	struct pe_info pi;
+	im->pe_pdb[0] = 0;
+	if (!pe_read_info(f, len, false, &pi))
+		snprintf(im->pe_pdb, sizeof(im->pe_pdb), "%s", pi.debug_path);
 	struct ptimg_flat laid = { img, load, size_of_image };
 	struct ptimg hdr = { ptimg_flat_read, &laid };
 	pe_code_read(&hdr, load, size_of_image, &im->pe_code);

@@ -9,6 +9,7 @@
 #ifndef EFIPT_HOST_PT_SECTIONS_H
 #define EFIPT_HOST_PT_SECTIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,7 +19,8 @@
 struct ptsec {
 	uint64_t vaddr;
 	uint64_t size;
-	uint8_t *data;		/* owned */
+	uint8_t *data;
+	bool owned;		/* data is freed with the image (else the caller's) */
 	char name[64];
 };
 
@@ -30,6 +32,7 @@ struct ptsec_image {
 	uint64_t entry;		/* entry point of the last ELF/PE loaded */
 	uint64_t pe_base, pe_size;	/* the last PE loaded: where, SizeOfImage */
 	struct pe_code pe_code;		/* and its executable sections */
+	char pe_pdb[256];		/* and the CodeView path it records ("") */
 	char err[256];		/* why the last call failed */
 };
 
@@ -39,6 +42,10 @@ void ptsec_free(struct ptsec_image *im);
  * past 16384 sections or past 2 GiB of code in all. */
 int ptsec_add(struct ptsec_image *im, uint64_t vaddr, const uint8_t *data, uint64_t size,
 	      const char *name);
+/* The same without a copy: data stays the caller's (a mapped snapshot) and
+ * must outlive im; it does not count toward the 2 GiB. */
+int ptsec_add_ref(struct ptsec_image *im, uint64_t vaddr, const uint8_t *data, uint64_t size,
+		  const char *name);
 /* FILE[:from[-to]]:BASE (as in ptxed --raw). */
 int ptsec_load_raw(struct ptsec_image *im, const char *spec);
 /* FILE[:BASE]: executable PT_LOAD segments (or SHF_EXECINSTR sections when

@@ -13,12 +13,13 @@
 #include "core/run_result.h"
 #include "host/util/file_io.h"
 #include "host/input/rundir.h"
+#include "host/util/stats.h"
 
 #define MANIFEST_MAX (4u << 20)
 #define JSON_MAX (64u << 20) /* memmap.json, images.json: thousands of entries */
 
-static int fail(struct rundir *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(struct rundir *rd, const char *fmt, ...)
+static int fail(struct run_dir *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct run_dir *rd, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -28,7 +29,7 @@ static int fail(struct rundir *rd, const char *fmt, ...)
 }
 
 /* key must exist with the given JSON type; name it in the error otherwise. */
-static json_t *need(struct rundir *rd, json_t *obj, const char *where, const char *key,
+static json_t *need(struct run_dir *rd, json_t *obj, const char *where, const char *key,
 		    json_type type, int *bad)
 {
 	static const char *const tname[] = { "an object", "an array", "a string", "an integer",
@@ -57,7 +58,7 @@ struct member {
 	json_type type;
 };
 
-static int check_optional(struct rundir *rd, json_t *m)
+static int check_optional(struct run_dir *rd, json_t *m)
 {
 	static const struct member top[] = {
 		{ "", "efipt_gitrev", JSON_STRING }, { "", "started", JSON_STRING },
@@ -99,7 +100,7 @@ static int check_optional(struct rundir *rd, json_t *m)
 	return bad ? -1 : 0;
 }
 
-static int check_files(struct rundir *rd, json_t *files)
+static int check_files(struct run_dir *rd, json_t *files)
 {
 	size_t i;
 	json_t *f;
@@ -137,7 +138,7 @@ static int check_files(struct rundir *rd, json_t *files)
 	return 0;
 }
 
-int rundir_open(struct rundir *rd, const char *path)
+int rundir_open(struct run_dir *rd, const char *path)
 {
 	memset(rd, 0, sizeof(*rd));
 	struct stat st;
@@ -169,6 +170,7 @@ int rundir_open(struct rundir *rd, const char *path)
 		return -1;
 	json_error_t je;
 	rd->manifest = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+	stats.manifest++;
 	close(fd);
 	if (!rd->manifest)
 		return fail(rd, "%s:%d:%d: invalid JSON: %s%s", mpath, je.line, je.column, je.text,
@@ -210,19 +212,20 @@ int rundir_open(struct rundir *rd, const char *path)
 	return check_files(rd, files);
 }
 
-void rundir_close(struct rundir *rd)
+void rundir_close(struct run_dir *rd)
 {
 	if (rd->manifest)
 		json_decref(rd->manifest);
 	rd->manifest = NULL;
+	rundir_free_code(rd);
 }
 
-const char *rundir_str(const struct rundir *rd, const char *key)
+const char *rundir_str(const struct run_dir *rd, const char *key)
 {
 	return json_string_value(json_object_get(rd->manifest, key));
 }
 
-void rundir_flow_facts(const struct rundir *rd, struct flow_facts *f)
+void rundir_flow_facts(const struct run_dir *rd, struct flow_facts *f)
 {
 	memset(f, 0, sizeof(*f));
 	json_t *cpu = json_object_get(rd->manifest, "cpu");
@@ -279,7 +282,7 @@ void rundir_flow_facts(const struct rundir *rd, struct flow_facts *f)
 	}
 }
 
-json_t *rundir_json(const struct rundir *rd, const char *name, char *err, size_t errlen)
+json_t *rundir_json(const struct run_dir *rd, const char *name, char *err, size_t errlen)
 {
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/%s", rd->path, name);
@@ -316,7 +319,7 @@ int rundir_json_save(const char *dir, const char *name, json_t *j, int indent, c
 }
 
 /* DIR/name into path if the manifest lists it as written. */
-static int written_trace(const struct rundir *rd, const char *name, char *path, size_t cap,
+static int written_trace(const struct run_dir *rd, const char *name, char *path, size_t cap,
 			 char *err, size_t errlen)
 {
 	const char *status = NULL;
@@ -366,12 +369,12 @@ int rundir_hex(json_t *v, unsigned long long *out)
 	return errno ? -1 : 0;
 }
 
-int rundir_trace(const struct rundir *rd, char *path, size_t cap, char *err, size_t errlen)
+int rundir_trace(const struct run_dir *rd, char *path, size_t cap, char *err, size_t errlen)
 {
 	return written_trace(rd, "trace.pt", path, cap, err, errlen);
 }
 
-int rundir_traces(const struct rundir *rd, struct rundir_cpu_trace *t, unsigned max,
+int rundir_traces(const struct run_dir *rd, struct rundir_cpu_trace *t, unsigned max,
 		  char *err, size_t errlen)
 {
 	json_t *arr = json_object_get(json_object_get(rd->manifest, "trace"), "traces");
@@ -428,7 +431,7 @@ int rundir_traces(const struct rundir *rd, struct rundir_cpu_trace *t, unsigned 
 	return (int)n;
 }
 
-int rundir_trace_cpu(const struct rundir *rd, unsigned cpu, char *path, size_t cap, char *err,
+int rundir_trace_cpu(const struct run_dir *rd, unsigned cpu, char *path, size_t cap, char *err,
 		     size_t errlen)
 {
 	static struct rundir_cpu_trace t[RUNDIR_TRACES_MAX];

@@ -6,7 +6,6 @@
 
 #include "core/x86_insn.h"
 #include "host/stack/callstack.h"
-#include "host/stack/profile.h"
 
 static uint32_t node_hash(uint32_t parent, uint32_t fn)
 {
@@ -160,8 +159,6 @@ push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uint64_t ret)
 	*f = (struct cs_frame){ cs->at, fn, node, ret, 0, 0, has_ret, (uint8_t)enter };
 	if (has_ret)
 		cs->ret_count[ret_hash(ret)]++;
-	if (cs->prof)
-		profile_enter(cs->prof, cs, f);
 	if (cs->ls.enter)
 		cs->ls.enter(cs->ls.ctx, cs, f);
 }
@@ -172,8 +169,6 @@ static inline __attribute__((always_inline)) void pop(struct callstack *cs, int 
 	forget_near(cs);
 	if (cs->f[cs->depth - 1].has_ret)
 		cs->ret_count[ret_hash(cs->f[cs->depth - 1].ret)]--;
-	if (cs->prof)
-		profile_leave(cs->prof, cs, &cs->f[cs->depth - 1]);
 	if (cs->ls.leave)
 		cs->ls.leave(cs->ls.ctx, cs, &cs->f[cs->depth - 1], why);
 	cs->depth--;
@@ -367,23 +362,20 @@ static void ended(struct callstack *cs, uint8_t iclass, uint64_t end)
 void cs_on_run(void *ctx, const struct ptflow_run *r)
 {
 	struct callstack *cs = ctx;
-	uint64_t hi, tsc;
-	uint8_t cbr;
+	uint64_t hi;
 	if (!r->ninsn)
 		return;
-	if (cs->time_fn && cs->time_fn(cs->time_ctx, &tsc, &cbr))
-		cs_time(cs, tsc, cbr);
 	arrive(cs, r->ip, &hi);
 	ended(cs, r->last_iclass, count_insns(cs, r->ip, r->lens, r->ninsn, 0));
 }
 
 /* A block that crosses into another function (or wraps), control having
- * arrived at it: split where its run would be. */
-static void split_block(struct callstack *cs, const struct ptflow_blk *b)
+ * arrived at it: split where its run would be (img: the code it ran in). */
+static void split_block(struct callstack *cs, const struct ptflow_blk *b, const struct ptimg *img)
 {
 	uint8_t lens[PTFLOW_BLOCK_MAX];
 	uint64_t end = b->ip + b->size;
-	unsigned k = cs->blk_lens ? cs->blk_lens(cs->blk_lens_ctx, b, lens) : 0;
+	unsigned k = ptflow_blk_lens(img, b, lens);
 	uint64_t at = count_insns(cs, b->ip, lens, k < b->ninsn ? k : b->ninsn, 0);
 	if (k < b->ninsn) /* the code changed: the rest where it ended */
 		count_insns(cs, at, NULL, b->ninsn - k, (uint32_t)(end - at));
@@ -424,12 +416,12 @@ static bool plain_class(unsigned iclass)
 
 /* A block the fast loop cannot count: control arrives (frames may change)
  * and [near_lo, near_hi) becomes what is known about the top frame. */
-static void slow_block(struct callstack *cs, const struct ptflow_blk *b)
+static void slow_block(struct callstack *cs, const struct ptflow_blk *b, const struct ptimg *img)
 {
 	uint64_t hi, end = b->ip + b->size;
 	arrive(cs, b->ip, &hi);
 	if (end > hi || end <= b->ip) {
-		split_block(cs, b);
+		split_block(cs, b, img);
 		return;
 	}
 	add_insns(cs, b->ip, b->ninsn, hi);
@@ -468,14 +460,12 @@ static inline bool call_into(struct callstack *cs, const struct ptflow_blk *prev
 	return true;
 }
 
-void cs_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+void cs_on_blocks(void *ctx, const struct ptflow_batch *bt)
 {
 	struct callstack *cs = ctx;
-	uint64_t tsc;
-	uint8_t cbr;
-	if (cs->time_fn && cs->time_fn(cs->time_ctx, &tsc, &cbr))
-		cs_time(cs, tsc, cbr);
-	const struct ptflow_blk *e = b + n, *prev = NULL;
+	if (bt->has_time)
+		cs_time(cs, bt->tsc, bt->cbr);
+	const struct ptflow_blk *b = bt->b, *e = b + bt->n, *prev = NULL;
 	bool plain = !cs->pend || plain_class(cs->pend_class);
 	uint64_t lo = cs->near_lo, hi = cs->near_hi, batch = cs->batch, insns = cs->insns;
 	for (; b < e; b++) {
@@ -498,7 +488,7 @@ void cs_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
 			} else if (!(prev && call_into(cs, prev, b))) {
 				if (prev)
 					ended(cs, prev->iclass, prev->ip + prev->size);
-				slow_block(cs, b);
+				slow_block(cs, b, bt->image);
 			}
 			lo = cs->near_lo;
 			hi = cs->near_hi;
@@ -556,4 +546,22 @@ void cs_on_event(void *ctx, const struct ptflow_event *ev)
 void cs_finish(struct callstack *cs)
 {
 	close_all(cs, CS_LEAVE_TRACE_END);
+}
+
+/* The model's regions: the lookup ranges of the symbols (symtab_lookup()).
+ * Inside one, a jump or a fall-through changes no frame and counts for the
+ * same range, so the decoder may merge the blocks there. */
+static uint64_t sym_region(void *ctx, uint64_t ip)
+{
+	struct callstack *cs = ctx;
+	uint64_t hi;
+	bool entry;
+	symtab_lookup(cs->st, ip, &hi, &entry);
+	return hi;
+}
+
+struct flow_consumer cs_consumer(struct callstack *cs)
+{
+	struct flow_consumer c = { cs, cs_on_blocks, cs_on_event, NULL, sym_region, true, 0 };
+	return c;
 }

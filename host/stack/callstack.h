@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "core/pt_flow.h"
+#include "host/input/consumer.h"
 #include "host/symbols/symtab.h"
 
 /* How a frame began. */
@@ -94,13 +95,9 @@ struct cs_listener {
 #define CS_MAX_NODES (1u << 22)
 #define CS_RET_HASH 1024
 
-struct profile;
-
 struct callstack {
 	struct symtab *st;
 	struct cs_listener ls;
-	struct profile *prof;	/* counted by the model itself, before the
-				 * listener hears of a change (profile.h) */
 	struct cs_frame *f;	/* f[0..depth) */
 	uint32_t depth;
 	/* frames on the stack returning to an address of each hash
@@ -124,22 +121,15 @@ struct callstack {
 	uint8_t pend_class;
 	uint64_t pend_end;
 	bool oom;
-	/* The lengths of a block's instructions, for cs_on_blocks() when a
-	 * block crosses into another function (ptflow_blk_lens(); NULL: the
-	 * whole block counts for the function it starts in). */
-	unsigned (*blk_lens)(void *ctx, const struct ptflow_blk *b, uint8_t *lens);
-	void *blk_lens_ctx;
 	/* cs_on_blocks(): [near_lo, near_hi) is known to be the top frame's
 	 * function, one lookup range (empty after the top frame changes) */
 	uint64_t near_lo, near_hi;
-	/* Time (docs/symbols.md, "Time"): time_fn, if set, gives the
-	 * decoder's estimate (TSC) when a batch of blocks arrives (the
-	 * decoder delivers them before each timing packet:
-	 * ptflow_blocks_timed()); events carry theirs. The time a frame
-	 * changes is the time of the block that changes it; time only moves
-	 * on at timing packets, so nothing is done per instruction. */
-	bool (*time_fn)(void *ctx, uint64_t *tsc, uint8_t *cbr);
-	void *time_ctx;
+	/* Time (docs/symbols.md, "Time"): each batch of blocks brings the
+	 * decoder's estimate (TSC) when it was handed over (the decoder
+	 * delivers them before each timing packet: ptflow_blocks_timed()),
+	 * each event its own. The time a frame changes is the time of the
+	 * block that changes it; time only moves on at timing packets, so
+	 * nothing is done per instruction. */
 	bool timed;		/* a time seen: now is valid */
 	uint64_t now;		/* TSC now, never going back */
 	uint64_t time_first;	/* the first time seen */
@@ -151,18 +141,24 @@ struct callstack {
 int cs_init(struct callstack *cs, struct symtab *st, const struct cs_listener *ls);
 void cs_free(struct callstack *cs);
 
-/* ptflow_sink callbacks (ctx: the callstack). */
+/* ptflow_sink callbacks (ctx: the callstack). A run brings no time: who
+ * delivers runs calls cs_time() first. */
 void cs_on_run(void *cs, const struct ptflow_run *run);
 void cs_on_event(void *cs, const struct ptflow_event *ev);
 /* The same flow as blocks (ptflow_on_blocks(); ctx: the callstack): the
- * same frames and counts as its runs. A block in one function is counted
- * whole; only one that crosses a function's end asks blk_lens. */
-void cs_on_blocks(void *cs, const struct ptflow_blk *b, size_t n);
+ * same frames and counts as its runs, and the batch's time. A block in one
+ * function is counted whole; only one that crosses a function's end is
+ * split by its instructions' lengths (ptflow_blk_lens()). */
+void cs_on_blocks(void *cs, const struct ptflow_batch *batch);
+
+/* The model as a consumer of the decoder loop: blocks (timed, merged
+ * inside its regions: the lookup ranges of the symbols, where a jump or a
+ * fall-through changes no frame) and events. */
+struct flow_consumer cs_consumer(struct callstack *cs);
 
 /* The time is tsc (TSC estimate), the core:bus ratio cbr: now moves on
  * (never back: a lower estimate is held and counted in time_back). The
- * model calls it with time_fn's estimate per batch of blocks or run and
- * with each event's. */
+ * model calls it with each batch's estimate and each event's. */
 void cs_time(struct callstack *cs, uint64_t tsc, uint8_t cbr);
 
 /* The call tree node for fn under parent (0: a root), made when new: for

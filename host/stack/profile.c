@@ -6,7 +6,7 @@
 
 #include "host/stack/profile.h"
 
-struct profile_fn *profile_grow(struct profile *p, uint32_t fn)
+static struct profile_fn *profile_grow(struct profile *p, uint32_t fn)
 {
 	uint32_t n = p->n ? p->n : 1024;
 	while (n <= fn)
@@ -22,15 +22,46 @@ struct profile_fn *profile_grow(struct profile *p, uint32_t fn)
 	return &p->fn[fn];
 }
 
-static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
+static struct profile_fn *get(struct profile *p, uint32_t fn)
 {
-	profile_enter(ctx, cs, f);
+	return fn < p->n ? &p->fn[fn] : profile_grow(p, fn);
 }
 
+/* f entered: the instructions since the last change were the frame
+ * below's; a call counts; inclusive counts start with its outermost frame. */
+static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
+{
+	struct profile *p = ctx;
+	struct profile_fn *e;
+	if (cs->depth > 1 && (e = get(p, cs->f[cs->depth - 2].fn)))
+		e->excl += cs->insns - p->mark;
+	p->mark = cs->insns;
+	if (!(e = get(p, f->fn)))
+		return;
+	if (f->enter == CS_ENTER_CALL || f->enter == CS_ENTER_TAIL ||
+	    f->enter == CS_ENTER_INTERRUPT)
+		e->calls++;
+	if (!e->on_stack++) {
+		e->since = cs->insns;
+		e->since_t = cs->now;
+	}
+}
+
+/* f (the top frame) left: the instructions since the last change were its
+ * own; its outermost frame ends its inclusive counts. */
 static void on_leave(void *ctx, const struct callstack *cs, const struct cs_frame *f, int why)
 {
+	struct profile *p = ctx;
 	(void)why;
-	profile_leave(ctx, cs, f);
+	struct profile_fn *e = get(p, f->fn);
+	if (!e)
+		return;
+	e->excl += cs->insns - p->mark;
+	p->mark = cs->insns;
+	if (e->on_stack && !--e->on_stack) {
+		e->incl += cs->insns - e->since;
+		e->incl_t += cs->now - e->since_t;
+	}
 }
 
 static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
@@ -39,13 +70,13 @@ static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 	if (!ticks && cs->now == cs->time_first) {
 		/* the first time: what is on the stack starts here */
 		for (uint32_t i = 0; i < cs->depth; i++) {
-			struct profile_fn *e = profile_get(p, cs->f[i].fn);
+			struct profile_fn *e = get(p, cs->f[i].fn);
 			if (e)
 				e->since_t = cs->now;
 		}
 		return;
 	}
-	struct profile_fn *e = cs->depth ? profile_get(p, cs->f[cs->depth - 1].fn) : NULL;
+	struct profile_fn *e = cs->depth ? get(p, cs->f[cs->depth - 1].fn) : NULL;
 	if (e)
 		e->excl_t += ticks;
 }
@@ -53,12 +84,6 @@ static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 struct cs_listener profile_listener(struct profile *p)
 {
 	struct cs_listener l = { p, on_enter, on_leave, NULL, on_time };
-	return l;
-}
-
-struct cs_listener profile_time_listener(struct profile *p)
-{
-	struct cs_listener l = { p, NULL, NULL, NULL, on_time };
 	return l;
 }
 

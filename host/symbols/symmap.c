@@ -161,7 +161,7 @@ static void build_index(struct symopts *o)
 
 /* Add a line to the image's notes, once: a file found under two --symbols
  * paths is tried twice, but said once. */
-static void note(struct symimage *im, const char *fmt, ...)
+static void note(struct image *im, const char *fmt, ...)
 {
 	char line[sizeof(im->notes)];
 	va_list ap;
@@ -185,7 +185,7 @@ static void note(struct symimage *im, const char *fmt, ...)
  * relocated to its load address; the ELF to its link address). 1 yes, 0 no
  * (noted why).
  */
-static int check_code(struct symimage *im, struct symfile *sf, symmap_read read, void *ctx)
+static int check_code(struct image *im, struct symfile *sf, symmap_read read, void *ctx)
 {
 	uint64_t compared = 0, rdiff = 0, unknown = 0;
 	bool any_bytes = false;
@@ -267,7 +267,7 @@ static int check_code(struct symimage *im, struct symfile *sf, symmap_read read,
 	return 1;
 }
 
-static int try_file(struct symimage *im, struct symopts *o, const char *path, int how,
+static int try_file(struct image *im, struct symopts *o, const char *path, int how,
 		    symmap_read read, void *ctx, int depth);
 
 static void base_of(const char *path, char *stem, size_t cap)
@@ -276,7 +276,7 @@ static void base_of(const char *path, char *stem, size_t cap)
 }
 
 /* A debuglink NAME: beside the file, then under --symbols. */
-static int try_debuglink(struct symimage *im, struct symopts *o, const char *from,
+static int try_debuglink(struct image *im, struct symopts *o, const char *from,
 			 const char *link, symmap_read read, void *ctx, int depth)
 {
 	char p[4200];
@@ -297,7 +297,7 @@ static int try_debuglink(struct symimage *im, struct symopts *o, const char *fro
 	return 0;
 }
 
-static int try_file(struct symimage *im, struct symopts *o, const char *path, int how,
+static int try_file(struct image *im, struct symopts *o, const char *path, int how,
 		    symmap_read read, void *ctx, int depth)
 {
 	char err[4400];
@@ -335,7 +335,7 @@ static bool exists(const char *p)
 
 /* STEM's symbol files: a --symbols file of that base name, then
  * STEM.debug, STEM.so, STEM.dll under the --symbols directories. */
-static int try_stem(struct symimage *im, struct symopts *o, const char *stem, int how,
+static int try_stem(struct image *im, struct symopts *o, const char *stem, int how,
 		    symmap_read read, void *ctx)
 {
 	/* single files given with --symbols whose base name matches */
@@ -368,7 +368,7 @@ static int try_stem(struct symimage *im, struct symopts *o, const char *stem, in
 /* The name Guid.xref gives im->guid: a --symbols file named *.xref, then
  * each Guid.xref under the --symbols directories (FV/Guid.xref of a build
  * directory). 1 found, 0 not (noted). */
-static int guid_name(struct symimage *im, struct symopts *o, char *name, size_t cap)
+static int guid_name(struct image *im, struct symopts *o, char *name, size_t cap)
 {
 	char err[4400];
 	int nxref = 0;
@@ -399,7 +399,7 @@ static int guid_name(struct symimage *im, struct symopts *o, char *name, size_t 
 
 /* A GNU ld map: used when its code sections lie in the image's code
  * sections (from its PE headers), or when the headers cannot be read. */
-static int try_map(struct symimage *im, const char *path, symmap_read read, void *ctx)
+static int try_map(struct image *im, const char *path, symmap_read read, void *ctx)
 {
 	char err[4400], why[512];
 	struct symfile *sf = calloc(1, sizeof(*sf));
@@ -452,7 +452,7 @@ static int try_map(struct symimage *im, const char *path, symmap_read read, void
 	return 1;
 }
 
-static int try_map_named(struct symimage *im, struct symopts *o, const char *stem,
+static int try_map_named(struct image *im, struct symopts *o, const char *stem,
 			 symmap_read read, void *ctx)
 {
 	char want[300];
@@ -479,7 +479,7 @@ bool symopts_names_image(const char *name, const char *image)
 	return n == k && !strncasecmp(name, image, n);
 }
 
-void symmap_resolve(struct symimage *im, struct symopts *o, symmap_read read, void *ctx)
+void symmap_resolve(struct image *im, struct symopts *o, symmap_read read, void *ctx)
 {
 	char stem[256] = "", mapsib[4300] = "";
 	im->sf = NULL;
@@ -573,7 +573,7 @@ void symmap_resolve(struct symimage *im, struct symopts *o, symmap_read read, vo
 		note(im, "no usable symbol file for %s (see above)", stem);
 }
 
-void symimage_free(struct symimage *im)
+void symmap_release(struct image *im)
 {
 	if (im->sf) {
 		symfile_close(im->sf);

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "host/input/image.h"
 #include "host/symbols/symfile.h"
 
 struct symopts {
@@ -59,32 +60,13 @@ const char *symhow_name(int how);
 /* Reads the image's code: bytes at an address, as core/pt_image.h. */
 typedef int (*symmap_read)(void *ctx, uint64_t addr, uint8_t *buf, size_t n);
 
-struct symimage {
-	uint64_t base, size;	/* first: an image list (core/pt_image.h) */
-	char name[64];
-	char pdb[1024];		/* CodeView path ("" if none) */
-	bool pdb_is_image;	/* pdb is the traced ELF file itself */
-	char guid[40];		/* FvFile GUID ("" if none) */
-	bool executed_only;	/* its code is known only where it ran (a QEMU
-				 * plugin's record): zero bytes are unknown */
-	/* result of symmap_resolve */
-	struct symfile *sf;	/* owned; NULL: no symbols */
-	int how;		/* enum symhow */
-	uint64_t compared;	/* code bytes found equal */
-	uint64_t reloc_diffs;	/* bytes that differ at relocation sites */
-	bool verified;		/* compared > 0 */
-	bool map_checked;	/* a map's sections agree with the image's headers */
-	unsigned tried;		/* candidate files opened */
-	unsigned code_rejects;	/* candidates whose code is not the image's */
-	char notes[2048];	/* what was tried and rejected, what is missing */
-};
-
 /* A match on fewer known bytes (a QEMU record of executed bytes) is said. */
 #define SYMMAP_FEW_BYTES 256
 
 /* Find and check the symbol file of im (name, base, size, pdb set). An
  * image of size 0 gets none. */
-void symmap_resolve(struct symimage *im, struct symopts *o, symmap_read read, void *ctx);
-void symimage_free(struct symimage *im);
+void symmap_resolve(struct image *im, struct symopts *o, symmap_read read, void *ctx);
+/* Close and free im's symbol file (im->sf), if any. */
+void symmap_release(struct image *im);
 
 #endif

@@ -9,8 +9,8 @@
 #include "core/pt_image.h"
 #include "host/symbols/symtab.h"
 
-_Static_assert(offsetof(struct symimage, base) == 0 &&
-		       offsetof(struct symimage, size) == sizeof(uint64_t),
+_Static_assert(offsetof(struct image, base) == 0 &&
+		       offsetof(struct image, size) == sizeof(uint64_t),
 	       "ptimg_list_*: an image begins with base, size");
 
 static uint32_t hash_key(int32_t image, const char *name, bool inlined)
@@ -78,7 +78,7 @@ static uint32_t intern(struct symtab *st, int32_t image, const char *name)
 	return intern_fn(st, image, name, false);
 }
 
-int symtab_init(struct symtab *st, struct symimage *img, size_t n)
+int symtab_init(struct symtab *st, struct image *img, size_t n)
 {
 	memset(st, 0, sizeof(*st));
 	st->img = img;
@@ -116,7 +116,7 @@ static uint32_t resolve(struct symtab *st, uint64_t ip, uint64_t *hi, bool *entr
 	*hi = last == UINT64_MAX ? UINT64_MAX : last + 1;
 	if (k < 0)
 		return SYMFN_UNKNOWN;
-	const struct symimage *im = &st->img[k];
+	const struct image *im = &st->img[k];
 	uint64_t rva = ip - im->base;
 	uint64_t end = *hi;
 	const struct symfile *sf = im->sf;
@@ -244,7 +244,7 @@ static uint32_t resolve_inline(struct symtab *st, uint64_t ip)
 				  st->overlap);
 	if (img < 0)
 		return 0;
-	const struct symimage *im = &st->img[img];
+	const struct image *im = &st->img[img];
 	uint64_t rva = ip - im->base, next;
 	if (!im->sf)
 		return 0;

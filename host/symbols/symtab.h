@@ -44,7 +44,7 @@ struct symtab_cache {
 #define SYMTAB_CACHE (1u << 16)
 
 struct symtab {
-	struct symimage *img;	/* caller's, sorted by symtab_init */
+	struct image *img;	/* caller's, sorted by symtab_init */
 	size_t nimg;
 	int overlap;		/* some images overlap: the one that starts
 				 * last owns an address (core/pt_image.h) */
@@ -67,7 +67,7 @@ struct symtab {
 };
 
 /* img[0..n) resolved (or not) by symmap_resolve. 0, or -1 out of memory. */
-int symtab_init(struct symtab *st, struct symimage *img, size_t n);
+int symtab_init(struct symtab *st, struct image *img, size_t n);
 void symtab_free(struct symtab *st);
 
 /* Resolve inline frames too (before the first lookup): symtab_lookup()'s

@@ -116,6 +116,19 @@ fail:
 	return -1;
 }
 
+void input_release(struct input_map *m, size_t offset)
+{
+	/* a stretch behind the reader stays: 16 MiB, and whole pages */
+	const size_t keep = 16u << 20;
+	if (!m->map || offset < keep || offset > m->size)
+		return;
+	size_t upto = (offset - keep) & ~(size_t)(sysconf(_SC_PAGESIZE) - 1);
+	if (upto <= m->released + keep)
+		return; /* in steps of 16 MiB at least */
+	madvise((char *)m->map + m->released, upto - m->released, MADV_DONTNEED);
+	m->released = upto;
+}
+
 void input_unmap(struct input_map *m)
 {
 	if (m->map)

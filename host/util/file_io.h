@@ -28,11 +28,16 @@ struct input_map {
 	const unsigned char *data;
 	size_t size;
 	void *map;		/* mmap'd, or NULL */
+	size_t released;	/* bytes of map given back (input_release()) */
 	unsigned char *heap;	/* read, or NULL */
 };
 /* Returns 0, or -1 with "PATH: reason" in err. */
 int input_map(struct input_map *m, const char *path, size_t max, char *err, size_t errlen);
 void input_unmap(struct input_map *m);
+/* The reader is past offset and never goes back: a mapped file's pages
+ * before it go back to the kernel (read again if touched), so that a long
+ * input read front to back takes no more memory than its last stretch. */
+void input_release(struct input_map *m, size_t offset);
 /*
  * Hand each of files[0..n) (at most 4 GiB each) to read(), in order, until
  * one fails. Returns 0; 2 when a file cannot be read ("CMD: PATH: reason");
