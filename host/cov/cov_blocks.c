@@ -45,18 +45,17 @@ static void jcc_add(struct jcc_set *js, uint64_t end, uint8_t ways)
 	e->ways |= ways;
 }
 
+static void on_branch(void *ctx, uint64_t end, uint8_t ways)
+{
+	jcc_add(ctx, end, (uint8_t)((ways & PTCOV_RAN ? JCC_RAN : 0) |
+				    (ways & PTCOV_TAKEN ? JCC_TAKEN : 0) |
+				    (ways & PTCOV_FELL ? JCC_FELL : 0)));
+}
+
 static void on_blocks(void *ctx, const struct ptflow_batch *batch)
 {
 	struct cov_blocks *c = ctx;
 	ptcov_on_blocks(&c->cov, batch);
-	for (size_t i = 0; i < batch->n; i++) {
-		const struct ptflow_blk *b = &batch->b[i];
-		if (b->iclass != X86_IC_JCC || b->end != PTFLOW_BEND_BRANCH)
-			continue;
-		uint64_t end = b->ip + b->size;
-		jcc_add(&c->jcc, end, JCC_RAN | (!b->next ? 0
-						 : b->next == end ? JCC_FELL : JCC_TAKEN));
-	}
 }
 
 struct flow_consumer cov_blocks_consumer(struct cov_blocks *c)
@@ -162,8 +161,11 @@ int cov_blocks_init(struct cov_blocks *c, const struct session *s)
 	ptcov_init(&c->cov, c->img, c->n);
 	if (c->cov.overlap)
 		images_note_overlaps(s->prefixed, c->img, c->n, sizeof(*c->img), cov_image_name);
-	/* a block marked once costs no decoding */
+	/* a block marked once costs no decoding, a branch's way seen once
+	 * no lookup */
 	ptcov_use_blocks(&c->cov, c->seen, SEEN);
+	c->cov.on_branch = on_branch;
+	c->cov.branch_ctx = &c->jcc;
 	return 0;
 }
 
