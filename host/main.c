@@ -27,7 +27,7 @@ static const struct command commands[] = {
 	{ "top", cmd_top, "functions by instructions executed (needs --symbols)" },
 	{ "flame", cmd_flame, "folded call stacks for flame graphs" },
 	{ "calls", cmd_calls, "the call trace, indented by stack depth" },
-	{ "timeline", cmd_timeline, "a Perfetto/Chrome timeline (trace event JSON) of the call stacks" },
+	{ "timeline", cmd_timeline, "a timeline of the call stacks (Perfetto protobuf, JSON)" },
 };
 
 static void usage(FILE *f)

@@ -1,5 +1,6 @@
 /*
- * efipt timeline: the trace as Chrome/Perfetto trace event JSON: a track per
+ * efipt timeline: the trace as Chrome/Perfetto trace event JSON or
+ * Perfetto's protobuf trace (host/out/timeline_sink.h): a track per
  * CPU of function slices from the call-stack model (strictly nested B/E),
  * instants where the trace was enabled, disabled, overflowed, lost the flow
  * or was interrupted, a counter of the core frequency (CBR packets). Time is
@@ -20,15 +21,17 @@
 #include "core/version.h"
 #include "host/cmd/commands.h"
 #include "host/util/file_io.h"
-#include "host/out/trace_events.h"
+#include "host/out/timeline_sink.h"
 #include "host/input/session.h"
 #include "host/stack/callstack.h"
 #include "host/util/opts.h"
 
 static const char timeline_usage[] =
-	"usage: efipt timeline RUNDIR [--symbols PATH]... -o FILE.json [OPTIONS]\n"
-	"       efipt timeline --pt TRACE --pe FILE[:BASE]... [--symbols PATH]... -o FILE.json\n\n"
-	"The trace as trace event JSON for ui.perfetto.dev and chrome://tracing:\n"
+	"usage: efipt timeline RUNDIR [--symbols PATH]... -o FILE.json|FILE.pftrace [OPTIONS]\n"
+	"       efipt timeline --pt TRACE --pe FILE[:BASE]... [--symbols PATH]... -o FILE\n\n"
+	"The trace as a timeline for ui.perfetto.dev (Perfetto's protobuf trace,\n"
+	"-o FILE.pftrace, many times smaller) or as trace event JSON for\n"
+	"ui.perfetto.dev, chrome://tracing and speedscope (-o FILE.json):\n"
 	"function slices nested as the call stack was, instants for events\n"
 	"(enabled, disabled, overflow, gap, decode error, interrupt, PTWRITE, power).\n"
 	"ts is the time in us (ns precision) since the trace's first timing packet\n"
@@ -45,13 +48,15 @@ static const char timeline_tail[] =
 
 /* The options (copied into each CPU's struct tl). */
 struct tl_opts {
-	const char *out;
+	const char *out, *format;
 	unsigned long long from, to, min_dur, depth;
 };
 
 static const struct opt_row timeline_rows[] = {
 	{ "output", OPT_VALUE, opts_set_str, offsetof(struct tl_opts, out), "FILE",
-	  "the JSON file (written under a temporary name,\nthen renamed)" },
+	  "the file (written under a temporary name, then\nrenamed)" },
+	{ "format", OPT_VALUE, opts_set_str, offsetof(struct tl_opts, format), "json|perfetto",
+	  "the format (default: perfetto for FILE.pftrace and\nFILE.perfetto-trace, else json)" },
 	{ "from", OPT_VALUE, opts_set_u64, offsetof(struct tl_opts, from), "N",
 	  "only instructions N.. : slices are cut there\n(instruction indices, also when ts "
 	  "is time)" },
@@ -71,10 +76,14 @@ struct slice {
 	uint32_t fn, depth;
 };
 
+enum { HAS_IP = 1, HAS_TARGET = 2, HAS_VALUE = 4, HAS_TSC = 8 };
 struct instant {
 	uint64_t ts, t;		/* instruction index, time */
 	const char *name;	/* static; NULL: a CBR counter sample */
-	char args[160];		/* JSON object */
+	const char *error;	/* a decode error's (static), or NULL */
+	uint64_t offset, ip, target, value, tsc;
+	uint32_t mhz;		/* a CBR sample's */
+	uint8_t has;		/* HAS_*: which of ip .. tsc are known */
 };
 
 /* One CPU's trace: its slices and instants (times as TSC estimates: 0
@@ -181,7 +190,7 @@ static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 	i->ts = cs->insns;
 	i->t = cs->now;
 	i->name = NULL;
-	snprintf(i->args, sizeof(i->args), "{\"MHz\":%u}", cs->cbr * 100u);
+	i->mhz = cs->cbr * 100u;
 	l->cbr_samples++;
 }
 
@@ -235,31 +244,17 @@ static void on_event(void *ctx, const struct ptflow_event *ev)
 			l->oom = true;
 		} else {
 			struct instant *i = &l->in[l->nin++];
-			int n = 0;
-			i->ts = ts;
-			i->t = l->cs->now;
-			i->name = name;
-			n = snprintf(i->args, sizeof(i->args), "{\"offset\":%" PRIu64, ev->offset);
-			if (ev->has_ip)
-				n += snprintf(i->args + n, sizeof(i->args) - (size_t)n,
-					      ",\"ip\":\"0x%" PRIx64 "\"", ev->ip);
-			if (ev->type == PTFLOW_EV_INTERRUPT)
-				n += snprintf(i->args + n, sizeof(i->args) - (size_t)n,
-					      ",\"target\":\"0x%" PRIx64 "\"", ev->target);
+			*i = (struct instant){ .ts = ts, .t = l->cs->now, .name = name,
+					       .offset = ev->offset, .ip = ev->ip,
+					       .target = ev->target, .value = ev->value,
+					       .tsc = ev->tsc };
+			i->has = (ev->has_ip ? HAS_IP : 0) | (ev->has_time ? HAS_TSC : 0) |
+				 (ev->type == PTFLOW_EV_INTERRUPT ? HAS_TARGET : 0);
 			if (ev->type == PTFLOW_EV_PTWRITE || ev->type == PTFLOW_EV_MWAIT ||
 			    ev->type == PTFLOW_EV_PWRE || ev->type == PTFLOW_EV_PWRX)
-				n += snprintf(i->args + n, sizeof(i->args) - (size_t)n,
-					      ",\"value\":\"0x%" PRIx64 "\"", ev->value);
-			if (ev->type == PTFLOW_EV_ERROR && ev->msg) {
-				char m[64];
-				tev_json_string(ev->msg, m, sizeof(m));
-				n += snprintf(i->args + n, sizeof(i->args) - (size_t)n,
-					      ",\"error\":%s", m);
-			}
-			if (ev->has_time)
-				n += snprintf(i->args + n, sizeof(i->args) - (size_t)n,
-					      ",\"tsc\":%" PRIu64, ev->tsc);
-			snprintf(i->args + n, sizeof(i->args) - (size_t)n, "}");
+				i->has |= HAS_VALUE;
+			if (ev->type == PTFLOW_EV_ERROR)
+				i->error = ev->msg;
 		}
 	}
 	cs_on_event(l->cs, ev);
@@ -274,29 +269,28 @@ static int by_begin(const void *a, const void *b)
 	return x->depth < y->depth ? -1 : x->depth > y->depth;
 }
 
-/* JSON names, made once per function. */
-static const char *fn_json(char ***cache, uint32_t *n, const struct symtab *st, uint32_t fn)
+/* The sink's handle of each function's name, asked once per function
+ * (cache: handle + 1 by function id). */
+static uint32_t fn_name(struct tl_sink *sink, uint32_t **cache, uint32_t *n,
+			const struct symtab *st, uint32_t fn)
 {
+	char name[700];
 	if (fn >= *n) {
 		uint32_t c = *n ? *n : 256;
 		while (c <= fn)
 			c *= 2;
-		char **a = realloc(*cache, c * sizeof(*a));
+		uint32_t *a = realloc(*cache, c * sizeof(*a));
 		if (!a)
-			return "\"[unknown]\"";
+			return tlsink_name(sink, "[unknown]");
 		memset(a + *n, 0, (c - *n) * sizeof(*a));
 		*cache = a;
 		*n = c;
 	}
 	if (!(*cache)[fn]) {
-		char name[700], js[1024];
 		symtab_fn_name(st, fn, name, sizeof(name));
-		tev_json_string(name, js, sizeof(js));
-		(*cache)[fn] = strdup(js);
-		if (!(*cache)[fn])
-			return "\"[unknown]\"";
+		(*cache)[fn] = tlsink_name(sink, name) + 1;
 	}
-	return (*cache)[fn];
+	return (*cache)[fn] - 1;
 }
 
 /* A TSC estimate as ts: ns (or ticks) since base, the first time of
@@ -306,25 +300,52 @@ static uint64_t ts_of(const struct tl *l, uint64_t tsc, uint64_t base)
 	return session_ns(l->t, tsc > base ? tsc - base : 0);
 }
 
-/* One CPU's slices (sorted) and instants merged by time, as nested B/E on
- * its track (tid CPU + 1); timed: ts is time since base. */
-static void write_events(struct tev_writer *w, struct tl *l, const struct symtab *st, bool timed,
+/* ts as the sink takes it, in ns: itself when it is ns, else (the
+ * instruction index, TSC ticks) one us each. */
+static uint64_t sink_ns(const struct tl_sink *sink, uint64_t ts)
+{
+	if (sink->ns_precise)
+		return ts;
+	return ts > UINT64_MAX / 1000 ? UINT64_MAX / 1000 * 1000 : ts * 1000;
+}
+
+/* An event's instant, its arguments in a: how many. */
+static size_t instant_args(const struct instant *in, struct tl_arg *a)
+{
+	size_t n = 0;
+	a[n++] = (struct tl_arg){ "offset", TL_U64, in->offset, NULL };
+	if (in->has & HAS_IP)
+		a[n++] = (struct tl_arg){ "ip", TL_HEX, in->ip, NULL };
+	if (in->has & HAS_TARGET)
+		a[n++] = (struct tl_arg){ "target", TL_HEX, in->target, NULL };
+	if (in->has & HAS_VALUE)
+		a[n++] = (struct tl_arg){ "value", TL_HEX, in->value, NULL };
+	if (in->error)
+		a[n++] = (struct tl_arg){ "error", TL_STR, 0, in->error };
+	if (in->has & HAS_TSC)
+		a[n++] = (struct tl_arg){ "tsc", TL_U64, in->tsc, NULL };
+	return n;
+}
+
+/* One CPU's slices (sorted) and instants merged by time, as nested
+ * slices on its track (tid CPU + 1); timed: ts is time since base. */
+static void write_events(struct tl_sink *sink, struct tl *l, const struct symtab *st, bool timed,
 			 uint64_t base)
 {
-	enum { PID = 1 };
 	const int TID = (int)l->cpu + 1;
 	char cname[64];
-	snprintf(cname, sizeof(cname), "\"CPU %u frequency (CBR)\"", l->cpu);
-	char **names = NULL;
-	uint32_t nnames = 0;
-	/* the open slices' ends: instruction index and time */
+	snprintf(cname, sizeof(cname), "CPU %u frequency (CBR)", l->cpu);
+	uint32_t *names = NULL, nnames = 0;
+	/* the open slices' ends: instruction index, time, name */
 	uint64_t *open = malloc((CS_MAX_DEPTH + 2) * sizeof(*open));
 	uint64_t *open_t = malloc((CS_MAX_DEPTH + 2) * sizeof(*open_t));
+	uint32_t *open_name = malloc((CS_MAX_DEPTH + 2) * sizeof(*open_name));
 	uint32_t nopen = 0;
 	size_t i = 0, k = 0;
-	if (!open || !open_t) {
+	if (!open || !open_t || !open_name) {
 		free(open);
 		free(open_t);
+		free(open_name);
 		l->oom = true;
 		return;
 	}
@@ -342,40 +363,48 @@ static void write_events(struct tev_writer *w, struct tl *l, const struct symtab
 		while (nopen && (open[nopen - 1] < now ||
 				 (open[nopen - 1] == now && open_t[nopen - 1] <= now_t))) {
 			nopen--;
-			tev_end(w, PID, TID, timed ? ts_of(l, open_t[nopen], base) : open[nopen]);
+			sink->ops->end(sink, TID, sink_ns(sink, timed ? ts_of(l, open_t[nopen], base)
+								  : open[nopen]),
+				       open_name[nopen]);
 		}
 		if (now == UINT64_MAX)
 			break;
 		if (slice_next) {
 			const struct slice *s = &l->s[i++];
-			tev_begin(w, PID, TID, timed ? ts_of(l, s->tb, base) : s->begin,
-				  fn_json(&names, &nnames, st, s->fn));
+			uint32_t name = fn_name(sink, &names, &nnames, st, s->fn);
+			sink->ops->begin(sink, TID, sink_ns(sink, timed ? ts_of(l, s->tb, base)
+								: s->begin),
+					 name);
 			if (nopen < CS_MAX_DEPTH + 2) {
 				open[nopen] = s->end;
-				open_t[nopen++] = s->te;
+				open_t[nopen] = s->te;
+				open_name[nopen++] = name;
 			}
 		} else if (!l->in[k].name) {
 			const struct instant *in = &l->in[k++];
-			tev_counter(w, PID, TID, ts_of(l, in->t, base), cname, in->args);
+			sink->ops->counter(sink, TID, sink_ns(sink, ts_of(l, in->t, base)),
+					   tlsink_name(sink, cname), "MHz", in->mhz);
 		} else {
 			const struct instant *in = &l->in[k++];
-			char js[64];
-			tev_json_string(in->name, js, sizeof(js));
-			tev_instant(w, PID, TID, timed ? ts_of(l, in->t, base) : in->ts, js, in->args);
+			struct tl_arg a[6];
+			size_t n = instant_args(in, a);
+			sink->ops->instant(sink, TID, sink_ns(sink, timed ? ts_of(l, in->t, base)
+								  : in->ts),
+					   tlsink_name(sink, in->name), a, n);
 		}
 	}
-	for (uint32_t n = 0; n < nnames; n++)
-		free(names[n]);
 	free(names);
 	free(open);
 	free(open_t);
+	free(open_name);
 }
 
 int cmd_timeline(int argc, char **argv)
 {
 	struct session t;
 	struct callstack cs;
-	struct tev_writer w;
+	struct tl_sink tw;
+	enum tl_format fmt;
 	struct tl_opts opt = { .min_dur = 1 };
 	struct tl *l = calloc(1, sizeof(*l));	/* the options */
 	struct tl *tls = NULL;			/* per CPU */
@@ -408,7 +437,13 @@ int cmd_timeline(int argc, char **argv)
 	l->min_dur = opt.min_dur;
 	l->depth = opt.depth;
 	if (!out) {
-		fprintf(stderr, "efipt timeline: -o FILE.json is required\n");
+		fprintf(stderr, "efipt timeline: -o FILE.json is required (or -o FILE.pftrace: "
+			"Perfetto's protobuf trace)\n");
+		goto out;
+	}
+	if (tlsink_format(opt.format, out, &fmt)) {
+		fprintf(stderr, "efipt timeline: --format takes json or perfetto, not '%s'\n",
+			opt.format);
 		goto out;
 	}
 	if (l->to && l->to <= l->from) {
@@ -485,49 +520,63 @@ int cmd_timeline(int argc, char **argv)
 	}
 	if (base == UINT64_MAX)
 		timed = false;
-	if (tev_open(&w, "timeline", out))
+	/* what the file is: JSON's otherData, an instant of Perfetto's */
+	bool pb = fmt == TL_PERFETTO;
+	const char *trace0 = t.trace[0].path;
+	char producer[64], clock[200];
+	struct tl_arg info[16];
+	size_t ni = 0;
+	snprintf(producer, sizeof(producer), "efipt %s", efipt_version);
+	info[ni++] = (struct tl_arg){ "producer", TL_STR, 0, producer };
+	info[ni++] = (struct tl_arg){ "trace", TL_STR, 0, trace0 };
+	if (!timed) {
+		info[ni++] = (struct tl_arg){ "time", TL_STR, 0,
+			"instruction index: ts counts instructions executed, one microsecond "
+			"each; not wall-clock time (timing packets are not used)" };
+	} else {
+		snprintf(clock, sizeof(clock), "%s since the first timing packet, from the "
+			 "trace's TSC, MTC and CYC packets",
+			 t.tsc_hz ? (pb ? "ns" : "us (ns precision)")
+				  : pb ? "TSC ticks (frequency unknown), one microsecond each"
+				       : "TSC ticks (frequency unknown)");
+		info[ni++] = (struct tl_arg){ "time", TL_STR, 0, clock };
+		info[ni++] = (struct tl_arg){ "tsc_hz", TL_U64, t.tsc_hz, NULL };
+		info[ni++] = (struct tl_arg){ "tsc_hz_source", TL_STR, 0, t.tsc_src };
+		info[ni++] = (struct tl_arg){ "tsc_first", TL_U64, base, NULL };
+		info[ni++] = (struct tl_arg){ "emulated", TL_BOOL, t.facts.emulated, NULL };
+		info[ni++] = (struct tl_arg){ "time_steps_back", TL_U64, back, NULL };
+		info[ni++] = (struct tl_arg){ "cbr_samples", TL_U64, cbr, NULL };
+	}
+	info[ni++] = (struct tl_arg){ "instructions", TL_U64, insns, NULL };
+	info[ni++] = (struct tl_arg){ "gaps", TL_U64, gaps, NULL };
+	info[ni++] = (struct tl_arg){ "decode_errors", TL_U64, (uint64_t)errs, NULL };
+	info[ni++] = (struct tl_arg){ "slices", TL_U64, nslices, NULL };
+	info[ni++] = (struct tl_arg){ "instants", TL_U64, ninstants, NULL };
+	if (ntl > 1)
+		info[ni++] = (struct tl_arg){ "cpus", TL_U64, (uint64_t)ntl, NULL };
+	if (tlsink_open(&tw, fmt, "timeline", out))
 		goto out;
 	opened = true;
-	w.ts_ns = timed && t.tsc_hz;
-	char js[8192], other[10400], clock[1200], cpus[32] = "";
-	tev_json_string(t.trace[0].path, js, sizeof(js));
-	tev_process_name(&w, 1, js);
+	tw.ns_precise = timed && t.tsc_hz;
+	tw.ops->process(&tw, trace0);
+	tw.ops->info(&tw, info, ni);
 	for (int i = 0; i < ntl; i++) {
 		char tn[32];
-		snprintf(tn, sizeof(tn), "\"CPU %u\"", tls[i].cpu);
-		tev_thread_name(&w, 1, (int)tls[i].cpu + 1, tn);
-		write_events(&w, &tls[i], &t.st, timed, base);
+		snprintf(tn, sizeof(tn), "CPU %u", tls[i].cpu);
+		tw.ops->track(&tw, (int)tls[i].cpu + 1, tn);
+		write_events(&tw, &tls[i], &t.st, timed, base);
 		if (tls[i].oom) {
 			fprintf(stderr, "efipt timeline: out of memory\n");
 			goto out;
 		}
 	}
-	if (!timed)
-		snprintf(clock, sizeof(clock),
-			 "\"time\":\"instruction index: ts counts instructions executed, one "
-			 "microsecond each; not wall-clock time (timing packets are not used)\"");
-	else
-		snprintf(clock, sizeof(clock),
-			 "\"time\":\"%s since the first timing packet, from the trace's TSC, MTC "
-			 "and CYC packets\",\"tsc_hz\":%" PRIu64 ",\"tsc_hz_source\":\"%s\","
-			 "\"tsc_first\":%" PRIu64 ",\"emulated\":%s,\"time_steps_back\":%" PRIu64
-			 ",\"cbr_samples\":%" PRIu64,
-			 t.tsc_hz ? "us (ns precision)" : "TSC ticks (frequency unknown)",
-			 t.tsc_hz, t.tsc_src, base, t.facts.emulated ? "true" : "false", back, cbr);
-	if (ntl > 1)
-		snprintf(cpus, sizeof(cpus), ",\"cpus\":%d", ntl);
-	snprintf(other, sizeof(other),
-		 "{\"producer\":\"efipt %s\",\"trace\":%s,%s,"
-		 "\"instructions\":%" PRIu64 ",\"gaps\":%" PRIu64 ",\"decode_errors\":%ld,"
-		 "\"slices\":%zu,\"instants\":%zu%s}",
-		 efipt_version, js, clock, insns, gaps, errs, nslices, ninstants, cpus);
 	opened = false;
-	if (tev_close(&w, other))
+	if (tlsink_close(&tw))
 		goto out;
 	rc = errs ? 1 : 0;
 out:
 	if (opened)
-		tev_abort(&w);
+		tlsink_abort(&tw);
 	cs_free(&cs);
 	session_free(&t);
 	for (int i = 0; i < ntl; i++) {

@@ -2,12 +2,16 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "host/out/trace_events.h"
 
-static void put(struct tev_writer *w, const char *fmt, ...)
+enum { PID = 1 };
+
+static void put(struct tl_sink *s, const char *fmt, ...)
 {
+	struct tev_writer *w = s->w;
 	char buf[16384]; /* the longest event: a name of tev_json_string(8192) */
 	va_list ap;
 	va_start(ap, fmt);
@@ -22,53 +26,27 @@ static void put(struct tev_writer *w, const char *fmt, ...)
 	if (!w->warned && w->bytes > TEV_WARN_BYTES) {
 		w->warned = true;
 		fprintf(stderr, "efipt %s: warning: %s passes 1 GB, more than the browser UIs "
-			"load: narrow it with --from/--to, --depth or --min-dur\n", w->cmd,
-			w->af.path);
+			"load: narrow it with --from/--to, --depth or --min-dur, or write "
+			"Perfetto's protobuf format (-o FILE.pftrace)\n", s->cmd, w->af.path);
 	}
 }
 
 /* Start an event: the separator from the previous one. */
-static void next(struct tev_writer *w)
+static void next(struct tl_sink *s)
 {
-	put(w, w->first ? "\n" : ",\n");
+	struct tev_writer *w = s->w;
+	put(s, w->first ? "\n" : ",\n");
 	w->first = false;
 }
 
-int tev_open(struct tev_writer *w, const char *cmd, const char *path)
+static int tev_open(struct tl_sink *s, const char *cmd, const char *path)
 {
-	memset(w, 0, sizeof(*w));
-	w->cmd = cmd;
+	struct tev_writer *w = s->w;
 	w->first = true;
 	if (atomic_open(&w->af, cmd, path))
 		return -1;
-	put(w, "{\"traceEvents\":[");
+	put(s, "{\"traceEvents\":[");
 	return 0;
-}
-
-/* Length of the valid UTF-8 sequence at s, or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n;
-	uint32_t cp;
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] < 0xe0)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] < 0xf0)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] < 0xf5)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp < 0xe000))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n;
 }
 
 void tev_json_string(const char *s, char *buf, size_t cap)
@@ -82,7 +60,7 @@ void tev_json_string(const char *s, char *buf, size_t cap)
 	}
 	buf[o++] = '"';
 	while (*p && o + 8 < cap) {
-		size_t n = utf8_len(p);
+		size_t n = *p < 0x80 ? 1 : (size_t)utf8_seq_len(p);
 		if (!n) {
 			o += (size_t)snprintf(buf + o, cap - o, "\\\\x%02x", *p++);
 		} else if (*p == '"' || *p == '\\') {
@@ -100,72 +78,172 @@ void tev_json_string(const char *s, char *buf, size_t cap)
 	buf[o] = 0;
 }
 
-void tev_process_name(struct tev_writer *w, int pid, const char *name_json)
+/* A name as a JSON string literal, made once per handle. */
+static const char *name_json(struct tl_sink *s, uint32_t name)
 {
-	next(w);
-	put(w, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":%s}}",
-	    pid, name_json);
+	struct tev_writer *w = s->w;
+	if (name >= w->nesc) {
+		uint32_t c = w->nesc ? w->nesc : 256;
+		while (c <= name)
+			c *= 2;
+		char **a = realloc(w->esc, c * sizeof(*a));
+		if (!a)
+			return "\"[unknown]\"";
+		memset(a + w->nesc, 0, (c - w->nesc) * sizeof(*a));
+		w->esc = a;
+		w->nesc = c;
+	}
+	if (!w->esc[name]) {
+		char js[1024];
+		tev_json_string(tlsink_str(s, name), js, sizeof(js));
+		w->esc[name] = strdup(js);
+		if (!w->esc[name])
+			return "\"[unknown]\"";
+	}
+	return w->esc[name];
 }
 
-void tev_thread_name(struct tev_writer *w, int pid, int tid, const char *name_json)
+/* args as a JSON object literal into buf. */
+static void args_json(const struct tl_arg *a, size_t n, char *buf, size_t cap)
 {
-	next(w);
-	put(w, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":%s}}",
-	    pid, tid, name_json);
+	size_t o = 0;
+	buf[o++] = '{';
+	for (size_t i = 0; i < n && o < cap; i++) {
+		char k[128], v[8192];
+		tev_json_string(a[i].key, k, sizeof(k));
+		switch (a[i].kind) {
+		case TL_U64:
+			snprintf(v, sizeof(v), "%" PRIu64, a[i].u);
+			break;
+		case TL_HEX:
+			snprintf(v, sizeof(v), "\"0x%" PRIx64 "\"", a[i].u);
+			break;
+		case TL_STR:
+			tev_json_string(a[i].s, v, sizeof(v));
+			break;
+		case TL_BOOL:
+			snprintf(v, sizeof(v), "%s", a[i].u ? "true" : "false");
+			break;
+		}
+		o += (size_t)snprintf(buf + o, cap - o, "%s%s:%s", i ? "," : "", k, v);
+	}
+	if (o + 2 > cap)
+		o = cap - 2; /* cut: the caller's arguments are far shorter */
+	buf[o++] = '}';
+	buf[o] = 0;
 }
 
-/* ts as written: the number itself, or ns as us with three decimals. */
-static const char *ts_text(const struct tev_writer *w, uint64_t ts, char *buf, size_t cap)
+static void tev_info(struct tl_sink *s, const struct tl_arg *a, size_t n)
 {
-	if (w->ts_ns)
-		snprintf(buf, cap, "%" PRIu64 ".%03" PRIu64, ts / 1000, ts % 1000);
+	struct tev_writer *w = s->w;
+	char buf[12288];
+	args_json(a, n, buf, sizeof(buf));
+	free(w->other);
+	w->other = strdup(buf);
+}
+
+static void tev_process(struct tl_sink *s, const char *name)
+{
+	char js[8192];
+	tev_json_string(name, js, sizeof(js));
+	next(s);
+	put(s, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":%s}}",
+	    PID, js);
+}
+
+static void tev_track(struct tl_sink *s, int tid, const char *name)
+{
+	char js[1024];
+	tev_json_string(name, js, sizeof(js));
+	next(s);
+	put(s, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":%s}}",
+	    PID, tid, js);
+}
+
+/* ts as written: us with three decimals, or whole us. */
+static const char *ts_text(const struct tl_sink *s, uint64_t ns, char *buf, size_t cap)
+{
+	if (s->ns_precise)
+		snprintf(buf, cap, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
 	else
-		snprintf(buf, cap, "%" PRIu64, ts);
+		snprintf(buf, cap, "%" PRIu64, ns / 1000);
 	return buf;
 }
 
-void tev_begin(struct tev_writer *w, int pid, int tid, uint64_t ts, const char *name_json)
+static void tev_begin(struct tl_sink *s, int tid, uint64_t ns, uint32_t name)
 {
 	char t[32];
-	next(w);
-	put(w, "{\"ph\":\"B\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"name\":%s}", pid, tid,
-	    ts_text(w, ts, t, sizeof(t)), name_json);
+	next(s);
+	put(s, "{\"ph\":\"B\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"name\":%s}", PID, tid,
+	    ts_text(s, ns, t, sizeof(t)), name_json(s, name));
 }
 
-void tev_end(struct tev_writer *w, int pid, int tid, uint64_t ts)
+static void tev_end(struct tl_sink *s, int tid, uint64_t ns, uint32_t name)
 {
 	char t[32];
-	next(w);
-	put(w, "{\"ph\":\"E\",\"pid\":%d,\"tid\":%d,\"ts\":%s}", pid, tid,
-	    ts_text(w, ts, t, sizeof(t)));
+	next(s);
+	put(s, "{\"name\":%s,\"ph\":\"E\",\"pid\":%d,\"tid\":%d,\"ts\":%s}", name_json(s, name), PID,
+	    tid, ts_text(s, ns, t, sizeof(t)));
 }
 
-void tev_counter(struct tev_writer *w, int pid, int tid, uint64_t ts, const char *name_json,
-		 const char *args_json)
+static void tev_counter(struct tl_sink *s, int tid, uint64_t ns, uint32_t name, const char *unit,
+			int64_t value)
 {
-	char t[32];
-	next(w);
-	put(w, "{\"ph\":\"C\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"name\":%s,\"args\":%s}",
-	    pid, tid, ts_text(w, ts, t, sizeof(t)), name_json, args_json);
+	char t[32], u[128];
+	tev_json_string(unit, u, sizeof(u));
+	next(s);
+	put(s, "{\"ph\":\"C\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"name\":%s,\"args\":{%s:%" PRId64 "}}",
+	    PID, tid, ts_text(s, ns, t, sizeof(t)), name_json(s, name), u, value);
 }
 
-void tev_instant(struct tev_writer *w, int pid, int tid, uint64_t ts, const char *name_json,
-		 const char *args_json)
+static void tev_instant(struct tl_sink *s, int tid, uint64_t ns, uint32_t name,
+			const struct tl_arg *a, size_t n)
 {
-	char t[32];
-	next(w);
-	put(w, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"name\":%s%s%s}",
-	    pid, tid, ts_text(w, ts, t, sizeof(t)), name_json, args_json ? ",\"args\":" : "",
-	    args_json ? args_json : "");
+	char t[32], args[4096];
+	if (n)
+		args_json(a, n, args, sizeof(args));
+	next(s);
+	put(s, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"name\":%s%s%s}", PID, tid,
+	    ts_text(s, ns, t, sizeof(t)), name_json(s, name), n ? ",\"args\":" : "",
+	    n ? args : "");
 }
 
-int tev_close(struct tev_writer *w, const char *other_json)
+static void release(struct tev_writer *w)
 {
-	put(w, "\n],\n\"otherData\":%s}\n", other_json);
-	return atomic_commit(&w->af, w->cmd);
+	for (uint32_t i = 0; i < w->nesc; i++)
+		free(w->esc[i]);
+	free(w->esc);
+	w->esc = NULL;
+	w->nesc = 0;
+	free(w->other);
+	w->other = NULL;
 }
 
-void tev_abort(struct tev_writer *w)
+static int tev_close(struct tl_sink *s)
 {
+	struct tev_writer *w = s->w;
+	put(s, "\n],\n\"otherData\":%s}\n", w->other ? w->other : "{}");
+	release(w);
+	return atomic_commit(&w->af, s->cmd);
+}
+
+static void tev_abort(struct tl_sink *s)
+{
+	struct tev_writer *w = s->w;
+	release(w);
 	atomic_abort(&w->af);
 }
+
+const struct tl_sink_ops tev_sink_ops = {
+	.open = tev_open,
+	.info = tev_info,
+	.process = tev_process,
+	.track = tev_track,
+	.begin = tev_begin,
+	.end = tev_end,
+	.instant = tev_instant,
+	.counter = tev_counter,
+	.close = tev_close,
+	.abort = tev_abort,
+	.size = sizeof(struct tev_writer),
+};

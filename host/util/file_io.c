@@ -354,8 +354,7 @@ void atomic_abort(struct atomic_file *af)
 	}
 }
 
-/* Length of the valid UTF-8 sequence at s (2..4), or 0. */
-static int utf8_len(const unsigned char *s)
+int utf8_seq_len(const unsigned char *s)
 {
 	unsigned c = s[0];
 	int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 :
@@ -394,7 +393,7 @@ static void escape(const char *str, bool text, void (*emit)(void *, const char *
 			s++;
 			continue;
 		}
-		int n = utf8_len(s);
+		int n = utf8_seq_len(s);
 		if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0) /* C1 controls, e.g. CSI */
 			emit(ctx, e, (size_t)snprintf(e, sizeof(e), "\\u%04x", s[1]));
 		else if (n)
