@@ -224,16 +224,11 @@ int cmd_calls(int argc, char **argv)
 		fprintf(stderr, "efipt calls: out of memory\n");
 		goto out;
 	}
-	const struct opts_group g[] = {
-		{ "inputs", session_input_rows, session_input_nrows, &t },
-		{ "symbols", session_symbol_rows, session_symbol_nrows, &t },
-		{ "output", calls_rows, sizeof(calls_rows) / sizeof(calls_rows[0]), o },
-		{ "decoder", session_decoder_rows, session_decoder_nrows, &t },
-	};
-	const struct opts_cmd cmd = { "calls", calls_usage, calls_tail, g, 4, 1 };
-	char *operand[1];
-	unsigned nop;
-	int pr = opts_parse(&cmd, argc, argv, operand, &nop);
+	const struct session_cmd sc = { "calls", calls_usage, calls_tail, true,
+					"output", calls_rows,
+					sizeof(calls_rows) / sizeof(calls_rows[0]), o };
+	char *run;
+	int pr = session_parse_args(&t, &sc, argc, argv, &run);
 	if (pr != OPTS_OK) {
 		rc = pr == OPTS_HELP ? 0 : 2;
 		goto out;
@@ -246,7 +241,7 @@ int cmd_calls(int argc, char **argv)
 	}
 	o->filter = o->function || o->image;
 	t.streams = true;
-	if (session_open(&t, nop ? operand[0] : NULL, SESSION_TRACE | SESSION_SYMBOLS))
+	if (session_open(&t, run, SESSION_TRACE | SESSION_SYMBOLS))
 		goto out;
 	o->st = &t.st;
 	o->t = &t;

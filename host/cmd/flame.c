@@ -186,22 +186,17 @@ int cmd_flame(int argc, char **argv)
 	int rc = 2;
 	session_init(&t, "flame");
 	memset(&cs, 0, sizeof(cs));
-	const struct opts_group g[] = {
-		{ "inputs", session_input_rows, session_input_nrows, &t },
-		{ "symbols", session_symbol_rows, session_symbol_nrows, &t },
-		{ "output", flame_rows, sizeof(flame_rows) / sizeof(flame_rows[0]), &o },
-		{ "decoder", session_decoder_rows, session_decoder_nrows, &t },
-	};
-	const struct opts_cmd cmd = { "flame", flame_usage, flame_tail, g, 4, 1 };
-	char *operand[1];
-	unsigned nop;
-	int pr = opts_parse(&cmd, argc, argv, operand, &nop);
+	const struct session_cmd sc = { "flame", flame_usage, flame_tail, true,
+					"output", flame_rows,
+					sizeof(flame_rows) / sizeof(flame_rows[0]), &o };
+	char *run;
+	int pr = session_parse_args(&t, &sc, argc, argv, &run);
 	if (pr != OPTS_OK) {
 		rc = pr == OPTS_HELP ? 0 : 2;
 		goto out;
 	}
 	bool by_time = o.by_time, inline_frames = o.inline_frames;
-	if (session_open(&t, nop ? operand[0] : NULL, SESSION_TRACE | SESSION_SYMBOLS))
+	if (session_open(&t, run, SESSION_TRACE | SESSION_SYMBOLS))
 		goto out;
 	struct cs_listener ls = { &it, tree_enter, NULL, tree_insns, by_time ? tree_time : NULL };
 	struct cs_listener tl = { &nt, NULL, NULL, NULL, on_time };

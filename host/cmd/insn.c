@@ -152,15 +152,11 @@ int cmd_insn(int argc, char **argv)
 	int rc = 2;
 	session_init(&s, "insn");
 	o.im = &s.code;
-	const struct opts_group g[] = {
-		{ "inputs", session_input_rows, session_input_nrows, &s },
-		{ "output", insn_rows, sizeof(insn_rows) / sizeof(insn_rows[0]), &o },
-		{ "decoder", session_decoder_rows, session_decoder_nrows, &s },
-	};
-	const struct opts_cmd cmd = { "insn", insn_usage, insn_tail, g, 3, 1 };
-	char *operand[1];
-	unsigned nop;
-	int pr = opts_parse(&cmd, argc, argv, operand, &nop);
+	const struct session_cmd sc = { "insn", insn_usage, insn_tail, false,
+					"output", insn_rows,
+					sizeof(insn_rows) / sizeof(insn_rows[0]), &o };
+	char *run;
+	int pr = session_parse_args(&s, &sc, argc, argv, &run);
 	if (pr != OPTS_OK) {
 		rc = pr == OPTS_HELP ? 0 : 2;
 		goto out;
@@ -168,7 +164,7 @@ int cmd_insn(int argc, char **argv)
 	/* the listing names each error; --stat only counts them */
 	s.errors_shown = !o.stat;
 	s.streams = !o.stat;
-	if (session_open(&s, nop ? operand[0] : NULL, SESSION_TRACE))
+	if (session_open(&s, run, SESSION_TRACE))
 		goto out;
 	static char outbuf[1 << 16];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));

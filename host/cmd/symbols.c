@@ -83,21 +83,16 @@ int cmd_symbols(int argc, char **argv)
 	struct lookups lk = { { 0 }, 0 };
 	int rc = 2;
 	session_init(&t, "symbols");
-	const struct opts_group g[] = {
-		{ "inputs", session_input_rows, session_input_nrows, &t },
-		{ "symbols", session_symbol_rows, session_symbol_nrows, &t },
-		{ NULL, symbols_rows, sizeof(symbols_rows) / sizeof(symbols_rows[0]), &lk },
-		{ "decoder", session_decoder_rows, session_decoder_nrows, &t },
-	};
-	const struct opts_cmd cmd = { "symbols", symbols_usage, symbols_tail, g, 4, 1 };
-	char *operand[1];
-	unsigned nop;
-	int pr = opts_parse(&cmd, argc, argv, operand, &nop);
+	const struct session_cmd sc = { "symbols", symbols_usage, symbols_tail, true,
+					NULL, symbols_rows,
+					sizeof(symbols_rows) / sizeof(symbols_rows[0]), &lk };
+	char *run;
+	int pr = session_parse_args(&t, &sc, argc, argv, &run);
 	if (pr != OPTS_OK) {
 		rc = pr == OPTS_HELP ? 0 : 2;
 		goto out;
 	}
-	if (session_open(&t, nop ? operand[0] : NULL, SESSION_SYMBOLS))
+	if (session_open(&t, run, SESSION_SYMBOLS))
 		goto out;
 	size_t with = 0;
 	for (unsigned i = 0; i < t.images.n; i++) {

@@ -417,16 +417,11 @@ int cmd_timeline(int argc, char **argv)
 		fprintf(stderr, "efipt timeline: out of memory\n");
 		goto out;
 	}
-	const struct opts_group g[] = {
-		{ "inputs", session_input_rows, session_input_nrows, &t },
-		{ "symbols", session_symbol_rows, session_symbol_nrows, &t },
-		{ "output", timeline_rows, sizeof(timeline_rows) / sizeof(timeline_rows[0]), &opt },
-		{ "decoder", session_decoder_rows, session_decoder_nrows, &t },
-	};
-	const struct opts_cmd cmd = { "timeline", timeline_usage, timeline_tail, g, 4, 1 };
-	char *operand[1];
-	unsigned nop;
-	int pr = opts_parse(&cmd, argc, argv, operand, &nop);
+	const struct session_cmd sc = { "timeline", timeline_usage, timeline_tail, true,
+					"output", timeline_rows,
+					sizeof(timeline_rows) / sizeof(timeline_rows[0]), &opt };
+	char *run;
+	int pr = session_parse_args(&t, &sc, argc, argv, &run);
 	if (pr != OPTS_OK) {
 		rc = pr == OPTS_HELP ? 0 : 2;
 		goto out;
@@ -453,7 +448,7 @@ int cmd_timeline(int argc, char **argv)
 	}
 	if (!l->min_dur)
 		l->min_dur = 1; /* an empty slice shows nothing */
-	if (session_open(&t, nop ? operand[0] : NULL,
+	if (session_open(&t, run,
 			 SESSION_TRACE | SESSION_SYMBOLS | SESSION_EVERY_CPU))
 		goto out;
 	int ncpu = (int)t.ntrace;

@@ -92,16 +92,11 @@ int cmd_top(int argc, char **argv)
 	int rc = 2;
 	session_init(&t, "top");
 	memset(&cs, 0, sizeof(cs));
-	const struct opts_group g[] = {
-		{ "inputs", session_input_rows, session_input_nrows, &t },
-		{ "symbols", session_symbol_rows, session_symbol_nrows, &t },
-		{ "output", top_rows, sizeof(top_rows) / sizeof(top_rows[0]), &o },
-		{ "decoder", session_decoder_rows, session_decoder_nrows, &t },
-	};
-	const struct opts_cmd cmd = { "top", top_usage, top_tail, g, 4, 1 };
-	char *operand[1];
-	unsigned nop;
-	int pr = opts_parse(&cmd, argc, argv, operand, &nop);
+	const struct session_cmd sc = { "top", top_usage, top_tail, true,
+					"output", top_rows,
+					sizeof(top_rows) / sizeof(top_rows[0]), &o };
+	char *run;
+	int pr = session_parse_args(&t, &sc, argc, argv, &run);
 	if (pr != OPTS_OK) {
 		rc = pr == OPTS_HELP ? 0 : 2;
 		goto out;
@@ -109,7 +104,7 @@ int cmd_top(int argc, char **argv)
 	bool by_image = o.by_image, have_limit = o.have_limit;
 	int fmt = o.fmt;
 	unsigned long long limit = o.limit;
-	if (session_open(&t, nop ? operand[0] : NULL, SESSION_TRACE | SESSION_SYMBOLS))
+	if (session_open(&t, run, SESSION_TRACE | SESSION_SYMBOLS))
 		goto out;
 	struct cs_listener ls = profile_listener(&p);
 	if (o.inline_frames) {

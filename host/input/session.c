@@ -15,6 +15,7 @@
 #include "host/input/session.h"
 #include "host/input/trace_end.h"
 #include "host/util/file_io.h"
+#include "host/util/opts.h"
 #include "host/util/stats.h"
 
 /* The most trace bytes read from a pipe (a file is mapped). */
@@ -355,6 +356,25 @@ const struct opt_row session_symbol_rows[] = {
 	  "records" },
 };
 const size_t session_symbol_nrows = sizeof(session_symbol_rows) / sizeof(session_symbol_rows[0]);
+
+int session_parse_args(struct session *s, const struct session_cmd *c, int argc, char **argv,
+		       char **run)
+{
+	struct opts_group g[4];
+	size_t n = 0;
+	g[n++] = (struct opts_group){ "inputs", session_input_rows, session_input_nrows, s };
+	if (c->symbols)
+		g[n++] = (struct opts_group){ "symbols", session_symbol_rows, session_symbol_nrows,
+					      s };
+	g[n++] = (struct opts_group){ c->title, c->rows, c->nrows, c->ctx };
+	g[n++] = (struct opts_group){ "decoder", session_decoder_rows, session_decoder_nrows, s };
+	const struct opts_cmd cmd = { c->name, c->usage, c->tail, g, n, 1 };
+	char *operand[1];
+	unsigned nop = 0;
+	int pr = opts_parse(&cmd, argc, argv, operand, &nop);
+	*run = nop ? operand[0] : NULL;
+	return pr;
+}
 
 /* ---- session_open() -------------------------------------------------------- */
 

@@ -99,6 +99,23 @@ extern const size_t session_decoder_nrows;
 extern const struct opt_row session_symbol_rows[];
 extern const size_t session_symbol_nrows;
 
+/* A decoding command's command line: the inputs, the symbols (if symbols),
+ * the command's own rows (under title, filling ctx), the decoder's
+ * settings, and at most one operand, a run directory. */
+struct session_cmd {
+	const char *name, *usage, *tail;	/* as struct opts_cmd */
+	bool symbols;
+	const char *title;
+	const struct opt_row *rows;
+	size_t nrows;
+	void *ctx;
+};
+
+/* Parse argv (opts_parse()) into s and c->ctx; *run: the operand, or
+ * NULL. OPTS_OK, OPTS_HELP or OPTS_USAGE (host/util/opts.h). */
+int session_parse_args(struct session *s, const struct session_cmd *c, int argc, char **argv,
+		       char **run);
+
 /* After the options (positional: a run directory, or NULL): read the
  * inputs. 0; -1 when an input is unreadable or damaged, -2 when the
  * command line cannot work (a run directory and --pt, no trace, ...),
