@@ -50,7 +50,10 @@ HOST_ARCH_SRC := $(filter-out %_efi.c,$(ARCH_SRC))
 
 # ---- host build -------------------------------------------------------------
 HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) $(DEFS) -I. -D_GNU_SOURCE $(SAN_FLAGS)
-HOST_LIBS   := -lipt -lZydis -ljansson -ldw -lelf -llzma
+# efipt itself does not use libipt: only tests and benchmarks link it (to
+# compare against it)
+HOST_LIBS   := -lZydis -ljansson -ldw -lelf -llzma
+TEST_LIBS   := -lipt $(HOST_LIBS)
 
 HOST_OBJ := $(patsubst %.c,$(BUILD)/host/%.o,$(CORE_SRC) $(HOST_ARCH_SRC) $(HOST_SRC)) \
 	$(BUILD)/host/gen/version.o
@@ -192,7 +195,7 @@ check-efi: $(BUILD)/efipt.so
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libefipt-host.a $(TEST_LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(TEST_LIB_OBJ) $(BUILD)/libefipt-host.a $(HOST_LIBS)
+	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(TEST_LIB_OBJ) $(BUILD)/libefipt-host.a $(TEST_LIBS)
 
 ifeq ($(SANITIZE),)
 test: all $(TEST_BIN) $(TEST_EXTRA) $(FREE_OBJ)

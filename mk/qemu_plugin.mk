@@ -69,7 +69,7 @@ $(BUILD)/tests/test_qemu_infer: tests/unit/test_qemu_infer.c $(QINFER_OBJ) \
 		$(BUILD)/libefipt-host.a $(TEST_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(QINFER_OBJ) $(TEST_LIB_OBJ) \
-		$(BUILD)/libefipt-host.a $(HOST_LIBS)
+		$(BUILD)/libefipt-host.a $(TEST_LIBS)
 
 # make bench: the plugin's cost next to QEMU alone (ovmf/plugin/bench.sh)
 .PHONY: bench-qemu-plugin
@@ -110,4 +110,4 @@ $(BUILD)/tests/test_qemu_timing: tests/unit/test_qemu_timing.c $(BUILD)/host/ovm
 		$(BUILD)/libefipt-host.a $(TEST_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(BUILD)/host/ovmf/plugin/ptgen.o \
-		$(TEST_LIB_OBJ) $(BUILD)/libefipt-host.a $(HOST_LIBS)
+		$(TEST_LIB_OBJ) $(BUILD)/libefipt-host.a $(TEST_LIBS)
