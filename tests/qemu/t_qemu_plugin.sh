@@ -1,4 +1,4 @@
-# efipt-qemu.so (ovmf/plugin/, docs/qemu.md): the Intel PT it writes for an
+# efipt-qemu.so (qemu-plugin/, docs/qemu.md): the Intel PT it writes for an
 # OVMF boot under QEMU must decode, with efipt and with libipt, to exactly
 # the instructions QEMU executed, as recorded by a second, independent
 # plugin (tests/qemu/insnlog.c) in the same QEMU process.

@@ -1,5 +1,5 @@
 /*
- * The QEMU plugin's inference (ovmf/plugin/infer.c, ptgen.c) without QEMU:
+ * The QEMU plugin's inference (qemu-plugin/infer.c, ptgen.c) without QEMU:
  * feed it executions of hand-made 64-bit code the way QEMU's callbacks come
  * (REP iterations repeated, interrupts as jumps to a handler), decode what
  * it wrote with efipt's flow decoder, and require exactly the instructions
@@ -17,7 +17,7 @@
 #include "tests/libipt_insn.h"
 #include "core/pt_flow.h"
 #include "core/pt_image.h"
-#include "ovmf/plugin/infer.h"
+#include "qemu-plugin/infer.h"
 
 #define BASE 0x1000
 static uint8_t code[0x400];

@@ -1,5 +1,5 @@
 /*
- * The QEMU plugin's timing packets (ovmf/plugin/ptgen.c) without QEMU: a
+ * The QEMU plugin's timing packets (qemu-plugin/ptgen.c) without QEMU: a
  * made-up run of instructions with branches, its packets read back with
  * efipt's packet decoder and timed with core/pt_time.c given the emulated
  * clock's CPUID.15H and nominal ratio: the time at every CYC-eligible
@@ -12,7 +12,7 @@
 #include "core/pt_pkt.h"
 #include "core/pt_time.h"
 #include "core/x86_insn.h"
-#include "ovmf/plugin/ptgen.h"
+#include "qemu-plugin/ptgen.h"
 
 static uint8_t trace[1 << 20];
 static struct ptgen_buf out = { trace, 0, sizeof(trace) };

@@ -29,12 +29,12 @@
 
 #include <qemu/qemu-plugin.h>
 
-#include "ovmf/plugin/codemap.h"
-#include "ovmf/plugin/infer.h"
-#include "ovmf/plugin/manifest.h"
-#include "ovmf/plugin/options.h"
-#include "ovmf/plugin/outfile.h"
-#include "ovmf/plugin/ptgen.h"
+#include "qemu-plugin/codemap.h"
+#include "qemu-plugin/infer.h"
+#include "qemu-plugin/manifest.h"
+#include "qemu-plugin/options.h"
+#include "qemu-plugin/outfile.h"
+#include "qemu-plugin/ptgen.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 

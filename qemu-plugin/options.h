@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ovmf/plugin/infer.h"
-#include "ovmf/plugin/ptgen.h"
+#include "qemu-plugin/infer.h"
+#include "qemu-plugin/ptgen.h"
 
 struct plugin_options {
 	char dir[4096];		/* the run directory */

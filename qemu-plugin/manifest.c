@@ -4,8 +4,8 @@
 
 #include "core/pt_rtit.h"
 #include "core/version.h"
-#include "ovmf/plugin/manifest.h"
-#include "ovmf/plugin/outfile.h"
+#include "qemu-plugin/manifest.h"
+#include "qemu-plugin/outfile.h"
 
 /* JSON string body: the arguments and the directory name are the only
  * free text written */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ovmf/plugin/options.h"
+#include "qemu-plugin/options.h"
 
 static int parse_u64(const char *v, uint64_t *out)
 {

@@ -1,7 +1,7 @@
 /* Branch and event inference; see infer.h. */
 #include <string.h>
 
-#include "ovmf/plugin/infer.h"
+#include "qemu-plugin/infer.h"
 
 void infer_init(struct infer *f, const struct infer_config *cfg, struct ptgen *g)
 {

@@ -2,7 +2,7 @@
 # Fetch qemu-plugin.h for the installed QEMU from Debian's qemu source
 # package (Debian's binary packages do not ship it), into OUTDIR:
 #
-#   ovmf/plugin/get-plugin-header.sh OUTDIR
+#   qemu-plugin/get-plugin-header.sh OUTDIR
 #
 # leaves OUTDIR/qemu/qemu-plugin.h (include it as <qemu/qemu-plugin.h>) and
 # OUTDIR/qemu-version (the Debian version it came from). mk/debian-source.sh
@@ -25,7 +25,7 @@ fi
 mkdir -p "$out/qemu" || die "cannot create $out/qemu"
 # the source package, through a private apt state in OUTDIR/aptsrc
 p=$out/aptsrc
-sh "$(dirname "$0")/../../mk/debian-source.sh" qemu "$src" "$p" >/dev/null || exit 1
+sh "$(dirname "$0")/../mk/debian-source.sh" qemu "$src" "$p" >/dev/null || exit 1
 tarball=$(ls "$p"/src/qemu_*.orig.tar.* 2>/dev/null | head -n 1)
 [ -n "$tarball" ] || die "no qemu_*.orig.tar.* in $p/src after apt-get source"
 tmp=$out/qemu/qemu-plugin.h.tmp

@@ -3,7 +3,7 @@
 
 #include "core/pt_pkt.h"
 #include "core/x86_insn.h"
-#include "ovmf/plugin/ptgen.h"
+#include "qemu-plugin/ptgen.h"
 
 void ptgen_init(struct ptgen *g, uint32_t psb_period, bool retcomp,
 		bool (*write)(void *ctx, const uint8_t *buf, size_t n), void *ctx)

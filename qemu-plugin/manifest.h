@@ -7,10 +7,10 @@
 
 #include <stddef.h>
 
-#include "ovmf/plugin/codemap.h"
-#include "ovmf/plugin/infer.h"
-#include "ovmf/plugin/options.h"
-#include "ovmf/plugin/ptgen.h"
+#include "qemu-plugin/codemap.h"
+#include "qemu-plugin/infer.h"
+#include "qemu-plugin/options.h"
+#include "qemu-plugin/ptgen.h"
 
 struct manifest_facts {
 	const struct plugin_options *opt;

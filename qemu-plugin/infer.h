@@ -24,8 +24,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ovmf/plugin/insn_info.h"
-#include "ovmf/plugin/ptgen.h"
+#include "qemu-plugin/insn_info.h"
+#include "qemu-plugin/ptgen.h"
 
 enum infer_start {
 	INFER_START_RESET,	/* the first instruction executed */
