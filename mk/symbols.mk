@@ -10,3 +10,9 @@ BENCH_TARGETS += bench-top
 .PHONY: edk2-fixture
 edk2-fixture:
 	nice sh tests/data/edk2/make_fixture.sh $(BUILD)/edk2-fixture
+
+# every analysis next to insn --stat (tests/bench/bench_analyses.sh)
+.PHONY: bench-analyses
+bench-analyses: all
+	EFIPT_BUILD=$(BUILD) sh tests/bench/bench_analyses.sh
+BENCH_TARGETS += bench-analyses
