@@ -1,5 +1,5 @@
 /* efipt caps --cpuid FILE: the Intel PT capability report, from a CPUID dump. */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +10,7 @@
 #include "core/pt_flow.h"
 #include "host/cmd/commands.h"
 #include "host/util/file_io.h"
+#include "host/util/opts.h"
 
 /* The row of an Intel CPU with PT, or NULL. */
 static const struct cpumodel *intel_model(const struct ptcaps *caps)
@@ -71,64 +72,62 @@ static void errata_json(const struct ptcaps *caps, struct strbuf *out)
 	sb_putc(out, ']');
 }
 
-static void caps_usage(FILE *f)
+static const char caps_usage[] =
+	"usage: efipt caps --cpuid FILE [--cpu N] [--json]\n\n"
+	"Print the Intel PT capability report efipt.efi would print on that CPU,\n"
+	"and the errata the decoder works around on it.\n"
+	"FILE is a raw CPUID dump in the format of 'cpuid -r -1' (Debian package\n"
+	"cpuid) or the cpuid.txt of an efipt run directory.\n\n";
+
+static const char caps_tail[] =
+	"Exit status: 0 if Intel PT is supported, 3 if it is not, 2 on bad input\n"
+	"or a write error on standard output.\n";
+
+struct caps_opts {
+	const char *file;
+	unsigned long long cpu;
+	bool json;
+};
+
+/* --cpu N: a CPU block of the dump */
+static int set_block(void *ctx, const struct opt_row *row, const char *value, struct strbuf *err)
 {
-	fprintf(f,
-		"usage: efipt caps --cpuid FILE [--cpu N] [--json]\n\n"
-		"Print the Intel PT capability report efipt.efi would print on that CPU,\n"
-		"and the errata the decoder works around on it.\n"
-		"FILE is a raw CPUID dump in the format of 'cpuid -r -1' (Debian package\n"
-		"cpuid) or the cpuid.txt of an efipt run directory.\n\n"
-		"  --cpuid FILE  the CPUID dump to read\n"
-		"  --cpu N       use the Nth 'CPU' block of a multi-CPU dump (default 0)\n"
-		"  --json        print one JSON object instead of the text report (the\n"
-		"                errata as \"errata\": [\"bdm70\", ...])\n\n"
-		"Exit status: 0 if Intel PT is supported, 3 if it is not, 2 on bad input\n"
-		"or a write error on standard output.\n");
+	unsigned long long *cpu = (unsigned long long *)((char *)ctx + row->field);
+	if (parse_u64(value, cpu) || *cpu > 4096) {
+		sb_printf(err, "--cpu needs a CPU block index, got '%s'", term_safe(value));
+		return -1;
+	}
+	return 0;
 }
+
+static const struct opt_row caps_rows[] = {
+	{ "cpuid", OPT_VALUE, opts_set_str, offsetof(struct caps_opts, file), "FILE",
+	  "the CPUID dump to read" },
+	{ "cpu", OPT_VALUE, set_block, offsetof(struct caps_opts, cpu), "N",
+	  "use the Nth 'CPU' block of a multi-CPU dump (default 0)" },
+	{ "json", OPT_FLAG, opt_set_true, offsetof(struct caps_opts, json), NULL,
+	  "print one JSON object instead of the text report (the\nerrata as \"errata\": "
+	  "[\"bdm70\", ...])" },
+};
 
 int cmd_caps(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "cpuid", required_argument, 0, 'c' },
-		{ "cpu", required_argument, 0, 'n' },
-		{ "json", no_argument, 0, 'j' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	const char *file = NULL;
-	unsigned long long cpu = 0;
-	int json = 0, c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			file = optarg;
-			break;
-		case 'n':
-			if (parse_u64(optarg, &cpu) || cpu > 4096) {
-				fprintf(stderr, "efipt caps: --cpu needs a CPU block index, got '%s'\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'h':
-			caps_usage(stdout);
-			return 0;
-		default:
-			caps_usage(stderr);
-			return 2;
-		}
-	}
-	if (!file || optind != argc) {
-		fprintf(stderr, "efipt caps: %s\n",
-			file ? "unexpected argument" : "--cpuid FILE is required");
-		caps_usage(stderr);
+	struct caps_opts o = { 0 };
+	const struct opts_group g[] = { { NULL, caps_rows, sizeof(caps_rows) / sizeof(caps_rows[0]),
+					  &o } };
+	const struct opts_cmd cmd = { "caps", caps_usage, caps_tail, g, 1, 0 };
+	unsigned nop;
+	int pr = opts_parse(&cmd, argc, argv, NULL, &nop);
+	if (pr != OPTS_OK)
+		return pr == OPTS_HELP ? 0 : 2;
+	if (!o.file) {
+		fprintf(stderr, "efipt caps: --cpuid FILE is required\n");
+		opts_help(&cmd, stderr);
 		return 2;
 	}
+	const char *file = o.file;
+	unsigned long long cpu = o.cpu;
+	bool json = o.json;
 	static struct cpuid_set set;
 	if (read_cpuid_file("caps", file, (unsigned)cpu, &set))
 		return 2;

@@ -1,7 +1,7 @@
 /* efipt info DIR: validate a run directory and show what it holds. */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,22 +12,31 @@
 #include "host/cmd/commands.h"
 #include "host/util/file_io.h"
 #include "host/input/rundir.h"
+#include "host/util/opts.h"
 #include "core/pt_image.h"
 
-static void info_usage(FILE *f)
-{
-	fprintf(f, "usage: efipt info [--caps] DIR\n\n"
-		   "Validate an efipt run directory (\\efipt\\<run-id>\\ from the ESP) and\n"
-		   "print its manifest: the run, the CPU, the outcome and the files.\n\n"
-		   "  --caps   also print the full capability report from its cpuid.txt\n\n"
-		   "Strings from the directory are printed with control characters escaped\n"
-		   "(\\n, \\xNN). A NAME.tmp file means the machine stopped while writing NAME:\n"
-		   "it is reported and makes the directory damaged.\n\n"
-		   "The code snapshots and images.json are checked as the decoding commands\n"
-		   "read them: what they refuse, info refuses with the same message.\n\n"
-		   "Exit status: 0 if the directory is valid, 1 if it is damaged, 2 on usage\n"
-		   "errors or a write error on standard output.\n");
-}
+static const char info_usage[] =
+	"usage: efipt info [--caps] DIR\n\n"
+	"Validate an efipt run directory (\\efipt\\<run-id>\\ from the ESP) and\n"
+	"print its manifest: the run, the CPU, the outcome and the files.\n\n";
+
+static const char info_tail[] =
+	"Strings from the directory are printed with control characters escaped\n"
+	"(\\n, \\xNN). A NAME.tmp file means the machine stopped while writing NAME:\n"
+	"it is reported and makes the directory damaged.\n\n"
+	"The code snapshots and images.json are checked as the decoding commands\n"
+	"read them: what they refuse, info refuses with the same message.\n\n"
+	"Exit status: 0 if the directory is valid, 1 if it is damaged, 2 on usage\n"
+	"errors or a write error on standard output.\n";
+
+struct info_opts {
+	bool caps;
+};
+
+static const struct opt_row info_rows[] = {
+	{ "caps", OPT_FLAG, opt_set_true, offsetof(struct info_opts, caps), NULL,
+	  "also print the full capability report from its cpuid.txt" },
+};
 
 /* A string member as it may be printed: control characters escaped. */
 static const char *jstr(json_t *o, const char *k)
@@ -159,34 +168,24 @@ static int stray_tmp_files(const struct run_dir *rd)
 
 int cmd_info(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "caps", no_argument, 0, 'c' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	int caps = 0, c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			caps = 1;
-			break;
-		case 'h':
-			info_usage(stdout);
-			return 0;
-		default:
-			info_usage(stderr);
-			return 2;
-		}
-	}
-	if (optind + 1 != argc) {
+	struct info_opts o = { 0 };
+	const struct opts_group g[] = { { NULL, info_rows, sizeof(info_rows) / sizeof(info_rows[0]),
+					  &o } };
+	const struct opts_cmd cmd = { "info", info_usage, info_tail, g, 1, 2 };
+	char *operand[2];
+	unsigned nop;
+	int pr = opts_parse(&cmd, argc, argv, operand, &nop);
+	if (pr != OPTS_OK)
+		return pr == OPTS_HELP ? 0 : 2;
+	if (nop != 1) {
 		fprintf(stderr, "efipt info: %s\n",
-			optind == argc ? "a run directory is required" : "one run directory at a time");
-		info_usage(stderr);
+			!nop ? "a run directory is required" : "one run directory at a time");
+		opts_help(&cmd, stderr);
 		return 2;
 	}
+	bool caps = o.caps;
 	struct run_dir rd;
-	if (rundir_open(&rd, argv[optind])) {
+	if (rundir_open(&rd, operand[0])) {
 		fprintf(stderr, "efipt info: %s\n", term_safe(rd.err));
 		rundir_close(&rd);
 		return 1;
