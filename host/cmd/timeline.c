@@ -25,6 +25,7 @@
 #include "host/input/session.h"
 #include "host/stack/callstack.h"
 #include "host/util/opts.h"
+#include "host/util/grow.h"
 
 static const char timeline_usage[] =
 	"usage: efipt timeline RUNDIR [--symbols PATH]... -o FILE.json|FILE.pftrace [OPTIONS]\n"
@@ -109,19 +110,6 @@ struct tl {
 	uint64_t from_t, to_t;
 };
 
-static bool grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return true;
-	size_t c = *cap ? *cap * 2 : 4096;
-	void *q = realloc(*p, c * size);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = c;
-	return true;
-}
-
 static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
 {
 	struct tl *l = ctx;
@@ -147,7 +135,7 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 		e = l->to;
 	if (e <= b || e - b < l->min_dur)
 		return;
-	if (!grow((void **)&l->s, &l->scap, l->ns, sizeof(*l->s))) {
+	if (!grow_array((void **)&l->s, &l->scap, l->ns, sizeof(*l->s), 4096)) {
 		l->oom = true;
 		return;
 	}
@@ -182,7 +170,7 @@ static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 	if (cs->cbr == l->cbr || cs->insns < l->from || (l->to && cs->insns >= l->to))
 		return;
 	l->cbr = cs->cbr;
-	if (!grow((void **)&l->in, &l->incap, l->nin, sizeof(*l->in))) {
+	if (!grow_array((void **)&l->in, &l->incap, l->nin, sizeof(*l->in), 4096)) {
 		l->oom = true;
 		return;
 	}
@@ -240,7 +228,7 @@ static void on_event(void *ctx, const struct ptflow_event *ev)
 	if (ev->has_time)
 		cs_time(l->cs, ev->tsc, l->cs->cbr);
 	if (name && ts >= l->from && (!l->to || ts < l->to)) {
-		if (!grow((void **)&l->in, &l->incap, l->nin, sizeof(*l->in))) {
+		if (!grow_array((void **)&l->in, &l->incap, l->nin, sizeof(*l->in), 4096)) {
 			l->oom = true;
 		} else {
 			struct instant *i = &l->in[l->nin++];

@@ -25,6 +25,7 @@
 #include "core/x86_insn.h"
 #include "host/cov/cov_lcov.h"
 #include "host/util/file_io.h"
+#include "host/util/grow.h"
 #include "core/pt_image.h"
 
 #define CMD "efipt coverage"
@@ -70,19 +71,6 @@ struct lcov {
 	bool oom;
 };
 
-static bool grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return true;
-	size_t c = *cap ? *cap * 2 : 1024;
-	void *q = realloc(*p, c * size);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = c;
-	return true;
-}
-
 /* Linear interning is fine: a build has hundreds of files, looked up per
  * CU file change, not per row (see add_rows). */
 static uint32_t intern(struct lcov *l, const char *path)
@@ -92,7 +80,7 @@ static uint32_t intern(struct lcov *l, const char *path)
 			return i;
 	size_t cap = l->files_cap;
 	char *s = strdup(path);
-	if (!s || !grow((void **)&l->files, &cap, l->nfiles, sizeof(*l->files))) {
+	if (!s || !grow_array((void **)&l->files, &cap, l->nfiles, sizeof(*l->files), 1024)) {
 		free(s);
 		l->oom = true;
 		return UINT32_MAX;
@@ -189,7 +177,8 @@ static int add_rows(struct lcov *l, struct session *t, size_t k)
 					last_src = src;
 					last_file = intern(l, full);
 				}
-				if (!grow((void **)&l->rows, &l->rows_cap, l->nrows, sizeof(*l->rows))) {
+				if (!grow_array((void **)&l->rows, &l->rows_cap, l->nrows,
+						 sizeof(*l->rows), 1024)) {
 					l->oom = true;
 					break;
 				}
@@ -277,7 +266,8 @@ static void add_branches(struct lcov *l, struct session *t, size_t img, uint64_t
 		if (in.iclass == X86_IC_JCC && in.has_target && owns(t, img, base + a)) {
 			const struct lrow *r = row_before(l, base + a);
 			if (r) {
-				if (!grow((void **)&l->br, &l->br_cap, l->nbr, sizeof(*l->br))) {
+				if (!grow_array((void **)&l->br, &l->br_cap, l->nbr, sizeof(*l->br),
+						1024)) {
 					l->oom = true;
 					return;
 				}
@@ -657,7 +647,7 @@ int cov_lcov_run(struct session *t, const char *out, const struct srcmap *sm)
 			const struct lrow *r = row_at(&l, im->base + sfn->entry);
 			if (!r || !owns(t, i, im->base + sfn->entry))
 				continue;
-			if (!grow((void **)&l.fn, &l.fn_cap, l.nfn, sizeof(*l.fn))) {
+			if (!grow_array((void **)&l.fn, &l.fn_cap, l.nfn, sizeof(*l.fn), 1024)) {
 				l.oom = true;
 				break;
 			}

@@ -17,6 +17,7 @@
 
 #include "host/cov/cov_lcov.h"
 #include "host/util/file_io.h"
+#include "host/util/grow.h"
 
 struct mfn {
 	char *name;
@@ -71,19 +72,6 @@ struct mall {
 	size_t clip_line;
 	char clip_what[200];
 };
-
-static bool more(void **p, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return true;
-	size_t c = *cap ? *cap * 2 : 64;
-	void *q = realloc(*p, c * size);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = c;
-	return true;
-}
 
 /* A count that would pass 2^64 - 1 stays there; the first is said, with
  * where it was (an input's line, or the merged record). */
@@ -145,7 +133,7 @@ static struct msf *sf_for(struct mall *m, const char *path)
 	for (size_t i = m->n; i-- > 0;)
 		if (!strcmp(m->sf[i].path, path))
 			return &m->sf[i];
-	if (!more((void **)&m->sf, &m->cap, m->n, sizeof(*m->sf)))
+	if (!grow_array((void **)&m->sf, &m->cap, m->n, sizeof(*m->sf), 64))
 		return NULL;
 	struct msf *f = &m->sf[m->n];
 	memset(f, 0, sizeof(*f));
@@ -158,7 +146,7 @@ static struct msf *sf_for(struct mall *m, const char *path)
 static struct mfn *fn_add(struct mall *m, struct msf *f, const char *name, long line,
 			  uint64_t count)
 {
-	if (!more((void **)&f->fn, &f->fn_cap, f->nfn, sizeof(*f->fn)))
+	if (!grow_array((void **)&f->fn, &f->fn_cap, f->nfn, sizeof(*f->fn), 64))
 		return NULL;
 	char *s = strdup(name);
 	if (!s)
@@ -170,7 +158,7 @@ static struct mfn *fn_add(struct mall *m, struct msf *f, const char *name, long 
 static bool br_add(struct mbr **a, size_t *n, size_t *cap, long line, const char *key,
 		   size_t keylen, const char *tail, uint64_t taken, bool none)
 {
-	if (!more((void **)a, cap, *n, sizeof(**a)))
+	if (!grow_array((void **)a, cap, *n, sizeof(**a), 64))
 		return false;
 	char *k = strndup(key, keylen), *t = tail ? strdup(tail) : NULL;
 	if (!k || (tail && !t)) {
@@ -284,7 +272,7 @@ static int record(struct mall *m, struct msf **cur, char *ln, char *err, size_t 
 		if (number(m, v, &p, &a) || *p != ',' || line_no(m, p + 1, &p, &line) ||
 		    (*p && (*p != ',' || line_no(m, p + 1, &p, &end) || *p)))
 			goto bad;
-		if (!more((void **)&m->lead, &m->lead_cap, m->nlead, sizeof(*m->lead)))
+		if (!grow_array((void **)&m->lead, &m->lead_cap, m->nlead, sizeof(*m->lead), 64))
 			goto oom;
 		m->lead[m->nlead++] = (struct mleader){ a, line };
 	} else if (!strcmp(ln, "FNA")) {
@@ -311,7 +299,7 @@ static int record(struct mall *m, struct msf **cur, char *ln, char *err, size_t 
 		/* DA:LINE,COUNT[,CHECKSUM] */
 		if (line_no(m, v, &p, &line) || *p != ',' || number(m, p + 1, &p, &b))
 			goto bad;
-		if (!more((void **)&f->da, &f->da_cap, f->nda, sizeof(*f->da)))
+		if (!grow_array((void **)&f->da, &f->da_cap, f->nda, sizeof(*f->da), 64))
 			goto oom;
 		f->da[f->nda++] = (struct mline){ line, b };
 	} else if (!strcmp(ln, "BRDA")) {
