@@ -9,8 +9,8 @@
  * resumes at the next PSB.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +20,7 @@
 #include "core/pt_pkt.h"
 #include "host/cmd/commands.h"
 #include "host/util/file_io.h"
+#include "host/util/opts.h"
 
 #define WINDOW (1u << 20)
 
@@ -40,30 +41,61 @@ struct reader {
 	struct ptpkt_decoder d;
 };
 
-static void packets_usage(FILE *f)
+static const char packets_usage[] =
+	"usage: efipt packets [OPTIONS] TRACE\n\n"
+	"List the Intel PT packets in TRACE, a raw trace file ('-' for stdin) or\n"
+	"an efipt run directory (its trace.pt).\n"
+	"Decoding starts at the first PSB; after a bad packet the error is shown\n"
+	"and decoding resumes at the next PSB.\n\n";
+
+static const char packets_tail[] =
+	"jsonl: payload fields as in docs/packets.md; addresses and values that can\n"
+	"exceed 2^53 are hex strings; single-bit flags are booleans; the type\n"
+	"field of BBP, CFE and EVD is \"subtype\" (\"type\" names the packet).\n"
+	"Errors: {\"off\":N,\"type\":\"error\",\"msg\":\"...\"}.\n\n"
+	"Exit status: 0, 1 if the trace had decode errors, 2 on bad usage or I/O.\n";
+
+static int set_format(void *ctx, const struct opt_row *row, const char *value, struct strbuf *err)
 {
-	fprintf(f,
-		"usage: efipt packets [OPTIONS] TRACE\n\n"
-		"List the Intel PT packets in TRACE, a raw trace file ('-' for stdin) or\n"
-		"an efipt run directory (its trace.pt).\n"
-		"Decoding starts at the first PSB; after a bad packet the error is shown\n"
-		"and decoding resumes at the next PSB.\n\n"
-		"  --format text|jsonl  text (default, like ptdump) or one JSON object per\n"
-		"                       packet: {\"off\":N,\"size\":N,\"type\":\"NAME\",...}\n"
-		"  --lastip             also show the reconstructed IP of IP packets\n"
-		"  --no-pad             do not show PAD packets\n"
-		"  --no-timing          do not show timing packets (TSC TMA MTC CYC CBR)\n"
-		"  --no-offset          text: do not show the offset column\n"
-		"  --sync-offset N      start decoding at offset N (a packet boundary)\n"
-		"                       instead of at the first PSB\n"
-		"  --stat               only count packets and bytes per type\n"
-		"  --help               this text\n\n"
-		"jsonl: payload fields as in docs/packets.md; addresses and values that can\n"
-		"exceed 2^53 are hex strings; single-bit flags are booleans; the type\n"
-		"field of BBP, CFE and EVD is \"subtype\" (\"type\" names the packet).\n"
-		"Errors: {\"off\":N,\"type\":\"error\",\"msg\":\"...\"}.\n\n"
-		"Exit status: 0, 1 if the trace had decode errors, 2 on bad usage or I/O.\n");
+	struct popts *o = ctx;
+	(void)row;
+	if (strcmp(value, "jsonl") && strcmp(value, "text")) {
+		sb_printf(err, "--format is text or jsonl, not '%s'", term_safe(value));
+		return -1;
+	}
+	o->jsonl = !strcmp(value, "jsonl");
+	return 0;
 }
+
+static int set_sync_offset(void *ctx, const struct opt_row *row, const char *value,
+			   struct strbuf *err)
+{
+	struct popts *o = ctx;
+	(void)row;
+	if (parse_u64(value, &o->sync_offset)) {
+		sb_printf(err, "--sync-offset needs a number, got '%s'", term_safe(value));
+		return -1;
+	}
+	o->have_sync_offset = true;
+	return 0;
+}
+
+static const struct opt_row packets_rows[] = {
+	{ "format", OPT_VALUE, set_format, 0, "text|jsonl", "text (default, like ptdump) or "
+	  "one JSON object per\npacket: {\"off\":N,\"size\":N,\"type\":\"NAME\",...}" },
+	{ "lastip", OPT_FLAG, opt_set_true, offsetof(struct popts, lastip), NULL,
+	  "also show the reconstructed IP of IP packets" },
+	{ "no-pad", OPT_FLAG, opt_set_true, offsetof(struct popts, no_pad), NULL,
+	  "do not show PAD packets" },
+	{ "no-timing", OPT_FLAG, opt_set_true, offsetof(struct popts, no_timing), NULL,
+	  "do not show timing packets (TSC TMA MTC CYC CBR)" },
+	{ "no-offset", OPT_FLAG, opt_set_true, offsetof(struct popts, no_offset), NULL,
+	  "text: do not show the offset column" },
+	{ "sync-offset", OPT_VALUE, set_sync_offset, 0, "N", "start decoding at offset N (a "
+	  "packet boundary)\ninstead of at the first PSB" },
+	{ "stat", OPT_FLAG, opt_set_true, offsetof(struct popts, stat), NULL,
+	  "only count packets and bytes per type" },
+};
 
 /* Fill the window after keeping the bytes from keep_from on. */
 static void refill(struct reader *r, const uint8_t *keep_from)
@@ -440,63 +472,27 @@ io_error:
 
 int cmd_packets(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, 0, 'f' },
-		{ "lastip", no_argument, 0, 'l' },
-		{ "no-pad", no_argument, 0, 'p' },
-		{ "no-timing", no_argument, 0, 't' },
-		{ "no-offset", no_argument, 0, 'o' },
-		{ "sync-offset", required_argument, 0, 's' },
-		{ "stat", no_argument, 0, 'S' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
 	struct popts o;
-	int c;
 	memset(&o, 0, sizeof(o));
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (!strcmp(optarg, "jsonl")) {
-				o.jsonl = true;
-			} else if (!strcmp(optarg, "text")) {
-				o.jsonl = false;
-			} else {
-				fprintf(stderr, "efipt packets: --format is text or jsonl, not '%s'\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'l': o.lastip = true; break;
-		case 'p': o.no_pad = true; break;
-		case 't': o.no_timing = true; break;
-		case 'o': o.no_offset = true; break;
-		case 'S': o.stat = true; break;
-		case 's':
-			if (parse_u64(optarg, &o.sync_offset)) {
-				fprintf(stderr, "efipt packets: --sync-offset needs a number, got '%s'\n",
-					optarg);
-				return 2;
-			}
-			o.have_sync_offset = true;
-			break;
-		case 'h':
-			packets_usage(stdout);
-			return 0;
-		default:
-			packets_usage(stderr);
-			return 2;
-		}
-	}
-	if (optind != argc - 1) {
-		packets_usage(stderr);
+	const struct opts_group g[] = {
+		{ NULL, packets_rows, sizeof(packets_rows) / sizeof(packets_rows[0]), &o },
+	};
+	const struct opts_cmd cmd = { "packets", packets_usage, packets_tail, g, 1, 1 };
+	char *operand[1];
+	unsigned nop;
+	int pr = opts_parse(&cmd, argc, argv, operand, &nop);
+	if (pr != OPTS_OK)
+		return pr == OPTS_HELP ? 0 : 2;
+	if (nop != 1) {
+		fprintf(stderr, "efipt packets: a trace (a file, '-' or a run directory) is "
+			"required\n");
+		opts_help(&cmd, stderr);
 		return 2;
 	}
 
 	struct reader r;
 	memset(&r, 0, sizeof(r));
-	r.path = argv[optind];
+	r.path = operand[0];
 	if (!strcmp(r.path, "-")) {
 		r.f = stdin;
 		r.path = "<stdin>";

@@ -156,7 +156,7 @@ static void help_row(const struct opt_row *r, FILE *f)
 	if (w < 0)
 		return;
 	fputs(head, f);
-	if (w < COLUMN)
+	if (w <= COLUMN - 2) /* two spaces at least before the help */
 		fprintf(f, "%*s", COLUMN - w, "");
 	else
 		fputs("  ", f);
