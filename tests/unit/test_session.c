@@ -26,6 +26,7 @@
 enum { F_MANIFEST, F_IMAGES, F_MEMMAP, F_OTHER, NFILE };
 static unsigned parses[NFILE];
 static unsigned decodes;
+static uint64_t decoded;	/* instructions the last decode went through */
 
 static void count_path(const char *path)
 {
@@ -72,7 +73,9 @@ long __wrap_ptflow_decode(struct ptflow_decoder *d, const uint8_t *buf, size_t s
 			  uint64_t base)
 {
 	decodes++;
-	return __real_ptflow_decode(d, buf, size, base);
+	long e = __real_ptflow_decode(d, buf, size, base);
+	decoded = d->stat.insns;
+	return e;
 }
 
 static void reset(void)
@@ -270,18 +273,22 @@ static void test_commands(void)
 		int (*cmd)(int, char **);
 		const char *args[8];
 		unsigned decodes;
+		bool window;	/* --to 1000: decoding stops there */
 	} t[] = {
-		{ "decode", cmd_decode, { "efipt decode", run }, 1 },
-		{ "decode --symbols", cmd_decode, { "efipt decode", run, "--symbols", so }, 1 },
-		{ "insn --stat", cmd_insn, { "efipt insn", "--run", run, "--stat" }, 1 },
-		{ "insn", cmd_insn, { "efipt insn", "--run", run, "--no-inst" }, 1 },
-		{ "top", cmd_top, { "efipt top", run }, 1 },
-		{ "flame", cmd_flame, { "efipt flame", run }, 1 },
-		{ "calls", cmd_calls, { "efipt calls", run }, 1 },
-		{ "timeline (JSON)", cmd_timeline, { "efipt timeline", run, "-o", json }, 1 },
-		{ "timeline (Perfetto)", cmd_timeline, { "efipt timeline", run, "-o", pft }, 1 },
-		{ "coverage", cmd_coverage, { "efipt coverage", run, "-o", drcov }, 1 },
-		{ "symbols", cmd_symbols, { "efipt symbols", run }, 0 },
+		{ "decode", cmd_decode, { "efipt decode", run }, 1, false },
+		{ "decode --symbols", cmd_decode, { "efipt decode", run, "--symbols", so }, 1, false },
+		{ "insn --stat", cmd_insn, { "efipt insn", "--run", run, "--stat" }, 1, false },
+		{ "insn", cmd_insn, { "efipt insn", "--run", run, "--no-inst" }, 1, false },
+		{ "top", cmd_top, { "efipt top", run }, 1, false },
+		{ "flame", cmd_flame, { "efipt flame", run }, 1, false },
+		{ "calls", cmd_calls, { "efipt calls", run }, 1, false },
+		{ "timeline (JSON)", cmd_timeline, { "efipt timeline", run, "-o", json }, 1, false },
+		{ "timeline (Perfetto)", cmd_timeline, { "efipt timeline", run, "-o", pft }, 1, false },
+		{ "coverage", cmd_coverage, { "efipt coverage", run, "-o", drcov }, 1, false },
+		{ "symbols", cmd_symbols, { "efipt symbols", run }, 0, false },
+		{ "calls --to 1000", cmd_calls, { "efipt calls", run, "--to", "1000" }, 1, true },
+		{ "timeline --to 1000", cmd_timeline, { "efipt timeline", run, "--to", "1000", "-o",
+							json }, 1, true },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		char name[128];
@@ -305,6 +312,12 @@ static void test_commands(void)
 		CHECK(decodes == t[i].decodes, name);
 		if (decodes != t[i].decodes)
 			printf("# %u decodes\n", decodes);
+		if (!t[i].decodes)
+			continue;
+		snprintf(name, sizeof(name), "efipt %s: %s", t[i].name,
+			 t[i].window ? "decoding stops after the window" : "the whole trace decoded");
+		CHECKF(t[i].window ? decoded >= 1000 && decoded < 50000 : decoded == 100000, name,
+		       "%llu instructions decoded", (unsigned long long)decoded);
 	}
 }
 
