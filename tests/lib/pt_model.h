@@ -47,7 +47,7 @@
 #include "core/cpuid_set.h"
 #include "core/pt_caps.h"
 #include "core/pt_unit.h"
-#include "decode/sim_mem.h"
+#include "host/util/sim_mem.h"
 
 struct ptmodel {
 	struct ptcaps caps;
