@@ -34,6 +34,14 @@ const char *pe_errstr(int err);
 /* mapped: data is the image as loaded (RVA == offset); else a file. */
 int pe_read_info(const uint8_t *data, size_t size, bool mapped, struct pe_info *out);
 
+/*
+ * A TE image (PI spec vol. 1, the Terse Executable: 40-byte header, then
+ * the section table), as stored in a firmware volume: out gets machine,
+ * image_base (where RVA 0 is), entry_rva and, as size_of_image, the end of
+ * the last section (TE has no SizeOfImage). No debug path.
+ */
+int pe_read_te(const uint8_t *data, size_t size, struct pe_info *out);
+
 /* Last path component of a debug path without its extension ("DxeCore"). */
 void pe_debug_name(const char *debug_path, char *out, size_t cap);
 

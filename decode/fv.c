@@ -6,6 +6,7 @@
 
 #include <lzma.h>
 
+#include "core/pe_info.h"
 #include "decode/file_io.h"
 #include "decode/fv.h"
 
@@ -48,24 +49,15 @@ static void read_pe(const uint8_t *p, size_t len, struct fv_module *m)
 	m->image_size = rd32(opt + 56);
 }
 
-/* TE headers (40 bytes, then the section table): the image's RVA 0 is at
- * ImageBase; no SizeOfImage, so the end of the last section */
+/* TE headers (core/pe_info.c): the image's RVA 0 is at ImageBase; no
+ * SizeOfImage, so the end of the last section */
 static void read_te(const uint8_t *p, size_t len, struct fv_module *m)
 {
-	if (len < 40 || p[0] != 'V' || p[1] != 'Z')
+	struct pe_info te;
+	if (pe_read_te(p, len, &te) != PE_OK)
 		return;
-	unsigned nsec = p[4];
-	if ((size_t)nsec * 40 > len - 40)
-		return;
-	uint64_t end = 0;
-	for (unsigned i = 0; i < nsec; i++) {
-		const uint8_t *sh = p + 40 + 40 * i;
-		uint64_t e = (uint64_t)rd32(sh + 12) + rd32(sh + 8);
-		if (e > end)
-			end = e;
-	}
-	m->image_base = rd64(p + 16);
-	m->image_size = end;
+	m->image_base = te.image_base;
+	m->image_size = te.size_of_image;
 }
 
 /* An .lzma ("alone") stream: 5 bytes of properties, the 8-byte size, data */
