@@ -95,9 +95,13 @@ enum fwtrace_fault {
 #define FWTRACE_F_INTO_OS   (1u << 2) /* --into-os: not stopped at ExitBootServices */
 #define FWTRACE_F_ALL       0x7u
 
+/* code_type of a module that ran in place from a firmware volume */
+#define FWTRACE_CODE_FIRMWARE_VOLUME 0xFFFFFFFFu
+
 #define FWTRACE_IMG_PEI      (1u << 0) /* loaded in PEI (shadowed from a volume) */
 #define FWTRACE_IMG_DXE      (1u << 1)
-#define FWTRACE_IMG_UNLOADED (1u << 2) /* gone by the stop point: no code snapshot */
+#define FWTRACE_IMG_UNLOADED (1u << 2) /* unloaded while the trace ran (or by its end) */
+#define FWTRACE_IMG_KEPT     (1u << 3) /* unloaded, its pages kept from reuse: its code stays */
 
 struct fwtrace_region {
 	uint64_t base, size;

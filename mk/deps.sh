@@ -4,7 +4,8 @@
 set -eu
 PKGS="gcc make binutils gnu-efi ovmf qemu-system-x86 mtools dosfstools \
 libipt-dev libzydis-dev libjansson-dev libdw-dev liblzma-dev clang lld libclang-rt-14-dev fdisk systemd-boot-efi grub-efi-amd64-bin \
-shim-unsigned ipxe memtest86+ lcov"
+shim-unsigned ipxe memtest86+ lcov \
+nasm acpica-tools uuid-dev python3 dpkg-dev patch"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
