@@ -31,12 +31,15 @@ static void put_layout(struct fwtrace_rec *r, const struct ptout *o)
 						    o->tab[i].nout };
 }
 
-/* The validator's notes and other messages go to reason, one line. */
+/* The validator's notes and other messages go to reason: one line, its
+ * parts joined by "; ". */
 static void note(struct fwtrace_rec *r, const char *text)
 {
 	struct strbuf sb;
 	size_t n = efipt_strlen(r->reason);
 	sb_init(&sb, r->reason + n, sizeof(r->reason) - n);
+	if (n && *text && *text != '\n')
+		sb_puts(&sb, "; ");
 	for (const char *t = text; *t; t++)
 		if (*t != '\n' || t[1])
 			sb_putc(&sb, *t == '\n' ? ';' : *t);
@@ -75,7 +78,7 @@ uint32_t boottrace_start(struct fwtrace_rec *rec, struct boottrace_work *w, cons
 	}
 	if (rec->source == FWTRACE_SRC_SYNTHETIC) {
 		synthetic_caps(&w->caps);
-		sb_puts(&why, "SYNTHETIC trace (no Intel PT programmed): ");
+		sb_puts(&why, "SYNTHETIC trace (no Intel PT programmed)");
 	} else if (w->caps.absent != PTCAPS_PRESENT) {
 		ptcaps_absent_line(&w->caps, &why);
 		/* QEMU's TCG emulates no PT; efipt-qemu.so traces between the markers */
@@ -95,8 +98,11 @@ uint32_t boottrace_start(struct fwtrace_rec *rec, struct boottrace_work *w, cons
 	sb_reset(&msg);
 	ptout_init(&w->out, w->reg, FWTRACE_MAX_REGIONS, w->tab, FWTRACE_MAX_TABLES);
 	if (ptout_build(&w->out, &w->set, mem, &msg)) {
-		note(rec, "no trace buffer: ");
-		note(rec, w->msg);
+		char text[sizeof(w->msg) + 20];
+		struct strbuf tb;
+		sb_init(&tb, text, sizeof(text));
+		sb_printf(&tb, "no trace buffer: %s", w->msg);
+		note(rec, text);
 		return rec->status = FWTRACE_NO_MEMORY;
 	}
 	fwtrace_put_settings(rec, &w->set);
