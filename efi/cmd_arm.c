@@ -178,7 +178,8 @@ EFI_STATUS efi_cmd_arm(struct app *app)
 	if (!have_table)
 		con_puts("efipt: note: this firmware publishes no EfiptPkg table: nothing may read the "
 			 "variable at the next boot\n");
-	UINTN len = efipt_strlen(arm.text);
+	/* with its NUL: the defaults (no options) are a variable too, not a deletion */
+	UINTN len = efipt_strlen(arm.text) + 1;
 	EFI_STATUS st = uefi_call_wrapper(RT->SetVariable, 5, name, &guid, VAR_ATTRIBUTES, len,
 					  arm.text);
 	char esc[FWTRACE_OPTIONS_MAX * 2];

@@ -9,8 +9,10 @@
 # and its OvmfPkgX64.dsc/.fdf get the lines of edk2/ovmf/OvmfPkgX64.patch
 # (the lines docs/edk2.md shows; line ends made LF first); Debian's tree is
 # not changed. The build (PACKAGES_PATH: that copy, Debian's tree, efipt's
-# edk2/) runs in WORKDIR/ovmf with -n 2, no UEFI Shell (the tests boot from
-# an ESP), and PcdEfiptSynthetic=TRUE: this is a test build, it can write
+# edk2/) runs in WORKDIR/ovmf with -n 2, without the UEFI Shell (the tests
+# boot from an ESP) and iSCSI (the only module that needs OpenSSL, the
+# largest library: its absence halves the build), and with
+# PcdEfiptSynthetic=TRUE: this is a test build, it can write
 # a SYNTHETIC trace (--source synthetic). EDK2 builds incrementally: a
 # second run rebuilds only what changed.
 #
@@ -51,7 +53,8 @@ echo "edk2/ovmf/build.sh: building OVMF with EfiptPkg in $work (log: build.log)"
 WORKSPACE=$work PACKAGES_PATH=$work:$src:$top/edk2 EDK_TOOLS_PATH=$src/BaseTools nice bash -c '
 	cd "$WORKSPACE" && . "$EDK_TOOLS_PATH/../edksetup.sh" BaseTools >/dev/null &&
 	build -a X64 -t GCC5 -b DEBUG -n 2 -p OvmfPkg/OvmfPkgX64.dsc -DFD_SIZE_4MB \
-		-DBUILD_SHELL=FALSE --pcd gEfiptPkgTokenSpaceGuid.PcdEfiptSynthetic=TRUE' \
+		-DBUILD_SHELL=FALSE -DNETWORK_ISCSI_ENABLE=FALSE \
+		--pcd gEfiptPkgTokenSpaceGuid.PcdEfiptSynthetic=TRUE' \
 	>"$work/build.log" 2>&1 || die "the EDK2 build failed: $(grep -m 5 -E 'error|Error' "$work/build.log")"
 fv=$work/Build/OvmfX64/DEBUG_GCC5/FV
 for f in OVMF_CODE.fd OVMF_VARS.fd; do

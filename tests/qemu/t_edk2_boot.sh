@@ -76,17 +76,18 @@ contains "arm: a bad option refused, nothing written" "$TMP/arm4/debugcon.log" \
 contains "arm: a bad option: EFI_INVALID_PARAMETER" "$TMP/arm4/debugcon.log" "efipt: exit EFI_INVALID_PARAMETER"
 
 # ---- the handoff, with a SYNTHETIC trace (this is a test build) --------
-# 12K: ToPA regions of 8K and 4K; 320000 instructions fill more than 8K
-fwboot syn1 'arm --next-boot --source synthetic --size 12K --insns 320000 --debugcon --shutdown'
+# 12K: ToPA regions of 8K and 4K; 320000 instructions fill more than 8K;
+# stopped at EndOfDxe (the markers test stops at ReadyToBoot)
+fwboot syn1 'arm --next-boot --source synthetic --size 12K --insns 320000 --stop-at end-of-dxe --debugcon --shutdown'
 fwboot syn2 'collect --debugcon --shutdown' "$TMP/syn1/vars.fd"
 S=$(rdir syn2)
-contains "synthetic: collect wrote the trace, labelled" "$TMP/syn2/debugcon.log" "efipt: SYNTHETIC trace of this boot from PEI to ready-to-boot"
+contains "synthetic: collect wrote the trace, labelled, stopped at EndOfDxe" "$TMP/syn2/debugcon.log" "efipt: SYNTHETIC trace of this boot from PEI to end-of-dxe"
 contains "synthetic: EfiptDxe synthesized over the DXE core" "$TMP/syn2/fw.log" "EfiptDxe: SYNTHETIC trace: "
 expect_rc "synthetic: efipt info accepts the run" 0 $EFIPT info "$S"
 fwcheck "synthetic: the run crosses the two ToPA regions" syn2 "
 t=m['trace']
 assert t['source']=='synthetic' and t['output']=='topa' and t['regions']==2 and t['bytes'] > 8192, t
-assert b['source']=='synthetic' and b['status']=='stopped', b"
+assert b['source']=='synthetic' and b['status']=='stopped' and b['stopped_at']=='end-of-dxe', b"
 expect_rc "synthetic: efipt decode reads it" 0 $EFIPT decode "$S"
 mv "$TMP/out" "$TMP/syn2/decode.txt"
 $EFIPT insn --run "$S" --no-inst >"$TMP/syn2/insn.txt" 2>"$TMP/syn2/insn.err"

@@ -550,6 +550,20 @@ static void test_memory_and_halt(void)
 	ptmodel_init(&m, &tcg.caps, &tcg.set, &mem);
 	CHECK(boottrace_halt(&work2, &m.ops) == 0 && m.rdmsr_count == 0,
 	      "halt: no PT, no MSR access");
+
+	/* the platform traces already (its own ProcTrace): left alone, said */
+	simmem_reset(&mem);
+	ptmodel_init(&m, &skl->caps, &skl->set, &mem);
+	m.ops.wrmsr(m.ops.ctx, MSR_IA32_RTIT_CTL, RTIT_CTL_BRANCHEN | RTIT_CTL_OS | RTIT_CTL_TRACEEN);
+	uint64_t before = m.ctl;
+	unsigned writes = m.wrmsr_count;
+	fwtrace_init(&pei, 0);
+	uint32_t st = boottrace_start(&pei, &work, "--size 64K", 0, &m.ops, &memops);
+	CHECKF(st == FWTRACE_FAILED && strstr(pei.reason, "Intel PT is already enabled") &&
+		       m.ctl == before && m.wrmsr_count == writes && !simmem_live(&mem),
+	       "PT already running in PEI: refused with why, not touched, nothing kept",
+	       "status %s reason '%s' ctl 0x%llx writes %u", fwtrace_status_name(st), pei.reason,
+	       (unsigned long long)m.ctl, m.wrmsr_count - writes);
 }
 
 /* The synthetic source: bytes stored as the CPU would, found by extract. */
