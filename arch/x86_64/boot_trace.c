@@ -1,7 +1,6 @@
 /* The firmware boot trace's steps; see boot_trace.h and docs/edk2.md. */
 #include "arch/x86_64/boot_trace.h"
 #include "arch/x86_64/pt_msr.h"
-#include "arch/x86_64/trace_marker.h"
 #include "core/mem.h"
 #include "core/pt_rtit.h"
 
@@ -86,7 +85,6 @@ uint32_t boottrace_start(struct fwtrace_rec *rec, struct boottrace_work *w, cons
 			sb_puts(&why, "; QEMU TCG: the EPT1/EPT0 trace markers run instead (efipt qemu)");
 			rec->flags |= FWTRACE_F_MARKERS;
 			rec->tsc_start = ops->rdtsc(ops->ctx);
-			trace_marker_start();
 		}
 		return rec->status = FWTRACE_UNSUPPORTED;
 	}
@@ -213,8 +211,7 @@ int boottrace_stop(struct fwtrace_rec *rec, struct boottrace_work *w, uint32_t w
 	const struct cpu_ops *ops = w->eng.ops;
 	if ((rec->flags & FWTRACE_F_MARKERS) && rec->status == FWTRACE_UNSUPPORTED) {
 		if (rec->stopped_at)
-			return 0; /* the stop marker ran already */
-		trace_marker_stop();
+			return 1; /* the stop marker ran already */
 		rec->stopped_at = where;
 		return 0;
 	}

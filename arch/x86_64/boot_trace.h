@@ -54,10 +54,11 @@ struct boottrace_work {
  * PEI: read CPUID, parse the options, validate them against CPUID exactly
  * as efipt.efi trace does, reserve and lay out the buffer, and start Intel
  * PT on this CPU. Without PT under QEMU's TCG (with BOOTTRACE_MARKERS) it
- * runs the EPT1 start marker instead, so that efipt-qemu.so traces from
- * here. Fills rec (set up by the caller with fwtrace_init) and returns its
- * status: RUNNING, or why not in rec->reason. Nothing stays allocated
- * unless RUNNING.
+ * sets FWTRACE_F_MARKERS instead: the caller then runs the EPT1 start
+ * marker (arch/x86_64/trace_marker.h, inline where the trace is to begin),
+ * so that efipt-qemu.so traces from there. Fills rec (set up by the caller
+ * with fwtrace_init) and returns its status: RUNNING, or why not in
+ * rec->reason. Nothing stays allocated unless RUNNING.
  */
 uint32_t boottrace_start(struct fwtrace_rec *rec, struct boottrace_work *w, const char *options,
 			 uint32_t flags, const struct cpu_ops *ops, const struct ptout_mem *mem);
@@ -83,11 +84,12 @@ int boottrace_adopt(const struct fwtrace_rec *rec, struct boottrace_work *w,
 		    const struct cpu_ops *ops, struct strbuf *why);
 
 /*
- * Stop the trace adopted in w (33.3.2.2): the EPT0 stop marker where the
- * start marker ran; for Intel PT clear TraceEn and read the output MSRs
- * back into rec. Sets tsc_stop, nom_freq where readable, stopped_at and
- * status STOPPED. A synthetic trace is left to boottrace_synth_store.
- * Returns 0, or -1 with why in msg (an MSR faulted).
+ * Stop the trace adopted in w (33.3.2.2): for Intel PT clear TraceEn and
+ * read the output MSRs back into rec; sets tsc_stop, stopped_at and status
+ * STOPPED. A synthetic trace is left to boottrace_synth_store. Where the
+ * start marker ran instead, only stopped_at is set, the first time (return
+ * 0: the caller runs the EPT0 stop marker now; 1: it ran already).
+ * Returns 0, or -1 with why in msg (an MSR faulted, not running).
  */
 int boottrace_stop(struct fwtrace_rec *rec, struct boottrace_work *w, uint32_t where,
 		   struct strbuf *msg);

@@ -316,9 +316,9 @@ static void test_no_pt(void)
 	int s1 = boottrace_stop(&r, &work, FWTRACE_STOP_READY_TO_BOOT, &ms);
 	uint32_t at = r.stopped_at;
 	int s2 = boottrace_stop(&r, &work, FWTRACE_STOP_EXIT_BOOT_SERVICES, &ms);
-	CHECKF(!s1 && !s2 && at == FWTRACE_STOP_READY_TO_BOOT && r.stopped_at == at &&
+	CHECKF(s1 == 0 && s2 == 1 && at == FWTRACE_STOP_READY_TO_BOOT && r.stopped_at == at &&
 		       r.status == FWTRACE_UNSUPPORTED,
-	       "no PT under TCG: the stop marker runs at the stop point, once",
+	       "no PT under TCG: the stop marker is due at the stop point, once",
 	       "%d %d at %u/%u status %s", s1, s2, at, r.stopped_at, fwtrace_status_name(r.status));
 	/* without the platform's leave, or not under TCG: no markers */
 	fwtrace_init(&r, 0);

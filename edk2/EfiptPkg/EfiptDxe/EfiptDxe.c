@@ -26,6 +26,7 @@
 #include <Library/UefiBootServicesTableLib.h>
 #include <Library/UefiLib.h>
 #include <Library/UefiRuntimeServicesTableLib.h>
+#include "arch/x86_64/trace_marker.h"
 
 #define MAX_IMAGES  512
 /* MSR_PLATFORM_INFO[15:8]: the nominal ratio timing decoders need */
@@ -144,6 +145,15 @@ StopAt (
 
   sb_init (&Msg, Text, sizeof (Text));
   Rc = boottrace_stop (mRec, &mWork, Where, &Msg);
+  if (Markers) {
+    if (Rc != 0) {
+      return; /* the stop marker ran already */
+    }
+
+    /* where PT would have stopped: efipt qemu's trace ends here */
+    trace_marker_stop ();
+  }
+
   if ((mRec->status == FWTRACE_STOPPED) && (mRec->source == FWTRACE_SRC_HW)) {
     /* every CPU with Intel PT has MSR_PLATFORM_INFO */
     mRec->nom_freq = (UINT32)RShiftU64 (AsmReadMsr64 (MSR_PLATFORM_INFO_NUMBER), 8) & 0xff;

@@ -22,6 +22,7 @@
 #include <Library/PcdLib.h>
 #include <Library/PeiServicesLib.h>
 #include <Library/EfiptCoreLib.h>
+#include "arch/x86_64/trace_marker.h"
 #include "core/pe_info.h"
 
 /* PEI modules recorded from the volumes (OVMF has about a dozen) */
@@ -291,8 +292,11 @@ StartTrace (
     if ((Flags & BOOTTRACE_FROM_VARIABLE) != 0) {
       Rec->flags |= FWTRACE_F_VARIABLE;
     }
-  } else {
-    boottrace_start (Rec, Work, Text, Flags, &gEfiptCpuOps, &mPeiMem);
+  } else if ((boottrace_start (Rec, Work, Text, Flags, &gEfiptCpuOps, &mPeiMem) == FWTRACE_UNSUPPORTED) &&
+             ((Rec->flags & FWTRACE_F_MARKERS) != 0))
+  {
+    /* where PT would have started: efipt qemu's trace begins here */
+    trace_marker_start ();
   }
 
   DEBUG ((
