@@ -47,6 +47,9 @@ static void read_pe(const uint8_t *p, size_t len, struct fv_module *m)
 	else
 		return;
 	m->image_size = rd32(opt + 56);
+	struct ptimg_flat flat = { p, m->image_base, len }; /* headers are at RVA 0 */
+	struct ptimg img = { ptimg_flat_read, &flat };
+	pe_code_read(&img, m->image_base, m->image_size, &m->code);
 }
 
 /* TE headers (core/pe_info.c): the image's RVA 0 is at ImageBase; no
@@ -58,6 +61,17 @@ static void read_te(const uint8_t *p, size_t len, struct fv_module *m)
 		return;
 	m->image_base = te.image_base;
 	m->image_size = te.size_of_image;
+	/* the section table fits: pe_read_te checked it */
+	memset(&m->code, 0, sizeof(m->code));
+	for (unsigned i = 0; i < p[4]; i++) {
+		const uint8_t *sh = p + 40 + 40 * i;
+		/* IMAGE_SCN_CNT_CODE or IMAGE_SCN_MEM_EXECUTE, as for PE */
+		if ((rd32(sh + 36) & 0x20000020u) && rd32(sh + 8) && m->code.n < PE_CODE_MAX) {
+			m->code.r[m->code.n].rva = rd32(sh + 12);
+			m->code.r[m->code.n].size = rd32(sh + 8);
+			m->code.n++;
+		}
+	}
 }
 
 /* An .lzma ("alone") stream: 5 bytes of properties, the 8-byte size, data */
