@@ -80,3 +80,49 @@ assert len(core) > 20 and len(drv) > 20, (len(core), len(drv))
 fs={r['function'] for r in core}
 assert 'CoreConnectController' in fs and 'CoreInstallProtocolInterface' in fs, sorted(fs)[:40]
 assert any(r['image']=='EfiptDxe' for r in named), 'EfiptDxe'"
+# the other views of the same whole boot, with the build's symbols
+B="--symbols $EBUILD"
+expect_rc "span: efipt flame" 0 $EFIPT flame "$d/run" $B
+mv "$TMP/out" "$d/flame.txt"
+expect "span: flame's stacks weigh exactly the decoded instructions, DxeCore's under their callers" python3 -c "
+import re, json
+n=0; deep=0
+for l in open('$d/flame.txt'):
+    s, c = l.rsplit(' ', 1); n += int(c)
+    deep += 'DxeCore\`CoreConnectController;' in s
+dec=int(re.search(r'^Instructions +(\d+)', open('$d/decode.txt').read(), re.M).group(1))
+assert n == dec, (n, dec)
+assert deep > 0, 'no stack under CoreConnectController'"
+expect_rc "span: efipt calls under one DxeCore function" 0 $EFIPT calls "$d/run" $B \
+	--function DxeCore\`CoreConnectController --depth 2
+mv "$TMP/out" "$d/calls.txt"
+expect "span: calls shows CoreConnectController and what it called" python3 -c "
+l=[x for x in open('$d/calls.txt') if x.strip()]
+assert any('CoreConnectController' in x for x in l), l[:5]
+assert len({x.split()[-1] for x in l}) > 2, l[:10]"
+expect_rc "span: efipt coverage (JSON)" 0 $EFIPT coverage "$d/run" --format json -o "$d/cov.json"
+if out=$(python3 - "$d" <<'PY' 2>&1
+import json, re, sys
+d = sys.argv[1]
+c = json.load(open(d + '/cov.json'))
+im = {i['path']: i for i in c['images']}
+for n in ('PlatformPei', 'DxeIpl', 'DxeCore', 'CpuDxe', 'BdsDxe'):
+    n += '.efi'
+    assert im[n]['executed'] > 0 and im[n]['blocks'] > 0, (n, im.get(n))
+dec = int(re.search(r'^Instructions +(\d+)', open(d + '/decode.txt').read(), re.M).group(1))
+t = c['total']
+assert t['executed'] + c['outside'] == dec and c['decode_errors'] == 0, (t, c['outside'], dec)
+PY
+); then
+	ok "span: coverage counts PEI modules and DXE drivers; executed + outside = decoded"
+else
+	nok "span: coverage counts PEI modules and DXE drivers; executed + outside = decoded" "$(echo "$out" | tail -c 600)"
+fi
+expect_rc "span: efipt timeline" 0 $EFIPT timeline "$d/run" $B --depth 3 --min-dur 100000 -o "$d/tl.json"
+expect "span: the timeline has DxeCore's and PEI's slices" python3 -c "
+import json
+t=json.load(open('$d/tl.json'))
+ev=t['traceEvents'] if isinstance(t, dict) else t
+names=' '.join(str(e.get('name', '')) for e in ev)
+assert 'CoreConnectController' in names or 'CoreStartImage' in names, names[:300]
+assert 'PeiCore' in names, names[:300]"
