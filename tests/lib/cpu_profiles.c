@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode/file_io.h"
+#include "host/util/file_io.h"
 #include "tests/lib/cpu_profiles.h"
 
 static int by_name(const void *a, const void *b)

@@ -22,7 +22,7 @@
 #include "arch/x86_64/pt_msr.h"
 #include "check.h"
 #include "core/pt_rtit.h"
-#include "decode/sim_mem.h"
+#include "host/util/sim_mem.h"
 #include "lib/cpu_profiles.h"
 #include "lib/pt_model.h"
 
