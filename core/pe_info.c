@@ -123,6 +123,33 @@ int pe_read_info(const uint8_t *d, size_t size, bool mapped, struct pe_info *out
 	return PE_OK;
 }
 
+int pe_read_te(const uint8_t *d, size_t size, struct pe_info *out)
+{
+	efipt_memset(out, 0, sizeof(*out));
+	if (!in_range(size, 0, 40))
+		return PE_ERR_TRUNCATED;
+	if (d[0] != 'V' || d[1] != 'Z')
+		return PE_ERR_NOT_PE;
+	unsigned nsect = d[4];
+	if (!in_range(size, 40, 40ull * nsect))
+		return PE_ERR_TRUNCATED;
+	out->machine = efipt_le16(d + 2);
+	out->subsystem = d[5];
+	out->entry_rva = efipt_le32(d + 8);
+	out->image_base = efipt_le64(d + 16);
+	uint64_t end = 0;
+	for (unsigned i = 0; i < nsect; i++) {
+		const uint8_t *sh = d + 40 + 40 * i;
+		uint64_t e = (uint64_t)efipt_le32(sh + 12) + efipt_le32(sh + 8);
+		if (e > end)
+			end = e;
+	}
+	if (end > 0xffffffffu)
+		return PE_ERR_BAD;
+	out->size_of_image = (uint32_t)end;
+	return PE_OK;
+}
+
 void pe_debug_name(const char *path, char *out, size_t cap)
 {
 	if (!cap)

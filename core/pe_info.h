@@ -37,6 +37,14 @@ const char *pe_errstr(int err);
 int pe_read_info(const uint8_t *data, size_t size, bool mapped, struct pe_info *out);
 
 /*
+ * A TE image (PI spec vol. 1, the Terse Executable: 40-byte header, then
+ * the section table), as stored in a firmware volume: out gets machine,
+ * image_base (where RVA 0 is), entry_rva and, as size_of_image, the end of
+ * the last section (TE has no SizeOfImage). No debug path.
+ */
+int pe_read_te(const uint8_t *data, size_t size, struct pe_info *out);
+
+/*
  * The executable sections of a PE image (the code a coverage percentage is
  * of): up to PE_CODE_MAX ranges [rva, rva + size) with
  * IMAGE_SCN_CNT_CODE or IMAGE_SCN_MEM_EXECUTE, cut to SizeOfImage, and the

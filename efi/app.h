@@ -44,5 +44,14 @@ void efi_help_trace(void);
 EFI_STATUS efi_cmd_trace(struct app *app);
 EFI_STATUS efi_parse_selftest(struct app *app);
 EFI_STATUS efi_cmd_selftest(struct app *app);
+/* the firmware's own boot trace (edk2/EfiptPkg): efi/cmd_collect.c, efi/cmd_arm.c */
+EFI_STATUS efi_parse_collect(struct app *app);
+EFI_STATUS efi_cmd_collect(struct app *app);
+void efi_help_collect(void);
+EFI_STATUS efi_parse_arm(struct app *app);
+EFI_STATUS efi_cmd_arm(struct app *app);
+void efi_help_arm(void);
+/* One line when the firmware published a boot trace (before other commands). */
+void collect_notice(void);
 
 #endif

@@ -30,6 +30,8 @@ static const char usage_text[] =
 	"  selftest    check efipt itself on this machine; writes selftest.json and\n"
 	"              selftest.xml (JUnit) for firmware CI\n"
 	"  snapshot    save the memory map, loaded images and all code memory\n"
+	"  collect     write the firmware's own boot trace (EfiptPkg) to a run directory\n"
+	"  arm         choose what the firmware's boot trace records on the next boot\n"
 	"\n"
 	"global options:\n"
 	"  --help      show this text and do nothing else\n"
@@ -227,6 +229,8 @@ static const struct command commands[] = {
 	{ "trace", efi_parse_trace, efi_cmd_trace, efi_help_trace },
 	{ "selftest", efi_parse_selftest, efi_cmd_selftest, NULL },
 	{ "snapshot", efi_parse_snapshot, efi_cmd_snapshot, NULL },
+	{ "collect", efi_parse_collect, efi_cmd_collect, efi_help_collect },
+	{ "arm", efi_parse_arm, efi_cmd_arm, efi_help_arm },
 };
 
 static const struct command *find_command(const char *name)
@@ -349,6 +353,8 @@ static EFI_STATUS run_app(struct app *app, struct globals *g)
 		return st;
 	con_printf("efipt.efi %s: %s (arguments from %s)\n", efipt_version, name,
 		   app->args_source);
+	if (cmd->run != efi_cmd_collect)
+		collect_notice();
 	if (EFI_ERROR(app->watchdog_st))
 		con_printf("efipt: cannot turn the UEFI watchdog timer off (%s): a run longer "
 			   "than the firmware's limit may be reset\n",

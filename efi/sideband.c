@@ -2,12 +2,14 @@
 #include <efi.h>
 #include <efilib.h>
 
+#include <stdbool.h>
+
 #include "core/mem.h"
 #include "core/pe_info.h"
 #include "efi/console.h"
 #include "efi/sideband.h"
 
-static const char *memtype_name(UINT32 t)
+const char *sideband_memtype_name(UINT32 t)
 {
 	static const char *const names[] = {
 		"Reserved", "LoaderCode", "LoaderData", "BootServicesCode", "BootServicesData",
@@ -31,9 +33,10 @@ static EFI_STATUS first_error(EFI_STATUS a, EFI_STATUS b)
 #define DESC(map, i, dsize) ((EFI_MEMORY_DESCRIPTOR *)((UINT8 *)(map) + (i) * (dsize)))
 
 static EFI_STATUS write_memmap(struct run *run, EFI_MEMORY_DESCRIPTOR *map, UINTN n,
-			       UINTN dsize, struct sideband_stats *stats)
+			       UINTN dsize, const struct sideband_region *extra, unsigned nextra,
+			       struct sideband_stats *stats)
 {
-	UINTN cap = 256 + n * 160;
+	UINTN cap = 256 + (n + nextra) * 160;
 	char *buf = AllocatePool(cap);
 	if (!buf)
 		return EFI_OUT_OF_RESOURCES;
@@ -45,7 +48,7 @@ static EFI_STATUS write_memmap(struct run *run, EFI_MEMORY_DESCRIPTOR *map, UINT
 		sb_printf(&sb,
 			  "%s\n  {\"type\": \"%s\", \"phys\": \"0x%llx\", \"pages\": %llu, "
 			  "\"attr\": \"0x%llx\"",
-			  i ? "," : "", memtype_name(d->Type), (unsigned long long)d->PhysicalStart,
+			  i ? "," : "", sideband_memtype_name(d->Type), (unsigned long long)d->PhysicalStart,
 			  (unsigned long long)d->NumberOfPages, (unsigned long long)d->Attribute);
 		if (is_code(d->Type))
 			sb_printf(&sb, ", \"snapshot\": \"mem-%016llx.bin\"",
@@ -55,6 +58,15 @@ static EFI_STATUS write_memmap(struct run *run, EFI_MEMORY_DESCRIPTOR *map, UINT
 			stats->regions++;
 			stats->code_bytes += d->NumberOfPages * 4096ull;
 		}
+	}
+	for (unsigned i = 0; i < nextra; i++) {
+		const struct sideband_region *x = &extra[i];
+		sb_printf(&sb, "%s\n  {\"type\": \"%s\", \"phys\": \"0x%llx\", \"pages\": %llu, "
+			      "\"attr\": \"0x0\", \"snapshot\": \"mem-%016llx.bin\"}",
+			  n || i ? "," : "", x->type, (unsigned long long)x->phys,
+			  (unsigned long long)x->pages, (unsigned long long)x->phys);
+		stats->regions++;
+		stats->code_bytes += x->pages * 4096ull;
 	}
 	sb_puts(&sb, "\n]}\n");
 	EFI_STATUS st = sb.truncated ? EFI_BUFFER_TOO_SMALL
@@ -169,7 +181,7 @@ static void image_entry(struct strbuf *sb, EFI_LOADED_IMAGE *li, bool first,
 		  (unsigned long long)(range_ok ? li->ImageSize : 0));
 	if (!range_ok)
 		sb_printf(sb, "\"bad_image_size\": \"0x%llx\", ", (unsigned long long)li->ImageSize);
-	sb_printf(sb, "\"code_type\": \"%s\", \"path\": \"", memtype_name(li->ImageCodeType));
+	sb_printf(sb, "\"code_type\": \"%s\", \"path\": \"", sideband_memtype_name(li->ImageCodeType));
 	sb_json_escape(sb, path);
 	sb_puts(sb, "\", \"pdb\": \"");
 	if (perr == PE_OK)
@@ -261,8 +273,27 @@ bool sideband_find_image(const char *want, uint64_t *base, uint64_t *size)
 	return found;
 }
 
-EFI_STATUS sideband_write(struct run *run, struct sideband_stats *stats,
-			  struct ptsum_image *img, unsigned max, unsigned *nimg)
+/* One snapshot file; progress lines when there is much to write. */
+static EFI_STATUS write_snapshot(struct run *run, uint64_t phys, uint64_t pages,
+				 const struct sideband_stats *stats, UINT64 *done)
+{
+	char name[48];
+	struct strbuf nb;
+	sb_init(&nb, name, sizeof(name));
+	sb_printf(&nb, "mem-%016llx.bin", (unsigned long long)phys);
+	UINT64 bytes = pages * 4096ull;
+	EFI_STATUS st = run_write_file(run, name, (const void *)(UINTN)phys, bytes);
+	*done += bytes;
+	if (stats->code_bytes >= (8u << 20))
+		con_printf("efipt:   %3llu%%  %s (%llu KiB)\n",
+			   (unsigned long long)(*done * 100 / stats->code_bytes), name,
+			   (unsigned long long)(bytes >> 10));
+	return st;
+}
+
+static EFI_STATUS write_sideband(struct run *run, struct sideband_stats *stats,
+				 const struct sideband_region *extra, unsigned nextra,
+				 bool images, struct ptsum_image *img, unsigned max, unsigned *nimg)
 {
 	unsigned dummy;
 	if (!nimg)
@@ -275,28 +306,32 @@ EFI_STATUS sideband_write(struct run *run, struct sideband_stats *stats,
 	EFI_MEMORY_DESCRIPTOR *map = LibMemoryMap(&n, &key, &dsize, &dver);
 	if (!map)
 		return EFI_OUT_OF_RESOURCES;
-	EFI_STATUS st = write_memmap(run, map, n, dsize, stats);
-	st = first_error(st, write_images(run, stats, img, max, nimg));
+	EFI_STATUS st = write_memmap(run, map, n, dsize, extra, nextra, stats);
+	if (images)
+		st = first_error(st, write_images(run, stats, img, max, nimg));
 	con_printf("efipt: saving %llu KiB of code in %llu regions\n",
 		   (unsigned long long)(stats->code_bytes >> 10), (unsigned long long)stats->regions);
 	UINT64 done = 0;
 	for (UINTN i = 0; i < n; i++) {
 		EFI_MEMORY_DESCRIPTOR *d = DESC(map, i, dsize);
-		if (!is_code(d->Type))
-			continue;
-		char name[48];
-		struct strbuf nb;
-		sb_init(&nb, name, sizeof(name));
-		sb_printf(&nb, "mem-%016llx.bin", (unsigned long long)d->PhysicalStart);
-		UINT64 bytes = d->NumberOfPages * 4096ull;
-		st = first_error(st, run_write_file(run, name, (const void *)(UINTN)d->PhysicalStart,
-						    bytes));
-		done += bytes;
-		if (stats->code_bytes >= (8u << 20))
-			con_printf("efipt:   %3llu%%  %s (%llu KiB)\n",
-				   (unsigned long long)(done * 100 / stats->code_bytes), name,
-				   (unsigned long long)(bytes >> 10));
+		if (is_code(d->Type))
+			st = first_error(st, write_snapshot(run, d->PhysicalStart, d->NumberOfPages,
+							    stats, &done));
 	}
+	for (unsigned i = 0; i < nextra; i++)
+		st = first_error(st, write_snapshot(run, extra[i].phys, extra[i].pages, stats, &done));
 	FreePool(map);
 	return st;
+}
+
+EFI_STATUS sideband_write(struct run *run, struct sideband_stats *stats,
+			  struct ptsum_image *img, unsigned max, unsigned *nimg)
+{
+	return write_sideband(run, stats, NULL, 0, true, img, max, nimg);
+}
+
+EFI_STATUS sideband_write_code(struct run *run, struct sideband_stats *stats,
+			       const struct sideband_region *extra, unsigned nextra)
+{
+	return write_sideband(run, stats, extra, nextra, false, NULL, 0, NULL);
 }

@@ -20,6 +20,24 @@ struct sideband_stats {
 	UINT64 code_bytes;
 };
 
+/* "BootServicesCode" etc. for an EFI_MEMORY_TYPE, as memmap.json and
+ * images.json name them. */
+const char *sideband_memtype_name(UINT32 type);
+
+/* Code outside the memory map's code regions (modules that ran in place
+ * from a firmware volume): a memmap.json region of this type, with a
+ * snapshot like the map's code regions. */
+struct sideband_region {
+	uint64_t phys, pages;
+	const char *type;
+};
+
+/* memmap.json and the code snapshots, the extra regions included (they
+ * must not overlap the map's code regions), without images.json: for a
+ * caller that lists the images itself (collect). */
+EFI_STATUS sideband_write_code(struct run *run, struct sideband_stats *stats,
+			       const struct sideband_region *extra, unsigned nextra);
+
 /* Write memmap.json, images.json and the code snapshots. Each file's
  * outcome is recorded in the manifest; returns the first failure. If img is
  * not NULL it receives up to max images as listed in images.json (*nimg). */

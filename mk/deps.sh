@@ -32,6 +32,7 @@ python3 file : test scripts
 lcov : genhtml and lcov, which the coverage tests run on efipt's tracefiles
 protobuf-compiler : protoc --decode, which checks efipt timeline's Perfetto output
 systemd-boot-efi grub-efi-amd64-bin shim-unsigned ipxe memtest86+ : real UEFI binaries, test data
+nasm acpica-tools uuid-dev dpkg-dev patch : OVMF built with EfiptPkg from Debian's edk2 source (make ovmf-efipt)
 EON
 }
 

@@ -9,7 +9,7 @@ BENCH_TARGETS += bench-top
 # committed files from Debian's edk2 source package. Tests never need it.
 .PHONY: edk2-fixture
 edk2-fixture:
-	nice sh tests/data/edk2/make_fixture.sh $(BUILD)/edk2-fixture
+	nice sh tests/data/edk2/make_fixture.sh $(BUILD)/edk2
 
 # every analysis next to insn --stat (tests/bench/bench_analyses.sh)
 .PHONY: bench-analyses

@@ -10,12 +10,13 @@
 # OUTDIR/qemu.status   QEMU's exit status; 124 means the timeout struck
 # OUTDIR/efipt/        the run directories copied back out of the image
 # QEMU_CPU (default max) picks the CPU model; QEMU_EXTRA adds QEMU options
-# (e.g. "-icount shift=10,sleep=off").
+# (e.g. "-icount shift=10,sleep=off"); OVMF_CODE and OVMF_VARS another
+# firmware (the variable store is copied to OUTDIR/vars.fd first).
 # Exit status: 0 if QEMU ended by itself, 124 on timeout, else QEMU's status.
 set -u
 image=$1 out=$2 limit=${3:-60}
-code=/usr/share/OVMF/OVMF_CODE_4M.fd
-vars=/usr/share/OVMF/OVMF_VARS_4M.fd
+code=${OVMF_CODE:-/usr/share/OVMF/OVMF_CODE_4M.fd}
+vars=${OVMF_VARS:-/usr/share/OVMF/OVMF_VARS_4M.fd}
 [ -f "$code" ] || { echo "boot.sh: $code missing (Debian package ovmf)" >&2; exit 2; }
 mkdir -p "$out"
 rm -rf "$out/efipt" "$out/debugcon.log" "$out/serial.log"

@@ -15,10 +15,10 @@
 set -u
 efipt=$1 esp=$2 out=$3 limit=$4
 shift 4
-code=/usr/share/OVMF/OVMF_CODE_4M.fd
+code=${OVMF_CODE:-/usr/share/OVMF/OVMF_CODE_4M.fd}
 [ -f "$code" ] || { echo "qemu_esp.sh: $code missing (Debian package ovmf)" >&2; exit 2; }
 mkdir -p "$out"
-cp /usr/share/OVMF/OVMF_VARS_4M.fd "$out/vars.fd"
+cp "${OVMF_VARS:-/usr/share/OVMF/OVMF_VARS_4M.fd}" "$out/vars.fd"
 # shellcheck disable=SC2086
 exec timeout --kill-after=5 "$limit" "$efipt" qemu -o "$out/run" "$@" -- \
 	-machine q35 -m 512 -smp 1 -accel tcg -cpu max -display none -nodefaults -no-reboot \

@@ -262,6 +262,24 @@ int rtit_stop(struct rtit_engine *e, struct strbuf *msg)
 	return RTIT_OK;
 }
 
+void rtit_adopt(struct rtit_engine *e, uint64_t ctl)
+{
+	e->ctl = ctl | RTIT_CTL_TRACEEN;
+	e->running = true;
+	e->stopped_valid = false;
+}
+
+void rtit_adopt_stopped(struct rtit_engine *e, uint64_t ctl, uint64_t base, uint64_t mask,
+			uint64_t status)
+{
+	e->ctl = ctl | RTIT_CTL_TRACEEN;
+	e->running = false;
+	e->stop_base = base;
+	e->stop_mask = mask;
+	e->stop_status = status;
+	e->stopped_valid = true;
+}
+
 int rtit_extract(const struct rtit_engine *e, const struct ptout_mem *mem, ptout_span_fn fn,
 	       void *ctx, struct ptout_extent *ext)
 {

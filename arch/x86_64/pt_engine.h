@@ -112,6 +112,18 @@ int rtit_start(struct rtit_engine *e, struct strbuf *msg);
  */
 int rtit_stop(struct rtit_engine *e, struct strbuf *msg);
 
+/*
+ * Continue a trace started elsewhere with these settings and this output
+ * (the firmware boot trace: EfiptPei starts it, EfiptDxe or efipt.efi
+ * collect stops it; arch/x86_64/boot_trace.c): the engine is as rtit_start
+ * left it, running with IA32_RTIT_CTL = ctl | TraceEn. No MSR access.
+ */
+void rtit_adopt(struct rtit_engine *e, uint64_t ctl);
+
+/* The same for a trace already stopped: the output MSRs as read back. */
+void rtit_adopt_stopped(struct rtit_engine *e, uint64_t ctl, uint64_t base, uint64_t mask,
+			uint64_t status);
+
 /* The trace bytes after rtit_stop, oldest first (see ptout_extract). */
 int rtit_extract(const struct rtit_engine *e, const struct ptout_mem *mem, ptout_span_fn fn,
 	       void *ctx, struct ptout_extent *ext);

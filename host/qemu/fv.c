@@ -6,6 +6,7 @@
 
 #include <lzma.h>
 
+#include "core/pe_info.h"
 #include "host/util/file_io.h"
 #include "host/qemu/fv.h"
 
@@ -51,22 +52,19 @@ static void read_pe(const uint8_t *p, size_t len, struct fv_module *m)
 	pe_code_read(&img, m->image_base, m->image_size, &m->code);
 }
 
-/* TE headers (40 bytes, then the section table): the image's RVA 0 is at
- * ImageBase; no SizeOfImage, so the end of the last section */
+/* TE headers (core/pe_info.c): the image's RVA 0 is at ImageBase; no
+ * SizeOfImage, so the end of the last section */
 static void read_te(const uint8_t *p, size_t len, struct fv_module *m)
 {
-	if (len < 40 || p[0] != 'V' || p[1] != 'Z')
+	struct pe_info te;
+	if (pe_read_te(p, len, &te) != PE_OK)
 		return;
-	unsigned nsec = p[4];
-	if ((size_t)nsec * 40 > len - 40)
-		return;
-	uint64_t end = 0;
+	m->image_base = te.image_base;
+	m->image_size = te.size_of_image;
+	/* the section table fits: pe_read_te checked it */
 	memset(&m->code, 0, sizeof(m->code));
-	for (unsigned i = 0; i < nsec; i++) {
+	for (unsigned i = 0; i < p[4]; i++) {
 		const uint8_t *sh = p + 40 + 40 * i;
-		uint64_t e = (uint64_t)rd32(sh + 12) + rd32(sh + 8);
-		if (e > end)
-			end = e;
 		/* IMAGE_SCN_CNT_CODE or IMAGE_SCN_MEM_EXECUTE, as for PE */
 		if ((rd32(sh + 36) & 0x20000020u) && rd32(sh + 8) && m->code.n < PE_CODE_MAX) {
 			m->code.r[m->code.n].rva = rd32(sh + 12);
@@ -74,8 +72,6 @@ static void read_te(const uint8_t *p, size_t len, struct fv_module *m)
 			m->code.n++;
 		}
 	}
-	m->image_base = rd64(p + 16);
-	m->image_size = end;
 }
 
 /* An .lzma ("alone") stream: 5 bytes of properties, the 8-byte size, data */

@@ -136,8 +136,9 @@ static int listed(const char *before, const char *name)
 	return before && strstr(before, key);
 }
 
-/* The newest run of `trace --source qemu` (or --emulated-caps) under dir (run-ids sort by time)
- * that was not there before QEMU ran. */
+/* The newest run of `trace --source qemu`, of `trace --emulated-caps`, or of
+ * `collect` where the firmware's boot trace ran the markers (edk2/EfiptPkg)
+ * under dir (run-ids sort by time) that was not there before QEMU ran. */
 static int pick_run(const char *dir, const char *before, char *out, size_t cap,
 		    json_t **manifest)
 {
@@ -150,8 +151,10 @@ static int pick_run(const char *dir, const char *before, char *out, size_t cap,
 			snprintf(p, sizeof(p), "%s/%s/manifest.json", dir, names[i]->d_name);
 			json_t *m = json_load_file(p, 0, NULL);
 			json_t *src = json_object_get(json_object_get(m, "trace"), "source");
-			/* --source qemu, or the hardware path on emulated PT */
-			if (m && !strcmp(json_string_value(json_object_get(m, "command")) ?: "", "trace") &&
+			const char *cmd = json_string_value(json_object_get(m, "command")) ?: "";
+			/* trace --source qemu or the hardware path on emulated PT, or
+			 * collect of a firmware that ran the markers */
+			if (m && (!strcmp(cmd, "trace") || !strcmp(cmd, "collect")) &&
 			    (!strcmp(json_string_value(src) ?: "", "qemu") ||
 			     json_object_get(m, "emulated_pt"))) {
 				snprintf(out, cap, "%.*s", (int)cap - 1, names[i]->d_name);
@@ -303,8 +306,9 @@ int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
 		goto out;
 	}
 	if (pick_run(runs, before, res->guest_run, sizeof(res->guest_run), &gm)) {
-		snprintf(err, errlen, "%s: no new run of 'efipt.efi trace --source qemu' in \\efipt "
-				      "(did efipt.efi finish and write its run directory?)", esp);
+		snprintf(err, errlen, "%s: no new run of 'efipt.efi trace --source qemu' in \\efipt, "
+				      "nor of 'collect' after a firmware that ran the trace markers (did "
+				      "efipt.efi finish and write its run directory?)", esp);
 		rc = 1;
 		goto out;
 	}
@@ -397,7 +401,7 @@ int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
 	/* the manifest: what the guest knew (the CPU as emulated, the firmware,
 	 * the traced image and how it returned), and which run it was */
 	static const char *const take[] = { "firmware", "cpu", "traced_image",
-					    "traced_exit_status", "emulated_pt", NULL };
+					    "traced_exit_status", "emulated_pt", "boot_trace", NULL };
 	for (const char *const *k = take; *k; k++) {
 		json_t *v = json_object_get(gm, *k);
 		if (v)

@@ -54,3 +54,37 @@ decoded_equals_log() {
 		nok "$1: decoded = executed, $3" "$(head -c 400 "$2/cmp.txt")"
 	fi
 }
+# edk2_ovmf NAME: EOVMF and EVARS (OVMF with EfiptPkg, make ovmf-efipt:
+# build/edk2/ovmf), EBUILD its build tree (--symbols); when Debian's edk2
+# source could not be had, "ok NAME: SKIP" and the script ends; a build
+# that is missing otherwise is a failure.
+edk2_ovmf() {
+	EOVMF=build/edk2/ovmf/OVMF_CODE.fd
+	EVARS=build/edk2/ovmf/OVMF_VARS.fd
+	EBUILD=build/edk2/ovmf/Build/OvmfX64/DEBUG_GCC5
+	if [ -f build/edk2/UNAVAILABLE ] && [ ! -f "$EOVMF" ]; then
+		ok "$1: SKIP, OVMF with EfiptPkg not built ($(cat build/edk2/UNAVAILABLE))"
+		exit 0
+	fi
+	if [ ! -f "$EOVMF" ] || [ ! -f "$EVARS" ]; then
+		nok "$1" "$EOVMF missing (make ovmf-efipt)"
+		exit 0
+	fi
+}
+# fwboot NAME "ARGS" [VARS] [QEMU_CPU]: boot OVMF with EfiptPkg (EOVMF) from
+# an ESP whose efipt.args holds ARGS, its variable store copied from VARS
+# (default EVARS: a fresh one); the firmware's debug port (0x402) in
+# $TMP/NAME/fw.log, the rest as boot leaves it in $TMP/NAME/.
+# fwboot_esp NAME [VARS] [QEMU_CPU]: the same for $TMP/NAME/esp.img as it is.
+fwboot() {
+	mkdir -p "$TMP/$1"
+	sh ovmf/mkesp.sh --image "$TMP/$1/esp.img" --args "$2" >/dev/null
+	n=$1
+	shift 2
+	fwboot_esp "$n" "$@"
+}
+fwboot_esp() {
+	OVMF_CODE=$EOVMF OVMF_VARS=${2:-$EVARS} QEMU_EXTRA="${QEMU_EXTRA:-} -device \
+isa-debugcon,iobase=0x402,chardev=fw -chardev file,id=fw,path=$TMP/$1/fw.log" \
+		boot_esp "$1" "${3:-max}"
+}

@@ -11,7 +11,6 @@
  *   - wrap reconstruction for single-range and ToPA;
  *   - the start/stop sequence order, TraceEn already set, --force restore.
  */
-#include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +24,9 @@
 #include "core/pt_config.h"
 #include "host/util/file_io.h"
 #include "host/util/sim_mem.h"
+#include "lib/cpu_profiles.h"
 #include "lib/pt_model.h"
 
-#define DIRPATH "tests/data/cpu-profiles"
 #define MAXREG 4096
 #define MAXTAB 64
 
@@ -35,49 +34,12 @@ static struct ptout_region regions[MAXREG];
 static struct ptout_table tables[MAXTAB];
 static struct rtit_step steps[256];
 
-struct profile {
-	char name[128];
-	struct cpuid_set set;
-	struct ptcaps caps;
-};
-static struct profile profiles[80];
+static struct cpu_profile profiles[CPU_PROFILES_MAX];
 static unsigned nprofiles;
 
-static int load_profiles(void)
+static const struct cpu_profile *find_profile(const char *prefix)
 {
-	DIR *d = opendir(DIRPATH);
-	if (!d)
-		return -1;
-	struct dirent *de;
-	while ((de = readdir(d)) && nprofiles < 80) {
-		size_t n = strlen(de->d_name);
-		if (n < 5 || strcmp(de->d_name + n - 4, ".txt"))
-			continue;
-		char path[512];
-		snprintf(path, sizeof(path), "%s/%s", DIRPATH, de->d_name);
-		size_t len;
-		char *text = read_small_file(path, 1 << 20, &len);
-		if (!text)
-			continue;
-		struct profile *p = &profiles[nprofiles];
-		unsigned line;
-		if (cpuidtxt_parse(&p->set, text, len, 0, &line) == 0) {
-			snprintf(p->name, sizeof(p->name), "%.*s", (int)(n - 4), de->d_name);
-			ptcaps_parse(&p->caps, &p->set);
-			nprofiles++;
-		}
-		free(text);
-	}
-	closedir(d);
-	return 0;
-}
-
-static const struct profile *find_profile(const char *prefix)
-{
-	for (unsigned i = 0; i < nprofiles; i++)
-		if (!strncmp(profiles[i].name, prefix, strlen(prefix)))
-			return &profiles[i];
-	return NULL;
+	return cpu_profile_find(profiles, nprofiles, prefix);
 }
 
 /* A stream of non-zero bytes that says where it is: byte i = (i % 251) + 1. */
@@ -118,7 +80,7 @@ struct run {
 	char detail[400];
 };
 
-static void run_engine(const struct profile *p, const struct ptcfg *cfg, size_t emit_bytes,
+static void run_engine(const struct cpu_profile *p, const struct ptcfg *cfg, size_t emit_bytes,
 		       struct run *r)
 {
 	static struct simmem mem;
@@ -286,7 +248,7 @@ static void test_sweep(void)
 	static const uint64_t sizes[] = { 4096, 64 << 10, 3 * (64 << 10) };
 	unsigned long runs = 0, refusals = 0;
 	for (unsigned pi = 0; pi < nprofiles; pi++) {
-		const struct profile *p = &profiles[pi];
+		const struct cpu_profile *p = &profiles[pi];
 		unsigned bad = 0;
 		char first[1600] = "";
 		_Static_assert(sizeof(first) > 1400, "room for the first failure");
@@ -337,7 +299,7 @@ static void test_sweep(void)
 	unsigned forced = 0, bad = 0;
 	char first[400] = "";
 	for (unsigned pi = 0; pi < nprofiles; pi++) {
-		const struct profile *p = &profiles[pi];
+		const struct cpu_profile *p = &profiles[pi];
 		if (p->caps.absent != PTCAPS_PRESENT)
 			continue;
 		struct simmem mem;
@@ -387,7 +349,7 @@ static void test_sweep(void)
 
 /* ---- validation messages ----------------------------------------------- */
 
-static int validate_str(const struct profile *p, const char *const *argv, char *msg, size_t n,
+static int validate_str(const struct cpu_profile *p, const char *const *argv, char *msg, size_t n,
 			struct ptcfg_settings *set)
 {
 	struct ptcfg cfg;
@@ -410,12 +372,12 @@ static int validate_str(const struct profile *p, const char *const *argv, char *
 
 static void test_validation(void)
 {
-	const struct profile *skl = find_profile("skylake-s-core-i7-6700k.txt") ?
+	const struct cpu_profile *skl = find_profile("skylake-s-core-i7-6700k.txt") ?
 		find_profile("skylake-s-core-i7-6700k.txt") : find_profile("skylake-s-core-i7-6700k");
-	const struct profile *bdw = find_profile("broadwell-u-core-i7-5500u");
-	const struct profile *adl = find_profile("alder-lake-s-core-i9-12900k-p-core");
-	const struct profile *tgl = find_profile("tiger-lake-up3");
-	const struct profile *hv = find_profile("comet-lake-xeon-w-1290p-as-seen");
+	const struct cpu_profile *bdw = find_profile("broadwell-u-core-i7-5500u");
+	const struct cpu_profile *adl = find_profile("alder-lake-s-core-i9-12900k-p-core");
+	const struct cpu_profile *tgl = find_profile("tiger-lake-up3");
+	const struct cpu_profile *hv = find_profile("comet-lake-xeon-w-1290p-as-seen");
 	if (!CHECK(skl && bdw && adl && tgl && hv, "validation: profiles present"))
 		return;
 	char msg[1024];
@@ -588,7 +550,7 @@ static struct ptcfg_settings topa_settings(uint64_t size, enum ptcfg_mode mode, 
 }
 
 /* Enable through the model and report its verdict. */
-static unsigned model_enable(const struct profile *p, struct simmem *mem, struct ptout *out,
+static unsigned model_enable(const struct cpu_profile *p, struct simmem *mem, struct ptout *out,
 			     const struct ptcfg_settings *s, char *why, size_t n)
 {
 	struct ptmodel m;
@@ -606,8 +568,8 @@ static unsigned model_enable(const struct profile *p, struct simmem *mem, struct
 
 static void test_topa_layout(void)
 {
-	const struct profile *skl = find_profile("skylake-s-core-i7-6700k");
-	const struct profile *bdw = find_profile("broadwell-u-core-i7-5500u");
+	const struct cpu_profile *skl = find_profile("skylake-s-core-i7-6700k");
+	const struct cpu_profile *bdw = find_profile("broadwell-u-core-i7-5500u");
 	if (!CHECK(skl && bdw, "layout: profiles present"))
 		return;
 	struct simmem mem;
@@ -858,7 +820,7 @@ static void test_wrap(void)
 	static uint8_t sbuf[1 << 18], got[1 << 18];
 	for (unsigned ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
 		const struct wrap_case *wc = &cases[ci];
-		const struct profile *p = find_profile(wc->profile);
+		const struct cpu_profile *p = find_profile(wc->profile);
 		if (!CHECK(p, "wrap: profile present"))
 			continue;
 		uint64_t sz = wc->size;
@@ -1002,7 +964,7 @@ static int faulty_wrmsr(void *ctx, uint32_t msr, uint64_t v)
 
 static void test_sequence(void)
 {
-	const struct profile *p = find_profile("ice-lake-sp-xeon-gold-6330");
+	const struct cpu_profile *p = find_profile("ice-lake-sp-xeon-gold-6330");
 	if (!p)
 		p = find_profile("skylake-s-core-i7-6700k");
 	if (!CHECK(p, "sequence: profile present"))
@@ -1171,7 +1133,7 @@ static void test_sequence(void)
 	simmem_release(&mem);
 
 	/* No PT: the engine does not touch an MSR. */
-	const struct profile *hv = find_profile("comet-lake-xeon-w-1290p-as-seen");
+	const struct cpu_profile *hv = find_profile("comet-lake-xeon-w-1290p-as-seen");
 	if (hv) {
 		ptmodel_init(&m, &hv->caps, &hv->set, &mem);
 		rtit_engine_init(&e, &m.ops, &hv->caps, &s, &out, NULL);
@@ -1183,10 +1145,12 @@ static void test_sequence(void)
 
 int main(void)
 {
-	if (load_profiles() || !nprofiles) {
-		CHECK(0, "load CPU profiles from " DIRPATH);
+	int n = cpu_profiles_load(profiles, CPU_PROFILES_MAX);
+	if (n <= 0) {
+		CHECK(0, "load CPU profiles from " CPU_PROFILES_DIR);
 		return check_exit();
 	}
+	nprofiles = (unsigned)n;
 	test_validation();
 	test_topa_layout();
 	test_wrap();

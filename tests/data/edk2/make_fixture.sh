@@ -4,16 +4,14 @@
 #   sh tests/data/edk2/make_fixture.sh [WORKDIR]     (or: make edk2-fixture)
 #
 # How the committed files were made: Debian's edk2 SOURCE package of the
-# installed ovmf package's version (dpkg-query; fetched by
-# mk/debian-source.sh through a private apt state in WORKDIR/apt, the
-# system's apt setup untouched) is unpacked with its Debian patches in
-# WORKDIR/src; BaseTools is built there; then the platform of this folder
-# (EfiptFixturePkg/EfiptFixture.dsc/.fdf: FixtureApp, the WatchdogTimer
+# installed ovmf package's version, unpacked with its Debian patches and
+# its BaseTools built in WORKDIR/src (mk/edk2-source.sh); then the
+# platform of this folder (EfiptFixturePkg/EfiptFixture.dsc/.fdf: FixtureApp, the WatchdogTimer
 # DXE driver and DxeCore in one FV) is built DEBUG with the
 # GCC5 tool chain (Debian's gcc 12, as Debian builds ovmf: -Os, LTO) in
 # /tmp/efipt-edk2-fixture, removed afterwards (so the build path the images
 # record exists nowhere: tests see the moved-tree case whatever machine
-# they run on). WORKDIR defaults to build/edk2-fixture.
+# they run on). WORKDIR defaults to build/edk2.
 #
 # Copied here, keeping the build tree's layout below
 # Build/EfiptFixture/DEBUG_GCC5 (so --symbols takes the folder as it would
@@ -33,24 +31,12 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
-work=${1:-$top/build/edk2-fixture}
+work=${1:-$top/build/edk2}
 die() { echo "make_fixture.sh: $*" >&2; exit 1; }
-for t in nasm gcc make python3 dpkg-source; do
-	command -v $t >/dev/null || die "$t not installed (Debian packages nasm, gcc, make, python3, dpkg-dev)"
-done
 ver=$(dpkg-query -W -f='${Version}' ovmf 2>/dev/null) ||
 	die "cannot read the version of Debian package ovmf (is it installed?)"
-mkdir -p "$work"
+src=$(sh "$top/mk/edk2-source.sh" "$work") || exit 1
 work=$(cd "$work" && pwd)
-dsc=$(sh "$top/mk/debian-source.sh" edk2 "$ver" "$work/apt") || exit 1
-src=$work/src
-if [ ! -f "$src/edksetup.sh" ]; then
-	rm -rf "$src"
-	dpkg-source -x "$dsc" "$src" >"$work/dpkg-source.log" 2>&1 ||
-		die "dpkg-source -x $dsc failed: $(tail -n 3 "$work/dpkg-source.log")"
-fi
-nice make -C "$src/BaseTools" -j2 >"$work/basetools.log" 2>&1 ||
-	die "BaseTools did not build: $(tail -n 5 "$work/basetools.log")"
 ws=/tmp/efipt-edk2-fixture
 rm -rf "$ws"
 mkdir -p "$ws"
