@@ -35,4 +35,5 @@ TEST_EXTRA += ovmf-efipt-if-possible
 # core/ and the boot trace steps of arch/x86_64 over checked records
 FUZZ_TARGETS += fwtrace
 $(BUILD)/fuzz/fuzz_fwtrace: $(BUILD)/fuzz/obj/arch/x86_64/boot_trace.o \
-	$(BUILD)/fuzz/obj/arch/x86_64/pt_engine.o $(BUILD)/fuzz/obj/arch/x86_64/pt_output.o
+	$(BUILD)/fuzz/obj/arch/x86_64/pt_engine.o $(BUILD)/fuzz/obj/arch/x86_64/pt_output.o \
+	$(BUILD)/fuzz/obj/core/pt_unit.o
