@@ -11,6 +11,7 @@
 
 #include <efi.h>
 
+#include "core/imgrec.h"
 #include "core/pt_summary.h"
 #include "efi/run.h"
 
@@ -30,6 +31,10 @@ EFI_STATUS sideband_write(struct run *run, struct sideband_stats *stats,
  * without writing anything: the in-place summary needs them even when no
  * snapshot is taken. */
 EFI_STATUS sideband_list_images(struct ptsum_image *img, unsigned max, unsigned *nimg);
+
+/* The images.json record of one loaded image. Without may_alloc (at
+ * ExitBootServices) the path holds only the device path's file path nodes. */
+void sideband_image_record(EFI_LOADED_IMAGE *li, struct imgrec *r, bool may_alloc);
 
 /* Find a loaded image by the name images.json gives it. */
 bool sideband_find_image(const char *name, uint64_t *base, uint64_t *size);

@@ -392,6 +392,17 @@ void ptmodel_clear_counts(struct ptmodel *m)
 	m->last_gp[0] = m->last_operr[0] = m->last_hazard[0] = 0;
 }
 
+void ptmodel_warm_reset(struct ptmodel *m)
+{
+	/* 33.2.8.1, 33.3.4, Table 33-11 EBX[2] */
+	m->ctl &= ~RTIT_CTL_TRACEEN;
+	if (m->caps.ip_filter)
+		return;
+	m->ctl = m->status = m->base = m->mask = m->cr3 = 0;
+	for (unsigned i = 0; i < 8; i++)
+		m->addr_a[i] = m->addr_b[i] = 0;
+}
+
 /* ---- packet output ------------------------------------------------------ */
 
 static size_t emit_single(struct ptmodel *m, const uint8_t *b, size_t n)
