@@ -327,6 +327,8 @@ static int load_code(struct ptrec *r, const struct ptrec_section *s, unsigned wh
 	uint32_t hdr[2];
 	struct ptrec_snap *d = r->snap[which];
 	r->nsnap[which] = 0;
+	if (!s->used)
+		return 0; /* never written (no ExitBootServices) */
 	if (s->used < 8 || ptrec_read(r, s->off, hdr, 8))
 		goto bad;
 	uint32_t n = hdr[0];
@@ -355,6 +357,8 @@ bad:
 static int check_images(struct ptrec *r, const struct ptrec_section *s, struct strbuf *why)
 {
 	uint32_t hdr[2];
+	if (!s->used)
+		return 0; /* never written (no ExitBootServices) */
 	if (s->used >= 8 && !ptrec_read(r, s->off, hdr, 8) && hdr[0] <= PTREC_MAX_IMAGES &&
 	    s->used == 8 + (uint64_t)sizeof(struct imgrec) * hdr[0])
 		return 0;
@@ -363,16 +367,12 @@ static int check_images(struct ptrec *r, const struct ptrec_section *s, struct s
 	return -1;
 }
 
-int ptrec_open(struct ptrec *r, const struct ptrec_var *var, const struct ptrec_reader *reader,
-	       struct strbuf *why)
+int ptrec_peek(const struct ptrec_var *var, const struct ptrec_reader *reader,
+	       struct ptrec_header *h, struct strbuf *why)
 {
-	efipt_memset(r->sec_ok, 0, sizeof(r->sec_ok));
-	r->nsnap[0] = r->nsnap[1] = 0;
-	r->rd = *reader;
-	r->size = var->region_size;
-	r->ntab = r->nreg = 0;
-	struct ptrec_header *h = &r->h;
-	if (ptrec_read(r, var->header_off, h, sizeof(*h))) {
+	if (var->header_off > var->region_size ||
+	    var->region_size - var->header_off < sizeof(*h) ||
+	    reader->read(reader->ctx, var->header_off, h, sizeof(*h))) {
 		sb_printf(why, "cannot read the header at 0x%llx",
 			  (unsigned long long)(var->region_phys + var->header_off));
 		return PTREC_UNREADABLE;
@@ -423,9 +423,25 @@ int ptrec_open(struct ptrec *r, const struct ptrec_var *var, const struct ptrec_
 	terminate(h->traced_path, sizeof(h->traced_path));
 	terminate(h->placement, sizeof(h->placement));
 	terminate(h->exit_note, sizeof(h->exit_note));
-	int st = load_layout(r, why);
+	return PTREC_OK;
+}
+
+int ptrec_open(struct ptrec *r, const struct ptrec_var *var, const struct ptrec_reader *reader,
+	       struct strbuf *why)
+{
+	efipt_memset(r->sec_ok, 0, sizeof(r->sec_ok));
+	r->nsnap[0] = r->nsnap[1] = 0;
+	r->rd = *reader;
+	r->size = var->region_size;
+	r->ntab = r->nreg = 0;
+	struct ptrec_header *h = &r->h;
+	int st = ptrec_peek(var, reader, h, why);
 	if (st)
 		return st;
+	st = load_layout(r, why);
+	if (st)
+		return st;
+	uint32_t crc;
 	for (uint32_t i = 0; i < h->nsect; i++) {
 		const struct ptrec_section *s = &h->sect[i];
 		if (s->kind == PTREC_SEC_LAYOUT) {

@@ -212,6 +212,11 @@ struct ptrec {
 	uint8_t scratch[8192];
 };
 
+/* Only the header: read and checked as ptrec_open() does (no section is
+ * read). For a quick look. */
+int ptrec_peek(const struct ptrec_var *var, const struct ptrec_reader *rd,
+	       struct ptrec_header *h, struct strbuf *why);
+
 /*
  * Read and check the region var names: the header (magic, version,
  * checksum, generation, place) and every section, table and output region

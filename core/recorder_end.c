@@ -362,8 +362,6 @@ int ptrec_find_end(struct ptrec *r, const struct ptrec_msrs *msrs, struct ptrec_
 			e->error_bit = msrs->status & RTIT_STATUS_ERROR;
 			return exact(r, pos, full, e);
 		}
-	} else if (msrs) {
-		sb_puts(notes, "output MSRs not read\n");
 	}
 
 	/* 3. the trace itself */

@@ -56,7 +56,7 @@ static bool image_at(struct ptrec *r, const struct ptrec_section *s, uint32_t i,
 		     struct imgrec *rec)
 {
 	uint32_t n;
-	if (ptrec_read(r, s->off, &n, 4) || i >= n || 8 + (uint64_t)sizeof(*rec) * (i + 1) > s->used ||
+	if (s->used < 8 || ptrec_read(r, s->off, &n, 4) || i >= n || 8 + (uint64_t)sizeof(*rec) * (i + 1) > s->used ||
 	    ptrec_read(r, s->off + 8 + (uint64_t)sizeof(*rec) * i, rec, sizeof(*rec)))
 		return false;
 	imgrec_sanitize(rec);

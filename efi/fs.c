@@ -48,6 +48,9 @@ const char *efi_status_name(EFI_STATUS st)
 	case EFI_ACCESS_DENIED: return "EFI_ACCESS_DENIED";
 	case EFI_ABORTED: return "EFI_ABORTED";
 	case EFI_SECURITY_VIOLATION: return "EFI_SECURITY_VIOLATION";
+	case EFI_ALREADY_STARTED: return "EFI_ALREADY_STARTED";
+	case EFI_CRC_ERROR: return "EFI_CRC_ERROR";
+	case EFI_COMPROMISED_DATA: return "EFI_COMPROMISED_DATA";
 	default: return "EFI_ERROR";
 	}
 }

@@ -16,6 +16,7 @@
 #include "core/mem.h"
 #include "efi/app.h"
 #include "efi/console.h"
+#include "efi/recorder.h"
 
 static struct app the_app; /* large (CPUID set, run state): not on the stack */
 
@@ -30,6 +31,8 @@ static const char usage_text[] =
 	"  selftest    check efipt itself on this machine; writes selftest.json and\n"
 	"              selftest.xml (JUnit) for firmware CI\n"
 	"  snapshot    save the memory map, loaded images and all code memory\n"
+	"  recover     write the flight recorder's trace (trace --recorder) to a run\n"
+	"              directory after a warm reset; 'recover --help'\n"
 	"\n"
 	"global options:\n"
 	"  --help      show this text and do nothing else\n"
@@ -227,6 +230,7 @@ static const struct command commands[] = {
 	{ "trace", efi_parse_trace, efi_cmd_trace, efi_help_trace },
 	{ "selftest", efi_parse_selftest, efi_cmd_selftest, NULL },
 	{ "snapshot", efi_parse_snapshot, efi_cmd_snapshot, NULL },
+	{ "recover", efi_parse_recover, efi_cmd_recover, efi_help_recover },
 };
 
 static const struct command *find_command(const char *name)
@@ -355,6 +359,7 @@ static EFI_STATUS run_app(struct app *app, struct globals *g)
 			   efi_status_name(app->watchdog_st));
 	else
 		con_puts("efipt: UEFI watchdog timer off for this run\n");
+	recorder_check_at_start(); /* a flight recorder trace from the last boot? */
 
 	if (!g->no_run_dir) {
 		if (EFI_ERROR(esp_st)) {

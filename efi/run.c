@@ -125,6 +125,13 @@ void run_member(struct run *run, const char *key, const char *fmt, ...)
 	__builtin_va_end(ap);
 }
 
+void run_members(struct run *run, const char *text)
+{
+	if (run->extra_sb.len)
+		sb_puts(&run->extra_sb, ",\n  ");
+	sb_puts(&run->extra_sb, text);
+}
+
 EFI_STATUS run_write_manifest(struct run *run)
 {
 	UINTN cap = 64 * 1024;

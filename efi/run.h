@@ -13,7 +13,7 @@
 #include "core/strbuf.h"
 #include "efi/fs.h"
 
-#define RUN_MAX_FILES 64
+#define RUN_MAX_FILES 512
 
 struct run_file {
 	char name[48];
@@ -57,6 +57,10 @@ void run_set_result(struct run *run, enum run_result result, EFI_STATUS st,
 /* Add one manifest member, "key": value (printf-style; value already JSON). */
 void run_member(struct run *run, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Add manifest members already formatted ("key": value, ... without a
+ * trailing separator). */
+void run_members(struct run *run, const char *text);
 
 /* Write manifest.json. Returns the write status. */
 EFI_STATUS run_write_manifest(struct run *run);

@@ -664,7 +664,35 @@ static void test_no_tsc(const struct ptcaps *caps)
 	free(s.b);
 }
 
-int main(void)
+/* Seeds for tests/fuzz/fuzz_recorder.c: an 8-byte header offset, the
+ * switches byte, the region. */
+static int write_seeds(const char *dir, const struct ptcaps *caps)
+{
+	static struct stream s;
+	gen_stream(&s, 40000, 512, true);
+	if (arm(&T, caps, PTCFG_OUT_TOPA, 16 << 10, true))
+		return 1;
+	emit(&T, &s);
+	ptmodel_warm_reset(&T.model);
+	for (int fix = 0; fix < 8; fix += 7) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/seed-region-%d", dir, fix);
+		FILE *f = fopen(path, "wb");
+		uint64_t hoff = T.plan.header_off / 4096;
+		uint8_t sw = (uint8_t)fix;
+		struct ptrec_msrs m = model_msrs(&T);
+		if (!f || fwrite(&hoff, 8, 1, f) != 1 || fwrite(&sw, 1, 1, f) != 1 ||
+		    fwrite(T.m, T.plan.total, 1, f) != 1 || fwrite(&m.ctl, 8, 1, f) != 1 ||
+		    fwrite(&m.status, 8, 1, f) != 1 || fwrite(&m.base, 8, 1, f) != 1 ||
+		    fwrite(&m.mask, 8, 1, f) != 1 || fclose(f))
+			return 1;
+	}
+	simmem_release(&T.mem);
+	free(s.b);
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	static struct cpuid_set skl_set, bdw_set;
 	static struct ptcaps skl, bdw;
@@ -678,6 +706,8 @@ int main(void)
 	memset(code_b, 0xb1, sizeof(code_b));
 	memset(code_b2, 0xb2, sizeof(code_b2));
 	memset(code_c, 0xc3, sizeof(code_c));
+	if (argc == 3 && !strcmp(argv[1], "--fuzz-seeds"))
+		return write_seeds(argv[2], &skl);
 	CHECK(skl.ip_filter && !bdw.ip_filter, "profiles: Skylake keeps PT MSRs on warm reset, "
 					       "Broadwell does not (CPUID.(14H,0):EBX[2])");
 	test_crc();
