@@ -157,8 +157,12 @@ static EFI_STATUS recover_into(struct app *app, struct run *run)
 	cpuid_set_capture(&set, cpu_native_ops.cpuid, cpu_native_ops.ctx);
 	ptcaps_parse(&now, &set);
 
-	/* claim free memory before reading, so nothing of this boot lands there */
-	bool claimed = false;
+	/* claim free memory before reading, so nothing of this boot lands there;
+	 * the configuration table marks it as a recorder's for the rest of this
+	 * boot (a recover that fails can be tried again: firmware may clear
+	 * pages it frees, OVMF does) */
+	bool claimed = false, earlier = false;
+	int ost = PTREC_UNREADABLE;
 	if (found.where == REC_FREE) {
 		EFI_PHYSICAL_ADDRESS a = found.var.region_phys;
 		EFI_STATUS st = uefi_call_wrapper(BS->AllocatePages, 4, AllocateAddress,
@@ -174,10 +178,12 @@ static EFI_STATUS recover_into(struct app *app, struct run *run)
 			return st;
 		}
 		claimed = true;
+		uefi_call_wrapper(BS->InstallConfigurationTable, 2, &recorder_table_guid,
+				  (void *)(UINTN)(found.var.region_phys + found.var.header_off));
 	}
 	struct ptrec_reader rd;
 	recorder_reader(&found.var, &rd);
-	int ost = ptrec_open(&rec, &found.var, &rd, &wb);
+	ost = ptrec_open(&rec, &found.var, &rd, &wb);
 	EFI_STATUS st = EFI_SUCCESS;
 	if (ost) {
 		st = ost == PTREC_NO_HEADER ? EFI_NOT_FOUND
@@ -190,6 +196,8 @@ static EFI_STATUS recover_into(struct app *app, struct run *run)
 	}
 	if (wb.len)
 		con_printf("efipt: note%s\n", why);
+	/* a region of an earlier boot that a failed recover of this boot claimed */
+	earlier = found.where == REC_THIS_BOOT && rec.h.boot != recorder_boot_number();
 	struct ptrec_msrs msrs;
 	read_msrs(&now, rec.h.source, &msrs, &nb);
 	struct ptrec_end e;
@@ -239,9 +247,13 @@ static EFI_STATUS recover_into(struct app *app, struct run *run)
 		sb_printf(&lb, "recovered the images of boot %u; no trace in the region (--source "
 			       "qemu: the host's efipt-qemu.so recorded it)",
 			  rec.h.boot);
-	if (EFI_ERROR(st))
-		sb_printf(&lb, "; writing the run directory failed: %s (the recorder stays armed)",
-			  efi_status_name(st));
+	if (EFI_ERROR(st)) {
+		/* an incomplete run is no result: leave only the manifest that says why */
+		unsigned gone = run_discard_files(run);
+		sb_printf(&lb, "; writing the run directory failed: %s (its %u files were removed; "
+			       "the recorder stays armed)",
+			  efi_status_name(st), gone);
+	}
 	con_printf("efipt: %s\n", line);
 	if (notes[0])
 		con_printf("efipt: %s", notes);
@@ -254,9 +266,20 @@ static EFI_STATUS recover_into(struct app *app, struct run *run)
 		recorder_set_var(&v);
 	}
 out:
-	if (claimed)
+	if ((claimed || earlier) && !EFI_ERROR(st)) {
+		/* recovered: the memory is this boot's again */
+		uefi_call_wrapper(BS->InstallConfigurationTable, 2, &recorder_table_guid, NULL);
 		uefi_call_wrapper(BS->FreePages, 2, (EFI_PHYSICAL_ADDRESS)found.var.region_phys,
 				  found.var.region_size / PAGE);
+	} else if (claimed && ost == PTREC_OK) {
+		con_puts("efipt: the recorder region stays reserved for this boot: 'efipt.efi "
+			 "recover' can try again\n");
+	} else if (claimed) {
+		/* nothing recoverable there: give it back */
+		uefi_call_wrapper(BS->InstallConfigurationTable, 2, &recorder_table_guid, NULL);
+		uefi_call_wrapper(BS->FreePages, 2, (EFI_PHYSICAL_ADDRESS)found.var.region_phys,
+				  found.var.region_size / PAGE);
+	}
 	return st;
 }
 
@@ -289,35 +312,19 @@ EFI_STATUS efi_cmd_recover(struct app *app)
 	if (EFI_ERROR(st))
 		return st;
 	if (!app->have_run) {
-		con_puts("efipt: recover needs a run directory to write (no --no-run-dir)\n");
-		return EFI_INVALID_PARAMETER;
+		con_puts("efipt: recover: no run directory to write the trace to (--no-run-dir, or "
+			 "the volume could not take one: see above); nothing was changed\n");
+		return EFI_NOT_READY;
 	}
 	return recover_into(app, &app->run);
 }
 
-EFI_STATUS recover_pending(struct app *app)
+/* Is the found recorder one that trace --recorder must recover before it
+ * arms? (Refusing with an error where arming must not go on.) */
+static EFI_STATUS pending(bool *yes)
 {
-	recorder_find(&found);
-	if (found.where == REC_THIS_BOOT) {
-		struct ptrec_reader rd;
-		static struct ptrec_header h;
-		char why[256];
-		struct strbuf sb;
-		sb_init(&sb, why, sizeof(why));
-		recorder_reader(&found.var, &rd);
-		if (!ptrec_peek(&found.var, &rd, &h, &sb) && !(h.flags & PTREC_F_RETURNED)) {
-			con_printf("efipt: trace --recorder: a recorder armed in this boot (run %s) "
-				   "is still tracing: one recorder at a time\n",
-				   h.run_id);
-			return EFI_ALREADY_STARTED;
-		}
-		/* its image returned and its run directory has the trace: replaced */
-		if (!ptrec_peek(&found.var, &rd, &h, &sb))
-			uefi_call_wrapper(BS->FreePages, 2, (EFI_PHYSICAL_ADDRESS)found.var.region_phys,
-					  found.var.region_size / PAGE);
-		return EFI_SUCCESS;
-	}
-	if (found.where != REC_FREE || found.var.state != PTREC_VAR_ARMED)
+	*yes = false;
+	if (found.where != REC_FREE && found.where != REC_THIS_BOOT)
 		return EFI_SUCCESS; /* nothing there that could still be recovered */
 	struct ptrec_reader rd;
 	static struct ptrec_header h;
@@ -326,10 +333,34 @@ EFI_STATUS recover_pending(struct app *app)
 	sb_init(&sb, why, sizeof(why));
 	recorder_reader(&found.var, &rd);
 	if (ptrec_peek(&found.var, &rd, &h, &sb)) {
-		con_printf("efipt: the recorder of boot %u is gone (%s): arming a new one\n",
-			   found.var.boot, why);
+		if (found.var.state == PTREC_VAR_ARMED)
+			con_printf("efipt: the recorder of boot %u is gone (%s): arming a new one\n",
+				   found.var.boot, why);
 		return EFI_SUCCESS;
 	}
+	if (found.where == REC_THIS_BOOT && h.boot == recorder_boot_number()) {
+		if (!(h.flags & PTREC_F_RETURNED)) {
+			con_printf("efipt: trace --recorder: a recorder armed in this boot (run %s) "
+				   "is still tracing: one recorder at a time\n",
+				   h.run_id);
+			return EFI_ALREADY_STARTED;
+		}
+		/* its image returned and its run directory has the trace: replaced */
+		uefi_call_wrapper(BS->FreePages, 2, (EFI_PHYSICAL_ADDRESS)found.var.region_phys,
+				  found.var.region_size / PAGE);
+		return EFI_SUCCESS;
+	}
+	*yes = found.var.state == PTREC_VAR_ARMED;
+	return EFI_SUCCESS;
+}
+
+EFI_STATUS recover_pending(struct app *app)
+{
+	recorder_find(&found);
+	bool yes;
+	EFI_STATUS st = pending(&yes);
+	if (EFI_ERROR(st) || !yes)
+		return st;
 	if (!app->have_run) {
 		con_puts("efipt: trace --recorder: the trace of the last recorder is still in "
 			 "memory and no run directory can be written: run 'efipt.efi recover' first\n");
@@ -338,8 +369,8 @@ EFI_STATUS recover_pending(struct app *app)
 	con_puts("efipt: the last recorder's trace is in memory and was never recovered: "
 		 "recovering it first\n");
 	static struct run r;
-	EFI_STATUS st = run_create(&r, &app->esp, "recover",
-				   "recover (before trace --recorder armed a new recorder)");
+	st = run_create(&r, &app->esp, "recover",
+			"recover (before trace --recorder armed a new recorder)");
 	if (EFI_ERROR(st)) {
 		con_printf("efipt: cannot create a run directory for it: %s; not arming over it\n",
 			   efi_status_name(st));

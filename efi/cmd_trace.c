@@ -424,6 +424,15 @@ static EFI_STATUS trace_hw(struct app *app, struct traced_image *img, bool *star
 	return res.body_status;
 }
 
+/* Why arming did not happen when recover_pending() refused it. */
+static const char *pending_refusal(EFI_STATUS st)
+{
+	return st == EFI_ALREADY_STARTED
+		       ? "a recorder armed in this boot is still tracing: one recorder at a time"
+		       : "the last recorder's trace is still in memory and could not be recovered: "
+			 "not arming over it";
+}
+
 /*
  * --recorder --source synthetic: the stream goes into a ring in the
  * recorder region as a CPU in wrap mode would have written it, and the
@@ -451,7 +460,7 @@ static EFI_STATUS synthetic_into_recorder(struct app *app, struct traced_image *
 		st = recorder_arm(app, &opt.rec, PTREC_SRC_SYNTHETIC, ptout_carve_need(&set),
 				  ptout_carve_align(&set), img, &sb);
 	if (EFI_ERROR(st)) {
-		fail(app, RUN_FAILED, st, msg[0] ? msg : "the last recorder could not be recovered");
+		fail(app, RUN_FAILED, st, msg[0] ? msg : pending_refusal(st));
 		return st;
 	}
 	con_printf("efipt: %s\n", msg);
@@ -539,8 +548,13 @@ static EFI_STATUS trace_synthetic(struct app *app, struct traced_image *img, boo
 	if (opt.rec.on) {
 		EFI_STATUS rs = synthetic_into_recorder(app, img, trace, ring, &res, ring_json,
 							sizeof(ring_json));
-		if (EFI_ERROR(rs))
+		if (EFI_ERROR(rs)) {
+			/* no recorder, no trace: the run failed (the reason is recorded) */
+			FreePool(trace->buf);
+			trace->buf = NULL;
+			trace->len = 0;
 			return rs;
+		}
 	}
 	run_member(&app->run, "trace",
 		   "{\"source\": \"synthetic\", \"bytes\": %llu, \"seed\": %llu, "
@@ -550,6 +564,8 @@ static EFI_STATUS trace_synthetic(struct app *app, struct traced_image *img, boo
 	/* the image still really runs: its behaviour and exit status are real */
 	return run_target(img, started);
 }
+
+static bool qemu_marked; /* the markers ran: the host has a trace */
 
 /* --source qemu: the code runs between the trace markers; efipt-qemu.so
  * (efipt qemu --start marker --stop marker) writes the trace on the host.
@@ -575,11 +591,12 @@ static EFI_STATUS trace_qemu(struct app *app, struct traced_image *img, bool *st
 		if (!EFI_ERROR(st))
 			st = recorder_arm(app, &opt.rec, PTREC_SRC_QEMU, 0, 0, img, &sb);
 		if (EFI_ERROR(st)) {
-			fail(app, RUN_FAILED, st, msg[0] ? msg : "the last recorder could not be recovered");
+			fail(app, RUN_FAILED, st, msg[0] ? msg : pending_refusal(st));
 			return st;
 		}
 		con_printf("efipt: %s\n", msg);
 	}
+	qemu_marked = true;
 	return run_target(img, started);
 }
 
@@ -711,8 +728,7 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 	if (opt.rec.on && opt.source == SOURCE_HW)
 		st = recover_pending(app);
 	if (opt.rec.on && opt.source == SOURCE_HW && EFI_ERROR(st)) {
-		fail(app, RUN_FAILED, st, "the last recorder's trace is still in memory and could not "
-					  "be recovered: not arming over it");
+		fail(app, RUN_FAILED, st, pending_refusal(st));
 		if (copy)
 			FreePool(copy);
 		image_release(&img, false);
@@ -737,7 +753,7 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 		recorder_finish();
 	}
 	/* under QEMU the trace is the host's: the run is complete without one */
-	bool have_trace = trace.buf || trace.spilled || opt.source == SOURCE_QEMU;
+	bool have_trace = trace.buf || trace.spilled || (opt.source == SOURCE_QEMU && qemu_marked);
 	if (trace.spilled)
 		st = trace.spill_status;
 	else if (trace.buf && app->have_run)

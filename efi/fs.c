@@ -210,6 +210,13 @@ static EFI_STATUS delete_if_exists(struct esp *esp, const CHAR16 *path)
 	return st == EFI_WARN_DELETE_FAILURE ? EFI_ACCESS_DENIED : st;
 }
 
+EFI_STATUS esp_delete(struct esp *esp, const CHAR16 *dir, const CHAR16 *name)
+{
+	CHAR16 path[320];
+	path_join(path, 320, dir, name);
+	return delete_if_exists(esp, path);
+}
+
 /* Rename an open file within its directory via EFI_FILE_INFO.FileName. */
 static EFI_STATUS rename_open_file(EFI_FILE_HANDLE f, const CHAR16 *new_name)
 {

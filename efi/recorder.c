@@ -78,7 +78,7 @@ static uint64_t next_generation(void)
 
 /* The boot's number: the high half of the monotonic count, which the
  * platform advances once per boot (UEFI 2.10 7.5.3). 0 if there is none. */
-static uint32_t boot_number(void)
+uint32_t recorder_boot_number(void)
 {
 	UINT64 c = 0;
 	if (EFI_ERROR(uefi_call_wrapper(BS->GetNextMonotonicCount, 1, &c)))
@@ -328,7 +328,7 @@ EFI_STATUS recorder_arm(struct app *app, const struct recorder_opts *o, uint32_t
 	h->region_phys = rec.phys;
 	h->region_size = rec.size;
 	h->header_off = p->header_off;
-	h->boot = boot_number();
+	h->boot = recorder_boot_number();
 	h->source = source;
 	h->output = PTREC_OUT_TOPA;
 	h->mode = PTREC_MODE_WRAP;

@@ -107,6 +107,10 @@ void recorder_reader(const struct ptrec_var *var, struct ptrec_reader *rd);
 EFI_STATUS recorder_place(uint64_t size, uint64_t align, uint64_t at, uint64_t *phys,
 			  struct strbuf *why);
 
+/* This boot's number: the high half of the monotonic count, which the
+ * platform advances once per boot (UEFI 2.10 7.5.3); 0 if there is none. */
+uint32_t recorder_boot_number(void);
+
 /* Set the variable (state ARMED or RECOVERED). */
 EFI_STATUS recorder_set_var(const struct ptrec_var *v);
 

@@ -159,10 +159,11 @@ void recorder_check_at_start(void)
 			   f.var.boot, why);
 		return;
 	}
+	bool now = f.where == REC_THIS_BOOT && h.boot == recorder_boot_number();
 	con_printf("efipt: a flight recorder trace %s is in memory (armed %s by run %s, "
 		   "generation %llu, %llu KiB at 0x%llx): 'efipt.efi recover' writes it to a run "
 		   "directory\n",
-		   f.where == REC_THIS_BOOT ? "of this boot" : "from an earlier boot", h.armed_at,
+		   now ? "of this boot" : "from an earlier boot", h.armed_at,
 		   h.run_id, (unsigned long long)h.generation, (unsigned long long)(h.trace_size >> 10),
 		   (unsigned long long)f.var.region_phys);
 }

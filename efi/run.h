@@ -50,6 +50,11 @@ EFI_STATUS run_write_file(struct run *run, const char *name, const void *data, U
 EFI_STATUS run_file_begin(struct run *run, const char *name, UINT64 total, struct esp_file *w);
 EFI_STATUS run_file_end(struct run *run, const char *name, struct esp_file *w, EFI_STATUS st);
 
+/* A run that cannot be completed (the volume filled): delete every file it
+ * wrote, so that only a manifest saying why is left (their entries say
+ * EFI_ABORTED). Returns the number deleted. */
+unsigned run_discard_files(struct run *run);
+
 /* Record the outcome: result, status, one-line message. */
 void run_set_result(struct run *run, enum run_result result, EFI_STATUS st,
 		    const char *message);

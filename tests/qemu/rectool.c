@@ -3,12 +3,13 @@
  * (tests/qemu/t_recorder*.sh): what an OS loader that hangs or resets does,
  * and the damage a recovery must survive. Its load options are one command:
  *
- *   reset-once warm|cf9|hang|ebs   the first time (its own variable unset):
- *                              set the variable, then ResetSystem(EfiResetWarm),
- *                              or write 06H to port 0CF9H (a hard reset
- *                              without power cycle), or hang, or
- *                              ExitBootServices and then a warm reset; the
- *                              next time: clear it and return
+ *   reset-seq HOW...           run N of a sequence (its own variable counts
+ *                              them): the Nth HOW, one of warm
+ *                              (ResetSystem(EfiResetWarm)), cf9 (06H to port
+ *                              0CF9H: a hard reset without power cycle), hang
+ *                              (interrupts off, until something resets the
+ *                              machine), ebs (ExitBootServices, then a warm
+ *                              reset); past the last: clear the count, return
  *   save | restore             keep efipt's variable in one of rectool's /
  *                              put it back (after a corruption below)
  *   header-crc                 flip a byte of the recorder header
@@ -86,18 +87,26 @@ static void exit_boot_services(EFI_HANDLE image)
 	}
 }
 
-static EFI_STATUS reset_once(EFI_HANDLE image, const CHAR16 *how)
+static EFI_STATUS reset_seq(EFI_HANDLE image, const CHAR16 *args)
 {
-	UINT8 done = 1;
+	UINT8 step = 0;
 	UINTN n = 1;
 	UINT32 attr;
-	if (!EFI_ERROR(uefi_call_wrapper(RT->GetVariable, 5, L"RectoolDone", &tool_guid, &attr, &n,
-					 &done))) {
-		uefi_call_wrapper(RT->SetVariable, 5, L"RectoolDone", &tool_guid, 0, 0, NULL);
-		say("rectool: second boot, returning\n");
+	uefi_call_wrapper(RT->GetVariable, 5, L"RectoolStep", &tool_guid, &attr, &n, &step);
+	const CHAR16 *how = args;
+	for (UINT8 i = 0; i < step && *how; i++) {
+		while (*how && *how != ' ')
+			how++;
+		while (*how == ' ')
+			how++;
+	}
+	if (!*how) {
+		uefi_call_wrapper(RT->SetVariable, 5, L"RectoolStep", &tool_guid, 0, 0, NULL);
+		say("rectool: sequence done, returning\n");
 		return EFI_SUCCESS;
 	}
-	uefi_call_wrapper(RT->SetVariable, 5, L"RectoolDone", &tool_guid, ATTR, 1, &done);
+	step++;
+	uefi_call_wrapper(RT->SetVariable, 5, L"RectoolStep", &tool_guid, ATTR, 1, &step);
 	if (arg_is(how, "warm")) {
 		say("rectool: ResetSystem(EfiResetWarm)\n");
 		uefi_call_wrapper(RT->ResetSystem, 4, EfiResetWarm, EFI_SUCCESS, 0, NULL);
@@ -149,11 +158,11 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 		a++;
 	while (*a == ' ')
 		a++;
-	if (arg_is(a, "reset-once")) {
-		a += 10;
+	if (arg_is(a, "reset-seq")) {
+		a += 9;
 		while (*a == ' ')
 			a++;
-		return reset_once(image, a);
+		return reset_seq(image, a);
 	}
 	struct ptrec_var v;
 	if (arg_is(a, "restore")) {
@@ -169,6 +178,15 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	}
 	UINT8 *region = (UINT8 *)(UINTN)v.region_phys;
 	struct ptrec_header *h = (struct ptrec_header *)(region + v.header_off);
+	bool is_header = !CompareMem(h->magic, PTREC_MAGIC, 8);
+	if (arg_is(a, "peek")) {
+		say(is_header ? "rectool: header there\n" : "rectool: no header\n");
+		return EFI_SUCCESS;
+	}
+	if (!is_header && (arg_is(a, "header-crc") || arg_is(a, "trace-crc"))) {
+		say("rectool: no recorder header to damage\n");
+		return EFI_NOT_FOUND;
+	}
 	if (arg_is(a, "save")) {
 		set_var(L"RectoolSave", &tool_guid, &v);
 		say("rectool: variable saved, region ");
