@@ -111,6 +111,7 @@ struct tr {
 
 static struct tr T;
 static struct ptrec R;
+static const struct cpuid_set *arm_cpuid; /* the arming CPU's leaves, for the header */
 static uint8_t code_a[3 * 4096], code_b[4096], code_b2[4096], code_c[2 * 4096];
 
 static int rd_sim(void *ctx, uint64_t off, void *dst, size_t len)
@@ -206,6 +207,13 @@ static int arm(struct tr *t, const struct ptcaps *caps, enum ptcfg_output output
 	snprintf(h->run_id, sizeof(h->run_id), "20260101-000000-000");
 	snprintf(h->armed_at, sizeof(h->armed_at), "2026-01-01T00:00:00");
 	snprintf(h->traced_path, sizeof(h->traced_path), "\\EFI\\debian\\grubx64.efi");
+	for (unsigned i = 0; arm_cpuid && i < arm_cpuid->n && h->ncpuid < PTREC_MAX_CPUID; i++) {
+		const struct cpuid_leaf *l = &arm_cpuid->e[i];
+		if (l->leaf == 0 || l->leaf == 1 || l->leaf == 7 || l->leaf == 0x14 || l->leaf == 0x15)
+			h->cpuid[h->ncpuid++] = (struct ptrec_cpuid){ l->leaf, l->subleaf,
+								       { l->r[0], l->r[1], l->r[2],
+									 l->r[3] } };
+	}
 	ptrec_plan_sections(&t->plan, h);
 	uint64_t lay = ptout_record(&t->out, h, t->m + t->plan.off[PTREC_SEC_LAYOUT]);
 	ptrec_section_done(h, PTREC_SEC_LAYOUT, t->m, lay);
@@ -692,6 +700,62 @@ static int write_seeds(const char *dir, const struct ptcaps *caps)
 	return 0;
 }
 
+/* One fixture for tests/cli/t_recover_linux.sh: DIR/NAME/efivars/ (the
+ * variable as efivarfs shows it: 4 bytes of attributes, then the data),
+ * DIR/NAME/mem.bin (the region; physical address in DIR/NAME/phys) and
+ * DIR/NAME/expected.pt (the trace the Linux reader must find: from the
+ * newest PSB+ by TSC, or all of it when the stream stopped or never
+ * wrapped). */
+static int write_fixture(const char *dir, const char *name, const struct ptcaps *caps,
+			 size_t len, bool stop)
+{
+	static struct stream s;
+	gen_stream(&s, len, 512, true);
+	if (arm(&T, caps, PTCFG_OUT_TOPA, 16 << 10, true))
+		return 1;
+	emit(&T, &s);
+	if (stop) {
+		char msg[256];
+		struct strbuf sb;
+		sb_init(&sb, msg, sizeof(msg));
+		rtit_stop(&T.eng, &sb);
+		T.h.flags |= PTREC_F_STOPPED | PTREC_F_RETURNED;
+		T.h.stop_base = T.eng.stop_base;
+		T.h.stop_mask = T.eng.stop_mask;
+		T.h.stop_status = T.eng.stop_status;
+		seal(&T);
+	}
+	uint64_t size = T.h.trace_size;
+	size_t from = len > size ? len - size : 0, to = len;
+	if (!stop && len > size)
+		tsc_expect(&s, size, &from, &to);
+	char p[4096];
+	snprintf(p, sizeof(p), "mkdir -p '%s/%s/efivars'", dir, name);
+	if (system(p))
+		return 1;
+	snprintf(p, sizeof(p), "%s/%s/efivars/%s-%s", dir, name, PTREC_VAR_NAME,
+		 PTREC_VENDOR_GUID_TEXT);
+	FILE *f = fopen(p, "wb");
+	uint32_t attr = 7;
+	int bad = !f || fwrite(&attr, 4, 1, f) != 1 || fwrite(&T.var, sizeof(T.var), 1, f) != 1;
+	bad |= f && fclose(f);
+	snprintf(p, sizeof(p), "%s/%s/mem.bin", dir, name);
+	f = fopen(p, "wb");
+	bad |= !f || fwrite(T.m, T.plan.total, 1, f) != 1;
+	bad |= f && fclose(f);
+	snprintf(p, sizeof(p), "%s/%s/phys", dir, name);
+	f = fopen(p, "w");
+	bad |= !f || fprintf(f, "0x%llx\n", (unsigned long long)T.phys) < 0;
+	bad |= f && fclose(f);
+	snprintf(p, sizeof(p), "%s/%s/expected.pt", dir, name);
+	f = fopen(p, "wb");
+	bad |= !f || fwrite(s.b + from, to - from, 1, f) != 1;
+	bad |= f && fclose(f);
+	simmem_release(&T.mem);
+	free(s.b);
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	static struct cpuid_set skl_set, bdw_set;
@@ -706,8 +770,13 @@ int main(int argc, char **argv)
 	memset(code_b, 0xb1, sizeof(code_b));
 	memset(code_b2, 0xb2, sizeof(code_b2));
 	memset(code_c, 0xc3, sizeof(code_c));
+	arm_cpuid = &skl_set;
 	if (argc == 3 && !strcmp(argv[1], "--fuzz-seeds"))
 		return write_seeds(argv[2], &skl);
+	if (argc == 3 && !strcmp(argv[1], "--linux-fixtures"))
+		return write_fixture(argv[2], "wrapped", &skl, 100000, false) ||
+		       write_fixture(argv[2], "unwrapped", &skl, 9000, false) ||
+		       write_fixture(argv[2], "stopped", &skl, 100000, true);
 	CHECK(skl.ip_filter && !bdw.ip_filter, "profiles: Skylake keeps PT MSRs on warm reset, "
 					       "Broadwell does not (CPUID.(14H,0):EBX[2])");
 	test_crc();
