@@ -16,6 +16,7 @@
 #include "decode/rundir_code.h"
 #include "decode/trace_end.h"
 #include "decode/progress.h"
+#include "decode/symbols/kernsyms.h"
 #include "decode/trace_input.h"
 #include "decode/symbols/symguid.h"
 
@@ -444,6 +445,9 @@ int trace_input_option(struct trace_input *t, int c, const char *arg)
 		t->fc.nom_freq = (uint8_t)v;
 		return 0;
 	}
+	case 0x10d:
+		t->kernel_syms = arg;
+		return 0;
 	case 0x10c:
 		if (trace_input_cpu_arg(arg, &t->cpu, &t->fc.errata)) {
 			fprintf(stderr, "%s: --cpu wants a CPU number N or FAMILY/MODEL[/STEPPING], "
@@ -467,6 +471,51 @@ bad:
 static int read_code(void *ctx, uint64_t addr, uint8_t *buf, size_t n)
 {
 	return ptsec_read(ctx, addr, buf, n);
+}
+
+/* --kernel-symbols FILE[:SLIDE|:auto]: the kernel as one more image
+ * (decode/symbols/kernsyms.h). */
+static int kernel_image(struct trace_input *t)
+{
+	char file[4096], err[4400];
+	snprintf(file, sizeof(file), "%s", t->kernel_syms);
+	char *c = strrchr(file, ':');
+	unsigned long long slide = 0;
+	bool find = c && !strcmp(c + 1, "auto");
+	if (c && (find || !parse_u64(c + 1, &slide)))
+		*c = 0;
+	static struct kernsyms k;
+	if (kernsyms_read(&k, file, err, sizeof(err))) {
+		fprintf(stderr, "efipt %s: --kernel-symbols %s\n", t->cmd, term_safe(err));
+		return -1;
+	}
+	int rc = -1;
+	if (find) {
+		struct input_map in;
+		uint64_t s;
+		unsigned hits;
+		if (input_map(&in, t->trace, PIPE_MAX, err, sizeof(err))) {
+			fprintf(stderr, "efipt %s: %s\n", t->cmd, term_safe(err));
+			goto out;
+		}
+		int fr = kernsyms_find_slide(&k, in.data, in.size, &s, &hits, err, sizeof(err));
+		input_unmap(&in);
+		fprintf(stderr, "efipt %s: %s\n", t->cmd, err);
+		if (fr)
+			goto out;
+		slide = s;
+	}
+	struct symimage *m = new_image(t);
+	if (!m || kernsyms_image(&k, slide, m)) {
+		fprintf(stderr, "efipt %s: out of memory\n", t->cmd);
+		if (m)
+			t->nimg--;
+		goto out;
+	}
+	rc = 0;
+out:
+	kernsyms_free(&k);
+	return rc;
 }
 
 int trace_input_finish(struct trace_input *t, const char *positional, bool want_trace)
@@ -525,6 +574,8 @@ int trace_input_finish(struct trace_input *t, const char *positional, bool want_
 	}
 	for (size_t i = 0; i < t->nimg; i++)
 		symmap_resolve(&t->img[i], &t->so, read_code, &t->im);
+	if (t->kernel_syms && kernel_image(t))
+		return -1;
 	if (symtab_init(&t->st, t->img, t->nimg)) {
 		fprintf(stderr, "efipt %s: out of memory\n", t->cmd);
 		return -1;

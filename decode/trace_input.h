@@ -76,6 +76,7 @@ struct trace_input {
 	char run[4096];			/* the run directory, if any */
 	unsigned cpu;			/* --cpu N: the run's trace of CPU N */
 	const char *images_file;	/* --images */
+	const char *kernel_syms;	/* --kernel-symbols FILE[:SLIDE|:auto] */
 	struct symimage *img;		/* the traced images */
 	size_t nimg, img_cap;
 	struct symopts so;
@@ -103,7 +104,8 @@ struct trace_input {
 	{ "distnt", no_argument, 0, 0x108 }, { "disretc", no_argument, 0, 0x109 }, \
 	{ "tsc-hz", required_argument, 0, 0x10a },                              \
 	{ "nom-freq", required_argument, 0, 0x10b },                            \
-	{ "cpu", required_argument, 0, 0x10c }
+	{ "cpu", required_argument, 0, 0x10c },                                 \
+	{ "kernel-symbols", required_argument, 0, 0x10d }
 
 #define TRACE_INPUT_USAGE                                                      \
 	"inputs:  RUNDIR (or --run RUNDIR), or --pt TRACE with code images:\n"    \
@@ -118,7 +120,10 @@ struct trace_input {
 	"symbols:\n"                                                               \
 	"  --symbols PATH  a build directory (searched recursively for NAME.debug,\n" \
 	"                  NAME.so, NAME.dll) or one ELF file; repeatable\n"        \
-	"  --path-map OLD=NEW  rewrite the build path an image records\n"
+	"  --path-map OLD=NEW  rewrite the build path an image records\n"       \
+	"  --kernel-symbols FILE[:SLIDE|:auto]  Linux kernel functions from a\n" \
+	"                  System.map or /proc/kallsyms, moved by the KASLR slide\n" \
+	"                  (given, or auto: found from the trace; default 0)\n"
 
 void trace_input_init(struct trace_input *t, const char *cmd);
 void trace_input_free(struct trace_input *t);

@@ -264,7 +264,18 @@ static void at_exit(const struct rtit_engine *eng)
 			  cw.dropped + iw.dropped, (unsigned long long)(cw.dropped_bytes >> 10));
 	}
 	seal();
-	(void)same;
+	char line[200];
+	struct strbuf lb;
+	sb_init(&lb, line, sizeof(line));
+	uint64_t kib = cw.n ? (cw.next - ptrec_code_dir_bytes(cw.max)) >> 10 : 0;
+	bool stop = (h->flags & PTREC_F_STOPPED) || (h->flags & PTREC_F_STOP_AT_EXIT);
+	sb_printf(&lb, "efipt: ExitBootServices: recorder: %u images taken again (%llu KiB), %u "
+		       "unchanged; %s\n",
+		  cw.n, (unsigned long long)kib, same,
+		  h->source == PTREC_SRC_SYNTHETIC ? "SYNTHETIC trace: nothing traces on"
+		  : stop			  ? "tracing stops here"
+						  : "tracing goes on into the OS");
+	con_debugcon_puts(line);
 }
 
 static void EFIAPI on_exit_boot_services(EFI_EVENT ev, void *ctx)
