@@ -17,3 +17,22 @@ $(BUILD)/tests/rectool.efi: $(BUILD)/tests/rectool.so
 		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
 
 TEST_EXTRA += $(BUILD)/tests/rectool.efi
+
+# Debian's kernel and busybox-static for the tests that boot Linux
+# (tests/qemu/get-kernel.sh: apt-get download, nothing installed). Without
+# network the tests that need them skip, nothing fails.
+.PHONY: kernel kernel-if-possible test-kernel
+kernel: | $(DEPS_STAMP)
+	sh tests/qemu/get-kernel.sh $(BUILD)/kernel
+
+kernel-if-possible: | $(DEPS_STAMP)
+	@sh tests/qemu/get-kernel.sh $(BUILD)/kernel || \
+		echo "note: no Debian kernel in $(BUILD)/kernel (see above); the Linux tests skip"
+
+TEST_EXTRA += kernel-if-possible
+
+# Real execution through ExitBootServices into the kernel under efipt qemu
+# (about 5 minutes: the EFI stub decompresses the kernel, 4.8e9 instructions
+# traced): tests/qemu/kernel_trace.sh. Not part of make test.
+test-kernel: all qemu-plugin kernel
+	sh tests/qemu/kernel_trace.sh
