@@ -70,5 +70,5 @@ names = {r[1] for r in rows}
 assert 'x86_64_start_kernel' in names and 'copy_bootdata' in names and len(rows) >= 10, sorted(names)"
 expect_rc "kernel: efipt calls names the path into start_kernel" 0 $EFIPT calls "$d/run" \
 	--kernel-symbols "$K/kallsyms" --function x86_64_start_kernel --depth 2
-contains "kernel: x86_64_start_kernel calls x86_64_start_reservations" "$TMP/out" \
-	"x86_64_start_reservations"
+contains "kernel: x86_64_start_kernel calls clear_bss" "$TMP/out" \
+	'vmlinux`clear_bss'
