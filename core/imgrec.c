@@ -35,7 +35,7 @@ void imgrec_json(const struct imgrec *r, struct strbuf *sb)
 	sb_putc(sb, '}');
 }
 
-static void sanitize(char *s, unsigned cap)
+void imgrec_clean_text(char *s, unsigned cap)
 {
 	unsigned i = 0;
 	for (; i < cap && s[i]; i++)
@@ -47,7 +47,7 @@ static void sanitize(char *s, unsigned cap)
 
 void imgrec_sanitize(struct imgrec *r)
 {
-	sanitize(r->name, sizeof(r->name));
-	sanitize(r->path, sizeof(r->path));
-	sanitize(r->pdb, sizeof(r->pdb));
+	imgrec_clean_text(r->name, sizeof(r->name));
+	imgrec_clean_text(r->path, sizeof(r->path));
+	imgrec_clean_text(r->pdb, sizeof(r->pdb));
 }

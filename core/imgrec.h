@@ -31,6 +31,8 @@ void imgrec_json(const struct imgrec *r, struct strbuf *sb);
 /* Make every string field of r NUL-terminated printable ASCII (other
  * bytes become '?'): records read back from memory are untrusted. */
 void imgrec_sanitize(struct imgrec *r);
+/* The same for one text field of cap bytes. */
+void imgrec_clean_text(char *s, unsigned cap);
 
 /* "BootServicesCode" etc. for an EFI_MEMORY_TYPE (UEFI 2.10 7.2),
  * "Other" beyond the known ones. */

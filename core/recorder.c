@@ -122,16 +122,6 @@ static int crc_of(struct ptrec *r, uint64_t off, uint64_t len, uint32_t *crc)
 	return 0;
 }
 
-static void terminate(char *s, unsigned cap)
-{
-	unsigned i = 0;
-	for (; i < cap && s[i]; i++)
-		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e)
-			s[i] = '?';
-	if (i == cap)
-		s[cap - 1] = 0;
-}
-
 static bool is_pow2(uint64_t v)
 {
 	return v && !(v & (v - 1));
@@ -417,12 +407,12 @@ int ptrec_peek(const struct ptrec_var *var, const struct ptrec_reader *reader,
 	}
 	if (check_fields(h, why) || check_sections(h, why))
 		return PTREC_BAD_LAYOUT;
-	terminate(h->run_id, sizeof(h->run_id));
-	terminate(h->armed_at, sizeof(h->armed_at));
-	terminate(h->fw_vendor, sizeof(h->fw_vendor));
-	terminate(h->traced_path, sizeof(h->traced_path));
-	terminate(h->placement, sizeof(h->placement));
-	terminate(h->exit_note, sizeof(h->exit_note));
+	imgrec_clean_text(h->run_id, sizeof(h->run_id));
+	imgrec_clean_text(h->armed_at, sizeof(h->armed_at));
+	imgrec_clean_text(h->fw_vendor, sizeof(h->fw_vendor));
+	imgrec_clean_text(h->traced_path, sizeof(h->traced_path));
+	imgrec_clean_text(h->placement, sizeof(h->placement));
+	imgrec_clean_text(h->exit_note, sizeof(h->exit_note));
 	return PTREC_OK;
 }
 

@@ -5,6 +5,7 @@
  * efipt.efi recover and efipt recover --linux.
  */
 #include "core/mem.h"
+#include "core/pt_config.h"
 #include "core/pt_rtit.h"
 #include "core/recorder.h"
 
@@ -183,19 +184,13 @@ void ptrec_manifest_members(struct ptrec *r, const struct ptrec_end *e,
 	/* the trace object: as a trace run's (docs/format.md "trace") */
 	sb_printf(sb, ",\n  \"trace\": {\"source\": \"%s\", \"recovered\": true, \"rtit_ctl\": "
 		      "\"0x%llx\", \"output\": \"%s\", \"mode\": \"%s\", \"size\": %llu, "
-		      "\"regions\": %u, \"tables\": %u, \"ranges\": [",
+		      "\"regions\": %u, \"tables\": %u, \"ranges\": ",
 		  source_name(h->source), (unsigned long long)h->rtit_ctl,
 		  h->output == PTREC_OUT_TOPA ? "topa" : "single",
 		  h->mode == PTREC_MODE_WRAP ? "wrap" : "stop", (unsigned long long)h->trace_size,
 		  r->nreg, r->ntab);
-	for (uint32_t i = 0; i < h->nranges; i++) {
-		unsigned cfg = (unsigned)((h->rtit_ctl & RTIT_CTL_ADDR_CFG_MASK(i)) >>
-					  RTIT_CTL_ADDR_CFG_SHIFT(i));
-		sb_printf(sb, "%s{\"cfg\":\"%s\",\"a\":\"0x%llx\",\"b\":\"0x%llx\"}", i ? "," : "",
-			  cfg == RTIT_ADDR_CFG_STOP ? "stop" : "filter",
-			  (unsigned long long)h->addr_a[i], (unsigned long long)h->addr_b[i]);
-	}
-	sb_printf(sb, "], \"bytes\": %llu, \"wrapped\": %s, \"full\": %s, \"stopped\": %s, "
+	ptcfg_ranges_json(h->rtit_ctl, h->nranges, h->addr_a, h->addr_b, sb);
+	sb_printf(sb, ", \"bytes\": %llu, \"wrapped\": %s, \"full\": %s, \"stopped\": %s, "
 		      "\"error\": %s",
 		  (unsigned long long)e->len, tf(e->wrapped), tf(e->full), tf(e->stopped_bit),
 		  tf(e->error_bit));

@@ -123,16 +123,6 @@ static bool image_range(const EFI_LOADED_IMAGE *li, uint64_t *lo, uint64_t *hi)
 	return true;
 }
 
-/* The loaded image protocol of h, without allocating. */
-static EFI_LOADED_IMAGE *loaded_image(EFI_HANDLE h)
-{
-	EFI_GUID lip = LOADED_IMAGE_PROTOCOL;
-	EFI_LOADED_IMAGE *li;
-	if (EFI_ERROR(uefi_call_wrapper(BS->HandleProtocol, 3, h, &lip, (void **)&li)))
-		return NULL;
-	return li;
-}
-
 /* The handles with a loaded image into rec.handles (no allocation). */
 static UINTN image_handles(void)
 {
@@ -157,7 +147,7 @@ static EFI_STATUS survey(uint32_t *n, uint64_t *code)
 	*n = 0;
 	*code = 0;
 	for (UINTN i = 0; i < nh; i++) {
-		EFI_LOADED_IMAGE *li = loaded_image(h[i]);
+		EFI_LOADED_IMAGE *li = sideband_loaded_image(h[i]);
 		uint64_t lo, hi;
 		(*n)++;
 		if (li && image_range(li, &lo, &hi))
@@ -168,32 +158,6 @@ static EFI_STATUS survey(uint32_t *n, uint64_t *code)
 	rec.handles_bytes = (nh + EXIT_IMAGES) * sizeof(EFI_HANDLE);
 	rec.handles = AllocatePool(rec.handles_bytes);
 	return rec.handles ? EFI_SUCCESS : EFI_OUT_OF_RESOURCES;
-}
-
-/* The images and their code at arming. */
-static void take_images(void)
-{
-	struct ptrec_images_writer iw;
-	struct ptrec_code_writer cw;
-	ptrec_images_begin(&iw, sec(PTREC_SEC_IMAGES_ARM), rec.plan.cap[PTREC_SEC_IMAGES_ARM]);
-	ptrec_code_begin(&cw, sec(PTREC_SEC_CODE_ARM), rec.plan.cap[PTREC_SEC_CODE_ARM],
-			 rec.plan.arm_images);
-	UINTN n = image_handles();
-	static struct imgrec r;
-	for (UINTN i = 0; i < n; i++) {
-		EFI_LOADED_IMAGE *li = loaded_image(rec.handles[i]);
-		uint64_t lo, hi;
-		if (!li)
-			continue;
-		sideband_image_record(li, &r, true);
-		if (ptrec_images_add(&iw, &r))
-			continue;
-		if (image_range(li, &lo, &hi))
-			ptrec_code_add(&cw, lo, hi - lo, li->ImageCodeType, iw.n - 1,
-				       (const void *)(UINTN)lo);
-	}
-	ptrec_section_done(rec.h, PTREC_SEC_IMAGES_ARM, rec.mem, ptrec_images_used(&iw));
-	ptrec_section_done(rec.h, PTREC_SEC_CODE_ARM, rec.mem, ptrec_code_used(&cw));
 }
 
 /* Is [lo, hi) snapshotted at arming with the same bytes? */
@@ -211,6 +175,71 @@ static bool unchanged_since_arming(uint64_t lo, uint64_t hi)
 	return false;
 }
 
+/* What take() did. */
+struct took {
+	uint32_t images, same, dropped;
+	uint64_t bytes;
+};
+
+/*
+ * The loaded images and their code into the images and code sections of
+ * kind: at arming all of them; at ExitBootServices (at_exit: no allocation,
+ * UEFI 2.10 7.4) only those that are new or whose code changed since.
+ */
+static void take(uint32_t images, uint32_t code, uint32_t max, bool at_exit, struct took *t)
+{
+	struct ptrec_images_writer iw;
+	struct ptrec_code_writer cw;
+	ptrec_images_begin(&iw, sec(images), rec.plan.cap[images]);
+	ptrec_code_begin(&cw, sec(code), rec.plan.cap[code], max);
+	UINTN n = image_handles();
+	static struct imgrec r;
+	efipt_memset(t, 0, sizeof(*t));
+	for (UINTN i = 0; i < n; i++) {
+		EFI_LOADED_IMAGE *li = sideband_loaded_image(rec.handles[i]);
+		uint64_t lo = 0, hi = 0;
+		if (!li)
+			continue;
+		bool range = image_range(li, &lo, &hi);
+		if (at_exit && (!range || unchanged_since_arming(lo, hi))) {
+			t->same += range;
+			continue;
+		}
+		sideband_image_record(li, &r, !at_exit);
+		if (ptrec_images_add(&iw, &r))
+			continue;
+		if (range)
+			ptrec_code_add(&cw, lo, hi - lo, li->ImageCodeType, iw.n - 1,
+				       (const void *)(UINTN)lo);
+	}
+	ptrec_section_done(rec.h, images, rec.mem, ptrec_images_used(&iw));
+	ptrec_section_done(rec.h, code, rec.mem, ptrec_code_used(&cw));
+	t->images = cw.n;
+	t->dropped = cw.dropped + iw.dropped;
+	t->bytes = cw.n ? cw.next - ptrec_code_dir_bytes(cw.max) : 0;
+	if (t->dropped) {
+		struct strbuf sb;
+		sb_init(&sb, rec.h->exit_note, sizeof(rec.h->exit_note));
+		sb_printf(&sb, "%u images (%llu KiB of code) did not fit in %s", t->dropped,
+			  (unsigned long long)(cw.dropped_bytes >> 10),
+			  at_exit ? "--recorder-room" : "the region");
+		rec.h->flags |= PTREC_F_EXIT_CUT;
+	}
+}
+
+/* Tracing stopped (33.3.3): where it ended, as read back. */
+static void record_stop(const struct rtit_engine *eng, uint64_t tsc)
+{
+	if (!eng->stopped_valid)
+		return;
+	struct ptrec_header *h = rec.h;
+	h->flags |= PTREC_F_STOPPED;
+	h->tsc_stop = tsc;
+	h->stop_base = eng->stop_base;
+	h->stop_mask = eng->stop_mask;
+	h->stop_status = eng->stop_status;
+}
+
 /*
  * ExitBootServices is being signalled (UEFI 2.10 7.4: no memory may be
  * allocated here): take the images that are new or whose code changed
@@ -224,54 +253,18 @@ static void at_exit(const struct rtit_engine *eng)
 	struct ptrec_header *h = rec.h;
 	h->tsc_exit = cpu_native_ops.rdtsc(cpu_native_ops.ctx);
 	h->flags |= PTREC_F_EXIT;
-	if (eng && !eng->running && eng->stopped_valid) {
-		h->flags |= PTREC_F_STOPPED;
-		h->tsc_stop = h->tsc_exit;
-		h->stop_base = eng->stop_base;
-		h->stop_mask = eng->stop_mask;
-		h->stop_status = eng->stop_status;
-	}
-	struct ptrec_images_writer iw;
-	struct ptrec_code_writer cw;
-	ptrec_images_begin(&iw, sec(PTREC_SEC_IMAGES_EXIT), rec.plan.cap[PTREC_SEC_IMAGES_EXIT]);
-	ptrec_code_begin(&cw, sec(PTREC_SEC_CODE_EXIT), rec.plan.cap[PTREC_SEC_CODE_EXIT],
-			 rec.plan.exit_images);
-	UINTN n = image_handles();
-	static struct imgrec r;
-	uint32_t same = 0;
-	for (UINTN i = 0; i < n; i++) {
-		EFI_LOADED_IMAGE *li = loaded_image(rec.handles[i]);
-		uint64_t lo, hi;
-		if (!li || !image_range(li, &lo, &hi))
-			continue;
-		if (unchanged_since_arming(lo, hi)) {
-			same++;
-			continue;
-		}
-		sideband_image_record(li, &r, false);
-		if (ptrec_images_add(&iw, &r))
-			continue;
-		ptrec_code_add(&cw, lo, hi - lo, li->ImageCodeType, iw.n - 1,
-			       (const void *)(UINTN)lo);
-	}
-	ptrec_section_done(h, PTREC_SEC_IMAGES_EXIT, rec.mem, ptrec_images_used(&iw));
-	ptrec_section_done(h, PTREC_SEC_CODE_EXIT, rec.mem, ptrec_code_used(&cw));
-	if (cw.dropped || iw.dropped) {
-		h->flags |= PTREC_F_EXIT_CUT;
-		struct strbuf sb;
-		sb_init(&sb, h->exit_note, sizeof(h->exit_note));
-		sb_printf(&sb, "%u images (%llu KiB of code) did not fit in --recorder-room",
-			  cw.dropped + iw.dropped, (unsigned long long)(cw.dropped_bytes >> 10));
-	}
+	if (eng && !eng->running)
+		record_stop(eng, h->tsc_exit);
+	struct took t;
+	take(PTREC_SEC_IMAGES_EXIT, PTREC_SEC_CODE_EXIT, rec.plan.exit_images, true, &t);
 	seal();
 	char line[200];
 	struct strbuf lb;
 	sb_init(&lb, line, sizeof(line));
-	uint64_t kib = cw.n ? (cw.next - ptrec_code_dir_bytes(cw.max)) >> 10 : 0;
 	bool stop = (h->flags & PTREC_F_STOPPED) || (h->flags & PTREC_F_STOP_AT_EXIT);
 	sb_printf(&lb, "efipt: ExitBootServices: recorder: %u images taken again (%llu KiB), %u "
 		       "unchanged; %s\n",
-		  cw.n, (unsigned long long)kib, same,
+		  t.images, (unsigned long long)(t.bytes >> 10), t.same,
 		  h->source == PTREC_SRC_SYNTHETIC ? "SYNTHETIC trace: nothing traces on"
 		  : stop			  ? "tracing stops here"
 						  : "tracing goes on into the OS");
@@ -364,7 +357,8 @@ EFI_STATUS recorder_arm(struct app *app, const struct recorder_opts *o, uint32_t
 	ptrec_plan_sections(p, h);
 	efipt_memcpy(sec(PTREC_SEC_CMDLINE), app->cmdline, p->cmdline_len);
 	ptrec_section_done(h, PTREC_SEC_CMDLINE, rec.mem, p->cmdline_len);
-	take_images();
+	struct took t;
+	take(PTREC_SEC_IMAGES_ARM, PTREC_SEC_CODE_ARM, p->arm_images, false, &t);
 	ptout_carve_init(&rec.carve, &efi_trace_mem, rec.phys, trace_area);
 	seal();
 	rec.armed = true;
@@ -470,14 +464,10 @@ static void hk_at_exit(void *ctx, const struct rtit_engine *eng)
 static void hk_stopped(void *ctx, const struct rtit_engine *eng, uint64_t tsc)
 {
 	(void)ctx;
-	struct ptrec_header *h = rec.h;
-	if (!rec.armed || !eng->stopped_valid)
+	if (!rec.armed)
 		return;
-	h->flags |= PTREC_F_STOPPED | PTREC_F_RETURNED;
-	h->tsc_stop = tsc;
-	h->stop_base = eng->stop_base;
-	h->stop_mask = eng->stop_mask;
-	h->stop_status = eng->stop_status;
+	rec.h->flags |= PTREC_F_RETURNED;
+	record_stop(eng, tsc);
 	seal();
 }
 

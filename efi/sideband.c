@@ -149,8 +149,7 @@ static EFI_STATUS image_handles(EFI_HANDLE **handles, UINTN *nh)
 	return uefi_call_wrapper(BS->LocateHandleBuffer, 5, ByProtocol, &lip, NULL, nh, handles);
 }
 
-/* The loaded image protocol of handle h, or NULL (the image went away). */
-static EFI_LOADED_IMAGE *loaded_image(EFI_HANDLE h)
+EFI_LOADED_IMAGE *sideband_loaded_image(EFI_HANDLE h)
 {
 	EFI_GUID lip = LOADED_IMAGE_PROTOCOL;
 	EFI_LOADED_IMAGE *li;
@@ -209,7 +208,7 @@ EFI_STATUS sideband_list_images(struct ptsum_image *img, unsigned max, unsigned 
 	if (EFI_ERROR(st))
 		return st;
 	for (UINTN i = 0; i < nh && *nimg < max; i++) {
-		EFI_LOADED_IMAGE *li = loaded_image(handles[i]);
+		EFI_LOADED_IMAGE *li = sideband_loaded_image(handles[i]);
 		if (!li)
 			continue;
 		char name[64];
@@ -239,7 +238,7 @@ static EFI_STATUS write_images(struct run *run, struct sideband_stats *stats,
 	sb_puts(&sb, "{\"images\": [");
 	bool first = true;
 	for (UINTN i = 0; i < nh; i++) {
-		EFI_LOADED_IMAGE *li = loaded_image(handles[i]);
+		EFI_LOADED_IMAGE *li = sideband_loaded_image(handles[i]);
 		if (!li)
 			continue;
 		struct ptsum_image *o = img && *nimg < max ? &img[(*nimg)++] : NULL;
@@ -262,7 +261,7 @@ bool sideband_find_image(const char *want, uint64_t *base, uint64_t *size)
 		return false;
 	bool found = false;
 	for (UINTN i = 0; i < nh && !found; i++) {
-		EFI_LOADED_IMAGE *li = loaded_image(handles[i]);
+		EFI_LOADED_IMAGE *li = sideband_loaded_image(handles[i]);
 		if (!li)
 			continue;
 		char name[64];

@@ -36,6 +36,10 @@ EFI_STATUS sideband_list_images(struct ptsum_image *img, unsigned max, unsigned 
  * ExitBootServices) the path holds only the device path's file path nodes. */
 void sideband_image_record(EFI_LOADED_IMAGE *li, struct imgrec *r, bool may_alloc);
 
+/* The loaded image protocol of handle h, or NULL (the image went away);
+ * allocates nothing. */
+EFI_LOADED_IMAGE *sideband_loaded_image(EFI_HANDLE h);
+
 /* Find a loaded image by the name images.json gives it. */
 bool sideband_find_image(const char *name, uint64_t *base, uint64_t *size);
 

@@ -600,6 +600,21 @@ static void test_ends(const char *what, const struct ptcaps *caps, enum ptcfg_ou
 	free(s.b);
 }
 
+/* The traced image returned: efipt stops tracing and records where it
+ * ended, as efi/recorder.c does. */
+static void stop_recorded(struct tr *t)
+{
+	char msg[256];
+	struct strbuf sb;
+	sb_init(&sb, msg, sizeof(msg));
+	rtit_stop(&t->eng, &sb);
+	t->h.flags |= PTREC_F_STOPPED | PTREC_F_RETURNED;
+	t->h.stop_base = t->eng.stop_base;
+	t->h.stop_mask = t->eng.stop_mask;
+	t->h.stop_status = t->eng.stop_status;
+	seal(t);
+}
+
 /* The stop state efipt records when the traced image returns. */
 static void test_stopped(const struct ptcaps *caps)
 {
@@ -608,15 +623,9 @@ static void test_stopped(const struct ptcaps *caps)
 	if (!CHECK(arm(&T, caps, PTCFG_OUT_TOPA, 64 << 10, true) == 0, "stopped: armed"))
 		return;
 	emit(&T, &s);
-	char msg[512], notes[512];
+	char notes[512];
 	struct strbuf sb;
-	sb_init(&sb, msg, sizeof(msg));
-	rtit_stop(&T.eng, &sb);
-	T.h.flags |= PTREC_F_STOPPED | PTREC_F_RETURNED;
-	T.h.stop_base = T.eng.stop_base;
-	T.h.stop_mask = T.eng.stop_mask;
-	T.h.stop_status = T.eng.stop_status;
-	seal(&T);
+	stop_recorded(&T);
 	/* a cold reset clears every MSR */
 	struct ptrec_msrs none = { true, 0, 0, 0, 0 };
 	struct ptrec_end e;
@@ -714,17 +723,8 @@ static int write_fixture(const char *dir, const char *name, const struct ptcaps 
 	if (arm(&T, caps, PTCFG_OUT_TOPA, 16 << 10, true))
 		return 1;
 	emit(&T, &s);
-	if (stop) {
-		char msg[256];
-		struct strbuf sb;
-		sb_init(&sb, msg, sizeof(msg));
-		rtit_stop(&T.eng, &sb);
-		T.h.flags |= PTREC_F_STOPPED | PTREC_F_RETURNED;
-		T.h.stop_base = T.eng.stop_base;
-		T.h.stop_mask = T.eng.stop_mask;
-		T.h.stop_status = T.eng.stop_status;
-		seal(&T);
-	}
+	if (stop)
+		stop_recorded(&T);
 	uint64_t size = T.h.trace_size;
 	size_t from = len > size ? len - size : 0, to = len;
 	if (!stop && len > size)
