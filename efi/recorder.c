@@ -3,11 +3,13 @@
 #include <efilib.h>
 
 #include "arch/x86_64/cpu_ops.h"
+#include "arch/x86_64/pt_msr.h"
 #include "arch/x86_64/trace_marker.h"
 #include "core/mem.h"
 #include "core/pt_rtit.h"
 #include "core/recorder_write.h"
 #include "efi/console.h"
+#include "efi/gp_guard.h"
 #include "efi/recorder.h"
 #include "efi/sideband.h"
 #include "efi/trace_mem.h"
@@ -443,6 +445,13 @@ static const struct ptout_mem *hk_place(void *ctx, const struct ptcfg_settings *
 static void hk_laid_out(void *ctx, const struct ptcfg_settings *set, const struct ptout *out)
 {
 	(void)ctx;
+	/* the nominal ratio for timing decoders (as hw_trace reads it at stop;
+	 * a recorder may never stop): MSR_PLATFORM_INFO[15:8], behind the guard */
+	uint64_t info;
+	gp_guard_install();
+	if (cpu_native_ops.rdmsr(cpu_native_ops.ctx, MSR_PLATFORM_INFO, &info) == 0)
+		rec.h->nom_freq = (uint32_t)((info >> 8) & 0xff);
+	gp_guard_remove();
 	record_layout(set, set->ctl | RTIT_CTL_TRACEEN, out);
 }
 
