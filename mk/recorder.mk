@@ -36,3 +36,6 @@ TEST_EXTRA += kernel-if-possible
 # traced): tests/qemu/kernel_trace.sh. Not part of make test.
 test-kernel: all qemu-plugin kernel
 	sh tests/qemu/kernel_trace.sh
+
+# the seed corpus comes from test_recorder (a region written over the PT model)
+fuzz-recorder: $(BUILD)/tests/test_recorder

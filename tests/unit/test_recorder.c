@@ -621,7 +621,7 @@ static void test_ends(const char *what, const struct ptcaps *caps, enum ptcfg_ou
 }
 
 /* The traced image returned: efipt stops tracing and records where it
- * ended, as efi/recorder.c does. */
+ * ended, as efi/recorder_arm.c does. */
 static void stop_recorded(struct tr *t)
 {
 	char msg[256];
