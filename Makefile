@@ -142,7 +142,7 @@ endif
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): mk/deps.sh
 	@mkdir -p $(BUILD)
-	sh mk/deps.sh
+	@DEPS_LOG=$(BUILD)/deps.log sh mk/deps.sh
 	@touch $@
 
 $(BUILD)/host/%.o: %.c | $(DEPS_STAMP)
@@ -228,4 +228,5 @@ endif
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# (not inside the Debian 13 root of make check-debian13)
+-include $(shell find $(BUILD) -path $(BUILD)/debian13 -prune -o -name '*.d' -type f -print 2>/dev/null)

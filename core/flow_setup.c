@@ -17,7 +17,9 @@ void flow_facts_from_caps(struct flow_facts *f, const struct ptcaps *caps, uint6
 
 void flow_setup(struct ptflow_config *fc, const struct flow_facts *f)
 {
-	if (f->have_cpu)
+	if (f->emulated_trace)
+		fc->errata = 0;
+	else if (f->have_cpu)
 		fc->errata = ptflow_errata_for_cpu(f->family, f->model, f->stepping);
 	if (f->have_ctl) {
 		/* 33.2.8.2: DisTNT drops TNT packets, DisRETC compresses no RET. */

@@ -27,6 +27,8 @@ struct flow_facts {
 	uint8_t nom_freq;	/* 0: unknown */
 	uint64_t tsc_hz;	/* 0: unknown */
 	bool emulated;		/* the trace's time is emulated (efipt qemu) */
+	bool emulated_trace;	/* no CPU wrote the trace (efipt qemu): it
+				 * follows the SDM, no CPU's errata apply */
 };
 
 /* Where flow_tsc_hz() took the TSC frequency from. */

@@ -138,3 +138,71 @@ void pe_debug_name(const char *path, char *out, size_t cap)
 	}
 	out[n] = 0;
 }
+
+static bool read_all(const struct ptimg *img, uint64_t ip, uint8_t *buf, size_t n)
+{
+	while (n) {
+		int got = img->read(img->ctx, ip, buf, n);
+		if (got <= 0)
+			return false;
+		ip += (unsigned)got;
+		buf += got;
+		n -= (size_t)got;
+	}
+	return true;
+}
+
+/* The DOS header's e_lfanew at 0x3c; the COFF header after "PE\0\0"
+ * (NumberOfSections at +6, SizeOfOptionalHeader at +20); the optional
+ * header's AddressOfEntryPoint at +16; 40-byte section headers with
+ * VirtualSize (+8), VirtualAddress (+12), SizeOfRawData (+16) and
+ * Characteristics (+36: 0x20 code, 0x20000000 executable). */
+int pe_code_read(const struct ptimg *img, uint64_t base, uint64_t size, struct pe_code *out)
+{
+	uint8_t h[64];
+	efipt_memset(out, 0, sizeof(*out));
+	if (!img->read || size < 64 || !read_all(img, base, h, 64) || h[0] != 'M' || h[1] != 'Z')
+		return -1;
+	uint32_t pe = efipt_le32(h + 0x3c);
+	if (pe > size || size - pe < 24 + 20)
+		return -1;
+	if (!read_all(img, base + pe, h, 44) || efipt_memcmp(h, "PE\0\0", 4))
+		return -1;
+	unsigned nsec = efipt_le16(h + 6);
+	unsigned opt = efipt_le16(h + 20);
+	uint32_t entry = efipt_le32(h + 24 + 16);
+	uint64_t sec = (uint64_t)pe + 24 + opt;
+	for (unsigned i = 0; i < nsec && i < 96; i++, sec += 40) {
+		uint8_t s[40];
+		if (sec + 40 > size || !read_all(img, base + sec, s, 40))
+			return out->n ? 0 : -1;
+		uint64_t va = efipt_le32(s + 12), vs = efipt_le32(s + 8);
+		if (!vs)
+			vs = efipt_le32(s + 16);
+		if (!(efipt_le32(s + 36) & 0x20000020u) || va >= size || !vs)
+			continue;
+		if (vs > size - va)
+			vs = size - va;
+		if (out->n == PE_CODE_MAX) { /* more than ever seen: the last takes the rest */
+			struct pe_code_range *l = &out->r[PE_CODE_MAX - 1];
+			uint64_t end = va + vs > (uint64_t)l->rva + l->size ? va + vs
+									    : (uint64_t)l->rva + l->size;
+			l->size = (uint32_t)(end - l->rva);
+			continue;
+		}
+		out->r[out->n].rva = (uint32_t)va;
+		out->r[out->n].size = (uint32_t)vs;
+		out->n++;
+	}
+	if (entry && entry < size)
+		out->entry_rva = entry;
+	return 0;
+}
+
+uint64_t pe_code_bytes(const struct pe_code *c)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < c->n; i++)
+		n += c->r[i].size;
+	return n;
+}

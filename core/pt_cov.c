@@ -1,6 +1,7 @@
 /* Block coverage and drcov output; see pt_cov.h. */
 #include "core/pt_cov.h"
 #include "core/mem.h"
+#include "core/pe_info.h"
 
 /* Bitmaps of an image: instruction starts, covered bytes, heads. */
 #define NB(m) (((m)->size >> 3) + (((m)->size & 7) != 0))
@@ -34,59 +35,15 @@ void ptcov_set_name(struct ptcov_image *m, const char *name)
 		efipt_memcpy(m->path + n, ".efi", 5);
 }
 
-static bool read_all(const struct ptimg *img, uint64_t ip, uint8_t *buf, size_t n)
-{
-	while (n) {
-		int got = img->read(img->ctx, ip, buf, n);
-		if (got <= 0)
-			return false;
-		ip += (unsigned)got;
-		buf += got;
-		n -= (size_t)got;
-	}
-	return true;
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-/* PE/COFF: the DOS header's e_lfanew at 0x3c; COFF header after "PE\0\0"
- * (NumberOfSections at +6, SizeOfOptionalHeader at +20); the optional
- * header's AddressOfEntryPoint at +16; 40-byte section headers with
- * VirtualSize (+8), VirtualAddress (+12), SizeOfRawData (+16) and
- * Characteristics (+36: 0x20 code, 0x20000000 executable). */
 void ptcov_read_pe(struct ptcov_image *m, const struct ptimg *img)
 {
-	uint8_t h[64];
-	if (!img->read || m->size < 64 || !read_all(img, m->base, h, 64) || h[0] != 'M' ||
-	    h[1] != 'Z')
+	struct pe_code pc;
+	if (pe_code_read(img, m->base, m->size, &pc))
 		return;
-	uint32_t pe = le32(h + 0x3c);
-	if (pe > m->size || m->size - pe < 24 + 20)
-		return;
-	if (!read_all(img, m->base + pe, h, 44) || efipt_memcmp(h, "PE\0\0", 4))
-		return;
-	unsigned nsec = h[6] | h[7] << 8;
-	unsigned opt = h[20] | h[21] << 8;
-	uint32_t entry = le32(h + 24 + 16);
-	uint64_t sec = (uint64_t)pe + 24 + opt, code = 0;
-	for (unsigned i = 0; i < nsec && i < 96; i++, sec += 40) {
-		uint8_t s[40];
-		if (sec + 40 > m->size || !read_all(img, m->base + sec, s, 40))
-			return;
-		uint64_t va = le32(s + 12), vs = le32(s + 8);
-		if (!vs)
-			vs = le32(s + 16);
-		if (!(le32(s + 36) & 0x20000020u) || va >= m->size)
-			continue;
-		code += vs < m->size - va ? vs : m->size - va;
-	}
-	if (entry && entry < m->size)
-		m->entry = m->base + entry;
-	if (code)
-		m->code_size = code;
+	if (pc.entry_rva)
+		m->entry = m->base + pc.entry_rva;
+	if (pc.n)
+		m->code_size = pe_code_bytes(&pc);
 }
 
 void ptcov_init(struct ptcov *c, struct ptcov_image *img, unsigned n)
@@ -102,7 +59,7 @@ void ptcov_init(struct ptcov *c, struct ptcov_image *img, unsigned n)
 		if (m->bits)
 			efipt_memset(m->bits, 0, (size_t)ptcov_bits_size(m->size));
 	}
-	ptimg_list_sort(img, n, sizeof(*img));
+	c->overlap = ptimg_list_sort(img, n, sizeof(*img));
 }
 
 _Static_assert(offsetof(struct ptcov_image, base) == 0 &&
@@ -111,7 +68,7 @@ _Static_assert(offsetof(struct ptcov_image, base) == 0 &&
 
 static int find_image(struct ptcov *c, uint64_t ip)
 {
-	return ptimg_list_find(c->img, c->nimg, sizeof(*c->img), ip, &c->last);
+	return ptimg_list_find(c->img, c->nimg, sizeof(*c->img), ip, &c->last, c->overlap);
 }
 
 void ptcov_mark(struct ptcov_image *m, uint64_t off, uint64_t len, bool head, bool insn)
@@ -172,11 +129,12 @@ void ptcov_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
 {
 	struct ptcov *c = ctx;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t ip = b[i].ip;
-		int k = find_image(c, ip);
+		uint64_t ip = b[i].ip, lo, hi;
+		int k = ptimg_list_span(c->img, c->nimg, sizeof(*c->img), ip, &c->last, c->overlap,
+					&lo, &hi);
 		struct ptcov_image *m = k >= 0 ? &c->img[k] : NULL;
-		/* wholly inside one image: counted in one go */
-		bool fast = m && b[i].size <= m->size - (ip - m->base);
+		/* wholly inside what one image owns: counted in one go */
+		bool fast = m && b[i].size && b[i].size - 1u <= hi - ip;
 		struct ptcov_seen *e = NULL;
 		if (fast && m->bits) {
 			fast = false;
@@ -285,6 +243,15 @@ uint64_t ptcov_drcov_blocks(const struct ptcov *c)
 	return n;
 }
 
+void ptcov_drcov_path(struct strbuf *sb, const char *path)
+{
+	for (const char *p = path; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		bool bad = ch < 0x20 || ch == 0x7f || (ch == ',' && p[1] == ' ');
+		sb_putc(sb, bad ? '?' : *p);
+	}
+}
+
 uint64_t ptcov_drcov_write(const struct ptcov *c, const char *flavor,
 			   void (*put)(void *ctx, const void *p, size_t n), void *ctx)
 {
@@ -303,8 +270,7 @@ uint64_t ptcov_drcov_write(const struct ptcov *c, const char *flavor,
 		sb_printf(&sb, "%u, 0x%016llx, 0x%016llx, 0x%016llx, ", k,
 			  (unsigned long long)m->base, (unsigned long long)(m->base + m->size),
 			  (unsigned long long)m->entry);
-		for (const char *p = m->path; *p; p++)
-			sb_putc(&sb, *p == '\n' || *p == '\r' ? '?' : *p);
+		ptcov_drcov_path(&sb, m->path);
 		sb_putc(&sb, '\n');
 		put(ctx, line, sb.len);
 		total += sb.len;

@@ -50,6 +50,7 @@ struct ptcov {
 	struct ptcov_image *img; /* caller's array, sorted by ptcov_init */
 	unsigned nimg;
 	unsigned last;		/* the image of the last hit (runs cluster) */
+	int overlap;		/* some images overlap (ptimg_list_sort()) */
 	uint64_t insns;		/* every instruction delivered */
 	uint64_t outside;	/* those in no image */
 	/* ptcov_on_blocks(): set by ptcov_use_blocks() */
@@ -76,7 +77,9 @@ void ptcov_set_name(struct ptcov_image *m, const char *name);
 void ptcov_read_pe(struct ptcov_image *m, const struct ptimg *img);
 
 /* img[0..n) need base, size, path and bits (bits are cleared); counts are
- * reset; an image whose range runs past 2^64 gets size 0. Sorts by base. */
+ * reset; an image whose range runs past 2^64 gets size 0. Sorts by base;
+ * where images overlap, an address is covered in the one that starts last
+ * (a nested image: core/pt_image.h). */
 void ptcov_init(struct ptcov *c, struct ptcov_image *img, unsigned n);
 
 /* ptflow_sink run callback: pass c as ctx. */
@@ -116,10 +119,17 @@ bool ptcov_next_block(const struct ptcov_image *m, uint64_t *pos, uint32_t *off,
 uint64_t ptcov_drcov_blocks(const struct ptcov *c);
 
 /*
+ * A module path as a drcov module line holds it: control characters (a
+ * newline would end the line, an escape drive a terminal) and the comma
+ * of ", " (the column separator Lighthouse splits at) become '?'.
+ */
+void ptcov_drcov_path(struct strbuf *sb, const char *path);
+
+/*
  * Write the drcov version 2 file: text header (module table: one module per
  * image, id = index in c->img) and the binary block table. put gets it in
- * pieces, in order. Returns the number of bytes given to put. A module
- * path with a newline is written with it replaced by '?'.
+ * pieces, in order. Returns the number of bytes given to put. Module paths
+ * are written by ptcov_drcov_path().
  */
 uint64_t ptcov_drcov_write(const struct ptcov *c, const char *flavor,
 			   void (*put)(void *ctx, const void *p, size_t n), void *ctx);

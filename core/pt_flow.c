@@ -129,8 +129,8 @@ void ptflow_event(struct ptflow_decoder *d, int type, uint64_t off, bool has_ip,
 }
 
 /* Report an error; returns STEP_ERR (decoding resyncs at the next PSB). */
-static int report(struct ptflow_decoder *d, uint64_t off, uint64_t ip, enum ptflow_err err,
-		  int pkt_err)
+static int report_hint(struct ptflow_decoder *d, uint64_t off, uint64_t ip, enum ptflow_err err,
+		       int pkt_err, uint32_t hint)
 {
 	struct ptflow_event ev;
 	efipt_memset(&ev, 0, sizeof(ev));
@@ -141,16 +141,49 @@ static int report(struct ptflow_decoder *d, uint64_t off, uint64_t ip, enum ptfl
 	ev.err = (uint16_t)err;
 	ev.aux = (uint64_t)pkt_err;
 	ev.msg = err == PTFLOW_ERR_PACKET ? ptpkt_errstr(pkt_err) : ptflow_errstr(err);
+	/* SKZ84: a bogus byte right after a TMA */
+	if (off == d->tma_end && (err == PTFLOW_ERR_PACKET || err == PTFLOW_ERR_PSB_BAD_PACKET))
+		hint |= PTFLOW_ERRATUM_SKZ84;
+	ev.errata = (hint | d->erratum_seen) & ~d->cfg.errata;
+	d->erratum_seen = 0;
 	d->stat.errors++;
 	d->stat.events--; /* counted as an error, not an event */
+	if (d->stat.first_error.type != PTFLOW_EV_ERROR)
+		d->stat.first_error = ev;
 	emit(d, &ev);
 	return STEP_ERR;
+}
+
+static int report(struct ptflow_decoder *d, uint64_t off, uint64_t ip, enum ptflow_err err,
+		  int pkt_err)
+{
+	return report_hint(d, off, ip, err, pkt_err, 0);
 }
 
 /* The flow decoder's error err at trace offset off, at ip; STEP_ERR. */
 static int error(struct ptflow_decoder *d, uint64_t off, uint64_t ip, enum ptflow_err err)
 {
 	return report(d, off, ip, err, 0);
+}
+
+/* The same error where the trace shows the pattern of errata hint (the
+ * CPU that recorded it may have them). */
+static int error_hint(struct ptflow_decoder *d, uint64_t off, uint64_t ip, enum ptflow_err err,
+		      uint32_t hint)
+{
+	return report_hint(d, off, ip, err, 0, hint);
+}
+
+/* Erratum e's workaround acts here when the CPU has it (true: counted);
+ * otherwise its pattern is remembered for the error that may follow. */
+static bool erratum(struct ptflow_decoder *d, uint32_t e)
+{
+	if (d->cfg.errata & e) {
+		d->stat.errata_used |= e;
+		return true;
+	}
+	d->erratum_seen |= e;
+	return false;
 }
 
 /* The packet decoder's error r (negative ptpkt_error); STEP_ERR. */
@@ -290,6 +323,8 @@ static void reset_state(struct ptflow_decoder *d)
 	d->fup_kind = FUP_ASYNC;
 	d->steps = 0;
 	d->fetch_err = 0;
+	d->erratum_seen = 0;
+	d->tma_end = ~0ull;
 	stack_reset(d);
 	ptpkt_lastip_init(&d->lastip);
 }
@@ -358,12 +393,33 @@ static const uint8_t *raw_at(const struct ptflow_decoder *d, uint64_t off)
  */
 static bool skz84_skip(struct ptflow_decoder *d, uint64_t off, const struct ptpkt *p)
 {
+	d->tma_end = off + p->size;
 	if (!(d->cfg.errata & PTFLOW_ERRATUM_SKZ84))
 		return false;
+	d->stat.errata_used |= PTFLOW_ERRATUM_SKZ84;
 	uint64_t next = off + p->size + 1;
 	if (next <= d->pk.base + (uint64_t)(d->pk.end - d->pk.begin))
 		ptpkt_sync_set(&d->pk, next);
 	return true;
+}
+
+/*
+ * SKD007: an OVF may replace the rest of a multi-byte CYC; the decoder
+ * then reads 02 F3 as CYC bytes. Cut the CYC after its first byte and
+ * decode the OVF (true) when the CPU has it; a trace that follows the SDM
+ * may hold the same bytes (a CYC ending in 02, then a CYC F3).
+ */
+static bool skd007_cut(struct ptflow_decoder *d, uint64_t off, const struct ptpkt *p)
+{
+	const uint8_t *q = raw_at(d, off);
+	for (unsigned i = 1; i < p->size; i++)
+		if (q[i] == PT_OPC_EXT && q + i + 1 < d->pk.end && q[i + 1] == PT_EXT_OVF) {
+			if (!erratum(d, PTFLOW_ERRATUM_SKD007))
+				return false;
+			ptpkt_sync_set(&d->pk, off + i);
+			return true;
+		}
+	return false;
 }
 
 /*
@@ -398,22 +454,8 @@ static int fetch_packets(struct ptflow_decoder *d)
 		case ptpkt_bep:
 			continue;
 		case ptpkt_cyc:
-			/* SKD007: an OVF may replace the rest of a multi-byte CYC;
-			 * the decoder then reads 02 F3 as CYC bytes. Cut the CYC
-			 * after its first byte and decode the OVF. */
-			if ((d->cfg.errata & PTFLOW_ERRATUM_SKD007) && p.size >= 2) {
-				const uint8_t *q = raw_at(d, off);
-				bool cut = false;
-				for (unsigned i = 1; i < p.size; i++)
-					if (q[i] == PT_OPC_EXT && q + i + 1 < d->pk.end &&
-					    q[i + 1] == PT_EXT_OVF) {
-						ptpkt_sync_set(&d->pk, off + i);
-						cut = true;
-						break;
-					}
-				if (cut)
-					continue;
-			}
+			if (p.size >= 2 && skd007_cut(d, off, &p))
+				continue;
 			timing(d, &p);
 			continue;
 		case ptpkt_tma:
@@ -634,8 +676,14 @@ static int handle_pend(struct ptflow_decoder *d)
 			return error(d, off, d->ip, PTFLOW_ERR_PGE_NO_IP);
 		if (d->enabled && d->walked)
 			return error(d, off, d->ip, PTFLOW_ERR_PGE_ENABLED);
-		if (d->enabled && !(d->cfg.errata & (PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_APL12)))
-			return error(d, off, d->ip, PTFLOW_ERR_PGE_ENABLED);
+		if (d->enabled) {
+			/* BDM70, APL12: PSB+ with FUP (and MODE.Exec) before
+			 * the TIP.PGE that starts tracing */
+			uint32_t e = PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_APL12;
+			if (!(d->cfg.errata & e))
+				return error_hint(d, off, d->ip, PTFLOW_ERR_PGE_ENABLED, e);
+			d->stat.errata_used |= d->cfg.errata & e;
+		}
 		ptflow_enable_at(d, p->u.ip.ip, off);
 		return STEP_OK;
 	case ptpkt_mode_exec:
@@ -773,7 +821,7 @@ static int handle_pend(struct ptflow_decoder *d)
 		return -1;
 	case ptpkt_tip:
 		if (d->after_ovf && pend_has_ip(d) &&
-		    ((d->cfg.errata & PTFLOW_ERRATUM_SKD010) || d->cfg.distnt)) {
+		    (d->cfg.distnt || erratum(d, PTFLOW_ERRATUM_SKD010))) {
 			/* SKD010: the FUP after OVF was dropped; DisTNT: the flow
 			 * was lost at a conditional branch. The TIP is the first
 			 * IP we know. */
@@ -798,7 +846,7 @@ static int handle_pend(struct ptflow_decoder *d)
 			d->gap = false;
 			return ptflow_disable(d, PTFLOW_EV_DISABLED, pend_has_ip(d), p->u.ip.ip);
 		}
-		if (d->after_ovf && (d->cfg.errata & PTFLOW_ERRATUM_APL11)) {
+		if (d->after_ovf && erratum(d, PTFLOW_ERRATUM_APL11)) {
 			/* APL11: OVF as TraceEn/ContextEn clears may be followed
 			 * by TIP.PGD: tracing simply stays off. */
 			d->have_pend = false;
@@ -932,6 +980,7 @@ static int reach_fup(struct ptflow_decoder *d)
 			const struct ptflow_block *b = ptflow_block_get(d, fip, &tmp);
 			if (b_ninsn(b) == 1 && (b_iclass(b) == X86_IC_VMLAUNCH ||
 					      b_iclass(b) == X86_IC_VMRESUME)) {
+				d->stat.errata_used |= PTFLOW_ERRATUM_SKD022;
 				run(d, b, 1, b_iclass(b));
 				return ptflow_disable(d, PTFLOW_EV_DISABLED, false, 0);
 			}
@@ -1072,8 +1121,9 @@ static int do_block(struct ptflow_decoder *d)
 			d->ip = d->pend.u.ip.ip;
 			return reach_fup(d);
 		}
-		if (d->fup_kind == FUP_TSX_ABORT && (d->cfg.errata & PTFLOW_ERRATUM_BDM64) &&
-		    (b_bend(b) != PTFLOW_BEND_BRANCH || needs_packet(b_iclass(b)))) {
+		if (d->fup_kind == FUP_TSX_ABORT &&
+		    (b_bend(b) != PTFLOW_BEND_BRANCH || needs_packet(b_iclass(b))) &&
+		    erratum(d, PTFLOW_ERRATUM_BDM64)) {
 			/* BDM64: a transactional abort right after a branch may
 			 * log a wrong target for that branch, so the walk cannot
 			 * reach the abort's FUP: take the abort from here. */
@@ -1128,7 +1178,7 @@ static int do_block(struct ptflow_decoder *d)
 			stack_push(d, b_next(b), 0);
 		if (!d->tnt_n && pend_is(d, ptpkt_tip_pgd) &&
 		    ((pend_has_ip(d) && d->pend.u.ip.ip == b_target(b)) ||
-		     (!pend_has_ip(d) && (d->cfg.errata & PTFLOW_ERRATUM_SKL014)))) {
+		     (!pend_has_ip(d) && erratum(d, PTFLOW_ERRATUM_SKL014)))) {
 			/* A direct branch out of the filter region (33.4.2.5); its
 			 * TIP.PGD may lack the IP (SKL014). */
 			d->ip = b_target(b);
@@ -1260,7 +1310,7 @@ static int step(struct ptflow_decoder *d)
 		}
 		if (!d->enabled) {
 			/* TNT while tracing is off */
-			if (d->after_ovf && (d->cfg.errata & PTFLOW_ERRATUM_SKD010 || d->cfg.distnt)) {
+			if (d->after_ovf && (d->cfg.distnt || erratum(d, PTFLOW_ERRATUM_SKD010))) {
 				d->tnt_n = 0; /* flow unknown until an IP */
 				continue;
 			}

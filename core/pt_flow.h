@@ -166,6 +166,10 @@ struct ptflow_event {
 	uint16_t err;		/* PTFLOW_EV_ERROR: enum ptflow_err */
 	const char *msg;	/* PTFLOW_EV_ERROR: static text, ptflow_errstr(err)
 				 * (PTFLOW_ERR_PACKET: ptpkt_errstr(aux)) */
+	uint32_t errata;	/* PTFLOW_EV_ERROR: errata (PTFLOW_ERRATUM_*) whose
+				 * pattern the trace showed here, their
+				 * workarounds not applied: the CPU that
+				 * recorded it may have them (--cpu) */
 	bool has_time;
 	uint64_t tsc;		/* estimated TSC at the event (core/pt_time.h) */
 	uint32_t lost_mtc, lost_cyc;	/* how far to trust it (pttime_get()) */
@@ -225,6 +229,21 @@ enum {
 	PTFLOW_ERRATUM_SKZ84 = 1u << 9,
 };
 
+/*
+ * The workarounds that act only where a trace breaks the SDM's rules: at a
+ * packet the strict decoder rejects as an error (a TIP.PGE while tracing
+ * is on, TIP/TNT/TIP.PGD while off after an overflow), never on a trace
+ * that follows them, which therefore decodes the same with them or
+ * without (tests/unit/test_pt_flow_scenarios.c decodes every SDM scenario
+ * both ways). They are applied when nothing says which CPU recorded a
+ * trace. The others change how a trace that follows the SDM decodes
+ * (SKD022 and SKL014 reread a valid disable, BDM64 an abort's FUP, SKD007
+ * a CYC, SKZ84 the byte after a TMA, SKL168 time), so they need the CPU.
+ */
+#define PTFLOW_ERRATA_SDM_SAFE                                                   \
+	(PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_APL12 | PTFLOW_ERRATUM_SKD010 |   \
+	 PTFLOW_ERRATUM_APL11)
+
 /* Errata that apply to a CPU (family, model as displayed: 6/0x3d; stepping
  * or -1 for any). */
 uint32_t ptflow_errata_for_cpu(unsigned family, unsigned model, int stepping);
@@ -254,6 +273,9 @@ struct ptflow_stat {
 	uint64_t packets;
 	uint64_t blocks;	/* steps of the walk: blocks, or chains of blocks */
 	uint64_t decoded;	/* blocks decoded (cache misses) */
+	uint32_t errata_used;	/* PTFLOW_ERRATUM_* whose workarounds acted */
+	struct ptflow_event first_error;	/* the first PTFLOW_EV_ERROR (type
+					 * PTFLOW_EV_ERROR only when errors) */
 };
 
 /* The decoder: caller-owned, about 2.7 KiB. Fields are private. */
@@ -285,6 +307,9 @@ struct ptflow_decoder {
 	bool gap;		/* DisTNT: flow lost at a Jcc, PacketEn still 1 */
 	bool ret_unknown;	/* DisTNT: calls were lost, the stack is unknown */
 	bool bound_set;		/* bound_ev waits for the FUP that gives its IP */
+	uint32_t erratum_seen;	/* since the last PSB: erratum patterns met
+				 * without their workaround (for the next error) */
+	uint64_t tma_end;	/* offset after the last TMA (SKZ84's bogus byte) */
 	struct ptflow_event bound_ev;
 	uint64_t stack[PTFLOW_STACK];
 	uint32_t stack_link[PTFLOW_STACK];	/* the cache entries there (or 0) */

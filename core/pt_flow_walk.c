@@ -242,6 +242,8 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 			/* on the way to the transfer the TIP.PGD waits for:
 			 * straight-line code, direct jumps and calls that stay
 			 * in the traced region (do_block() has the others) */
+			if (bend == PTFLOW_BEND_BRANCH && !pend_has_ip(d))
+				d->erratum_seen |= PTFLOW_ERRATUM_SKL014; /* without it */
 		} else if (pgd) {
 			/* as do_block(): the block runs, then tracing stops at
 			 * its branch (a WRMSR in it would stop it there) */

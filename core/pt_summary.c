@@ -12,17 +12,22 @@ void ptsum_init(struct ptsum *s, struct ptsum_image *img, unsigned n)
 		if (!ptimg_range_ok(img[i].base, img[i].size))
 			img[i].size = 0;
 	}
-	ptimg_list_sort(img, n, sizeof(*img));
+	s->overlap = ptimg_list_sort(img, n, sizeof(*img));
 }
 
 _Static_assert(offsetof(struct ptsum_image, base) == 0 &&
 		       offsetof(struct ptsum_image, size) == sizeof(uint64_t),
 	       "ptimg_list_*: an image begins with base, size");
 
-/* Index of the image holding ip, or -1. */
-static int find_image(struct ptsum *s, uint64_t ip)
+/*
+ * The stretch of addresses around ip that counts as one: the image owning
+ * it, or a gap between images (outside). Returns its counter and sets
+ * [*lo, *hi] (both included).
+ */
+static uint64_t *region(struct ptsum *s, uint64_t ip, uint64_t *lo, uint64_t *hi)
 {
-	return ptimg_list_find(s->img, s->nimg, sizeof(*s->img), ip, &s->last);
+	int k = ptimg_list_span(s->img, s->nimg, sizeof(*s->img), ip, &s->last, s->overlap, lo, hi);
+	return k >= 0 ? &s->img[k].insns : &s->outside;
 }
 
 void ptsum_on_run(void *ctx, const struct ptflow_run *run)
@@ -32,48 +37,17 @@ void ptsum_on_run(void *ctx, const struct ptflow_run *run)
 	uint64_t ip = run->ip;
 	uint32_t i = 0;
 	while (i < run->ninsn) {
-		int k = find_image(s, ip);
-		if (k < 0) {
-			s->outside++;
-			ip += run->lens[i++];
-			continue;
-		}
-		/* the rest of the run up to the image's end counts in one go; the
-		 * test is find_image's, which holds for ip, so j always advances
-		 * (an end computed as base + size could wrap and stop it) */
-		struct ptsum_image *m = &s->img[k];
+		/* the rest of the run up to the stretch's end counts in one go;
+		 * ip is in the stretch, so j always advances (and an ip that
+		 * wraps past 2^64 leaves it) */
+		uint64_t lo, hi, start = ip;
+		uint64_t *count = region(s, ip, &lo, &hi);
 		uint32_t j = i;
-		while (j < run->ninsn && ip - m->base < m->size)
+		while (j < run->ninsn && ip - start <= hi - start && ip >= start)
 			ip += run->lens[j++];
-		m->insns += j - i;
+		*count += j - i;
 		i = j;
 	}
-}
-
-/*
- * The stretch of addresses around ip that counts as one: the image holding
- * it, or the gap between images (outside). Returns its counter and sets
- * [*lo, *hi).
- */
-static uint64_t *region(struct ptsum *s, uint64_t ip, uint64_t *lo, uint64_t *hi)
-{
-	int k = find_image(s, ip);
-	if (k >= 0) {
-		*lo = s->img[k].base;
-		*hi = s->img[k].base + s->img[k].size;
-		return &s->img[k].insns;
-	}
-	unsigned a = 0, z = s->nimg;
-	while (a < z) { /* first image with base > ip */
-		unsigned mid = (a + z) / 2;
-		if (s->img[mid].base <= ip)
-			a = mid + 1;
-		else
-			z = mid;
-	}
-	*lo = a ? s->img[a - 1].base + s->img[a - 1].size : 0;
-	*hi = a < s->nimg ? s->img[a].base : ~0ull;
-	return &s->outside;
 }
 
 void ptsum_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
@@ -83,13 +57,13 @@ void ptsum_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		uint64_t ip = b[i].ip;
 		/* blocks cluster: most are in the stretch of the one before */
-		if (!count || ip - lo >= hi - lo) {
+		if (!count || ip - lo > hi - lo) {
 			if (count)
 				*count += here;
 			here = 0;
 			count = region(s, ip, &lo, &hi);
 		}
-		if (b[i].size <= hi - ip) {
+		if (b[i].size && b[i].size - 1u <= hi - ip) {
 			all += b[i].ninsn;
 			here += b[i].ninsn;
 			continue;

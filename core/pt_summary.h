@@ -23,6 +23,7 @@ struct ptsum {
 	struct ptsum_image *img; /* caller's array, sorted by ptsum_init */
 	unsigned nimg;
 	unsigned last;           /* index of the last image hit (runs cluster) */
+	int overlap;             /* some images overlap (ptimg_list_sort()) */
 	uint64_t insns, outside; /* all instructions; those in no listed image */
 	uint64_t ev[PTFLOW_EV_COUNT];
 	uint64_t first_error_off;
@@ -33,7 +34,9 @@ struct ptsum {
 };
 
 /* img[0..n) need base, size and name; insns are reset; an image whose range
- * runs past 2^64 gets size 0 (it holds nothing). Sorts img by base. */
+ * runs past 2^64 gets size 0 (it holds nothing). Sorts img by base; where
+ * images overlap, an address counts for the one that starts last (a nested
+ * image: core/pt_image.h). */
 void ptsum_init(struct ptsum *s, struct ptsum_image *img, unsigned n);
 
 /* ptflow_sink callbacks: pass s as ctx. */

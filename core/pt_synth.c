@@ -6,6 +6,7 @@
 #include "core/mem.h"
 #include "core/pt_flow.h"
 #include "core/pt_pkt.h"
+#include "core/pt_writer.h"
 #include "core/x86_insn.h"
 
 /* Room always kept free for the closing packets (TNT, FUP, TIP.PGD). */
@@ -58,65 +59,63 @@ static void truth_event(struct ptsynth *s, int type, bool has_ip, uint64_t ip, u
 	truth_any(s, type, has_ip, ip, target, 0, 0);
 }
 
-static bool put(struct ptsynth *s, const struct ptpkt *p)
+static bool is_flow(int type)
 {
-	bool flow = p->type == ptpkt_tnt8 || p->type == ptpkt_tnt64 || p->type == ptpkt_tip ||
-		    p->type == ptpkt_tip_pge || p->type == ptpkt_tip_pgd || p->type == ptpkt_fup;
-	if (s->cfg->mtc && s->cfg->tsc && !s->in_psb && flow && s->mtc_period) {
+	return type == ptpkt_tnt8 || type == ptpkt_tnt64 || type == ptpkt_tip ||
+	       type == ptpkt_tip_pge || type == ptpkt_tip_pgd || type == ptpkt_fup;
+}
+
+/* The writer's hook before each packet outside PSB+: the timing packets
+ * due before a TNT, TIP or FUP. */
+static void before_packet(void *ctx, int type)
+{
+	struct ptsynth *s = ctx;
+	if (!is_flow(type))
+		return;
+	if (s->cfg->mtc && s->cfg->tsc && s->mtc_period) {
 		/* the crystal clock now: an MTC if a period began since the last */
-		uint64_t ctc = (s->pos * 3 + 1000) / PTSYNTH_CTC_RATIO;
+		uint64_t ctc = (s->w.fill * 3 + 1000) / PTSYNTH_CTC_RATIO;
 		uint64_t period = ctc >> PTSYNTH_MTC_FREQ;
 		if (period > s->mtc_period) {
 			struct ptpkt m;
 			efipt_memset(&m, 0, sizeof(m));
 			m.type = ptpkt_mtc;
 			m.u.mtc.ctc = (uint8_t)period; /* CTC[N+7:N] at the period's edge */
-			int k = ptpkt_encode(s->out + s->pos, s->cap - s->pos, &m);
-			if (k < 0)
-				return false;
-			s->pos += (size_t)k;
-			s->packets++;
+			ptwr_emit(&s->w, &m);
 			s->mtc_period = period;
 		}
 	}
-	if (s->cfg->cyc && !s->in_psb && s->time &&
-	    (p->type == ptpkt_tnt8 || p->type == ptpkt_tnt64 || p->type == ptpkt_tip ||
-	     p->type == ptpkt_tip_pge || p->type == ptpkt_tip_pgd || p->type == ptpkt_fup)) {
+	if (s->cfg->cyc && s->time) {
 		/* the cycles since the last TSC or CYC (CBR = nominal ratio:
 		 * one cycle per TSC tick) */
-		uint64_t now = s->pos * 3 + 1000;
+		uint64_t now = s->w.fill * 3 + 1000;
 		if (now > s->time) {
 			struct ptpkt c;
 			efipt_memset(&c, 0, sizeof(c));
 			c.type = ptpkt_cyc;
 			c.u.cyc.cyc = now - s->time;
-			int k = ptpkt_encode(s->out + s->pos, s->cap - s->pos, &c);
-			if (k < 0)
-				return false;
-			s->pos += (size_t)k;
-			s->packets++;
+			ptwr_emit(&s->w, &c);
 			s->time = now;
 		}
 	}
-	int n = ptpkt_encode(s->out + s->pos, s->cap - s->pos, p);
-	if (n < 0)
-		return false;
-	s->pos += (size_t)n;
-	s->packets++;
-	return true;
+}
+
+/* The writer's hook after each TNT packet: now and then a long TNT, which
+ * decoders must take as well as the short ones most processors write. */
+static uint8_t next_tnt_cap(void *ctx)
+{
+	return (rnd(ctx) & 7) ? 6 : 47;
+}
+
+static void put(struct ptsynth *s, const struct ptpkt *p)
+{
+	ptwr_put(&s->w, p);
 }
 
 static void pkt_init(struct ptpkt *p, int type)
 {
 	efipt_memset(p, 0, sizeof(*p));
 	p->type = (uint8_t)type;
-}
-
-static void put_simple(struct ptsynth *s, int type)
-{
-	struct ptpkt p;
-	pkt_init(&p, type);
-	put(s, &p);
 }
 
 /* IP compression against Last IP (33.4.2.2, Table 33-18): the shortest
@@ -129,17 +128,12 @@ static void put_ip(struct ptsynth *s, int type, uint64_t ip, bool suppress)
 		s->gap = false;
 		truth_event(s, PTSYNTH_EV_RESYNC, false, 0, 0);
 	}
-	s->last_tnt = false;
 	s->full_next = false;
-	struct ptpkt p;
-	efipt_memset(&p, 0, sizeof(p));
-	p.type = (uint8_t)type;
 	if (suppress) {
-		p.u.ip.ipc = 0;
-		put(s, &p);
+		ptwr_ip_sized(&s->w, type, 0, 0);
 		return;
 	}
-	unsigned c = ptpkt_ip_choices(ip, s->lastip);
+	unsigned c = ptpkt_ip_choices(ip, s->w.lastip);
 	unsigned r = (unsigned)(rnd(s) & 15);
 	/* mostly the shortest; now and then a longer one, which a decoder
 	 * must take as well (Table 33-18) */
@@ -148,34 +142,12 @@ static void put_ip(struct ptsynth *s, int type, uint64_t ip, bool suppress)
 		     : (c & 1u << 2) && r > 1 ? 2
 		     : (c & 1u << 3) && r > 0 ? 3
 		     : (c & 1u << 4) && r == 0 ? 4 : 6;
-	p.u.ip.ipc = (uint8_t)ipc;
-	p.u.ip.ip = ptpkt_ip_payload(ip, ipc);
-	s->lastip = ip;
-	put(s, &p);
+	ptwr_ip_sized(&s->w, type, ip, ipc);
 }
 
 static void flush_tnt(struct ptsynth *s)
 {
-	if (!s->tnt_n)
-		return;
-	struct ptpkt p;
-	efipt_memset(&p, 0, sizeof(p));
-	p.type = s->tnt_n > 6 ? ptpkt_tnt64 : ptpkt_tnt8;
-	p.u.tnt.nbits = s->tnt_n;
-	p.u.tnt.bits = s->tnt_bits;
-	put(s, &p);
-	s->tnt_n = 0;
-	s->tnt_bits = 0;
-	s->tnt_cap = (rnd(s) & 7) ? 6 : 47;
-}
-
-/* One TNT bit: a conditional branch or a compressed RET (33.4.2.1). */
-static void tnt_bit(struct ptsynth *s, int bit)
-{
-	s->last_tnt = true;
-	s->tnt_bits = s->tnt_bits << 1 | (uint64_t)bit;
-	if (++s->tnt_n == s->tnt_cap)
-		flush_tnt(s);
+	ptwr_flush_tnt(&s->w);
 }
 
 static void put_tsx(struct ptsynth *s, bool intx, bool abrt)
@@ -189,30 +161,20 @@ static void put_tsx(struct ptsynth *s, bool intx, bool abrt)
 
 static void put_mode(struct ptsynth *s)
 {
-	struct ptpkt p;
-	efipt_memset(&p, 0, sizeof(p));
-	p.type = ptpkt_mode_exec;
-	p.u.mode_exec.csl = s->mode == X86_MODE_64;
-	p.u.mode_exec.csd = s->mode == X86_MODE_32;
-	put(s, &p);
+	ptwr_mode(&s->w, s->mode);
 }
 
 /* PSB+ (33.3.7, 33.4.2.17): PSB, status, PSBEND. Last IP and the RET compression
  * state do not cross it. */
 static void psb(struct ptsynth *s, bool enabled)
 {
-	flush_tnt(s);
-	s->in_psb = true;
-	put_simple(s, ptpkt_psb);
-	s->lastip = 0;
-	s->csn = 0;
-	s->csp = 0;
+	ptwr_psb_begin(&s->w);
 	s->ret_unknown = false;
 	if (s->cfg->tsc) {
 		struct ptpkt p;
 		efipt_memset(&p, 0, sizeof(p));
 		p.type = ptpkt_tsc;
-		p.u.tsc.tsc = s->pos * 3 + 1000;
+		p.u.tsc.tsc = s->w.fill * 3 + 1000;
 		s->time = p.u.tsc.tsc;
 		put(s, &p);
 		if (s->cfg->mtc) {
@@ -237,9 +199,7 @@ static void psb(struct ptsynth *s, bool enabled)
 		put_tsx(s, s->intx, false); /* 33.4.2.8: MODE.TSX in PSB+ */
 	if (enabled)
 		put_ip(s, ptpkt_fup, s->ip, false);
-	put_simple(s, ptpkt_psbend);
-	s->in_psb = false;
-	s->last_psb = s->pos;
+	ptwr_psb_end(&s->w);
 }
 
 static bool readable(struct ptsynth *s, uint64_t ip, struct x86_insn *in)
@@ -335,14 +295,6 @@ static void rpush(struct ptsynth *s, uint64_t v, uint8_t intr)
 		s->rsn++;
 }
 
-static void cpush(struct ptsynth *s, uint64_t v)
-{
-	s->cstack[s->csp] = v;
-	s->csp = (uint8_t)((s->csp + 1) % 64);
-	if (s->csn < 64)
-		s->csn++;
-}
-
 /* Tracing (re)starts at a function entry: MODE.Exec, TIP.PGE (33.7,
  * Table 33-56 cases 2 and 5). In a new context (another process after
  * tracing was off) the code may run in the other code size: p_mode; the
@@ -352,8 +304,7 @@ static void enable_at(struct ptsynth *s, uint64_t ip, bool newctx)
 	bool flip = newctx && s->mode != X86_MODE_16 && chance(s, s->cfg->p_mode);
 	flush_tnt(s);
 	/* 33.4.2.2: no RET is compressed across a PacketEn=0 window */
-	s->csn = 0;
-	s->csp = 0;
+	ptwr_forget_calls(&s->w);
 	s->ret_unknown = false;
 	s->ip = ip;
 	if (flip) {
@@ -470,7 +421,7 @@ static void maybe_ovf(struct ptsynth *s, bool after_tip);
 
 static void after_packet(struct ptsynth *s)
 {
-	if (s->pos - s->last_psb >= (s->cfg->psb_period ? s->cfg->psb_period : 4096)) {
+	if (ptwr_psb_due(&s->w)) {
 		psb(s, true);
 		return;
 	}
@@ -493,10 +444,7 @@ static void maybe_ovf(struct ptsynth *s, bool after_tip)
 	 * and a FUP says where tracing resumes. */
 	if (!after_tip || s->intx || !chance(s, s->cfg->p_ovf))
 		return;
-	flush_tnt(s);
-	put_simple(s, ptpkt_ovf);
-	s->csn = 0;
-	s->csp = 0;
+	ptwr_ovf(&s->w);
 	s->ret_unknown = false;
 	truth_event(s, PTFLOW_EV_OVERFLOW, false, 0, 0);
 	s->lost = 1 + (uint32_t)(rnd(s) % 64);
@@ -580,7 +528,6 @@ static void tip(struct ptsynth *s, uint64_t target)
 	}
 	put_ip(s, ptpkt_tip, target, false);
 	s->ip = target;
-	s->last_tnt = false;
 	after_packet(s);
 }
 
@@ -673,7 +620,7 @@ static void wake(struct ptsynth *s, unsigned last, unsigned deepest, unsigned wr
 	struct ptpkt p;
 	if (s->cfg->tsc) {
 		pkt_init(&p, ptpkt_tsc);
-		p.u.tsc.tsc = s->pos * 3 + 5000;
+		p.u.tsc.tsc = s->w.fill * 3 + 5000;
 		s->time = p.u.tsc.tsc;
 		put(s, &p);
 	}
@@ -752,12 +699,14 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 	efipt_memset(s, 0, sizeof(*s));
 	s->cfg = cfg;
 	s->sink = sink;
-	s->out = out;
-	s->cap = cap;
+	ptwr_init(&s->w, out, cap, cfg->psb_period, !cfg->disretc, NULL, NULL);
+	s->w.distnt = cfg->distnt;
+	s->w.hooks.ctx = s;
+	s->w.hooks.before = before_packet;
+	s->w.hooks.tnt_cap = next_tnt_cap;
 	s->rng = cfg->seed * 0x9E3779B97F4A7C15ull + 0x1234567;
 	if (!s->rng)
 		s->rng = 1;
-	s->tnt_cap = 6;
 	s->mode = cfg->bits == 16 ? X86_MODE_16 : cfg->bits == 32 ? X86_MODE_32 : X86_MODE_64;
 	s->int_countdown = cfg->p_interrupt ? (uint32_t)(rnd(s) % (2u * 65536 / cfg->p_interrupt + 1)) : 0;
 
@@ -774,7 +723,7 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 		if (cfg->max_insns && s->steps >= cfg->max_insns &&
 		    (!s->gap || s->steps >= cfg->max_insns + 65536))
 			break;
-		if (s->pos + RESERVE + 2 * PTPKT_PSB_SIZE + 256 > s->cap) {
+		if (s->w.fill + RESERVE + 2 * PTPKT_PSB_SIZE + 256 > cap) {
 			stop = PTSYNTH_STOP_SPACE;
 			break;
 		}
@@ -886,7 +835,7 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 				s->ip = bit ? in.target : next;
 				break;
 			}
-			tnt_bit(s, bit);
+			ptwr_tnt(&s->w, bit);
 			s->ip = bit ? in.target : next;
 			after_packet(s);
 			break;
@@ -903,7 +852,7 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 				break;
 			}
 			rpush(s, next, 0);
-			cpush(s, next);
+			ptwr_call(&s->w, next);
 			add_entry(s, in.target);
 			s->ret[s->ret_next] = next;
 			s->ret_next = (uint16_t)((s->ret_next + 1) % PTSYNTH_ENTRIES);
@@ -912,7 +861,7 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 			s->ip = in.target;
 			break;
 		case X86_IC_RET_NEAR:
-			if (cfg->distnt && !cfg->disretc && (s->csn || s->ret_unknown))
+			if (cfg->distnt && !cfg->disretc && (s->w.depth || s->ret_unknown))
 				start_gap(s, ip);
 			if (!s->rsn && s->nret && (rnd(s) & 3)) {
 				/* returning to a caller we never saw: pick a known
@@ -934,16 +883,13 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 			}
 			s->rsp = (uint16_t)((s->rsp + PTSYNTH_STACK - 1) % PTSYNTH_STACK);
 			s->rsn--;
-			if (!cfg->disretc && s->csn) {
-				/* compressed RET: the stack top is this RET's target */
-				s->csp = (uint8_t)((s->csp + 63) % 64);
-				s->csn--;
+			if (ptwr_ret(&s->w, s->rstack[s->rsp])) {
+				/* compressed: the stack top is this RET's target */
 				s->ip = s->rstack[s->rsp];
 				if (cfg->distnt) {
 					start_gap(s, ip); /* no TNT bit either */
 					break;
 				}
-				tnt_bit(s, 1);
 				after_packet(s);
 			} else {
 				tip(s, s->rstack[s->rsp]);
@@ -951,7 +897,7 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 			break;
 		case X86_IC_CALL_INDIRECT:
 			rpush(s, next, 0);
-			cpush(s, next);
+			ptwr_call(&s->w, next);
 			tip(s, pick_entry(s));
 			break;
 		case X86_IC_JMP_INDIRECT:
@@ -984,9 +930,9 @@ int ptsynth_run(struct ptsynth *s, const struct ptsynth_config *cfg,
 	if (s->intx)
 		tx_end(s);
 	fault(s, -1, 0);
-	res->size = s->pos;
+	res->size = s->w.fill;
 	res->insns = s->insns;
-	res->packets = s->packets;
+	res->packets = s->w.packets;
 	res->stop = stop;
 	return 0;
 }

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "core/pt_image.h"
+#include "core/pt_writer.h"
 
 #define PTSYNTH_STACK 256	/* modelled software call stack */
 #define PTSYNTH_ENTRIES 64	/* remembered function entries */
@@ -123,17 +124,12 @@ struct ptsynth_result {
 struct ptsynth {
 	const struct ptsynth_config *cfg;
 	const struct ptsynth_sink *sink;
-	uint8_t *out;
-	size_t cap, pos, last_psb;
+	struct ptwr w;		/* the packets, into out */
 	uint64_t rng;
-	uint64_t lastip;
 	uint64_t ip;
-	uint64_t tnt_bits;
 	uint64_t insns, steps;
-	uint64_t packets;
 	uint32_t int_countdown;
 	uint32_t lost;		/* instructions left in an overflow */
-	uint8_t tnt_n, tnt_cap;
 	uint8_t mode;
 	bool intx;		/* in a TSX transaction */
 	bool gap;		/* DisTNT: flow unknown since the last Jcc */
@@ -141,15 +137,11 @@ struct ptsynth {
 	uint32_t tx_left;	/* instructions until the transaction ends */
 	uint64_t tx_begin;	/* its XBEGIN: where an abort goes */
 	bool full_next;		/* next FUP uncompressed */
-	bool last_tnt;		/* the last flow packet was a TNT bit */
-	bool in_psb;		/* writing PSB+ */
 	uint64_t time;		/* cfg.cyc: the time estimate of the packets so far */
 	uint64_t mtc_period;	/* cfg.mtc: the crystal clock period of the last
 				 * MTC (or the TMA) */
-	uint8_t csp, csn;	/* compression stack (what the CPU tracks) */
 	uint16_t rsp, rsn;	/* software stack */
 	uint16_t nent, ent_next;
-	uint64_t cstack[64];
 	uint64_t rstack[PTSYNTH_STACK];
 	uint8_t rint[PTSYNTH_STACK];	/* 1: interrupt frame (resume IP) */
 	uint64_t ent[PTSYNTH_ENTRIES];

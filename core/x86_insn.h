@@ -85,7 +85,7 @@ enum x86_iclass {
  * users: a near RET may be compressed to a TNT bit (33.4.2.2), and INT n and
  * UD (its #UD fault) are events whose FUP names the instruction itself
  * (Table 33-23). The flow decoder (core/pt_flow_int.h) and the QEMU
- * plugin's encoder (ovmf/plugin/infer.c) both ask here.
+ * plugin's encoder (qemu-plugin/infer.c) both ask here.
  */
 enum x86_pt_report {
 	X86_PT_NONE,	/* no packet: the next IP follows from the bytes */

@@ -44,6 +44,9 @@ enum x86_vspace {
 #define X86V_NVARIANT 48
 #define X86V_NLEGACY (X86V_0F3A + 1) /* spaces with a fast-path bit */
 
+/* The Zydis version the tables come from (major << 8 | minor): an older
+ * Zydis knows fewer instructions (tests/unit/test_x86_zydis.c). */
+extern const uint16_t x86_vzydis;
 extern const uint8_t x86_vkey[X86V_NSPACE * 4 * 256];
 extern const uint16_t x86_vrow[][X86V_NVARIANT];
 /*

@@ -53,7 +53,49 @@ struct copts {
 	uint32_t *top;
 	uint32_t top_cap;
 	bool oom;
+	bool shown;			/* a matching frame was entered */
 };
+
+/* Does --function (IMAGE`NAME or NAME, among inline functions too with
+ * --inline) or --image name something of the traced images? Says so when
+ * not: an empty call trace would look like one that never called it. */
+static bool names_something(const struct trace_input *t, const struct copts *o, bool inl)
+{
+	if (!o->function && !o->image)
+		return true;
+	const char *want = o->function ? o->function : o->image;
+	const char *tick = o->function ? strchr(o->function, '`') : NULL;
+	const char *fname = tick ? tick + 1 : want;
+	bool image_named = false;
+	for (size_t i = 0; i < t->nimg; i++) {
+		const struct symimage *im = &t->img[i];
+		if (o->image || tick) {
+			size_t n = o->image ? strlen(want) : (size_t)(tick - want);
+			if (strlen(im->name) != n || strncmp(im->name, want, n))
+				continue;
+			image_named = true;
+			if (o->image)
+				return true;
+		}
+		for (size_t k = 0; im->sf && k < im->sf->nfuncs; k++)
+			if (!strcmp(im->sf->funcs[k].name, fname))
+				return true;
+		for (size_t k = 0; inl && im->sf && k < im->sf->ninl; k++)
+			if (!strcmp(im->sf->inl[k].name, fname))
+				return true;
+	}
+	if (o->image)
+		fprintf(stderr, "efipt calls: --image %s: no traced image has that name ('efipt "
+			"symbols' lists them)\n", term_safe(want));
+	else if (tick && !image_named)
+		fprintf(stderr, "efipt calls: --function %s: no traced image is named %.*s\n",
+			term_safe(want), (int)(tick - want), want);
+	else
+		fprintf(stderr, "efipt calls: --function %s: no function of that name in the "
+			"symbols of the traced images%s ('efipt symbols' says what each has)\n",
+			term_safe(want), inl ? " (inline functions included)" : "");
+	return false;
+}
 
 static bool matches(const struct copts *o, uint32_t fn)
 {
@@ -107,6 +149,7 @@ static void on_enter(void *ctx, const struct callstack *cs, const struct cs_fram
 	o->top[d] = base;
 	if (o->filter && !base)
 		return;
+	o->shown = true;
 	uint32_t rel = d - (o->filter ? base : 1);
 	if ((o->depth && rel >= o->depth) || cs->insns < o->from || (o->to && cs->insns >= o->to))
 		return;
@@ -207,12 +250,19 @@ int cmd_calls(int argc, char **argv)
 		calls_usage(stderr);
 		goto out;
 	}
+	if (o->to && o->from >= o->to) {
+		fprintf(stderr, "efipt calls: --from %llu --to %llu: no instruction index is in "
+			"[from, to)\n", o->from, o->to);
+		goto out;
+	}
 	o->filter = o->function || o->image;
 	t.streams = true;
 	if (trace_input_finish(&t, optind < argc ? argv[optind] : NULL, true))
 		goto out;
 	o->st = &t.st;
 	o->t = &t;
+	if (!names_something(&t, o, inline_frames))
+		goto out;
 	struct cs_listener ls = { o, on_enter, on_leave, NULL, NULL };
 	if (inline_frames) {
 		if (symtab_use_inline(&t.st) || inl_frames_init(&x, &ls)) {
@@ -233,6 +283,10 @@ int cmd_calls(int argc, char **argv)
 		fprintf(stderr, "efipt calls: out of memory\n");
 		goto out;
 	}
+	if (o->filter && !o->shown)
+		fprintf(stderr, "efipt calls: --%s %s: it never ran in the trace (no call to "
+			"show)\n", o->function ? "function" : "image",
+			term_safe(o->function ? o->function : o->image));
 	if (cs.timed && !o->index && !t.tsc_hz)
 		fprintf(stderr, "efipt calls: the TSC frequency is unknown: times are TSC ticks "
 			"(--tsc-hz)\n");

@@ -17,7 +17,9 @@
 #include "decode/cov_lcov.h"
 #include "decode/cov_merge.h"
 #include "decode/file_io.h"
+#include "decode/flow_notes.h"
 #include "decode/progress.h"
+#include "decode/rundir_code.h"
 #include "decode/trace_end.h"
 #include "decode/trace_input.h"
 
@@ -40,18 +42,23 @@ static void coverage_usage(FILE *f)
 		"  --pt TRACE           a raw trace, with code images as for 'efipt insn':\n"
 		"  --raw FILE[:from[-to]]:BASE, --elf FILE[:BASE], --pe FILE[:BASE]\n"
 		"                       (each --pe file is an image, named after the file)\n"
-		"  --images FILE        images.json naming the images (base, size, name)\n"
+		"  --images FILE        images.json naming the images (base, size, name; its\n"
+		"                       \"code\" sections), instead of the --pe files' or the\n"
+		"                       run directory's. Where images overlap, an address\n"
+		"                       counts for the one that starts last (a nested image)\n"
 		"  --cpu N, --cpu F/M[/S], --distnt, --disretc  as for 'efipt insn'\n"
 		"output:\n"
 		"  --format drcov|text|json|lcov  drcov version 2 (Lighthouse, bncov, Lightkeeper,\n"
 		"                       Cartographer), a table, or JSON (default: drcov when\n"
-		"                       -o ends in .drcov, else text); lcov: see\n"
+		"                       -o ends in .drcov, lcov when it ends in .info, else\n"
+		"                       text); lcov (--symbols PATH...): see\n"
 		"                       'efipt coverage --format lcov --help'\n"
 		"  -o FILE              write there (written under a temporary name and\n"
 		"                       renamed when complete); text and json default to\n"
 		"                       standard output, drcov needs -o\n"
 		"  --fail-under PERCENT exit 3 when fewer than PERCENT of the code bytes were\n"
-		"                       executed: of every image that executed (total), or of\n"
+		"                       executed, compared as printed (one decimal: 40.2):\n"
+		"                       of every image that executed (total), or of\n"
 		"                       each --image NAME (repeatable; NAME with or without\n"
 		"                       .efi, case-insensitive)\n"
 		"  --merge FILE...      union of drcov files: modules matched by path, blocks\n"
@@ -148,7 +155,7 @@ static void jcc_counts(const struct ptcov *c, const struct jcc_set *js, struct j
 		const struct jcc *e = &js->slot[i];
 		if (!e->ways)
 			continue;
-		int k = ptimg_list_find(c->img, c->nimg, sizeof(*c->img), e->end - 1, &last);
+		int k = ptimg_list_find(c->img, c->nimg, sizeof(*c->img), e->end - 1, &last, c->overlap);
 		if (k < 0)
 			continue;
 		struct jcc_count *p = &per[k];
@@ -169,9 +176,11 @@ static unsigned long long tenths(uint64_t part, uint64_t total)
 	return total ? (unsigned long long)((part * 1000 + total / 2) / total) : 0;
 }
 
+/* The image's code: the bytes of its executable sections it owns (or of
+ * its whole range where they are not known: collect()). */
 static uint64_t code_bytes(const struct ptcov_image *m)
 {
-	return m->code_size ? m->code_size : m->size;
+	return m->code_size;
 }
 
 /* Does NAME name image m: its path or the path without ".efi", any case. */
@@ -200,8 +209,9 @@ struct totals {
 	unsigned images;
 };
 
-static void report(FILE *f, enum fmt fmt, const struct ptcov *c, const struct ptflow_stat *st,
-		   const struct jcc_count *jc, const struct jcc_count *jt, struct totals *t)
+static void report(FILE *f, enum fmt fmt, const struct ptcov *c, const bool *whole,
+		   const struct ptflow_stat *st, const struct jcc_count *jc,
+		   const struct jcc_count *jt, struct totals *t)
 {
 	memset(t, 0, sizeof(*t));
 	if (!f)
@@ -234,12 +244,14 @@ static void report(FILE *f, enum fmt fmt, const struct ptcov *c, const struct pt
 			sb_init(&sb, esc, sizeof(esc));
 			sb_json_str(&sb, m->path);
 			fprintf(f, "%s\n  {\"path\": %s, \"base\": \"0x%llx\", \"size\": %llu, "
-				   "\"entry\": \"0x%llx\", \"code_size\": %llu, \"executed\": %llu, "
+				   "\"entry\": \"0x%llx\", \"code_size\": %llu, \"code_from\": \"%s\", "
+				   "\"executed\": %llu, "
 				   "\"insns\": %llu, \"blocks\": %llu, \"bytes\": %llu, "
 				   "\"percent\": %llu.%llu, \"branches\": %s}",
 				t->images ? "," : "", esc, (unsigned long long)m->base,
 				(unsigned long long)m->size, (unsigned long long)m->entry,
-				(unsigned long long)code_bytes(m), (unsigned long long)m->execs,
+				(unsigned long long)code_bytes(m), whole[k] ? "image" : "sections",
+				(unsigned long long)m->execs,
 				(unsigned long long)s.insns, (unsigned long long)s.blocks,
 				(unsigned long long)s.bytes, pc / 10, pc % 10, jcc_json(&jc[k]));
 		}
@@ -272,16 +284,35 @@ static void report(FILE *f, enum fmt fmt, const struct ptcov *c, const struct pt
 	}
 }
 
-/* --fail-under: 0 if every gate passes, else 3 (messages on stderr). */
-static int gates(const struct ptcov *c, const struct totals *t, long pct, char **img,
+/* Is the coverage of code bytes, as printed (tenths of a percent), below
+ * the gate (tenths)? What is printed is what is compared. */
+static bool below(uint64_t bytes, uint64_t code, long gate)
+{
+	return !code || tenths(bytes, code) < (unsigned long long)gate;
+}
+
+/* tenths as the user wrote them: "40", "40.2" (static buffer) */
+static const char *tenths_text(long v)
+{
+	static char b[32];
+	if (v % 10)
+		snprintf(b, sizeof(b), "%ld.%ld", v / 10, v % 10);
+	else
+		snprintf(b, sizeof(b), "%ld", v / 10);
+	return b;
+}
+
+/* --fail-under (in tenths of a percent): 0 if every gate passes, else 3
+ * (messages on stderr). */
+static int gates(const struct ptcov *c, const struct totals *t, long gate, char **img,
 		 unsigned nimg)
 {
 	int rc = 0;
 	if (!nimg) {
-		if (t->bytes * 100 < (uint64_t)pct * t->code || !t->code) {
+		if (below(t->bytes, t->code, gate)) {
 			unsigned long long p = tenths(t->bytes, t->code);
-			fprintf(stderr, CMD ": coverage %llu.%llu%% is below --fail-under %ld%%\n",
-				p / 10, p % 10, pct);
+			fprintf(stderr, CMD ": coverage %llu.%llu%% is below --fail-under %s%%\n",
+				p / 10, p % 10, tenths_text(gate));
 			rc = 3;
 		}
 		return rc;
@@ -298,14 +329,34 @@ static int gates(const struct ptcov *c, const struct totals *t, long pct, char *
 		}
 		struct ptcov_stat s;
 		ptcov_image_stat(m, &s);
-		if (s.bytes * 100 < (uint64_t)pct * code_bytes(m) || !code_bytes(m)) {
+		if (below(s.bytes, code_bytes(m), gate)) {
 			unsigned long long p = tenths(s.bytes, code_bytes(m));
-			fprintf(stderr, CMD ": %s: coverage %llu.%llu%% is below --fail-under %ld%%\n",
-				term_safe(m->path), p / 10, p % 10, pct);
+			fprintf(stderr, CMD ": %s: coverage %llu.%llu%% is below --fail-under "
+					"%s%%\n", term_safe(m->path), p / 10, p % 10, tenths_text(gate));
 			rc = 3;
 		}
 	}
 	return rc;
+}
+
+/* A percentage with at most one decimal ("40", "40.2") in tenths. 0, or -1
+ * when s is none from 0 to 100. */
+static int parse_tenths(const char *s, long *out)
+{
+	unsigned long long whole, frac = 0;
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%s", s);
+	char *dot = strchr(buf, '.');
+	if (dot) {
+		*dot = 0;
+		if (strlen(dot + 1) != 1 || dot[1] < '0' || dot[1] > '9')
+			return -1;
+		frac = (unsigned long long)(dot[1] - '0');
+	}
+	if (strlen(s) >= sizeof(buf) - 1 || parse_u64(buf, &whole) || whole * 10 + frac > 1000)
+		return -1;
+	*out = (long)(whole * 10 + frac);
+	return 0;
 }
 
 static int ends_with(const char *s, const char *tail)
@@ -314,10 +365,40 @@ static int ends_with(const char *s, const char *tail)
 	return n >= m && !strcmp(s + n - m, tail);
 }
 
+/* An image list entry as ptimg_list_*() take it, with its place in
+ * trace_images. */
+struct cov_src {
+	uint64_t base, size;
+	unsigned i;
+};
+
+/* Bytes of [a, a + len) that image k of the sorted list src owns. */
+static uint64_t owned(const struct cov_src *src, unsigned n, int overlap, unsigned k, uint64_t a,
+		      uint64_t len)
+{
+	uint64_t got = 0;
+	unsigned last = k;
+	while (len) {
+		uint64_t lo, hi;
+		int o = ptimg_list_span(src, n, sizeof(*src), a, &last, overlap, &lo, &hi);
+		uint64_t chunk = hi - a >= len - 1 ? len : hi - a + 1;
+		if (o == (int)k)
+			got += chunk;
+		a += chunk;
+		len -= chunk;
+	}
+	return got;
+}
+
+static const char *cov_image_name(const void *img)
+{
+	return ((const struct ptcov_image *)img)->path;
+}
+
 /* Decode, collect, write. Returns the exit status. */
 static int collect(const char *trace, struct ptsec_image *im, struct ptflow_config *fc,
-		   struct trace_images *ti, enum fmt fmt, const char *out, long fail_under,
-		   char **gate_img, unsigned ngate)
+		   bool cpu_known, struct trace_images *ti, enum fmt fmt, const char *out,
+		   long fail_under, char **gate_img, unsigned ngate)
 {
 	if (!ti->n) {
 		fprintf(stderr, CMD ": no images to attribute coverage to: a run directory, "
@@ -326,6 +407,7 @@ static int collect(const char *trace, struct ptsec_image *im, struct ptflow_conf
 	}
 	static struct cov_ctx cc;
 	struct jcc_count *jc = NULL, jt;
+	bool *whole = NULL;	/* per image: its sections are not known */
 	struct ptcov_image *img = calloc(ti->n, sizeof(*img));
 	if (!img) {
 		fprintf(stderr, CMD ": out of memory\n");
@@ -334,17 +416,40 @@ static int collect(const char *trace, struct ptsec_image *im, struct ptflow_conf
 	struct ptimg code = ptsec_ptimg(im);
 	int rc = 2;
 	unsigned n = 0;
-	for (unsigned i = 0; i < ti->n; i++) {
+	/* the images in the order ptcov_init() sorts them (the rule's order),
+	 * so that what is known per image stays beside it */
+	struct cov_src *src = calloc(ti->n, sizeof(*src));
+	whole = calloc(ti->n, sizeof(*whole));
+	if (!src || !whole) {
+		fprintf(stderr, CMD ": out of memory\n");
+		free(src);
+		goto out;
+	}
+	for (unsigned i = 0; i < ti->n; i++)
+		src[i] = (struct cov_src){ ti->img[i].base,
+					   ptimg_range_ok(ti->img[i].base, ti->img[i].size)
+						   ? ti->img[i].size : 0, i };
+	int overlap = ptimg_list_sort(src, ti->n, sizeof(*src));
+	for (unsigned k = 0; k < ti->n; k++) {
+		unsigned i = src[k].i;
 		struct ptcov_image *m = &img[n];
-		m->base = ti->img[i].base;
-		m->size = ti->img[i].size;
+		m->base = src[k].base;
+		m->size = src[k].size;
 		if (!m->size)
 			continue;
 		ptcov_set_name(m, ti->img[i].name);
-		ptcov_read_pe(m, &code);
-		if (ti->code_size[i]) { /* a --pe file: its headers are not among the sections */
-			m->code_size = ti->code_size[i];
-			m->entry = ti->entry[i];
+		/* its executable sections: images.json or a --pe file, else the
+		 * headers in the code (a run directory's snapshot) */
+		struct pe_code pc = ti->code[i];
+		if (!pc.n)
+			pe_code_read(&code, m->base, m->size, &pc);
+		m->entry = pc.entry_rva ? m->base + pc.entry_rva : 0;
+		for (unsigned r = 0; r < pc.n; r++)
+			m->code_size += owned(src, ti->n, overlap, k, m->base + pc.r[r].rva,
+					      pc.r[r].size);
+		if (!pc.n) {
+			m->code_size = owned(src, ti->n, overlap, k, m->base, m->size);
+			whole[n] = true;
 		}
 		n++;
 		if (m->size > MAX_IMAGE_BITS) {
@@ -357,11 +462,15 @@ static int collect(const char *trace, struct ptsec_image *im, struct ptflow_conf
 		if (!m->bits) {
 			fprintf(stderr, CMD ": out of memory for the coverage of %s (%llu bytes)\n",
 				term_safe(m->path), (unsigned long long)m->size);
+			free(src);
 			goto out;
 		}
 	}
+	free(src);
 	static struct ptcov cov;
 	ptcov_init(&cov, img, n);
+	if (cov.overlap)
+		images_note_overlaps(CMD, img, n, sizeof(*img), cov_image_name);
 	struct input_map in;
 	char err[4400];
 	if (input_map(&in, trace, SIZE_MAX, err, sizeof(err))) {
@@ -389,6 +498,9 @@ static int collect(const char *trace, struct ptsec_image *im, struct ptflow_conf
 	progress_start(&pg, &dec, "coverage", strcmp(trace, "-") ? trace : "<stdin>", in.size, false);
 	ptflow_decode(&dec, in.data, in.size, 0);
 	progress_end(&pg);
+	/* the errors before the end: the coverage is of what decoded */
+	flownote_report(CMD, strcmp(trace, "-") ? trace : "<stdin>", &dec.stat, dec.stat.errors,
+			cpu_known, false);
 	int end_err = trace_end_report("coverage", strcmp(trace, "-") ? trace : "<stdin>", in.data,
 				       in.size);
 	free(fc->cache);
@@ -411,16 +523,18 @@ static int collect(const char *trace, struct ptsec_image *im, struct ptflow_conf
 	}
 	if (fmt == FMT_DRCOV) {
 		ptcov_drcov_write(&cov, "efipt", put_file, &af);
-		report(NULL, fmt, &cov, &dec.stat, jc, &jt, &t); /* the totals only */
+		report(NULL, fmt, &cov, whole, &dec.stat, jc, &jt, &t); /* the totals only */
 	} else {
-		report(f, fmt, &cov, &dec.stat, jc, &jt, &t);
+		report(f, fmt, &cov, whole, &dec.stat, jc, &jt, &t);
 	}
+	for (unsigned k = 0; k < n; k++)
+		if (whole[k] && img[k].execs && fmt != FMT_DRCOV)
+			fprintf(stderr, CMD ": %s: its executable sections are not known (no PE "
+					"headers in its code, no \"code\" in images.json): its whole "
+					"range counts as code\n", term_safe(img[k].path));
 	if (out && atomic_commit(&af, CMD))
 		goto out;
 	rc = dec.stat.errors || end_err ? 1 : 0;
-	if (dec.stat.errors)
-		fprintf(stderr, CMD ": the trace had %llu decode errors: coverage of what decoded\n",
-			(unsigned long long)dec.stat.errors);
 	if (fail_under >= 0) {
 		int g = gates(&cov, &t, fail_under, gate_img, ngate);
 		if (g)
@@ -430,6 +544,7 @@ out:
 	for (unsigned k = 0; k < ti->n && k < n; k++)
 		free(img[k].bits);
 	free(img);
+	free(whole);
 	free(jc);
 	free(cc.jcc.slot);
 	cc.jcc.slot = NULL;
@@ -453,11 +568,19 @@ int cmd_coverage(int argc, char **argv)
 		{ "image", required_argument, 0, 'i' },
 		{ "merge", no_argument, 0, 'M' },
 		{ "help", no_argument, 0, 'h' },
+		/* lcov's: taken to hand over, or to say what they are for */
+		{ "symbols", required_argument, 0, 'S' },
+		{ "path-map", required_argument, 0, 'Y' },
+		{ "source-map", required_argument, 0, 'Z' },
 		{ 0, 0, 0, 0 },
 	};
+	const char *lcov_opt = NULL;	/* one of lcov's options, as given */
 	struct ptsec_image im;
-	struct trace_images ti = { 0 };
+	struct trace_images ti = { 0 }, named = { 0 };
 	unsigned cpu = 0;	/* --cpu N: the run's trace of CPU N */
+	bool cpu_given = false;	/* --cpu F/M: cpu_errata */
+	uint32_t cpu_errata = 0;
+	struct flow_facts facts;
 	struct ptflow_config fc;
 	const char *trace = NULL, *out = NULL;
 	static char run_trace[4200];
@@ -490,11 +613,12 @@ int cmd_coverage(int argc, char **argv)
 				goto out;
 			break;
 		case 'I':
-			if (trace_input_images(CMD, optarg, &ti))
+			if (trace_input_images(CMD, optarg, &named))
 				goto out;
 			break;
 		case 'c':
-			if (trace_input_cpu_arg(optarg, &cpu, &fc.errata)) {
+			cpu_given |= strchr(optarg, '/') != NULL;
+			if (trace_input_cpu_arg(optarg, &cpu, &cpu_errata)) {
 				fprintf(stderr, CMD ": --cpu wants a CPU number N or "
 					"FAMILY/MODEL[/STEPPING], got '%s'\n", term_safe(optarg));
 				goto out;
@@ -513,16 +637,14 @@ int cmd_coverage(int argc, char **argv)
 			}
 			break;
 		case 'o': out = optarg; break;
-		case 'F': {
-			unsigned long long v;
-			if (parse_u64(optarg, &v) || v > 100) {
-				fprintf(stderr, CMD ": --fail-under takes a percentage from 0 to 100, "
-						"not '%s'\n", term_safe(optarg));
+		case 'F':
+			if (parse_tenths(optarg, &fail_under)) {
+				fprintf(stderr, CMD ": --fail-under takes a percentage from 0 to 100 "
+						"with at most one decimal (as printed), not '%s'\n",
+					term_safe(optarg));
 				goto out;
 			}
-			fail_under = (long)v;
 			break;
-		}
 		case 'i':
 			if (ngate >= MAX_GATES) {
 				fprintf(stderr, CMD ": more than %d --image options\n", MAX_GATES);
@@ -531,6 +653,9 @@ int cmd_coverage(int argc, char **argv)
 			gate_img[ngate++] = optarg;
 			break;
 		case 'M': merge = true; break;
+		case 'S': lcov_opt = "--symbols"; break;
+		case 'Y': lcov_opt = "--path-map"; break;
+		case 'Z': lcov_opt = "--source-map"; break;
 		case 'h':
 			coverage_usage(stdout);
 			rc = 0;
@@ -540,6 +665,19 @@ int cmd_coverage(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (fmt == FMT_DEFAULT && !merge && out && ends_with(out, ".info")) {
+		/* an lcov tracefile by its name, as --merge takes it */
+		trace_images_free(&ti);
+		trace_images_free(&named);
+		ptsec_free(&im);
+		return coverage_lcov(argc, argv);
+	}
+	if (lcov_opt) {
+		fprintf(stderr, CMD ": %s is for the source lines and functions of --format lcov "
+				"(or -o FILE.info); drcov, text and json count per image and need "
+				"no symbols\n", lcov_opt);
+		goto out;
+	}
 	if (ngate && fail_under < 0) {
 		fprintf(stderr, CMD ": --image selects what --fail-under checks: give both\n");
 		goto out;
@@ -547,7 +685,7 @@ int cmd_coverage(int argc, char **argv)
 	if (fmt == FMT_DEFAULT) /* --merge writes drcov whatever the name */
 		fmt = merge || (out && ends_with(out, ".drcov")) ? FMT_DRCOV : FMT_TEXT;
 	if (merge) {
-		if (trace || im.n || ti.n || fail_under >= 0 || (fmt != FMT_DRCOV)) {
+		if (trace || im.n || ti.n || named.n || fail_under >= 0 || (fmt != FMT_DRCOV)) {
 			fprintf(stderr, CMD ": --merge takes drcov files and -o OUT (drcov) only\n");
 			goto out;
 		}
@@ -577,7 +715,7 @@ int cmd_coverage(int argc, char **argv)
 			goto out;
 		}
 		if (trace_input_run(CMD, argv[optind], cpu, &im, &fc, run_trace, sizeof(run_trace),
-				    &ti)) {
+				    &ti, &facts)) {
 			rc = 1;
 			goto out;
 		}
@@ -592,9 +730,14 @@ int cmd_coverage(int argc, char **argv)
 			goto out;
 		}
 	}
-	rc = collect(trace, &im, &fc, &ti, fmt, out, fail_under, gate_img, ngate);
+	if (named.n)
+		trace_images_rename(&ti, &named);
+	bool cpu_known = flownote_errata(&fc, trace == run_trace ? &facts : NULL, cpu_given,
+					 cpu_errata);
+	rc = collect(trace, &im, &fc, cpu_known, &ti, fmt, out, fail_under, gate_img, ngate);
 out:
 	trace_images_free(&ti);
+	trace_images_free(&named);
 	ptsec_free(&im);
 	return rc;
 }

@@ -9,6 +9,7 @@
 #include "core/pt_summary.h"
 #include "decode/commands.h"
 #include "decode/file_io.h"
+#include "decode/flow_notes.h"
 #include "decode/progress.h"
 #include "decode/rundir.h"
 #include "decode/rundir_code.h"
@@ -133,8 +134,12 @@ int cmd_decode(int argc, char **argv)
 	struct flow_facts facts;
 	rundir_flow_facts(&rd, &facts);
 	flow_setup(&fc, &facts);
+	bool cpu_known = flownote_errata(&fc, &facts, false, 0);
 	static struct ptsum sum;
 	ptsum_init(&sum, code.images, code.nimages);
+	if (sum.overlap)
+		images_note_overlaps("efipt decode", code.images, code.nimages, sizeof(*code.images),
+				     ptsum_image_name);
 	/* blocks from the fast loops: no instruction decoded twice */
 	struct ptflow_sink sink = { &sum, NULL, ptsum_on_event };
 	static struct ptflow_decoder dec;
@@ -146,6 +151,8 @@ int cmd_decode(int argc, char **argv)
 		progress_start(&pg, &dec, "decode", path, size, false);
 		ptflow_decode(&dec, trace, size, 0);
 		progress_end(&pg);
+		/* the summary names the first error: here, what it may be */
+		flownote_report("efipt decode", path, &dec.stat, dec.stat.errors, cpu_known, true);
 		int end_err = trace_end_report("decode", path, trace, size);
 		static char text[1 << 16];
 		struct strbuf sb;

@@ -12,6 +12,7 @@
 #include "decode/commands.h"
 #include "decode/file_io.h"
 #include "decode/rundir.h"
+#include "decode/rundir_code.h"
 
 static void info_usage(FILE *f)
 {
@@ -22,6 +23,8 @@ static void info_usage(FILE *f)
 		   "Strings from the directory are printed with control characters escaped\n"
 		   "(\\n, \\xNN). A NAME.tmp file means the machine stopped while writing NAME:\n"
 		   "it is reported and makes the directory damaged.\n\n"
+		   "The code snapshots and images.json are checked as the decoding commands\n"
+		   "read them: what they refuse, info refuses with the same message.\n\n"
 		   "Exit status: 0 if the directory is valid, 1 if it is damaged, 2 on usage\n"
 		   "errors or a write error on standard output.\n");
 }
@@ -61,6 +64,42 @@ static int show_caps(const struct rundir *rd, int full)
 	}
 	fputs(buf, stdout);
 	return 0;
+}
+
+/*
+ * The code snapshots and the image list, loaded as every decoding command
+ * loads them (rundir_code_load(): memmap.json, plain snapshot names of the
+ * listed size, no overlaps, images.json), so that info refuses what they
+ * refuse, with their message; overlapping images are said as they say it.
+ * A run without memmap.json and images.json (caps, selftest) has none.
+ * Returns -1 when they are damaged.
+ */
+static int show_code(const struct rundir *rd)
+{
+	char p[4200], err[4400];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/memmap.json", rd->path);
+	bool mm = !lstat(p, &st);
+	snprintf(p, sizeof(p), "%s/images.json", rd->path);
+	if (!mm && lstat(p, &st))
+		return 0;
+	static struct rundir_code code;
+	int rc = 0;
+	if (rundir_code_load(&code, rd, err, sizeof(err))) {
+		fprintf(stderr, "efipt info: %s\n", term_safe(err));
+		rc = -1;
+	} else {
+		uint64_t bytes = 0;
+		for (unsigned i = 0; i < code.view.n; i++)
+			bytes += code.view.r[i].size;
+		printf("Code         %u snapshots (%llu KiB), %u images\n", code.view.n,
+		       (unsigned long long)(bytes >> 10), code.nimages);
+		if (ptimg_list_sort(code.images, code.nimages, sizeof(*code.images)))
+			images_note_overlaps("efipt info", code.images, code.nimages,
+					     sizeof(*code.images), ptsum_image_name);
+	}
+	rundir_code_free(&code);
+	return rc;
 }
 
 /* The same decode with libipt's ptxed, for users who want its output. */
@@ -203,6 +242,12 @@ int cmd_info(int argc, char **argv)
 			       k ? "            " : "Traces      ", t[k].cpu, t[k].file,
 			       (unsigned long long)t[k].bytes, (unsigned long long)t[k].insns);
 	}
+	if (show_code(&rd))
+		rc = 1;
+	char tp[4200], terr[4400];
+	if (rundir_trace(&rd, tp, sizeof(tp), terr, sizeof(terr)) && strstr(terr, " is empty: "))
+		fprintf(stderr, "efipt info: %s: the decoding commands refuse this run\n",
+			term_safe(terr));
 	show_ptxed(&rd);
 	if (stray_tmp_files(&rd))
 		rc = 1;

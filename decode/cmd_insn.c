@@ -18,6 +18,7 @@
 #include "core/x86_insn.h"
 #include "decode/commands.h"
 #include "decode/file_io.h"
+#include "decode/flow_notes.h"
 #include "decode/progress.h"
 #include "decode/pt_sections.h"
 #include "decode/trace_end.h"
@@ -193,6 +194,7 @@ int cmd_insn(int argc, char **argv)
 	unsigned cpu = 0;
 	bool set_errata = false;
 	uint32_t errata = 0;
+	struct flow_facts facts;
 	unsigned long long v, cache_n = 1 << 16;
 	int c, rc = 2;
 
@@ -282,7 +284,7 @@ int cmd_insn(int argc, char **argv)
 			goto out;
 		}
 		if (trace_input_run("efipt insn", run, cpu, &im, &fc, run_trace, sizeof(run_trace),
-				    NULL))
+				    NULL, &facts))
 			goto out;
 		trace = run_trace;
 		fc.distnt |= distnt;
@@ -292,8 +294,7 @@ int cmd_insn(int argc, char **argv)
 			cpu);
 		goto out;
 	}
-	if (set_errata)
-		fc.errata = errata;
+	bool cpu_known = flownote_errata(&fc, run ? &facts : NULL, set_errata, errata);
 	if (!trace || optind != argc) {
 		insn_usage(stderr);
 		goto out;
@@ -331,6 +332,9 @@ int cmd_insn(int argc, char **argv)
 	long errs = ptflow_decode(d, buf, len, 0);
 	progress_end(&pg);
 	flush_stdout(); /* the listing before the message about its end */
+	/* the listing names each error; --stat only counts them */
+	flownote_report("efipt insn", strcmp(trace, "-") ? trace : "<stdin>", &d->stat,
+			d->stat.errors, cpu_known, !o.stat);
 	errs += trace_end_report("insn", strcmp(trace, "-") ? trace : "<stdin>", buf, len);
 	if (o.stat)
 		printf("insn: %" PRIu64 "\nbranches: %" PRIu64 "\nevents: %" PRIu64

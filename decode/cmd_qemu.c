@@ -5,6 +5,7 @@
  * untouched; the plugin is added as one more -plugin.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <libgen.h>
@@ -12,8 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -24,6 +29,7 @@
 #include "decode/qemu_esp.h"
 #include "decode/qemu_image_filter.h"
 #include "decode/qemu_merge.h"
+#include "decode/qemu_run.h"
 #include "decode/qemu_trace_opts.h"
 
 static void qemu_usage(FILE *f)
@@ -47,6 +53,8 @@ static void qemu_usage(FILE *f)
 		"                     Without --esp, the one raw FAT disk image of QEMU-ARGS\n"
 		"                     (-drive file=IMAGE, -hda IMAGE) is taken, and said so\n"
 		"  --no-esp           no ESP: do not look for one in QEMU-ARGS\n"
+		"  --timeout SECONDS  stop QEMU (SIGTERM, then SIGKILL) when it runs longer;\n"
+		"                     the trace up to then is kept, efipt qemu exits 1\n"
 		"  --plugin FILE      the plugin (default: efipt-qemu.so next to efipt,\n"
 		"                     or $EFIPT_QEMU_PLUGIN)\n"
 		"  --qemu FILE        the QEMU binary (default: qemu-system-x86_64)\n\n"
@@ -66,6 +74,8 @@ static void qemu_usage(FILE *f)
 		"                     -icount shift=N,sleep=off each instruction is 2^N ns;\n"
 		"                     without -icount, 1 ns (emulated time either way)\n\n"
 		"QEMU-ARGS must give the firmware (-drive if=pflash,... or -bios FILE).\n"
+		"QEMU never outlives efipt qemu: SIGTERM, SIGINT and SIGHUP are passed on\n"
+		"to it, and it is ended when efipt qemu dies.\n"
 		"Markers: 0F 1F 84 00 45 50 54 31 (start), ... 54 30 (stop).\n");
 }
 
@@ -176,6 +186,7 @@ int cmd_qemu(int argc, char **argv)
 		{ "qemu", required_argument, 0, 'q' },
 		{ "esp", required_argument, 0, 'E' },
 		{ "no-esp", no_argument, 0, 'N' },
+		{ "timeout", required_argument, 0, 'T' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -185,7 +196,7 @@ int cmd_qemu(int argc, char **argv)
 	const char *esp = NULL;
 	int no_esp = 0, esp_auto = 0;
 	static char auto_esp[PATH_MAX];
-	unsigned long long limit = 0;
+	unsigned long long limit = 0, timeout = 0;
 	char plugin[PATH_MAX] = "";
 	int c;
 	/* the hardware trace options first: the shared table's rows */
@@ -226,6 +237,13 @@ int cmd_qemu(int argc, char **argv)
 		case 'q': qemu = optarg; break;
 		case 'E': esp = optarg; break;
 		case 'N': no_esp = 1; break;
+		case 'T':
+			if (parse_u64(optarg, &timeout) || !timeout || timeout > 30 * 86400) {
+				fprintf(stderr, "efipt qemu: --timeout %s: expected seconds, 1 to "
+						"2592000\n", optarg);
+				return 2;
+			}
+			break;
 		case 'h': qemu_usage(stdout); return 0;
 		default: qemu_usage(stderr); return 2;
 		}
@@ -333,27 +351,29 @@ int cmd_qemu(int argc, char **argv)
 
 	/* the runs already on the ESP: never merged as this one's */
 	char *before = esp ? qemu_esp_runs(esp) : NULL;
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "efipt qemu: fork: %s\n", strerror(errno));
+	/* what QEMU is about to do, before the wait (a start may take long) */
+	printf("efipt qemu: QEMU runs; %s%s%s\n",
+	       !start || !strcmp(start, "reset") ? "tracing from the reset vector"
+	       : !strcmp(start, "protected") ? "waiting for the first instruction outside 16-bit "
+					      "code to start tracing"
+	       : !strcmp(start, "marker") ? "waiting for the start marker (EPT1) to start tracing"
+					   : "waiting for the first execution of ",
+	       start && strcmp(start, "reset") && strcmp(start, "protected") &&
+			       strcmp(start, "marker") ? start : "",
+	       timeout ? "" : " (Ctrl-C ends it; --timeout SECONDS limits it)");
+	struct qemu_run qr;
+	if (qemu_run(qargv, timeout, &qr)) {
 		free(before);
+		free(qargv);
 		return 2;
 	}
-	if (!pid) {
-		execvp(qemu, qargv);
-		fprintf(stderr, "efipt qemu: %s: %s\n", qemu, strerror(errno));
-		_exit(127);
-	}
-	int ws;
-	while (waitpid(pid, &ws, 0) < 0) {
-		if (errno != EINTR) {
-			fprintf(stderr, "efipt qemu: waitpid: %s\n", strerror(errno));
-			free(before);
-			return 2;
-		}
-	}
-	int status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	int status = qr.status;
+	if (qr.signal)
+		fprintf(stderr, "efipt qemu: %s: passed on to QEMU, which ended (status %d)\n",
+			strsignal(qr.signal), status);
+	else if (qr.timed_out)
+		fprintf(stderr, "efipt qemu: --timeout %llu: QEMU was stopped (status %d)\n", timeout,
+			status);
 
 	char man[PATH_MAX + 32];
 	snprintf(man, sizeof(man), "%s/manifest.json", out);
@@ -361,9 +381,10 @@ int cmd_qemu(int argc, char **argv)
 		char tmp[PATH_MAX + 32];
 		snprintf(tmp, sizeof(tmp), "%s/trace.pt.tmp", out);
 		if (!rmdir(out)) /* QEMU wrote nothing: leave nothing */
-			fprintf(stderr, "efipt qemu: QEMU ended (status %d) before tracing began; "
+			fprintf(stderr, "efipt qemu: QEMU ended (status %d%s%s) before tracing began; "
 					"no run directory (or efipt-qemu.so could write none of its "
-					"files: see above)\n", status);
+					"files: see above)\n", status, *qr.last_err ? ": " : "",
+				term_safe(qr.last_err));
 		else if (!access(tmp, F_OK))
 			fprintf(stderr, "efipt qemu: %s: no manifest.json: QEMU ended (status %d) "
 					"before the plugin finished the trace; trace.pt.tmp is "
@@ -374,7 +395,7 @@ int cmd_qemu(int argc, char **argv)
 					"is not a run\n", out, status);
 		free(qargv);
 		free(before);
-		return 1;
+		return qr.signal ? 128 + qr.signal : 1;
 	}
 	/* the whole efipt command line, as efipt.efi records its own: from the
 	 * command on (argv[0] is "efipt qemu", the name getopt's messages use) */
@@ -394,11 +415,19 @@ int cmd_qemu(int argc, char **argv)
 	json_t *tr = json_object_get(m, "trace");
 	json_t *res = json_object_get(m, "status");
 	if (strcmp(json_string_value(json_object_get(res, "result")) ?: "", "ok")) {
-		fprintf(stderr, "efipt qemu: %s: %s\n", out,
-			json_string_value(json_object_get(res, "message")) ?: "failed");
+		if (status && !json_integer_value(json_object_get(tr, "executed")))
+			/* QEMU failed before the guest ran: its reason, not the
+			 * plugin's view of it ("never started") */
+			fprintf(stderr, "efipt qemu: QEMU failed (exit status %d) before the guest "
+					"ran%s%s; %s holds no trace\n", status,
+				*qr.last_err ? ": " : "", term_safe(qr.last_err), out);
+		else
+			fprintf(stderr, "efipt qemu: %s: %s%s%s\n", out,
+				json_string_value(json_object_get(res, "message")) ?: "failed",
+				status ? "; QEMU's exit status: " : "", status ? "see above" : "");
 		json_decref(m);
 		free(before);
-		return 1;
+		return qr.signal ? 128 + qr.signal : 1;
 	}
 	printf("efipt qemu: %s: %" JSON_INTEGER_FORMAT " instructions traced, %" JSON_INTEGER_FORMAT
 	       " bytes of trace (emulated by QEMU, stopped by %s)\n",
@@ -416,6 +445,13 @@ int cmd_qemu(int argc, char **argv)
 			       json_integer_value(json_object_get(e, "bytes")),
 			       json_string_value(json_object_get(e, "file")) ?: "?");
 	json_decref(m);
+	if (qr.signal || qr.timed_out) {
+		/* stopped from outside: the guest did not finish its run */
+		fprintf(stderr, "efipt qemu: %s holds the trace up to then%s\n", out,
+			esp ? "; efipt.efi's run was not merged" : "");
+		free(before);
+		return qr.signal ? 128 + qr.signal : 1;
+	}
 	if (esp) {
 		struct qemu_merge_result mr;
 		char err[PATH_MAX + 256];

@@ -74,8 +74,10 @@ static void time_text(char *buf, size_t cap, uint64_t v, bool ns)
 	snprintf(buf, cap, " %16s", num);
 }
 
+/* A CSV field, quoted; control characters escaped as text (\\xNN). */
 static void csv_field(const char *s)
 {
+	s = term_safe(s);
 	putchar('"');
 	for (; *s; s++) {
 		if (*s == '"')
@@ -227,8 +229,9 @@ int cmd_top(int argc, char **argv)
 		limit = nrows;
 	uint64_t total = cs.insns ? cs.insns : 1;
 	if (fmt == 0) {
-		printf("%" PRIu64 " instructions, %" PRIu64 " gaps, %" PRIu64
-		       " returns without a matching call", cs.insns, cs.gaps, cs.unmatched_rets);
+		printf("%" PRIu64 " instructions, %" PRIu64 " gaps (%ld decode error%s), %" PRIu64
+		       " returns without a matching call", cs.insns, cs.gaps, errs,
+		       errs == 1 ? "" : "s", cs.unmatched_rets);
 		if (cs.too_deep)
 			printf(", %" PRIu64 " stacks cut at %u frames", cs.too_deep, CS_MAX_DEPTH);
 		putchar('\n');

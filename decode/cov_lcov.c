@@ -45,7 +45,8 @@ static void lcov_usage(FILE *f)
 		"  --source-map OLD=NEW  rewrite source paths starting with OLD (repeatable)\n"
 		"  --merge FILE... add tracefiles' counts as 'lcov -a' does (no trace input)\n\n"
 		"Exit status: 0, 1 if the trace had decode errors (what decoded is written),\n"
-		"2 on usage errors, unreadable inputs or a write error (nothing written).\n");
+		"2 on usage errors, unreadable inputs, a write error, or no image with\n"
+		"source lines (nothing to write: nothing is written).\n");
 }
 
 struct lrow {
@@ -155,10 +156,20 @@ static bool in_code(const struct symfile *sf, uint64_t a)
 	return false;
 }
 
-/* Every is_stmt row in code of the line tables of symbol file sf (image
- * at base). */
-static int add_rows(struct lcov *l, const struct symfile *sf, uint64_t base)
+/* Does image k of t own address a (core/pt_image.h: where images overlap,
+ * the one that starts last)? Lines, functions and branches of code another
+ * image owns are that image's, as in every other command. */
+static bool owns(struct trace_input *t, size_t k, uint64_t a)
 {
+	return !t->st.overlap || ptimg_list_find(t->img, (unsigned)t->nimg, sizeof(*t->img), a,
+						 &t->st.last, 1) == (int)k;
+}
+
+/* Every is_stmt row in code of the line tables of image k's symbol file. */
+static int add_rows(struct lcov *l, struct trace_input *t, size_t k)
+{
+	const struct symfile *sf = t->img[k].sf;
+	uint64_t base = t->img[k].base;
 	const char *path = sf->path;
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
@@ -189,7 +200,8 @@ static int add_rows(struct lcov *l, const struct symfile *sf, uint64_t base)
 				    dwarf_linebeginstatement(ln, &stmt) || dwarf_lineendsequence(ln, &end))
 					continue;
 				const char *src = dwarf_linesrc(ln, NULL, NULL);
-				if (!stmt || end || !src || lineno <= 0 || !in_code(sf, a))
+				if (!stmt || end || !src || lineno <= 0 || !in_code(sf, a) ||
+				    !owns(t, k, base + a))
 					continue;
 				if (src != last_src) {
 					char full[4096];
@@ -262,9 +274,11 @@ static const struct lrow *row_before(const struct lcov *l, uint64_t a)
 /* The conditional branches in [lo, hi) (symbol file addresses) of image
  * sf at base, found by decoding from lo; each on its line. Stops at bytes
  * that do not decode (data, or a range that is not code). */
-static void add_branches(struct lcov *l, const struct symfile *sf, uint64_t base, uint64_t lo,
+static void add_branches(struct lcov *l, struct trace_input *t, size_t img, uint64_t lo,
 			 uint64_t hi)
 {
+	const struct symfile *sf = t->img[img].sf;
+	uint64_t base = t->img[img].base;
 	const struct symcode *sec = NULL;
 	for (size_t i = 0; i < sf->ncode && !sec; i++)
 		if (sf->code[i].bytes && lo >= sf->code[i].addr &&
@@ -280,7 +294,7 @@ static void add_branches(struct lcov *l, const struct symfile *sf, uint64_t base
 				   base + a, mode);
 		if (n <= 0)
 			return;
-		if (in.iclass == X86_IC_JCC && in.has_target) {
+		if (in.iclass == X86_IC_JCC && in.has_target && owns(t, img, base + a)) {
 			const struct lrow *r = row_before(l, base + a);
 			if (r) {
 				if (!grow((void **)&l->br, &l->br_cap, l->nbr, sizeof(*l->br))) {
@@ -431,11 +445,13 @@ static void put_path(struct atomic_file *af, const struct srcmap *m, const char 
 	for (size_t i = 0; i < m->n; i++) {
 		size_t k = strlen(m->old[i]);
 		if (!strncmp(p, m->old[i], k)) {
-			fprintf(af->f, "SF:%s%s\n", m->new_[i], p + k);
+			char full[4200];
+			snprintf(full, sizeof(full), "%s%s", m->new_[i], p + k);
+			fprintf(af->f, "SF:%s\n", term_safe(full));
 			return;
 		}
 	}
-	fprintf(af->f, "SF:%s\n", p);
+	fprintf(af->f, "SF:%s\n", term_safe(p)); /* a record per line: no control bytes */
 }
 
 static int by_fn_file(const void *a, const void *b)
@@ -560,6 +576,20 @@ static bool same_fn(const struct lcov *l, size_t first, size_t i)
 	       !strcmp(l->fn[i].name, l->fn[i - 1].name);
 }
 
+/* The DA count of line in rows[from..to), the rows of one file by line
+ * (the count at the line's first row, as write_info() writes it). */
+static uint64_t line_count(const struct lcov *l, size_t from, size_t to, int line)
+{
+	while (from < to) {
+		size_t mid = from + (to - from) / 2;
+		if (l->rows[mid].line < line)
+			from = mid + 1;
+		else
+			to = mid;
+	}
+	return from < l->nrows && l->rows[from].line == line ? count_at(l, l->rows[from].addr) : 0;
+}
+
 /* Rows -> one per (file, line) at its lowest address; then the tracefile. */
 static void write_info(struct atomic_file *af, struct lcov *l, const struct srcmap *m)
 {
@@ -578,24 +608,28 @@ static void write_info(struct atomic_file *af, struct lcov *l, const struct srcm
 		size_t f0 = f, fnf = 0, fnh = 0;
 		for (; f < l->nfn && l->fn[f].file == file; f++)
 			if (!same_fn(l, f0, f))
-				fprintf(af->f, "FN:%d,%s\n", l->fn[f].line, l->fn[f].name);
+				fprintf(af->f, "FN:%d,%s\n", l->fn[f].line, term_safe(l->fn[f].name));
 		for (size_t i = f0; i < f; i++) {
 			uint64_t c = count_at(l, l->fn[i].entry);
 			while (i + 1 < f && same_fn(l, f0, i + 1))
 				c += count_at(l, l->fn[++i].entry);
 			fnf++;
 			fnh += c > 0;
-			fprintf(af->f, "FNDA:%" PRIu64 ",%s\n", c, l->fn[i].name);
+			fprintf(af->f, "FNDA:%" PRIu64 ",%s\n", c, term_safe(l->fn[i].name));
 		}
 		fprintf(af->f, "FNF:%zu\nFNH:%zu\n", fnf, fnh);
 		/* BRDA:LINE,BLOCK,BRANCH,TAKEN: BLOCK numbers the line's branches
 		 * in address order; BRANCH 0 is taken, 1 not taken; '-' where the
-		 * branch never ran (lcov's rule, geninfo(1)) */
-		size_t brf = 0, brh = 0;
+		 * branch never ran (lcov's rule, geninfo(1)) on a line that never
+		 * ran either, 0 on a line that ran (lcov 2 refuses a hit line
+		 * whose branches are all '-': "inconsistent") */
+		size_t brf = 0, brh = 0, rend = r;
+		while (rend < l->nrows && l->rows[rend].file == file)
+			rend++;
 		for (unsigned blk = 0; b < l->nbr && l->br[b].file == file; b++) {
 			const struct lbranch *x = &l->br[b];
 			blk = b && l->br[b - 1].file == file && l->br[b - 1].line == x->line ? blk + 1 : 0;
-			if (x->execs)
+			if (x->execs || line_count(l, r, rend, x->line))
 				fprintf(af->f, "BRDA:%d,%u,0,%" PRIu64 "\nBRDA:%d,%u,1,%" PRIu64 "\n",
 					x->line, blk, x->taken, x->line, blk, x->not_taken);
 			else
@@ -712,14 +746,27 @@ int coverage_lcov(int argc, char **argv)
 		const struct symimage *im = &t.img[i];
 		if (!im->sf) {
 			fprintf(stderr, CMD ": %s: no symbol file, not in the tracefile (see "
-				"'efipt symbols')\n", im->name);
+				"'efipt symbols')\n", term_safe(im->name));
 			continue;
 		}
-		if (add_rows(&l, im->sf, im->base))
+		size_t before = l.nrows;
+		if (add_rows(&l, &t, i))
 			fprintf(stderr, CMD ": %s: no DWARF line table read\n", im->sf->path);
+		else if (l.nrows == before)
+			fprintf(stderr, CMD ": %s: %s has no source lines for its code (%s), not in "
+				"the tracefile\n", term_safe(im->name), term_safe(im->sf->path),
+				im->sf->from_map ? "a GNU ld map" : im->sf->has_dwarf ? "DWARF without "
+				"line tables" : "no DWARF");
 	}
 	if (l.oom)
 		goto oom;
+	if (!l.nrows) {
+		/* an empty tracefile is no coverage: genhtml and --merge refuse it */
+		fprintf(stderr, CMD ": nothing to write to %s: no traced image has a symbol file "
+			"with source lines (DWARF line tables; give the build with --symbols PATH, "
+			"'efipt symbols' shows what each image has)\n", term_safe(out));
+		goto out;
+	}
 	/* functions, at the line of the row at their entry */
 	if (l.nrows)
 		qsort(l.rows, l.nrows, sizeof(*l.rows), by_addr);
@@ -730,7 +777,7 @@ int coverage_lcov(int argc, char **argv)
 			if (sfn->entry < sfn->lo || sfn->entry >= sfn->hi)
 				continue; /* a function's other range: counted once */
 			const struct lrow *r = row_at(&l, im->base + sfn->entry);
-			if (!r)
+			if (!r || !owns(&t, i, im->base + sfn->entry))
 				continue;
 			if (!grow((void **)&l.fn, &l.fn_cap, l.nfn, sizeof(*l.fn))) {
 				l.oom = true;
@@ -742,8 +789,8 @@ int coverage_lcov(int argc, char **argv)
 		/* conditional branches of every range of a function with line info */
 		for (size_t k = 0; im->sf && k < im->sf->nfuncs && !l.oom; k++) {
 			const struct symfunc *sfn = &im->sf->funcs[k];
-			if (row_at(&l, im->base + sfn->entry))
-				add_branches(&l, im->sf, im->base, sfn->lo, sfn->hi);
+			if (row_at(&l, im->base + sfn->entry) && owns(&t, i, im->base + sfn->entry))
+				add_branches(&l, &t, i, sfn->lo, sfn->hi);
 		}
 	}
 	if (l.oom)

@@ -1,8 +1,12 @@
 /*
  * efipt coverage --merge for lcov tracefiles: counts add as `lcov -a` adds
  * them (see cov_lcov.h). Records are gathered per source file, sorted by
- * their key and summed; the totals (FNF, FNH, BRF, BRH, LF, LH) are
- * counted again from the merged records. The format is geninfo(1)'s.
+ * their key and summed; the totals (FNF, FNH, BRF, BRH, MCF, MCH, LF, LH)
+ * are counted again from the merged records. The format is geninfo(1)'s,
+ * lcov 1.x and 2.x records alike: VER, FNL/FNA (function leaders and their
+ * aliases), FN with an end line, BRDA with e/f/U flags and a branch that
+ * is any text, MCDC. The output uses the records both read (FN, FNDA),
+ * so that genhtml 1.x and 2.x take it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,8 +17,6 @@
 
 #include "decode/cov_lcov.h"
 #include "decode/file_io.h"
-
-#define TAKEN_NONE UINT64_MAX	/* BRDA '-': the branch's block never ran */
 
 struct mfn {
 	char *name;
@@ -28,25 +30,46 @@ struct mline {
 	uint64_t count;
 };
 
+/* BRDA:LINE,[e][f][U]BLOCK,BRANCH,TAKEN and MCDC:LINE,[U]SIZE,SENSE,
+ * TAKEN,INDEX,EXPRESSION: the key is everything but TAKEN. */
 struct mbr {
-	long line, block, branch;
-	uint64_t taken;		/* or TAKEN_NONE */
+	long line;
+	char *key;		/* BRDA: "BLOCK,BRANCH"; MCDC: "SIZE,SENSE" */
+	char *tail;		/* MCDC: "INDEX,EXPRESSION"; BRDA: NULL */
+	uint64_t taken;
+	bool none;		/* BRDA '-': the branch's block never ran */
+};
+
+/* FNL:INDEX,START[,END] of the file being read: its aliases (FNA) name it */
+struct mleader {
+	uint64_t index;
+	long line;
 };
 
 struct msf {
 	char *path;
+	char *ver;		/* VER (NULL: none) */
 	struct mfn *fn;
 	size_t nfn, fn_cap;
 	struct mline *da;
 	size_t nda, da_cap;
-	struct mbr *br;
-	size_t nbr, br_cap;
+	struct mbr *br, *mc;
+	size_t nbr, br_cap, nmc, mc_cap;
 };
 
 struct mall {
 	struct msf *sf;
 	size_t n, cap;
 	size_t seq;
+	struct mleader *lead;	/* the FNL records of the section being read */
+	size_t nlead, lead_cap;
+	unsigned file;		/* the input being read (0, 1, ...) */
+	size_t line;		/* its line */
+	/* counts past 2^64 - 1: kept there, and said where (the first) */
+	uint64_t clipped;
+	unsigned clip_file;	/* UINT_MAX: in the merge */
+	size_t clip_line;
+	char clip_what[200];
 };
 
 static bool more(void **p, size_t *cap, size_t n, size_t size)
@@ -62,24 +85,58 @@ static bool more(void **p, size_t *cap, size_t n, size_t size)
 	return true;
 }
 
-static uint64_t add_sat(uint64_t a, uint64_t b)
+/* A count that would pass 2^64 - 1 stays there; the first is said, with
+ * where it was (an input's line, or the merged record). */
+static void clip(struct mall *m, bool in_input, const char *what)
 {
-	return a > UINT64_MAX - 1 - b ? UINT64_MAX - 1 : a + b;
+	if (!m->clipped++) {
+		m->clip_file = in_input ? m->file : UINT_MAX;
+		m->clip_line = m->line;
+		snprintf(m->clip_what, sizeof(m->clip_what), "%s", what);
+	}
 }
 
-/* A decimal number that ends at *end or a comma: its value, the position
- * after it. -1 when it is not one. */
-static int number(const char *s, const char **after, uint64_t *v)
+static uint64_t add_sat(struct mall *m, uint64_t a, uint64_t b, const char *path,
+			const char *rec, long line)
+{
+	if (a > UINT64_MAX - b) {
+		char what[sizeof(m->clip_what)];
+		snprintf(what, sizeof(what), "SF %.80s: %s %ld: the counts add up past 2^64 - 1, "
+			 "written as 18446744073709551615", path, rec, line);
+		clip(m, false, what);
+		return UINT64_MAX;
+	}
+	return a + b;
+}
+
+/* A decimal number that ends at a comma or the end: its value (past
+ * 2^64 - 1: that, said by clip()), the position after it. -1 when it is
+ * not one. */
+static int number(struct mall *m, const char *s, const char **after, uint64_t *v)
 {
 	if (*s < '0' || *s > '9')
 		return -1;
 	errno = 0;
 	char *e;
 	unsigned long long x = strtoull(s, &e, 10);
-	if (errno || (*e && *e != ','))
+	if (*e && *e != ',')
 		return -1;
+	if (errno == ERANGE) {
+		clip(m, true, "a count above 2^64 - 1, taken as 18446744073709551615");
+		x = UINT64_MAX;
+	}
 	*v = x;
 	*after = e;
+	return 0;
+}
+
+/* A line number: 1..LONG_MAX, then a comma or the end. */
+static int line_no(struct mall *m, const char *s, const char **after, long *line)
+{
+	uint64_t v;
+	if (number(m, s, after, &v) || !v || v > LONG_MAX)
+		return -1;
+	*line = (long)v;
 	return 0;
 }
 
@@ -110,22 +167,65 @@ static struct mfn *fn_add(struct mall *m, struct msf *f, const char *name, long 
 	return &f->fn[f->nfn++];
 }
 
+static bool br_add(struct mbr **a, size_t *n, size_t *cap, long line, const char *key,
+		   size_t keylen, const char *tail, uint64_t taken, bool none)
+{
+	if (!more((void **)a, cap, *n, sizeof(**a)))
+		return false;
+	char *k = strndup(key, keylen), *t = tail ? strdup(tail) : NULL;
+	if (!k || (tail && !t)) {
+		free(k);
+		free(t);
+		return false;
+	}
+	(*a)[(*n)++] = (struct mbr){ line, k, t, taken, none };
+	return true;
+}
+
+/* BRDA's block: optional e, f, U flags, then digits. */
+static bool block_ok(const char *s, const char *end)
+{
+	while (s < end && (*s == 'e' || *s == 'f' || *s == 'U'))
+		s++;
+	if (s == end)
+		return false;
+	for (; s < end; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static bool is(const char *tag, const char *const *set)
+{
+	for (; *set; set++)
+		if (!strcmp(tag, *set))
+			return true;
+	return false;
+}
+
 /* One record (a line without its newline) into m; *cur is the SF section
  * open. 0, or -1 with the reason in err. */
 static int record(struct mall *m, struct msf **cur, char *ln, char *err, size_t errlen)
 {
+	static const char *const known[] = { "VER", "FN", "FNL", "FNA", "FNDA", "DA", "BRDA",
+					     "MCDC", "FNF", "FNH", "LF", "LH", "BRF", "BRH",
+					     "MCF", "MCH", NULL };
 	char *colon = strchr(ln, ':');
 	const char *v = colon ? colon + 1 : "";
 	const char *p;
-	uint64_t a, b, c;
+	uint64_t a, b;
+	long line;
 	if (!strcmp(ln, "end_of_record")) {
 		if (!*cur) {
 			snprintf(err, errlen, "end_of_record without its SF");
 			return -1;
 		}
 		*cur = NULL;
+		m->nlead = 0;
 		return 0;
 	}
+	if (ln[0] == '#')
+		return 0; /* a comment (lcov --comment) */
 	if (!colon) {
 		snprintf(err, errlen, "'%.40s' is no tracefile record (TAG:VALUE)", ln);
 		return -1;
@@ -146,14 +246,11 @@ static int record(struct mall *m, struct msf **cur, char *ln, char *err, size_t 
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
+		m->nlead = 0;
 		return 0;
 	}
 	struct msf *f = *cur;
-	bool known = !strcmp(ln, "FN") || !strcmp(ln, "FNDA") || !strcmp(ln, "DA") ||
-		     !strcmp(ln, "BRDA") || !strcmp(ln, "FNF") || !strcmp(ln, "FNH") ||
-		     !strcmp(ln, "LF") || !strcmp(ln, "LH") || !strcmp(ln, "BRF") ||
-		     !strcmp(ln, "BRH");
-	if (!known) {
+	if (!is(ln, known)) {
 		snprintf(err, errlen, "'%.40s' is no lcov tracefile record", ln);
 		return -1;
 	}
@@ -161,37 +258,93 @@ static int record(struct mall *m, struct msf **cur, char *ln, char *err, size_t 
 		snprintf(err, errlen, "%s outside an SF ... end_of_record section", ln);
 		return -1;
 	}
-	if (!strcmp(ln, "FN")) {
-		if (number(v, &p, &a) || *p != ',' || !p[1] || a > LONG_MAX)
+	if (!strcmp(ln, "VER")) {
+		/* lcov merges a file only with the same version of it */
+		if (f->ver && strcmp(f->ver, v)) {
+			snprintf(err, errlen, "SF %.200s: VER %.60s, where another tracefile has "
+				 "VER %.60s: two versions of the source cannot be added", f->path, v,
+				 f->ver);
+			return -1;
+		}
+		if (!f->ver && !(f->ver = strdup(v)))
+			goto oom;
+	} else if (!strcmp(ln, "FN")) {
+		/* FN:START,[END,]NAME */
+		long end;
+		const char *q;
+		if (line_no(m, v, &p, &line) || *p != ',' || !p[1])
 			goto bad;
-		if (!fn_add(m, f, p + 1, (long)a, 0))
+		if (!line_no(m, p + 1, &q, &end) && *q == ',' && q[1])
+			p = q; /* an end line */
+		if (!fn_add(m, f, p + 1, line, 0))
+			goto oom;
+	} else if (!strcmp(ln, "FNL")) {
+		/* FNL:INDEX,START[,END]: a function; FNA names it */
+		long end;
+		if (number(m, v, &p, &a) || *p != ',' || line_no(m, p + 1, &p, &line) ||
+		    (*p && (*p != ',' || line_no(m, p + 1, &p, &end) || *p)))
+			goto bad;
+		if (!more((void **)&m->lead, &m->lead_cap, m->nlead, sizeof(*m->lead)))
+			goto oom;
+		m->lead[m->nlead++] = (struct mleader){ a, line };
+	} else if (!strcmp(ln, "FNA")) {
+		/* FNA:INDEX,COUNT,NAME: an alias of the function FNL INDEX */
+		size_t k = 0;
+		if (number(m, v, &p, &a) || *p != ',' || number(m, p + 1, &p, &b) || *p != ',' ||
+		    !p[1])
+			goto bad;
+		while (k < m->nlead && m->lead[k].index != a)
+			k++;
+		if (k == m->nlead) {
+			snprintf(err, errlen, "FNA:%.60s names function %" PRIu64 ", which no FNL "
+				 "before it gives", v, a);
+			return -1;
+		}
+		if (!fn_add(m, f, p + 1, m->lead[k].line, b))
 			goto oom;
 	} else if (!strcmp(ln, "FNDA")) {
-		if (number(v, &p, &a) || *p != ',' || !p[1])
+		if (number(m, v, &p, &a) || *p != ',' || !p[1])
 			goto bad;
 		if (!fn_add(m, f, p + 1, -1, a))
 			goto oom;
 	} else if (!strcmp(ln, "DA")) {
 		/* DA:LINE,COUNT[,CHECKSUM] */
-		if (number(v, &p, &a) || *p != ',' || number(p + 1, &p, &b) || a > LONG_MAX)
+		if (line_no(m, v, &p, &line) || *p != ',' || number(m, p + 1, &p, &b))
 			goto bad;
 		if (!more((void **)&f->da, &f->da_cap, f->nda, sizeof(*f->da)))
 			goto oom;
-		f->da[f->nda++] = (struct mline){ (long)a, b };
+		f->da[f->nda++] = (struct mline){ line, b };
 	} else if (!strcmp(ln, "BRDA")) {
-		uint64_t t;
-		if (number(v, &p, &a) || *p != ',' || number(p + 1, &p, &b) || *p != ',' ||
-		    number(p + 1, &p, &c) || *p != ',' || a > LONG_MAX || b > LONG_MAX ||
-		    c > LONG_MAX)
+		/* BRDA:LINE,[e][f][U]BLOCK,BRANCH,TAKEN: BRANCH may be any
+		 * text, commas included; TAKEN follows the last comma */
+		const char *last = strrchr(v, ',');
+		if (line_no(m, v, &p, &line) || *p != ',' || !last || last <= p + 1)
 			goto bad;
-		if (!strcmp(p + 1, "-"))
-			t = TAKEN_NONE;
-		else if (number(p + 1, &p, &t) || *p || t == TAKEN_NONE)
+		const char *key = p + 1, *comma = strchr(key, ',');
+		if (!comma || comma >= last || !block_ok(key, comma) || comma + 1 == last)
 			goto bad;
-		if (!more((void **)&f->br, &f->br_cap, f->nbr, sizeof(*f->br)))
+		uint64_t t = 0;
+		bool none = !strcmp(last + 1, "-");
+		if (!none && (number(m, last + 1, &p, &t) || *p))
+			goto bad;
+		if (!br_add(&f->br, &f->nbr, &f->br_cap, line, key, (size_t)(last - key), NULL, t,
+			    none))
 			goto oom;
-		f->br[f->nbr++] = (struct mbr){ (long)a, (long)b, (long)c, t };
-	} else if (number(v, &p, &a) || *p) {
+	} else if (!strcmp(ln, "MCDC")) {
+		/* MCDC:LINE,[U]SIZE,SENSE,TAKEN,INDEX,EXPRESSION */
+		const char *key, *c1, *c2, *c3;
+		uint64_t t;
+		if (line_no(m, v, &p, &line) || *p != ',')
+			goto bad;
+		key = p + 1;
+		if (!(c1 = strchr(key, ',')) || !block_ok(key, c1) || !(c2 = strchr(c1 + 1, ',')) ||
+		    (c2 - c1 != 2 || (c1[1] != 't' && c1[1] != 'f')) ||
+		    number(m, c2 + 1, &c3, &t) || *c3 != ',' || !strchr(c3 + 1, ','))
+			goto bad;
+		if (!br_add(&f->mc, &f->nmc, &f->mc_cap, line, key, (size_t)(c2 - key), c3 + 1, t,
+			    false))
+			goto oom;
+	} else if (number(m, v, &p, &a) || *p) {
 		goto bad; /* a total: counted again when written */
 	}
 	return 0;
@@ -210,11 +363,12 @@ static int read_info(void *mall, const unsigned char *d, size_t size, char *err,
 	struct mall *m = mall;
 	struct msf *cur = NULL;
 	size_t no = 0, nsf = 0;
-	char why[256];
+	char why[512];
+	m->nlead = 0;
 	for (size_t pos = 0; pos < size;) {
 		const unsigned char *nl = memchr(d + pos, '\n', size - pos);
 		size_t n = nl ? (size_t)(nl - (d + pos)) : size - pos;
-		no++;
+		m->line = ++no;
 		if (n && d[pos + n - 1] == '\r')
 			n--;
 		char *ln = malloc(n + 1);
@@ -238,6 +392,7 @@ static int read_info(void *mall, const unsigned char *d, size_t size, char *err,
 			return -1;
 		}
 	}
+	m->file++;
 	if (cur) {
 		snprintf(err, errlen, "line %zu: the file ends inside an SF section (no end_of_record)",
 			 no);
@@ -276,14 +431,40 @@ static int br_by_key(const void *a, const void *b)
 	const struct mbr *x = a, *y = b;
 	if (x->line != y->line)
 		return x->line < y->line ? -1 : 1;
-	if (x->block != y->block)
-		return x->block < y->block ? -1 : 1;
-	return x->branch < y->branch ? -1 : x->branch > y->branch;
+	int c = strcmp(x->key, y->key);
+	if (c || (!x->tail && !y->tail))
+		return c;
+	return strcmp(x->tail ? x->tail : "", y->tail ? y->tail : "");
+}
+
+/* Branches (or MC/DC conditions) with the same key summed: '-' + '-' is
+ * '-', '-' + n is n. */
+static size_t br_combine(struct mall *m, const char *path, const char *rec, struct mbr *a,
+			 size_t n)
+{
+	size_t u = 0;
+	if (n)
+		qsort(a, n, sizeof(*a), br_by_key);
+	for (size_t i = 0; i < n; i++) {
+		if (u && !br_by_key(&a[u - 1], &a[i])) {
+			struct mbr *k = &a[u - 1];
+			if (k->none)
+				k->taken = a[i].taken;
+			else if (!a[i].none)
+				k->taken = add_sat(m, k->taken, a[i].taken, path, rec, k->line);
+			k->none = k->none && a[i].none;
+			free(a[i].key);
+			free(a[i].tail);
+		} else {
+			a[u++] = a[i];
+		}
+	}
+	return u;
 }
 
 /* Sum records with the same key: functions by name (the first FN line),
- * lines, branches ('-' + '-' is '-', '-' + n is n). */
-static void combine(struct msf *f)
+ * lines, branches, MC/DC conditions. */
+static void combine(struct mall *m, struct msf *f)
 {
 	/* (qsort of no records: a NULL array, which qsort must not get) */
 	size_t u = 0;
@@ -294,7 +475,8 @@ static void combine(struct msf *f)
 			struct mfn *k = &f->fn[u - 1];
 			if (k->line < 0)
 				k->line = f->fn[i].line;
-			k->count = add_sat(k->count, f->fn[i].count);
+			k->count = add_sat(m, k->count, f->fn[i].count, f->path, "FNDA of the "
+					   "function at line", k->line);
 			free(f->fn[i].name);
 		} else {
 			f->fn[u++] = f->fn[i];
@@ -308,53 +490,51 @@ static void combine(struct msf *f)
 		qsort(f->da, f->nda, sizeof(*f->da), da_by_line);
 	for (size_t i = 0; i < f->nda; i++) {
 		if (u && f->da[u - 1].line == f->da[i].line)
-			f->da[u - 1].count = add_sat(f->da[u - 1].count, f->da[i].count);
+			f->da[u - 1].count = add_sat(m, f->da[u - 1].count, f->da[i].count, f->path,
+						     "DA line", f->da[i].line);
 		else
 			f->da[u++] = f->da[i];
 	}
 	f->nda = u;
-	u = 0;
-	if (f->nbr)
-		qsort(f->br, f->nbr, sizeof(*f->br), br_by_key);
-	for (size_t i = 0; i < f->nbr; i++) {
-		if (u && !br_by_key(&f->br[u - 1], &f->br[i])) {
-			uint64_t *t = &f->br[u - 1].taken, x = f->br[i].taken;
-			if (*t == TAKEN_NONE)
-				*t = x;
-			else if (x != TAKEN_NONE)
-				*t = add_sat(*t, x);
-		} else {
-			f->br[u++] = f->br[i];
-		}
-	}
-	f->nbr = u;
+	f->nbr = br_combine(m, f->path, "BRDA line", f->br, f->nbr);
+	f->nmc = br_combine(m, f->path, "MCDC line", f->mc, f->nmc);
 }
 
+/* Paths and names as records hold them: one line each, no control bytes. */
 static void write_sf(FILE *o, const struct msf *f)
 {
-	size_t fnh = 0, nfn = 0, brh = 0, lh = 0;
-	fprintf(o, "TN:\nSF:%s\n", f->path);
+	size_t fnh = 0, nfn = 0, brh = 0, lh = 0, mch = 0;
+	fprintf(o, "TN:\nSF:%s\n", term_safe(f->path));
+	if (f->ver)
+		fprintf(o, "VER:%s\n", term_safe(f->ver));
 	for (size_t i = 0; i < f->nfn; i++)
 		if (f->fn[i].line >= 0) {
-			fprintf(o, "FN:%ld,%s\n", f->fn[i].line, f->fn[i].name);
+			fprintf(o, "FN:%ld,%s\n", f->fn[i].line, term_safe(f->fn[i].name));
 			nfn++;
 		}
 	for (size_t i = 0; i < f->nfn; i++) {
-		fprintf(o, "FNDA:%" PRIu64 ",%s\n", f->fn[i].count, f->fn[i].name);
+		fprintf(o, "FNDA:%" PRIu64 ",%s\n", f->fn[i].count, term_safe(f->fn[i].name));
 		fnh += f->fn[i].line >= 0 && f->fn[i].count > 0;
 	}
 	fprintf(o, "FNF:%zu\nFNH:%zu\n", nfn, fnh);
 	for (size_t i = 0; i < f->nbr; i++) {
 		const struct mbr *b = &f->br[i];
-		if (b->taken == TAKEN_NONE)
-			fprintf(o, "BRDA:%ld,%ld,%ld,-\n", b->line, b->block, b->branch);
+		if (b->none)
+			fprintf(o, "BRDA:%ld,%s,-\n", b->line, term_safe(b->key));
 		else
-			fprintf(o, "BRDA:%ld,%ld,%ld,%" PRIu64 "\n", b->line, b->block, b->branch,
-				b->taken);
-		brh += b->taken != TAKEN_NONE && b->taken > 0;
+			fprintf(o, "BRDA:%ld,%s,%" PRIu64 "\n", b->line, term_safe(b->key), b->taken);
+		brh += !b->none && b->taken > 0;
 	}
 	if (f->nbr)
 		fprintf(o, "BRF:%zu\nBRH:%zu\n", f->nbr, brh);
+	for (size_t i = 0; i < f->nmc; i++) {
+		const struct mbr *b = &f->mc[i];
+		fprintf(o, "MCDC:%ld,%s,%" PRIu64 ",%s\n", b->line, term_safe(b->key), b->taken,
+			term_safe(b->tail));
+		mch += b->taken > 0;
+	}
+	if (f->nmc)
+		fprintf(o, "MCF:%zu\nMCH:%zu\n", f->nmc, mch);
 	for (size_t i = 0; i < f->nda; i++) {
 		fprintf(o, "DA:%ld,%" PRIu64 "\n", f->da[i].line, f->da[i].count);
 		lh += f->da[i].count > 0;
@@ -362,18 +542,34 @@ static void write_sf(FILE *o, const struct msf *f)
 	fprintf(o, "LF:%zu\nLH:%zu\nend_of_record\n", f->nda, lh);
 }
 
+static void free_br(struct mbr *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(a[i].key);
+		free(a[i].tail);
+	}
+	free(a);
+}
+
 int cov_lcov_merge(const char *cmd, const char *const *files, unsigned n, const char *out)
 {
 	struct mall m = { 0 };
 	int rc = input_each(cmd, files, n, read_info, &m);
 	struct atomic_file af;
+	if (!rc)
+		for (size_t k = 0; k < m.n; k++)
+			combine(&m, &m.sf[k]);
+	if (!rc && m.clipped && m.clip_file < n)
+		fprintf(stderr, "%s: %s: line %zu: %s%s\n", cmd, term_safe(files[m.clip_file]),
+			m.clip_line, m.clip_what, m.clipped > 1 ? " (and other counts)" : "");
+	else if (!rc && m.clipped)
+		fprintf(stderr, "%s: %s%s\n", cmd, term_safe(m.clip_what),
+			m.clipped > 1 ? " (and other counts)" : "");
 	if (!rc && atomic_open(&af, cmd, out))
 		rc = 2;
 	if (!rc) {
-		for (size_t k = 0; k < m.n; k++) {
-			combine(&m.sf[k]);
+		for (size_t k = 0; k < m.n; k++)
 			write_sf(af.f, &m.sf[k]);
-		}
 		if (atomic_commit(&af, cmd))
 			rc = 2;
 	}
@@ -382,9 +578,12 @@ int cov_lcov_merge(const char *cmd, const char *const *files, unsigned n, const 
 			free(m.sf[k].fn[i].name);
 		free(m.sf[k].fn);
 		free(m.sf[k].da);
-		free(m.sf[k].br);
+		free_br(m.sf[k].br, m.sf[k].nbr);
+		free_br(m.sf[k].mc, m.sf[k].nmc);
 		free(m.sf[k].path);
+		free(m.sf[k].ver);
 	}
 	free(m.sf);
+	free(m.lead);
 	return rc;
 }

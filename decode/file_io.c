@@ -11,6 +11,17 @@
 #include "core/cpuid_set.h"
 #include "decode/file_io.h"
 
+/* Messages begin "efipt CMD: ": callers name the command with or without
+ * "efipt " ("coverage" or "efipt coverage"), the prefix is written once. */
+static const char *who(const char *cmd)
+{
+	static char buf[64];
+	if (!strncmp(cmd, "efipt ", 6))
+		return cmd;
+	snprintf(buf, sizeof(buf), "efipt %s", cmd);
+	return buf;
+}
+
 int open_regular(const char *path, char *err, size_t errlen)
 {
 	/* O_NONBLOCK: opening a FIFO for reading would wait for a writer */
@@ -122,13 +133,13 @@ int input_each(const char *cmd, const char *const *files, unsigned n,
 		struct input_map in;
 		char err[4400];
 		if (input_map(&in, files[i], 1ull << 32, err, sizeof(err))) {
-			fprintf(stderr, "%s: %s\n", cmd, term_safe(err));
+			fprintf(stderr, "%s: %s\n", who(cmd), term_safe(err));
 			return 2;
 		}
 		int bad = read(ctx, in.data, in.size, err, sizeof(err));
 		input_unmap(&in);
 		if (bad) {
-			fprintf(stderr, "%s: %s: %s\n", cmd, term_safe(files[i]), term_safe(err));
+			fprintf(stderr, "%s: %s: %s\n", who(cmd), term_safe(files[i]), term_safe(err));
 			return 1;
 		}
 	}
@@ -217,9 +228,9 @@ int read_cpuid_file(const char *cmd, const char *path, unsigned cpu, struct cpui
 	if (!err)
 		return 0;
 	if (line)
-		fprintf(stderr, "efipt %s: %s:%u: %s\n", cmd, path, line, cpuidtxt_errstr(err));
+		fprintf(stderr, "%s: %s:%u: %s\n", who(cmd), path, line, cpuidtxt_errstr(err));
 	else
-		fprintf(stderr, "efipt %s: %s: %s\n", cmd, path, cpuidtxt_errstr(err));
+		fprintf(stderr, "%s: %s: %s\n", who(cmd), path, cpuidtxt_errstr(err));
 	return -1;
 }
 
@@ -256,7 +267,7 @@ int atomic_open(struct atomic_file *af, const char *cmd, const char *path)
 	af->f = NULL;
 	af->err = 0;
 	if (strlen(path) >= sizeof(af->path)) {
-		fprintf(stderr, "efipt %s: %s: path too long\n", cmd, path);
+		fprintf(stderr, "%s: %s: path too long\n", who(cmd), path);
 		return -1;
 	}
 	strcpy(af->path, path);
@@ -266,7 +277,7 @@ int atomic_open(struct atomic_file *af, const char *cmd, const char *path)
 		/* /dev/null, a FIFO: written in place, never renamed over */
 		af->f = S_ISDIR(st.st_mode) ? NULL : fopen(path, "wb");
 		if (!af->f) {
-			fprintf(stderr, "efipt %s: %s: %s\n", cmd, path,
+			fprintf(stderr, "%s: %s: %s\n", who(cmd), path,
 				S_ISDIR(st.st_mode) ? "a directory" : strerror(errno));
 			return -1;
 		}
@@ -275,8 +286,8 @@ int atomic_open(struct atomic_file *af, const char *cmd, const char *path)
 	snprintf(af->tmp, sizeof(af->tmp), "%s.tmp-XXXXXX", path);
 	int fd = mkstemp(af->tmp);
 	if (fd < 0) {
-		fprintf(stderr, "efipt %s: %s: cannot create a temporary file next to it: %s\n",
-			cmd, path, strerror(errno));
+		fprintf(stderr, "%s: %s: cannot create a temporary file next to it: %s\n",
+			who(cmd), path, strerror(errno));
 		return -1;
 	}
 	/* mkstemp makes it 0600; give it the mode a plain create would */
@@ -285,7 +296,7 @@ int atomic_open(struct atomic_file *af, const char *cmd, const char *path)
 	fchmod(fd, 0666 & ~um);
 	af->f = fdopen(fd, "wb");
 	if (!af->f) {
-		fprintf(stderr, "efipt %s: %s: %s\n", cmd, af->tmp, strerror(errno));
+		fprintf(stderr, "%s: %s: %s\n", who(cmd), af->tmp, strerror(errno));
 		close(fd);
 		unlink(af->tmp);
 		return -1;
@@ -313,7 +324,7 @@ int atomic_commit(struct atomic_file *af, const char *cmd)
 		err = errno;
 	if (!err)
 		return 0;
-	fprintf(stderr, "efipt %s: %s: write error: %s%s\n", cmd, af->path, strerror(err),
+	fprintf(stderr, "%s: %s: write error: %s%s\n", who(cmd), af->path, strerror(err),
 		af->tmp[0] ? " (nothing written)" : "");
 	if (af->tmp[0])
 		unlink(af->tmp);

@@ -64,6 +64,9 @@ int finish_stdout(const char *cmd, int rc);
 void flush_stdout(void);
 
 /*
+ * CMD in the messages below names the command, with or without "efipt "
+ * ("coverage", "efipt coverage"): they begin "efipt coverage: " either way.
+ *
  * A file written under a temporary name in its directory and renamed over
  * PATH only when everything was written: a failed or interrupted command
  * never leaves a partial or empty file under the real name. A PATH that

@@ -46,6 +46,9 @@ static void read_pe(const uint8_t *p, size_t len, struct fv_module *m)
 	else
 		return;
 	m->image_size = rd32(opt + 56);
+	struct ptimg_flat flat = { p, m->image_base, len }; /* headers are at RVA 0 */
+	struct ptimg img = { ptimg_flat_read, &flat };
+	pe_code_read(&img, m->image_base, m->image_size, &m->code);
 }
 
 /* TE headers (40 bytes, then the section table): the image's RVA 0 is at
@@ -58,11 +61,18 @@ static void read_te(const uint8_t *p, size_t len, struct fv_module *m)
 	if ((size_t)nsec * 40 > len - 40)
 		return;
 	uint64_t end = 0;
+	memset(&m->code, 0, sizeof(m->code));
 	for (unsigned i = 0; i < nsec; i++) {
 		const uint8_t *sh = p + 40 + 40 * i;
 		uint64_t e = (uint64_t)rd32(sh + 12) + rd32(sh + 8);
 		if (e > end)
 			end = e;
+		/* IMAGE_SCN_CNT_CODE or IMAGE_SCN_MEM_EXECUTE, as for PE */
+		if ((rd32(sh + 36) & 0x20000020u) && rd32(sh + 8) && m->code.n < PE_CODE_MAX) {
+			m->code.r[m->code.n].rva = rd32(sh + 12);
+			m->code.r[m->code.n].size = rd32(sh + 8);
+			m->code.n++;
+		}
 	}
 	m->image_base = rd64(p + 16);
 	m->image_size = end;

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/pe_info.h"
+
 struct fv_module {
 	uint8_t guid[16];	/* the FFS file name */
 	char guid_text[40];	/* as EDK2 prints it: 8-4-4-4-12 upper case */
@@ -18,6 +20,7 @@ struct fv_module {
 	uint8_t type;		/* FFS file type (3 SEC, 4 PEI_CORE, 6 PEIM, 5 DXE_CORE, 7 DRIVER...) */
 	uint64_t image_base;	/* PE/TE ImageBase where the headers give one, else 0 */
 	uint64_t image_size;	/* SizeOfImage (PE) or the end of the last section (TE) */
+	struct pe_code code;	/* its executable sections (RVAs from image_base) */
 };
 
 struct fv_stats {

@@ -27,6 +27,7 @@ static const struct command commands[] = {
 	{ "flame", cmd_flame, "folded call stacks for flame graphs" },
 	{ "calls", cmd_calls, "the call trace, indented by stack depth" },
 	{ "timeline", cmd_timeline, "a Perfetto/Chrome timeline (trace event JSON) of the call stacks" },
+	{ "log", cmd_log, "the firmware's DEBUG output, each line at the instruction that wrote it" },
 	{ "recover", cmd_recover, "the flight recorder's trace from Linux (--linux): a run directory" },
 };
 

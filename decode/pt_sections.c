@@ -484,7 +484,6 @@ int ptsec_load_pe(struct ptsec_image *im, const char *spec)
 		/* no relocations: fine if the code is position independent */
 	}
 	int added = 0;
-	uint64_t code = 0;
 	for (unsigned i = 0; i < nsec; i++) {
 		const uint8_t *h = f + sect + (uint64_t)i * 40;
 		uint32_t vsz = efipt_le32(h + 8), va = efipt_le32(h + 12);
@@ -506,7 +505,6 @@ int ptsec_load_pe(struct ptsec_image *im, const char *spec)
 		if (ptsec_add(im, load + va, img + va, n, name))
 			goto out_f;
 		added++;
-		code += n;
 	}
 	if (!added) {
 		fail(im, "%s: no executable sections", s);
@@ -515,7 +513,9 @@ int ptsec_load_pe(struct ptsec_image *im, const char *spec)
 	im->entry = load + entry_rva;
 	im->pe_base = load;
 	im->pe_size = size_of_image;
-	im->pe_code = code;
+	struct ptimg_flat laid = { img, load, size_of_image };
+	struct ptimg hdr = { ptimg_flat_read, &laid };
+	pe_code_read(&hdr, load, size_of_image, &im->pe_code);
 	rc = 0;
 out_f:
 	free(img);

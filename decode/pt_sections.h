@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/pe_info.h"
 #include "core/pt_image.h"
 
 struct ptsec {
@@ -28,7 +29,7 @@ struct ptsec_image {
 	uint64_t bytes;		/* in all sections (bounded) */
 	uint64_t entry;		/* entry point of the last ELF/PE loaded */
 	uint64_t pe_base, pe_size;	/* the last PE loaded: where, SizeOfImage */
-	uint64_t pe_code;		/* and the bytes of its executable sections */
+	struct pe_code pe_code;		/* and its executable sections */
 	char err[256];		/* why the last call failed */
 };
 

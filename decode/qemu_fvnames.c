@@ -82,10 +82,25 @@ int qemu_name_fv_modules(const char *rundir, const char *flash, struct qemu_fv_r
 		char base[24], fvfile[48];
 		snprintf(base, sizeof(base), "0x%" PRIx64, m->image_base);
 		snprintf(fvfile, sizeof(fvfile), "FvFile(%s)", m->guid_text);
-		json_array_append_new(imgs, json_pack("{s:s, s:s, s:I, s:s, s:s, s:s}", "name",
-						      m->name[0] ? m->name : fvfile, "base", base,
-						      "size", (json_int_t)m->image_size, "code_type",
-						      "FirmwareVolume", "path", fvfile, "pdb", ""));
+		json_t *e = json_pack("{s:s, s:s, s:I, s:s, s:s, s:s}", "name",
+				      m->name[0] ? m->name : fvfile, "base", base, "size",
+				      (json_int_t)m->image_size, "code_type", "FirmwareVolume", "path",
+				      fvfile, "pdb", "");
+		/* its executable sections: the plugin records no headers */
+		json_t *code = json_array();
+		for (unsigned c = 0; c < m->code.n; c++) {
+			char rva[24];
+			if ((uint64_t)m->code.r[c].rva + m->code.r[c].size > m->image_size)
+				continue;
+			snprintf(rva, sizeof(rva), "0x%" PRIx32, m->code.r[c].rva);
+			json_array_append_new(code, json_pack("{s:s, s:I}", "rva", rva, "size",
+							      (json_int_t)m->code.r[c].size));
+		}
+		if (json_array_size(code))
+			json_object_set_new(e, "code", code);
+		else
+			json_decref(code);
+		json_array_append_new(imgs, e);
 		res->added++;
 	}
 	if (rundir_json_save(rundir, "images.json", ij, 1, err, errlen))

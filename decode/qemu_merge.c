@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "core/pe_info.h"
 #include "decode/rundir.h"
 #include "decode/qemu_merge.h"
 
@@ -231,6 +232,55 @@ static int move_in(const char *from_dir, const char *to_dir, const char *name, c
 	return 0;
 }
 
+/*
+ * The executable sections of each image, from the PE headers in the
+ * guest's snapshots, as images.json's "code" (docs/format.md): the
+ * plugin's snapshots hold only the bytes that executed, headers never, so
+ * without this a coverage percentage would count the whole image as code.
+ */
+static void add_code_sections(json_t *imgs, json_t *gregs, const char *guest)
+{
+	size_t i, k;
+	json_t *im, *r;
+	json_array_foreach(imgs, i, im) {
+		uint64_t base, a, len;
+		json_t *sz = json_object_get(im, "size");
+		if (hex(json_object_get(im, "base"), &base) || !json_is_integer(sz) ||
+		    json_integer_value(sz) <= 0 || json_object_get(im, "code"))
+			continue;
+		uint64_t size = (uint64_t)json_integer_value(sz);
+		json_array_foreach(gregs, k, r) {
+			const char *sn = json_string_value(json_object_get(r, "snapshot"));
+			if (!sn || strchr(sn, '/') || region_span(r, &a, &len) || base - a >= len)
+				continue;
+			/* the headers: the first 64 KiB of the image at most */
+			static uint8_t hdr[64 << 10];
+			char path[PATH_MAX + 128];
+			snprintf(path, sizeof(path), "%s/%s", guest, sn);
+			FILE *f = fopen(path, "rb");
+			size_t got = 0;
+			if (f && !fseek(f, (long)(base - a), SEEK_SET))
+				got = fread(hdr, 1, sizeof(hdr), f);
+			if (f)
+				fclose(f);
+			struct ptimg_flat flat = { hdr, base, got };
+			struct ptimg img = { ptimg_flat_read, &flat };
+			struct pe_code pc;
+			if (pe_code_read(&img, base, size, &pc) || !pc.n)
+				break;
+			json_t *code = json_array();
+			for (unsigned c = 0; c < pc.n; c++) {
+				char rva[24];
+				snprintf(rva, sizeof(rva), "0x%" PRIx32, pc.r[c].rva);
+				json_array_append_new(code, json_pack("{s:s, s:I}", "rva", rva, "size",
+								      (json_int_t)pc.r[c].size));
+			}
+			json_object_set_new(im, "code", code);
+			break;
+		}
+	}
+}
+
 int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
 		   struct qemu_merge_result *res, char *err, size_t errlen)
 {
@@ -307,6 +357,7 @@ int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
 		goto out;
 	}
 	res->images = (unsigned)json_array_size(imgs);
+	add_code_sections(imgs, gregs, guest); /* before the snapshots move */
 
 	/* memory map: the guest's regions, whose snapshots are taken over where
 	 * the plugin recorded no code (the plugin's bytes are what executed),
@@ -334,7 +385,7 @@ int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
 	json_array_extend(merged, pregs);
 	json_object_set_new(pmap, "regions", merged);
 	if (rundir_json_save(rundir, "memmap.json", pmap, 1, err, errlen) ||
-	    move_in(guest, rundir, "images.json", err, errlen))
+	    rundir_json_save(rundir, "images.json", gimg, 1, err, errlen))
 		goto out;
 	note_file(files, rundir, "memmap.json");
 	note_file(files, rundir, "images.json");

@@ -248,6 +248,8 @@ void rundir_flow_facts(const struct rundir *rd, struct flow_facts *f)
 	f->nom_freq = nom > 0 && nom < 256 ? (uint8_t)nom : 0;
 	f->tsc_hz = hz > 0 ? (uint64_t)hz : 0;
 	f->emulated = json_is_true(json_object_get(tm, "emulated"));
+	f->emulated_trace = json_is_true(json_object_get(json_object_get(rd->manifest, "trace"),
+							 "emulated"));
 	if (a && b) {
 		f->have_cpuid15 = true;
 		f->cpuid15_eax = (uint32_t)json_integer_value(a);
@@ -334,6 +336,20 @@ static int written_trace(const struct rundir *rd, const char *name, char *path, 
 		return -1;
 	}
 	snprintf(path, cap, "%s/%s", rd->path, name);
+	/* an empty trace: nothing was traced (efipt qemu's QEMU failed, or
+	 * its start was never reached); decoding it would report zeros */
+	struct stat st;
+	if (!stat(path, &st) && st.st_size == 0) {
+		json_t *s = json_object_get(rd->manifest, "status");
+		const char *res = json_string_value(json_object_get(s, "result"));
+		const char *msg = json_string_value(json_object_get(s, "message"));
+		snprintf(err, errlen, "%s: %s is empty: nothing was traced%s%s%s%s", rd->path, name,
+			 res ? " (the run " : "", res ? res : "", msg ? ": " : "",
+			 msg ? msg : "");
+		if (res)
+			strncat(err, ")", errlen - strlen(err) - 1);
+		return -1;
+	}
 	return 0;
 }
 

@@ -93,7 +93,8 @@ int rundir_code_load(struct rundir_code *c, const struct rundir *rd, char *err, 
 	c->maps = calloc(MAX_SNAPSHOTS, sizeof(*c->maps));
 	c->map_sizes = calloc(MAX_SNAPSHOTS, sizeof(*c->map_sizes));
 	c->images = calloc(MAX_IMAGES, sizeof(*c->images));
-	if (!c->regions || !c->maps || !c->map_sizes || !c->images) {
+	c->code = calloc(MAX_IMAGES, sizeof(*c->code));
+	if (!c->regions || !c->maps || !c->map_sizes || !c->images || !c->code) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -140,7 +141,8 @@ int rundir_code_load(struct rundir_code *c, const struct rundir *rd, char *err, 
 	json_t *ij = rundir_json(rd, "images.json", err, errlen);
 	if (!ij)
 		return -1;
-	rc = images_json_parse(ij, "images.json", c->images, MAX_IMAGES, &c->nimages, err, errlen);
+	rc = images_json_parse(ij, "images.json", c->images, c->code, MAX_IMAGES, &c->nimages, err,
+			       errlen);
 	json_decref(ij);
 	return rc;
 }
@@ -168,8 +170,43 @@ int images_json_entry(json_t *r, size_t i, const char *what, const char **name,
 	return 0;
 }
 
-int images_json_parse(json_t *ij, const char *what, struct ptsum_image *out, unsigned max,
-		      unsigned *n, char *err, size_t errlen)
+/* An image's "code" (its executable sections) and "entry", both optional:
+ * 0, or -1 with why in err. */
+static int image_code(json_t *r, size_t i, const char *what, uint64_t base, uint64_t size,
+		      struct pe_code *c, char *err, size_t errlen)
+{
+	memset(c, 0, sizeof(*c));
+	unsigned long long e;
+	if (!rundir_hex(json_object_get(r, "entry"), &e) && e - base < size && e != base)
+		c->entry_rva = (uint32_t)(e - base);
+	json_t *code = json_object_get(r, "code"), *s;
+	size_t k;
+	if (!code)
+		return 0;
+	if (!json_is_array(code) || json_array_size(code) > PE_CODE_MAX) {
+		snprintf(err, errlen, "%s: image %zu: \"code\" must be an array of at most %d "
+			 "sections", what, i, PE_CODE_MAX);
+		return -1;
+	}
+	json_array_foreach(code, k, s) {
+		unsigned long long rva;
+		json_t *sz = json_object_get(s, "size");
+		long long n = json_integer_value(sz);
+		if (rundir_hex(json_object_get(s, "rva"), &rva) || !json_is_integer(sz) || n <= 0 ||
+		    rva >= size || (uint64_t)n > size - rva || rva > UINT32_MAX || n > UINT32_MAX) {
+			snprintf(err, errlen, "%s: image %zu: code[%zu] must be {\"rva\": \"0x...\", "
+				 "\"size\": N} inside the image", what, i, k);
+			return -1;
+		}
+		c->r[c->n].rva = (uint32_t)rva;
+		c->r[c->n].size = (uint32_t)n;
+		c->n++;
+	}
+	return 0;
+}
+
+int images_json_parse(json_t *ij, const char *what, struct ptsum_image *out,
+		      struct pe_code *code, unsigned max, unsigned *n, char *err, size_t errlen)
 {
 	json_t *imgs = json_object_get(ij, "images");
 	size_t i;
@@ -186,6 +223,8 @@ int images_json_parse(json_t *ij, const char *what, struct ptsum_image *out, uns
 		struct ptsum_image *m = &out[*n];
 		if (images_json_entry(r, i, what, &name, &m->base, &m->size, err, errlen))
 			return -1;
+		if (code && image_code(r, i, what, m->base, m->size, &code[*n], err, errlen))
+			return -1;
 		snprintf(m->name, sizeof(m->name), "%s", name);
 		(*n)++;
 	}
@@ -200,5 +239,46 @@ void rundir_code_free(struct rundir_code *c)
 	free(c->maps);
 	free(c->map_sizes);
 	free(c->images);
+	free(c->code);
 	memset(c, 0, sizeof(*c));
+}
+
+const char *ptsum_image_name(const void *img)
+{
+	return ((const struct ptsum_image *)img)->name;
+}
+
+void images_note_overlaps(const char *cmd, const void *list, unsigned n, size_t stride,
+			  const char *(*name)(const void *img))
+{
+	unsigned i = 0, j = 0, shown = 0, more = 0;
+	while (ptimg_list_overlap_next(list, n, stride, &i, &j)) {
+		if (shown == 6) {
+			more++;
+			continue;
+		}
+		const uint64_t *a = ptimg_list_at(list, stride, i), *b = ptimg_list_at(list, stride, j);
+		const void *ea = a, *eb = b;
+		char outer[80], inner[80];
+		snprintf(outer, sizeof(outer), "%s", term_safe(name(ea)));
+		snprintf(inner, sizeof(inner), "%s", term_safe(name(eb)));
+		if (ptimg_inside(a, b))
+			fprintf(stderr, "%s: image %s (0x%llx-0x%llx) lies inside image %s "
+					"(0x%llx-0x%llx): its addresses count for %s (the "
+					"innermost image owns them)\n",
+				cmd, inner, (unsigned long long)b[0],
+				(unsigned long long)(b[0] + (b[1] - 1)), outer,
+				(unsigned long long)a[0], (unsigned long long)(a[0] + (a[1] - 1)), inner);
+		else
+			fprintf(stderr, "%s: image %s (0x%llx-0x%llx) overlaps image %s "
+					"(0x%llx-0x%llx): 0x%llx-0x%llx count for %s (of two "
+					"overlapping images, the one that starts last owns them)\n",
+				cmd, inner, (unsigned long long)b[0],
+				(unsigned long long)(b[0] + (b[1] - 1)), outer,
+				(unsigned long long)a[0], (unsigned long long)(a[0] + (a[1] - 1)),
+				(unsigned long long)b[0], (unsigned long long)(a[0] + (a[1] - 1)), inner);
+		shown++;
+	}
+	if (more)
+		fprintf(stderr, "%s: and %u more overlaps of images\n", cmd, more);
 }

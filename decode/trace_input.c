@@ -12,6 +12,7 @@
 #include "core/flow_setup.h"
 #include "core/pe_info.h"
 #include "decode/file_io.h"
+#include "decode/flow_notes.h"
 #include "decode/rundir.h"
 #include "decode/rundir_code.h"
 #include "decode/trace_end.h"
@@ -25,10 +26,9 @@ static int images_room(const char *cmd, struct trace_images *imgs)
 {
 	if (!imgs->img) {
 		imgs->img = calloc(TRACE_IMAGES_MAX, sizeof(*imgs->img));
-		imgs->code_size = calloc(TRACE_IMAGES_MAX, sizeof(*imgs->code_size));
-		imgs->entry = calloc(TRACE_IMAGES_MAX, sizeof(*imgs->entry));
+		imgs->code = calloc(TRACE_IMAGES_MAX, sizeof(*imgs->code));
 	}
-	if (!imgs->img || !imgs->code_size || !imgs->entry) {
+	if (!imgs->img || !imgs->code) {
 		fprintf(stderr, "%s: out of memory\n", cmd);
 		return -1;
 	}
@@ -66,8 +66,10 @@ static int run_load(const char *cmd, const char *dir, unsigned cpu, struct ptsec
 	if (imgs) {
 		if (images_room(cmd, imgs))
 			goto done;
-		for (unsigned i = 0; i < code.nimages && imgs->n < TRACE_IMAGES_MAX; i++)
+		for (unsigned i = 0; i < code.nimages && imgs->n < TRACE_IMAGES_MAX; i++) {
+			imgs->code[imgs->n] = code.code[i];
 			imgs->img[imgs->n++] = code.images[i];
+		}
 	}
 	struct flow_facts facts;
 	rundir_flow_facts(&rd, &facts);
@@ -82,9 +84,10 @@ done:
 }
 
 int trace_input_run(const char *cmd, const char *dir, unsigned cpu, struct ptsec_image *im,
-		    struct ptflow_config *fc, char *trace, size_t cap, struct trace_images *imgs)
+		    struct ptflow_config *fc, char *trace, size_t cap, struct trace_images *imgs,
+		    struct flow_facts *facts)
 {
-	return run_load(cmd, dir, cpu, im, fc, trace, cap, imgs, NULL);
+	return run_load(cmd, dir, cpu, im, fc, trace, cap, imgs, facts);
 }
 
 int trace_input_images(const char *cmd, const char *path, struct trace_images *imgs)
@@ -105,8 +108,8 @@ int trace_input_images(const char *cmd, const char *path, struct trace_images *i
 		return -1;
 	}
 	unsigned n = 0;
-	int rc = images_json_parse(j, path, imgs->img + imgs->n, TRACE_IMAGES_MAX - imgs->n, &n,
-				   err, sizeof(err));
+	int rc = images_json_parse(j, path, imgs->img + imgs->n, imgs->code + imgs->n,
+				   TRACE_IMAGES_MAX - imgs->n, &n, err, sizeof(err));
 	json_decref(j);
 	if (rc) {
 		fprintf(stderr, "%s: %s\n", cmd, term_safe(err));
@@ -137,8 +140,7 @@ int trace_input_pe(const char *cmd, const char *spec, struct ptsec_image *im,
 	if (colon && !parse_u64(colon + 1, &v))
 		*colon = 0;
 	const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-	imgs->code_size[imgs->n] = im->pe_code;
-	imgs->entry[imgs->n] = im->entry;
+	imgs->code[imgs->n] = im->pe_code;
 	struct ptsum_image *m = &imgs->img[imgs->n++];
 	memset(m, 0, sizeof(*m));
 	m->base = im->pe_base;
@@ -147,13 +149,24 @@ int trace_input_pe(const char *cmd, const char *spec, struct ptsec_image *im,
 	return 0;
 }
 
+void trace_images_rename(struct trace_images *imgs, struct trace_images *named)
+{
+	for (unsigned i = 0; i < named->n; i++)
+		for (unsigned k = 0; k < imgs->n && !named->code[i].n; k++)
+			if (imgs->img[k].base == named->img[i].base &&
+			    imgs->img[k].size == named->img[i].size)
+				named->code[i] = imgs->code[k];
+	trace_images_free(imgs);
+	*imgs = *named;
+	memset(named, 0, sizeof(*named));
+}
+
 void trace_images_free(struct trace_images *imgs)
 {
 	free(imgs->img);
-	free(imgs->code_size);
-	free(imgs->entry);
+	free(imgs->code);
 	imgs->img = NULL;
-	imgs->code_size = imgs->entry = NULL;
+	imgs->code = NULL;
 	imgs->n = 0;
 }
 
@@ -449,7 +462,9 @@ int trace_input_option(struct trace_input *t, int c, const char *arg)
 		t->kernel_syms = arg;
 		return 0;
 	case 0x10c:
-		if (trace_input_cpu_arg(arg, &t->cpu, &t->fc.errata)) {
+		if (strchr(arg, '/'))
+			t->cpu_errata_given = true;
+		if (trace_input_cpu_arg(arg, &t->cpu, &t->cpu_errata)) {
 			fprintf(stderr, "%s: --cpu wants a CPU number N or FAMILY/MODEL[/STEPPING], "
 				"got '%s'\n", t->prefixed, term_safe(arg));
 			return -1;
@@ -466,6 +481,11 @@ int trace_input_option(struct trace_input *t, int c, const char *arg)
 bad:
 	fprintf(stderr, "efipt %s: %s\n", t->cmd, term_safe(err));
 	return -1;
+}
+
+static const char *symimage_name(const void *img)
+{
+	return ((const struct symimage *)img)->name;
 }
 
 static int read_code(void *ctx, uint64_t addr, uint8_t *buf, size_t n)
@@ -546,7 +566,6 @@ int trace_input_finish(struct trace_input *t, const char *positional, bool want_
 			if (load_images_json(t, p))
 				return -1;
 		}
-		mark_executed_only(t, t->run);
 	} else if (t->cpu) {
 		fprintf(stderr, "efipt %s: --cpu picks a CPU's trace of a run directory; --pt "
 			"names the trace itself\n", t->cmd);
@@ -562,11 +581,17 @@ int trace_input_finish(struct trace_input *t, const char *positional, bool want_
 		if (load_images_json(t, t->images_file))
 			return -1;
 	}
+	/* after --images too: its images may lie in QEMU's code record */
+	if (*t->run)
+		mark_executed_only(t, t->run);
 	if (!t->nimg && !t->im.n) {
 		fprintf(stderr, "efipt %s: no code image (a run directory, --pe, --elf or --raw)\n",
 			t->cmd);
 		return -1;
 	}
+	/* --cpu F/M wins over the run's CPU; no CPU: the safe workarounds */
+	t->cpu_known = flownote_errata(&t->fc, *t->run ? &t->facts : NULL, t->cpu_errata_given,
+				       t->cpu_errata);
 	if (!t->tsc_hz) {
 		enum flow_tsc_src src;
 		t->tsc_hz = flow_tsc_hz(&t->facts, &src);
@@ -574,12 +599,24 @@ int trace_input_finish(struct trace_input *t, const char *positional, bool want_
 	}
 	for (size_t i = 0; i < t->nimg; i++)
 		symmap_resolve(&t->img[i], &t->so, read_code, &t->im);
+	for (size_t b = 0; b < t->so.nbinds; b++) {
+		size_t i = 0;
+		while (i < t->nimg && !symopts_names_image(t->img[i].name, t->so.bind_img[b]))
+			i++;
+		if (i == t->nimg)
+			fprintf(stderr, "efipt %s: --symbols %s=%s: no traced image is named %s "
+				"('efipt symbols' lists them)\n", t->cmd, term_safe(t->so.bind_img[b]),
+				term_safe(t->so.bind_file[b]), term_safe(t->so.bind_img[b]));
+	}
 	if (t->kernel_syms && kernel_image(t))
 		return -1;
 	if (symtab_init(&t->st, t->img, t->nimg)) {
 		fprintf(stderr, "efipt %s: out of memory\n", t->cmd);
 		return -1;
 	}
+	if (t->st.overlap)
+		images_note_overlaps(t->prefixed, t->img, (unsigned)t->nimg, sizeof(*t->img),
+				     symimage_name);
 	return 0;
 }
 
@@ -619,9 +656,10 @@ long trace_input_decode(struct trace_input *t, const struct ptflow_sink *sink,
 		errs = ptflow_decode(d, in.data, in.size, 0);
 		t->dec = NULL;
 		progress_end(&pg);
+		const char *name = strcmp(t->trace, "-") ? t->trace : "<stdin>";
+		flownote_report(t->prefixed, name, &d->stat, d->stat.errors, t->cpu_known, false);
 		/* no PSB at all, or a last packet cut short: as efipt insn says */
-		errs += trace_end_report(t->cmd, strcmp(t->trace, "-") ? t->trace : "<stdin>",
-					 in.data, in.size);
+		errs += trace_end_report(t->cmd, name, in.data, in.size);
 		if (stat)
 			*stat = d->stat;
 	}

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+#include "core/flow_setup.h"
 #include "core/pt_flow.h"
 #include "core/pt_summary.h"
 #include "decode/pt_sections.h"
@@ -19,18 +20,21 @@
 /* Named images (base, size, name), as the summary and coverage use them. */
 struct trace_images {
 	struct ptsum_image *img;	/* malloc'd, TRACE_IMAGES_MAX */
-	uint64_t *code_size, *entry;	/* per image, from --pe files (else 0) */
+	struct pe_code *code;		/* per image: its executable sections and
+					 * entry, from a --pe file or images.json
+					 * (n 0: not known) */
 	unsigned n;
 };
 
 /*
  * Load run directory dir: its snapshots as sections of im, what its
- * manifest says into fc (flow_setup), the path of CPU cpu's trace into trace,
- * and its images.json into imgs (may be NULL). Errors are printed as
- * "CMD: reason"; returns 0 or -1.
+ * manifest says into fc (flow_setup) and facts (may be NULL), the path of
+ * CPU cpu's trace into trace, and its images.json into imgs (may be NULL).
+ * Errors are printed as "CMD: reason"; returns 0 or -1.
  */
 int trace_input_run(const char *cmd, const char *dir, unsigned cpu, struct ptsec_image *im,
-		    struct ptflow_config *fc, char *trace, size_t cap, struct trace_images *imgs);
+		    struct ptflow_config *fc, char *trace, size_t cap, struct trace_images *imgs,
+		    struct flow_facts *facts);
 
 /* Add the images of an images.json file (--images FILE). */
 int trace_input_images(const char *cmd, const char *path, struct trace_images *imgs);
@@ -39,6 +43,12 @@ int trace_input_images(const char *cmd, const char *path, struct trace_images *i
  * after the file ("dir/Foo.efi" -> "Foo.efi"), into imgs. */
 int trace_input_pe(const char *cmd, const char *spec, struct ptsec_image *im,
 		   struct trace_images *imgs);
+
+/* --images names the images (as for the analyses): its images replace
+ * those of --pe files or a run directory (*imgs), each taking the
+ * executable sections of an image there at the same base and size when
+ * the file gives none. named is emptied into imgs. */
+void trace_images_rename(struct trace_images *imgs, struct trace_images *named);
 
 void trace_images_free(struct trace_images *imgs);
 
@@ -52,7 +62,10 @@ int trace_input_cpu_arg(const char *s, unsigned *cpu, uint32_t *errata);
 #define TRACE_INPUT_CPU_HELP \
 	"  --cpu N         the trace of CPU N (a run with several, e.g. efipt qemu\n" \
 	"                  -smp; default 0)\n" \
-	"  --cpu F/M[/S]   apply the errata of that CPU (family/model/stepping)\n"
+	"  --cpu F/M[/S]   apply the errata of that CPU (family/model/stepping);\n" \
+	"                  without it and a run's CPU: only the workarounds that\n" \
+	"                  cannot change a trace that follows the SDM (BDM70,\n" \
+	"                  APL12, SKD010, APL11), named when they act\n"
 
 /*
  * The analyses (efipt symbols, top, flame, calls): their options, images and
@@ -75,6 +88,9 @@ struct trace_input {
 	char trace[4200];		/* "" until --pt or a run directory */
 	char run[4096];			/* the run directory, if any */
 	unsigned cpu;			/* --cpu N: the run's trace of CPU N */
+	bool cpu_errata_given;		/* --cpu F/M[/S]: its errata, cpu_errata */
+	uint32_t cpu_errata;
+	bool cpu_known;			/* the errata are the CPU's (flow_notes.h) */
 	const char *images_file;	/* --images */
 	const char *kernel_syms;	/* --kernel-symbols FILE[:SLIDE|:auto] */
 	struct symimage *img;		/* the traced images */
@@ -116,10 +132,13 @@ struct trace_input {
 	"  --tsc-hz HZ     the TSC frequency, for times in ns (a run directory's\n"  \
 	"                  manifest or CPUID.15H gives it otherwise)\n"            \
 	"  --nom-freq N    the nominal ratio (CPUID.16H / 100 MHz), for CYC timing\n" \
-	"  --cpu N         the run's trace of CPU N (default 0)\n"                  \
+	"  --cpu N         the run's trace of CPU N (default 0); --cpu F/M[/S]:\n"    \
+	"                  that CPU's errata (without: as for 'efipt insn')\n"      \
 	"symbols:\n"                                                               \
 	"  --symbols PATH  a build directory (searched recursively for NAME.debug,\n" \
 	"                  NAME.so, NAME.dll) or one ELF file; repeatable\n"        \
+	"  --symbols IMAGE=FILE  FILE is the symbol file of the image named IMAGE\n" \
+	"                  (efipt.efi booted as BOOTX64.EFI: BOOTX64=build/efipt.so)\n" \
 	"  --path-map OLD=NEW  rewrite the build path an image records\n"       \
 	"  --kernel-symbols FILE[:SLIDE|:auto]  Linux kernel functions from a\n" \
 	"                  System.map or /proc/kallsyms, moved by the KASLR slide\n" \

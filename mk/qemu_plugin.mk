@@ -1,52 +1,59 @@
 # The QEMU TCG plugin that writes Intel PT for what a guest executes
-# (ovmf/plugin/, docs/qemu.md), and the test-only instruction logger.
+# (qemu-plugin/, docs/qemu.md), and the test-only instruction logger.
 # Included by the Makefile.
 #   make qemu-plugin   build/efipt-qemu.so and build/tests/insnlog.so
 #   make test          builds them when qemu-plugin.h can be had (it comes
 #                      from Debian's qemu source package: network); without
 #                      it the plugin tests skip, nothing fails
-QPLUG_DIR := $(BUILD)/qemu-plugin
+# QPLUG_DIR holds the qemu-plugin.h built against (get-plugin-header.sh),
+# QPLUG_BUILD the plugins and their objects: the defaults are the installed
+# QEMU's; mk/qemu10.mk builds them again for QEMU 10.0 in build/qemu10.
+QPLUG_DIR ?= $(BUILD)/qemu-plugin
+QPLUG_BUILD ?= $(BUILD)
 QPLUG_HDR := $(QPLUG_DIR)/qemu/qemu-plugin.h
-QPLUG_SRC := $(wildcard ovmf/plugin/*.c)
+QPLUG_SRC := $(wildcard qemu-plugin/*.c)
 # the core files the plugin links, compiled position-independent
-QPLUG_CORE := core/pt_pkt_enc.c core/pt_pkt_dec.c core/x86_insn.c core/x86_valid.c
-QPLUG_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(QPLUG_SRC) $(QPLUG_CORE)) \
-	$(BUILD)/pic/gen/version.o
-QPLUG_CFLAGS := -std=gnu11 -O2 -g $(WARN) -I. -I$(QPLUG_DIR) -fPIC -fvisibility=hidden \
-	-D_GNU_SOURCE
+QPLUG_CORE := core/pt_writer.c core/pt_pkt_enc.c core/pt_pkt_dec.c core/x86_insn.c core/x86_valid.c
+QPLUG_OBJ := $(patsubst %.c,$(QPLUG_BUILD)/pic/%.o,$(QPLUG_SRC) $(QPLUG_CORE)) \
+	$(QPLUG_BUILD)/pic/gen/version.o
+# qemu-plugin.h includes glib.h from plugin API 2 (QEMU 9.0) on; evaluated
+# when used, after mk/deps.sh installed it
+QPLUG_CFLAGS = -std=gnu11 -O2 -g $(WARN) -I. -I$(QPLUG_DIR) -fPIC -fvisibility=hidden \
+	-D_GNU_SOURCE $(shell pkg-config --cflags glib-2.0 2>/dev/null)
 
-$(QPLUG_HDR): ovmf/plugin/get-plugin-header.sh
-	sh ovmf/plugin/get-plugin-header.sh $(QPLUG_DIR)
+$(QPLUG_HDR): qemu-plugin/get-plugin-header.sh
+	sh qemu-plugin/get-plugin-header.sh $(QPLUG_DIR)
 
-$(BUILD)/pic/%.o: %.c | $(DEPS_STAMP)
+$(QPLUG_BUILD)/pic/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(QPLUG_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/pic/ovmf/plugin/%.o: ovmf/plugin/%.c $(QPLUG_HDR) | $(DEPS_STAMP)
+$(QPLUG_BUILD)/pic/qemu-plugin/%.o: qemu-plugin/%.c $(QPLUG_HDR) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(QPLUG_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/pic/gen/version.o: $(VERSION_C)
+$(QPLUG_BUILD)/pic/gen/version.o: $(VERSION_C)
 	@mkdir -p $(dir $@)
 	$(CC) $(QPLUG_CFLAGS) -c $< -o $@
 
-# QEMU provides the qemu_plugin_* symbols; anything else unresolved is a bug
-$(BUILD)/efipt-qemu.so: $(QPLUG_OBJ)
+# QEMU provides the qemu_plugin_* symbols, and glib's (g_*: linked into QEMU);
+# anything else unresolved is a bug
+$(QPLUG_BUILD)/efipt-qemu.so: $(QPLUG_OBJ)
 	$(CC) -shared -o $@.tmp $^ -lpthread
-	@u=$$(nm -u $@.tmp | grep -v ' w ' | grep -v 'qemu_plugin_' | grep -v '@' || true); \
+	@u=$$(nm -u $@.tmp | grep -v ' w ' | grep -v 'qemu_plugin_' | grep -v ' g_' | grep -v '@' || true); \
 	if [ -n "$$u" ]; then echo "undefined symbols in $@:"; echo "$$u"; rm -f $@.tmp; exit 1; fi
 	mv $@.tmp $@
 
-$(BUILD)/tests/insnlog.so: tests/qemu/insnlog.c $(QPLUG_HDR)
+$(QPLUG_BUILD)/tests/insnlog.so: tests/qemu/insnlog.c qemu-plugin/plugin_api.h $(QPLUG_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(QPLUG_CFLAGS) -shared -o $@ $<
 
 .PHONY: qemu-plugin qemu-plugin-if-possible
-qemu-plugin: $(BUILD)/efipt-qemu.so $(BUILD)/tests/insnlog.so
+qemu-plugin: $(QPLUG_BUILD)/efipt-qemu.so $(QPLUG_BUILD)/tests/insnlog.so
 
 # for make test: a missing header (no network) is a skip, not a failure
 qemu-plugin-if-possible: | $(DEPS_STAMP)
-	@if sh ovmf/plugin/get-plugin-header.sh $(QPLUG_DIR); then \
+	@if sh qemu-plugin/get-plugin-header.sh $(QPLUG_DIR); then \
 		$(MAKE) --no-print-directory qemu-plugin; \
 	else \
 		echo "note: build/efipt-qemu.so not built (no qemu-plugin.h, see above); its tests skip"; \
@@ -63,23 +70,23 @@ TEST_EXTRA += $(BUILD)/tests/ipt_insns
 
 # The inference without QEMU (tests/unit/test_qemu_infer.c): host objects,
 # no qemu-plugin.h needed.
-QINFER_OBJ := $(patsubst %.c,$(BUILD)/host/%.o,ovmf/plugin/infer.c ovmf/plugin/ptgen.c \
-	ovmf/plugin/insn_info.c)
+QINFER_OBJ := $(patsubst %.c,$(BUILD)/host/%.o,qemu-plugin/infer.c qemu-plugin/ptgen.c \
+	qemu-plugin/insn_info.c)
 $(BUILD)/tests/test_qemu_infer: tests/unit/test_qemu_infer.c $(QINFER_OBJ) \
 		$(BUILD)/libefipt-host.a $(TEST_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(QINFER_OBJ) $(TEST_LIB_OBJ) \
 		$(BUILD)/libefipt-host.a $(HOST_LIBS)
 
-# make bench: the plugin's cost next to QEMU alone (ovmf/plugin/bench.sh)
+# make bench: the plugin's cost next to QEMU alone (qemu-plugin/bench.sh)
 .PHONY: bench-qemu-plugin
 bench-qemu-plugin: qemu-plugin-if-possible
-	sh ovmf/plugin/bench.sh
+	sh qemu-plugin/bench.sh
 BENCH_TARGETS += bench-qemu-plugin
 $(BUILD)/tests/test_qemu_options: tests/unit/test_qemu_options.c \
-		$(BUILD)/host/ovmf/plugin/options.o
+		$(BUILD)/host/qemu-plugin/options.o
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(BUILD)/host/ovmf/plugin/options.o
+	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(BUILD)/host/qemu-plugin/options.o
 
 # a UEFI app with the trace markers around known work (t_qemu_plugin.sh)
 $(BUILD)/tests/marker_app.so: tests/qemu/marker_app.c linker.ld | $(DEPS_STAMP)
@@ -106,8 +113,8 @@ $(BUILD)/tests/traced_app.efi: $(BUILD)/tests/traced_app.so
 TEST_EXTRA += $(BUILD)/tests/marker_app.efi $(BUILD)/tests/traced_app.efi
 
 # the timing packets without QEMU (tests/unit/test_qemu_timing.c)
-$(BUILD)/tests/test_qemu_timing: tests/unit/test_qemu_timing.c $(BUILD)/host/ovmf/plugin/ptgen.o \
+$(BUILD)/tests/test_qemu_timing: tests/unit/test_qemu_timing.c $(BUILD)/host/qemu-plugin/ptgen.o \
 		$(BUILD)/libefipt-host.a $(TEST_LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(BUILD)/host/ovmf/plugin/ptgen.o \
+	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(BUILD)/host/qemu-plugin/ptgen.o \
 		$(TEST_LIB_OBJ) $(BUILD)/libefipt-host.a $(HOST_LIBS)

@@ -10,7 +10,7 @@ set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${RUN_OUT:-$here/build/run}/qemu
 efipt=$here/build/efipt
-plugin=$here/build/efipt-qemu.so
+plugin=${EFIPT_QEMU_PLUGIN:-$here/build/efipt-qemu.so}
 image=${RUN_QEMU_IMAGE:-\\efipt.efi --version}
 if [ ! -f "$plugin" ]; then
 	printf '== %s not built (make qemu-plugin says why): no emulated trace\n' "$plugin"

@@ -57,3 +57,23 @@ run_manifest() {
  "status":{"result":"ok","efi_status":"EFI_SUCCESS","message":"trace"}}
 EOM
 }
+# merged_cleanly NAME FILES... -- MERGE-ARGS...: efipt coverage --merge of
+# each FILE (then MERGE-ARGS) into $TMP/merged.out must succeed, or be
+# refused with exit 1 and no output file; never a crash or another status
+merged_cleanly() {
+	mname=$1
+	shift
+	mfiles=""
+	while [ "$1" != "--" ]; do mfiles="$mfiles $1"; shift; done
+	shift
+	mbad=""
+	for f in $mfiles; do
+		rm -f "$TMP/merged.out"
+		$EFIPT coverage --merge "$f" "$@" -o "$TMP/merged.out" >/dev/null 2>&1
+		rc=$?
+		if [ "$rc" -gt 1 ] || { [ "$rc" -eq 1 ] && [ -e "$TMP/merged.out" ]; }; then
+			mbad="$mbad $(basename "$f"):$rc"
+		fi
+	done
+	if [ -z "$mbad" ]; then ok "$mname"; else nok "$mname" "$mbad"; fi
+}

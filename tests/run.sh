@@ -6,7 +6,9 @@
 # Usage: tests/run.sh [PATTERN]   (PATTERN filters program/script names)
 # Environment (make SANITIZE=1 test): EFIPT_BUILD, the build directory
 # (build); EFIPT_TEST_DIRS, which tests/*/ to run scripts from (all);
-# EFIPT_SANITIZED=1, a test fails on any ASan/UBSan report.
+# EFIPT_SANITIZED=1, a test fails on any ASan/UBSan report. With
+# $EFIPT_BUILD/qemu10/ready (mk/qemu10.mk) the plugin's QEMU tests run a
+# second time against that QEMU, named qemu10/t_....
 set -u
 cd "$(dirname "$0")/.." || exit 2
 pattern=${1:-}
@@ -61,5 +63,20 @@ for t in tests/*/t_*.sh; do
 	n=$d/$(basename "$t" .sh)
 	case "$n" in *"$pattern"*) run_one "$n" sh "$t" ;; esac
 done
+# The QEMU tests that exercise the plugins, again against QEMU 10.0 (plugin
+# API 4) where make test set it up beside the system's QEMU (mk/qemu10.mk):
+# its qemu-system-x86_64 first in PATH, its plugins in the environment.
+q2=$build/qemu10
+if [ -f "$q2/ready" ]; then
+	case " ${EFIPT_TEST_DIRS:-qemu} " in *" qemu "*) q2_run=1 ;; *) q2_run="" ;; esac
+	for t in t_qemu_plugin t_qemu_bad t_qemu_reset t_qemu_smp t_qemu_trace_opts \
+		t_trace_edk2 t_trace_qemu t_make_run; do
+		n=qemu10/$t
+		[ -n "$q2_run" ] || continue
+		case "$n" in *"$pattern"*) ;; *) continue ;; esac
+		run_one "$n" env PATH="$PWD/$q2/bin:$PATH" EFIPT_QEMU_PLUGIN="$PWD/$q2/efipt-qemu.so" \
+			EFIPT_INSNLOG="$PWD/$q2/tests/insnlog.so" sh "tests/qemu/$t.sh"
+	done
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -250,6 +250,8 @@ int main(int argc, char **argv)
 		" * %d rows, %d ModRM sets. See core/x86_valid.h. */\n"
 		"#include \"core/x86_valid.h\"\n\n",
 		(int)(ZYDIS_VERSION >> 48), (int)(ZYDIS_VERSION >> 32 & 0xffff), nrows, nbits);
+	fprintf(f, "const uint16_t x86_vzydis = 0x%02x%02x;\n\n", (int)(ZYDIS_VERSION >> 48),
+		(int)(ZYDIS_VERSION >> 32 & 0xffff));
 	fprintf(f, "const uint8_t x86_vkey[X86V_NSPACE * 4 * 256] = {\n");
 	for (int i = 0; i < X86V_NSPACE * 4 * 256; i++)
 		fprintf(f, "%s%d,%s", i % 16 ? " " : "\t", keys[i], i % 16 == 15 ? "\n" : "");

@@ -223,6 +223,31 @@ static int fail(char *err, size_t errlen, const char *path, const char *why)
 	return -1;
 }
 
+/* Why a file is no symbol file: what it is instead (static buffer). */
+static const char *not_elf(int fd, Elf *elf)
+{
+	static char why[300];
+	unsigned char h[32] = { 0 };
+	ssize_t n = pread(fd, h, sizeof(h), 0);
+	int e = elf_errno();
+	if (elf && elf_kind(elf) == ELF_K_AR)
+		return "an ar archive, not an ELF file";
+	if (n >= 2 && h[0] == 'M' && h[1] == 'Z')
+		return "a PE image, not its symbols: give the ELF file the build made beside it "
+		       "(NAME.debug, NAME.so) or its NAME.map";
+	if (n >= 28 && !memcmp(h, "Microsoft C/C++ MSF 7.00", 24))
+		return "a PDB file: not supported (MSVC/CLANGPDB builds; GCC builds have NAME.debug)";
+	if (n >= 4 && !memcmp(h, "\177ELF", 4))
+		snprintf(why, sizeof(why), "a damaged ELF file (%s)",
+			 e ? elf_errmsg(e) : "its header cannot be read");
+	else if (n <= 0)
+		snprintf(why, sizeof(why), "an empty file, not an ELF file");
+	else
+		snprintf(why, sizeof(why), "not an ELF file (it starts with %02x %02x %02x %02x)",
+			 h[0], h[1], h[2], h[3]);
+	return why;
+}
+
 int symfile_open(struct symfile *sf, const char *path, char *err, size_t errlen)
 {
 	memset(sf, 0, sizeof(*sf));
@@ -244,10 +269,7 @@ int symfile_open(struct symfile *sf, const char *path, char *err, size_t errlen)
 	GElf_Ehdr eh;
 	size_t shstr;
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
-		char why[300];
-		snprintf(why, sizeof(why), "not an ELF file (%s); PDB and other formats are "
-			 "not supported", elf_errmsg(-1));
-		fail(err, errlen, path, why);
+		fail(err, errlen, path, not_elf(sf->fd, elf));
 		goto bad;
 	}
 	sf->machine = eh.e_machine;

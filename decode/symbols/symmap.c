@@ -21,13 +21,38 @@ const char *symhow_name(int how)
 {
 	static const char *n[] = { "none", "codeview path", "base name", "gnu_debuglink",
 				   "the image file itself", "FvFile GUID through Guid.xref",
-				   "map file, not verified by code" };
-	return how >= 0 && how <= SYMHOW_MAP ? n[how] : "?";
+				   "map file, not verified by code", "--symbols IMAGE=FILE" };
+	return how >= 0 && how <= SYMHOW_GIVEN ? n[how] : "?";
 }
 
 int symopts_add_path(struct symopts *o, const char *path, char *err, size_t errlen)
 {
 	struct stat st;
+	const char *eq = strchr(path, '=');
+	if (eq && stat(path, &st)) { /* IMAGE=FILE (a path holding '=' exists) */
+		const char *file = eq + 1;
+		if (eq == path || !*file || memchr(path, '/', (size_t)(eq - path))) {
+			snprintf(err, errlen, "--symbols %s: IMAGE=FILE wants an image name and a "
+				 "symbol file", path);
+			return -1;
+		}
+		if (stat(file, &st) || !S_ISREG(st.st_mode)) {
+			snprintf(err, errlen, "--symbols %s: %s is not a file", path, file);
+			return -1;
+		}
+		if (o->nbinds == sizeof(o->bind_img) / sizeof(o->bind_img[0])) {
+			snprintf(err, errlen, "--symbols IMAGE=FILE: at most %zu", o->nbinds);
+			return -1;
+		}
+		o->bind_img[o->nbinds] = strndup(path, (size_t)(eq - path));
+		o->bind_file[o->nbinds] = file;
+		if (!o->bind_img[o->nbinds]) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		o->nbinds++;
+		return 0;
+	}
 	if (o->npaths == sizeof(o->paths) / sizeof(o->paths[0])) {
 		snprintf(err, errlen, "--symbols: at most %zu paths", o->npaths);
 		return -1;
@@ -43,9 +68,11 @@ int symopts_add_path(struct symopts *o, const char *path, char *err, size_t errl
 int symopts_add_map(struct symopts *o, const char *spec, char *err, size_t errlen)
 {
 	const char *eq = strchr(spec, '=');
-	if (!eq || eq == spec || o->nmaps == sizeof(o->map_old) / sizeof(o->map_old[0])) {
+	if (!eq || eq == spec || !eq[1] ||
+	    o->nmaps == sizeof(o->map_old) / sizeof(o->map_old[0])) {
 		snprintf(err, errlen, "--path-map wants OLD=NEW (a path prefix and its "
-			 "replacement), got '%s'", spec);
+			 "replacement, neither empty; at most %zu), got '%s'",
+			 sizeof(o->map_old) / sizeof(o->map_old[0]), spec);
 		return -1;
 	}
 	o->map_old[o->nmaps] = strndup(spec, (size_t)(eq - spec));
@@ -62,6 +89,8 @@ void symopts_free(struct symopts *o)
 {
 	for (size_t i = 0; i < o->nmaps; i++)
 		free((char *)o->map_old[i]);
+	for (size_t i = 0; i < o->nbinds; i++)
+		free((char *)o->bind_img[i]);
 	for (size_t i = 0; i < o->nfound; i++)
 		free(o->found[i]);
 	free(o->found);
@@ -119,19 +148,35 @@ static void build_index(struct symopts *o)
 	/* the same answer whatever order the file system lists them in */
 	if (o->nfound)
 		qsort(o->found, o->nfound, sizeof(*o->found), by_path);
+	/* a file under two --symbols paths (a directory and its parent) once */
+	size_t u = 0;
+	for (size_t i = 0; i < o->nfound; i++) {
+		if (u && !strcmp(o->found[u - 1], o->found[i]))
+			free(o->found[i]);
+		else
+			o->found[u++] = o->found[i];
+	}
+	o->nfound = u;
 }
 
+/* Add a line to the image's notes, once: a file found under two --symbols
+ * paths is tried twice, but said once. */
 static void note(struct symimage *im, const char *fmt, ...)
 {
-	size_t n = strlen(im->notes);
+	char line[sizeof(im->notes)];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	size_t n = strlen(im->notes), k = strlen(line);
+	for (const char *p = im->notes; (p = strstr(p, line)); p += k)
+		if ((p == im->notes || p[-1] == '\n') && (p[k] == '\n' || !p[k]))
+			return;
 	if (n + 4 >= sizeof(im->notes))
 		return;
 	if (n)
 		im->notes[n++] = '\n';
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(im->notes + n, sizeof(im->notes) - n, fmt, ap);
-	va_end(ap);
+	snprintf(im->notes + n, sizeof(im->notes) - n, "%s", line);
 }
 
 /*
@@ -176,21 +221,26 @@ static int check_code(struct symimage *im, struct symfile *sf, symmap_read read,
 				continue;
 			}
 			for (int k = 0; k < got; k++) {
-				if (buf[k] == c->bytes[off + k])
-					continue;
+				/* QEMU's record: a zero is a byte that never ran,
+				 * unknown, whatever the file holds there */
 				if (!buf[k] && im->executed_only) {
 					unknown++;
 					continue;
 				}
+				if (buf[k] == c->bytes[off + k])
+					continue;
 				if (symfile_reloc_at(sf, c->addr + off + k)) {
 					rdiff++;
 					continue;
 				}
 				note(im, "%s: code differs from the image at %s+0x%llx (RVA 0x%llx: "
-				     "image %02x, file %02x): a different build", sf->path, c->name,
+				     "image %02x, file %02x): a different build%s", sf->path, c->name,
 				     (unsigned long long)(off + k),
 				     (unsigned long long)(c->addr + off + k), buf[k],
-				     c->bytes[off + k]);
+				     c->bytes[off + k],
+				     buf[k] ? "" : " (or code a QEMU plugin recorded, whose unexecuted "
+						   "bytes read as 00: give its run directory, whose "
+						   "memmap.json says so, not --raw)");
 				im->code_rejects++;
 				return 0;
 			}
@@ -210,6 +260,10 @@ static int check_code(struct symimage *im, struct symfile *sf, symmap_read read,
 	if (!compared)
 		note(im, "%s: not verified: none of the image's code is in the trace's code "
 		     "images", sf->path);
+	else if (im->executed_only && im->compared < SYMMAP_FEW_BYTES)
+		note(im, "%s: the match rests on %llu known bytes of code (only executed bytes "
+		     "are known): too few to tell builds apart for sure", sf->path,
+		     (unsigned long long)im->compared);
 	return 1;
 }
 
@@ -413,6 +467,18 @@ static int try_map_named(struct symimage *im, struct symopts *o, const char *ste
 	return 0;
 }
 
+/* Does IMAGE (--symbols IMAGE=FILE) name the image called name: the same
+ * with or without ".efi", in any case. */
+bool symopts_names_image(const char *name, const char *image)
+{
+	size_t n = strlen(name), k = strlen(image);
+	if (n >= 4 && !strcasecmp(name + n - 4, ".efi"))
+		n -= 4;
+	if (k >= 4 && !strcasecmp(image + k - 4, ".efi"))
+		k -= 4;
+	return n == k && !strncasecmp(name, image, n);
+}
+
 void symmap_resolve(struct symimage *im, struct symopts *o, symmap_read read, void *ctx)
 {
 	char stem[256] = "", mapsib[4300] = "";
@@ -421,6 +487,20 @@ void symmap_resolve(struct symimage *im, struct symopts *o, symmap_read read, vo
 	im->notes[0] = 0;
 	im->tried = 0;
 	im->code_rejects = 0;
+	if (!im->size) {
+		/* it owns no address: symbols could name nothing, and its code
+		 * cannot be compared */
+		note(im, "the image's size is 0 (images.json): it holds no code; no symbols");
+		return;
+	}
+	/* --symbols IMAGE=FILE: the user's word, still checked against the code */
+	for (size_t i = 0; i < o->nbinds; i++)
+		if (symopts_names_image(im->name, o->bind_img[i])) {
+			if (try_file(im, o, o->bind_file[i], SYMHOW_GIVEN, read, ctx, 0))
+				return;
+			note(im, "%s (--symbols %s=%s) is not used: see above", o->bind_file[i],
+			     o->bind_img[i], o->bind_file[i]);
+		}
 	if (*im->pdb) {
 		char p[4200];
 		snprintf(p, sizeof(p), "%s", im->pdb);

@@ -25,17 +25,24 @@ struct symopts {
 	size_t npaths;
 	const char *map_old[16], *map_new[16];	/* --path-map OLD=NEW */
 	size_t nmaps;
+	const char *bind_img[64], *bind_file[64];	/* --symbols IMAGE=FILE */
+	size_t nbinds;
 	/* private: files found under the --symbols directories */
 	char **found;
 	size_t nfound;
 	bool indexed;
 };
 
-/* --symbols PATH / --path-map OLD=NEW from the command line: 0, or -1 with
- * the reason in err. */
+/* --symbols PATH (or IMAGE=FILE: FILE is the symbol file of the image
+ * named IMAGE, with or without .efi, any case; tried first, and checked as
+ * any other) / --path-map OLD=NEW from the command line: 0, or -1 with the
+ * reason in err. */
 int symopts_add_path(struct symopts *o, const char *path, char *err, size_t errlen);
 int symopts_add_map(struct symopts *o, const char *spec, char *err, size_t errlen);
 void symopts_free(struct symopts *o);
+/* Does IMAGE (of --symbols IMAGE=FILE) name the image called name: the
+ * same with or without ".efi", in any case. */
+bool symopts_names_image(const char *name, const char *image);
 
 enum symhow {
 	SYMHOW_NONE,
@@ -45,6 +52,7 @@ enum symhow {
 	SYMHOW_IMAGE,		/* the traced ELF file itself (--elf) */
 	SYMHOW_GUID,		/* its FvFile GUID through FV/Guid.xref */
 	SYMHOW_MAP,		/* a GNU ld map file, the last resort */
+	SYMHOW_GIVEN,		/* --symbols IMAGE=FILE */
 };
 const char *symhow_name(int how);
 
@@ -52,8 +60,8 @@ const char *symhow_name(int how);
 typedef int (*symmap_read)(void *ctx, uint64_t addr, uint8_t *buf, size_t n);
 
 struct symimage {
+	uint64_t base, size;	/* first: an image list (core/pt_image.h) */
 	char name[64];
-	uint64_t base, size;
 	char pdb[1024];		/* CodeView path ("" if none) */
 	bool pdb_is_image;	/* pdb is the traced ELF file itself */
 	char guid[40];		/* FvFile GUID ("" if none) */
@@ -71,7 +79,11 @@ struct symimage {
 	char notes[2048];	/* what was tried and rejected, what is missing */
 };
 
-/* Find and check the symbol file of im (name, base, size, pdb set). */
+/* A match on fewer known bytes (a QEMU record of executed bytes) is said. */
+#define SYMMAP_FEW_BYTES 256
+
+/* Find and check the symbol file of im (name, base, size, pdb set). An
+ * image of size 0 gets none. */
 void symmap_resolve(struct symimage *im, struct symopts *o, symmap_read read, void *ctx);
 void symimage_free(struct symimage *im);
 

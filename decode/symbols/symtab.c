@@ -1,17 +1,17 @@
 /*
  * Address -> function, cached: see symtab.h.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/pt_image.h"
 #include "decode/symbols/symtab.h"
 
-static int by_base(const void *a, const void *b)
-{
-	const struct symimage *x = a, *y = b;
-	return x->base < y->base ? -1 : x->base > y->base;
-}
+_Static_assert(offsetof(struct symimage, base) == 0 &&
+		       offsetof(struct symimage, size) == sizeof(uint64_t),
+	       "ptimg_list_*: an image begins with base, size");
 
 static uint32_t hash_key(int32_t image, const char *name, bool inlined)
 {
@@ -83,8 +83,7 @@ int symtab_init(struct symtab *st, struct symimage *img, size_t n)
 	memset(st, 0, sizeof(*st));
 	st->img = img;
 	st->nimg = n;
-	if (n)
-		qsort(img, n, sizeof(*img), by_base);
+	st->overlap = ptimg_list_sort(img, (unsigned)n, sizeof(*img));
 	st->fn_cap = 1024;
 	st->fn = malloc(st->fn_cap * sizeof(*st->fn));
 	st->cache = calloc(SYMTAB_CACHE, sizeof(*st->cache));
@@ -106,40 +105,27 @@ void symtab_free(struct symtab *st)
 	memset(st, 0, sizeof(*st));
 }
 
-/* How many images start at or below ip (img is sorted by base). */
-static size_t images_upto(const struct symtab *st, uint64_t ip)
-{
-	size_t lo = 0, n = st->nimg;
-	while (lo < n) {
-		size_t mid = (lo + n) / 2;
-		if (st->img[mid].base <= ip)
-			lo = mid + 1;
-		else
-			n = mid;
-	}
-	return lo;
-}
-
 static uint32_t resolve(struct symtab *st, uint64_t ip, uint64_t *hi, bool *entry)
 {
-	size_t lo = images_upto(st, ip);
+	uint64_t lo, last;
+	int k = ptimg_list_span(st->img, (unsigned)st->nimg, sizeof(*st->img), ip, &st->last,
+				st->overlap, &lo, &last);
 	*entry = false;
-	*hi = lo < st->nimg ? st->img[lo].base : UINT64_MAX;
-	if (!lo)
+	/* the end of the range with this answer (hi exclusive; a range up to
+	 * 2^64 is cut one short, which is still a right answer) */
+	*hi = last == UINT64_MAX ? UINT64_MAX : last + 1;
+	if (k < 0)
 		return SYMFN_UNKNOWN;
-	const struct symimage *im = &st->img[lo - 1];
+	const struct symimage *im = &st->img[k];
 	uint64_t rva = ip - im->base;
-	if (rva >= im->size)
-		return SYMFN_UNKNOWN;
-	uint64_t end = im->base + im->size; /* fits: checked when listed */
-	*hi = end;
+	uint64_t end = *hi;
 	const struct symfile *sf = im->sf;
 	if (sf && st->inline_frames) {
 		/* one range, one inline chain */
 		uint64_t next;
 		const struct syminl_seg *g = symfile_inline(sf, rva, &next);
 		uint64_t e = g ? g->hi : next;
-		if (e < im->size)
+		if (e < end - im->base)
 			end = im->base + e;
 	}
 	*hi = end;
@@ -149,14 +135,14 @@ static uint32_t resolve(struct symtab *st, uint64_t ip, uint64_t *hi, bool *entr
 			if (f->hi < end - im->base)
 				*hi = im->base + f->hi;
 			*entry = rva == f->entry;
-			return intern(st, (int32_t)(lo - 1), f->name);
+			return intern(st, k, f->name);
 		}
 		/* up to the next function */
 		size_t a = symfile_funcs_upto(sf, rva);
 		if (a < sf->nfuncs && sf->funcs[a].lo < end - im->base)
 			*hi = im->base + sf->funcs[a].lo;
 	}
-	return intern(st, (int32_t)(lo - 1), "[unknown]");
+	return intern(st, k, "[unknown]");
 }
 
 const struct symtab_cache *symtab_resolve(struct symtab *st, uint64_t ip)
@@ -254,12 +240,13 @@ static uint32_t ictx_intern(struct symtab *st, uint32_t parent, uint32_t fn)
 
 static uint32_t resolve_inline(struct symtab *st, uint64_t ip)
 {
-	size_t lo = images_upto(st, ip);
-	if (!lo)
+	int img = ptimg_list_find(st->img, (unsigned)st->nimg, sizeof(*st->img), ip, &st->last,
+				  st->overlap);
+	if (img < 0)
 		return 0;
-	const struct symimage *im = &st->img[lo - 1];
+	const struct symimage *im = &st->img[img];
 	uint64_t rva = ip - im->base, next;
-	if (rva >= im->size || !im->sf)
+	if (!im->sf)
 		return 0;
 	const struct symfile *sf = im->sf;
 	const struct syminl_seg *g = symfile_inline(sf, rva, &next);
@@ -271,7 +258,7 @@ static uint32_t resolve_inline(struct symtab *st, uint64_t ip)
 		chain[k++] = i - 1;
 	uint32_t ctx = 0;
 	while (k--) {
-		uint32_t fn = intern_fn(st, (int32_t)(lo - 1), sf->inl[chain[k]].name, true);
+		uint32_t fn = intern_fn(st, img, sf->inl[chain[k]].name, true);
 		if (!(ctx = ictx_intern(st, ctx, fn)))
 			return 0;
 	}

@@ -46,6 +46,9 @@ struct symtab_cache {
 struct symtab {
 	struct symimage *img;	/* caller's, sorted by symtab_init */
 	size_t nimg;
+	int overlap;		/* some images overlap: the one that starts
+				 * last owns an address (core/pt_image.h) */
+	unsigned last;		/* the image of the last lookup */
 	struct symfn *fn;
 	uint32_t nfn, fn_cap;
 	uint32_t *hash;		/* open addressing: fn id + 1 */

@@ -8,7 +8,10 @@
 # - real execution: efipt.efi run by OVMF under QEMU, traced by
 #   efipt-qemu.so, doing real work (its in-firmware synthesizer and
 #   decoder, 'trace --source synthetic --decode'), symbols from the
-#   efipt.so kept with it (skipped when the plugin is not built).
+#   efipt.so kept with it (skipped when the plugin is not built);
+# - a whole OVMF boot from the reset vector with TSC and MTC packets
+#   (efipt qemu --tsc --mtc under -icount shift=3, 1.1e9 instructions),
+#   no symbols: OVMF's modules named from its firmware volumes.
 #
 # usage: tests/bench/bench_top.sh [MILLION-INSNS [THOUSAND-SYNTH-INSNS]]
 #   (defaults 100, and 1000: about 600 M instructions of real execution)
@@ -84,3 +87,31 @@ n=$($efipt insn --run "$run" --stat 2>/dev/null | awk '/^insn:/ { printf "%d", $
 s=$(best $efipt insn --run "$run" --stat)
 t=$(best $efipt top "$run" --symbols "$syms")
 echo "bench_top: real execution, ${n}M instructions: insn --stat ${s}s, top ${t}s ($(ratio "$t" "$s")x)"
+
+boot=$build/bench/top-boot
+if [ ! -f "$boot/manifest.json" ]; then
+	tmp=$build/bench/top-boot.tmp
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$tmp/vars.fd"
+	echo "bench_top: tracing a whole OVMF boot with TSC and MTC (1.1e9 instructions) ..."
+	if ! timeout 900 $efipt qemu -o "$tmp/run" --start reset --tsc --mtc --limit 1100000000 -- \
+		-machine q35 -m 512 -smp 1 -accel tcg -cpu max -icount shift=3,sleep=off \
+		-drive if=pflash,format=raw,unit=0,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd \
+		-drive if=pflash,format=raw,unit=1,file="$tmp/vars.fd" \
+		-display none -nodefaults -no-reboot -net none >"$tmp/out" 2>&1; then
+		echo "bench_top: efipt qemu failed: $(tail -n 3 "$tmp/out")" >&2
+		exit 1
+	fi
+	rm -rf "$boot"
+	mv "$tmp/run" "$boot"
+	rm -rf "$tmp"
+fi
+if ! $efipt insn --run "$boot" --stat >/dev/null 2>&1 || ! $efipt top "$boot" >/dev/null 2>&1; then
+	echo "bench_top: $boot does not decode cleanly: remove it to make it again" >&2
+	exit 1
+fi
+n=$($efipt insn --run "$boot" --stat 2>/dev/null | awk '/^insn:/ { printf "%d", $2 / 1000000 }')
+s=$(best $efipt insn --run "$boot" --stat)
+t=$(best $efipt top "$boot")
+echo "bench_top: OVMF boot with TSC+MTC, ${n}M instructions: insn --stat ${s}s, top ${t}s ($(ratio "$t" "$s")x)"

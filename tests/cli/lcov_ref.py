@@ -21,7 +21,8 @@ the last is_stmt row at or below it; BLOCK numbers a line's branches by
 address, BRANCH 0 is taken, 1 not taken. In the truth, the address after the
 branch's says which: its target or its fall-through; anything else (an
 interrupt came first) is unknown. Each BRDA must equal that count ('-' when
-the branch never ran); with --bounds (interrupts in the trace) it may exceed
+the branch never ran and its line did not either, 0 when only the branch
+did not: lcov 2 refuses a line that ran whose branches are all '-'); with --bounds (interrupts in the trace) it may exceed
 the count by at most the unknown executions.
 Prints "ok N lines, H hit, B branches, T taken" or the first difference;
 exits 0 or 1.
@@ -217,9 +218,11 @@ for key, addrs in per_line.items():
             if g is None:
                 fail("%s:%d: branch at 0x%x (block %d) not in the tracefile" % (key + (a, blk)))
             if not execs[a]:
-                if g != "-":
-                    fail("BRDA:%d,%d,%d,%s in %s: the branch at 0x%x never ran ('-')" %
-                         (key[1], blk, branch, g, key[0], a))
+                line_ran = runs.get(first.get(key), 0) > 0
+                if g != ("0" if line_ran else "-"):
+                    fail("BRDA:%d,%d,%d,%s in %s: the branch at 0x%x never ran (%s)" %
+                         (key[1], blk, branch, g, key[0], a,
+                          "0: its line did" if line_ran else "'-'"))
                 continue
             if g == "-" or int(g) < known or int(g) > known + (unknown[a] if bounds else 0):
                 fail("BRDA:%d,%d,%d,%s in %s: the reference %d%s (branch at 0x%x)" %

@@ -166,14 +166,7 @@ for i in range(150):
             m[p % len(m)] = r.randrange(256)
     open("%s/%03d.drcov" % (sys.argv[2], i), "wb").write(bytes(m))
 PY
-bad=""
-for f in "$TMP"/mut/*.drcov; do
-	rm -f "$TMP/mut.out"
-	$EFIPT coverage --merge "$f" -o "$TMP/mut.out" >/dev/null 2>&1
-	rc=$?
-	if [ "$rc" -gt 1 ] || { [ "$rc" -eq 1 ] && [ -e "$TMP/mut.out" ]; }; then bad="$bad $(basename "$f"):$rc"; fi
-done
-if [ -z "$bad" ]; then ok "merge: 150 mutated drcov files merged or refused cleanly"; else nok "merge: mutated drcov files" "$bad"; fi
+merged_cleanly "merge: 150 mutated drcov files merged or refused cleanly" "$TMP"/mut/*.drcov --
 
 # a drcov file as DynamoRIO writes it on Linux (more columns, padded):
 # merged with efipt's by module path
@@ -191,3 +184,173 @@ PY
 expect_rc "merge: a DynamoRIO-style file" 0 $EFIPT coverage --merge "$TMP/a.drcov" "$TMP/dr.drcov" -o "$TMP/adr.drcov"
 check "merge: DynamoRIO-style: union by module path" $CHECK "$TMP/adr.drcov" --union "$TMP/a.drcov" "$TMP/dr.drcov"
 contains "merge: DynamoRIO-style: its other module kept" "$TMP/adr.drcov" "1, 0x00007f0000000000, 0x00007f0000001000, 0x0000000000000000, /usr/lib/libc.so.6"
+
+# a nested image (a region of a bigger one listed too): the innermost image
+# owns its range in coverage and in top alike, each instruction counts once,
+# and the overlap is said
+python3 - "$TMP/a.truth" "$TMP/nested.json" "$TMP/nested.want" <<'PY'
+import sys
+addrs = [int(l, 16) for l in open(sys.argv[1])]
+d = sorted(set(addrs))
+lo = d[len(d) // 3] & ~0xff
+hi = lo + 0x800
+open(sys.argv[2], "w").write('{"images": [{"name": "efipt.efi", "base": "0x0", "size": 401408},'
+                             ' {"name": "Inner", "base": "%#x", "size": %d}]}' % (lo, hi - lo))
+inner = [a for a in addrs if lo <= a < hi]
+outer = [a for a in addrs if not lo <= a < hi]
+open(sys.argv[3], "w").write("%d %d %d %d" % (len(set(outer)), len(set(inner)), len(outer), len(inner)))
+PY
+expect_rc "nested image: coverage" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --images "$TMP/nested.json" --format json -o "$TMP/nested.cov"
+contains "nested image: coverage says which image owns the overlap" "$TMP/err" "image Inner.efi (0x"
+contains "nested image: ... by the rule" "$TMP/err" "lies inside image efipt.efi (0x0-0x61fff): its addresses count for Inner.efi"
+$EFIPT top --pt "$TMP/a.pt" --pe $EFI --images "$TMP/nested.json" --by image --format csv >"$TMP/nested.top" 2>"$TMP/nested.err"
+got=$(python3 -c '
+import csv, json, sys
+c = {i["path"]: i["insns"] for i in json.load(open(sys.argv[1]))["images"]}
+t = {r["image"]: int(r["insns"]) for r in csv.DictReader(open(sys.argv[2]))}
+print(c.get("efipt.efi"), c.get("Inner.efi"), t.get("efipt.efi"), t.get("Inner"), t.get("[unknown]", 0) + json.load(open(sys.argv[1]))["outside"])
+' "$TMP/nested.cov" "$TMP/nested.top" 2>&1)
+want="$(cat "$TMP/nested.want") 0"
+if [ "$got" = "$want" ]; then ok "nested image: coverage and top count each instruction for its innermost image ($want)"; else nok "nested image: coverage and top by the same rule" "got '$got', truth '$want'"; fi
+contains "nested image: top says it too" "$TMP/nested.err" "its addresses count for Inner"
+
+# --fail-under takes the percentage as printed, with its decimal
+pct=$(python3 -c "import json; print(json.load(open('$TMP/a.json'))['total']['percent'])")
+expect_rc "--fail-under at the printed percentage (with its decimal) passes" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --fail-under "$pct"
+above=$(python3 -c "print('%.1f' % (float('$pct') + 0.1))")
+expect_rc "--fail-under one tenth above fails" 3 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --fail-under "$above"
+contains "--fail-under: the decimal named" "$TMP/err" "is below --fail-under $above%"
+expect_rc "--fail-under with two decimals: refused" 2 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --fail-under 4.25
+contains "--fail-under: says what it takes" "$TMP/err" "with at most one decimal"
+
+# lcov: a tracefile with nothing in it is refused (no symbols, or symbols
+# with no source lines), nothing written; -o FILE.info means lcov;
+# --symbols with another format says what it is for
+rm -f "$TMP/none.info"
+expect_rc "lcov without symbols: nothing to write, exit 2" 2 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --format lcov -o "$TMP/none.info"
+contains "lcov without symbols: said" "$TMP/err" "nothing to write to $TMP/none.info: no traced image has a symbol file with source lines"
+[ ! -e "$TMP/none.info" ] && ok "lcov without symbols: no file" || nok "lcov without symbols: no file" "$(ls -l "$TMP/none.info")"
+mkdir -p "$TMP/stripped"
+objcopy --strip-debug build/efipt.so "$TMP/stripped/efipt.so"
+expect_rc "lcov with a symbol file of no lines (its .symtab only): exit 2" 2 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --format lcov -o "$TMP/none.info" --symbols "$TMP/stripped/efipt.so"
+expect_rc "-o FILE.info without --format: lcov" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI -o "$TMP/by-name.info" --symbols build/efipt.so
+if head -2 "$TMP/by-name.info" | grep -q '^SF:'; then ok "-o FILE.info: an lcov tracefile"; else nok "-o FILE.info: an lcov tracefile" "$(head -3 "$TMP/by-name.info")"; fi
+expect_rc "--symbols with --format text: refused" 2 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --format text --symbols build/efipt.so
+contains "--symbols with --format text: says it is for lcov" "$TMP/err" "--symbols is for the source lines and functions of --format lcov"
+# one 'efipt coverage:' prefix in every message
+expect_rc "unwritable -o (text): exit 2" 2 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI -o "$TMP/nodir/x.txt"
+cat "$TMP/err" >>"$TMP/prefix.err"
+expect_rc "unwritable --merge -o: exit 2" 2 $EFIPT coverage --merge "$TMP/a.drcov" -o "$TMP/nodir/x.drcov"
+cat "$TMP/err" >>"$TMP/prefix.err"
+$EFIPT coverage --merge "$TMP/by-name.info" -o "$TMP/nodir/x.info" 2>>"$TMP/prefix.err"
+if grep -q "efipt efipt" "$TMP/prefix.err" || ! grep -q "^efipt coverage: $TMP/nodir/x.drcov" "$TMP/prefix.err"; then nok "messages: one 'efipt coverage:' prefix" "$(cat "$TMP/prefix.err")"; else ok "messages: one 'efipt coverage:' prefix"; fi
+
+# drcov files as DynamoRIO writes them (ext/drcovlib: module table versions
+# 2 to 5, Linux and Windows columns, segments of one module sharing a
+# containing_id with block offsets from their own start, a text BB table,
+# id 65535 for code in no module), written here from that description:
+# --merge unites them by module path, offsets made module-relative
+python3 - "$TMP/dr" <<'PY'
+import sys
+out = sys.argv[1]
+def bb(blocks):
+    return b"".join(s.to_bytes(4, "little") + z.to_bytes(2, "little") + m.to_bytes(2, "little")
+                    for s, z, m in blocks)
+def write(name, version, cols, mods, blocks, text=False):
+    h = "DRCOV VERSION: 2\nDRCOV FLAVOR: drcov-64\n"
+    h += "Module Table: version %d, count %d\nColumns: %s\n" % (version, len(mods), ", ".join(cols))
+    for m in mods:
+        h += m + "\n"
+    h += "BB Table: %d bbs\n" % len(blocks)
+    if text:
+        h += "module id, start, size:\n" + "".join(
+            "module[%3u]: 0x%016x, %3u\n" % (m, s, z) for s, z, m in blocks)
+        open(out + name, "wb").write(h.encode())
+    else:
+        open(out + name, "wb").write(h.encode() + bb(blocks))
+# v2, Windows columns
+write("2.drcov", 2, ["id", "base", "end", "entry", "checksum", "timestamp", "path"],
+      ["  0, 0x0000000140000000, 0x0000000140010000, 0x0000000140001000, 0x00000000, 0x5f000000, C:\\fw\\Drv.efi"],
+      [(0x1000, 16, 0), (0x2000, 8, 0)])
+# v3, Linux: Drv in two segments (the second at +0x8000), blocks from each start
+write("3.drcov", 3, ["id", "containing_id", "start", "end", "entry", "path"],
+      ["  0,   0, 0x0000000050000000, 0x0000000050004000, 0x0000000050001000, C:\\fw\\Drv.efi",
+       "  1,   0, 0x0000000050008000, 0x000000005000a000, 0x0000000000000000, C:\\fw\\Drv.efi",
+       "  2,   2, 0x00007f0000000000, 0x00007f0000001000, 0x0000000000000000, /lib/other.so"],
+      [(0x1008, 16, 0), (0x10, 4, 1), (0x100, 2, 2), (0xdeadbeef, 5, 65535)])
+# v4: offset column (hex without 0x)
+write("4.drcov", 4, ["id", "containing_id", "start", "end", "entry", "offset", "path"],
+      ["  0,   0, 0x0000000060000000, 0x0000000060010000, 0x0000000060001000, 0000000000000000, C:\\fw\\Drv.efi"],
+      [(0x3000, 32, 0)])
+# v5, Windows, text BB table
+write("5.drcov", 5, ["id", "containing_id", "start", "end", "entry", "offset", "preferred_base",
+                     "checksum", "timestamp", "path"],
+      ["  0,   0, 0x0000000070000000, 0x0000000070010000, 0x0000000070001000, 0000000000000000, "
+       "0x0000000140000000, 0x00000000, 0x5f000000,  C:\\fw\\Drv.efi"],
+      [(0x4000, 7, 0), (0x1000, 4, 0)], text=True)
+# what their union covers, per path: module-relative bytes
+cov = {"C:\\fw\\Drv.efi": set(), "/lib/other.so": set()}
+for s, z in [(0x1000, 16), (0x2000, 8), (0x1008, 16), (0x8010, 4), (0x3000, 32), (0x4000, 7), (0x1000, 4)]:
+    cov["C:\\fw\\Drv.efi"].update(range(s, s + z))
+cov["/lib/other.so"].update(range(0x100, 0x102))
+open(out + ".want", "w").write(repr(sorted((k, sorted(v)) for k, v in cov.items())))
+PY
+for v in 2 3 4 5; do
+	expect_rc "merge: a drcov file with a version $v module table" 0 $EFIPT coverage --merge "$TMP/dr$v.drcov" -o "$TMP/dr$v.out"
+done
+expect_rc "merge: drcov module tables 2 to 5 together" 0 $EFIPT coverage --merge "$TMP/dr2.drcov" "$TMP/dr3.drcov" "$TMP/dr4.drcov" "$TMP/dr5.drcov" -o "$TMP/drall.drcov"
+contains "merge: blocks in no module (id 65535) said" "$TMP/err" "1 blocks in no module (module id 65535"
+expect "merge: the union by path, segments' blocks made module-relative" python3 -c "
+import sys
+d = open('$TMP/drall.drcov', 'rb').read()
+head, _, rest = d.partition(b'BB Table: ')
+lines = head.decode().splitlines()
+mods = [l.split(', ', 4) for l in lines[4:]]
+n = int(rest.split(b' ')[0])
+bb = rest[rest.index(b'\n') + 1:]
+assert len(bb) == 8 * n, (len(bb), n)
+cov = {m[4]: set() for m in mods}
+for i in range(n):
+    s = int.from_bytes(bb[8*i:8*i+4], 'little'); z = int.from_bytes(bb[8*i+4:8*i+6], 'little'); m = int.from_bytes(bb[8*i+6:8*i+8], 'little')
+    cov[mods[m][4]].update(range(s, s + z))
+got = repr(sorted((k, sorted(v)) for k, v in cov.items()))
+assert got == open('$TMP/dr.want').read(), got[:300]
+assert [m[1] for m in mods if m[4] == 'C:\\\\fw\\\\Drv.efi'] == ['0x0000000140000000'], mods"
+# a legacy version 1 table and custom columns: refused, said why
+printf 'DRCOV VERSION: 2\nDRCOV FLAVOR: drcov\nModule Table: 1\n 0, 4096, /bin/x\nBB Table: 0 bbs\n' >"$TMP/dr1.drcov"
+expect_rc "merge: a version 1 module table: refused" 1 $EFIPT coverage --merge "$TMP/dr1.drcov" -o "$TMP/dr1.out"
+contains "merge: version 1 said" "$TMP/err" "a version 1 module table (DynamoRIO 6): it has no module bases"
+
+# image names with control characters and ", " (an images.json is
+# untrusted): every format escapes or replaces them
+printf '{"images": [{"name": "Evil\\u001b[31m, x\\nnext", "base": "0x0", "size": 401408}]}' >"$TMP/evil.json"
+expect_rc "evil name: drcov" 0 $EFIPT coverage --pt "$TMP/a.pt" --pe $EFI --images "$TMP/evil.json" -o "$TMP/evil.drcov"
+expect "evil name: the drcov module line holds no control byte and no ', ' in its path" python3 -c "
+d = open('$TMP/evil.drcov', 'rb').read().split(b'BB Table')[0]
+line = [l for l in d.split(b'\n') if b'Evil' in l][0]
+assert line.count(b', ') == 4 and not any(c < 32 for c in line), line"
+check "evil name: drcov layout (independent reader)" $CHECK "$TMP/evil.drcov"
+expect_rc "evil name: merge keeps it safe" 0 $EFIPT coverage --merge "$TMP/evil.drcov" "$TMP/evil.drcov" -o "$TMP/evil2.drcov"
+if cmp -s "$TMP/evil.drcov" "$TMP/evil2.drcov"; then ok "evil name: merged with itself, the same file"; else nok "evil name: merged with itself" "differs"; fi
+$EFIPT top --pt "$TMP/a.pt" --pe $EFI --images "$TMP/evil.json" --format csv >"$TMP/evil.csv" 2>/dev/null
+if python3 -c "
+d = open('$TMP/evil.csv', 'rb').read()
+assert not any(c < 32 and c != 10 for c in d) and d.count(b'\n') == len(d.splitlines()) and b'Evil\\\\x1b[31m, x\\\\nnext' in d, d[:200]"; then ok "evil name: CSV escapes control characters"; else nok "evil name: CSV escapes control characters" "$(head -c 200 "$TMP/evil.csv" | od -c | head -5)"; fi
+# the same readers over mutated files of each kind: merged or refused with
+# exit 1, never a crash, never an output file on refusal
+mkdir -p "$TMP/mut2"
+python3 - "$TMP/mut2" "$TMP/dr3.drcov" "$TMP/dr5.drcov" <<'PY'
+import random, sys
+r = random.Random(11)
+for n, src in enumerate(sys.argv[2:]):
+    d = open(src, "rb").read()
+    for i in range(60):
+        m = bytearray(d)
+        if i % 3 == 0:
+            m = m[: r.randrange(len(m))]
+        for _ in range(r.randrange(1, 5)):
+            if m:
+                m[r.randrange(len(m))] = r.choice([r.randrange(256), ord(","), ord("\n"), ord("0"), ord("f")])
+        open("%s/%d-%02d.drcov" % (sys.argv[1], n, i), "wb").write(bytes(m))
+PY
+merged_cleanly "merge: 120 mutated drcov files of tables 3 and 5 (text) merged or refused cleanly" "$TMP"/mut2/*.drcov --

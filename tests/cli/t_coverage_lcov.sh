@@ -70,7 +70,9 @@ if [ "$(cat "$TMP/keep.info")" = keep ] && ! ls "$TMP" | grep -q '^keep.info.tmp
 else
 	nok "lcov: a failed run leaves the old file and no temporary" "$(ls "$TMP")"
 fi
-expect_rc "lcov: no symbols" 0 $EFIPT coverage --pt "$TMP/t.pt" $PE --format lcov -o "$TMP/n.info"
+expect_rc "lcov: no symbols: nothing to write (exit 2)" 2 $EFIPT coverage --pt "$TMP/t.pt" $PE --format lcov -o "$TMP/n.info"
 contains "lcov: an image without symbols named" "$TMP/err" "efipt.efi: no symbol file, not in the tracefile"
+contains "lcov: no symbols: nothing written, said" "$TMP/err" "nothing to write to $TMP/n.info"
+[ ! -e "$TMP/n.info" ] && ok "lcov: no symbols: no empty tracefile" || nok "lcov: no symbols: no empty tracefile" "$(ls -l "$TMP/n.info")"
 expect_rc "lcov: --help" 0 $EFIPT coverage --format lcov --help
 contains "lcov: --help names --source-map" "$TMP/out" "--source-map OLD=NEW"

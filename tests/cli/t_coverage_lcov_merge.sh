@@ -91,3 +91,100 @@ expect_rc "lcov merge: -o required" 2 $EFIPT coverage --merge "$TMP/3.info" --fo
 contains "lcov merge: -o required said" "$TMP/err" "--merge needs -o OUT.info"
 expect_rc "lcov merge: no trace inputs with it" 2 $EFIPT coverage --merge "$TMP/3.info" --pt "$TMP/3.pt" --format lcov -o "$TMP/x.info"
 contains "lcov merge: no trace inputs said" "$TMP/err" "--merge takes tracefiles and -o OUT only"
+
+# lcov 2.x tracefiles, written here to geninfo(1)'s description (LCOV 2.2):
+# a comment line, VER, FNL/FNA (a function and its aliases), FN with an
+# end line, BRDA with flags and branches that are text (with commas),
+# MCDC, DA with a checksum; added to an lcov 1.x file of the same source
+mkdir -p "$TMP/v2src"
+printf 'int f(int a)\n{\n  if (a)\n    return 1;\n  return 0;\n}\n' >"$TMP/v2src/a.c"
+S="$TMP/v2src/a.c"
+cat >"$TMP/v2.info" <<EOT
+#comment: lcov 2.2
+TN:t
+SF:$S
+VER:1a2b3c
+FNL:0,1,6
+FNA:0,3,f
+FNA:0,2,f_alias
+FNF:1
+FNH:1
+BRDA:3,0,a,2
+BRDA:3,0,!a,1
+BRDA:3,e1,g(x, y),-
+BRF:3
+BRH:2
+MCDC:3,2,t,1,0,a && g(x, y)
+MCDC:3,2,f,0,0,a && g(x, y)
+MCF:2
+MCH:1
+DA:1,3,0123abcd
+DA:3,3
+DA:4,2
+DA:5,1
+LF:4
+LH:4
+end_of_record
+EOT
+cat >"$TMP/v1.info" <<EOT
+TN:
+SF:$S
+FN:1,6,f
+FNDA:5,f
+FNF:1
+FNH:1
+BRDA:3,0,a,1
+BRDA:3,e1,g(x, y),4
+BRF:2
+BRH:2
+DA:1,5
+DA:3,5
+DA:5,5
+LF:3
+LH:3
+end_of_record
+EOT
+expect_rc "lcov merge: an lcov 2.x tracefile and a 1.x one" 0 $EFIPT coverage --merge "$TMP/v2.info" "$TMP/v1.info" -o "$TMP/v12.info"
+expect "lcov merge: 2.x records read and added" python3 -c "
+got = open('$TMP/v12.info').read().split('\n')
+for want in ['VER:1a2b3c', 'FN:1,f', 'FN:1,f_alias', 'FNDA:8,f', 'FNDA:2,f_alias', 'FNF:2', 'FNH:2',
+             'BRDA:3,0,a,3', 'BRDA:3,0,!a,1', 'BRDA:3,e1,g(x, y),4', 'BRF:3', 'BRH:3',
+             'MCDC:3,2,t,1,0,a && g(x, y)', 'MCDC:3,2,f,0,0,a && g(x, y)', 'MCF:2', 'MCH:1',
+             'DA:1,8', 'DA:3,8', 'DA:4,2', 'DA:5,6', 'LF:4', 'LH:4']:
+    assert want in got, (want, got)"
+if command -v genhtml >/dev/null; then
+	expect "lcov merge: genhtml renders the merged 2.x records" genhtml -q -o "$TMP/v12html" "$TMP/v12.info"
+fi
+sed 's/^VER:1a2b3c$/VER:ffff/' "$TMP/v2.info" >"$TMP/v2b.info"
+expect_rc "lcov merge: two versions of a source (VER) refused" 1 $EFIPT coverage --merge "$TMP/v2.info" "$TMP/v2b.info" -o "$TMP/vv.info"
+contains "lcov merge: the versions named" "$TMP/err" "VER ffff, where another tracefile has VER 1a2b3c"
+printf 'TN:\nSF:/s/a.c\nFNA:7,1,g\nend_of_record\n' >"$TMP/g.info"
+refuse "an alias of no function" "line 3: FNA:7,1,g names function 7, which no FNL before it gives" "$TMP/g.info"
+
+# counts that pass 2^64 - 1: kept at 2^64 - 1 and said where; a count of
+# 2^64 - 1 stays that when nothing is added to it
+printf 'TN:\nSF:/s/a.c\nDA:1,18446744073709551615\nDA:2,18446744073709551615\nDA:3,7\nend_of_record\n' >"$TMP/big.info"
+printf 'TN:\nSF:/s/a.c\nDA:1,0\nDA:2,5\nDA:3,18446744073709551616\nend_of_record\n' >"$TMP/big2.info"
+expect_rc "lcov merge: sums past 2^64 - 1" 0 $EFIPT coverage --merge "$TMP/big.info" "$TMP/big2.info" -o "$TMP/bigm.info"
+contains "lcov merge: 2^64 - 1 plus 0 stays 2^64 - 1" "$TMP/bigm.info" "DA:1,18446744073709551615"
+contains "lcov merge: a sum past 2^64 - 1 is kept at it" "$TMP/bigm.info" "DA:2,18446744073709551615"
+contains "lcov merge: a count above 2^64 - 1 read as it" "$TMP/bigm.info" "DA:3,18446744073709551615"
+contains "lcov merge: the first said, with its file and line" "$TMP/err" "big2.info: line 5: a count above 2^64 - 1, taken as 18446744073709551615 (and other counts)"
+expect_rc "lcov merge: a sum past 2^64 - 1 alone" 0 $EFIPT coverage --merge "$TMP/big.info" "$TMP/big.info" -o "$TMP/bigm2.info"
+contains "lcov merge: the sum's record named" "$TMP/err" "SF /s/a.c: DA line 1: the counts add up past 2^64 - 1, written as 18446744073709551615 (and other counts)"
+# mutated 2.x tracefiles: merged or refused with exit 1, never a crash
+mkdir -p "$TMP/mut"
+python3 - "$TMP/mut" "$TMP/v2.info" <<'PY'
+import random, sys
+r = random.Random(5)
+d = open(sys.argv[2], "rb").read()
+for i in range(100):
+    m = bytearray(d)
+    if i % 4 == 0:
+        m = m[: r.randrange(len(m))]
+    for _ in range(r.randrange(1, 5)):
+        if m:
+            m[r.randrange(len(m))] = r.choice([r.randrange(256), ord(","), ord(":"), ord("\n"), ord("9"), ord("-")])
+    open("%s/%03d.info" % (sys.argv[1], i), "wb").write(bytes(m))
+PY
+merged_cleanly "lcov merge: 100 mutated 2.x tracefiles merged or refused cleanly" "$TMP"/mut/*.info -- "$TMP/v1.info"

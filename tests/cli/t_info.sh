@@ -99,3 +99,47 @@ long=$(head -c 3000 /dev/zero | tr '\0' 'a')
 mkdir -p "$TMP/e3" && cp "$D/cpuid.txt" "$TMP/e3/" && sed "s/\"command_line\":\"caps --shutdown\"/\"command_line\":\"caps $long\"/" "$D/manifest.json" >"$TMP/e3/manifest.json"
 expect_rc "info: long command line" 0 $EFIPT info "$TMP/e3"
 contains "info: long command line whole" "$TMP/out" "Command      caps $long"
+
+# a run directory with code: info checks the snapshots and images.json as
+# the decoding commands read them, refusing what they refuse with the same
+# message (memmap.json's snapshot names, its regions, images.json)
+C=$TMP/code
+mkdir -p "$C"
+printf '\061\300\377\300\350\007\000\000\000\203\370\020\165\364\377\343\205\300\164\002\220\220\303' >"$C/mem-0000000000001000.bin"
+head -c $((4096 - 23)) /dev/zero >>"$C/mem-0000000000001000.bin"
+$EFIPT synth --raw "$C/mem-0000000000001000.bin:0x1000" --start 0x1000 --out "$C/trace.pt" --insns 300 2>/dev/null
+printf '{"regions":[{"type":"LoaderCode","phys":"0x1000","pages":1,"attr":"0xf","snapshot":"mem-0000000000001000.bin"}]}' >"$C/memmap.json"
+printf '{"images":[{"name":"Loop","base":"0x1000","size":4096}]}' >"$C/images.json"
+run_manifest "$C" trace.pt memmap.json images.json mem-0000000000001000.bin
+expect_rc "info: a run with code" 0 $EFIPT info "$C"
+contains "info: its code summed up" "$TMP/out" "Code         1 snapshots (4 KiB), 1 images"
+# damaged: NAME FILE CONTENT: info and decode refuse it alike
+damaged() {
+	what=$1 file=$2
+	d=$TMP/dmg-$(echo "$what" | tr -c 'a-z0-9\n' '_')
+	rm -rf "$d"
+	cp -r "$C" "$d"
+	printf '%s' "$3" >"$d/$file"
+	run_manifest "$d" trace.pt memmap.json images.json mem-0000000000001000.bin
+	$EFIPT decode "$d" >/dev/null 2>"$TMP/dec.err"
+	expect_rc "info: $what: damaged (exit 1)" 1 $EFIPT info "$d"
+	want=$(sed -n 's/^efipt decode: //p' "$TMP/dec.err" | head -1)
+	if [ -n "$want" ] && grep -qF -- "efipt info: $want" "$TMP/err"; then
+		ok "info: $what: decode's message ($want)"
+	else
+		nok "info: $what: decode's message" "decode: $(cat "$TMP/dec.err"); info: $(cat "$TMP/err")"
+	fi
+}
+damaged "snapshot ../.." memmap.json '{"regions":[{"type":"LoaderCode","phys":"0x1000","pages":1,"snapshot":"../.."}]}'
+damaged "snapshot /etc/passwd" memmap.json '{"regions":[{"type":"LoaderCode","phys":"0x1000","pages":1,"snapshot":"/etc/passwd"}]}'
+damaged "malformed memmap.json" memmap.json '{"regions":[{"type":"LoaderCode","phys":4096,"pages":1,"snapshot":"mem-0000000000001000.bin"}]}'
+damaged "memmap.json regions not an array" memmap.json '{"regions":{}}'
+damaged "a snapshot of another size" memmap.json '{"regions":[{"type":"LoaderCode","phys":"0x1000","pages":2,"snapshot":"mem-0000000000001000.bin"}]}'
+deep=$(python3 -c 'print("{\"images\": " + "[" * 3000 + "]" * 3000 + "}")')
+damaged "images.json nested too deep" images.json "$deep"
+damaged "an image past 2^64" images.json '{"images":[{"name":"Loop","base":"0xfffffffffffff000","size":8192}]}'
+# overlapping images: valid, and said as the decoding commands say it
+printf '{"images":[{"name":"Loop","base":"0x1000","size":4096},{"name":"Inner","base":"0x1010","size":16}]}' >"$C/images.json"
+run_manifest "$C" trace.pt memmap.json images.json mem-0000000000001000.bin
+expect_rc "info: nested images: valid" 0 $EFIPT info "$C"
+contains "info: nested images said" "$TMP/err" "efipt info: image Inner (0x1010-0x101f) lies inside image Loop (0x1000-0x1fff): its addresses count for Inner"

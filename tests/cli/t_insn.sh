@@ -168,3 +168,28 @@ expect_rc "insn: --raw FIFO, no hang" 2 timeout 10 $EFIPT insn --pt "$TMP/r.pt" 
 contains "insn: --raw FIFO named" "$TMP/err" "afifo: a FIFO, not a regular file"
 expect_rc "caps: --cpuid DIR" 2 $EFIPT caps --cpuid "$TMP/adir"
 contains "caps: --cpuid DIR named" "$TMP/err" "efipt caps: $TMP/adir: a directory, not a regular file"
+
+# errata: a trace with erratum BDM70's pattern (a real CPU from Broadwell to
+# Raptor Lake puts FUP and MODE.Exec into the PSB+ before the TIP.PGE that
+# starts tracing: here injected into a synthesized trace). Without --cpu
+# the workarounds that cannot change the decode of a trace that follows
+# the SDM apply, BDM70's among them: it decodes whole, and says so
+$EFIPT synth --pe $EFI --out "$TMP/g.pt" --truth "$TMP/g.truth" --insns 20000 --seed 4 2>/dev/null
+python3 - "$TMP/g.pt" "$TMP/bdm70.pt" "$TMP/skz84.pt" <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+end = d.index(b"\x02\x23")  # the first PSBEND
+fup = b"\x7d" + (0x1000).to_bytes(6, "little")  # FUP, IPBytes 011: 48 bits
+open(sys.argv[2], "wb").write(d[:end] + fup + d[end:])
+tma = b"\x02\x73\x01\x00\x00\x00\x00"  # TMA CTC 1, FC 0
+open(sys.argv[3], "wb").write(d[:end] + tma + b"\xd9" + d[end:])
+PY
+expect_rc "errata: bdm70's pattern without --cpu decodes" 0 $EFIPT insn --pt "$TMP/bdm70.pt" --pe $EFI --stat
+contains "errata: every instruction decoded" "$TMP/out" "insn: $(wc -l <"$TMP/g.truth")"
+contains "errata: the workarounds applied are named" "$TMP/err" "applied the workarounds of erratum BDM70, APL12, which act only where a trace breaks the SDM's rules"
+expect_rc "errata: the same trace, a CPU without bdm70 (--cpu 6/0x2a): an error" 1 $EFIPT insn --pt "$TMP/bdm70.pt" --pe $EFI --cpu 6/0x2a --stat
+contains "errata: the error says which erratum it looks like, with --cpu" "$TMP/err" "it looks like erratum BDM70, APL12: if the CPU that recorded the trace has it, give its --cpu FAMILY/MODEL"
+expect_rc "errata: skz84's pattern without --cpu: an error" 1 $EFIPT insn --pt "$TMP/skz84.pt" --pe $EFI --no-inst
+contains "errata: skz84 named, with --cpu" "$TMP/err" "it looks like erratum SKZ84: if the CPU that recorded the trace has it, give its --cpu FAMILY/MODEL"
+expect_rc "errata: skz84's pattern with its CPU (--cpu 6/0x55) decodes" 0 $EFIPT insn --pt "$TMP/skz84.pt" --pe $EFI --cpu 6/0x55 --stat
+contains "errata: skz84 with its CPU: every instruction" "$TMP/out" "insn: $(wc -l <"$TMP/g.truth")"

@@ -31,6 +31,37 @@ contains "symbols: wrong --path-map named" "$TMP/out" "$TMP/nowhere/efipt.so: re
 contains "symbols: no symbols then" "$TMP/out" "symbols: none"
 expect_rc "symbols: --path-map without =" 2 $EFIPT symbols $PE --path-map /old
 contains "symbols: --path-map syntax named" "$TMP/err" "--path-map wants OLD=NEW"
+expect_rc "symbols: --path-map with an empty NEW" 2 $EFIPT symbols $PE --path-map /old=
+contains "symbols: --path-map empty NEW named" "$TMP/err" "neither empty"
+
+# an image booted under another name (efipt.efi as BOOTX64.EFI): its
+# symbol file given with --symbols IMAGE=FILE, still checked by its code
+cp "$EFI" "$TMP/BOOTX64.EFI"
+expect_rc "symbols: another name, by base name: none" 0 $EFIPT symbols --pe "$TMP/BOOTX64.EFI:$BASE" --symbols "$SO"
+contains "symbols: another name: no symbols by base name" "$TMP/out" "symbols: none"
+expect_rc "symbols: --symbols IMAGE=FILE" 0 $EFIPT symbols --pe "$TMP/BOOTX64.EFI:$BASE" --symbols "bootx64.efi=$SO"
+contains "symbols: IMAGE=FILE used" "$TMP/out" "symbols: $SO"
+contains "symbols: IMAGE=FILE said" "$TMP/out" "matched by: --symbols IMAGE=FILE"
+contains "symbols: IMAGE=FILE checked" "$TMP/out" "code: equal to the image"
+$EFIPT synth --pe "$TMP/BOOTX64.EFI:$BASE" --out "$TMP/boot.pt" --insns 20000 2>/dev/null
+expect_rc "top: --symbols IMAGE=FILE" 0 $EFIPT top --pt "$TMP/boot.pt" --pe "$TMP/BOOTX64.EFI:$BASE" --symbols "BOOTX64=$SO" --format csv
+if grep -q "^\"BOOTX64.EFI\",\"efi_main\"" "$TMP/out"; then ok "top: --symbols IMAGE=FILE names the functions"; else nok "top: --symbols IMAGE=FILE names the functions" "$(head -5 "$TMP/out")"; fi
+expect_rc "symbols: IMAGE=FILE that is another build: refused" 0 $EFIPT symbols --pe "$TMP/BOOTX64.EFI:$BASE" --symbols "BOOTX64=/usr/lib/x86_64-linux-gnu/libc.so.6"
+contains "symbols: IMAGE=FILE refused: no symbols" "$TMP/out" "symbols: none"
+contains "symbols: IMAGE=FILE refused: said" "$TMP/out" "(--symbols BOOTX64=/usr/lib/x86_64-linux-gnu/libc.so.6) is not used"
+expect_rc "symbols: IMAGE=FILE naming no image" 0 $EFIPT symbols --pe "$TMP/BOOTX64.EFI:$BASE" --symbols "Other=$SO"
+contains "symbols: IMAGE=FILE naming no image: said" "$TMP/err" "--symbols Other=$SO: no traced image is named Other"
+
+# what a file that is no symbol file is, said once even when found twice
+mkdir -p "$TMP/junk"
+printf 'hello' >"$TMP/junk/efipt.debug"
+cp "$EFI" "$TMP/junk/efipt.so"
+expect_rc "symbols: files that are no ELF" 0 $EFIPT symbols $PE --symbols "$TMP/junk" --symbols "$TMP/junk/"
+contains "symbols: a text file named for what it is" "$TMP/out" "efipt.debug: not an ELF file (it starts with 68 65 6c 6c)"
+contains "symbols: a PE named for what it is" "$TMP/out" "efipt.so: a PE image, not its symbols"
+n=$(grep -c "efipt.debug: not an ELF" "$TMP/out")
+[ "$n" = 1 ] && ok "symbols: a note once, though the file was found twice" || nok "symbols: a note once" "$n times: $(cat "$TMP/out")"
+if grep -q "no error" "$TMP/out"; then nok "symbols: no '(no error)' as a reason" "$(cat "$TMP/out")"; else ok "symbols: no '(no error)' as a reason"; fi
 
 # PDB paths (MSVC/CLANGPDB builds) are not supported: said, not guessed
 sed 's|/old/build/efipt.so|C:\\\\build\\\\efipt.pdb|' "$TMP/images.json" >"$TMP/pdb.json"
@@ -256,6 +287,18 @@ if [ -s "$TMP/f" ] && awk '
 else
 	nok "calls: --function NAME --depth 2" "$(head -5 "$TMP/f")"
 fi
+# a --function, --image or range that can select nothing is said, not an
+# empty call trace with exit 0
+expect_rc "calls: --function that names no function: exit 2" 2 $EFIPT calls --pt "$TMP/c.pt" $PE --symbols "$SO" --function NoSuchFunction
+contains "calls: --function that names no function: said" "$TMP/err" "--function NoSuchFunction: no function of that name in the symbols of the traced images"
+expect_rc "calls: --function IMAGE\`NAME of no image: exit 2" 2 $EFIPT calls --pt "$TMP/c.pt" $PE --symbols "$SO" --function 'Other.efi`efi_main'
+contains "calls: no such image said" "$TMP/err" "no traced image is named Other.efi"
+expect_rc "calls: --image that names no image: exit 2" 2 $EFIPT calls --pt "$TMP/c.pt" $PE --symbols "$SO" --image Nope.efi
+contains "calls: --image of no image said" "$TMP/err" "--image Nope.efi: no traced image has that name"
+expect_rc "calls: --from 100 --to 50: exit 2" 2 $EFIPT calls --pt "$TMP/c.pt" $PE --symbols "$SO" --from 100 --to 50
+contains "calls: an empty range said" "$TMP/err" "--from 100 --to 50: no instruction index is in [from, to)"
+expect_rc "calls: a function that never ran: exit 0" 0 $EFIPT calls --pt "$TMP/c.pt" $PE --symbols "$SO" --function ptcfg_validate
+if [ ! -s "$TMP/out" ] && grep -q "ptcfg_validate: it never ran in the trace" "$TMP/err"; then ok "calls: a function that never ran: said"; else nok "calls: a function that never ran: said" "$(head -c 300 "$TMP/out") / $(cat "$TMP/err")"; fi
 $EFIPT calls --pt "$TMP/c.pt" $PE --symbols "$SO" --lines --function efi_main --depth 1 >"$TMP/l"
 want=$(addr2line -e "$SO" 0x$fa)
 contains "calls: --lines as addr2line" "$TMP/l" "$(basename "${want%% *}")"

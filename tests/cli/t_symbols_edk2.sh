@@ -122,6 +122,30 @@ zero_rodata "$TMP/rq/mem-0000000001000000.bin" >/dev/null
 expect_rc "edk2: QEMU's code record (unexecuted bytes zero)" 0 $EFIPT symbols "$TMP/rq" --symbols "$FIX"
 contains "edk2: QEMU record: matched" "$TMP/out" "symbols: $APPD/FixtureApp.debug"
 contains "edk2: QEMU record: executed code compared" "$TMP/out" "code: equal to the image"
+# the same images through --images: still QEMU's record
+expect_rc "edk2: QEMU record, images from --images" 0 $EFIPT symbols "$TMP/rq" --images "$TMP/rq/images.json" --symbols "$FIX"
+contains "edk2: QEMU record, --images: executed code compared" "$TMP/out" "code: equal to the image"
+# a record where almost nothing executed: the match said to rest on few bytes
+python3 - "$TMP/rq/mem-0000000001000000.bin" "$((entry))" <<'EOP'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+e = int(sys.argv[2])
+keep = d[e:e + 40]
+d[:] = bytes(len(d))
+d[e:e + 40] = keep
+open(sys.argv[1], "wb").write(d)
+EOP
+expect_rc "edk2: QEMU record of a few bytes" 0 $EFIPT symbols "$TMP/rq" --symbols "$FIX"
+contains "edk2: few bytes: matched" "$TMP/out" "code: equal to the image"
+contains "edk2: few bytes: said" "$TMP/out" "the match rests on "
+# an image of size 0 (images.json): it holds no code, so no symbols
+mkrun "$TMP/r0" "FixtureApp" "" "$OLD/X64/EfiptFixturePkg/App/FixtureApp/DEBUG/FixtureApp.dll"
+sed 's/"size": [0-9]*/"size": 0/' "$TMP/r0/images.json" >"$TMP/r0.json" && mv "$TMP/r0.json" "$TMP/r0/images.json"
+run_manifest "$TMP/r0" trace.pt memmap.json images.json mem-0000000001000000.bin
+expect_rc "edk2: an image of size 0" 0 $EFIPT symbols "$TMP/r0" --symbols "$FIX"
+contains "edk2: size 0: no symbols" "$TMP/out" "symbols: none"
+contains "edk2: size 0: said why" "$TMP/out" "the image's size is 0 (images.json): it holds no code"
+if grep -q "code: equal" "$TMP/out"; then nok "edk2: size 0: no code check claimed" "$(cat "$TMP/out")"; else ok "edk2: size 0: no code check claimed"; fi
 mkrun "$TMP/rz" "FixtureApp" "" "$OLD/X64/EfiptFixturePkg/App/FixtureApp/DEBUG/FixtureApp.dll"
 zero_rodata "$TMP/rz/mem-0000000001000000.bin" >/dev/null
 expect_rc "edk2: zeros in a firmware snapshot" 0 $EFIPT symbols "$TMP/rz" --symbols "$FIX"

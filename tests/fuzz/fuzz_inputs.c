@@ -1,7 +1,7 @@
 /*
  * libFuzzer target for efipt's other untrusted inputs: a CPUID dump
  * (cpuidtxt_parse + ptcaps_parse + report), a PE image (pe_read_info, file
- * and mapped layouts), and a command line (cmdline_split, then the trace
+ * and mapped layouts; pe_code_read), and a command line (cmdline_split, then the trace
  * options parser and validator against a real CPU profile's capabilities).
  * The first byte picks the parser; the rest is its input.
  */
@@ -63,6 +63,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		pe_read_info(copy, size, true, &pi);
 		char name[64];
 		pe_debug_name(pi.debug_path, name, sizeof(name));
+		/* the executable sections, read through a callback at a base,
+		 * with the image's size from its headers and a hostile one */
+		struct ptimg_flat flat = { copy, 0x1000, size };
+		struct ptimg img = { ptimg_flat_read, &flat };
+		struct pe_code pc;
+		pe_code_read(&img, 0x1000, pi.size_of_image, &pc);
+		pe_code_read(&img, 0x1000, ~0ull - 0x1000, &pc);
 		free(copy);
 	} else {
 		char *buf = malloc(size + 1);

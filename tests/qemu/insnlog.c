@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <qemu/qemu-plugin.h>
+#include "qemu-plugin/plugin_api.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
@@ -142,9 +142,10 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	(void)id;
 	for (size_t i = 0; i < qemu_plugin_tb_n_insns(tb); i++) {
 		struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
-		bool eight = qemu_plugin_insn_size(in) == sizeof(start_marker);
-		bool marker = eight && !memcmp(qemu_plugin_insn_data(in), start_marker, 8);
-		bool stop = eight && !memcmp(qemu_plugin_insn_data(in), stop_marker, 8);
+		uint8_t bytes[16];
+		bool eight = papi_insn_bytes(in, bytes) == sizeof(start_marker);
+		bool marker = eight && !memcmp(bytes, start_marker, 8);
+		bool stop = eight && !memcmp(bytes, stop_marker, 8);
 		qemu_plugin_register_vcpu_insn_exec_cb(
 			in, marker && from_marker ? on_start_marker
 			    : stop && to_marker   ? on_stop_marker

@@ -22,12 +22,16 @@ boot_esp() {
 }
 # rundirs NAME: the run directories copied out of NAME's ESP
 rundirs() { ls -d "$TMP/$1"/efipt/*/ 2>/dev/null; }
+# The plugins to test: the system QEMU's, or those tests/run.sh names for
+# a second QEMU (its qemu-system-x86_64 then comes first in PATH).
+plugin_path() { echo "${EFIPT_QEMU_PLUGIN:-build/efipt-qemu.so}"; }
+logger_path() { echo "${EFIPT_INSNLOG:-build/tests/insnlog.so}"; }
 # plugin_output NAME: PLUGIN (efipt-qemu.so), LOGGER (insnlog.so), IPT
 # (libipt's reader) and CODE (OVMF's code flash) for the plugin's tests;
 # when the plugins are not built, "ok NAME: SKIP" and the script ends.
 plugin_output() {
-	PLUGIN=build/efipt-qemu.so
-	LOGGER=build/tests/insnlog.so
+	PLUGIN=$(plugin_path)
+	LOGGER=$(logger_path)
 	IPT=build/tests/ipt_insns
 	CODE=/usr/share/OVMF/OVMF_CODE_4M.fd
 	if [ ! -f "$PLUGIN" ] || [ ! -f "$LOGGER" ]; then

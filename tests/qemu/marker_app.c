@@ -3,7 +3,9 @@
  * (docs/format.md) that does calls, returns and conditional branches, then
  * powers QEMU off through isa-debug-exit (status 1: the plugin's exit=on
  * normally ends QEMU at the stop marker, with status 0, before that).
- * No firmware service is called.
+ * It writes DEBUG lines to I/O port 0x402 the two ways firmware does:
+ * OVMF's DebugLibIoPort (IoWriteFifo8: REP OUTSB) and a byte at a time
+ * (OUT DX,AL). No firmware service is called.
  * Built with -DTRACED_APP (traced_app.efi) it has no markers of its own and
  * returns: efipt.efi trace --source qemu marks it from outside.
  */
@@ -32,6 +34,28 @@ static __attribute__((noinline)) uint32_t collatz(uint32_t n)
 	return c;
 }
 
+/* the debug port (QEMU's -debugcon, OVMF's PcdDebugIoPort) */
+#define DEBUG_PORT 0x402
+
+static __attribute__((noinline)) void debug_fifo(const char *s, uint64_t n)
+{
+	__asm__ volatile("rep outsb" : "+S"(s), "+c"(n) : "d"((uint16_t)DEBUG_PORT) : "memory");
+}
+
+static __attribute__((noinline)) void debug_byte(char c)
+{
+	__asm__ volatile("outb %0, %1" : : "a"(c), "d"((uint16_t)DEBUG_PORT));
+}
+
+static __attribute__((noinline)) void debug_line(uint32_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	debug_fifo("collatz total 0x", 16);
+	for (int k = 28; k >= 0; k -= 4)
+		debug_byte(hex[v >> k & 15]);
+	debug_byte('\n');
+}
+
 uint64_t efi_main(void *image, void *systab);
 uint64_t efi_main(void *image, void *systab)
 {
@@ -39,8 +63,13 @@ uint64_t efi_main(void *image, void *systab)
 	(void)systab;
 	volatile uint32_t total = 0;
 	MARKER_START();
-	for (uint32_t i = 1; i < 200; i++)
+	debug_fifo("marker app: start\n", 18);
+	for (uint32_t i = 1; i < 200; i++) {
 		total += collatz(i);
+		if (i % 50 == 0)
+			debug_line(total);
+	}
+	debug_fifo("marker app: done\n", 17);
 	MARKER_STOP();
 #ifndef TRACED_APP
 	__asm__ volatile("outb %0, %1" : : "a"((uint8_t)0), "Nd"((uint16_t)0xf4));

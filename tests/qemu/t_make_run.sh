@@ -2,6 +2,7 @@
 # (backslashes too), the run directory shown is the one efipt.efi made (not
 # one a traced efipt.efi wrote), and the exit status is efipt.efi's.
 . tests/lib.sh
+. tests/qemu/lib_qemu.sh
 export RUN_OUT=$TMP/run
 
 # a traced second efipt.efi writes its own run directory, sorting after ours
@@ -30,7 +31,7 @@ env -u RUN_ARGS sh ovmf/run.sh >"$TMP/default.out" 2>&1
 rc=$?
 [ "$rc" -eq 0 ] && ok "make run: default run exits 0" || nok "make run: default run exits 0" "exit $rc: $(tail -c 400 "$TMP/default.out")"
 contains "make run: the hardware path's answer stays visible" "$TMP/default.out" "Intel PT not supported: the CPU vendor is"
-if [ -f build/efipt-qemu.so ]; then
+if [ -f "$(plugin_path)" ]; then
 	contains "make run: the emulated trace is announced" "$TMP/default.out" "== Intel PT emulated by QEMU: efipt qemu --start marker --stop marker"
 	contains "make run: the guest's traced image returned" "$TMP/default.out" "== in the guest: \\efipt.efi returned EFI_SUCCESS"
 	expect "make run: decoded summary with no errors, the traced image named among the top modules" python3 -c "
@@ -42,5 +43,5 @@ assert m and int(m.group(1)) > 1000, s[-2000:]"
 	contains "make run: trace size and run directory shown" "$TMP/default.out" "== trace.pt: "
 	expect_rc "make run: the emulated run directory is a complete run" 0 $EFIPT info "$RUN_OUT/qemu/run"
 else
-	ok "make run: emulated trace SKIP, build/efipt-qemu.so not built"
+	ok "make run: emulated trace SKIP, $(plugin_path) not built"
 fi

@@ -4,8 +4,9 @@
 # fills: a clear message, a manifest that says the trace is missing, never
 # a part of a trace presented as a whole one.
 . tests/lib.sh
+. tests/qemu/lib_qemu.sh
 
-PLUGIN=build/efipt-qemu.so
+PLUGIN=$(plugin_path)
 CODE=/usr/share/OVMF/OVMF_CODE_4M.fd
 if [ ! -f "$PLUGIN" ]; then
 	ok "qemu bad input: SKIP, $PLUGIN not built (qemu-plugin.h unavailable: make qemu-plugin says why)"
@@ -96,3 +97,66 @@ if mkdir -p "$TMP/tiny" && mount -t tmpfs -o size=256k tmpfs "$TMP/tiny" 2>/dev/
 else
 	ok "full tmpfs: SKIP, no tmpfs can be mounted here (not root)"
 fi
+
+# QEMU never outlives efipt qemu: kill -TERM (CI cancel, systemd) is
+# passed on, and QEMU ends when efipt qemu dies whatever kills it (-9)
+# stopped SIG NAME: efipt qemu over OVMF, killed with SIG once QEMU runs;
+# sets QPID (QEMU's pid) and RC
+stopped() {
+	$EFIPT qemu -o "$TMP/$2" -- $QARGS $FW >"$TMP/$2.out" 2>"$TMP/$2.err" &
+	epid=$!
+	QPID=""
+	for i in $(seq 1 100); do
+		QPID=$(pgrep -P "$epid" qemu-system 2>/dev/null | head -1)
+		[ -n "$QPID" ] && break
+		sleep 0.2
+	done
+	sleep 2 # OVMF running
+	kill "-$1" "$epid"
+	wait "$epid"
+	RC=$?
+	for i in $(seq 1 50); do
+		kill -0 "$QPID" 2>/dev/null || break
+		sleep 0.2
+	done
+}
+gone() {
+	if [ -n "$QPID" ] && ! kill -0 "$QPID" 2>/dev/null && ! pgrep -f "dir=$TMP/$2," >/dev/null; then
+		ok "$1"
+	else
+		nok "$1" "QEMU (pid '$QPID') still runs: $(ps -o pid,ppid,args -p "$QPID" 2>/dev/null | tail -1)"
+		[ -n "$QPID" ] && kill -9 "$QPID" 2>/dev/null
+	fi
+}
+stopped TERM sigterm
+gone "signals: kill -TERM of efipt qemu ends QEMU: no qemu-system process remains" sigterm
+[ "$RC" -eq 143 ] && ok "signals: efipt qemu exits 128 + SIGTERM" || nok "signals: efipt qemu exits 143" "exit $RC"
+contains "signals: says it passed the signal on" "$TMP/sigterm.err" "efipt qemu: Terminated: passed on to QEMU, which ended"
+expect_rc "signals: the trace up to then decodes" 0 $EFIPT decode "$TMP/sigterm"
+stopped INT sigint
+gone "signals: SIGINT too" sigint
+stopped HUP sighup
+gone "signals: SIGHUP too" sighup
+stopped KILL sigkill
+gone "signals: kill -9 of efipt qemu: QEMU ends with it (PR_SET_PDEATHSIG)" sigkill
+
+# --timeout: QEMU is stopped, the trace up to then kept, exit 1; a line
+# says what QEMU waits for before the wait
+# shellcheck disable=SC2086
+expect_rc "timeout: --timeout 3 stops QEMU, exit 1" 1 nice -n 10 timeout 120 $EFIPT qemu -o "$TMP/tmo" --timeout 3 -- $QARGS $FW
+contains "timeout: said" "$TMP/err" "efipt qemu: --timeout 3: QEMU was stopped"
+contains "timeout: the trace is kept" "$TMP/err" "efipt qemu: $TMP/tmo holds the trace up to then"
+contains "the wait is said: the reset vector" "$TMP/out" "efipt qemu: QEMU runs; tracing from the reset vector"
+expect_rc "timeout: the trace up to then decodes" 0 $EFIPT decode "$TMP/tmo"
+# shellcheck disable=SC2086
+expect_rc "timeout: --start marker never reached" 1 nice -n 10 timeout 120 $EFIPT qemu -o "$TMP/tmm" --start marker --timeout 3 -- $QARGS $FW
+contains "the wait is said: the start marker" "$TMP/out" "efipt qemu: QEMU runs; waiting for the start marker (EPT1) to start tracing"
+
+# QEMU failing after it loaded the plugin: QEMU's reason and status, and
+# the run directory refused by the decoding commands, not decoded as zeros
+# shellcheck disable=SC2086
+expect_rc "qemu fails: -bios given the code flash: exit 1" 1 nice -n 10 timeout 120 $EFIPT qemu -o "$TMP/bios" -- $QARGS -bios "$CODE"
+contains "qemu fails: QEMU's own reason and status" "$TMP/err" "efipt qemu: QEMU failed (exit status 1) before the guest ran: qemu: could not load PC BIOS '$CODE'"
+expect_rc "qemu fails: decode refuses the run" 1 $EFIPT decode "$TMP/bios"
+contains "qemu fails: decode says why" "$TMP/err" "trace.pt is empty: nothing was traced (the run failed: tracing never started"
+expect_rc "qemu fails: coverage refuses it too" 1 $EFIPT coverage "$TMP/bios" --format json

@@ -1,4 +1,4 @@
-# efipt-qemu.so (ovmf/plugin/, docs/qemu.md): the Intel PT it writes for an
+# efipt-qemu.so (qemu-plugin/, docs/qemu.md): the Intel PT it writes for an
 # OVMF boot under QEMU must decode, with efipt and with libipt, to exactly
 # the instructions QEMU executed, as recorded by a second, independent
 # plugin (tests/qemu/insnlog.c) in the same QEMU process.
@@ -138,6 +138,7 @@ expect_rc "markers: efipt qemu traces the app's region and ends QEMU at the stop
 	-drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
 	-drive if=pflash,format=raw,unit=1,file="$TMP/mark/vars.fd" \
 	-drive format=raw,file="$TMP/mark/esp.img" -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+	-debugcon file:"$TMP/mark/debugcon.log" -global isa-debugcon.iobase=0x402 \
 	-plugin "$LOGGER,out=$TMP/mark/log.bin,from=marker"
 expect_rc "markers: efipt insn --run decodes without errors" 0 $EFIPT insn --run "$TMP/mark/run" --no-inst
 mv "$TMP/out" "$TMP/mark/insn.txt"
@@ -155,6 +156,40 @@ lines=[l.split() for l in open('$TMP/mark/insn.txt') if not l.startswith('[')]
 assert int(lines[0][0],16)==int(t['first_ip'],16), lines[0]"
 $EFIPT insn --run "$TMP/mark/run" 2>&1 | head -n 3 >"$TMP/mark/head.txt"
 contains "markers: the first instruction is the start marker" "$TMP/mark/head.txt" "nop [rax+rax*1+0x31545045], eax"
+
+# the app's DEBUG lines (REP OUTSB and OUT DX,AL to port 0x402): with
+# registers and guest memory (plugin API 4) each byte of -debugcon's own log
+# at the instruction that wrote it; else the manifest says why there is none
+if python3 -c "import json,sys; sys.exit(0 if json.load(open('$TMP/mark/run/manifest.json'))['trace']['debug_port']['recorded'] else 1)"; then
+	expect "debug port: debugport.jsonl holds -debugcon's bytes, in order" python3 -c "
+import json
+b = ''.join(json.loads(l)['bytes'] for l in open('$TMP/mark/run/debugport.jsonl')).encode('latin-1')
+d = open('$TMP/mark/debugcon.log', 'rb').read()
+assert b == d and d.count(b'\n') == 5, (b, d)"
+	expect_rc "debug port: efipt log prints the lines" 0 $EFIPT log "$TMP/mark/run"
+	expect "debug port: efipt log's lines are -debugcon's" python3 -c "
+got = [l.split(None, 3)[3] for l in open('$TMP/out').read().splitlines()]
+want = open('$TMP/mark/debugcon.log').read().splitlines()
+assert got == want, (got, want)"
+	# each record at its instruction: the decoded instruction with that index
+	# is at the record's IP
+	grep -v '^\[' "$TMP/mark/insn.txt" >"$TMP/mark/insn-only.txt"
+	expect "debug port: every record at the OUT or OUTS that wrote it" python3 -c "
+import json
+ips = [int(l.split()[0], 16) for l in open('$TMP/mark/insn-only.txt')]
+recs = [json.loads(l) for l in open('$TMP/mark/run/debugport.jsonl')]
+assert len(recs) >= 10
+for r in recs:
+    assert ips[r['insn']] == int(r['ip'], 16), (r, hex(ips[r['insn']]))"
+	expect_rc "debug port: efipt log --cpu 1: none from that CPU" 1 $EFIPT log "$TMP/mark/run" --cpu 1
+	contains "debug port: says there is none" "$TMP/err" "no debug output from that CPU"
+else
+	expect "debug port: the manifest says why nothing was recorded" python3 -c "
+import json; p = json.load(open('$TMP/mark/run/manifest.json'))['trace']['debug_port']
+assert p['recorded'] is False and p['why'].startswith('needs QEMU 9.0 or newer'), p"
+	expect_rc "debug port: efipt log refuses a run without it" 1 $EFIPT log "$TMP/mark/run"
+	contains "debug port: efipt log says why" "$TMP/err" "debugport.jsonl: No such file or directory (efipt qemu records the debug port with QEMU 9.0"
+fi
 
 # QEMU killed mid-run (SIGKILL: no atexit): the run directory says so
 cat >"$TMP/killed-qemu.sh" <<'EOS'

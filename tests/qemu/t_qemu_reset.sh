@@ -67,3 +67,86 @@ else
 	nok "reset: libipt decodes the same first instructions" \
 		"$(head -c 300 "$d/ipt.err"); $(wc -l <"$d/ipt.txt") vs $(grep -vc '^\[' "$d/insn.txt") lines"
 fi
+
+# With registers (plugin API 2, QEMU 9.0 on): the same boot with the code
+# sizes inferred as with QEMU 7.2 (regs=off) writes the same MODE.Exec
+# sequence (outside PSB+); PIPs where CR3 was written, which both efipt and
+# libipt decode through
+if python3 -c "import json,sys; sys.exit(0 if json.load(open('$d/run/manifest.json'))['trace']['registers'] else 1)"; then
+	d2=$TMP/noregs
+	mkdir -p "$d2"
+	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$d2/vars.fd"
+	nice -n 10 timeout --kill-after=5 300 qemu-system-x86_64 \
+		-machine q35 -m 512 -smp 1 -accel tcg -cpu max -icount shift=3,sleep=off \
+		-drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
+		-drive if=pflash,format=raw,unit=1,file="$d2/vars.fd" \
+		-display none -nodefaults -no-reboot -net none \
+		-plugin "$PLUGIN,dir=$d2/run,start=reset,regs=off" \
+		-plugin "$LOGGER,out=/dev/null,limit=$LIMIT" </dev/null >"$d2/qemu.log" 2>&1
+	expect "regs: the same boot without registers traced" test -f "$d2/run/manifest.json"
+	for r in "$d" "$d2"; do
+		$EFIPT packets --format jsonl "$r/run/trace.pt" 2>/dev/null |
+			grep -E '"type":"(psb|psbend|mode.exec|pip)"' >"$r/modes.jsonl"
+	done
+	expect "regs: MODE.Exec sequence equal to the inference's (registers bound the sizes)" python3 -c "
+import json
+def seq(f):
+    out, pips, psb = [], 0, False
+    for l in open(f):
+        p = json.loads(l)
+        if p['type'] in ('psb', 'psbend'):
+            psb = p['type'] == 'psb'
+        elif p['type'] == 'mode.exec' and not psb:
+            out.append((p['csl'], p['csd']))
+        elif p['type'] == 'pip' and not psb:
+            pips += 1
+    return out, pips
+a, pa = seq('$d/modes.jsonl')
+b, pb = seq('$d2/modes.jsonl')
+t = json.load(open('$d/run/manifest.json'))['trace']
+assert a == b and len(a) >= 2, (a, b)
+assert pa == t['pips'] > 0 and pb == 0, (pa, pb, t['pips'])"
+	# libipt and efipt over the trace from the PSB before the first PIP (CR3
+	# written) to one 8 KiB after it: both sync at its PSB
+	win=$(python3 -c "
+import json
+psbs, pip = [], None
+for l in open('$d/modes.jsonl'):
+    p = json.loads(l)
+    if p['type'] == 'psb':
+        psbs.append(p['off'])
+    elif p['type'] == 'pip' and pip is None and psbs and p['off'] > psbs[-1] + 16:
+        pip = p['off']
+if pip is not None:
+    lo = max(o for o in psbs if o < pip)
+    hi = [o for o in psbs if o > pip + 8192]
+    print(lo, hi[0] if hi else '')")
+	set -- $win
+	lo=${1:-} hi=${2:-}
+	if [ -n "$lo" ] && [ -n "$hi" ]; then
+		dd if="$d/run/trace.pt" of="$d/win.pt" bs=1 skip="$lo" count=$((hi - lo)) 2>/dev/null
+		raws="" ipts=""
+		for f in $(python3 -c "import json
+for r in json.load(open('$d/run/memmap.json'))['regions']: print('%s:%s' % (r['snapshot'], r['phys']))"); do
+			raws="$raws --raw $d/run/$f"
+			ipts="$ipts $d/run/$f"
+		done
+		# shellcheck disable=SC2086
+		$EFIPT insn --pt "$d/win.pt" $raws --no-inst 2>/dev/null | grep -v '^\[' >"$d/win.txt"
+		# shellcheck disable=SC2086
+		"$IPT" "$d/win.pt" $ipts >"$d/ipt-win.txt" 2>/dev/null
+		# at the slice's end libipt walks on to the next branch it needs a
+		# packet for, efipt stops after the last packet: the same up to there
+		if [ "$(wc -l <"$d/win.txt")" -gt 1000 ] &&
+			head -n "$(wc -l <"$d/win.txt")" "$d/ipt-win.txt" | cmp -s - "$d/win.txt"; then
+			ok "regs: libipt decodes the same instructions around the first PIP ($(wc -l <"$d/win.txt") from trace offset $lo)"
+		else
+			nok "regs: libipt decodes the same instructions around the first PIP" \
+				"$(wc -l <"$d/win.txt") vs $(wc -l <"$d/ipt-win.txt") lines, trace $lo-$hi"
+		fi
+	else
+		nok "regs: libipt decodes the same instructions around the first PIP" "no PIP outside PSB+"
+	fi
+else
+	ok "regs: SKIP, this QEMU's plugin API has no registers (QEMU 9.0 on)"
+fi

@@ -4,9 +4,10 @@
 # trace must decode with zero errors to exactly what the logger
 # (tests/qemu/insnlog.c cpus=all, same QEMU process) recorded for that vCPU.
 . tests/lib.sh
+. tests/qemu/lib_qemu.sh
 
-PLUGIN=build/efipt-qemu.so
-LOGGER=build/tests/insnlog.so
+PLUGIN=$(plugin_path)
+LOGGER=$(logger_path)
 CODE=/usr/share/OVMF/OVMF_CODE_4M.fd
 if [ ! -f "$PLUGIN" ] || [ ! -f "$LOGGER" ]; then
 	ok "qemu smp: SKIP, $PLUGIN not built (qemu-plugin.h unavailable: make qemu-plugin says why)"

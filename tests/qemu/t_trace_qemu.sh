@@ -79,6 +79,27 @@ import re; s=open('$d/decode.txt').read()
 m=re.search(r'^ +(\d+) +[0-9.]+%  app \(0x', s, re.M)
 assert m and int(m.group(1)) > 50000, s
 assert re.search(r'^Errors +0$', s, re.M), s"
+# coverage of the app: its code is its executable sections (the PE headers
+# are not in the plugin's record of executed bytes: the merge takes them
+# from the guest's snapshots), read here from the .efi file itself
+expect_rc "efipt qemu --esp: coverage of the merged run" 0 $EFIPT coverage "$d/run" --format json -o "$d/cov.json"
+expect "coverage: the app's code is its executable sections, the percentage of them" python3 -c "
+import json, struct
+d = open('build/tests/traced_app.efi', 'rb').read()
+pe = struct.unpack_from('<I', d, 0x3c)[0]
+nsec, opt = struct.unpack_from('<HH', d, pe + 6)[0], struct.unpack_from('<H', d, pe + 20)[0]
+text = 0
+for i in range(nsec):
+    s = pe + 24 + opt + 40 * i
+    vs, va, rs = struct.unpack_from('<III', d, s + 8)
+    if struct.unpack_from('<I', d, s + 36)[0] & 0x20000020:
+        text += vs or rs
+a = [i for i in json.load(open('$d/cov.json'))['images'] if i['path'] == 'app.efi'][0]
+assert a['code_size'] == text and a['code_from'] == 'sections' and a['size'] > text, (a, text)
+assert a['percent'] == round(a['bytes'] * 1000 / text) / 10, (a, text)"
+pct=$(python3 -c "import json; print([i['percent'] for i in json.load(open('$d/cov.json'))['images'] if i['path'] == 'app.efi'][0])")
+expect_rc "coverage: --fail-under at the app's own percentage passes" 0 $EFIPT coverage "$d/run" --fail-under "$pct" --image app
+
 # module names from OVMF's firmware volumes (LZMA-compressed DXEFV): the
 # firmware drivers efipt.efi lists as FvFile(GUID) take their UI names
 contains "efipt qemu: firmware volumes read" "$d/out" "firmware volumes of $CODE: "
@@ -118,6 +139,11 @@ m=re.search(r'^ +(\d+) +[0-9.]+%  SecMain \(0x', s, re.M)
 assert m and int(m.group(1)) > 1000000 and re.search(r'^Errors +0$', s, re.M), s
 names=[i['name'] for i in json.load(open('$d/run/images.json'))['images']]
 assert 'PeiCore' in names and 'PlatformPei' in names and 'DxeIpl' in names, names"
+expect "SEC/PEI: coverage counts the modules' executable sections from the firmware volumes" sh -c "
+$EFIPT coverage '$d/run' --format json -o '$d/cov.json' && python3 -c \"
+import json; c = json.load(open('$d/cov.json'))['images']
+s = [i for i in c if i['path'] == 'SecMain.efi'][0]
+assert s['code_from'] == 'sections' and 0 < s['code_size'] < s['size'] and s['bytes'] <= s['code_size'], s\""
 
 # a guest that wrote no run of trace --source qemu: the trace stays, the merge is refused
 d=$TMP/nomerge

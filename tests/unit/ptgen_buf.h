@@ -1,5 +1,5 @@
 /*
- * The QEMU plugin's packet generator (ovmf/plugin/ptgen.c) writing into a
+ * The QEMU plugin's packet generator (qemu-plugin/ptgen.c) writing into a
  * buffer, for the tests that read its packets back.
  */
 #ifndef EFIPT_TESTS_PTGEN_BUF_H

@@ -33,6 +33,39 @@ static int covered(const unsigned char *bb, unsigned long long n, unsigned k, ui
 	return 0;
 }
 
+/* A nested image owns its range (core/pt_image.h): what runs there is
+ * covered in it, not in the image around it. */
+static void check_nested(void)
+{
+	static struct ptcov_image img[2];
+	memset(img, 0, sizeof(img));
+	img[0].base = 0x10000; img[0].size = 0x4000;
+	img[1].base = 0x11000; img[1].size = 0x100;
+	ptcov_set_name(&img[0], "Outer");
+	ptcov_set_name(&img[1], "Inner");
+	img[0].bits = malloc(ptcov_bits_size(img[0].size));
+	img[1].bits = malloc(ptcov_bits_size(img[1].size));
+	struct ptcov c;
+	ptcov_init(&c, img, 2);
+	uint8_t lens[64];
+	memset(lens, 8, sizeof(lens));
+	/* 0x10f80..0x11180: 16 in Outer, 32 in Inner, 16 in Outer */
+	struct ptflow_run r = { .ip = 0x10f80, .lens = lens, .ninsn = 64 };
+	ptcov_on_run(&c, &r);
+	struct ptcov_stat so, si;
+	ptcov_image_stat(&img[0], &so);
+	ptcov_image_stat(&img[1], &si);
+	CHECKF(c.overlap && si.insns == 32 && si.bytes == 0x100 && so.insns == 32 &&
+		       so.bytes == 0x100 && img[0].execs == 32 && img[1].execs == 32 && !c.outside,
+	       "nested image: its instructions covered in it, the rest in the outer image",
+	       "inner %llu insns %llu bytes, outer %llu insns %llu bytes, outside %llu",
+	       (unsigned long long)si.insns, (unsigned long long)si.bytes,
+	       (unsigned long long)so.insns, (unsigned long long)so.bytes,
+	       (unsigned long long)c.outside);
+	free(img[0].bits);
+	free(img[1].bits);
+}
+
 int main(void)
 {
 	static struct ptcov_image img[3];
@@ -136,5 +169,6 @@ int main(void)
 	CHECK(m2.entry == 0 && m2.code_size == 0, "PE headers that make no sense are ignored");
 	free(img[0].bits);
 	free(img[1].bits);
+	check_nested();
 	return check_exit();
 }

@@ -99,11 +99,15 @@ static void lib_event(void *ctx, const struct pt_event *ev)
 	bool after_abort = o->tsx_abort;
 	o->tsx_abort = ev->type == ptev_tsx && ev->variant.tsx.aborted;
 	switch (ev->type) {
+	/* libipt 2.1 also reports the tracing state of each PSB+ (FUP: on,
+	 * none: off) as these events, status updates, which change nothing */
 	case ptev_enabled:
-		add(o->out, 1 + PTFLOW_EV_ENABLED, ev->variant.enabled.ip);
+		if (!ev->status_update)
+			add(o->out, 1 + PTFLOW_EV_ENABLED, ev->variant.enabled.ip);
 		break;
 	case ptev_disabled:
-		add(o->out, 1 + PTFLOW_EV_DISABLED, 0);
+		if (!ev->status_update)
+			add(o->out, 1 + PTFLOW_EV_DISABLED, 0);
 		break;
 	case ptev_async_disabled:
 		add(o->out, 1 + PTFLOW_EV_ASYNC_DISABLED, ev->variant.async_disabled.at);

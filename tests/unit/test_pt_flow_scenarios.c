@@ -48,6 +48,7 @@
  *   ffffff08 90           nop
  *   ffffff09 eb fe        jmp ffffff09
  *   ffffff0b c3           ret
+ * 0x4000: 60 nops, c3 ret (straight code longer than a block)
  * 16-bit code with CS base 0: IP wraps at the end of the segment.
  *   fff0 eb 0e            jmp 0000 (IP 0x10000 wraps to 0)
  *   0000 90 90            nop x2
@@ -63,6 +64,7 @@ static const uint8_t code3[] = { 0x90, 0x0f, 0x30, 0x74, 0x02, 0x90, 0x90, 0xc3 
 static const uint8_t reset_vec[] = { 0x90, 0x90, 0xe9, 0x0b, 0xff };
 static const uint8_t reset_code[] = { 0x90, 0x74, 0x02, 0x90, 0x90, 0xe8, 0x03, 0x00,
 				      0x90, 0xeb, 0xfe, 0xc3 };
+static uint8_t nops[61];
 static const uint8_t seg_end[] = { 0xeb, 0x0e };
 static const uint8_t seg_start[] = { 0x90, 0x90 };
 
@@ -74,6 +76,7 @@ static const struct {
 	{ 0x1000, code1, sizeof(code1) },
 	{ 0x2000, code2, sizeof(code2) },
 	{ 0x3000, code3, sizeof(code3) },
+	{ 0x4000, nops, sizeof(nops) },
 	{ 0xfffffff0, reset_vec, sizeof(reset_vec) },
 	{ 0xffffff00, reset_code, sizeof(reset_code) },
 	{ 0xfff0, seg_end, sizeof(seg_end) },
@@ -235,6 +238,7 @@ static void s_run(void *ctx, const struct ptflow_run *r)
 	}
 }
 
+static uint32_t error_errata;	/* the errata hints of the errors */
 static uint64_t last_times[16];
 static uint32_t last_lost_mtc[16], last_lost_cyc[16];
 static unsigned ntimes;
@@ -249,6 +253,7 @@ static void s_event(void *ctx, const struct ptflow_event *ev)
 		last_times[ntimes++] = ev->has_time ? ev->tsc : 0;
 	}
 	if (ev->type == PTFLOW_EV_ERROR) {
+		error_errata |= ev->errata;
 		/* by its code; msg is the same text */
 		const char *what = ev->err == PTFLOW_ERR_PACKET ? ptpkt_errstr((int)ev->aux)
 								: ptflow_errstr(ev->err);
@@ -274,6 +279,7 @@ static void s_event(void *ctx, const struct ptflow_event *ev)
 }
 
 static struct ptflow_config cfg;
+static uint32_t errata_used;
 
 static void decode_with(uint32_t cache_size)
 {
@@ -286,8 +292,10 @@ static void decode_with(uint32_t cache_size)
 	on = 0;
 	out[0] = 0;
 	ntimes = 0;
+	error_errata = 0;
 	ptflow_init(&d, &cfg, &sink);
 	ptflow_decode(&d, tr, tn, 0);
+	errata_used = d.stat.errata_used;
 }
 
 /*
@@ -538,8 +546,108 @@ static const struct scenario scenarios[] = {
 	  "[enabled 1000] 1000 1001 [error 1006: bad packet in psb+]" },
 };
 
+/* Decode sc's packets with errata e: the output in out. */
+static void decode_as(const struct scenario *sc, uint32_t e)
+{
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.errata = e;
+	cfg.distnt = sc->opts & DISTNT;
+	cfg.disretc = sc->opts & DISRETC;
+	cfg.max_steps = sc->opts & STEPS3 ? 3 : 0;
+	build(sc->packets);
+	decode(sc->name);
+}
+
+/*
+ * PTFLOW_ERRATA_SDM_SAFE, the workarounds applied when the CPU is unknown,
+ * cannot change the decode of a trace that follows the SDM: every SDM
+ * scenario (and every error scenario that is no erratum's pattern)
+ * decodes with them exactly as without; the patterns of their errata
+ * decode as with the erratum. Each erratum left out changes the decode of
+ * a trace that follows the SDM, shown here.
+ */
+static void check_sdm_safe(void)
+{
+	int bad = 0, n = 0;
+	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+		const struct scenario *sc = &scenarios[i];
+		if (strstr(sc->name, "without workaround"))
+			continue; /* an erratum's pattern, not the SDM's */
+		if (sc->errata && !(sc->errata & PTFLOW_ERRATA_SDM_SAFE))
+			continue;
+		decode_as(sc, PTFLOW_ERRATA_SDM_SAFE);
+		n++;
+		if (strcmp(out, sc->expected)) {
+			bad++;
+			fprintf(stderr, "# %s with the safe errata: %s\n", sc->name, out);
+		}
+	}
+	CHECKF(!bad && n > 40, "errata when the CPU is unknown: every SDM scenario decodes the same",
+	       "%d of %d differ", bad, n);
+	CHECK(PTFLOW_ERRATA_SDM_SAFE == (PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_APL12 |
+					 PTFLOW_ERRATUM_SKD010 | PTFLOW_ERRATUM_APL11),
+	      "errata when the CPU is unknown: BDM70, APL12, SKD010, APL11");
+	/* the others: a trace that follows the SDM, decoded differently */
+	static const struct scenario unsafe[] = {
+		/* 33.4.2.5: a direct jmp, then a Jcc that leaves the filter
+		 * region (TIP.PGD without IP); SKL014 stops at the jmp */
+		{ "skl014 rereads a jcc leaving the region", PTFLOW_ERRATUM_SKL014, 0,
+		  "psb mode16 psbend pge:fffffff0 pgd",
+		  "[enabled fffffff0] fffffff0 fffffff1 fffffff2 ffffff00 ffffff01 [disabled]" },
+		/* an interrupt right before a VMLAUNCH, its handler not traced */
+		{ "skd022 rereads an async disable at a vmlaunch", PTFLOW_ERRATUM_SKD022, 0,
+		  "start:1011 fup:1011 pgd", "[enabled 1011] [async disabled 1011]" },
+		/* a TSX abort past a block of 48 straight instructions */
+		{ "bdm64 takes an abort before its fup", PTFLOW_ERRATUM_BDM64, 0,
+		  "start:4000 tsx:abort fup:4034 tip:100f pgd", NULL },
+		/* a CYC ending in 02 and a one-byte CYC F3 */
+		{ "skd007 reads two cyc as an ovf", PTFLOW_ERRATUM_SKD007, 0,
+		  "start:1000 raw:0702f3 tnt:.! tip:100f pgd",
+		  "[enabled 1000] 1000 1001 1003 1004 1008 1020 1021 100d 100f [disabled]" },
+		/* a TMA followed by a TNT */
+		{ "skz84 skips the byte after a tma", PTFLOW_ERRATUM_SKZ84, 0,
+		  "start:1000 tma:1 tnt:!! tip:1020 tip:100f pgd", NULL },
+	};
+	for (size_t i = 0; i < sizeof(unsafe) / sizeof(unsafe[0]); i++) {
+		const struct scenario *sc = &unsafe[i];
+		static char strict[sizeof(out)];
+		decode_as(sc, 0);
+		snprintf(strict, sizeof(strict), "%s", out);
+		bool clean = !strstr(strict, "[error") && (!sc->expected || !strcmp(strict, sc->expected));
+		decode_as(sc, sc->errata);
+		bool changes = strcmp(out, strict) != 0;
+		decode_as(sc, PTFLOW_ERRATA_SDM_SAFE);
+		CHECKF(clean && changes && !strcmp(out, strict) && !(sc->errata & PTFLOW_ERRATA_SDM_SAFE),
+		       sc->name, "strict: %s; with the safe set: %s", strict, out);
+	}
+	/* which workarounds acted, and the patterns of the others named */
+	decode_as(&(struct scenario){ "bdm70 with the safe set", 0, 0,
+				      "psb mode64 fup:1003 psbend pge:1020 tip:100f pgd", NULL },
+		  PTFLOW_ERRATA_SDM_SAFE);
+	CHECKF(errata_used == (PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_APL12) && !strcmp(out, "[enabled 1020] 1020 1021 100f [disabled]"),
+	       "errata used: bdm70's workaround acted", "used %#x: %s", errata_used, out);
+	decode_as(&(struct scenario){ "bdm70 without", 0, 0,
+				      "psb mode64 fup:1003 psbend pge:1020", NULL }, 0);
+	CHECKF(error_errata == (PTFLOW_ERRATUM_BDM70 | PTFLOW_ERRATUM_APL12),
+	       "error hint: the bdm70 pattern without its workaround", "%#x", error_errata);
+	decode_as(&(struct scenario){ "skz84 without", 0, 0,
+				      "start:1000 tnt:! psb tsc:1234 tma:1 raw:d9 mode64 fup:1006 psbend",
+				      NULL }, PTFLOW_ERRATA_SDM_SAFE);
+	CHECKF(error_errata == PTFLOW_ERRATUM_SKZ84, "error hint: a bogus byte after a tma is skz84's",
+	       "%#x: %s", error_errata, out);
+	decode_as(&(struct scenario){ "bdm64 without", 0, 0,
+				      "start:1000 tnt:! tip:1020 tsx:abort fup:1004 tip:100f pgd",
+				      NULL }, PTFLOW_ERRATA_SDM_SAFE);
+	CHECKF(error_errata == PTFLOW_ERRATUM_BDM64, "error hint: an abort's fup out of reach is bdm64's",
+	       "%#x: %s", error_errata, out);
+	decode_as(&(struct scenario){ "no hint", 0, 0, "start:5000 tnt:!", NULL }, 0);
+	CHECKF(error_errata == 0, "error hint: none for an error no erratum explains", "%#x", error_errata);
+}
+
 int main(void)
 {
+	memset(nops, 0x90, sizeof(nops) - 1);
+	nops[sizeof(nops) - 1] = 0xc3;
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
 		const struct scenario *sc = &scenarios[i];
 		memset(&cfg, 0, sizeof(cfg));
@@ -552,6 +660,8 @@ int main(void)
 		CHECKF(!strcmp(out, sc->expected), sc->name, "\n     got: %s\n    want: %s", out,
 		       sc->expected);
 	}
+
+	check_sdm_safe();
 
 	/* Timing: TSC, then CYC with CBR, and TMA+MTC (33.8.3); decimal: TSC
 	 * 1000, CBR 10, CYC 5, TSC 2000, TMA CTC 0x100, MTC 0x22 */

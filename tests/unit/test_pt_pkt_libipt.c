@@ -44,6 +44,11 @@ static unsigned our_type(const struct pt_packet *p)
 	case ppt_pwre:    return ptpkt_pwre;
 	case ppt_pwrx:    return ptpkt_pwrx;
 	case ppt_ptw:     return ptpkt_ptw;
+#if LIBIPT_VERSION >= 0x201
+	/* Event Trace packets, which libipt decodes from 2.1 on */
+	case ppt_cfe:     return ptpkt_cfe;
+	case ppt_evd:     return ptpkt_evd;
+#endif
 	case ppt_invalid: case ppt_unknown: break;
 	}
 	return ptpkt_invalid;
@@ -94,6 +99,15 @@ static bool same(const struct pt_packet *l, const struct ptpkt *o)
 	case ppt_ptw:
 		return pt_ptw_size(l->payload.ptw.plc) == o->u.ptw.bytes &&
 		       l->payload.ptw.ip == o->u.ptw.ip && l->payload.ptw.payload == o->u.ptw.payload;
+#if LIBIPT_VERSION >= 0x201
+	case ppt_cfe:
+		return (unsigned)l->payload.cfe.type == o->u.cfe.type &&
+		       l->payload.cfe.vector == o->u.cfe.vector && l->payload.cfe.ip == o->u.cfe.ip;
+	case ppt_evd:
+		/* Type: libipt 2.1 keeps bits 4:0, the SDM defines 5:0 (33.4.2.30) */
+		return (unsigned)l->payload.evd.type == (o->u.evd.type & 0x1fu) &&
+		       l->payload.evd.payload == o->u.evd.payload;
+#endif
 	default:
 		return true;
 	}

@@ -47,6 +47,92 @@ static void check_wrapping_images(void)
 	alarm(0);
 }
 
+/* Nested and overlapping images (core/pt_image.h): an address counts for
+ * the image that starts last among those holding it, by runs and by blocks
+ * alike; the lookup is the same with and without the last-hit cache. */
+static void check_nested_images(void)
+{
+	struct ptsum_image img[4] = {
+		{ .base = 0x10000, .size = 0x10000, .name = "Outer" },
+		{ .base = 0x12000, .size = 0x1000, .name = "Inner" },
+		{ .base = 0x10000, .size = 0x100, .name = "Head" },	/* same base, smaller */
+		{ .base = 0x1f000, .size = 0x2000, .name = "Tail" },	/* crosses Outer's end */
+	};
+	struct ptsum s;
+	ptsum_init(&s, img, 4);
+	CHECK(s.overlap, "ptsum_init: overlapping images found");
+	CHECK(!strcmp(img[0].name, "Outer") && !strcmp(img[1].name, "Head"),
+	      "of two images at one base the smaller sorts last (it owns the overlap)");
+	uint8_t lens[16];
+	memset(lens, 0x20, sizeof(lens));
+	/* 16 instructions of 32 bytes from 0x11f00: 8 in Outer, 8 in Inner */
+	struct ptflow_run r = { .ip = 0x11f00, .lens = lens, .ninsn = 16 };
+	ptsum_on_run(&s, &r);
+	r.ip = 0x12f80; /* 4 in Inner, 12 in Outer again */
+	ptsum_on_run(&s, &r);
+	r.ip = 0x10000; /* 8 in Head, 8 in Outer */
+	ptsum_on_run(&s, &r);
+	r.ip = 0x1ff00; /* all in Tail: it starts inside Outer, after it */
+	ptsum_on_run(&s, &r);
+	uint64_t outer = 8 + 12 + 8, inner = 8 + 4, head = 8, tail = 16;
+	CHECKF(img[0].insns == outer && img[1].insns == head && img[2].insns == inner &&
+		       img[3].insns == tail && s.outside == 0,
+	       "runs: a nested image owns its range, the outer image the rest",
+	       "Outer=%llu Head=%llu Inner=%llu Tail=%llu outside=%llu",
+	       (unsigned long long)img[0].insns, (unsigned long long)img[1].insns,
+	       (unsigned long long)img[2].insns, (unsigned long long)img[3].insns,
+	       (unsigned long long)s.outside);
+	/* every address against the rule, written out: the owner is the
+	 * holder with the highest base (then the smaller) */
+	int bad = 0;
+	for (uint64_t a = 0xf000; a < 0x22000 && bad < 3; a += 0x40) {
+		int want = -1;
+		for (unsigned k = 0; k < 4; k++)
+			if (a - img[k].base < img[k].size &&
+			    (want < 0 || img[k].base > img[want].base ||
+			     (img[k].base == img[want].base && img[k].size < img[want].size)))
+				want = (int)k;
+		unsigned cold = 99;
+		uint64_t lo, hi;
+		int got = ptimg_list_find(img, 4, sizeof(*img), a, &s.last, s.overlap);
+		int got2 = ptimg_list_find(img, 4, sizeof(*img), a, &cold, s.overlap);
+		int got3 = ptimg_list_span(img, 4, sizeof(*img), a, &cold, s.overlap, &lo, &hi);
+		if (got != want || got2 != want || got3 != want || a < lo || a > hi)
+			bad++;
+		/* the span holds only addresses with the same answer */
+		for (uint64_t b = lo; b <= hi && b < 0x22000 && !bad; b += 0x10)
+			if (ptimg_list_find(img, 4, sizeof(*img), b, &cold, s.overlap) != want)
+				bad++;
+	}
+	CHECK(!bad, "ptimg_list_find/span: the owner of every address by the rule");
+	/* blocks wholly inside one stretch are counted without their lengths */
+	struct ptflow_blk b[5] = {
+		{ .ip = 0x11000, .size = 0x40, .ninsn = 3 },	/* Outer */
+		{ .ip = 0x12000, .size = 0x40, .ninsn = 5 },	/* Inner */
+		{ .ip = 0x13000, .size = 0x40, .ninsn = 7 },	/* Outer, after Inner */
+		{ .ip = 0x12800, .size = 0x40, .ninsn = 11 },	/* Inner again */
+		{ .ip = 0x10010, .size = 0x10, .ninsn = 13 },	/* Head */
+	};
+	for (unsigned k = 0; k < 4; k++)
+		img[k].insns = 0;
+	ptsum_on_blocks(&s, b, 5);
+	CHECKF(img[0].insns == 10 && img[2].insns == 16 && img[1].insns == 13,
+	       "blocks: a nested image owns its range, the outer image the rest",
+	       "Outer=%llu Inner=%llu Head=%llu", (unsigned long long)img[0].insns,
+	       (unsigned long long)img[2].insns, (unsigned long long)img[1].insns);
+	unsigned i = 0, j = 0, pairs = 0, inside = 0;
+	while (ptimg_list_overlap_next(img, 4, sizeof(*img), &i, &j)) {
+		pairs++;
+		inside += ptimg_inside(ptimg_list_at(img, sizeof(*img), i),
+				       ptimg_list_at(img, sizeof(*img), j));
+	}
+	CHECKF(pairs == 3 && inside == 2, "overlapping pairs: Head and Inner inside, Tail across",
+	       "pairs=%u inside=%u", pairs, inside);
+	struct ptsum_image apart[2] = { { .base = 0x1000, .size = 0x1000 },
+					{ .base = 0x2000, .size = 0x1000 } };
+	CHECK(!ptimg_list_sort(apart, 2, sizeof(*apart)), "adjacent images do not overlap");
+}
+
 int main(void)
 {
 	struct ptsum_image img[3] = {
@@ -100,5 +186,6 @@ int main(void)
 	ptsum_format(&s, &st, 1, &sb);
 	CHECK(strstr(buf, "C (0x3000)") && !strstr(buf, "A (0x1000)"), "top N limits the list");
 	check_wrapping_images();
+	check_nested_images();
 	return check_exit();
 }

@@ -1,5 +1,5 @@
 /*
- * The QEMU plugin's inference (ovmf/plugin/infer.c, ptgen.c) without QEMU:
+ * The QEMU plugin's inference (qemu-plugin/infer.c, ptgen.c) without QEMU:
  * feed it executions of hand-made 64-bit code the way QEMU's callbacks come
  * (REP iterations repeated, interrupts as jumps to a handler), decode what
  * it wrote with efipt's flow decoder, and require exactly the instructions
@@ -17,7 +17,7 @@
 #include "tests/libipt_insn.h"
 #include "core/pt_flow.h"
 #include "core/pt_image.h"
-#include "ovmf/plugin/infer.h"
+#include "qemu-plugin/infer.h"
 
 #define BASE 0x1000
 static uint8_t code[0x400];
@@ -368,10 +368,78 @@ static void mode_switch_tests(void)
 	       got.n, same, got.interrupts);
 }
 
+/* CR0.PE, EFER.LMA, EFLAGS.VM bound the code size; the lengths choose
+ * within (plugin API 2 on) */
+static void regs_mode_tests(void)
+{
+	const unsigned all = PINSN_MODE_BIT(X86_MODE_16) | PINSN_MODE_BIT(X86_MODE_32) |
+			     PINSN_MODE_BIT(X86_MODE_64);
+	struct infer_regs real = { true, 0x10, 0, 0x2, 0 };
+	struct infer_regs prot = { true, 0x11, 0, 0x2, 0 };
+	struct infer_regs v86 = { true, 0x11, 0, 0x20002, 0 };
+	struct infer_regs ia32e = { true, 0x80000011, 0x500, 0x2, 0x1000 };
+	CHECK(infer_regs_mode(&real, all, X86_MODE_32, true) == X86_MODE_16,
+	      "regs: real mode runs 16-bit code whatever the lengths suggest");
+	CHECK(infer_regs_mode(&v86, all, X86_MODE_32, false) == X86_MODE_16, "regs: virtual-8086 mode too");
+	CHECK(infer_regs_mode(&prot, all, X86_MODE_64, true) == X86_MODE_32 &&
+	      infer_regs_mode(&prot, PINSN_MODE_BIT(X86_MODE_16), X86_MODE_64, false) == X86_MODE_16 &&
+	      infer_regs_mode(&prot, all, X86_MODE_16, false) == X86_MODE_16,
+	      "regs: protected mode, no LMA: 32 or 16, never 64");
+	CHECK(infer_regs_mode(&ia32e, all, X86_MODE_32, false) == X86_MODE_32 &&
+	      infer_regs_mode(&ia32e, all, X86_MODE_64, false) == X86_MODE_64,
+	      "regs: IA-32e mode: 64-bit or compatibility mode, as the lengths say");
+	CHECK(infer_regs_mode(&ia32e, all, X86_MODE_32, true) == X86_MODE_64 &&
+	      infer_regs_mode(&ia32e, PINSN_MODE_BIT(X86_MODE_32), X86_MODE_32, true) == X86_MODE_32,
+	      "regs: a far transfer in IA-32e mode goes to 64-bit code where the lengths allow");
+
+	/* NOP, MOV CR3, NOP in IA-32e mode; CR3 0x1000, then 0x2000 after the
+	 * MOV (the registers at the next block): the first CR3 in PSB+, the
+	 * second in a PIP after the MOV (Table 33-55 case 14) */
+	static const uint8_t nop[] = { 0x90 }, mov_cr3[] = { 0x0f, 0x22, 0xd8 };
+	static struct pinsn p[3];
+	pinsn_init(&p[0], 0x7000, nop, 1);
+	pinsn_init(&p[1], 0x7001, mov_cr3, 3);
+	pinsn_init(&p[2], 0x7004, nop, 1);
+	for (int i = 0; i < 3; i++)
+		p[i].modes = (uint8_t)all;
+	static struct ptgen gen;
+	struct infer inf;
+	struct infer_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	out.len = 0;
+	ptgen_init(&gen, 4096, true, ptgen_buf_write, &out);
+	infer_init(&inf, &cfg, &gen);
+	inf.mode = X86_MODE_64;
+	infer_block_regs(&inf, &ia32e);
+	infer_exec(&inf, &p[0]);
+	infer_exec(&inf, &p[1]);
+	struct infer_regs after = ia32e;
+	after.cr3 = 0x2000;
+	infer_block_regs(&inf, &after);
+	infer_exec(&inf, &p[2]);
+	infer_finish(&inf);
+	ptgen_flush(&gen);
+	struct ptpkt_decoder d;
+	struct ptpkt k;
+	ptpkt_init(&d, trace, out.len, 0);
+	ptpkt_sync_forward(&d);
+	unsigned pips = 0;
+	uint64_t cr3s[4] = { 0 };
+	while (ptpkt_next(&d, &k) > 0) {
+		if (k.type == ptpkt_pip && pips < 4)
+			cr3s[pips++] = k.u.pip.cr3;
+	}
+	CHECKF(pips == 2 && cr3s[0] == 0x1000 && cr3s[1] == 0x2000 && inf.pips == 1,
+	       "regs: CR3 in PSB+, a PIP with the new CR3 after MOV CR3",
+	       "%u PIPs: 0x%llx 0x%llx, %llu counted", pips, (unsigned long long)cr3s[0],
+	       (unsigned long long)cr3s[1], (unsigned long long)inf.pips);
+}
+
 int main(void)
 {
 	build_code();
 	mode_switch_tests();
+	regs_mode_tests();
 	struct infer_config cfg;
 	memset(&cfg, 0, sizeof(cfg));
 

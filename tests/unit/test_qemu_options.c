@@ -1,8 +1,8 @@
-/* The QEMU plugin's arguments (ovmf/plugin/options.c). */
+/* The QEMU plugin's arguments (qemu-plugin/options.c). */
 #include <string.h>
 
 #include "check.h"
-#include "ovmf/plugin/options.h"
+#include "qemu-plugin/options.h"
 
 static struct plugin_options o;
 

@@ -1,5 +1,5 @@
 /*
- * The QEMU plugin's timing packets (ovmf/plugin/ptgen.c) without QEMU: a
+ * The QEMU plugin's timing packets (qemu-plugin/ptgen.c) without QEMU: a
  * made-up run of instructions with branches, its packets read back with
  * efipt's packet decoder and timed with core/pt_time.c given the emulated
  * clock's CPUID.15H and nominal ratio: the time at every CYC-eligible
@@ -12,7 +12,7 @@
 #include "core/pt_pkt.h"
 #include "core/pt_time.h"
 #include "core/x86_insn.h"
-#include "ovmf/plugin/ptgen.h"
+#include "qemu-plugin/ptgen.h"
 
 static uint8_t trace[1 << 20];
 static struct ptgen_buf out = { trace, 0, sizeof(trace) };
@@ -35,9 +35,9 @@ static void generate(const struct ptgen_timing *t, uint64_t start, unsigned bran
 	ptgen_enable(&g, 0x1000, X86_MODE_64);
 	for (unsigned i = 0; i < branches; i++) {
 		insns += 1 + i % 37; /* straight code, then the branch's successor */
-		uint64_t before = g.bytes;
+		uint64_t before = g.w.bytes;
 		ptgen_jcc(&g, i % 3 == 0);
-		if (g.bytes != before && nwant < sizeof(want) / sizeof(want[0]))
+		if (g.w.bytes != before && nwant < sizeof(want) / sizeof(want[0]))
 			want[nwant++] = (insns - 1) << t->shift;
 	}
 	ptgen_flush(&g);

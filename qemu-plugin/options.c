@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ovmf/plugin/options.h"
+#include "qemu-plugin/options.h"
 
 static int parse_u64(const char *v, uint64_t *out)
 {
@@ -61,6 +61,16 @@ static int one(struct plugin_options *o, const char *a)
 	} else if (is(a, kl, "retcomp")) {
 		/* QEMU 7.2 turns a bare "noretcomp" into "retcomp=off" */
 		if (parse_bool(v, &o->retcomp))
+			return bad(a, "takes on or off");
+	} else if (is(a, kl, "debugport")) {
+		if (!strcmp(v, "off"))
+			o->debugport = 0;
+		else if (parse_u64(v, &n) || !n || n > 0xffff)
+			return bad(a, "takes an I/O port, 1 to 0xffff, or off");
+		else
+			o->debugport = (uint32_t)n;
+	} else if (is(a, kl, "regs")) {
+		if (parse_bool(v, &o->regs))
 			return bad(a, "takes on or off");
 	} else if (is(a, kl, "exit")) {
 		if (parse_bool(v, &o->exit_at_stop))
@@ -134,7 +144,7 @@ static int one(struct plugin_options *o, const char *a)
 			return bad(a, "takes exit, marker or an address");
 	} else {
 		return bad(a, "unknown (dir=, psb=, retcomp=, start=, stop=, after=, limit=, exit=, "
-			      "size=, mode=, tsc=, mtc=, cyc=, shift=, filter=)");
+			      "size=, mode=, tsc=, mtc=, cyc=, shift=, filter=, regs=, debugport=)");
 	}
 	return 0;
 }
@@ -144,6 +154,8 @@ int options_parse(struct plugin_options *o, int argc, char **argv)
 	memset(o, 0, sizeof(*o));
 	o->psb = 4096;
 	o->retcomp = true;
+	o->regs = true;
+	o->debugport = 0x402; /* OVMF's DEBUG() (PcdDebugIoPort) */
 	o->cfg.start = INFER_START_RESET;
 	o->cfg.stop = INFER_STOP_EXIT;
 	for (int i = 0; i < argc; i++) {

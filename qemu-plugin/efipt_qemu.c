@@ -1,7 +1,7 @@
 /*
- * efipt-qemu.so: a QEMU 7.2 TCG plugin that writes the Intel PT trace a
- * processor would have written for what the guest executes, as an efipt
- * run directory (docs/format.md, docs/qemu.md):
+ * efipt-qemu.so: a QEMU TCG plugin (QEMU 7.2 to 10.0: plugin_api.h) that
+ * writes the Intel PT trace a processor would have written for what the
+ * guest executes, as an efipt run directory (docs/format.md, docs/qemu.md):
  *
  *   qemu-system-x86_64 ... -plugin build/efipt-qemu.so,dir=RUNDIR[,OPTION...]
  *
@@ -27,14 +27,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <qemu/qemu-plugin.h>
-
-#include "ovmf/plugin/codemap.h"
-#include "ovmf/plugin/infer.h"
-#include "ovmf/plugin/manifest.h"
-#include "ovmf/plugin/options.h"
-#include "ovmf/plugin/outfile.h"
-#include "ovmf/plugin/ptgen.h"
+#include "qemu-plugin/codemap.h"
+#include "qemu-plugin/debugport.h"
+#include "qemu-plugin/infer.h"
+#include "qemu-plugin/manifest.h"
+#include "qemu-plugin/options.h"
+#include "qemu-plugin/outfile.h"
+#include "qemu-plugin/plugin_api.h"
+#include "qemu-plugin/ptgen.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
@@ -53,7 +53,18 @@ struct ring {
 struct tbinfo {
 	size_t n;
 	bool straight;		/* see infer_exec_run() */
+	bool per_insn;		/* a callback per instruction, none per block */
 	struct pinsn *insn;
+};
+
+/* An OUT or OUTS in a block (debugport.h): its bytes per iteration in each
+ * code size. */
+struct out_site {
+	const struct tbinfo *t;
+	size_t i;
+	uint8_t size[3];
+	int port;		/* OUT imm8's, -1: DX */
+	bool string, rep;
 };
 
 /* One vCPU's trace. Its callbacks run on its own thread (MTTCG): only the
@@ -66,7 +77,11 @@ struct vcpu {
 	const struct tbinfo *last_tb;	/* the block running on it */
 	uint64_t last_tb_start;		/* insn_started when it began */
 	pthread_mutex_t lock;	/* its callbacks against finish() */
+	struct papi_regs regs;	/* plugin API 2 on, regs=on */
+	struct infer_regs last_tb_regs;	/* at the start of last_tb */
 	struct ring ring;	/* mode=wrap: its trace's bytes go here first */
+	unsigned index;		/* its vCPU number */
+	struct dbgport_queue dq;	/* OUTs to the debug port not yet fed */
 };
 
 static struct {
@@ -77,6 +92,9 @@ static struct {
 	struct codemap code;
 	pthread_mutex_t lock;	/* translation, finishing */
 	pthread_mutex_t code_lock;	/* the code map (taken inside a vCPU's lock) */
+	pthread_mutex_t dbg_lock;	/* the debug port's file (inside a vCPU's lock) */
+	struct dbgport_file dbg;
+	uint64_t dbg_unread;	/* OUTS bytes no memory access could read */
 	struct pinsn *chunk;
 	size_t chunk_used;
 	/* One callback per block and an inline count per instruction (cheaper
@@ -85,13 +103,15 @@ static struct {
 	 * or QEMU restarted an I/O instruction). With several vCPUs the count
 	 * would be shared: then a callback per instruction instead. */
 	bool per_insn;
-	uint64_t insn_started;	/* incremented inline by every instruction */
+	struct papi_counter insn_started;	/* incremented inline by every instruction */
+	bool regs;		/* blocks read registers (plugin API 2 on, regs=on) */
 	bool finished;
 	const char *stopped_by;
 	char started[32];	/* host local time at the start */
 	char files[8192];	/* manifest "files" entries so far */
 	size_t files_len;
-} P = { .lock = PTHREAD_MUTEX_INITIALIZER, .code_lock = PTHREAD_MUTEX_INITIALIZER };
+} P = { .lock = PTHREAD_MUTEX_INITIALIZER, .code_lock = PTHREAD_MUTEX_INITIALIZER,
+	.dbg_lock = PTHREAD_MUTEX_INITIALIZER };
 
 static bool finished(void)
 {
@@ -200,7 +220,7 @@ static void finish(const char *why)
 		pthread_mutex_unlock(&v->lock);
 		if (v->ring.buf)
 			ring_to_file(&v->ring);
-		if (c && !v->gen.bytes) {
+		if (c && !v->gen.w.bytes) {
 			outfile_abort(&v->trace);
 			continue;
 		}
@@ -211,7 +231,7 @@ static void finish(const char *why)
 			note_file_status(v->name, 0, errno_name(v->trace.err));
 			if (!wfail)
 				snprintf(werr, sizeof(werr), "%s (CPU %u's trace: %" PRIu64 " bytes)", err,
-					 c, v->gen.bytes);
+					 c, v->gen.w.bytes);
 			wfail = true;
 			continue;
 		}
@@ -225,6 +245,16 @@ static void finish(const char *why)
 					       "\"}",
 					       tl ? ", " : "", c, v->name, tsize, v->inf.traced,
 					       v->inf.first_ip, v->inf.first_call, v->inf.end_ip);
+	}
+	if (!rc && P.dbg.open) {
+		pthread_mutex_lock(&P.dbg_lock);
+		dbgport_flush(&P.dbg);
+		uint64_t n = P.dbg.out.size;
+		rc = outfile_commit(&P.dbg.out, err, sizeof(err));
+		P.dbg.open = false;
+		pthread_mutex_unlock(&P.dbg_lock);
+		if (!rc)
+			note_file(NULL, "debugport.jsonl", n);
 	}
 	if (!rc)
 		rc = codemap_write(&P.code, P.opt.dir, "QemuCode", note_file, NULL, err, sizeof(err));
@@ -241,7 +271,7 @@ static void finish(const char *why)
 	}
 	char msg[256];
 	struct vcpu *v0 = &P.cpu[0];
-	bool failed = P.code.failed || !v0->gen.bytes || wfail;
+	bool failed = P.code.failed || !v0->gen.w.bytes || wfail;
 	if (!rc) {
 		char sbuf[32];
 		snprintf(msg, sizeof(msg), "%" PRIu64 " instructions traced (emulated by QEMU)",
@@ -250,7 +280,7 @@ static void finish(const char *why)
 			snprintf(msg, sizeof(msg), "out of memory: code of some instructions missing");
 		if (wfail)
 			snprintf(msg, sizeof(msg), "the trace could not be written: %s", werr);
-		else if (!v0->gen.bytes) /* nothing at all: not even a TIP.PGE */
+		else if (!v0->gen.w.bytes) /* nothing at all: not even a TIP.PGE */
 			snprintf(msg, sizeof(msg), "tracing never started: start=%s was not reached "
 				 "in %" PRIu64 " instructions", options_start_name(&P.opt, sbuf,
 				 sizeof(sbuf)), v0->inf.executed);
@@ -262,6 +292,7 @@ static void finish(const char *why)
 			.wrapped = v0->ring.wrapped, .bytes = v0->trace.size,
 			.tsc_start = v0->inf.first_call << P.opt.timing.shift,
 			.tsc_stop = v0->inf.end_call << P.opt.timing.shift,
+			.dbg = &P.dbg, .dbg_unread = P.dbg_unread, .dbg_dropped = v0->dq.dropped,
 		};
 		rc = manifest_write(&mf, err, sizeof(err));
 	}
@@ -292,6 +323,57 @@ static void stopped(unsigned c)
 		exit(0); /* QEMU's atexit work runs; the trace is complete */
 }
 
+/* The registers infer.c uses, now (in a callback that may read them). */
+static struct infer_regs read_regs(struct vcpu *v)
+{
+	struct infer_regs r;
+	memset(&r, 0, sizeof(r));
+	r.valid = v->regs.found && papi_reg(&v->regs, PAPI_CR0, &r.cr0) &&
+		  papi_reg(&v->regs, PAPI_EFER, &r.efer) &&
+		  papi_reg(&v->regs, PAPI_EFLAGS, &r.eflags) && papi_reg(&v->regs, PAPI_CR3, &r.cr3);
+	return r;
+}
+
+/*
+ * Can CR0, EFER, EFLAGS.VM or CR3 differ at the block at addr from what
+ * they were at the start of t, of which k instructions ran? Only where t
+ * ran to its end, on a near branch (in every code size its lengths allow)
+ * that went to addr: a near branch changes none of them, and anything
+ * else (a far transfer, IRET, INT, MOV to a control register, WRMSR,
+ * another instruction QEMU ends a block after, an event) may. An event
+ * right after a near indirect branch or RET is not seen here: in firmware
+ * it enters a handler in the same mode with the same CR3. Reading the
+ * registers at every block would double QEMU's time.
+ */
+static bool regs_may_change(const struct tbinfo *t, uint64_t k, uint64_t addr)
+{
+	if (!t || !t->n || k != t->n)
+		return true;
+	const struct pinsn *p = &t->insn[t->n - 1];
+	for (int m = X86_MODE_16; m <= X86_MODE_64; m++) {
+		if (!(p->modes & PINSN_MODE_BIT(m)))
+			continue;
+		switch (p->iclass[m]) {
+		case X86_IC_JCC:
+			if (addr != p->addr + p->len && addr != p->target[m])
+				return true;
+			break;
+		case X86_IC_JMP_DIRECT:
+		case X86_IC_CALL_DIRECT:
+			if (addr != p->target[m])
+				return true;
+			break;
+		case X86_IC_JMP_INDIRECT:
+		case X86_IC_CALL_INDIRECT:
+		case X86_IC_RET_NEAR:
+			break;
+		default:
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Instructions 0..k-1 of the block that ran last on the only CPU (its
  * lock held). True when the trace stopped. */
 static bool feed_last_tb(struct vcpu *v)
@@ -299,10 +381,11 @@ static bool feed_last_tb(struct vcpu *v)
 	const struct tbinfo *t = v->last_tb;
 	if (!t)
 		return false;
-	uint64_t k = P.insn_started - v->last_tb_start;
+	uint64_t k = papi_counter_get(&P.insn_started, 0) - v->last_tb_start;
 	if (k > t->n)
 		k = t->n;
 	v->last_tb = NULL;
+	infer_block_regs(&v->inf, &v->last_tb_regs);
 	return infer_exec_run(&v->inf, t->insn, (size_t)k, t->straight);
 }
 
@@ -311,13 +394,19 @@ static void on_insn(unsigned int vcpu, void *ud)
 	if (vcpu >= P.ncpus)
 		return;
 	struct vcpu *v = &P.cpu[vcpu];
+	struct pinsn *p = ud;
 	bool stop = false;
 	pthread_mutex_lock(&v->lock);
 	if (!finished()) { /* nothing after the files are written */
+		struct infer_regs now;
+		if (p->flags & PINSN_FIRST)
+			now = read_regs(v);
 		if (!P.per_insn)
 			stop = feed_last_tb(v); /* the block before, if it ran with a count */
+		if (p->flags & PINSN_FIRST)
+			infer_block_regs(&v->inf, &now);
 		if (!stop)
-			stop = infer_exec(&v->inf, ud);
+			stop = infer_exec(&v->inf, p);
 	}
 	pthread_mutex_unlock(&v->lock);
 	if (stop)
@@ -332,13 +421,122 @@ static void on_tb(unsigned int vcpu, void *ud)
 	bool stop = false;
 	pthread_mutex_lock(&v->lock);
 	if (!finished()) {
+		/* the registers before the block runs, where they can have changed */
+		const struct tbinfo *t = ud;
+		uint64_t k = papi_counter_get(&P.insn_started, 0) - v->last_tb_start;
+		struct infer_regs now = v->last_tb_regs;
+		if (P.regs && regs_may_change(v->last_tb, k, t->n ? t->insn[0].addr : 0))
+			now = read_regs(v);
 		stop = feed_last_tb(v);
 		v->last_tb = ud;
-		v->last_tb_start = P.insn_started;
+		v->last_tb_regs = now;
+		v->last_tb_start = papi_counter_get(&P.insn_started, 0);
 	}
 	pthread_mutex_unlock(&v->lock);
 	if (stop)
 		stopped(0);
+}
+
+/* The inference reached an OUT to the debug port (infer.watch_call): its
+ * bytes into the file at the instruction's place in the trace. */
+static void on_watch(void *ctx, uint64_t index, bool traced)
+{
+	struct vcpu *v = ctx;
+	const struct dbgport_out *o = dbgport_head(&v->dq);
+	uint64_t call = o ? o->call : 0;
+	pthread_mutex_lock(&P.dbg_lock);
+	for (; o && o->call == call; o = dbgport_head(&v->dq)) {
+		dbgport_record(&P.dbg, v->index, traced ? index : UINT64_MAX, o->ip, o->bytes, o->n);
+		dbgport_pop(&v->dq);
+	}
+	pthread_mutex_unlock(&P.dbg_lock);
+	v->inf.watch_call = o ? o->call : 0;
+}
+
+/* Before an OUT or OUTS runs: if DX is the debug port, its bytes, until the
+ * inference reaches the instruction (callbacks run before the instruction,
+ * each REP iteration on its own). */
+static void on_out(unsigned int vcpu, void *ud)
+{
+	const struct out_site *s = ud;
+	if (vcpu >= P.ncpus)
+		return;
+	struct vcpu *v = &P.cpu[vcpu];
+	pthread_mutex_lock(&v->lock);
+	uint64_t dx = 0, val, cx = 1, si;
+	unsigned size = s->size[v->inf.mode];
+	struct dbgport_out o;
+	memset(&o, 0, sizeof(o));
+	if (s->port >= 0)
+		dx = (uint64_t)s->port;
+	if (finished() || !size || (s->port < 0 && !papi_reg(&v->regs, PAPI_RDX, &dx)) ||
+	    (dx & 0xffff) != P.opt.debugport)
+		goto out;
+	o.ip = s->t->insn[s->i].addr;
+	/* its execution callback's number: after on_insn counted it, or after
+	 * the blocks fed so far and the ones before it in this block */
+	o.call = s->t->per_insn ? v->inf.calls : v->inf.calls + s->i + 1;
+	if (!s->string) {
+		if (!papi_reg(&v->regs, PAPI_RAX, &val))
+			goto out;
+		for (unsigned k = 0; k < size; k++)
+			o.bytes[k] = (uint8_t)(val >> 8 * k);
+		o.n = (uint8_t)size;
+		if (dbgport_push(&v->dq, &o) && v->dq.len == 1)
+			v->inf.watch_call = o.call;
+		goto out;
+	}
+	/* OUTS: RCX iterations (ECX outside 64-bit code) from RSI, read now,
+	 * before the instruction runs; DF=1 (backwards) is not followed */
+	if (s->rep && papi_reg(&v->regs, PAPI_RCX, &cx) && v->inf.mode != X86_MODE_64)
+		cx &= 0xffffffff;
+	if (!cx || !papi_reg(&v->regs, PAPI_RSI, &si))
+		goto out;
+	if (s->rep && o.ip == v->dq.rep_ip && si > v->dq.rep_from && si < v->dq.rep_to &&
+	    si + cx * size == v->dq.rep_to)
+		goto out; /* the same REP OUTS going on: RSI and RCX moved on together */
+	uint64_t total = cx * size > DBGPORT_TEXT ? DBGPORT_TEXT : cx * size;
+	v->dq.rep_ip = s->rep ? o.ip : 0;
+	v->dq.rep_from = si;
+	v->dq.rep_to = si + total;
+	for (uint64_t done = 0; done < total; done += o.n) {
+		o.n = (uint8_t)(total - done < DBGPORT_CHUNK ? total - done : DBGPORT_CHUNK);
+		if (!papi_read_memory(si + done, o.bytes, o.n)) {
+			P.dbg_unread += total - done; /* plugin API < 4: no guest memory */
+			break;
+		}
+		if (dbgport_push(&v->dq, &o) && v->dq.len == 1)
+			v->inf.watch_call = o.call;
+	}
+out:
+	pthread_mutex_unlock(&v->lock);
+}
+
+/* Callbacks for the OUTs and OUTSs of a block (plugin API 2 on: they read
+ * registers), which then is no straight run (infer_exec_run()). */
+static void watch_outs(struct tbinfo *t, struct qemu_plugin_tb *tb)
+{
+	if (!P.regs || !P.opt.debugport)
+		return;
+	for (size_t i = 0; i < t->n; i++) {
+		struct pinsn *p = &t->insn[i];
+		struct out_site s = { t, i, { 0 }, -1, false, false };
+		unsigned any = 0;
+		for (int m = X86_MODE_16; m <= X86_MODE_64; m++)
+			if (p->modes & PINSN_MODE_BIT(m))
+				any |= s.size[m] = (uint8_t)dbgport_out_size(p->bytes, p->len,
+									   (unsigned)m, &s.port,
+									   &s.string, &s.rep);
+		if (!any)
+			continue;
+		struct out_site *copy = malloc(sizeof(*copy));
+		if (!copy)
+			continue;
+		*copy = s;
+		t->straight = false;
+		qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(tb, i), on_out,
+						       papi_cb_flags(true), copy);
+	}
 }
 
 /* n consecutive struct pinsn */
@@ -374,8 +572,9 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	t->insn = pi;
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
-		modes &= pinsn_init(&pi[i], qemu_plugin_insn_vaddr(in), qemu_plugin_insn_data(in),
-				    (unsigned)qemu_plugin_insn_size(in));
+		uint8_t bytes[16];
+		size_t len = papi_insn_bytes(in, bytes);
+		modes &= pinsn_init(&pi[i], qemu_plugin_insn_vaddr(in), bytes, (unsigned)len);
 	}
 	pthread_mutex_unlock(&P.lock);
 	/* the code size is the block's: every instruction's length must fit */
@@ -399,17 +598,29 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	 * is then seen before the instruction runs (and exit=on ends QEMU
 	 * before the guest goes on), not at the next block. */
 	bool per_insn = P.per_insn || special;
+	t->per_insn = per_insn;
+	if (n)
+		pi[0].flags |= PINSN_FIRST;
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
 		if (per_insn)
-			qemu_plugin_register_vcpu_insn_exec_cb(in, on_insn, QEMU_PLUGIN_CB_NO_REGS,
-							       &pi[i]);
+			qemu_plugin_register_vcpu_insn_exec_cb(in, on_insn,
+							       papi_cb_flags(P.regs && !i), &pi[i]);
 		else
-			qemu_plugin_register_vcpu_insn_exec_inline(in, QEMU_PLUGIN_INLINE_ADD_U64,
-								   &P.insn_started, 1);
+			papi_count_insn(&P.insn_started, in);
 	}
+	watch_outs(t, tb); /* after on_insn: that one counts the execution first */
 	if (!per_insn)
-		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, QEMU_PLUGIN_CB_NO_REGS, t);
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, papi_cb_flags(P.regs), t);
+}
+
+/* In the vCPU's context: its register handles */
+static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
+{
+	(void)id;
+	if (vcpu < P.ncpus && P.regs && !papi_regs_find(&P.cpu[vcpu].regs))
+		fprintf(stderr, "efipt-qemu: CPU %u: QEMU names none of cr0, cr3, efer, eflags: "
+			"code sizes from instruction lengths only, no PIP\n", vcpu);
 }
 
 static void on_qemu_exit(qemu_plugin_id_t id, void *ud)
@@ -435,6 +646,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(stderr, "efipt-qemu: target %s is not x86\n", info->target_name);
 		return -1;
 	}
+	if (!info->system_emulation) {
+		fprintf(stderr, "efipt-qemu: needs system emulation (qemu-system-x86_64), not user mode\n");
+		return -1;
+	}
 	if (options_parse(&P.opt, argc, argv))
 		return -1;
 	if (mkdir(P.opt.dir, 0777) && errno != EEXIST) {
@@ -456,8 +671,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		snprintf(P.started, sizeof(P.started), "unknown");
 	char err[4400];
 	codemap_init(&P.code);
-	int n = qemu_plugin_n_max_vcpus();
-	P.ncpus = n > 0 ? (unsigned)n : 1;
+	P.ncpus = papi_max_vcpus(info);
 	P.cpu = calloc(P.ncpus, sizeof(*P.cpu));
 	if (!P.cpu) {
 		fprintf(stderr, "efipt-qemu: out of memory for %u vCPUs\n", P.ncpus);
@@ -490,14 +704,30 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		else
 			ptgen_init(&v->gen, P.opt.psb, P.opt.retcomp, trace_write, &v->trace);
 		if (!P.opt.wrap)
-			v->gen.limit = P.opt.size;
+			v->gen.w.limit = P.opt.size;
 		infer_init(&v->inf, &P.opt.cfg, &v->gen);
 		/* the emulated clock counts what QEMU's icount counts: every
 		 * execution callback, REP iterations included */
 		ptgen_set_timing(&v->gen, &P.opt.timing, &v->inf.calls);
 		v->inf.code = code_seen;
+		v->index = c;
+		v->inf.on_watch = on_watch;
+		v->inf.watch_ctx = v;
 	}
 	P.per_insn = P.ncpus != 1;
+	if (!papi_counter_init(&P.insn_started)) {
+		fprintf(stderr, "efipt-qemu: out of memory for the instruction count\n");
+		return -1;
+	}
+	P.regs = P.opt.regs && PAPI_REGS;
+	if (P.regs && P.opt.debugport) {
+		if (outfile_open(&P.dbg.out, P.opt.dir, "debugport.jsonl", err, sizeof(err))) {
+			fprintf(stderr, "efipt-qemu: %s\n", err);
+			return -1;
+		}
+		P.dbg.open = true;
+	}
+	qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
 	qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);
 	return 0;

@@ -4,8 +4,8 @@
 
 #include "core/pt_rtit.h"
 #include "core/version.h"
-#include "ovmf/plugin/manifest.h"
-#include "ovmf/plugin/outfile.h"
+#include "qemu-plugin/manifest.h"
+#include "qemu-plugin/outfile.h"
 
 /* JSON string body: the arguments and the directory name are the only
  * free text written */
@@ -56,7 +56,7 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 		       "\"stopped_by\": \"%s\", \"events\": %" PRIu64 ", "
 		       "\"mode_changes\": %" PRIu64 ", \"unknown_mode_blocks\": %" PRIu64 ", "
 		       "\"code_conflicts\": %" PRIu64,
-		       ctl, f->bytes, f->inf->traced, f->inf->executed, f->gen->psb_period,
+		       ctl, f->bytes, f->inf->traced, f->inf->executed, f->gen->w.psb_period,
 		       options_start_name(opt, sbuf, sizeof(sbuf)),
 		       options_stop_name(opt, tbuf, sizeof(tbuf)), opt->cfg.limit, f->inf->first_ip,
 		       f->inf->first_call, f->inf->end_ip, f->stopped_by, f->inf->events, f->inf->mode_changes,
@@ -64,11 +64,32 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 	if (f->code->conflicts)
 		outfile_printf(&o, ", \"first_code_conflict\": \"0x%" PRIx64 "\"",
 			       f->code->first_conflict);
+	/* registers (plugin API 2 on): code sizes bound by CR0/EFER/EFLAGS,
+	 * CR3 where tracing started and the PIPs of its writes */
+	outfile_printf(&o, ", \"registers\": %s", f->inf->reg_blocks ? "true" : "false");
+	if (f->inf->cr3_known)
+		outfile_printf(&o, ", \"cr3\": \"0x%" PRIx64 "\", \"pips\": %" PRIu64,
+			       f->inf->cr3_start, f->inf->pips);
+	/* the debug port's bytes (debugport.h) */
+	if (!f->opt->debugport)
+		;
+	else if (!f->inf->reg_blocks)
+		outfile_printf(&o, ", \"debug_port\": {\"port\": \"0x%x\", \"recorded\": false, "
+			       "\"why\": \"needs QEMU 9.0 or newer (plugin API 2: registers; OUTS: "
+			       "10.0, API 4) and regs=on\"}", f->opt->debugport);
+	else
+		outfile_printf(&o, ", \"debug_port\": {\"port\": \"0x%x\", \"recorded\": true, "
+			       "\"file\": \"debugport.jsonl\", \"records\": %" PRIu64 ", "
+			       "\"bytes\": %" PRIu64 ", \"unread\": %" PRIu64 ", \"dropped\": %"
+			       PRIu64 "}", f->opt->debugport, f->dbg ? f->dbg->records : 0,
+			       f->dbg ? f->dbg->bytes : 0, f->dbg_unread, f->dbg_dropped);
+	if (f->inf->reg_fixes)
+		outfile_printf(&o, ", \"register_mode_fixes\": %" PRIu64, f->inf->reg_fixes);
 	/* one trace per vCPU: trace.pt (and the members above) is CPU 0's */
 	outfile_printf(&o, ", \"cpus\": %u, \"traces\": [%s]", f->cpus, f->traces ? f->traces : "");
 	if (opt->size)
 		outfile_printf(&o, ", \"size\": %" PRIu64 ", \"generated\": %" PRIu64
-			       ", \"mode\": \"%s\", \"%s\": %s", opt->size, f->gen->bytes, opt->wrap ? "wrap" : "stop", opt->wrap ? "wrapped" : "full",
+			       ", \"mode\": \"%s\", \"%s\": %s", opt->size, f->gen->w.bytes, opt->wrap ? "wrap" : "stop", opt->wrap ? "wrapped" : "full",
 			       (opt->wrap ? f->wrapped : f->inf->full) ? "true" : "false");
 	if (opt->cfg.nfilter) {
 		outfile_printf(&o, ", \"ranges\": [");

@@ -1,7 +1,80 @@
 /* Branch and event inference; see infer.h. */
 #include <string.h>
 
-#include "ovmf/plugin/infer.h"
+#include "qemu-plugin/infer.h"
+
+/* CR0.PE, EFLAGS.VM, EFER.LMA (SDM Vol. 3A 2.5, 2.2.1) */
+#define CR0_PE 1u
+#define EFLAGS_VM (1u << 17)
+#define EFER_LMA (1u << 10)
+/* the CR3 bits a PIP carries (51:5, Table 33-24) */
+#define PIP_CR3 0x000fffffffffffe0ull
+
+static bool far_transfer(unsigned iclass)
+{
+	return iclass == X86_IC_FAR_JMP || iclass == X86_IC_FAR_CALL || iclass == X86_IC_FAR_RET ||
+	       iclass == X86_IC_IRET || iclass == X86_IC_SYSCALL || iclass == X86_IC_SYSRET ||
+	       iclass == X86_IC_SYSENTER || iclass == X86_IC_SYSEXIT;
+}
+
+void infer_block_regs(struct infer *f, const struct infer_regs *r)
+{
+	f->regs = *r;
+	if (r->valid)
+		f->reg_blocks++;
+}
+
+/* Real and virtual-8086 mode run 16-bit code; protected mode 32- or
+ * 16-bit (CS.D); IA-32e mode 64-bit (CS.L) or, compatibility mode, 32- or
+ * 16-bit. CS.L and CS.D are not readable: the size the lengths suggest
+ * (guess) where the mode allows it, else the first the mode allows that
+ * the lengths fit, else the one the mode usually has. A far transfer in
+ * IA-32e mode goes to 64-bit code where the lengths allow it: that is how
+ * firmware leaves the compatibility mode it enabled paging in (OVMF's
+ * reset vector, its DXE IPL), and code that decodes alike in both sizes
+ * would otherwise keep the 32 it came from. */
+unsigned infer_regs_mode(const struct infer_regs *r, unsigned modes, unsigned guess, bool far)
+{
+	static const uint8_t real[] = { X86_MODE_16 };
+	static const uint8_t prot[] = { X86_MODE_32, X86_MODE_16 };
+	static const uint8_t ia32e[] = { X86_MODE_64, X86_MODE_32, X86_MODE_16 };
+	const uint8_t *order = ia32e;
+	size_t n = sizeof(ia32e);
+	if (!(r->cr0 & CR0_PE) || (r->eflags & EFLAGS_VM))
+		order = real, n = sizeof(real);
+	else if (!(r->efer & EFER_LMA))
+		order = prot, n = sizeof(prot);
+	else if (far && (modes & PINSN_MODE_BIT(X86_MODE_64)))
+		return X86_MODE_64;
+	for (size_t i = 0; i < n; i++)
+		if (order[i] == guess)
+			return guess;
+	for (size_t i = 0; i < n; i++)
+		if (modes & PINSN_MODE_BIT(order[i]))
+			return order[i];
+	return order[0];
+}
+
+/* 33.4.2.7: a PIP after every MOV CR3 (Table 33-55 case 14), and where CR3
+ * changed otherwise (a task switch: before the TIP, which binds it as
+ * well); the first CR3 known goes into PSB+ only. Written whenever
+ * TraceEn is set (OS=1), filtered out or not (33.2.5.2). */
+static void cr3_update(struct infer *f, const struct pinsn *prev, unsigned pm)
+{
+	if (!f->regs.valid)
+		return;
+	uint64_t cr3 = f->regs.cr3 & PIP_CR3;
+	bool mov = prev && prev->iclass[pm] == X86_IC_MOV_CR3;
+	if (f->cr3_known && (mov || cr3 != f->cr3)) {
+		ptgen_pip(f->g, cr3);
+		f->pips++;
+	}
+	if (!f->cr3_known)
+		f->cr3_start = cr3;
+	f->cr3_known = true;
+	f->cr3 = cr3;
+	ptgen_set_cr3(f->g, cr3);
+}
 
 void infer_init(struct infer *f, const struct infer_config *cfg, struct ptgen *g)
 {
@@ -92,7 +165,7 @@ static void resolve(struct infer *f, const struct pinsn *p, unsigned pm, uint64_
 		ptgen_tip(g, a, am);
 		break;
 	case X86_IC_RET_NEAR:
-		if (am != g->mode)
+		if (am != g->w.mode)
 			ptgen_mode(g, am);
 		ptgen_ret(g, a);
 		break;
@@ -117,7 +190,7 @@ static void resolve(struct infer *f, const struct pinsn *p, unsigned pm, uint64_
 			goto event;
 		break;
 	}
-	if (am != g->mode)
+	if (am != g->w.mode)
 		ptgen_mode(g, am); /* no IP packet to carry it */
 	return;
 event:
@@ -245,11 +318,25 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 {
 	const struct pinsn *prev = f->prev;
 	f->calls++;
-	if (prev && p->addr == prev->addr && prev->iclass[f->mode] == X86_IC_OTHER)
+	bool again = prev && p->addr == prev->addr && prev->iclass[f->mode] == X86_IC_OTHER;
+	if (f->calls == f->watch_call && f->on_watch) {
+		bool traced = f->tracing && f->packet_en;
+		f->on_watch(f->watch_ctx, again && traced && f->traced ? f->traced - 1 : f->traced,
+			    traced);
+	}
+	if (again)
 		return false; /* the same instruction again: see infer.h */
 	f->executed++;
 	unsigned pm = f->mode;
 	unsigned am = choose_mode(f, p);
+	if (f->regs.valid) {
+		bool far = prev && far_transfer(prev->iclass[pm]);
+		unsigned rm = infer_regs_mode(&f->regs, p->modes, am, far);
+		if (rm != am) {
+			am = rm;
+			f->reg_fixes++;
+		}
+	}
 	if (am != pm)
 		f->mode_changes++;
 	f->mode = am;
@@ -257,6 +344,7 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 	if (f->done)
 		return false;
 	if (f->tracing) {
+		cr3_update(f, prev, pm);
 		if (stops(f, p)) {
 			if (f->packet_en) {
 				resolve(f, prev, pm, p->addr, am);
@@ -276,7 +364,7 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 			f->filtered++;
 			return false;
 		}
-		if (f->g->full) {
+		if (f->g->w.full) {
 			/* stop mode: the trace is full, like a ToPA STOP region
 			 * (33.2.7.2); the instructions from here are not in it */
 			f->tracing = false;
@@ -287,6 +375,7 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 		}
 	} else if (f->calls > f->cfg.after && starts(f, p, am)) {
 		f->tracing = true;
+		cr3_update(f, NULL, am);
 		f->first_call = f->calls - 1;
 		f->packet_en = in_filter(f, p->addr);
 		if (!f->packet_en) {
@@ -315,8 +404,9 @@ bool infer_exec_run(struct infer *f, struct pinsn *p, size_t k, bool straight)
 		i = 1;
 		uint64_t more = k - 1;
 		/* sequential: the filter state stays as p[0] left it */
-		bool fast = f->done || (f->tracing && (!f->packet_en || !f->cfg.limit ||
-						       f->traced + more <= f->cfg.limit));
+		bool watched = f->watch_call > f->calls && f->watch_call <= f->calls + more;
+		bool fast = !watched && (f->done || (f->tracing && (!f->packet_en || !f->cfg.limit ||
+									f->traced + more <= f->cfg.limit)));
 		if (fast) {
 			/* falls through p[1..k-1]: no packet, nothing to decide */
 			f->calls += more;

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ovmf/plugin/outfile.h"
+#include "qemu-plugin/outfile.h"
 
 int outfile_open(struct outfile *o, const char *dir, const char *name, char *err, size_t errlen)
 {

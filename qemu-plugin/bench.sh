@@ -5,7 +5,7 @@
 # time (user+system, less noisy than wall time on a shared machine) for
 # each, and the ratio.
 set -u
-cd "$(dirname "$0")/../.." || exit 2
+cd "$(dirname "$0")/.." || exit 2
 plugin=build/efipt-qemu.so
 [ -f "$plugin" ] || { echo "bench-qemu-plugin: $plugin not built (make qemu-plugin)"; exit 0; }
 t=$(mktemp -d)

@@ -7,10 +7,11 @@
 
 #include <stddef.h>
 
-#include "ovmf/plugin/codemap.h"
-#include "ovmf/plugin/infer.h"
-#include "ovmf/plugin/options.h"
-#include "ovmf/plugin/ptgen.h"
+#include "qemu-plugin/codemap.h"
+#include "qemu-plugin/debugport.h"
+#include "qemu-plugin/infer.h"
+#include "qemu-plugin/options.h"
+#include "qemu-plugin/ptgen.h"
 
 struct manifest_facts {
 	const struct plugin_options *opt;
@@ -27,6 +28,8 @@ struct manifest_facts {
 	uint64_t tsc_start, tsc_stop;	/* emulated TSC where the trace began and ended */
 	uint64_t bytes;		/* in trace.pt */
 	bool wrapped;		/* mode=wrap dropped older trace */
+	const struct dbgport_file *dbg;	/* open: debugport.jsonl written */
+	uint64_t dbg_unread, dbg_dropped;
 };
 
 /* Returns 0, or -1 with "PATH: reason" in err. */

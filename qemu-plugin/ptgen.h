@@ -1,11 +1,10 @@
 /*
  * The packets a processor writes for a flow the caller describes branch by
- * branch (SDM Vol. 3C 33.4 and the generation table 33-55 in 33.7), encoded
- * with core/pt_pkt.h: TNT bits six to a short TNT, TIP/FUP with IP
- * compression against Last IP (Table 33-18), RET compression against the
- * 64-entry CALL stack the hardware keeps (33.4.2.2), MODE.Exec before the
- * IP packet that enters another code size (33.4.2.8), PSB+ every psb bytes
- * (33.3.7), TIP.PGE/TIP.PGD where tracing starts and stops. Never OVF: the
+ * branch (SDM Vol. 3C 33.4 and the generation table 33-55 in 33.7), through
+ * core/pt_writer.h (TNT batching, IP and RET compression, PSB+ every psb
+ * bytes): MODE.Exec before the IP packet that enters another code size
+ * (33.4.2.8), FUP+TIP for events, TIP.PGE/TIP.PGD where tracing starts and
+ * stops, and the timing packets of the emulated clock. Never OVF: the
  * output is a file, never full.
  */
 #ifndef EFIPT_PLUGIN_PTGEN_H
@@ -15,8 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/pt_writer.h"
+
 #define PTGEN_BUF (1u << 16)
-#define PTGEN_STACK 64
 
 /*
  * The emulated clock (docs/qemu.md "Timing"). QEMU's guest TSC under
@@ -43,34 +43,16 @@ struct ptgen_timing {
 };
 
 struct ptgen {
-	/* output: write() gets every full buffer and the rest at the end */
-	bool (*write)(void *ctx, const uint8_t *buf, size_t n);
-	void *ctx;
-	bool failed;		/* a write failed: later packets are dropped */
-	uint32_t psb_period;
-	bool retcomp;		/* compress RETs (not DisRETC) */
+	struct ptwr w;		/* the packets; w.bytes, w.full, w.mode */
 
 	/* time: *insns (instructions executed so far) << timing.shift */
 	struct ptgen_timing timing;
 	bool timed;		/* any timing packet asked for */
-	bool in_psb;		/* writing PSB+: no CYC or MTC inside */
 	const uint64_t *insns;
 	uint64_t cyc_tsc;	/* time the last CYC counted to */
 	uint64_t mtc_edge;	/* crystal ticks >> mtc_freq at the last MTC or TMA */
-	uint64_t limit;		/* most bytes (stop mode), 0: none */
-	bool full;		/* limit reached: nothing more is written */
-
-	uint64_t bytes;		/* written so far, buffered ones included */
-	uint64_t last_psb;	/* bytes at the last PSB+ */
-	uint64_t packets;
-	uint64_t lastip;
-	uint64_t tnt_bits;
-	uint8_t tnt_n;
-	uint8_t mode;		/* enum x86_mode the decoder was last told */
-	bool mode_sent;		/* ... and whether it was told at all */
-	uint8_t sp, depth;	/* CALL stack: top index, entries (<= 64) */
-	uint64_t stack[PTGEN_STACK];
-	size_t fill;
+	bool cr3_known;		/* CR3 (registers: plugin API 2 on) for PSB+ */
+	uint64_t cr3;
 	uint8_t buf[PTGEN_BUF];
 };
 
@@ -93,6 +75,10 @@ void ptgen_tip(struct ptgen *g, uint64_t target, unsigned mode);
 /* An asynchronous event (or software interrupt) at from, going to target
  * in mode: FUP(from), [MODE.Exec], TIP(target) (Table 33-55 cases 11-13). */
 void ptgen_event(struct ptgen *g, uint64_t from, uint64_t target, unsigned mode);
+/* CR3 is now cr3: a PIP (33.4.2.7), and in every PSB+ from here on. */
+void ptgen_pip(struct ptgen *g, uint64_t cr3);
+/* CR3 known without a write: into every PSB+ from here on. */
+void ptgen_set_cr3(struct ptgen *g, uint64_t cr3);
 /* Code size changed without an IP packet to carry it: MODE.Exec now. */
 void ptgen_mode(struct ptgen *g, unsigned mode);
 /* True when psb_period bytes went by since the last PSB+. */

@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ovmf/plugin/infer.h"
-#include "ovmf/plugin/ptgen.h"
+#include "qemu-plugin/infer.h"
+#include "qemu-plugin/ptgen.h"
 
 struct plugin_options {
 	char dir[4096];		/* the run directory */
@@ -17,6 +17,9 @@ struct plugin_options {
 	uint32_t psb;		/* bytes between PSB+ */
 	bool retcomp;		/* RET compression (DisRETC=0) */
 	bool exit_at_stop;	/* exit=on: end QEMU when the trace stops */
+	uint32_t debugport;	/* debugport=PORT (default 0x402), off: 0 */
+	bool regs;		/* regs=on (default): read registers where QEMU
+				 * lets plugins (API 2 on); off: infer as with 7.2 */
 	uint64_t size;		/* size=N: most bytes kept (0: no limit) */
 	bool wrap;		/* mode=wrap: the last size bytes, else the first */
 	struct ptgen_timing timing;	/* tsc=, mtc=, cyc=, shift= */

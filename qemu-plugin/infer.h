@@ -16,7 +16,12 @@
  *  - A == P's own address after a non-branch: the same instruction again
  *    (a REP iteration, an I/O instruction QEMU restarts): not a new one.
  * The code size of each block is the one its instruction lengths allow,
- * kept while it stays possible (see choose_mode() in infer.c).
+ * kept while it stays possible (see choose_mode() in infer.c). Where QEMU
+ * lets the plugin read registers (plugin API 2, QEMU 9.0 on) the caller
+ * gives each block's CR0, EFER, EFLAGS and CR3 (infer_block_regs()): real,
+ * virtual-8086, protected and long mode come from CR0.PE, EFLAGS.VM and
+ * EFER.LMA, and the lengths choose only among the sizes those allow (QEMU
+ * does not expose the CS descriptor's L and D bits); CR3 gives PIP packets.
  */
 #ifndef EFIPT_PLUGIN_INFER_H
 #define EFIPT_PLUGIN_INFER_H
@@ -24,8 +29,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ovmf/plugin/insn_info.h"
-#include "ovmf/plugin/ptgen.h"
+#include "qemu-plugin/insn_info.h"
+#include "qemu-plugin/ptgen.h"
 
 enum infer_start {
 	INFER_START_RESET,	/* the first instruction executed */
@@ -49,8 +54,21 @@ struct infer_config {
 	uint64_t filter_a[4], filter_b[4];	/* for IPs in [a, b] */
 };
 
+/* Registers at the start of a block (plugin API 2 on). */
+struct infer_regs {
+	bool valid;
+	uint64_t cr0, efer, eflags, cr3;
+};
+
 struct infer {
 	struct infer_config cfg;
+	struct infer_regs regs;		/* of the block being fed */
+	bool cr3_known;
+	uint64_t cr3;			/* the CR3 the trace last told (PIP) */
+	uint64_t cr3_start;		/* ... when tracing started */
+	uint64_t pips;			/* PIP packets for CR3 writes */
+	uint64_t reg_blocks;		/* blocks whose size the registers bound */
+	uint64_t reg_fixes;		/* instructions whose size they corrected */
 	struct ptgen *g;
 	const struct pinsn *prev;	/* last instruction executed */
 	unsigned mode;			/* enum x86_mode of prev's block */
@@ -71,6 +89,13 @@ struct infer {
 	uint64_t events;		/* FUP+TIP pairs written */
 	uint64_t mode_changes;
 	uint64_t no_mode;		/* blocks no code size fits */
+	/* called when execution callback number watch_call (counted as
+	 * calls, from 1) is fed: the index its instruction has in the trace
+	 * (the instructions traced before it; a REP iteration, its first's),
+	 * and whether it is traced */
+	uint64_t watch_call;
+	void (*on_watch)(void *ctx, uint64_t index, bool traced);
+	void *watch_ctx;
 	/* called for each traced instruction the first time (its bytes) */
 	void (*code)(void *ctx, const struct pinsn *p);
 	void *code_ctx;
@@ -85,6 +110,14 @@ bool infer_exec(struct infer *f, struct pinsn *p);
  * or start/stop address, so that only p[0]'s arrival and the count need
  * work while tracing. Returns as infer_exec(). */
 bool infer_exec_run(struct infer *f, struct pinsn *p, size_t k, bool straight);
+/* The registers at the start of the block whose instructions come next
+ * (until the next call); r->valid false: not known. */
+void infer_block_regs(struct infer *f, const struct infer_regs *r);
+/* The code size CR0.PE, EFLAGS.VM and EFER.LMA allow: guess (what the
+ * lengths suggest) where they allow it, else one of those they allow that
+ * is in modes (PINSN_MODE_BIT()s); 64 after a far transfer (far) in IA-32e
+ * mode where modes has it. */
+unsigned infer_regs_mode(const struct infer_regs *r, unsigned modes, unsigned guess, bool far);
 /* QEMU exits: end the trace (TIP.PGD at the next IP, if tracing). */
 void infer_finish(struct infer *f);
 

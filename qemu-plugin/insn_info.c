@@ -1,7 +1,7 @@
 /* Per-instruction classification; see insn_info.h. */
 #include <string.h>
 
-#include "ovmf/plugin/insn_info.h"
+#include "qemu-plugin/insn_info.h"
 
 const uint8_t pinsn_marker_start[PINSN_MARKER_LEN] = { 0x0f, 0x1f, 0x84, 0x00, 'E', 'P', 'T', '1' };
 const uint8_t pinsn_marker_stop[PINSN_MARKER_LEN] = { 0x0f, 0x1f, 0x84, 0x00, 'E', 'P', 'T', '0' };

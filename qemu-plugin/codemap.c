@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ovmf/plugin/codemap.h"
-#include "ovmf/plugin/outfile.h"
+#include "qemu-plugin/codemap.h"
+#include "qemu-plugin/outfile.h"
 
 #define PAGE 4096u
 #define GAP_PAGES 16	/* pages this close share a file (fewer snapshots) */

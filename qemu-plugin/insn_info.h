@@ -23,6 +23,7 @@ enum pinsn_flag {
 	PINSN_START = 1,	/* the start marker */
 	PINSN_STOP = 2,		/* the stop marker */
 	PINSN_SEEN = 4,		/* its bytes are in the code map */
+	PINSN_FIRST = 16,	/* the first of its translated block */
 	PINSN_FAR32 = 8,	/* in 16-bit code: a far JMP/CALL with a 32-bit
 				 * offset (66h), the way real-mode code enters
 				 * 32-bit protected mode */
