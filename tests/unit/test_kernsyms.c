@@ -1,5 +1,5 @@
 /*
- * Linux kernel symbols (decode/symbols/kernsyms.c): System.map and
+ * Linux kernel symbols (host/symbols/kernsyms.c): System.map and
  * /proc/kallsyms lines (text symbols only, module symbols and data left
  * out, aliases as one function, garbage lines skipped, all-zero addresses
  * refused with the reason); the image the analyses get (ranges up to the
@@ -14,7 +14,7 @@
 
 #include "check.h"
 #include "core/pt_pkt.h"
-#include "decode/symbols/kernsyms.h"
+#include "host/symbols/kernsyms.h"
 
 static const char map_text[] =
 	"0000000000000000 A fixed_percpu_data\n"
@@ -72,7 +72,7 @@ int main(void)
 	CHECKF(k.n == 7, "map: text symbols only (no data, absolute or module symbols)", "%zu", k.n);
 	CHECK(k.text_lo == 0xffffffff81000000ull && k.text_hi == 0xffffffff81002000ull,
 	      "map: the text from _text to _etext");
-	struct symimage im;
+	struct image im;
 	CHECK(kernsyms_image(&k, 0x2400000, &im) == 0, "image: made");
 	CHECK(!strcmp(im.name, "vmlinux") && im.base == 0xffffffff83400000ull && im.size == 0x2000,
 	      "image: vmlinux at the text moved by the slide");

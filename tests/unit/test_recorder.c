@@ -28,8 +28,8 @@
 #include "core/crc32.h"
 #include "core/recorder.h"
 #include "core/recorder_write.h"
-#include "decode/file_io.h"
-#include "decode/sim_mem.h"
+#include "host/util/file_io.h"
+#include "host/util/sim_mem.h"
 #include "lib/pt_model.h"
 
 #define PROFILES "tests/data/cpu-profiles/"
