@@ -22,11 +22,12 @@
 #include "core/recorder.h"
 #include "core/version.h"
 #include "host/cmd/commands.h"
+#include "host/input/recorder_mem.h"
+#include "host/out/run_files.h"
 #include "host/util/file_io.h"
 #include "host/util/opts.h"
 
 #define TEXT_CAP (4u << 20)
-#define MAX_FILES 1024
 
 static const char recover_usage[] =
 	"usage: efipt recover --linux -o RUNDIR [--efivars DIR] [--mem FILE[:BASE]]\n\n"
@@ -62,222 +63,6 @@ static const struct opt_row recover_rows[] = {
 	  "byte (default 0)" },
 };
 
-struct mem {
-	int fd;
-	uint64_t base;		/* physical address of the file's offset 0 */
-	uint64_t phys;		/* the region */
-	const char *path;
-	int err;		/* errno of the first failed read */
-};
-
-static int mem_read(void *ctx, uint64_t off, void *dst, size_t len)
-{
-	struct mem *m = ctx;
-	uint64_t at = m->phys + off;
-	if (at < m->base)
-		return -1;
-	uint8_t *d = dst;
-	while (len) {
-		ssize_t n = pread(m->fd, d, len, (off_t)(at - m->base));
-		if (n <= 0) {
-			if (!m->err)
-				m->err = n < 0 ? errno : EIO;
-			return -1;
-		}
-		d += n;
-		len -= (size_t)n;
-		at += (uint64_t)n;
-	}
-	return 0;
-}
-
-/* The run directory: files written so far (for the manifest). */
-struct rundir_out {
-	char dir[4096];
-	struct {
-		char name[64];
-		uint64_t size;
-		const char *status;
-	} f[MAX_FILES];
-	unsigned n;
-	bool failed;
-	char why[512];
-};
-
-static void note_file(struct rundir_out *o, const char *name, uint64_t size, const char *status)
-{
-	if (o->n < MAX_FILES) {
-		snprintf(o->f[o->n].name, sizeof(o->f[0].name), "%s", name);
-		o->f[o->n].size = size;
-		o->f[o->n].status = status;
-		o->n++;
-	}
-	if (strcmp(status, "written") && !o->failed) {
-		o->failed = true;
-		snprintf(o->why, sizeof(o->why), "%s: %s", name, status);
-	}
-}
-
-/* One file from memory. */
-static void put_file(struct rundir_out *o, const char *name, const void *data, size_t len)
-{
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/%s", o->dir, name);
-	struct atomic_file af;
-	if (atomic_open(&af, "recover", path)) {
-		note_file(o, name, len, strerror(errno));
-		return;
-	}
-	atomic_write(&af, data, len);
-	int err = af.err;
-	if (atomic_commit(&af, "recover"))
-		note_file(o, name, len, strerror(err ? err : EIO));
-	else
-		note_file(o, name, len, "written");
-}
-
-struct span_out {
-	struct atomic_file af;
-	struct mem *m;
-	uint8_t *buf;
-	int rc;
-};
-
-static int copy_span(void *ctx, uint64_t off, uint64_t len)
-{
-	struct span_out *s = ctx;
-	while (len) {
-		size_t n = len < (1u << 20) ? (size_t)len : (1u << 20);
-		if (mem_read(s->m, off, s->buf, n)) {
-			s->rc = -1;
-			return 1;
-		}
-		atomic_write(&s->af, s->buf, n);
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
-/* A file straight from the region: spans (trace.pt) or one range (code). */
-static void put_region(struct rundir_out *o, const char *name, struct mem *m, struct ptrec *r,
-		       const struct ptrec_end *e, uint64_t off, uint64_t len)
-{
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/%s", o->dir, name);
-	static struct span_out s;
-	if (!s.buf && !(s.buf = malloc(1u << 20))) {
-		note_file(o, name, 0, "out of memory");
-		return;
-	}
-	s.m = m;
-	s.rc = 0;
-	if (atomic_open(&s.af, "recover", path)) {
-		note_file(o, name, 0, strerror(errno));
-		return;
-	}
-	uint64_t total = e ? e->len : len;
-	if (e)
-		ptrec_trace_spans(r, e, copy_span, &s);
-	else
-		copy_span(&s, off, len);
-	if (s.rc) {
-		atomic_abort(&s.af);
-		note_file(o, name, total, "unreadable");
-		return;
-	}
-	int err = s.af.err;
-	if (atomic_commit(&s.af, "recover"))
-		note_file(o, name, total, strerror(err ? err : EIO));
-	else
-		note_file(o, name, total, "written");
-}
-
-/* The variable through efivarfs: 4 bytes of attributes, then its data. */
-static int read_var(const char *dir, struct ptrec_var *v, char *why, size_t cap)
-{
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/%s-%s", dir, PTREC_VAR_NAME, PTREC_VENDOR_GUID_TEXT);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(why, cap, "%s: %s%s", path, strerror(errno),
-			 errno == ENOENT ? " (no recorder: efipt.efi trace --recorder arms one; is "
-					   "efivarfs mounted?)"
-					 : "");
-		return errno == ENOENT ? 1 : 2;
-	}
-	uint8_t buf[4 + sizeof(*v) + 1];
-	ssize_t n = read(fd, buf, sizeof(buf));
-	close(fd);
-	struct strbuf sb;
-	sb_init(&sb, why, cap);
-	if (n < 4) {
-		snprintf(why, cap, "%s: %s", path, n < 0 ? strerror(errno) : "too short");
-		return 2;
-	}
-	return ptrec_var_decode(buf + 4, (size_t)n - 4, v, &sb) ? 1 : 0;
-}
-
-static void json_str(struct strbuf *sb, const char *s)
-{
-	sb_putc(sb, '"');
-	sb_json_escape(sb, s);
-	sb_putc(sb, '"');
-}
-
-static void write_manifest(struct rundir_out *o, const char *run_id, const char *started,
-			   const char *cmdline, struct ptrec *r, const char *members,
-			   const char *result, const char *message)
-{
-	char *buf = malloc(TEXT_CAP);
-	if (!buf)
-		return;
-	struct strbuf sb;
-	sb_init(&sb, buf, TEXT_CAP);
-	sb_printf(&sb, "{\n  \"format\": \"efipt-run\",\n  \"format_version\": 1,\n"
-		       "  \"efipt_version\": \"%s\",\n  \"efipt_gitrev\": \"%s\",\n",
-		  efipt_version, efipt_gitrev);
-	sb_printf(&sb, "  \"run_id\": \"%s\",\n  \"started\": \"%s\",\n  \"command\": \"recover\","
-		       "\n  \"command_line\": ",
-		  run_id, started);
-	json_str(&sb, cmdline);
-	if (r) {
-		sb_puts(&sb, ",\n  \"firmware\": {\"vendor\": ");
-		json_str(&sb, r->h.fw_vendor);
-		sb_printf(&sb, ", \"revision\": \"0x%08x\", \"uefi\": \"%u.%u\"}", r->h.fw_revision,
-			  r->h.uefi_revision >> 16, (r->h.uefi_revision & 0xffff) / 10);
-		static struct cpuid_set set;
-		static struct ptcaps caps;
-		ptrec_cpuid(r, &set);
-		ptcaps_parse(&caps, &set);
-		sb_puts(&sb, ",\n  \"cpu\": ");
-		ptcaps_json(&caps, &sb);
-	}
-	if (members && *members)
-		sb_printf(&sb, ",\n  %s", members);
-	sb_puts(&sb, ",\n  \"files\": [");
-	for (unsigned i = 0; i < o->n; i++) {
-		sb_printf(&sb, "%s\n    {\"name\": ", i ? "," : "");
-		json_str(&sb, o->f[i].name);
-		sb_printf(&sb, ", \"size\": %llu, \"status\": ", (unsigned long long)o->f[i].size);
-		json_str(&sb, o->f[i].status);
-		sb_putc(&sb, '}');
-	}
-	sb_printf(&sb, "%s],\n  \"status\": {\"result\": \"%s\", \"efi_status\": \"none\", "
-		       "\"message\": ",
-		  o->n ? "\n  " : "", result);
-	json_str(&sb, message);
-	sb_puts(&sb, "}\n}\n");
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/manifest.json", o->dir);
-	struct atomic_file af;
-	if (!sb.truncated && !atomic_open(&af, "recover", path)) {
-		atomic_write(&af, buf, sb.len);
-		atomic_commit(&af, "recover");
-	}
-	free(buf);
-}
-
 int cmd_recover(int argc, char **argv)
 {
 	struct recover_opts ro = { false, NULL, "/sys/firmware/efi/efivars", "/dev/mem" };
@@ -300,7 +85,7 @@ int cmd_recover(int argc, char **argv)
 	const char *out = ro.out, *efivars = ro.efivars;
 	char memspec[4096];
 	snprintf(memspec, sizeof(memspec), "%s", ro.mem);
-	struct mem m = { .fd = -1, .path = memspec };
+	struct recmem m = { .fd = -1, .path = memspec };
 	char *colon = strrchr(memspec, ':');
 	unsigned long long base = 0;
 	if (colon && !parse_u64(colon + 1, &base)) {
@@ -309,7 +94,7 @@ int cmd_recover(int argc, char **argv)
 	}
 	char why[4400];
 	static struct ptrec_var var;
-	int vr = read_var(efivars, &var, why, sizeof(why));
+	int vr = recmem_read_var(efivars, &var, why, sizeof(why));
 	if (vr) {
 		fprintf(stderr, "efipt recover: %s\n", term_safe(why));
 		return vr;
@@ -325,7 +110,7 @@ int cmd_recover(int argc, char **argv)
 		return 2;
 	}
 	static struct ptrec r;
-	struct ptrec_reader rd = { mem_read, &m };
+	struct ptrec_reader rd = { recmem_read, &m };
 	struct strbuf wb;
 	sb_init(&wb, why, sizeof(why));
 	int st = ptrec_open(&r, &var, &rd, &wb);
@@ -361,7 +146,7 @@ int cmd_recover(int argc, char **argv)
 		close(m.fd);
 		return 2;
 	}
-	static struct rundir_out o;
+	static struct run_files o;
 	snprintf(o.dir, sizeof(o.dir), "%s", out);
 	char *text = malloc(TEXT_CAP);
 	if (!text) {
@@ -370,25 +155,25 @@ int cmd_recover(int argc, char **argv)
 		return 2;
 	}
 	if (have_trace)
-		put_region(&o, "trace.pt", &m, &r, &e, 0, 0);
+		runfiles_put_region(&o, "trace.pt", &m, &r, &e, 0, 0);
 	struct strbuf sb;
 	sb_init(&sb, text, TEXT_CAP);
 	ptrec_images_json(&r, &sb);
-	put_file(&o, "images.json", text, sb.len);
+	runfiles_put(&o, "images.json", text, sb.len);
 	sb_init(&sb, text, TEXT_CAP);
 	ptrec_memmap_json(&r, &sb);
-	put_file(&o, "memmap.json", text, sb.len);
+	runfiles_put(&o, "memmap.json", text, sb.len);
 	struct ptrec_code code;
 	for (unsigned i = 0; ptrec_code(&r, i, &code); i++) {
 		char name[48];
 		snprintf(name, sizeof(name), "mem-%016llx.bin", (unsigned long long)code.phys);
-		put_region(&o, name, &m, &r, NULL, code.off, code.size);
+		runfiles_put_region(&o, name, &m, &r, NULL, code.off, code.size);
 	}
 	static struct cpuid_set set;
 	ptrec_cpuid(&r, &set);
 	sb_init(&sb, text, TEXT_CAP);
 	cpuidtxt_write(&set, &sb);
-	put_file(&o, "cpuid.txt", text, sb.len);
+	runfiles_put(&o, "cpuid.txt", text, sb.len);
 	close(m.fd);
 
 	/* the manifest: as efipt.efi recover's, from the host's point of view */
@@ -412,12 +197,7 @@ int cmd_recover(int argc, char **argv)
 	int rc = 0;
 	if (o.failed) {
 		/* an incomplete run is no result: leave only the manifest that says why */
-		for (unsigned i = 0; i < o.n; i++) {
-			char p[4200];
-			snprintf(p, sizeof(p), "%s/%s", o.dir, o.f[i].name);
-			if (!strcmp(o.f[i].status, "written") && !unlink(p))
-				o.f[i].status = "removed";
-		}
+		runfiles_remove_written(&o);
 		snprintf(msg, sizeof(msg), "writing the run directory failed: %s (what was written "
 					   "was removed)", o.why);
 		rc = 2;
@@ -432,7 +212,7 @@ int cmd_recover(int argc, char **argv)
 					   "region (--source qemu: the host's efipt-qemu.so recorded it)",
 			 h->boot);
 	}
-	write_manifest(&o, run_id, started, cmdline, &r, text, rc ? "failed" : "ok", msg);
+	runfiles_manifest(&o, run_id, started, cmdline, &r, text, rc ? "failed" : "ok", msg);
 	free(text);
 	fprintf(rc ? stderr : stdout, "efipt recover: %s\n", msg);
 	if (notes[0] && !rc)
