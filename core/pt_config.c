@@ -685,3 +685,17 @@ int ptcfg_validate(const struct ptcfg *cfg, const struct ptcaps *caps,
 	out->ctl = ctl;
 	return 0;
 }
+
+void ptcfg_ranges_json(uint64_t ctl, unsigned n, const uint64_t *a, const uint64_t *b,
+		       struct strbuf *sb)
+{
+	sb_putc(sb, '[');
+	for (unsigned i = 0; i < n; i++) {
+		unsigned cfg = (unsigned)((ctl & RTIT_CTL_ADDR_CFG_MASK(i)) >>
+					  RTIT_CTL_ADDR_CFG_SHIFT(i));
+		sb_printf(sb, "%s{\"cfg\":\"%s\",\"a\":\"0x%llx\",\"b\":\"0x%llx\"}", i ? "," : "",
+			  cfg == RTIT_ADDR_CFG_STOP ? "stop" : "filter", (unsigned long long)a[i],
+			  (unsigned long long)b[i]);
+	}
+	sb_putc(sb, ']');
+}

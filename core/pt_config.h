@@ -135,6 +135,11 @@ int ptcfg_validate(const struct ptcfg *cfg, const struct ptcaps *caps,
 bool ptcfg_erratum_bdm106(const struct ptcaps *caps);
 bool ptcfg_erratum_single_4k(const struct ptcaps *caps);
 
+/* The manifest's "ranges" array of n ADDRn pairs under IA32_RTIT_CTL ctl:
+ * [{"cfg":"filter"|"stop","a":"0x...","b":"0x..."},...]. */
+void ptcfg_ranges_json(uint64_t ctl, unsigned n, const uint64_t *a, const uint64_t *b,
+		       struct strbuf *sb);
+
 /* Parse "123", "0x1f", "4K", "16M", "1G". Returns 0 on success. */
 int ptcfg_parse_size(const char *s, uint64_t *v);
 

@@ -42,6 +42,9 @@ EFI_STATUS efi_cmd_snapshot(struct app *app);
 EFI_STATUS efi_parse_trace(struct app *app);
 void efi_help_trace(void);
 EFI_STATUS efi_cmd_trace(struct app *app);
+EFI_STATUS efi_parse_recover(struct app *app);
+void efi_help_recover(void);
+EFI_STATUS efi_cmd_recover(struct app *app);
 EFI_STATUS efi_parse_selftest(struct app *app);
 EFI_STATUS efi_cmd_selftest(struct app *app);
 /* the firmware's own boot trace (edk2/EfiptPkg): efi/cmd_collect.c, efi/cmd_arm.c */

@@ -20,6 +20,7 @@
 
 #include "arch/x86_64/boot_trace.h"
 #include "arch/x86_64/pt_msr.h"
+#include "core/imgrec.h"
 #include "core/mem.h"
 #include "core/pt_rtit.h"
 #include "efi/app.h"
@@ -223,7 +224,7 @@ static EFI_STATUS write_images(struct app *app, struct fwtrace_rec *r)
 			       "\"path\": ",
 			  (unsigned long long)m->base, (unsigned long long)m->size,
 			  m->code_type == FWTRACE_CODE_FIRMWARE_VOLUME ? "FirmwareVolume"
-								    : sideband_memtype_name(m->code_type));
+								    : uefi_memtype_name(m->code_type));
 		sb_json_str(&sb, path);
 		sb_puts(&sb, ", \"pdb\": ");
 		sb_json_str(&sb, m->pdb);

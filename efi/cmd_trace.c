@@ -34,6 +34,7 @@
 #include "efi/image_load.h"
 #include "efi/inplace.h"
 #include "efi/inplace_cov.h"
+#include "efi/recorder.h"
 #include "efi/sideband.h"
 
 #define MAX_IMAGES 512
@@ -51,6 +52,7 @@ static struct trace_opts {
 	int image_argc;
 	char **image_argv;
 	const char *emulated_caps;	/* --emulated-caps FILE: a CPU profile */
+	struct recorder_opts rec;	/* --recorder* */
 } opt;
 
 static const char trace_usage[] =
@@ -120,8 +122,39 @@ static int set_insns(void *ctx, const struct opt_row *o, const char *v, struct s
 	return count(ctx, o, v, false, err);
 }
 
-enum { T_SOURCE, T_DECODE, T_NO_SNAPSHOT, T_CONNECT, T_SEED, T_INSNS, T_EMULATED_CAPS,
-       NTRACE_OPTIONS };
+static int set_recorder_stop(void *ctx, const struct opt_row *o, const char *v,
+			     struct strbuf *err)
+{
+	(void)ctx;
+	if (!efipt_strcmp(v, "exit") || !efipt_strcmp(v, "never")) {
+		opt.rec.stop_at_exit = !efipt_strcmp(v, "exit");
+		return 0;
+	}
+	sb_printf(err, "--%s is exit or never, not '%s'", o->name, v);
+	return -1;
+}
+
+static int set_recorder_room(void *ctx, const struct opt_row *o, const char *v,
+			     struct strbuf *err)
+{
+	return count(ctx, o, v, true, err);
+}
+
+static int set_recorder_at(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
+{
+	int rc = count(ctx, o, v, false, err);
+	if (!rc && (opt.rec.at & 0xfff)) {
+		sb_printf(err, "--%s 0x%llx is not page aligned", o->name,
+			  (unsigned long long)opt.rec.at);
+		return -1;
+	}
+	return rc;
+}
+
+enum {
+	T_SOURCE, T_DECODE, T_NO_SNAPSHOT, T_CONNECT, T_SEED, T_INSNS, T_EMULATED_CAPS, T_RECORDER,
+	T_RECORDER_STOP, T_RECORDER_ROOM, T_RECORDER_AT, NTRACE_OPTIONS
+};
 #define FIELD(f) offsetof(struct trace_opts, f)
 static const struct opt_row trace_options[NTRACE_OPTIONS] = {
 	[T_SOURCE] = { "source", OPT_VALUE, set_source, 0, "hw|synthetic|qemu",
@@ -142,6 +175,21 @@ static const struct opt_row trace_options[NTRACE_OPTIONS] = {
 			      "under QEMU's TCG only: run the hardware path on the\n"
 			      "Intel PT of this CPU profile (cpuid -r text), which\n"
 			      "efipt-qemu.so start=guest emulates (efipt qemu docs)" },
+	[T_RECORDER] = { "recorder", OPT_FLAG, opt_set_true, FIELD(rec.on), 0,
+			 "flight recorder for an OS loader: the trace and what decodes it\n"
+			 "in reserved memory that the OS leaves alone and a warm reset\n"
+			 "keeps; tracing goes on through ExitBootServices into the OS\n"
+			 "(Linux finds TraceEn set and leaves PT alone; a warm reset\n"
+			 "clears TraceEn). After a hang and reset: 'efipt.efi recover';\n"
+			 "from Linux: 'efipt recover --linux'. Defaults --mode wrap, --tsc" },
+	[T_RECORDER_STOP] = { "recorder-stop", OPT_VALUE, set_recorder_stop, 0, "exit|never",
+			      "stop tracing at ExitBootServices, or never (default)" },
+	[T_RECORDER_ROOM] = { "recorder-room", OPT_VALUE, set_recorder_room, FIELD(rec.room), "N",
+			      "room for the code taken again at ExitBootServices\n"
+			      "(the loader's and what it loaded; default 32M)" },
+	[T_RECORDER_AT] = { "recorder-at", OPT_VALUE, set_recorder_at, FIELD(rec.at), "ADDR",
+			    "place the recorder region here (free memory in this\n"
+			    "boot's map; default: efipt picks and says why)" },
 };
 #undef FIELD
 
@@ -167,6 +215,8 @@ EFI_STATUS efi_parse_trace(struct app *app)
 	efipt_memset(&opt, 0, sizeof(opt));
 	ptcfg_init(&opt.cfg);
 	opt.snapshot = true;
+	opt.rec.room = RECORDER_DEFAULT_ROOM;
+	bool recorder_opts_given = false;
 	opt.seed = 1;
 	opt.insns = DEFAULT_SYNTH_INSNS;
 	int i = 1;
@@ -189,6 +239,7 @@ EFI_STATUS efi_parse_trace(struct app *app)
 				   a);
 			return EFI_INVALID_PARAMETER;
 		}
+		recorder_opts_given |= !efipt_memcmp(a, "--recorder-", 11);
 		i += used - 1;
 	}
 	if (i < app->argc) {
@@ -214,6 +265,24 @@ EFI_STATUS efi_parse_trace(struct app *app)
 		con_printf("efipt: trace: --%s is for the hardware path (--%s hw)\n",
 			   trace_options[T_EMULATED_CAPS].name, trace_options[T_SOURCE].name);
 		return EFI_INVALID_PARAMETER;
+	}
+	if (recorder_opts_given && !opt.rec.on) {
+		con_printf("efipt: trace: the --%s-* options need --%s\n",
+			   trace_options[T_RECORDER].name, trace_options[T_RECORDER].name);
+		return EFI_INVALID_PARAMETER;
+	}
+	if (opt.rec.on && opt.connect) {
+		con_printf("efipt: trace: --%s follows an OS loader through ExitBootServices: give "
+			   "it an image, not --%s\n",
+			   trace_options[T_RECORDER].name, trace_options[T_CONNECT].name);
+		return EFI_INVALID_PARAMETER;
+	}
+	if (opt.rec.on) {
+		/* a flight recorder keeps the newest trace, and finding where it ends
+		 * after a reset needs the TSC in each PSB+ (docs/recorder.md) */
+		if (opt.cfg.mode == PTCFG_MODE_AUTO)
+			opt.cfg.mode = PTCFG_MODE_WRAP;
+		opt.cfg.tsc = true;
 	}
 	if (opt.source == SOURCE_QEMU && opt.decode) {
 		con_printf("efipt: trace: --%s needs a trace in memory; with --%s qemu the host has "
@@ -339,8 +408,12 @@ static EFI_STATUS trace_hw(struct app *app, struct traced_image *img, bool *star
 	}
 	struct target t = { img, started };
 	spill_begun = false;
-	EFI_STATUS st = hw_trace(&app->caps, &opt.cfg, run_target_body, &t, &spill, &res, &sb);
+	const struct hw_hooks *hooks = opt.rec.on ? recorder_hooks(app, &opt.rec, img) : NULL;
+	EFI_STATUS st = hw_trace(&app->caps, &opt.cfg, run_target_body, &t, &spill, hooks, &res,
+				 &sb);
 	if (EFI_ERROR(st)) {
+		if (opt.rec.on)
+			recorder_disarm();
 		fail(app, st == EFI_UNSUPPORTED ? RUN_UNSUPPORTED : RUN_FAILED, st, msg);
 		return st;
 	}
@@ -378,6 +451,71 @@ static EFI_STATUS trace_hw(struct app *app, struct traced_image *img, bool *star
 	return res.body_status;
 }
 
+/* Why arming did not happen when recover_pending() refused it. */
+static const char *pending_refusal(EFI_STATUS st)
+{
+	return st == EFI_ALREADY_STARTED
+		       ? "a recorder armed in this boot is still tracing: one recorder at a time"
+		       : "the last recorder's trace is still in memory and could not be recovered: "
+			 "not arming over it";
+}
+
+/*
+ * --recorder --source synthetic: the stream goes into a ring in the
+ * recorder region as a CPU in wrap mode would have written it, and the
+ * trace of this run is what the ring holds, oldest first.
+ */
+static EFI_STATUS synthetic_into_recorder(struct app *app, struct traced_image *img,
+					  struct collect *trace, uint64_t ring,
+					  const struct ptsynth_result *res, char *json, UINTN cap)
+{
+	char msg[600];
+	struct strbuf sb;
+	sb_init(&sb, msg, sizeof(msg));
+	struct ptcfg_settings set = { 0 };
+	set.output = PTCFG_OUT_TOPA;
+	set.mode = opt.cfg.mode == PTCFG_MODE_STOP ? PTCFG_MODE_STOP : PTCFG_MODE_WRAP;
+	set.size = ring;
+	set.topa_multi = true;
+	set.maxphyaddr = app->caps.maxphyaddr;
+	/* IA32_RTIT_CTL as hardware would run it (what the decoders read it by) */
+	uint64_t ctl = RTIT_CTL_TRACEEN | RTIT_CTL_OS | RTIT_CTL_USER | RTIT_CTL_TOPA |
+		       RTIT_CTL_TSCEN | RTIT_CTL_BRANCHEN |
+		       (opt.cfg.disretc ? RTIT_CTL_DISRETC : 0) | (opt.cfg.distnt ? RTIT_CTL_DISTNT : 0);
+	EFI_STATUS st = recover_pending(app);
+	if (!EFI_ERROR(st))
+		st = recorder_arm(app, &opt.rec, PTREC_SRC_SYNTHETIC, ptout_carve_need(&set),
+				  ptout_carve_align(&set), img, &sb);
+	if (EFI_ERROR(st)) {
+		fail(app, RUN_FAILED, st, msg[0] ? msg : pending_refusal(st));
+		return st;
+	}
+	con_printf("efipt: %s\n", msg);
+	sb_reset(&sb);
+	uint64_t tail;
+	st = recorder_synthetic(&set, ctl, trace->buf, trace->len, opt.seed, res->insns, &tail,
+				&sb);
+	if (EFI_ERROR(st)) {
+		recorder_disarm();
+		fail(app, RUN_FAILED, st, msg);
+		return st;
+	}
+	con_printf("efipt: recorder: the SYNTHETIC stream of %llu bytes went round a %llu-byte "
+		   "ring %llu times; it holds the last %llu, write position 0x%llx\n",
+		   (unsigned long long)trace->len, (unsigned long long)ring,
+		   (unsigned long long)(trace->len / ring), (unsigned long long)(trace->len - tail),
+		   (unsigned long long)recorder_synthetic_pos());
+	struct strbuf jb;
+	sb_init(&jb, json, cap);
+	sb_printf(&jb, ", \"ring\": %llu, \"generated\": %llu, \"ring_position\": \"0x%llx\"",
+		  (unsigned long long)ring, (unsigned long long)trace->len,
+		  (unsigned long long)recorder_synthetic_pos());
+	/* this run's trace: the ring's contents */
+	CopyMem(trace->buf, trace->buf + tail, trace->len - tail);
+	trace->len -= tail;
+	return EFI_SUCCESS;
+}
+
 static EFI_STATUS trace_synthetic(struct app *app, struct traced_image *img, bool *started,
 				  struct collect *trace, const uint8_t *copy)
 {
@@ -392,7 +530,9 @@ static EFI_STATUS trace_synthetic(struct app *app, struct traced_image *img, boo
 		fail(app, RUN_FAILED, EFI_LOAD_ERROR, "cannot find the image's entry point");
 		return EFI_LOAD_ERROR;
 	}
-	trace->cap = opt.cfg.size;
+	/* a recorder's ring is written over and over: synthesize more than it holds */
+	uint64_t ring = ((opt.cfg.size < 8192 ? 8192 : opt.cfg.size) + 4095) & ~4095ull;
+	trace->cap = opt.rec.on ? 4 * ring : opt.cfg.size;
 	trace->buf = AllocatePool(trace->cap);
 	if (!trace->buf) {
 		char why[120];
@@ -431,14 +571,28 @@ static EFI_STATUS trace_synthetic(struct app *app, struct traced_image *img, boo
 		   "its entry 0x%llx, %llu bytes, %llu packets\n",
 		   (unsigned long long)res.insns, img->path, (unsigned long long)entry,
 		   (unsigned long long)res.size, (unsigned long long)res.packets);
+	char ring_json[96] = "";
+	if (opt.rec.on) {
+		EFI_STATUS rs = synthetic_into_recorder(app, img, trace, ring, &res, ring_json,
+							sizeof(ring_json));
+		if (EFI_ERROR(rs)) {
+			/* no recorder, no trace: the run failed (the reason is recorded) */
+			FreePool(trace->buf);
+			trace->buf = NULL;
+			trace->len = 0;
+			return rs;
+		}
+	}
 	run_member(&app->run, "trace",
 		   "{\"source\": \"synthetic\", \"bytes\": %llu, \"seed\": %llu, "
-		   "\"insns\": %llu, \"start\": \"0x%llx\"}",
-		  (unsigned long long)res.size, (unsigned long long)opt.seed,
-		  (unsigned long long)res.insns, (unsigned long long)entry);
+		   "\"insns\": %llu, \"start\": \"0x%llx\"%s}",
+		  (unsigned long long)trace->len, (unsigned long long)opt.seed,
+		  (unsigned long long)res.insns, (unsigned long long)entry, ring_json);
 	/* the image still really runs: its behaviour and exit status are real */
 	return run_target(img, started);
 }
+
+static bool qemu_marked; /* the markers ran: the host has a trace */
 
 /* --source qemu: the code runs between the trace markers; efipt-qemu.so
  * (efipt qemu --start marker --stop marker) writes the trace on the host.
@@ -453,6 +607,23 @@ static EFI_STATUS trace_qemu(struct app *app, struct traced_image *img, bool *st
 	run_member(&app->run, "trace",
 		   "{\"source\": \"qemu\", \"markers\": \"EPT1/EPT0\", \"tcg\": %s}",
 		   tcg ? "true" : "false");
+	if (opt.rec.on) {
+		/* no trace in memory: the region keeps the images and their code at
+		 * arming and at ExitBootServices, where --recorder-stop exit puts the
+		 * stop marker */
+		char msg[600];
+		struct strbuf sb;
+		sb_init(&sb, msg, sizeof(msg));
+		EFI_STATUS st = recover_pending(app);
+		if (!EFI_ERROR(st))
+			st = recorder_arm(app, &opt.rec, PTREC_SRC_QEMU, 0, 0, img, &sb);
+		if (EFI_ERROR(st)) {
+			fail(app, RUN_FAILED, st, msg[0] ? msg : pending_refusal(st));
+			return st;
+		}
+		con_printf("efipt: %s\n", msg);
+	}
+	qemu_marked = true;
 	return run_target(img, started);
 }
 
@@ -646,6 +817,15 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 
 	struct collect trace = { 0 };
 	bool started = false;
+	if (opt.rec.on && opt.source == SOURCE_HW)
+		st = recover_pending(app);
+	if (opt.rec.on && opt.source == SOURCE_HW && EFI_ERROR(st)) {
+		fail(app, RUN_FAILED, st, pending_refusal(st));
+		if (copy)
+			FreePool(copy);
+		image_release(&img, false);
+		return st;
+	}
 	if (opt.source == SOURCE_HW)
 		st = trace_hw(app, &img, &started, &trace);
 	else if (opt.source == SOURCE_QEMU)
@@ -658,8 +838,14 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 	}
 	EFI_STATUS target_st = st;
 	st = EFI_SUCCESS;
+	if (opt.rec.on) {
+		/* the image returned: the region keeps the trace for recover */
+		recorder_returned();
+		recorder_manifest(&app->run);
+		recorder_finish();
+	}
 	/* under QEMU the trace is the host's: the run is complete without one */
-	bool have_trace = trace.buf || trace.spilled || opt.source == SOURCE_QEMU;
+	bool have_trace = trace.buf || trace.spilled || (opt.source == SOURCE_QEMU && qemu_marked);
 	if (trace.spilled)
 		st = trace.spill_status;
 	else if (trace.buf && app->have_run)

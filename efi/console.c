@@ -17,6 +17,12 @@ static void debugcon_putc(char c)
 	__asm__ volatile("outb %0, %1" ::"a"(c), "Nd"((uint16_t)0xe9));
 }
 
+void con_debugcon_puts(const char *s)
+{
+	for (; debugcon_on && *s; s++)
+		debugcon_putc(*s);
+}
+
 /* ConOut takes UCS-2 and wants CR LF; convert in small chunks. */
 void con_puts(const char *s)
 {

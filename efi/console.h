@@ -11,6 +11,9 @@
  */
 void con_set_debugcon(bool on);
 void con_puts(const char *s);
+/* Only to the debug port (when on): where ConOut may no longer be used
+ * (an ExitBootServices notification). */
+void con_debugcon_puts(const char *s);
 void con_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

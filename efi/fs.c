@@ -48,6 +48,8 @@ const char *efi_status_name(EFI_STATUS st)
 	case EFI_ACCESS_DENIED: return "EFI_ACCESS_DENIED";
 	case EFI_ABORTED: return "EFI_ABORTED";
 	case EFI_SECURITY_VIOLATION: return "EFI_SECURITY_VIOLATION";
+	case EFI_ALREADY_STARTED: return "EFI_ALREADY_STARTED";
+	case EFI_CRC_ERROR: return "EFI_CRC_ERROR";
 	case EFI_COMPROMISED_DATA: return "EFI_COMPROMISED_DATA";
 	default: return "EFI_ERROR";
 	}
@@ -206,6 +208,13 @@ static EFI_STATUS delete_if_exists(struct esp *esp, const CHAR16 *path)
 	/* Delete closes the handle, even on failure */
 	st = uefi_call_wrapper(f->Delete, 1, f);
 	return st == EFI_WARN_DELETE_FAILURE ? EFI_ACCESS_DENIED : st;
+}
+
+EFI_STATUS esp_delete(struct esp *esp, const CHAR16 *dir, const CHAR16 *name)
+{
+	CHAR16 path[320];
+	path_join(path, 320, dir, name);
+	return delete_if_exists(esp, path);
 }
 
 /* Rename an open file within its directory via EFI_FILE_INFO.FileName. */

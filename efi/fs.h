@@ -46,6 +46,9 @@ EFI_STATUS esp_file_append(struct esp_file *w, const void *data, UINTN len);
 EFI_STATUS esp_file_commit(struct esp *esp, struct esp_file *w);
 void esp_file_abort(struct esp_file *w);
 
+/* Delete dir\name if it exists. */
+EFI_STATUS esp_delete(struct esp *esp, const CHAR16 *dir, const CHAR16 *name);
+
 /* ASCII -> UCS-2 into a fixed buffer (truncates, always terminates). */
 void ascii_to_ucs2(CHAR16 *dst, UINTN cap, const char *src);
 /* UCS-2 -> ASCII ('?' for anything outside 0x20..0x7e except blanks). */

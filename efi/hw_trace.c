@@ -21,16 +21,21 @@ static struct {
 	struct ptout_table tab[MAX_TABLES];
 	struct rtit_engine eng;
 	struct strbuf *msg;
+	const struct hw_hooks *hooks;
 } hw;
 
 /* ExitBootServices: an OS loader is about to hand over. Stop tracing now;
- * the OS must not inherit a running PT it knows nothing about. */
+ * the OS must not inherit a running PT it knows nothing about, unless it is
+ * the flight recorder, which goes on into the OS by design (the hooks). */
 static void EFIAPI on_exit_boot_services(EFI_EVENT ev, void *ctx)
 {
 	(void)ev;
 	(void)ctx;
-	if (hw.eng.running)
+	const struct hw_hooks *k = hw.hooks;
+	if (hw.eng.running && (!k || k->stop_at_exit))
 		rtit_stop(&hw.eng, hw.msg);
+	if (k && k->at_exit)
+		k->at_exit(k->ctx, &hw.eng);
 }
 
 struct collect {
@@ -61,31 +66,40 @@ static int spill_span(void *ctx, uint64_t phys, uint64_t len)
 }
 
 EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_fn body,
-		    void *ctx, const struct hw_spill *spill, struct hw_result *res,
-		    struct strbuf *msg)
+		    void *ctx, const struct hw_spill *spill, const struct hw_hooks *hooks,
+		    struct hw_result *res, struct strbuf *msg)
 {
 	efipt_memset(res, 0, sizeof(*res));
 	hw.msg = msg;
+	hw.hooks = hooks;
 	if (ptcfg_validate(cfg, caps, &hw.set, msg))
 		return EFI_UNSUPPORTED;
-	ptout_init(&hw.out, hw.reg, MAX_REGIONS, hw.tab, MAX_TABLES);
-	if (ptout_build(&hw.out, &hw.set, &efi_trace_mem, msg))
+	const struct ptout_mem *mem = &efi_trace_mem;
+	if (hooks && !(mem = hooks->place(hooks->ctx, &hw.set, msg)))
 		return EFI_OUT_OF_RESOURCES;
+	ptout_init(&hw.out, hw.reg, MAX_REGIONS, hw.tab, MAX_TABLES);
+	if (ptout_build(&hw.out, &hw.set, mem, msg))
+		return EFI_OUT_OF_RESOURCES;
+	if (hooks)
+		hooks->laid_out(hooks->ctx, &hw.set, &hw.out);
 	rtit_engine_init(&hw.eng, &cpu_native_ops, caps, &hw.set, &hw.out, NULL);
 	EFI_EVENT ebs = NULL;
 	if (EFI_ERROR(uefi_call_wrapper(BS->CreateEvent, 5, EVT_SIGNAL_EXIT_BOOT_SERVICES,
 					TPL_NOTIFY, on_exit_boot_services, NULL, &ebs)))
 		ebs = NULL;
+	uint64_t tsc_before = cpu_native_ops.rdtsc(cpu_native_ops.ctx);
 	gp_guard_install();
 	int started = rtit_start(&hw.eng, msg);
 	gp_guard_remove();
 	if (started != RTIT_OK) {
 		if (ebs)
 			uefi_call_wrapper(BS->CloseEvent, 1, ebs);
-		ptout_free(&hw.out, &efi_trace_mem);
+		ptout_free(&hw.out, mem);
 		return EFI_DEVICE_ERROR;
 	}
 	res->tsc_start = cpu_native_ops.rdtsc(cpu_native_ops.ctx);
+	if (hooks)
+		hooks->started(hooks->ctx, tsc_before, res->tsc_start);
 	res->body_status = body(ctx);
 	gp_guard_install();
 	if (hw.eng.running)
@@ -93,6 +107,8 @@ EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_
 	res->tsc_stop = cpu_native_ops.rdtsc(cpu_native_ops.ctx);
 	if (ebs)
 		uefi_call_wrapper(BS->CloseEvent, 1, ebs);
+	if (hooks)
+		hooks->stopped(hooks->ctx, &hw.eng, res->tsc_stop);
 	/* the nominal (maximum non-turbo) ratio for timing decoders: Intel CPUs
 	 * with PT have MSR_PLATFORM_INFO; read through the #GP guard all the same */
 	uint64_t platform_info;
@@ -102,7 +118,7 @@ EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_
 	}
 	gp_guard_remove();
 
-	rtit_extract(&hw.eng, &efi_trace_mem, NULL, NULL, &res->ext); /* size first */
+	rtit_extract(&hw.eng, mem, NULL, NULL, &res->ext); /* size first */
 	struct collect c = { res, res->ext.bytes };
 	res->buf = c.cap ? AllocatePool(c.cap) : NULL;
 	EFI_STATUS st = EFI_SUCCESS;
@@ -110,7 +126,7 @@ EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_
 		/* too large for a second copy: write it from where the CPU put it */
 		struct spill_run sr = { spill, spill->begin(spill->ctx, c.cap) };
 		if (!EFI_ERROR(sr.st))
-			rtit_extract(&hw.eng, &efi_trace_mem, spill_span, &sr, &res->ext);
+			rtit_extract(&hw.eng, mem, spill_span, &sr, &res->ext);
 		res->spilled = true;
 		res->spill_status = sr.st;
 		res->len = c.cap;
@@ -118,12 +134,13 @@ EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_
 		sb_puts(msg, "no memory to copy the trace out of its buffer");
 		st = EFI_OUT_OF_RESOURCES;
 	} else {
-		rtit_extract(&hw.eng, &efi_trace_mem, collect_span, &c, &res->ext);
+		rtit_extract(&hw.eng, mem, collect_span, &c, &res->ext);
 	}
 	struct strbuf jb;
 	sb_init(&jb, res->trace_json, sizeof(res->trace_json));
 	rtit_trace_json(&hw.eng, &res->ext, &jb);
 	res->have_json = !jb.truncated;
-	ptout_free(&hw.out, &efi_trace_mem);
+	ptout_free(&hw.out, mem); /* the recorder's memory stays: its free does nothing */
+	hw.hooks = NULL;
 	return st;
 }

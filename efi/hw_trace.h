@@ -10,6 +10,7 @@
 
 #include <efi.h>
 
+#include "arch/x86_64/pt_engine.h"
 #include "arch/x86_64/pt_output.h"
 #include "core/pt_caps.h"
 #include "core/pt_config.h"
@@ -40,6 +41,30 @@ struct hw_spill {
 };
 
 /*
+ * A capture whose buffer outlives the run (trace --recorder): it lies in
+ * memory the hooks provide and is not freed; tracing may go on through
+ * ExitBootServices; the hooks see the configuration, the start, the exit
+ * and the stop. NULL hooks: a plain capture.
+ */
+struct hw_hooks {
+	/* after validation, before the buffer is laid out: where to lay it
+	 * out, or NULL (refused; msg says why) */
+	const struct ptout_mem *(*place)(void *ctx, const struct ptcfg_settings *set,
+					 struct strbuf *msg);
+	/* laid out, about to start (tsc before the start) */
+	void (*laid_out)(void *ctx, const struct ptcfg_settings *set, const struct ptout *out);
+	/* tracing runs: the TSC read before and after the start */
+	void (*started)(void *ctx, uint64_t tsc_before, uint64_t tsc_after);
+	/* ExitBootServices is being signalled: stop tracing first? */
+	bool stop_at_exit;
+	/* called at ExitBootServices after the stop (if any): no allocation */
+	void (*at_exit)(void *ctx, const struct rtit_engine *eng);
+	/* tracing was stopped when the body returned: the read-back state */
+	void (*stopped)(void *ctx, const struct rtit_engine *eng, uint64_t tsc_stop);
+	void *ctx;
+};
+
+/*
  * Returns EFI_SUCCESS when the body ran under tracing and the trace was
  * copied out; EFI_UNSUPPORTED when the CPU cannot do what cfg asks (msg
  * names the CPUID bit or the valid values); another error when the buffer
@@ -48,7 +73,7 @@ struct hw_spill {
  * trace that cannot be copied is then lost (EFI_OUT_OF_RESOURCES).
  */
 EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_fn body,
-		    void *ctx, const struct hw_spill *spill, struct hw_result *res,
-		    struct strbuf *msg);
+		    void *ctx, const struct hw_spill *spill, const struct hw_hooks *hooks,
+		    struct hw_result *res, struct strbuf *msg);
 
 #endif

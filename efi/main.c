@@ -16,6 +16,7 @@
 #include "core/mem.h"
 #include "efi/app.h"
 #include "efi/console.h"
+#include "efi/recorder.h"
 
 static struct app the_app; /* large (CPUID set, run state): not on the stack */
 
@@ -32,6 +33,8 @@ static const char usage_text[] =
 	"  snapshot    save the memory map, loaded images and all code memory\n"
 	"  collect     write the firmware's own boot trace (EfiptPkg) to a run directory\n"
 	"  arm         choose what the firmware's boot trace records on the next boot\n"
+	"  recover     write the flight recorder's trace (trace --recorder) to a run\n"
+	"              directory after a warm reset; 'recover --help'\n"
 	"\n"
 	"global options:\n"
 	"  --help      show this text and do nothing else\n"
@@ -231,6 +234,7 @@ static const struct command commands[] = {
 	{ "snapshot", efi_parse_snapshot, efi_cmd_snapshot, NULL },
 	{ "collect", efi_parse_collect, efi_cmd_collect, efi_help_collect },
 	{ "arm", efi_parse_arm, efi_cmd_arm, efi_help_arm },
+	{ "recover", efi_parse_recover, efi_cmd_recover, efi_help_recover },
 };
 
 static const struct command *find_command(const char *name)
@@ -361,6 +365,7 @@ static EFI_STATUS run_app(struct app *app, struct globals *g)
 			   efi_status_name(app->watchdog_st));
 	else
 		con_puts("efipt: UEFI watchdog timer off for this run\n");
+	recorder_check_at_start(); /* a flight recorder trace from the last boot? */
 
 	if (!g->no_run_dir) {
 		if (EFI_ERROR(esp_st)) {

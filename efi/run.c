@@ -104,6 +104,21 @@ EFI_STATUS run_file_end(struct run *run, const char *name, struct esp_file *w, E
 	return st;
 }
 
+unsigned run_discard_files(struct run *run)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < run->nfiles; i++) {
+		struct run_file *f = &run->files[i];
+		CHAR16 wname[48];
+		ascii_to_ucs2(wname, 48, f->name);
+		if (!EFI_ERROR(f->status) && !EFI_ERROR(esp_delete(run->esp, run->dir, wname))) {
+			f->status = EFI_ABORTED;
+			n++;
+		}
+	}
+	return n;
+}
+
 void run_set_result(struct run *run, enum run_result result, EFI_STATUS st,
 		    const char *message)
 {
@@ -123,6 +138,13 @@ void run_member(struct run *run, const char *key, const char *fmt, ...)
 	__builtin_va_start(ap, fmt);
 	sb_vprintf(&run->extra_sb, fmt, ap);
 	__builtin_va_end(ap);
+}
+
+void run_members(struct run *run, const char *text)
+{
+	if (run->extra_sb.len)
+		sb_puts(&run->extra_sb, ",\n  ");
+	sb_puts(&run->extra_sb, text);
 }
 
 EFI_STATUS run_write_manifest(struct run *run)

@@ -13,7 +13,7 @@
 #include "core/strbuf.h"
 #include "efi/fs.h"
 
-#define RUN_MAX_FILES 64
+#define RUN_MAX_FILES 512
 
 struct run_file {
 	char name[48];
@@ -50,6 +50,11 @@ EFI_STATUS run_write_file(struct run *run, const char *name, const void *data, U
 EFI_STATUS run_file_begin(struct run *run, const char *name, UINT64 total, struct esp_file *w);
 EFI_STATUS run_file_end(struct run *run, const char *name, struct esp_file *w, EFI_STATUS st);
 
+/* A run that cannot be completed (the volume filled): delete every file it
+ * wrote, so that only a manifest saying why is left (their entries say
+ * EFI_ABORTED). Returns the number deleted. */
+unsigned run_discard_files(struct run *run);
+
 /* Record the outcome: result, status, one-line message. */
 void run_set_result(struct run *run, enum run_result result, EFI_STATUS st,
 		    const char *message);
@@ -57,6 +62,10 @@ void run_set_result(struct run *run, enum run_result result, EFI_STATUS st,
 /* Add one manifest member, "key": value (printf-style; value already JSON). */
 void run_member(struct run *run, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Add manifest members already formatted ("key": value, ... without a
+ * trailing separator). */
+void run_members(struct run *run, const char *text);
 
 /* Write manifest.json. Returns the write status. */
 EFI_STATUS run_write_manifest(struct run *run);

@@ -90,7 +90,7 @@ int selftest_trace_mode(const struct ptcaps *caps, enum ptcfg_output output,
 	char msg[256];
 	struct strbuf mb;
 	sb_init(&mb, msg, sizeof(msg));
-	EFI_STATUS st = hw_trace(caps, &cfg, st_workload, &acc, NULL, &res, &mb);
+	EFI_STATUS st = hw_trace(caps, &cfg, st_workload, &acc, NULL, NULL, &res, &mb);
 	if (st == EFI_UNSUPPORTED) {
 		sb_puts(detail, msg);
 		return -1;

@@ -4,21 +4,11 @@
 
 #include <stdbool.h>
 
+#include "core/imgrec.h"
 #include "core/mem.h"
 #include "core/pe_info.h"
 #include "efi/console.h"
 #include "efi/sideband.h"
-
-const char *sideband_memtype_name(UINT32 t)
-{
-	static const char *const names[] = {
-		"Reserved", "LoaderCode", "LoaderData", "BootServicesCode", "BootServicesData",
-		"RuntimeServicesCode", "RuntimeServicesData", "Conventional", "Unusable",
-		"ACPIReclaim", "ACPINVS", "MMIO", "MMIOPortSpace", "PalCode", "Persistent",
-		"Unaccepted",
-	};
-	return t < sizeof(names) / sizeof(names[0]) ? names[t] : "Other";
-}
 
 static bool is_code(UINT32 t)
 {
@@ -48,7 +38,7 @@ static EFI_STATUS write_memmap(struct run *run, EFI_MEMORY_DESCRIPTOR *map, UINT
 		sb_printf(&sb,
 			  "%s\n  {\"type\": \"%s\", \"phys\": \"0x%llx\", \"pages\": %llu, "
 			  "\"attr\": \"0x%llx\"",
-			  i ? "," : "", sideband_memtype_name(d->Type), (unsigned long long)d->PhysicalStart,
+			  i ? "," : "", uefi_memtype_name(d->Type), (unsigned long long)d->PhysicalStart,
 			  (unsigned long long)d->NumberOfPages, (unsigned long long)d->Attribute);
 		if (is_code(d->Type))
 			sb_printf(&sb, ", \"snapshot\": \"mem-%016llx.bin\"",
@@ -75,11 +65,34 @@ static EFI_STATUS write_memmap(struct run *run, EFI_MEMORY_DESCRIPTOR *map, UINT
 	return st;
 }
 
+/* The file path nodes of dp joined, without allocating (at ExitBootServices
+ * nothing may allocate memory: UEFI 2.10 7.4). */
+static void file_path_text(EFI_DEVICE_PATH *dp, char *out, UINTN cap)
+{
+	UINTN o = 0;
+	for (EFI_DEVICE_PATH *n = dp; n && !IsDevicePathEnd(n) && o + 1 < cap;
+	     n = NextDevicePathNode(n)) {
+		/* MEDIA_DEVICE_PATH subtype 4: a file path, UCS-2 after the 4-byte node header */
+		if (DevicePathType(n) != MEDIA_DEVICE_PATH || DevicePathSubType(n) != 4)
+			continue;
+		const UINT8 *w = (const UINT8 *)n + 4;
+		UINTN chars = (DevicePathNodeLength(n) - 4) / 2;
+		for (UINTN i = 0; i < chars && o + 1 < cap; i++) {
+			UINT16 c = (UINT16)(w[2 * i] | w[2 * i + 1] << 8);
+			if (!c)
+				break;
+			out[o++] = c >= 0x20 && c <= 0x7e ? (char)c : '?';
+		}
+	}
+	out[o] = 0;
+}
+
 /*
  * Text for an image's device path. Firmware drivers live in firmware volumes
  * and are named by a PI "FvFile(GUID)" node, which gnu-efi cannot print.
+ * Without may_alloc only file path nodes are printed.
  */
-static void devpath_text(EFI_DEVICE_PATH *dp, char *out, UINTN cap)
+static void devpath_text(EFI_DEVICE_PATH *dp, char *out, UINTN cap, bool may_alloc)
 {
 	out[0] = 0;
 	for (EFI_DEVICE_PATH *n = dp; n && !IsDevicePathEnd(n); n = NextDevicePathNode(n)) {
@@ -101,6 +114,10 @@ static void devpath_text(EFI_DEVICE_PATH *dp, char *out, UINTN cap)
 	}
 	if (out[0])
 		return;
+	if (!may_alloc) {
+		file_path_text(dp, out, cap);
+		return;
+	}
 	CHAR16 *w = DevicePathToStr(dp);
 	if (w) {
 		ucs2_to_ascii(out, cap, w);
@@ -111,7 +128,7 @@ static void devpath_text(EFI_DEVICE_PATH *dp, char *out, UINTN cap)
 /* The name the summary and images.json use: the CodeView debug file's base
  * name where the build recorded one, else the device path's last component. */
 static void image_name(EFI_LOADED_IMAGE *li, struct pe_info *pe, int *perr, char *path,
-		       UINTN path_cap, char *name, UINTN name_cap)
+		       UINTN path_cap, char *name, UINTN name_cap, bool may_alloc)
 {
 	const UINT8 *base = li->ImageBase;
 	*perr = base && li->ImageSize && ptimg_range_ok((UINTN)base, li->ImageSize)
@@ -119,7 +136,7 @@ static void image_name(EFI_LOADED_IMAGE *li, struct pe_info *pe, int *perr, char
 			: PE_ERR_TRUNCATED;
 	path[0] = 0;
 	if (li->FilePath)
-		devpath_text(li->FilePath, path, path_cap);
+		devpath_text(li->FilePath, path, path_cap, may_alloc);
 	if (*perr == PE_OK && pe->debug_path[0])
 		pe_debug_name(pe->debug_path, name, name_cap);
 	else
@@ -132,7 +149,7 @@ static void image_short_name(EFI_LOADED_IMAGE *li, char *name, UINTN name_cap)
 	struct pe_info pe;
 	int perr;
 	char path[256];
-	image_name(li, &pe, &perr, path, sizeof(path), name, name_cap);
+	image_name(li, &pe, &perr, path, sizeof(path), name, name_cap, true);
 }
 
 /* The handles with a loaded image protocol, in firmware order (FreePool). */
@@ -144,8 +161,7 @@ static EFI_STATUS image_handles(EFI_HANDLE **handles, UINTN *nh)
 	return uefi_call_wrapper(BS->LocateHandleBuffer, 5, ByProtocol, &lip, NULL, nh, handles);
 }
 
-/* The loaded image protocol of handle h, or NULL (the image went away). */
-static EFI_LOADED_IMAGE *loaded_image(EFI_HANDLE h)
+EFI_LOADED_IMAGE *sideband_loaded_image(EFI_HANDLE h)
 {
 	EFI_GUID lip = LOADED_IMAGE_PROTOCOL;
 	EFI_LOADED_IMAGE *li;
@@ -163,36 +179,36 @@ static void summary_entry(EFI_LOADED_IMAGE *li, const char *name, struct ptsum_i
 	out->insns = 0;
 }
 
-static void image_entry(struct strbuf *sb, EFI_LOADED_IMAGE *li, bool first,
-			struct ptsum_image *out)
+void sideband_image_record(EFI_LOADED_IMAGE *li, struct imgrec *r, bool may_alloc)
 {
 	struct pe_info pe;
 	int perr;
-	char path[256], name[64];
-	image_name(li, &pe, &perr, path, sizeof(path), name, sizeof(name));
+	efipt_memset(r, 0, sizeof(*r));
+	image_name(li, &pe, &perr, r->path, sizeof(r->path), r->name, sizeof(r->name),
+		   may_alloc);
+	r->base = (UINTN)li->ImageBase;
 	/* firmware data: an ImageSize that runs past 2^64 is recorded, not used */
-	bool range_ok = ptimg_range_ok((UINTN)li->ImageBase, li->ImageSize);
-	if (out)
-		summary_entry(li, name, out);
-	sb_printf(sb, "%s\n  {\"name\": \"", first ? "" : ",");
-	sb_json_escape(sb, name);
-	sb_printf(sb, "\", \"base\": \"0x%llx\", \"size\": %llu, ",
-		  (unsigned long long)(UINTN)li->ImageBase,
-		  (unsigned long long)(range_ok ? li->ImageSize : 0));
-	if (!range_ok)
-		sb_printf(sb, "\"bad_image_size\": \"0x%llx\", ", (unsigned long long)li->ImageSize);
-	sb_printf(sb, "\"code_type\": \"%s\", \"path\": \"", sideband_memtype_name(li->ImageCodeType));
-	sb_json_escape(sb, path);
-	sb_puts(sb, "\", \"pdb\": \"");
-	if (perr == PE_OK)
-		sb_json_escape(sb, pe.debug_path);
-	sb_puts(sb, "\"");
-	if (perr == PE_OK)
-		sb_printf(sb, ", \"entry\": \"0x%llx\"",
-			  (unsigned long long)((UINTN)li->ImageBase + pe.entry_rva));
+	if (ptimg_range_ok(r->base, li->ImageSize))
+		r->size = li->ImageSize;
 	else
-		sb_printf(sb, ", \"pe_error\": \"%s\"", pe_errstr(perr));
-	sb_putc(sb, '}');
+		r->bad_size = li->ImageSize;
+	r->code_type = li->ImageCodeType;
+	r->pe_err = perr;
+	if (perr == PE_OK) {
+		efipt_memcpy(r->pdb, pe.debug_path, sizeof(r->pdb));
+		r->entry = r->base + pe.entry_rva;
+	}
+}
+
+static void image_entry(struct strbuf *sb, EFI_LOADED_IMAGE *li, bool first,
+			struct ptsum_image *out)
+{
+	static struct imgrec r;
+	sideband_image_record(li, &r, true);
+	if (out)
+		summary_entry(li, r.name, out);
+	sb_puts(sb, first ? "\n  " : ",\n  ");
+	imgrec_json(&r, sb);
 }
 
 EFI_STATUS sideband_list_images(struct ptsum_image *img, unsigned max, unsigned *nimg)
@@ -204,7 +220,7 @@ EFI_STATUS sideband_list_images(struct ptsum_image *img, unsigned max, unsigned 
 	if (EFI_ERROR(st))
 		return st;
 	for (UINTN i = 0; i < nh && *nimg < max; i++) {
-		EFI_LOADED_IMAGE *li = loaded_image(handles[i]);
+		EFI_LOADED_IMAGE *li = sideband_loaded_image(handles[i]);
 		if (!li)
 			continue;
 		char name[64];
@@ -234,7 +250,7 @@ static EFI_STATUS write_images(struct run *run, struct sideband_stats *stats,
 	sb_puts(&sb, "{\"images\": [");
 	bool first = true;
 	for (UINTN i = 0; i < nh; i++) {
-		EFI_LOADED_IMAGE *li = loaded_image(handles[i]);
+		EFI_LOADED_IMAGE *li = sideband_loaded_image(handles[i]);
 		if (!li)
 			continue;
 		struct ptsum_image *o = img && *nimg < max ? &img[(*nimg)++] : NULL;
@@ -257,7 +273,7 @@ bool sideband_find_image(const char *want, uint64_t *base, uint64_t *size)
 		return false;
 	bool found = false;
 	for (UINTN i = 0; i < nh && !found; i++) {
-		EFI_LOADED_IMAGE *li = loaded_image(handles[i]);
+		EFI_LOADED_IMAGE *li = sideband_loaded_image(handles[i]);
 		if (!li)
 			continue;
 		char name[64];

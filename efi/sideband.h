@@ -11,6 +11,7 @@
 
 #include <efi.h>
 
+#include "core/imgrec.h"
 #include "core/pt_summary.h"
 #include "efi/run.h"
 
@@ -19,10 +20,6 @@ struct sideband_stats {
 	UINTN regions;
 	UINT64 code_bytes;
 };
-
-/* "BootServicesCode" etc. for an EFI_MEMORY_TYPE, as memmap.json and
- * images.json name them. */
-const char *sideband_memtype_name(UINT32 type);
 
 /* Code outside the memory map's code regions (modules that ran in place
  * from a firmware volume): a memmap.json region of this type, with a
@@ -48,6 +45,14 @@ EFI_STATUS sideband_write(struct run *run, struct sideband_stats *stats,
  * without writing anything: the in-place summary needs them even when no
  * snapshot is taken. */
 EFI_STATUS sideband_list_images(struct ptsum_image *img, unsigned max, unsigned *nimg);
+
+/* The images.json record of one loaded image. Without may_alloc (at
+ * ExitBootServices) the path holds only the device path's file path nodes. */
+void sideband_image_record(EFI_LOADED_IMAGE *li, struct imgrec *r, bool may_alloc);
+
+/* The loaded image protocol of handle h, or NULL (the image went away);
+ * allocates nothing. */
+EFI_LOADED_IMAGE *sideband_loaded_image(EFI_HANDLE h);
 
 /* Find a loaded image by the name images.json gives it. */
 bool sideband_find_image(const char *name, uint64_t *base, uint64_t *size);

@@ -29,6 +29,7 @@ static const struct command commands[] = {
 	{ "calls", cmd_calls, "the call trace, indented by stack depth" },
 	{ "timeline", cmd_timeline, "a timeline of the call stacks (Perfetto protobuf, JSON)" },
 	{ "log", cmd_log, "the firmware's DEBUG output, each line at the instruction that wrote it" },
+	{ "recover", cmd_recover, "the flight recorder's trace from Linux (--linux): a run directory" },
 };
 
 static void usage(FILE *f)

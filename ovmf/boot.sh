@@ -11,7 +11,8 @@
 # OUTDIR/efipt/        the run directories copied back out of the image
 # QEMU_CPU (default max) picks the CPU model; QEMU_EXTRA adds QEMU options
 # (e.g. "-icount shift=10,sleep=off"); OVMF_CODE and OVMF_VARS another
-# firmware (the variable store is copied to OUTDIR/vars.fd first).
+# firmware (the variable store is copied to OUTDIR/vars.fd first);
+# QEMU_REBOOT=1 lets a reset reboot the guest (RAM kept) instead of ending QEMU.
 # Exit status: 0 if QEMU ended by itself, 124 on timeout, else QEMU's status.
 set -u
 image=$1 out=$2 limit=${3:-60}
@@ -28,7 +29,7 @@ timeout --kill-after=5 "$limit" qemu-system-x86_64 \
 	-drive format=raw,file="$image" \
 	-debugcon file:"$out/debugcon.log" -global isa-debugcon.iobase=0xe9 \
 	-serial file:"$out/serial.log" \
-	-display none -nodefaults -no-reboot -net none \
+	-display none -nodefaults $([ "${QEMU_REBOOT:-0}" = 1 ] || echo -no-reboot) -net none \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 ${QEMU_EXTRA:-} \
 	</dev/null >"$out/qemu.log" 2>&1
 rc=$?

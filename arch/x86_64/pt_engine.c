@@ -335,15 +335,9 @@ void rtit_trace_json(const struct rtit_engine *e, const struct ptout_extent *ext
 		  o->ntab);
 	if (s->cr3_filter)
 		sb_printf(sb, "\"cr3_match\":\"0x%llx\",", (unsigned long long)s->cr3_match);
-	sb_puts(sb, "\"ranges\":[");
-	for (unsigned i = 0; i < s->nranges; i++) {
-		unsigned cfg = (unsigned)((s->ctl & RTIT_CTL_ADDR_CFG_MASK(i)) >>
-					  RTIT_CTL_ADDR_CFG_SHIFT(i));
-		sb_printf(sb, "%s{\"cfg\":\"%s\",\"a\":\"0x%llx\",\"b\":\"0x%llx\"}", i ? "," : "",
-			  cfg == RTIT_ADDR_CFG_STOP ? "stop" : "filter",
-			  (unsigned long long)s->addr_a[i], (unsigned long long)s->addr_b[i]);
-	}
-	sb_printf(sb, "],\"took_over\":%s", tf(e->took_over));
+	sb_puts(sb, "\"ranges\":");
+	ptcfg_ranges_json(s->ctl, s->nranges, s->addr_a, s->addr_b, sb);
+	sb_printf(sb, ",\"took_over\":%s", tf(e->took_over));
 	if (e->took_over)
 		sb_printf(sb, ",\"previous_rtit_ctl\":\"0x%llx\"", (unsigned long long)e->saved.ctl);
 	if (e->stopped_valid)

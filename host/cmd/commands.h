@@ -17,6 +17,7 @@ int cmd_top(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 int cmd_calls(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 
 #endif

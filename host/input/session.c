@@ -14,6 +14,7 @@
 #include "host/input/progress.h"
 #include "host/input/session.h"
 #include "host/input/trace_end.h"
+#include "host/symbols/kernsyms.h"
 #include "host/util/file_io.h"
 #include "host/util/opts.h"
 #include "host/util/stats.h"
@@ -354,6 +355,10 @@ const struct opt_row session_symbol_rows[] = {
 	  "BOOTX64=build/efipt.so)" },
 	{ "path-map", OPT_VALUE, set_symbols, 0, "OLD=NEW", "rewrite the build path an image "
 	  "records" },
+	{ "kernel-symbols", OPT_VALUE, opts_set_str, offsetof(struct session, kernel_syms),
+	  "FILE[:SLIDE|:auto]", "Linux kernel functions from a System.map\nor "
+	  "/proc/kallsyms, moved by the KASLR slide\n(given, or auto: found from the trace; "
+	  "default 0)" },
 };
 const size_t session_symbol_nrows = sizeof(session_symbol_rows) / sizeof(session_symbol_rows[0]);
 
@@ -475,6 +480,54 @@ static int read_code(void *ctx, uint64_t addr, uint8_t *buf, size_t n)
 	return ptsec_read(ctx, addr, buf, n);
 }
 
+/* --kernel-symbols FILE[:SLIDE|:auto]: the kernel as one more image, with
+ * its functions (host/symbols/kernsyms.h); auto: the slide from the trace. */
+static int kernel_image(struct session *s)
+{
+	char file[4096], err[4400];
+	snprintf(file, sizeof(file), "%s", s->kernel_syms);
+	char *c = strrchr(file, ':');
+	unsigned long long slide = 0;
+	bool find = c && !strcmp(c + 1, "auto");
+	if (c && (find || !parse_u64(c + 1, &slide)))
+		*c = 0;
+	static struct kernsyms k;
+	if (kernsyms_read(&k, file, err, sizeof(err)))
+		return say(s, "--kernel-symbols %s", term_safe(err));
+	int rc = -1;
+	if (find) {
+		struct input_map in;
+		uint64_t v;
+		unsigned hits;
+		if (!s->ntrace) {
+			say(s, "--kernel-symbols %s:auto finds the slide from a trace: give one",
+			    term_safe(file));
+			goto out;
+		}
+		if (input_map(&in, s->trace[0].path, PIPE_MAX, err, sizeof(err))) {
+			say(s, "%s", term_safe(err));
+			goto out;
+		}
+		int fr = kernsyms_find_slide(&k, in.data, in.size, &v, &hits, err, sizeof(err));
+		input_unmap(&in);
+		say(s, "%s", err);
+		if (fr)
+			goto out;
+		slide = v;
+	}
+	struct image *m = image_list_add(&s->images);
+	if (!m || kernsyms_image(&k, slide, m)) {
+		say(s, "out of memory");
+		if (m)
+			s->images.n--;
+		goto out;
+	}
+	rc = 0;
+out:
+	kernsyms_free(&k);
+	return rc;
+}
+
 int session_open(struct session *s, const char *positional, unsigned flags)
 {
 	if (positional) {
@@ -543,6 +596,8 @@ int session_open(struct session *s, const char *positional, unsigned flags)
 			    "them)", term_safe(s->so.bind_img[b]), term_safe(s->so.bind_file[b]),
 			    term_safe(s->so.bind_img[b]));
 	}
+	if (s->kernel_syms && kernel_image(s))
+		return -1;
 	if (symtab_init(&s->st, s->images.v, s->images.n))
 		return say(s, "out of memory");
 	return 0;

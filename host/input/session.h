@@ -62,6 +62,7 @@ struct session {
 	uint64_t tsc_hz;		/* --tsc-hz, else the run's (0: unknown) */
 	const char *tsc_src;		/* where tsc_hz is from */
 	struct symopts so;		/* --symbols, --path-map */
+	const char *kernel_syms;	/* --kernel-symbols FILE[:SLIDE|:auto] */
 	/* set by the command */
 	bool streams;			/* it writes to stdout while decoding */
 	bool errors_shown;		/* its output names each decode error */

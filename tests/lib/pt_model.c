@@ -228,6 +228,16 @@ void ptmodel_clear_counts(struct ptmodel *m)
 	m->last_gp[0] = m->last_operr[0] = m->last_hazard[0] = 0;
 }
 
+void ptmodel_warm_reset(struct ptmodel *m)
+{
+	/* 33.2.8.1, 33.3.4, Table 33-11 EBX[2] */
+	m->u.ctl &= ~RTIT_CTL_TRACEEN;
+	if (m->u.caps.ip_filter)
+		return;
+	struct ptcaps caps = m->u.caps;
+	ptunit_init(&m->u, &caps); /* every MSR at its reset value */
+}
+
 size_t ptmodel_emit(struct ptmodel *m, const uint8_t *bytes, size_t n)
 {
 	char why[300] = "";

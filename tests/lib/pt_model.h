@@ -71,6 +71,13 @@ void ptmodel_init(struct ptmodel *m, const struct ptcaps *caps, const struct cpu
 void ptmodel_clear_counts(struct ptmodel *m);
 
 /*
+ * A warm reset (33.3.4): TraceEn is cleared; where CPUID.(14H,0):EBX[2] is
+ * set the other trace configuration MSRs keep their values, else all are
+ * cleared (Table 33-11, 33.2.8.1). Memory (the trace) is the caller's.
+ */
+void ptmodel_warm_reset(struct ptmodel *m);
+
+/*
  * The CPU writes n packet bytes to the output as configured (while TraceEn=1
  * and neither Error nor Stopped): ptunit_emit() (u.pmis counts INT regions).
  * Returns the bytes written.

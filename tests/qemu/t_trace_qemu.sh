@@ -19,11 +19,12 @@ assert m['status']['result']=='ok' and 'QEMU trace markers around' in m['status'
 assert not os.path.exists('$run/trace.pt')
 names=[i['name'] for i in json.load(open('$run/images.json'))['images']]
 assert 'efipt' in names and len(names) > 20, names"
-# the markers are in efipt.efi's code, inline around StartImage and ConnectController
+# the markers are in efipt.efi's code, inline around StartImage and ConnectController,
+# and a stop marker in the flight recorder's ExitBootServices handler (--recorder-stop exit)
 n1=$(python3 -c "print(open('build/efipt.efi','rb').read().count(bytes.fromhex('0f1f840045505431')))")
 n0=$(python3 -c "print(open('build/efipt.efi','rb').read().count(bytes.fromhex('0f1f840045505430')))")
-[ "$n1" = 2 ] && [ "$n0" = 2 ] && ok "source qemu: efipt.efi holds two start and two stop markers" ||
-	nok "source qemu: efipt.efi holds two start and two stop markers" "start $n1, stop $n0"
+[ "$n1" = 2 ] && [ "$n0" = 3 ] && ok "source qemu: efipt.efi holds two start and three stop markers" ||
+	nok "source qemu: efipt.efi holds two start and three stop markers" "start $n1, stop $n0"
 
 boot qsrcdec 'trace --source qemu --decode --debugcon --shutdown -- \efipt.efi --version'
 contains "source qemu --decode: refused with the reason" "$TMP/qsrcdec/debugcon.log" "efipt: trace: --decode needs a trace in memory; with --source qemu the host has it"

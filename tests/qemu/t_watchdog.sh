@@ -3,11 +3,11 @@
 # QEMU's clock advances about 1 us per guest instruction, so a synthetic walk
 # of 3M instructions (some 10^9 guest instructions) outlasts it within
 # seconds of real time. Deterministic: icount time does not depend on the host.
+# icount emulation is slower: a loaded host must not turn it into a timeout
+# (set before lib_qemu.sh, which defaults it to 90)
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}
 . tests/lib.sh
 . tests/qemu/lib_qemu.sh
-
-# icount emulation is slower: a loaded host must not turn it into a timeout
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}
 export QEMU_EXTRA="-icount shift=10,sleep=off"
 boot watchdog 'trace --source synthetic --insns 3000000 --no-snapshot --debugcon --shutdown -- \efipt.efi --version'
 unset QEMU_EXTRA

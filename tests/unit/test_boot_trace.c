@@ -106,7 +106,7 @@ static void boot_once(const struct cpu_profile *p, const char *options, uint32_t
 	fwtrace_init(&pei, 0);
 	b->status = boottrace_start(&pei, &work, options, flags, &m.ops, &memops);
 	snprintf(b->reason, sizeof(b->reason), "%s", pei.reason);
-	b->traceen_after_pei = m.ctl & RTIT_CTL_TRACEEN;
+	b->traceen_after_pei = m.u.ctl & RTIT_CTL_TRACEEN;
 	b->pei_writes = m.wrmsr_count;
 	b->gp = m.gp;
 	b->operr = m.operr;
@@ -136,7 +136,7 @@ static void boot_once(const struct cpu_profile *p, const char *options, uint32_t
 		snprintf(b->detail, sizeof(b->detail), "stop failed: %s", why);
 		return;
 	}
-	b->traceen_after_stop = m.ctl & RTIT_CTL_TRACEEN;
+	b->traceen_after_stop = m.u.ctl & RTIT_CTL_TRACEEN;
 	fwtrace_seal(&hob);
 	b->table = hob;
 	/* efipt.efi collect: the table as found in memory */
@@ -539,10 +539,10 @@ static void test_memory_and_halt(void)
 	static struct fwtrace_rec pei;
 	fwtrace_init(&pei, 0);
 	boottrace_start(&pei, &work, "--size 64K", 0, &m.ops, &memops);
-	bool was = m.ctl & RTIT_CTL_TRACEEN;
+	bool was = m.u.ctl & RTIT_CTL_TRACEEN;
 	int h1 = boottrace_halt(&work2, &m.ops);
 	int h2 = boottrace_halt(&work2, &m.ops);
-	CHECKF(was && h1 == 1 && h2 == 0 && !(m.ctl & RTIT_CTL_TRACEEN) && !m.gp,
+	CHECKF(was && h1 == 1 && h2 == 0 && !(m.u.ctl & RTIT_CTL_TRACEEN) && !m.gp,
 	       "halt: TraceEn cleared once, then nothing to do", "was %d h1 %d h2 %d gp %u", was, h1,
 	       h2, m.gp);
 	static struct cpu_profile tcg;
@@ -555,15 +555,15 @@ static void test_memory_and_halt(void)
 	simmem_reset(&mem);
 	ptmodel_init(&m, &skl->caps, &skl->set, &mem);
 	m.ops.wrmsr(m.ops.ctx, MSR_IA32_RTIT_CTL, RTIT_CTL_BRANCHEN | RTIT_CTL_OS | RTIT_CTL_TRACEEN);
-	uint64_t before = m.ctl;
+	uint64_t before = m.u.ctl;
 	unsigned writes = m.wrmsr_count;
 	fwtrace_init(&pei, 0);
 	uint32_t st = boottrace_start(&pei, &work, "--size 64K", 0, &m.ops, &memops);
 	CHECKF(st == FWTRACE_FAILED && strstr(pei.reason, "Intel PT is already enabled") &&
-		       m.ctl == before && m.wrmsr_count == writes && !simmem_live(&mem),
+		       m.u.ctl == before && m.wrmsr_count == writes && !simmem_live(&mem),
 	       "PT already running in PEI: refused with why, not touched, nothing kept",
 	       "status %s reason '%s' ctl 0x%llx writes %u", fwtrace_status_name(st), pei.reason,
-	       (unsigned long long)m.ctl, m.wrmsr_count - writes);
+	       (unsigned long long)m.u.ctl, m.wrmsr_count - writes);
 }
 
 /* The synthetic source: bytes stored as the CPU would, found by extract. */
