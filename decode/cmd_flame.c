@@ -12,6 +12,7 @@
 #include "decode/commands.h"
 #include "decode/file_io.h"
 #include "decode/stack/analysis.h"
+#include "decode/stack/folded.h"
 #include "decode/stack/inline_frames.h"
 
 static void flame_usage(FILE *f)
@@ -54,11 +55,8 @@ static const char *frame_name(struct names *nm, const struct symtab *st, uint32_
 	}
 	if (!nm->s[fn]) {
 		char name[700];
-		symtab_fn_name(st, fn, name, sizeof(name));
-		for (char *p = name; *p; p++)
-			if (*p == ';' || *p == '\n')
-				*p = '_'; /* the format's separators */
-		nm->s[fn] = strdup(term_safe(name));
+		folded_frame_name(st, fn, name, sizeof(name));
+		nm->s[fn] = strdup(name);
 		if (!nm->s[fn])
 			return "[unknown]";
 	}

@@ -28,6 +28,7 @@ static const struct command commands[] = {
 	{ "calls", cmd_calls, "the call trace, indented by stack depth" },
 	{ "timeline", cmd_timeline, "a Perfetto/Chrome timeline (trace event JSON) of the call stacks" },
 	{ "log", cmd_log, "the firmware's DEBUG output, each line at the instruction that wrote it" },
+	{ "diff", cmd_diff, "what changed between two runs, per function or image; CI gates" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,686 @@
+/*
+ * efipt diff: what changed between two runs (two boots, two builds of one
+ * firmware), per function or per image: instructions exclusive and
+ * inclusive and calls of each, matched by name so that builds whose
+ * addresses differ compare; the differential folded stacks; CI gates.
+ */
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode/commands.h"
+#include "decode/diff/diff_run.h"
+#include "decode/diff/diff_table.h"
+#include "decode/file_io.h"
+#include "decode/rundir.h"
+#include "decode/trace_input.h"
+
+#define CMD "efipt diff"
+#define GATES_MAX 64
+
+static void diff_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: efipt diff A B [--symbols PATH]... [--symbols-b PATH]... [OPTIONS]\n\n"
+		"Compare two run directories A (before) and B (after): per function, the\n"
+		"instructions executed in it (exclusive), while it was on the call stack\n"
+		"(inclusive) and its calls, in A and B, with B - A and B / A, sorted by\n"
+		"the size of the change in exclusive instructions. Functions are matched\n"
+		"by image and function name, so two builds whose addresses differ\n"
+		"compare; each run is decoded with its own code snapshots and symbols.\n"
+		"A function that ran in one run only is marked (\"only A\", \"only B\").\n\n"
+		"inputs:\n"
+		"  A B             run directories (efipt.efi, efipt qemu)\n"
+		"  --symbols PATH  symbols of A, and of B unless --symbols-b is given;\n"
+		"                  as for 'efipt top' (a build directory, one ELF file,\n"
+		"                  IMAGE=FILE); repeatable\n"
+		"  --symbols-b PATH  symbols of B (its build differs from A's); repeatable\n"
+		"  --path-map OLD=NEW  rewrite the build path the images record (both runs)\n"
+		"  --cpu N         the trace of CPU N of both runs (default 0)\n"
+		"  --tsc-hz HZ     as for 'efipt top' (both runs)\n"
+		"output:\n"
+		"  --by function|image  what to compare (default function); by image:\n"
+		"                  instructions in each image\n"
+		"  --format text|jsonl|csv  text: a header naming both runs, then the rows\n"
+		"                  that changed (--all: every row); jsonl: a summary object\n"
+		"                  (\"type\":\"summary\"), then one object per row; csv: one\n"
+		"                  line per row with a header line\n"
+		"  --limit N       at most N rows (default: 50 in text, all otherwise)\n"
+		"  --all           text: unchanged rows too\n"
+		"  --folded        differential folded stacks instead: \"stack countA countB\"\n"
+		"                  per line (flamegraph.pl's difffolded format), each count\n"
+		"                  what 'efipt flame' gives that stack in that run\n"
+		"CI gates (exit 3 when crossed; each crossing named on standard error):\n"
+		"  --fail-if-grows PCT  B executed more than PCT percent (one decimal: 2.5)\n"
+		"                  instructions more than A: the whole run, or with\n"
+		"  --function NAME  that function's inclusive instructions (NAME or\n"
+		"                  IMAGE`NAME; repeatable)\n"
+		"  --image NAME    that image's instructions (with or without .efi, any\n"
+		"                  case; repeatable)\n"
+		"  --fail-if-new   a function ran in B that did not run in A\n\n"
+		"Runs of different CPUs or firmware are compared with a warning. An image\n"
+		"that ran in both runs with symbols in one only cannot be compared by\n"
+		"function (its functions would all be [unknown] on one side): name its\n"
+		"symbols, or compare with --by image. Code without symbols in both runs\n"
+		"counts as IMAGE`[unknown].\n\n"
+		"Exit status: 0 compared (\"no change\" when the runs executed the same);\n"
+		"1 a trace had decode errors (counted as gaps, named on standard error);\n"
+		"2 on usage errors, unreadable runs or a write error; 3 a gate crossed,\n"
+		"or a --function/--image that ran in neither run.\n");
+}
+
+/* One run as the header describes it. */
+struct side {
+	const char *label;	/* "A", "B" */
+	struct trace_input t;
+	struct diff_run fn, img;
+	char firmware[200], cpu[64], command[64];
+};
+
+/* What the manifest says of the firmware and the CPU (for the header and
+ * the different-machines warning). */
+static void side_facts(struct side *s)
+{
+	struct rundir rd;
+	snprintf(s->firmware, sizeof(s->firmware), "unknown firmware");
+	snprintf(s->cpu, sizeof(s->cpu), "unknown CPU");
+	snprintf(s->command, sizeof(s->command), "efipt");
+	if (rundir_open(&rd, s->t.run))
+		return;
+	json_t *fw = json_object_get(rd.manifest, "firmware");
+	const char *v = json_string_value(json_object_get(fw, "vendor"));
+	const char *r = json_string_value(json_object_get(fw, "revision"));
+	if (v)
+		snprintf(s->firmware, sizeof(s->firmware), "%.120s%s%.60s", v, r ? " " : "",
+			 r ? r : "");
+	json_t *cpu = json_object_get(rd.manifest, "cpu");
+	const char *sig = json_string_value(json_object_get(cpu, "signature"));
+	if (cpu)
+		snprintf(s->cpu, sizeof(s->cpu), "CPU %lld/%lld/%lld%s%.20s",
+			 (long long)json_integer_value(json_object_get(cpu, "family")),
+			 (long long)json_integer_value(json_object_get(cpu, "model")),
+			 (long long)json_integer_value(json_object_get(cpu, "stepping")),
+			 sig ? " " : "", sig ? sig : "");
+	const char *c = rundir_str(&rd, "command");
+	if (c)
+		snprintf(s->command, sizeof(s->command), "efipt %.40s", c);
+	rundir_close(&rd);
+}
+
+/* "run B: DIR (efipt qemu; EDK II 0x10000; CPU 6/94/3): 1234 instructions,
+ * 0 gaps, 0 decode errors; symbols for 3 of 5 images" */
+static void side_text(FILE *f, const struct side *s)
+{
+	fprintf(f, "%s: %s (%s; %s; %s): %" PRIu64 " instructions, %" PRIu64 " gap%s, %ld "
+		"decode error%s; symbols for %zu of %zu images", s->label, term_safe(s->t.run),
+		term_safe(s->command), term_safe(s->firmware), term_safe(s->cpu), s->fn.insns,
+		s->fn.gaps, s->fn.gaps == 1 ? "" : "s", s->fn.errs, s->fn.errs == 1 ? "" : "s",
+		s->fn.nimg_sym, s->fn.nimg);
+	if (s->t.so.npaths || s->t.so.nbinds) {
+		fprintf(f, " (--symbols");
+		for (size_t i = 0; i < s->t.so.npaths; i++)
+			fprintf(f, " %s", term_safe(s->t.so.paths[i]));
+		for (size_t i = 0; i < s->t.so.nbinds; i++)
+			fprintf(f, " %s=%s", term_safe(s->t.so.bind_img[i]),
+				term_safe(s->t.so.bind_file[i]));
+		fputc(')', f);
+	}
+	fputc('\n', f);
+}
+
+static json_t *side_json(const struct side *s)
+{
+	json_t *paths = json_array();
+	for (size_t i = 0; i < s->t.so.npaths; i++)
+		json_array_append_new(paths, json_string(s->t.so.paths[i]));
+	for (size_t i = 0; i < s->t.so.nbinds; i++) {
+		char b[2200];
+		snprintf(b, sizeof(b), "%s=%s", s->t.so.bind_img[i], s->t.so.bind_file[i]);
+		json_array_append_new(paths, json_string(b));
+	}
+	return json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:o}", "run", s->t.run,
+			 "command", s->command, "firmware", s->firmware, "cpu", s->cpu, "insns",
+			 (json_int_t)s->fn.insns, "gaps", (json_int_t)s->fn.gaps, "decode_errors",
+			 (json_int_t)s->fn.errs, "images", (json_int_t)s->fn.nimg,
+			 "images_with_symbols", (json_int_t)s->fn.nimg_sym, "symbols", paths);
+}
+
+/* A percentage with at most one decimal ("5", "2.5") in tenths, up to
+ * 1000000%. 0, or -1. */
+static int parse_pct(const char *s, long *out)
+{
+	char whole[32];
+	const char *dot = strchr(s, '.');
+	unsigned long long w, d = 0;
+	if (!*s || (dot && (dot == s || strlen(dot) != 2 || dot[1] < '0' || dot[1] > '9')))
+		return -1;
+	snprintf(whole, sizeof(whole), "%.*s", dot ? (int)(dot - s) : (int)strlen(s), s);
+	if (parse_u64(whole, &w) || (whole[0] == '0' && whole[1] == 'x') || w > 1000000)
+		return -1;
+	if (dot)
+		d = (unsigned long long)(dot[1] - '0');
+	*out = (long)(w * 10 + d);
+	return 0;
+}
+
+static const char *pct_text(long tenths)
+{
+	static char b[32];
+	if (tenths % 10)
+		snprintf(b, sizeof(b), "%ld.%ld", tenths / 10, tenths % 10);
+	else
+		snprintf(b, sizeof(b), "%ld", tenths / 10);
+	return b;
+}
+
+/* "+12.3%" of B over A ("new" where A is 0). */
+static void change_text(char *buf, size_t cap, uint64_t a, uint64_t b)
+{
+	if (!a)
+		snprintf(buf, cap, b ? "new" : "0%%");
+	else
+		snprintf(buf, cap, "%+.2f%%", 100.0 * ((double)b - (double)a) / (double)a);
+}
+
+static const char *row_status(const struct diff_row *r)
+{
+	if (!r->in_a)
+		return "only B";
+	if (!r->in_b)
+		return "only A";
+	return r->a_excl != r->b_excl || r->a_incl != r->b_incl || r->a_calls != r->b_calls
+		? "changed" : "same";
+}
+
+static bool row_changed(const struct diff_row *r)
+{
+	return strcmp(row_status(r), "same") != 0;
+}
+
+/* "image`function" (or the image alone, by image). */
+static void row_name(char *buf, size_t cap, const struct diff_row *r, bool by_image)
+{
+	if (by_image)
+		snprintf(buf, cap, "%s", *r->image ? r->image : "[unknown]");
+	else
+		snprintf(buf, cap, "%s%s%s", r->image, *r->image ? "`" : "", r->name);
+}
+
+/* Does NAME ("f" or "image`f") name row r? */
+static bool names_function(const struct diff_row *r, const char *name)
+{
+	const char *tick = strchr(name, '`');
+	if (!tick)
+		return !strcmp(r->name, name);
+	return !strcmp(r->name, tick + 1) && strlen(r->image) == (size_t)(tick - name) &&
+	       !strncmp(r->image, name, (size_t)(tick - name));
+}
+
+static void csv_field(const char *s)
+{
+	s = term_safe(s);
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+/* The symbols check: an image that ran in both runs, with symbols in one
+ * only. 0, or -1 (named). */
+static int symbols_match(const struct side *a, const struct side *b)
+{
+	int rc = 0;
+	for (size_t i = 0; i < a->img.nfn; i++) {
+		const char *im = a->img.fn[i].image;
+		bool in_b = false;
+		for (size_t k = 0; k < b->img.nfn && !in_b; k++)
+			in_b = !strcmp(b->img.fn[k].image, im);
+		if (!*im || !in_b)
+			continue;
+		bool sa = diff_run_image_has_symbols(&a->t, im);
+		bool sb = diff_run_image_has_symbols(&b->t, im);
+		if (sa == sb)
+			continue;
+		fprintf(stderr, CMD ": image %s ran in both runs but has symbols in %s only: "
+			"its functions cannot be matched (%s: 'efipt symbols %s' says why); give "
+			"%s the symbols, or compare images with --by image\n", term_safe(im),
+			sa ? "A" : "B", sa ? "B" : "A", term_safe(sa ? b->t.run : a->t.run),
+			sa ? "--symbols-b" : "--symbols");
+		rc = -1;
+	}
+	return rc;
+}
+
+static void warn_machines(const struct side *a, const struct side *b)
+{
+	if (strcmp(a->cpu, b->cpu))
+		fprintf(stderr, CMD ": warning: the runs are of different CPUs (A: %s, B: %s); "
+			"compared by name all the same\n", term_safe(a->cpu), term_safe(b->cpu));
+	if (strcmp(a->firmware, b->firmware))
+		fprintf(stderr, CMD ": warning: the runs are of different firmware (A: %s, B: "
+			"%s); compared by name all the same\n", term_safe(a->firmware),
+			term_safe(b->firmware));
+}
+
+struct gates {
+	long grows;		/* tenths of a percent; -1: no gate */
+	bool fail_new;
+	const char *fn[GATES_MAX], *img[GATES_MAX];
+	unsigned nfn, nimg;
+};
+
+/* The gates: 0 when none crossed, else 3 (each crossing on stderr). */
+static int gates_check(const struct gates *g, const struct side *a, const struct side *b,
+		       const struct diff_row *fr, size_t nf, const struct diff_row *ir,
+		       size_t ni)
+{
+	int rc = 0;
+	char name[1400];
+	if (g->grows >= 0 && !g->nfn && !g->nimg && diff_grows(a->fn.insns, b->fn.insns, g->grows)) {
+		char ch[40];
+		change_text(ch, sizeof(ch), a->fn.insns, b->fn.insns);
+		fprintf(stderr, CMD ": the run grew by %s (%" PRIu64 " -> %" PRIu64
+			" instructions), more than --fail-if-grows %s%%\n", ch, a->fn.insns,
+			b->fn.insns, pct_text(g->grows));
+		rc = 3;
+	}
+	for (unsigned i = 0; i < g->nfn; i++) {
+		const struct diff_row *m = NULL;
+		unsigned hits = 0;
+		for (size_t k = 0; k < nf; k++)
+			if (names_function(&fr[k], g->fn[i])) {
+				m = &fr[k];
+				hits++;
+			}
+		if (hits > 1) {
+			fprintf(stderr, CMD ": --function %s: %u images have a function of that "
+				"name; say which: IMAGE`%s\n", term_safe(g->fn[i]), hits,
+				term_safe(g->fn[i]));
+			rc = 3;
+			continue;
+		}
+		if (!m) {
+			fprintf(stderr, CMD ": --function %s: ran in neither run\n",
+				term_safe(g->fn[i]));
+			rc = 3;
+			continue;
+		}
+		if (diff_grows(m->a_incl, m->b_incl, g->grows)) {
+			char ch[40];
+			change_text(ch, sizeof(ch), m->a_incl, m->b_incl);
+			row_name(name, sizeof(name), m, false);
+			fprintf(stderr, CMD ": %s grew by %s (%" PRIu64 " -> %" PRIu64 " inclusive "
+				"instructions), more than --fail-if-grows %s%%\n", term_safe(name), ch,
+				m->a_incl, m->b_incl, pct_text(g->grows));
+			rc = 3;
+		}
+	}
+	for (unsigned i = 0; i < g->nimg; i++) {
+		const struct diff_row *m = NULL;
+		for (size_t k = 0; k < ni && !m; k++)
+			if (*ir[k].image && symopts_names_image(ir[k].image, g->img[i]))
+				m = &ir[k];
+		if (!m) {
+			fprintf(stderr, CMD ": --image %s: ran in neither run\n", term_safe(g->img[i]));
+			rc = 3;
+			continue;
+		}
+		if (diff_grows(m->a_excl, m->b_excl, g->grows)) {
+			char ch[40];
+			change_text(ch, sizeof(ch), m->a_excl, m->b_excl);
+			fprintf(stderr, CMD ": image %s grew by %s (%" PRIu64 " -> %" PRIu64
+				" instructions), more than --fail-if-grows %s%%\n", term_safe(m->image),
+				ch, m->a_excl, m->b_excl, pct_text(g->grows));
+			rc = 3;
+		}
+	}
+	if (g->fail_new) {
+		size_t n = 0;
+		for (size_t k = 0; k < nf; k++) {
+			if (fr[k].in_a || !fr[k].in_b)
+				continue;
+			if (n++ < 20) {
+				row_name(name, sizeof(name), &fr[k], false);
+				fprintf(stderr, CMD ": %s ran in B only (%" PRIu64 " instructions) "
+					"(--fail-if-new)\n", term_safe(name), fr[k].b_incl);
+			}
+		}
+		if (n > 20)
+			fprintf(stderr, CMD ": and %zu more functions ran in B only\n", n - 20);
+		if (n)
+			rc = 3;
+	}
+	return rc;
+}
+
+static void print_text(const struct side *a, const struct side *b, const struct diff_row *r,
+		       size_t n, bool by_image, bool all, unsigned long long limit)
+{
+	char ch[40];
+	side_text(stdout, a);
+	side_text(stdout, b);
+	change_text(ch, sizeof(ch), a->fn.insns, b->fn.insns);
+	size_t changed = 0, only_a = 0, only_b = 0;
+	for (size_t i = 0; i < n; i++) {
+		changed += row_changed(&r[i]);
+		only_a += !r[i].in_b;
+		only_b += !r[i].in_a;
+	}
+	printf("instructions: A %" PRIu64 ", B %" PRIu64 ", B - A %+" PRId64 " (%s)\n",
+	       a->fn.insns, b->fn.insns, diff_delta(a->fn.insns, b->fn.insns), ch);
+	const char *what = by_image ? "image" : "function";
+	if (!changed && a->fn.insns == b->fn.insns) {
+		printf("no change: the same instructions in each of %zu %ss\n", n, what);
+		if (!all)
+			return;
+	} else {
+		printf("%zu of %zu %ss changed (%zu ran in A only, %zu in B only)\n", changed, n,
+		       what, only_a, only_b);
+	}
+	if (by_image)
+		printf("%14s %14s %14s %9s  %-7s image\n", "A insns", "B insns", "B-A", "B/A",
+		       "");
+	else
+		printf("%14s %14s %14s %9s %14s %14s %14s %10s %10s  %-7s function\n", "A excl",
+		       "B excl", "B-A excl", "B/A", "A incl", "B incl", "B-A incl", "A calls",
+		       "B calls", "");
+	unsigned long long shown = 0;
+	for (size_t i = 0; i < n && shown < limit; i++) {
+		const struct diff_row *w = &r[i];
+		if (!all && !row_changed(w))
+			continue;
+		shown++;
+		char name[1400], ratio[32];
+		const char *st = row_status(w);
+		st = !strcmp(st, "changed") || !strcmp(st, "same") ? "" : st;
+		row_name(name, sizeof(name), w, by_image);
+		if (w->a_excl)
+			snprintf(ratio, sizeof(ratio), "%.4f", diff_ratio(w->a_excl, w->b_excl));
+		else
+			snprintf(ratio, sizeof(ratio), "-");
+		if (by_image) {
+			printf("%14" PRIu64 " %14" PRIu64 " %+14" PRId64 " %9s  %-7s %s\n", w->a_excl,
+			       w->b_excl, diff_delta(w->a_excl, w->b_excl), ratio, st,
+			       term_safe(name));
+			continue;
+		}
+		printf("%14" PRIu64 " %14" PRIu64 " %+14" PRId64 " %9s %14" PRIu64 " %14" PRIu64
+		       " %+14" PRId64 " %10" PRIu64 " %10" PRIu64 "  %-7s %s\n", w->a_excl,
+		       w->b_excl, diff_delta(w->a_excl, w->b_excl), ratio, w->a_incl, w->b_incl,
+		       diff_delta(w->a_incl, w->b_incl), w->a_calls, w->b_calls, st,
+		       term_safe(name));
+	}
+	size_t hidden = (all ? n : changed) - shown;
+	if (hidden)
+		printf("(%zu more rows: --limit)\n", hidden);
+}
+
+static void print_rows(int fmt, const struct side *a, const struct side *b,
+		       const struct diff_row *r, size_t n, bool by_image, unsigned long long limit)
+{
+	if (fmt == 1) {
+		json_t *o = json_pack("{s:s,s:s,s:o,s:o,s:I}", "type", "summary", "by",
+				      by_image ? "image" : "function", "a", side_json(a), "b",
+				      side_json(b), "delta",
+				      (json_int_t)diff_delta(a->fn.insns, b->fn.insns));
+		char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+		if (s)
+			puts(s);
+		free(s);
+		json_decref(o);
+	} else {
+		printf(by_image ? "image,a_insns,b_insns,delta,status\n"
+				: "image,function,a_excl,b_excl,delta_excl,a_incl,b_incl,"
+				  "delta_incl,a_calls,b_calls,status\n");
+	}
+	for (size_t i = 0; i < n && i < limit; i++) {
+		const struct diff_row *w = &r[i];
+		const char *st = row_status(w);
+		if (fmt == 1) {
+			json_t *o = by_image
+				? json_pack("{s:s,s:s,s:I,s:I,s:I,s:s}", "type", "image", "image",
+					    *w->image ? w->image : "[unknown]", "a_insns",
+					    (json_int_t)w->a_excl, "b_insns", (json_int_t)w->b_excl,
+					    "delta", (json_int_t)diff_delta(w->a_excl, w->b_excl),
+					    "status", st)
+				: json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s}", "type",
+					    "function", "image", w->image, "function", w->name,
+					    "a_excl", (json_int_t)w->a_excl, "b_excl",
+					    (json_int_t)w->b_excl, "delta_excl",
+					    (json_int_t)diff_delta(w->a_excl, w->b_excl), "a_incl",
+					    (json_int_t)w->a_incl, "b_incl", (json_int_t)w->b_incl,
+					    "delta_incl",
+					    (json_int_t)diff_delta(w->a_incl, w->b_incl), "a_calls",
+					    (json_int_t)w->a_calls, "b_calls", (json_int_t)w->b_calls,
+					    "status", st);
+			char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+			if (s)
+				puts(s);
+			free(s);
+			json_decref(o);
+			continue;
+		}
+		csv_field(by_image && !*w->image ? "[unknown]" : w->image);
+		if (by_image) {
+			printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%s\n", w->a_excl, w->b_excl,
+			       diff_delta(w->a_excl, w->b_excl), st);
+			continue;
+		}
+		putchar(',');
+		csv_field(w->name);
+		printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64
+		       ",%" PRIu64 ",%" PRIu64 ",%s\n", w->a_excl, w->b_excl,
+		       diff_delta(w->a_excl, w->b_excl), w->a_incl, w->b_incl,
+		       diff_delta(w->a_incl, w->b_incl), w->a_calls, w->b_calls, st);
+	}
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "symbols", required_argument, 0, 's' },
+		{ "symbols-b", required_argument, 0, 'S' },
+		{ "path-map", required_argument, 0, 'm' },
+		{ "cpu", required_argument, 0, 'c' },
+		{ "tsc-hz", required_argument, 0, 't' },
+		{ "by", required_argument, 0, 'b' },
+		{ "format", required_argument, 0, 'f' },
+		{ "limit", required_argument, 0, 'l' },
+		{ "all", no_argument, 0, 'a' },
+		{ "folded", no_argument, 0, 'F' },
+		{ "fail-if-grows", required_argument, 0, 'g' },
+		{ "function", required_argument, 0, 'n' },
+		{ "image", required_argument, 0, 'i' },
+		{ "fail-if-new", no_argument, 0, 'N' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	struct side sa = { .label = "A" }, sb = { .label = "B" };
+	struct gates g = { .grows = -1 };
+	struct diff_row *fr = NULL, *ir = NULL;
+	struct diff_fold *folds = NULL;
+	size_t nf = 0, ni = 0, nfold = 0;
+	const char *sym_a[64], *sym_b[64];
+	unsigned nsym_a = 0, nsym_b = 0;
+	int c, rc = 2, fmt = 0;
+	bool by_image = false, all = false, folded = false;
+	unsigned long long limit = 0;
+	bool have_limit = false;
+	trace_input_init(&sa.t, "diff");
+	trace_input_init(&sb.t, "diff");
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			diff_usage(stdout);
+			rc = 0;
+			goto out;
+		case 's':
+		case 'S':
+			if ((c == 's' ? nsym_a : nsym_b) == 64) {
+				fprintf(stderr, CMD ": at most 64 --symbols%s\n", c == 's' ? "" : "-b");
+				goto out;
+			}
+			if (c == 's')
+				sym_a[nsym_a++] = optarg;
+			else
+				sym_b[nsym_b++] = optarg;
+			break;
+		case 'm':
+			if (trace_input_option(&sa.t, 0x107, optarg) ||
+			    trace_input_option(&sb.t, 0x107, optarg))
+				goto out;
+			break;
+		case 'c':
+			if (trace_input_option(&sa.t, 0x10c, optarg) ||
+			    trace_input_option(&sb.t, 0x10c, optarg))
+				goto out;
+			break;
+		case 't':
+			if (trace_input_option(&sa.t, 0x10a, optarg) ||
+			    trace_input_option(&sb.t, 0x10a, optarg))
+				goto out;
+			break;
+		case 'b':
+			if (strcmp(optarg, "function") && strcmp(optarg, "image")) {
+				fprintf(stderr, CMD ": --by takes function or image, not '%s'\n",
+					term_safe(optarg));
+				goto out;
+			}
+			by_image = !strcmp(optarg, "image");
+			break;
+		case 'f':
+			fmt = !strcmp(optarg, "text") ? 0 : !strcmp(optarg, "jsonl") ? 1
+			    : !strcmp(optarg, "csv") ? 2 : -1;
+			if (fmt < 0) {
+				fprintf(stderr, CMD ": --format takes text, jsonl or csv, not '%s'\n",
+					term_safe(optarg));
+				goto out;
+			}
+			break;
+		case 'l':
+			if (parse_u64(optarg, &limit)) {
+				fprintf(stderr, CMD ": --limit takes a number, not '%s'\n",
+					term_safe(optarg));
+				goto out;
+			}
+			have_limit = true;
+			break;
+		case 'a':
+			all = true;
+			break;
+		case 'F':
+			folded = true;
+			break;
+		case 'g':
+			if (parse_pct(optarg, &g.grows)) {
+				fprintf(stderr, CMD ": --fail-if-grows takes a percentage (at most one "
+					"decimal: 2.5), not '%s'\n", term_safe(optarg));
+				goto out;
+			}
+			break;
+		case 'n':
+		case 'i':
+			if ((c == 'n' ? g.nfn : g.nimg) == GATES_MAX) {
+				fprintf(stderr, CMD ": at most %d --%s\n", GATES_MAX,
+					c == 'n' ? "function" : "image");
+				goto out;
+			}
+			if (c == 'n')
+				g.fn[g.nfn++] = optarg;
+			else
+				g.img[g.nimg++] = optarg;
+			break;
+		case 'N':
+			g.fail_new = true;
+			break;
+		default:
+			diff_usage(stderr);
+			goto out;
+		}
+	}
+	if (argc - optind != 2) {
+		fprintf(stderr, CMD ": %s: give two run directories, A (before) and B (after)\n",
+			argc - optind < 2 ? "too few runs" : "too many arguments");
+		diff_usage(stderr);
+		goto out;
+	}
+	if ((g.nfn || g.nimg) && g.grows < 0) {
+		fprintf(stderr, CMD ": --function and --image select what --fail-if-grows "
+			"checks: give both\n");
+		goto out;
+	}
+	if (folded && (by_image || fmt || all || have_limit)) {
+		fprintf(stderr, CMD ": --folded prints stacks: no --by, --format, --all or "
+			"--limit with it\n");
+		goto out;
+	}
+	/* B takes A's symbols unless it has its own */
+	for (unsigned i = 0; i < nsym_a; i++)
+		if (trace_input_option(&sa.t, 0x106, sym_a[i]) ||
+		    (!nsym_b && trace_input_option(&sb.t, 0x106, sym_a[i])))
+			goto out;
+	for (unsigned i = 0; i < nsym_b; i++)
+		if (trace_input_option(&sb.t, 0x106, sym_b[i]))
+			goto out;
+	struct side *sides[2] = { &sa, &sb };
+	for (int k = 0; k < 2; k++) {
+		struct side *s = sides[k];
+		/* the run is named in every message: "efipt diff: A: ..." */
+		snprintf(s->t.prefixed, sizeof(s->t.prefixed), "efipt diff: %s", s->label);
+		s->t.cmd = k ? "diff: B" : "diff: A";
+		if (trace_input_finish(&s->t, argv[optind + k], true))
+			goto out;
+		side_facts(s);
+	}
+	warn_machines(&sa, &sb);
+	for (int k = 0; k < 2; k++) {
+		struct side *s = sides[k];
+		if (diff_run_decode(&s->t, &s->fn, folded))
+			goto out;
+		if (diff_run_by_image(&s->fn, &s->img)) {
+			fprintf(stderr, CMD ": out of memory\n");
+			goto out;
+		}
+	}
+	if (!by_image && !folded && symbols_match(&sa, &sb))
+		goto out;
+	if (diff_table(&sa.fn, &sb.fn, &fr, &nf) || diff_table(&sa.img, &sb.img, &ir, &ni) ||
+	    (folded && diff_folds(&sa.fn, &sb.fn, &folds, &nfold))) {
+		fprintf(stderr, CMD ": out of memory\n");
+		goto out;
+	}
+	if (folded) {
+		for (size_t i = 0; i < nfold; i++)
+			printf("%s %" PRIu64 " %" PRIu64 "\n", folds[i].path, folds[i].a, folds[i].b);
+	} else {
+		const struct diff_row *r = by_image ? ir : fr;
+		size_t n = by_image ? ni : nf;
+		if (!have_limit)
+			limit = fmt == 0 ? 50 : n;
+		if (fmt == 0)
+			print_text(&sa, &sb, r, n, by_image, all, limit);
+		else
+			print_rows(fmt, &sa, &sb, r, n, by_image, limit);
+	}
+	rc = sa.fn.errs || sb.fn.errs ? 1 : 0;
+	int gr = gates_check(&g, &sa, &sb, fr, nf, ir, ni);
+	if (gr)
+		rc = gr;
+out:
+	free(fr);
+	free(ir);
+	free(folds);
+	for (int k = 0; k < 2; k++) {
+		struct side *s = k ? &sb : &sa;
+		diff_run_free(&s->fn);
+		diff_run_free(&s->img);
+		trace_input_free(&s->t);
+	}
+	return rc; /* main's finish_stdout() checks the writes */
+}

@@ -1,0 +1,234 @@
+/* One side of efipt diff: see diff_run.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode/diff/diff_run.h"
+#include "decode/stack/analysis.h"
+#include "decode/stack/folded.h"
+#include "decode/stack/profile.h"
+
+static int by_name(const void *a, const void *b)
+{
+	const struct diff_count *x = a, *y = b;
+	int c = strcmp(x->image, y->image);
+	return c ? c : strcmp(x->name, y->name);
+}
+
+static int by_path(const void *a, const void *b)
+{
+	const struct diff_stack *x = a, *y = b;
+	return strcmp(x->path, y->path);
+}
+
+/* Sort and sum entries of one name (two functions of one name in an
+ * image: static functions of different files). */
+static void fn_merge(struct diff_run *r)
+{
+	if (!r->nfn)
+		return;
+	qsort(r->fn, r->nfn, sizeof(*r->fn), by_name);
+	size_t w = 0;
+	for (size_t i = 1; i < r->nfn; i++) {
+		struct diff_count *d = &r->fn[w], *s = &r->fn[i];
+		if (!by_name(d, s)) {
+			d->excl += s->excl;
+			d->incl += s->incl;
+			d->calls += s->calls;
+			free(s->image);
+			free(s->name);
+		} else {
+			r->fn[++w] = *s;
+		}
+	}
+	r->nfn = w + 1;
+}
+
+static void stk_merge(struct diff_run *r)
+{
+	if (!r->nstk)
+		return;
+	qsort(r->stk, r->nstk, sizeof(*r->stk), by_path);
+	size_t w = 0;
+	for (size_t i = 1; i < r->nstk; i++) {
+		if (!strcmp(r->stk[w].path, r->stk[i].path)) {
+			r->stk[w].insns += r->stk[i].insns;
+			free(r->stk[i].path);
+		} else {
+			r->stk[++w] = r->stk[i];
+		}
+	}
+	r->nstk = w + 1;
+}
+
+/* The folded stack of every call tree node with instructions (as efipt
+ * flame prints them). Names are made once per function. */
+static int stacks(const struct callstack *cs, const struct symtab *st, struct diff_run *r)
+{
+	char **nm = calloc(st->nfn + 2, sizeof(*nm));
+	uint32_t *path = malloc((cs->nnode + 1) * sizeof(*path));
+	r->stk = calloc(cs->nnode + 1, sizeof(*r->stk));
+	int rc = -1;
+	if (!nm || !path || !r->stk)
+		goto out;
+	for (uint32_t n = 1; n < cs->nnode; n++) {
+		if (!cs->node[n].insns)
+			continue;
+		uint32_t k = 0;
+		size_t len = 1;
+		for (uint32_t v = n; v && k < cs->nnode; v = cs->node[v].parent) {
+			uint32_t fn = cs->node[v].fn;
+			if (fn > st->nfn + 1)
+				fn = SYMFN_UNKNOWN;
+			if (!nm[fn]) {
+				char name[1024];
+				folded_frame_name(st, fn, name, sizeof(name));
+				if (!(nm[fn] = strdup(name)))
+					goto out;
+			}
+			len += strlen(nm[fn]) + 1;
+			path[k++] = fn;
+		}
+		char *s = malloc(len), *p = s;
+		if (!s)
+			goto out;
+		while (k--) {
+			size_t l = strlen(nm[path[k]]);
+			memcpy(p, nm[path[k]], l);
+			p += l;
+			if (k)
+				*p++ = ';';
+		}
+		*p = 0;
+		r->stk[r->nstk].path = s;
+		r->stk[r->nstk++].insns = cs->node[n].insns;
+	}
+	stk_merge(r);
+	rc = 0;
+out:
+	for (uint32_t i = 0; nm && i < st->nfn + 2; i++)
+		free(nm[i]);
+	free(nm);
+	free(path);
+	return rc;
+}
+
+int diff_run_decode(struct trace_input *t, struct diff_run *r, bool want_stacks)
+{
+	struct callstack cs;
+	struct profile p = { 0 };
+	int rc = -1;
+	memset(r, 0, sizeof(*r));
+	memset(&cs, 0, sizeof(cs));
+	/* the model counts for the profile itself, as for efipt top */
+	struct cs_listener ls = profile_time_listener(&p);
+	if (cs_init(&cs, &t->st, &ls)) {
+		fprintf(stderr, "efipt %s: out of memory\n", t->cmd);
+		goto out;
+	}
+	cs.tree = want_stacks;
+	cs.prof = &p;
+	r->errs = analysis_decode(t, &cs);
+	if (r->errs < 0)
+		goto out;
+	if (p.oom)
+		goto oom;
+	r->insns = cs.insns;
+	r->gaps = cs.gaps;
+	r->unmatched_rets = cs.unmatched_rets;
+	r->fn = calloc(t->st.nfn ? t->st.nfn : 1, sizeof(*r->fn));
+	if (!r->fn)
+		goto oom;
+	for (uint32_t fn = 0; fn < t->st.nfn && fn < p.n; fn++) {
+		const struct profile_fn *e = &p.fn[fn];
+		if (!e->excl && !e->incl)
+			continue;
+		struct diff_count *d = &r->fn[r->nfn];
+		d->image = strdup(symtab_fn_image(&t->st, fn));
+		d->name = strdup(t->st.fn[fn].name);
+		if (!d->image || !d->name) {
+			free(d->image);
+			free(d->name);
+			goto oom;
+		}
+		d->excl = e->excl;
+		d->incl = e->incl;
+		d->calls = e->calls;
+		r->nfn++;
+	}
+	fn_merge(r);
+	if (want_stacks && stacks(&cs, &t->st, r))
+		goto oom;
+	r->nimg = t->nimg;
+	for (size_t i = 0; i < t->nimg; i++) {
+		bool sym = t->img[i].sf != NULL;
+		r->nimg_sym += sym;
+		if (sym)
+			continue;
+		for (size_t k = 0; k < r->nfn; k++)
+			if (!strcmp(r->fn[k].image, t->img[i].name) && r->fn[k].excl) {
+				r->nimg_ran_nosym++;
+				break;
+			}
+	}
+	rc = 0;
+	goto out;
+oom:
+	fprintf(stderr, "efipt %s: out of memory\n", t->cmd);
+out:
+	cs_free(&cs);
+	profile_free(&p);
+	return rc;
+}
+
+int diff_run_by_image(const struct diff_run *r, struct diff_run *img)
+{
+	memset(img, 0, sizeof(*img));
+	img->insns = r->insns;
+	img->gaps = r->gaps;
+	img->errs = r->errs;
+	img->fn = calloc(r->nfn ? r->nfn : 1, sizeof(*img->fn));
+	if (!img->fn)
+		return -1;
+	/* r->fn is sorted by image: one row per run of equal images */
+	for (size_t i = 0; i < r->nfn; i++) {
+		if (img->nfn && !strcmp(img->fn[img->nfn - 1].image, r->fn[i].image)) {
+			img->fn[img->nfn - 1].excl += r->fn[i].excl;
+			img->fn[img->nfn - 1].incl += r->fn[i].excl;
+			continue;
+		}
+		struct diff_count *d = &img->fn[img->nfn];
+		d->image = strdup(r->fn[i].image);
+		d->name = strdup("");
+		if (!d->image || !d->name) {
+			free(d->image);
+			free(d->name);
+			diff_run_free(img);
+			return -1;
+		}
+		d->excl = d->incl = r->fn[i].excl;
+		img->nfn++;
+	}
+	return 0;
+}
+
+bool diff_run_image_has_symbols(const struct trace_input *t, const char *image)
+{
+	for (size_t i = 0; i < t->nimg; i++)
+		if (!strcmp(t->img[i].name, image) && t->img[i].sf)
+			return true;
+	return false;
+}
+
+void diff_run_free(struct diff_run *r)
+{
+	for (size_t i = 0; i < r->nfn; i++) {
+		free(r->fn[i].image);
+		free(r->fn[i].name);
+	}
+	for (size_t i = 0; i < r->nstk; i++)
+		free(r->stk[i].path);
+	free(r->fn);
+	free(r->stk);
+	memset(r, 0, sizeof(*r));
+}
