@@ -38,6 +38,8 @@ static void diff_usage(FILE *f)
 		"                  IMAGE=FILE); repeatable\n"
 		"  --symbols-b PATH  symbols of B (its build differs from A's); repeatable\n"
 		"  --path-map OLD=NEW  rewrite the build path the images record (both runs)\n"
+		"  --rename OLD=NEW  the image called OLD in A is called NEW in B: compared\n"
+		"                  as one (shown as OLD); repeatable\n"
 		"  --cpu N         the trace of CPU N of both runs (default 0)\n"
 		"  --tsc-hz HZ     as for 'efipt top' (both runs)\n"
 		"output:\n"
@@ -230,9 +232,24 @@ static void csv_field(const char *s)
 	putchar('"');
 }
 
+#define RENAMES_MAX 64
+struct renames {
+	const char *old[RENAMES_MAX], *new_name[RENAMES_MAX];
+	unsigned n;
+};
+
+/* B's name of the image A calls name. */
+static const char *b_name(const struct renames *rn, const char *name)
+{
+	for (unsigned i = 0; i < rn->n; i++)
+		if (!strcmp(rn->old[i], name))
+			return rn->new_name[i];
+	return name;
+}
+
 /* The symbols check: an image that ran in both runs, with symbols in one
  * only. 0, or -1 (named). */
-static int symbols_match(const struct side *a, const struct side *b)
+static int symbols_match(const struct side *a, const struct side *b, const struct renames *rn)
 {
 	int rc = 0;
 	for (size_t i = 0; i < a->img.nfn; i++) {
@@ -243,7 +260,7 @@ static int symbols_match(const struct side *a, const struct side *b)
 		if (!*im || !in_b)
 			continue;
 		bool sa = diff_run_image_has_symbols(&a->t, im);
-		bool sb = diff_run_image_has_symbols(&b->t, im);
+		bool sb = diff_run_image_has_symbols(&b->t, b_name(rn, im));
 		if (sa == sb)
 			continue;
 		fprintf(stderr, CMD ": image %s ran in both runs but has symbols in %s only: "
@@ -486,6 +503,7 @@ int cmd_diff(int argc, char **argv)
 		{ "symbols", required_argument, 0, 's' },
 		{ "symbols-b", required_argument, 0, 'S' },
 		{ "path-map", required_argument, 0, 'm' },
+		{ "rename", required_argument, 0, 'r' },
 		{ "cpu", required_argument, 0, 'c' },
 		{ "tsc-hz", required_argument, 0, 't' },
 		{ "by", required_argument, 0, 'b' },
@@ -502,6 +520,7 @@ int cmd_diff(int argc, char **argv)
 	};
 	struct side sa = { .label = "A" }, sb = { .label = "B" };
 	struct gates g = { .grows = -1 };
+	struct renames rn = { .n = 0 };
 	struct diff_row *fr = NULL, *ir = NULL;
 	struct diff_fold *folds = NULL;
 	size_t nf = 0, ni = 0, nfold = 0;
@@ -536,6 +555,20 @@ int cmd_diff(int argc, char **argv)
 			    trace_input_option(&sb.t, 0x107, optarg))
 				goto out;
 			break;
+		case 'r': {
+			const char *eq = strchr(optarg, '=');
+			if (!eq || eq == optarg || !eq[1] || rn.n == RENAMES_MAX) {
+				fprintf(stderr, CMD ": --rename takes OLD=NEW (the image's name in A, "
+					"its name in B; at most %d), not '%s'\n", RENAMES_MAX,
+					term_safe(optarg));
+				goto out;
+			}
+			/* optarg is argv's: cut it at '=' */
+			optarg[eq - optarg] = 0;
+			rn.old[rn.n] = optarg;
+			rn.new_name[rn.n++] = eq + 1;
+			break;
+		}
 		case 'c':
 			if (trace_input_option(&sa.t, 0x10c, optarg) ||
 			    trace_input_option(&sb.t, 0x10c, optarg))
@@ -643,12 +676,17 @@ int cmd_diff(int argc, char **argv)
 		struct side *s = sides[k];
 		if (diff_run_decode(&s->t, &s->fn, folded))
 			goto out;
+		for (unsigned i = 0; k && i < rn.n; i++)
+			if (diff_run_rename(&s->fn, rn.new_name[i], rn.old[i])) {
+				fprintf(stderr, CMD ": out of memory\n");
+				goto out;
+			}
 		if (diff_run_by_image(&s->fn, &s->img)) {
 			fprintf(stderr, CMD ": out of memory\n");
 			goto out;
 		}
 	}
-	if (!by_image && !folded && symbols_match(&sa, &sb))
+	if (!by_image && !folded && symbols_match(&sa, &sb, &rn))
 		goto out;
 	if (diff_table(&sa.fn, &sb.fn, &fr, &nf) || diff_table(&sa.img, &sb.img, &ir, &ni) ||
 	    (folded && diff_folds(&sa.fn, &sb.fn, &folds, &nfold))) {

@@ -212,6 +212,54 @@ int diff_run_by_image(const struct diff_run *r, struct diff_run *img)
 	return 0;
 }
 
+/* path with every frame "old`..." made "new`..." (malloc'd), or NULL. */
+static char *rename_frames(const char *path, const char *old, const char *new_name)
+{
+	size_t lo = strlen(old), ln = strlen(new_name), n = 1;
+	for (const char *p = path; *p; p++)
+		n++;
+	char *out = malloc(n + (n / (lo + 1) + 1) * ln), *w = out;
+	if (!out)
+		return NULL;
+	for (const char *p = path; *p;) {
+		/* p is at the start of a frame */
+		if (!strncmp(p, old, lo) && p[lo] == '`') {
+			memcpy(w, new_name, ln);
+			w += ln;
+			p += lo;
+		}
+		while (*p && *p != ';')
+			*w++ = *p++;
+		if (*p)
+			*w++ = *p++;
+	}
+	*w = 0;
+	return out;
+}
+
+int diff_run_rename(struct diff_run *r, const char *old, const char *new_name)
+{
+	for (size_t i = 0; i < r->nfn; i++) {
+		if (strcmp(r->fn[i].image, old))
+			continue;
+		char *s = strdup(new_name);
+		if (!s)
+			return -1;
+		free(r->fn[i].image);
+		r->fn[i].image = s;
+	}
+	for (size_t i = 0; i < r->nstk; i++) {
+		char *s = rename_frames(r->stk[i].path, old, new_name);
+		if (!s)
+			return -1;
+		free(r->stk[i].path);
+		r->stk[i].path = s;
+	}
+	fn_merge(r);
+	stk_merge(r);
+	return 0;
+}
+
 bool diff_run_image_has_symbols(const struct trace_input *t, const char *image)
 {
 	for (size_t i = 0; i < t->nimg; i++)

@@ -49,6 +49,10 @@ int diff_run_decode(struct trace_input *t, struct diff_run *r, bool stacks);
  * of memory. */
 int diff_run_by_image(const struct diff_run *r, struct diff_run *img);
 
+/* The image named old is called new in r (its functions and stack
+ * frames), so that a renamed image compares. 0, or -1 out of memory. */
+int diff_run_rename(struct diff_run *r, const char *old, const char *new_name);
+
 /* Whether an image of that name has a symbol file in t / ran in r. */
 bool diff_run_image_has_symbols(const struct trace_input *t, const char *image);
 

@@ -192,6 +192,21 @@ expect_rc "diff: other CPU and firmware compared" 0 $EFIPT diff "$A" "$C" $S --f
 contains "diff: other CPU warned" "$TMP/err" "warning: the runs are of different CPUs (A: CPU 6/94/3 0x000506e3, B: CPU 6/142/3 0x000506e3)"
 contains "diff: other firmware warned" "$TMP/err" "warning: the runs are of different firmware (A: EDK II 0x1, B: coreboot 0x1)"
 if cmp -s "$TMP/out" "$TMP/diff.csv"; then ok "diff: other CPU: the same rows"; else nok "diff: other CPU: the same rows" "differ"; fi
+# an image renamed in B: two images without --rename, one with it
+R=$TMP/r
+cp -r "$B" "$R"
+sed -i 's/"efipt.efi"/"BOOTX64.EFI"/' "$R/images.json"
+run_manifest "$R" trace.pt memmap.json images.json mem.bin
+expect_rc "diff: a renamed image" 0 $EFIPT diff "$A" "$R" $S --by image --format csv
+contains "diff: renamed: A's image only in A" "$TMP/out" '"efipt.efi",20000,0,-20000,only A'
+contains "diff: renamed: B's image only in B" "$TMP/out" '"BOOTX64.EFI",0,30000,30000,only B'
+expect_rc "diff: --rename efipt.efi=BOOTX64.EFI" 0 $EFIPT diff "$A" "$R" $S --rename efipt.efi=BOOTX64.EFI --format csv
+if cmp -s "$TMP/out" "$TMP/diff.csv"; then ok "diff: --rename: the rows of the same name"; else nok "diff: --rename: the rows of the same name" "$(diff "$TMP/diff.csv" "$TMP/out" | head -3)"; fi
+$EFIPT diff "$A" "$B" $S --folded >"$TMP/f1"
+$EFIPT diff "$A" "$R" $S --rename efipt.efi=BOOTX64.EFI --folded >"$TMP/f2"
+if [ -s "$TMP/f1" ] && cmp -s "$TMP/f1" "$TMP/f2"; then ok "diff: --rename: the same folded stacks"; else nok "diff: --rename: the same folded stacks" "$(diff "$TMP/f1" "$TMP/f2" | head -3)"; fi
+expect_rc "diff: bad --rename" 2 $EFIPT diff "$A" "$R" $S --rename efipt.efi
+contains "diff: bad --rename named" "$TMP/err" "--rename takes OLD=NEW"
 # a damaged trace in B: its decode errors named, exit 1
 D=$TMP/d
 cp -r "$B" "$D"
