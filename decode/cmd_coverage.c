@@ -17,6 +17,7 @@
 #include "decode/cov_lcov.h"
 #include "decode/cov_merge.h"
 #include "decode/file_io.h"
+#include "decode/gate_pct.h"
 #include "decode/flow_notes.h"
 #include "decode/progress.h"
 #include "decode/rundir_code.h"
@@ -291,17 +292,6 @@ static bool below(uint64_t bytes, uint64_t code, long gate)
 	return !code || tenths(bytes, code) < (unsigned long long)gate;
 }
 
-/* tenths as the user wrote them: "40", "40.2" (static buffer) */
-static const char *tenths_text(long v)
-{
-	static char b[32];
-	if (v % 10)
-		snprintf(b, sizeof(b), "%ld.%ld", v / 10, v % 10);
-	else
-		snprintf(b, sizeof(b), "%ld", v / 10);
-	return b;
-}
-
 /* --fail-under (in tenths of a percent): 0 if every gate passes, else 3
  * (messages on stderr). */
 static int gates(const struct ptcov *c, const struct totals *t, long gate, char **img,
@@ -312,7 +302,7 @@ static int gates(const struct ptcov *c, const struct totals *t, long gate, char 
 		if (below(t->bytes, t->code, gate)) {
 			unsigned long long p = tenths(t->bytes, t->code);
 			fprintf(stderr, CMD ": coverage %llu.%llu%% is below --fail-under %s%%\n",
-				p / 10, p % 10, tenths_text(gate));
+				p / 10, p % 10, gate_pct_text(gate));
 			rc = 3;
 		}
 		return rc;
@@ -332,31 +322,11 @@ static int gates(const struct ptcov *c, const struct totals *t, long gate, char 
 		if (below(s.bytes, code_bytes(m), gate)) {
 			unsigned long long p = tenths(s.bytes, code_bytes(m));
 			fprintf(stderr, CMD ": %s: coverage %llu.%llu%% is below --fail-under "
-					"%s%%\n", term_safe(m->path), p / 10, p % 10, tenths_text(gate));
+					"%s%%\n", term_safe(m->path), p / 10, p % 10, gate_pct_text(gate));
 			rc = 3;
 		}
 	}
 	return rc;
-}
-
-/* A percentage with at most one decimal ("40", "40.2") in tenths. 0, or -1
- * when s is none from 0 to 100. */
-static int parse_tenths(const char *s, long *out)
-{
-	unsigned long long whole, frac = 0;
-	char buf[32];
-	snprintf(buf, sizeof(buf), "%s", s);
-	char *dot = strchr(buf, '.');
-	if (dot) {
-		*dot = 0;
-		if (strlen(dot + 1) != 1 || dot[1] < '0' || dot[1] > '9')
-			return -1;
-		frac = (unsigned long long)(dot[1] - '0');
-	}
-	if (strlen(s) >= sizeof(buf) - 1 || parse_u64(buf, &whole) || whole * 10 + frac > 1000)
-		return -1;
-	*out = (long)(whole * 10 + frac);
-	return 0;
 }
 
 static int ends_with(const char *s, const char *tail)
@@ -638,7 +608,7 @@ int cmd_coverage(int argc, char **argv)
 			break;
 		case 'o': out = optarg; break;
 		case 'F':
-			if (parse_tenths(optarg, &fail_under)) {
+			if (gate_pct_parse(optarg, 1000, &fail_under)) {
 				fprintf(stderr, CMD ": --fail-under takes a percentage from 0 to 100 "
 						"with at most one decimal (as printed), not '%s'\n",
 					term_safe(optarg));

@@ -11,9 +11,11 @@
 #include <string.h>
 
 #include "decode/commands.h"
+#include "decode/csv_out.h"
 #include "decode/diff/diff_run.h"
 #include "decode/diff/diff_table.h"
 #include "decode/file_io.h"
+#include "decode/gate_pct.h"
 #include "decode/rundir.h"
 #include "decode/trace_input.h"
 
@@ -149,34 +151,6 @@ static json_t *side_json(const struct side *s)
 			 "images_with_symbols", (json_int_t)s->fn.nimg_sym, "symbols", paths);
 }
 
-/* A percentage with at most one decimal ("5", "2.5") in tenths, up to
- * 1000000%. 0, or -1. */
-static int parse_pct(const char *s, long *out)
-{
-	char whole[32];
-	const char *dot = strchr(s, '.');
-	unsigned long long w, d = 0;
-	if (!*s || (dot && (dot == s || strlen(dot) != 2 || dot[1] < '0' || dot[1] > '9')))
-		return -1;
-	snprintf(whole, sizeof(whole), "%.*s", dot ? (int)(dot - s) : (int)strlen(s), s);
-	if (parse_u64(whole, &w) || (whole[0] == '0' && whole[1] == 'x') || w > 1000000)
-		return -1;
-	if (dot)
-		d = (unsigned long long)(dot[1] - '0');
-	*out = (long)(w * 10 + d);
-	return 0;
-}
-
-static const char *pct_text(long tenths)
-{
-	static char b[32];
-	if (tenths % 10)
-		snprintf(b, sizeof(b), "%ld.%ld", tenths / 10, tenths % 10);
-	else
-		snprintf(b, sizeof(b), "%ld", tenths / 10);
-	return b;
-}
-
 /* "+12.3%" of B over A ("new" where A is 0). */
 static void change_text(char *buf, size_t cap, uint64_t a, uint64_t b)
 {
@@ -218,18 +192,6 @@ static bool names_function(const struct diff_row *r, const char *name)
 		return !strcmp(r->name, name);
 	return !strcmp(r->name, tick + 1) && strlen(r->image) == (size_t)(tick - name) &&
 	       !strncmp(r->image, name, (size_t)(tick - name));
-}
-
-static void csv_field(const char *s)
-{
-	s = term_safe(s);
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
-			putchar('"');
-		putchar(*s);
-	}
-	putchar('"');
 }
 
 #define RENAMES_MAX 64
@@ -303,7 +265,7 @@ static int gates_check(const struct gates *g, const struct side *a, const struct
 		change_text(ch, sizeof(ch), a->fn.insns, b->fn.insns);
 		fprintf(stderr, CMD ": the run grew by %s (%" PRIu64 " -> %" PRIu64
 			" instructions), more than --fail-if-grows %s%%\n", ch, a->fn.insns,
-			b->fn.insns, pct_text(g->grows));
+			b->fn.insns, gate_pct_text(g->grows));
 		rc = 3;
 	}
 	for (unsigned i = 0; i < g->nfn; i++) {
@@ -333,7 +295,7 @@ static int gates_check(const struct gates *g, const struct side *a, const struct
 			row_name(name, sizeof(name), m, false);
 			fprintf(stderr, CMD ": %s grew by %s (%" PRIu64 " -> %" PRIu64 " inclusive "
 				"instructions), more than --fail-if-grows %s%%\n", term_safe(name), ch,
-				m->a_incl, m->b_incl, pct_text(g->grows));
+				m->a_incl, m->b_incl, gate_pct_text(g->grows));
 			rc = 3;
 		}
 	}
@@ -352,7 +314,7 @@ static int gates_check(const struct gates *g, const struct side *a, const struct
 			change_text(ch, sizeof(ch), m->a_excl, m->b_excl);
 			fprintf(stderr, CMD ": image %s grew by %s (%" PRIu64 " -> %" PRIu64
 				" instructions), more than --fail-if-grows %s%%\n", term_safe(m->image),
-				ch, m->a_excl, m->b_excl, pct_text(g->grows));
+				ch, m->a_excl, m->b_excl, gate_pct_text(g->grows));
 			rc = 3;
 		}
 	}
@@ -611,7 +573,7 @@ int cmd_diff(int argc, char **argv)
 			folded = true;
 			break;
 		case 'g':
-			if (parse_pct(optarg, &g.grows)) {
+			if (gate_pct_parse(optarg, 10000000, &g.grows)) {
 				fprintf(stderr, CMD ": --fail-if-grows takes a percentage (at most one "
 					"decimal: 2.5), not '%s'\n", term_safe(optarg));
 				goto out;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "decode/commands.h"
+#include "decode/csv_out.h"
 #include "decode/file_io.h"
 #include "decode/stack/analysis.h"
 #include "decode/stack/inline_frames.h"
@@ -72,19 +73,6 @@ static void time_text(char *buf, size_t cap, uint64_t v, bool ns)
 	else
 		snprintf(num, sizeof(num), "%" PRIu64, v);
 	snprintf(buf, cap, " %16s", num);
-}
-
-/* A CSV field, quoted; control characters escaped as text (\\xNN). */
-static void csv_field(const char *s)
-{
-	s = term_safe(s);
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
-			putchar('"');
-		putchar(*s);
-	}
-	putchar('"');
 }
 
 int cmd_top(int argc, char **argv)
