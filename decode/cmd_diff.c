@@ -43,7 +43,7 @@ static void diff_usage(FILE *f)
 		"  --rename OLD=NEW  the image called OLD in A is called NEW in B: compared\n"
 		"                  as one (shown as OLD); repeatable\n"
 		"  --cpu N         the trace of CPU N of both runs (default 0)\n"
-		"  --tsc-hz HZ     as for 'efipt top' (both runs)\n"
+
 		"output:\n"
 		"  --by function|image  what to compare (default function); by image:\n"
 		"                  instructions in each image\n"
@@ -57,8 +57,9 @@ static void diff_usage(FILE *f)
 		"                  per line (flamegraph.pl's difffolded format), each count\n"
 		"                  what 'efipt flame' gives that stack in that run\n"
 		"CI gates (exit 3 when crossed; each crossing named on standard error):\n"
-		"  --fail-if-grows PCT  B executed more than PCT percent (one decimal: 2.5)\n"
-		"                  instructions more than A: the whole run, or with\n"
+		"  --fail-if-grows PCT  B executed more than PCT percent more instructions\n"
+		"                  than A (PCT: at most one decimal, 2.5): the whole run,\n"
+		"                  or with\n"
 		"  --function NAME  that function's inclusive instructions (NAME or\n"
 		"                  IMAGE`NAME; repeatable)\n"
 		"  --image NAME    that image's instructions (with or without .efi, any\n"
@@ -467,7 +468,6 @@ int cmd_diff(int argc, char **argv)
 		{ "path-map", required_argument, 0, 'm' },
 		{ "rename", required_argument, 0, 'r' },
 		{ "cpu", required_argument, 0, 'c' },
-		{ "tsc-hz", required_argument, 0, 't' },
 		{ "by", required_argument, 0, 'b' },
 		{ "format", required_argument, 0, 'f' },
 		{ "limit", required_argument, 0, 'l' },
@@ -534,11 +534,6 @@ int cmd_diff(int argc, char **argv)
 		case 'c':
 			if (trace_input_option(&sa.t, 0x10c, optarg) ||
 			    trace_input_option(&sb.t, 0x10c, optarg))
-				goto out;
-			break;
-		case 't':
-			if (trace_input_option(&sa.t, 0x10a, optarg) ||
-			    trace_input_option(&sb.t, 0x10a, optarg))
 				goto out;
 			break;
 		case 'b':
