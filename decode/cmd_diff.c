@@ -123,6 +123,9 @@ static void side_text(FILE *f, const struct side *s)
 		term_safe(s->command), term_safe(s->firmware), term_safe(s->cpu), s->fn.insns,
 		s->fn.gaps, s->fn.gaps == 1 ? "" : "s", s->fn.errs, s->fn.errs == 1 ? "" : "s",
 		s->fn.nimg_sym, s->fn.nimg);
+	if (s->fn.nimg_map)
+		fprintf(f, ", %zu of them by a link map only (not checked against the code)",
+			s->fn.nimg_map);
 	if (s->t.so.npaths || s->t.so.nbinds) {
 		fprintf(f, " (--symbols");
 		for (size_t i = 0; i < s->t.so.npaths; i++)
@@ -145,11 +148,12 @@ static json_t *side_json(const struct side *s)
 		snprintf(b, sizeof(b), "%s=%s", s->t.so.bind_img[i], s->t.so.bind_file[i]);
 		json_array_append_new(paths, json_string(b));
 	}
-	return json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:o}", "run", s->t.run,
+	return json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:o}", "run", s->t.run,
 			 "command", s->command, "firmware", s->firmware, "cpu", s->cpu, "insns",
 			 (json_int_t)s->fn.insns, "gaps", (json_int_t)s->fn.gaps, "decode_errors",
 			 (json_int_t)s->fn.errs, "images", (json_int_t)s->fn.nimg,
-			 "images_with_symbols", (json_int_t)s->fn.nimg_sym, "symbols", paths);
+			 "images_with_symbols", (json_int_t)s->fn.nimg_sym, "images_by_map_only",
+			 (json_int_t)s->fn.nimg_map, "symbols", paths);
 }
 
 /* "+12.3%" of B over A ("new" where A is 0). */

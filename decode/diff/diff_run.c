@@ -163,6 +163,7 @@ int diff_run_decode(struct trace_input *t, struct diff_run *r, bool want_stacks)
 	for (size_t i = 0; i < t->nimg; i++) {
 		bool sym = t->img[i].sf != NULL;
 		r->nimg_sym += sym;
+		r->nimg_map += sym && t->img[i].how == SYMHOW_MAP;
 		if (sym)
 			continue;
 		for (size_t k = 0; k < r->nfn; k++)

@@ -36,6 +36,8 @@ struct diff_run {
 	long errs;		/* decode errors */
 	size_t nimg, nimg_sym;	/* images; with a symbol file */
 	size_t nimg_ran_nosym;	/* images that ran without a symbol file */
+	size_t nimg_map;	/* named by a link map only (not checked
+				 * against the code: symmap.h) */
 };
 
 /*
