@@ -647,6 +647,10 @@ int cmd_diff(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (sa.fn.timed || sb.fn.timed)
+		fprintf(stderr, CMD ": note: %s timing packets; diff compares instructions, "
+			"not time\n", sa.fn.timed && sb.fn.timed ? "both traces have"
+			: sa.fn.timed ? "trace A has" : "trace B has");
 	if (!by_image && !folded && symbols_match(&sa, &sb, &rn))
 		goto out;
 	if (diff_table(&sa.fn, &sb.fn, &fr, &nf) || diff_table(&sa.img, &sb.img, &ir, &ni) ||

@@ -136,6 +136,7 @@ int diff_run_decode(struct trace_input *t, struct diff_run *r, bool want_stacks)
 	r->insns = cs.insns;
 	r->gaps = cs.gaps;
 	r->unmatched_rets = cs.unmatched_rets;
+	r->timed = cs.timed;
 	r->fn = calloc(t->st.nfn ? t->st.nfn : 1, sizeof(*r->fn));
 	if (!r->fn)
 		goto oom;

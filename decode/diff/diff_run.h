@@ -34,6 +34,7 @@ struct diff_run {
 	size_t nstk;
 	uint64_t insns, gaps, unmatched_rets;
 	long errs;		/* decode errors */
+	bool timed;		/* the trace has timing packets */
 	size_t nimg, nimg_sym;	/* images; with a symbol file */
 	size_t nimg_ran_nosym;	/* images that ran without a symbol file */
 	size_t nimg_map;	/* named by a link map only (not checked

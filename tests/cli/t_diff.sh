@@ -11,7 +11,7 @@ build_output "diff"
 fa=$(nm "$SO" | awk '$3 == "efi_main" { print $1 }')
 S="--symbols $SO"
 
-# mkrun DIR BASE INSNS SEED: efipt.efi laid out at BASE in a memory snapshot,
+# mkrun DIR BASE INSNS SEED [SYNTH-OPTION]: efipt.efi laid out at BASE in a memory snapshot,
 # a synthetic trace of INSNS instructions from efi_main; DIR/ref.csv and
 # DIR/ref.folded: the reference's counts of that trace
 mkrun() {
@@ -20,7 +20,7 @@ mkrun() {
 	python3 tests/cli/pe_snapshot.py "$EFI" $b "$D/mem.bin" >"$TMP/pages"
 	pages=$(( $(cat "$TMP/pages") / 4096 ))
 	$EFIPT synth --out "$D/trace.pt" --truth "$TMP/truth" --raw "$D/mem.bin:$b" \
-		--start $((b + 0x$fa)) --insns $3 --seed $4 2>/dev/null
+		--start $((b + 0x$fa)) --insns $3 --seed $4 ${5:-} 2>/dev/null
 	printf '{"regions": [{"type": "LoaderCode", "phys": "%s", "pages": %d, "attr": "0xf", "snapshot": "mem.bin"}]}\n' \
 		$b $pages >"$D/memmap.json"
 	printf '{"images": [{"name": "efipt.efi", "base": "%s", "size": %d, "code_type": "LoaderCode", "path": "", "pdb": "/x/efipt.so"}]}\n' \
@@ -69,6 +69,22 @@ print("%d functions, %d only in A, %d only in B" % (len(rows), only["a"], only["
 EOP
 then ok "diff: each function's A and B counts are the reference's ($(cat "$TMP/cmp"))"
 else nok "diff: each function's A and B counts are the reference's" "$(tail -c 500 "$TMP/cmp")"; fi
+
+# and they are efipt top's of each run
+$EFIPT top "$A" $S --format csv >"$TMP/top_a.csv"
+$EFIPT top "$B" $S --format csv >"$TMP/top_b.csv"
+if python3 - "$TMP/top_a.csv" "$TMP/top_b.csv" "$TMP/diff.csv" <<'EOP'
+import csv, sys
+ta, tb = ({(r["image"], r["function"]): r for r in csv.DictReader(open(p))} for p in sys.argv[1:3])
+rows = list(csv.DictReader(open(sys.argv[3])))
+assert len(rows) == len(set(ta) | set(tb))
+for r in rows:
+    k = (r["image"], r["function"])
+    for side, t in (("a", ta), ("b", tb)):
+        w = t.get(k, {"excl": "0", "incl": "0", "calls": "0"})
+        assert all(r[side + "_" + c] == w[c] for c in ("excl", "incl", "calls")), (k, side, r, w)
+EOP
+then ok "diff: each side's counts are efipt top's"; else nok "diff: each side's counts are efipt top's" "differ"; fi
 
 expect_rc "diff: jsonl" 0 $EFIPT diff "$A" "$B" $S --format jsonl
 if python3 - "$TMP/out" "$TMP/diff.csv" <<'EOP'
@@ -189,6 +205,13 @@ $EFIPT diff "$A" "$R" $S --rename efipt.efi=BOOTX64.EFI --folded >"$TMP/f2"
 if [ -s "$TMP/f1" ] && cmp -s "$TMP/f1" "$TMP/f2"; then ok "diff: --rename: the same folded stacks"; else nok "diff: --rename: the same folded stacks" "$(diff "$TMP/f1" "$TMP/f2" | head -3)"; fi
 expect_rc "diff: bad --rename" 2 $EFIPT diff "$A" "$R" $S --rename efipt.efi
 contains "diff: bad --rename named" "$TMP/err" "--rename takes OLD=NEW"
+# B with timing packets, A without: instructions compared, said once
+T=$TMP/t
+mkrun "$T" 0x1000000 20000 2 --tsc
+expect_rc "diff: one run with timing" 0 $EFIPT diff "$A" "$T" $S
+contains "diff: timing not compared, said" "$TMP/err" "efipt diff: note: trace B has timing packets; diff compares instructions, not time"
+[ "$(grep -c 'timing packets' "$TMP/err")" = 1 ] && ok "diff: timing said once" || nok "diff: timing said once" "$(cat "$TMP/err")"
+contains "diff: the same instructions with timing packets" "$TMP/out" "no change: the same instructions in each of"
 # a damaged trace in B: its decode errors named, exit 1
 D=$TMP/d
 cp -r "$B" "$D"
