@@ -42,7 +42,7 @@ DEFS    :=
 CORE_SRC := $(wildcard core/*.c)
 ARCH_SRC := $(wildcard arch/x86_64/*.c)
 EFI_SRC  := $(wildcard efi/*.c)
-HOST_SRC := $(filter-out decode/main.c,$(wildcard decode/*.c decode/*/*.c))
+HOST_SRC := $(filter-out host/main.c,$(wildcard host/*.c host/*/*.c))
 # Files that only make sense in one world carry a suffix:
 #   *_efi.c  is built only into efipt.efi, *_host.c only into the host build.
 EFI_ARCH_SRC  := $(filter-out %_host.c,$(ARCH_SRC))
@@ -50,7 +50,10 @@ HOST_ARCH_SRC := $(filter-out %_efi.c,$(ARCH_SRC))
 
 # ---- host build -------------------------------------------------------------
 HOST_CFLAGS := -std=gnu11 -O2 -g $(WARN) $(DEFS) -I. -D_GNU_SOURCE $(SAN_FLAGS)
-HOST_LIBS   := -lipt -lZydis -ljansson -ldw -lelf -llzma
+# efipt itself does not use libipt: only tests and benchmarks link it (to
+# compare against it)
+HOST_LIBS   := -lZydis -ljansson -ldw -lelf -llzma
+TEST_LIBS   := -lipt $(HOST_LIBS)
 
 HOST_OBJ := $(patsubst %.c,$(BUILD)/host/%.o,$(CORE_SRC) $(HOST_ARCH_SRC) $(HOST_SRC)) \
 	$(BUILD)/host/gen/version.o
@@ -169,7 +172,7 @@ $(BUILD)/libefipt-host.a: $(HOST_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/efipt: $(BUILD)/host/decode/main.o $(BUILD)/libefipt-host.a
+$(BUILD)/efipt: $(BUILD)/host/host/main.o $(BUILD)/libefipt-host.a
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(HOST_LIBS)
 
 $(BUILD)/efipt.so: $(EFI_OBJ) linker.ld
@@ -192,7 +195,8 @@ check-efi: $(BUILD)/efipt.so
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libefipt-host.a $(TEST_LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(TEST_LIB_OBJ) $(BUILD)/libefipt-host.a $(HOST_LIBS)
+	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(TEST_LIB_OBJ) $(BUILD)/libefipt-host.a $(TEST_LIBS) \
+		$(TEST_LDFLAGS_$*)
 
 ifeq ($(SANITIZE),)
 test: all $(TEST_BIN) $(TEST_EXTRA) $(FREE_OBJ)

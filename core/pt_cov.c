@@ -1,5 +1,6 @@
 /* Block coverage and drcov output; see pt_cov.h. */
 #include "core/pt_cov.h"
+#include "core/x86_insn.h"
 #include "core/mem.h"
 #include "core/pe_info.h"
 
@@ -115,26 +116,57 @@ void ptcov_on_run(void *ctx, const struct ptflow_run *run)
 	}
 }
 
-void ptcov_use_blocks(struct ptcov *c, const struct ptflow_decoder *dec,
-		      struct ptcov_seen *seen, uint32_t nseen)
+void ptcov_use_blocks(struct ptcov *c, struct ptcov_seen *seen, uint32_t nseen)
 {
-	c->dec = dec;
 	c->seen = nseen >= 1 && !(nseen & (nseen - 1)) ? seen : NULL;
 	c->seen_mask = c->seen ? nseen - 1 : 0;
 	if (c->seen)
 		efipt_memset(seen, 0, nseen * sizeof(*seen));
 }
 
-void ptcov_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+/* b, a block in image m (e: its entry in seen, or NULL), ends in a
+ * conditional branch: a way of it not seen before goes to on_branch. */
+static inline void branch(struct ptcov *c, struct ptcov_seen *e, const struct ptflow_blk *b)
+{
+	if (b->iclass != X86_IC_JCC || b->end != PTFLOW_BEND_BRANCH || !c->on_branch)
+		return;
+	uint64_t end = b->ip + b->size;
+	uint8_t ways = PTCOV_RAN | (!b->next ? 0 : b->next == end ? PTCOV_FELL : PTCOV_TAKEN);
+	if (e && e->size == b->size) {
+		if ((e->ways | ways) == e->ways)
+			return; /* nothing new */
+		e->ways |= ways;
+	}
+	c->on_branch(c->branch_ctx, end, ways);
+}
+
+void ptcov_on_blocks(void *ctx, const struct ptflow_batch *batch)
 {
 	struct ptcov *c = ctx;
+	const struct ptflow_blk *b = batch->b;
+	size_t n = batch->n;
+	/* the stretch of the last block's owner (blocks cluster): [lo, hi] */
+	uint64_t lo = c->span_lo, hi = c->span_hi;
+	int k = c->span_k;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t ip = b[i].ip, lo, hi;
-		int k = ptimg_list_span(c->img, c->nimg, sizeof(*c->img), ip, &c->last, c->overlap,
-					&lo, &hi);
+		uint64_t ip = b[i].ip;
+		if (!c->span_set || ip - lo > hi - lo) {
+			k = ptimg_list_span(c->img, c->nimg, sizeof(*c->img), ip, &c->last,
+					    c->overlap, &lo, &hi);
+			c->span_set = true;
+			c->span_lo = lo;
+			c->span_hi = hi;
+			c->span_k = k;
+		}
 		struct ptcov_image *m = k >= 0 ? &c->img[k] : NULL;
-		/* wholly inside what one image owns: counted in one go */
-		bool fast = m && b[i].size && b[i].size - 1u <= hi - ip;
+		/* wholly inside what one image owns, or in no image: counted
+		 * in one go */
+		bool fast = b[i].size && b[i].size - 1u <= hi - ip;
+		if (fast && !m) {
+			c->insns += b[i].ninsn;
+			c->outside += b[i].ninsn;
+			continue;
+		}
 		struct ptcov_seen *e = NULL;
 		if (fast && m->bits) {
 			fast = false;
@@ -148,14 +180,17 @@ void ptcov_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
 			m->execs += b[i].ninsn;
 			if (!m->bits)
 				m->lost += b[i].ninsn;
+			branch(c, e, &b[i]);
 			continue;
 		}
 		/* marked by instruction, as a run */
 		uint8_t lens[PTFLOW_BLOCK_MAX];
 		struct ptflow_run r = { ip, lens, 0, b[i].mode, b[i].iclass };
-		r.ninsn = ptflow_blk_lens(c->dec, &b[i], lens);
+		r.ninsn = ptflow_blk_lens(batch->image, &b[i], lens);
 		ptcov_on_run(c, &r);
 		if (e && r.ninsn == b[i].ninsn) {
+			if (e->ip != ip || e->mode != b[i].mode || e->size != b[i].size)
+				e->ways = 0; /* the branch at its end is another */
 			if (e->ip != ip || e->mode != b[i].mode)
 				e->size = 0;
 			e->ip = ip;
@@ -163,6 +198,7 @@ void ptcov_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
 			if (b[i].size > e->size)
 				e->size = b[i].size;
 		}
+		branch(c, e, &b[i]);
 	}
 }
 

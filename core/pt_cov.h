@@ -44,7 +44,12 @@ struct ptcov_seen {
 	uint64_t ip;
 	uint16_t size;
 	uint8_t mode;
+	uint8_t ways;		/* PTCOV_*: the block's branch went so (size
+				 * is the block's) */
 };
+
+/* Ways a conditional branch went (ptcov.on_branch). */
+enum { PTCOV_RAN = 1, PTCOV_TAKEN = 2, PTCOV_FELL = 4 };
 
 struct ptcov {
 	struct ptcov_image *img; /* caller's array, sorted by ptcov_init */
@@ -53,10 +58,20 @@ struct ptcov {
 	int overlap;		/* some images overlap (ptimg_list_sort()) */
 	uint64_t insns;		/* every instruction delivered */
 	uint64_t outside;	/* those in no image */
-	/* ptcov_on_blocks(): set by ptcov_use_blocks() */
-	const struct ptflow_decoder *dec;
+	/* ptcov_on_blocks(): the last owner looked up (span_k, -1: none) of
+	 * [span_lo, span_hi] (span_set: there is one) */
+	uint64_t span_lo, span_hi;
+	int span_k;
+	bool span_set;
+	/* set by ptcov_use_blocks() */
 	struct ptcov_seen *seen;
 	uint32_t seen_mask;
+	/* ptcov_on_blocks(): conditional branches (Jcc, J*CXZ, LOOP*) that
+	 * ran, by the address after them, and which ways they went
+	 * (PTCOV_*: taken, fell through; neither when an event came first).
+	 * Given at least once per way, not each time (NULL: none). */
+	void (*on_branch)(void *ctx, uint64_t end, uint8_t ways);
+	void *branch_ctx;
 };
 
 /* Bytes of bitmaps for an image of size bytes (3 bits per byte). */
@@ -87,14 +102,13 @@ void ptcov_on_run(void *c, const struct ptflow_run *run);
 
 /*
  * The same coverage from blocks (ptflow_on_blocks(dec, ptcov_on_blocks)):
- * the fast way. dec gives the lengths of a block not marked before; seen
- * (nseen entries, a power of two, or NULL/0: none) remembers the blocks
- * marked, so that a block executed again costs no decoding. Call after
- * ptcov_init(); clears seen.
+ * the fast way. A block not marked before is marked by instruction (the
+ * lengths from its batch's code); seen (nseen entries, a power of two, or
+ * NULL/0: none) remembers the blocks marked, so that a block executed
+ * again costs no decoding. Call after ptcov_init(); clears seen.
  */
-void ptcov_use_blocks(struct ptcov *c, const struct ptflow_decoder *dec,
-		      struct ptcov_seen *seen, uint32_t nseen);
-void ptcov_on_blocks(void *c, const struct ptflow_blk *b, size_t n);
+void ptcov_use_blocks(struct ptcov *c, struct ptcov_seen *seen, uint32_t nseen);
+void ptcov_on_blocks(void *c, const struct ptflow_batch *batch);
 
 /* Record len bytes at offset off of m as covered, with a head at off if
  * head, and an instruction start at off if insn. Parts past the image are

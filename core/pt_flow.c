@@ -224,8 +224,15 @@ static void run(struct ptflow_decoder *d, const struct ptflow_block *b, uint32_t
 void ptflow_blk_flush(struct ptflow_decoder *d)
 {
 	size_t n = (size_t)(d->blk_cur - d->blk);
-	if (n && d->on_blocks)
-		d->on_blocks(d->sink.ctx, d->blk, n);
+	if (n && d->on_blocks) {
+		struct ptflow_batch batch;
+		batch.b = d->blk;
+		batch.n = n;
+		batch.has_time = pttime_get(&d->time, &batch.tsc, NULL, NULL);
+		batch.cbr = d->time.cbr;
+		batch.image = &d->cfg.image;
+		d->on_blocks(d->sink.ctx, &batch);
+	}
 	d->blk_cur = d->blk;
 	d->blk_open = false;
 	d->blk_merge = NULL;
@@ -266,12 +273,16 @@ bool ptflow_time(const struct ptflow_decoder *d, uint64_t *tsc, uint8_t *cbr)
 	return pttime_get(&d->time, tsc, NULL, NULL);
 }
 
-unsigned ptflow_blk_lens(const struct ptflow_decoder *d, const struct ptflow_blk *b,
-			 uint8_t *lens)
+unsigned ptflow_blk_lens(const struct ptimg *img, const struct ptflow_blk *b, uint8_t *lens)
 {
 	struct ptflow_block tmp;
-	ptflow_block_decode(&d->cfg.image, b->ip, b->mode, &tmp, lens);
+	ptflow_block_decode(img, b->ip, b->mode, &tmp, lens);
 	return b->ninsn <= b_ninsn(&tmp) ? b->ninsn : b_ninsn(&tmp);
+}
+
+void ptflow_stop(struct ptflow_decoder *d)
+{
+	d->stop = true;
 }
 
 /* The first n instructions of b to the run callback. */
@@ -1283,6 +1294,8 @@ static bool hot(const struct ptflow_decoder *d)
 static int step(struct ptflow_decoder *d)
 {
 	for (;;) {
+		if (d->stop)
+			return STEP_DONE;
 		if (hot(d)) {
 			uint64_t before = d->stat.blocks;
 			ptflow_walk(d);
@@ -1329,7 +1342,7 @@ long ptflow_decode(struct ptflow_decoder *d, const uint8_t *buf, size_t size, ui
 	ptpkt_init(&d->pk, buf, size, base);
 	reset_state(d);
 	for (;;) {
-		if (ptpkt_sync_forward(&d->pk) < 0)
+		if (d->stop || ptpkt_sync_forward(&d->pk) < 0)
 			break;
 		reset_state(d);
 		int r = step(d);

@@ -204,9 +204,25 @@ struct ptflow_blk {
 };
 #define PTFLOW_BLK_BATCH 64	/* blocks per call, at most */
 
-/* Blocks b[0..n) in the order they ran; an event is delivered after the
- * blocks before it. */
-typedef void (*ptflow_blocks_fn)(void *ctx, const struct ptflow_blk *b, size_t n);
+/*
+ * A batch of blocks as ptflow_on_blocks() hands it over, with what a
+ * consumer needs of the decoder at that point, so that none holds the
+ * decoder while it delivers: the blocks b[0..n) in the order they ran (an
+ * event is delivered after the blocks before it), the time estimate and
+ * core:bus ratio when the batch left the decoder (the time of each of its
+ * blocks with ptflow_blocks_timed()), and the code they ran in, for
+ * ptflow_blk_lens().
+ */
+struct ptflow_batch {
+	const struct ptflow_blk *b;
+	size_t n;
+	bool has_time;		/* tsc is valid (a TSC packet was seen) */
+	uint64_t tsc;		/* the time estimate (core/pt_time.h) */
+	uint8_t cbr;		/* the last CBR (0: none yet) */
+	const struct ptimg *image;	/* the decoder's code */
+};
+
+typedef void (*ptflow_blocks_fn)(void *ctx, const struct ptflow_batch *batch);
 
 struct ptflow_sink {
 	void *ctx;
@@ -321,6 +337,7 @@ struct ptflow_decoder {
 					 * which takes the next one's counts */
 	bool blk_open;		/* the last buffered block waits for its next */
 	bool blk_timed;		/* ptflow_blocks_timed() */
+	bool stop;		/* ptflow_stop() */
 	void (*progress)(void *ctx, uint64_t offset);	/* ptflow_on_progress() */
 	void *progress_ctx;
 	struct ptflow_blk blk[PTFLOW_BLK_BATCH], *blk_cur; /* to deliver */
@@ -397,10 +414,15 @@ void ptflow_on_progress(struct ptflow_decoder *d, void (*fn)(void *ctx, uint64_t
  * last core:bus ratio (CBR, 0 if none). */
 bool ptflow_time(const struct ptflow_decoder *d, uint64_t *tsc, uint8_t *cbr);
 
-/* The lengths of b's instructions into lens (PTFLOW_BLOCK_MAX bytes);
- * returns how many (b->ninsn unless the code changed). */
-unsigned ptflow_blk_lens(const struct ptflow_decoder *d, const struct ptflow_blk *b,
-			 uint8_t *lens);
+/* The lengths of b's instructions into lens (PTFLOW_BLOCK_MAX bytes), from
+ * the code img it ran in (its batch's image); returns how many (b->ninsn
+ * unless the code changed). */
+unsigned ptflow_blk_lens(const struct ptimg *img, const struct ptflow_blk *b, uint8_t *lens);
+
+/* Stop decoding: ptflow_decode() returns at its next step, after handing
+ * over the blocks walked so far (the consumer has what it wanted, e.g. a
+ * window of the trace). Safe to call while the decoder delivers. */
+void ptflow_stop(struct ptflow_decoder *d);
 
 /* Empty the block cache (the code changed). */
 void ptflow_cache_flush(struct ptflow_decoder *d);

@@ -4,7 +4,7 @@
  * The decoders never touch memory directly: they ask a read callback for
  * the bytes at an address. In firmware the callback copies from live memory
  * (the traced code is where it ran); on the host it reads from the sections
- * of ELF/PE/raw files (decode/pt_sections.c).
+ * of ELF/PE/raw files (host/input/pt_sections.c).
  *
  * Freestanding: no state beyond what the caller puts in ctx.
  */

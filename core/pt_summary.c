@@ -50,9 +50,11 @@ void ptsum_on_run(void *ctx, const struct ptflow_run *run)
 	}
 }
 
-void ptsum_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+void ptsum_on_blocks(void *ctx, const struct ptflow_batch *batch)
 {
 	struct ptsum *s = ctx;
+	const struct ptflow_blk *b = batch->b;
+	size_t n = batch->n;
 	uint64_t lo = 0, hi = 0, *count = NULL, here = 0, all = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t ip = b[i].ip;
@@ -71,7 +73,7 @@ void ptsum_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
 		/* across an image's end: by instruction */
 		uint8_t lens[PTFLOW_BLOCK_MAX];
 		struct ptflow_run r = { ip, lens, 0, b[i].mode, b[i].iclass };
-		r.ninsn = ptflow_blk_lens(s->dec, &b[i], lens);
+		r.ninsn = ptflow_blk_lens(batch->image, &b[i], lens);
 		ptsum_on_run(s, &r);
 	}
 	if (count)

@@ -28,9 +28,6 @@ struct ptsum {
 	uint64_t ev[PTFLOW_EV_COUNT];
 	uint64_t first_error_off;
 	const char *first_error;
-	/* ptsum_on_blocks(): the decoder, for the lengths of a block that
-	 * crosses an image's end */
-	const struct ptflow_decoder *dec;
 };
 
 /* img[0..n) need base, size and name; insns are reset; an image whose range
@@ -41,9 +38,9 @@ void ptsum_init(struct ptsum *s, struct ptsum_image *img, unsigned n);
 
 /* ptflow_sink callbacks: pass s as ctx. */
 void ptsum_on_run(void *s, const struct ptflow_run *run);
-/* The same count from blocks (ptflow_on_blocks(dec, ptsum_on_blocks), with
- * s->dec = dec): the fast way. */
-void ptsum_on_blocks(void *s, const struct ptflow_blk *b, size_t n);
+/* The same count from blocks (ptflow_on_blocks(dec, ptsum_on_blocks)): the
+ * fast way. */
+void ptsum_on_blocks(void *s, const struct ptflow_batch *batch);
 void ptsum_on_event(void *s, const struct ptflow_event *ev);
 
 /* The summary text (stat: the decoder's counters; top: images to list). */

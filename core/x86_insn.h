@@ -5,7 +5,7 @@
  * control flow the way Intel PT sees it, its class and direct target. It does
  * not produce operands: the flow decoder only needs to know where the next
  * instruction starts, whether this one is a branch, and where a direct branch
- * goes. Disassembly text is the host's business (decode/, via Zydis).
+ * goes. Disassembly text is the host's business (host/, via Zydis).
  *
  * Coverage: 16-, 32- and 64-bit code; legacy prefixes (66/67 change the sizes
  * of immediates, displacements and moffs), REX, the one-byte map, 0F, 0F38,
@@ -136,7 +136,7 @@ static inline enum x86_pt_report x86_pt_report(unsigned iclass)
  * Transfers a return is expected to come back after (to the next
  * instruction): near and far CALL, INT n, and SYSCALL, SYSENTER and VMCALL,
  * which leave for system code that returns there. The call-stack model
- * pushes a frame for them (decode/stack/callstack.c), and the flow decoder's
+ * pushes a frame for them (host/stack/callstack.c), and the flow decoder's
  * merged blocks keep that address (ptflow_blk_regions()).
  */
 static inline bool x86_returns_after(unsigned iclass)

@@ -434,12 +434,12 @@ struct decode_sinks {
 	struct ptcov *cov;	/* NULL: no coverage */
 };
 
-static void both_on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+static void both_on_blocks(void *ctx, const struct ptflow_batch *batch)
 {
 	struct decode_sinks *d = ctx;
-	ptsum_on_blocks(d->sum, b, n);
+	ptsum_on_blocks(d->sum, batch);
 	if (d->cov)
-		ptcov_on_blocks(d->cov, b, n);
+		ptcov_on_blocks(d->cov, batch);
 }
 
 static void both_on_event(void *ctx, const struct ptflow_event *ev)
@@ -465,9 +465,8 @@ static void decode_in_place(struct app *app, struct collect *trace, struct trace
 	/* blocks from the fast loops: the summary and the coverage decode
 	 * nothing again but blocks that cross an image's end or are new */
 	static struct ptflow_decoder dec;
-	sum.dec = &dec;
 	if (cov)
-		ptcov_use_blocks(&ic.cov, &dec, ic.seen, ic.nseen);
+		ptcov_use_blocks(&ic.cov, ic.seen, ic.nseen);
 	struct decode_sinks ds = { &sum, cov ? &ic.cov : NULL };
 	struct ptflow_sink sink = { &ds, NULL, both_on_event };
 	struct ptflow_stat stat;

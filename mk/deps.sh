@@ -30,6 +30,7 @@ debian-archive-keyring xz-utils : qemu-plugin.h from Debian's qemu source packag
 libglib2.0-dev pkgconf : glib.h, which qemu-plugin.h includes from QEMU 9.0 on
 python3 file : test scripts
 lcov : genhtml and lcov, which the coverage tests run on efipt's tracefiles
+protobuf-compiler : protoc --decode, which checks efipt timeline's Perfetto output
 systemd-boot-efi grub-efi-amd64-bin shim-unsigned ipxe memtest86+ : real UEFI binaries, test data
 EON
 }

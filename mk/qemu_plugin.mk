@@ -76,7 +76,7 @@ $(BUILD)/tests/test_qemu_infer: tests/unit/test_qemu_infer.c $(QINFER_OBJ) \
 		$(BUILD)/libefipt-host.a $(TEST_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(QINFER_OBJ) $(TEST_LIB_OBJ) \
-		$(BUILD)/libefipt-host.a $(HOST_LIBS)
+		$(BUILD)/libefipt-host.a $(TEST_LIBS)
 
 # make bench: the plugin's cost next to QEMU alone (qemu-plugin/bench.sh)
 .PHONY: bench-qemu-plugin
@@ -117,4 +117,4 @@ $(BUILD)/tests/test_qemu_timing: tests/unit/test_qemu_timing.c $(BUILD)/host/qem
 		$(BUILD)/libefipt-host.a $(TEST_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(BUILD)/host/qemu-plugin/ptgen.o \
-		$(TEST_LIB_OBJ) $(BUILD)/libefipt-host.a $(HOST_LIBS)
+		$(TEST_LIB_OBJ) $(BUILD)/libefipt-host.a $(TEST_LIBS)

@@ -1,4 +1,4 @@
-# Symbols and call stacks (decode/symbols, decode/stack): efipt top against
+# Symbols and call stacks (host/symbols, host/stack): efipt top against
 # efipt insn --stat on the same 100 M-instruction trace.
 .PHONY: bench-top
 bench-top: all
@@ -10,3 +10,9 @@ BENCH_TARGETS += bench-top
 .PHONY: edk2-fixture
 edk2-fixture:
 	nice sh tests/data/edk2/make_fixture.sh $(BUILD)/edk2-fixture
+
+# every analysis next to insn --stat (tests/bench/bench_analyses.sh)
+.PHONY: bench-analyses
+bench-analyses: all
+	EFIPT_BUILD=$(BUILD) sh tests/bench/bench_analyses.sh
+BENCH_TARGETS += bench-analyses

@@ -30,7 +30,7 @@
 #include "core/pt_flow.h"
 #include "core/pt_pkt.h"
 #include "core/pt_synth.h"
-#include "decode/pt_sections.h"
+#include "host/input/pt_sections.h"
 #include "tests/bench/libipt_blk.h"
 
 #define CACHE_SIZE (1u << 19)

@@ -18,7 +18,7 @@
 #include "core/mem.h"
 #include "core/pt_flow.h"
 #include "core/pt_synth.h"
-#include "decode/pt_sections.h"
+#include "host/input/pt_sections.h"
 #include "tests/bench/libipt_blk.h"
 #include "tests/libipt_insn.h"
 
@@ -102,11 +102,11 @@ static void sum_run(void *ctx, const struct ptflow_run *r)
 	*(uint64_t *)ctx += r->ninsn;
 }
 
-static void sum_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+static void sum_blocks(void *ctx, const struct ptflow_batch *batch)
 {
 	uint64_t s = 0;
-	for (size_t i = 0; i < n; i++)
-		s += b[i].ninsn;
+	for (size_t i = 0; i < batch->n; i++)
+		s += batch->b[i].ninsn;
 	*(uint64_t *)ctx += s;
 }
 

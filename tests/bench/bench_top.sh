@@ -21,20 +21,8 @@ build=${EFIPT_BUILD:-build}
 efipt=$build/efipt
 m=${1:-100}
 k=${2:-1000}
-trace=$build/bench/top-$m.pt
-# The trace is kept between runs, with the image it was made over: decoded
-# against a rebuilt efipt.efi it would stop at the first changed byte (a
-# decode error) and time next to nothing.
-img=$build/bench/top-$m.efi
-syms=$build/bench/top-$m.so
-pe="--pe $img:0x1000000"
-mkdir -p "$build/bench"
-if [ ! -f "$trace" ] || [ ! -f "$img" ] || [ ! -f "$syms" ]; then
-	cp "$build/efipt.efi" "$img.tmp" && mv "$img.tmp" "$img"
-	cp "$build/efipt.so" "$syms.tmp" && mv "$syms.tmp" "$syms"
-	$efipt synth --out "$trace.tmp" $pe --insns ${m}000000 --size 1G --seed 1 >/dev/null 2>&1
-	mv "$trace.tmp" "$trace"
-fi
+. tests/bench/lib_traces.sh
+walk_trace "$m"
 # both decode the whole trace, or the times mean nothing
 if ! $efipt insn --pt "$trace" $pe --stat >/dev/null 2>&1 ||
    ! $efipt top --pt "$trace" $pe --symbols "$syms" >/dev/null 2>&1; then
@@ -88,25 +76,7 @@ s=$(best $efipt insn --run "$run" --stat)
 t=$(best $efipt top "$run" --symbols "$syms")
 echo "bench_top: real execution, ${n}M instructions: insn --stat ${s}s, top ${t}s ($(ratio "$t" "$s")x)"
 
-boot=$build/bench/top-boot
-if [ ! -f "$boot/manifest.json" ]; then
-	tmp=$build/bench/top-boot.tmp
-	rm -rf "$tmp"
-	mkdir -p "$tmp"
-	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$tmp/vars.fd"
-	echo "bench_top: tracing a whole OVMF boot with TSC and MTC (1.1e9 instructions) ..."
-	if ! timeout 900 $efipt qemu -o "$tmp/run" --start reset --tsc --mtc --limit 1100000000 -- \
-		-machine q35 -m 512 -smp 1 -accel tcg -cpu max -icount shift=3,sleep=off \
-		-drive if=pflash,format=raw,unit=0,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd \
-		-drive if=pflash,format=raw,unit=1,file="$tmp/vars.fd" \
-		-display none -nodefaults -no-reboot -net none >"$tmp/out" 2>&1; then
-		echo "bench_top: efipt qemu failed: $(tail -n 3 "$tmp/out")" >&2
-		exit 1
-	fi
-	rm -rf "$boot"
-	mv "$tmp/run" "$boot"
-	rm -rf "$tmp"
-fi
+boot_run || exit 1
 if ! $efipt insn --run "$boot" --stat >/dev/null 2>&1 || ! $efipt top "$boot" >/dev/null 2>&1; then
 	echo "bench_top: $boot does not decode cleanly: remove it to make it again" >&2
 	exit 1

@@ -1,4 +1,4 @@
-# Progress of a long decode on stderr (decode/progress.h): EFIPT_PROGRESS=1
+# Progress of a long decode on stderr (host/input/progress.h): EFIPT_PROGRESS=1
 # writes a line at each tenth of the trace decoded, from the decoder's PSBs;
 # nothing when stderr is not a terminal, or with EFIPT_PROGRESS=0; the
 # command's output is the same either way. (The terminal mode, a line

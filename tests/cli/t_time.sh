@@ -5,6 +5,7 @@
 # (tests/cli/stack_ref.py with the trace's packets) computes; a run
 # directory's manifest and cpuid.txt give the TSC frequency.
 . tests/lib.sh
+. tests/cli/lib_timeline.sh
 build_output time
 HZ=3000000000
 
@@ -172,6 +173,7 @@ check_tl() {
 	fi
 	r=$($CHECK "$TMP/x.json" --flame "$TMP/x.folded" --top "$TMP/x.csv")
 	if [ "$r" = ok ] && grep -q '"ts":[0-9]*\.[0-9][0-9][0-9],' "$TMP/x.json"; then ok "$name"; else nok "$name" "$r"; fi
+	pf_same "$name: Perfetto's protobuf equals the JSON" "$TMP/x.json" --pt "$TMP/x.pt" $PE $flags --symbols "$SO" --tsc-hz $HZ
 }
 check_tl "time: timeline plain" --seed 3
 check_tl "time: timeline interrupts" --seed 4 --interrupts 200
@@ -205,6 +207,7 @@ contains "time: run dir timeline says emulated" "$TMP/r.json" '"tsc_hz":10000000
 contains "time: run dir timeline emulated true" "$TMP/r.json" '"emulated":true'
 r=$($CHECK "$TMP/r.json")
 [ "$r" = ok ] && ok "time: run dir timeline checks" || nok "time: run dir timeline checks" "$r"
+pf_same "time: run dir timeline as Perfetto's protobuf" "$TMP/r.json" "$D" --symbols "$SO"
 
 # --- efipt timeline: every CPU of a run directory, a track each -------------------
 $EFIPT synth --out "$D/trace.cpu1.pt" --raw "$D/mem-0000000001000000.bin:$BASE" --start $((BASE + 0x$fa)) --insns 15000 --seed 5 --interrupts 300 --tsc --psb-period 256 2>/dev/null
@@ -225,6 +228,7 @@ smp '[{"cpu":0,"file":"trace.pt","bytes":1,"insns":1},{"cpu":3,"file":"trace.cpu
 expect_rc "time: timeline of 3 CPUs" 0 $EFIPT timeline "$D" --symbols "$SO" -o "$TMP/smp.json"
 r=$($CHECK "$TMP/smp.json" --tracks 0,1,3)
 [ "$r" = ok ] && ok "time: timeline of 3 CPUs: nested per track, CPU 0, 1, 3 named" || nok "time: timeline of 3 CPUs: nested per track, CPU 0, 1, 3 named" "$r"
+pf_same "time: timeline of 3 CPUs as Perfetto's protobuf, a track each" "$TMP/smp.json" "$D" --symbols "$SO"
 if python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))

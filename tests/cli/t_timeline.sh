@@ -5,6 +5,7 @@
 # exclusive counts (tests/cli/timeline_check.py, which is shown to reject
 # broken files first).
 . tests/lib.sh
+. tests/cli/lib_timeline.sh
 build_output timeline
 CHECK="python3 tests/cli/timeline_check.py"
 
@@ -25,6 +26,7 @@ check() {
 	fi
 	r=$($CHECK "$TMP/t.json" --flame "$TMP/t.folded" --top "$TMP/t.csv")
 	if [ "$r" = ok ]; then ok "$name"; else nok "$name" "$r"; fi
+	pf_same "$name: Perfetto's protobuf equals the JSON" "$TMP/t.json" --pt "$TMP/t.pt" $PE $flags --symbols "$SO"
 }
 
 check "timeline: plain trace" --seed 3
@@ -68,6 +70,7 @@ bad "cut JSON" '$d'
 expect_rc "timeline: --depth 2" 0 $EFIPT timeline --pt "$TMP/e.pt" $PE --symbols "$SO" -o "$TMP/d.json" --depth 2
 r=$($CHECK "$TMP/d.json" --max-depth 2)
 if [ "$r" = ok ] && grep -q '"ph":"B"' "$TMP/d.json"; then ok "timeline: --depth 2 nests 2 deep at most"; else nok "timeline: --depth 2 nests 2 deep at most" "$r"; fi
+pf_same "timeline: --depth 2 as Perfetto's protobuf" "$TMP/d.json" --pt "$TMP/e.pt" $PE --symbols "$SO" --depth 2
 r=$($CHECK "$TMP/e.json" --max-depth 2)
 if [ "$r" != ok ]; then ok "timeline: the full timeline is deeper"; else nok "timeline: the full timeline is deeper" "not deeper than 2"; fi
 expect_rc "timeline: --min-dur 50" 0 $EFIPT timeline --pt "$TMP/e.pt" $PE --symbols "$SO" -o "$TMP/m.json" --min-dur 50
@@ -77,6 +80,7 @@ if [ "$r" = ok ] && [ "$(grep -c '"ph":"B"' "$TMP/m.json")" -lt "$(grep -c '"ph"
 else
 	nok "timeline: --min-dur drops short slices" "$r"
 fi
+pf_same "timeline: --min-dur 50 as Perfetto's protobuf" "$TMP/m.json" --pt "$TMP/e.pt" $PE --symbols "$SO" --min-dur 50
 expect_rc "timeline: --from/--to" 0 $EFIPT timeline --pt "$TMP/e.pt" $PE --symbols "$SO" -o "$TMP/w.json" --from 10000 --to 20000
 r=$($CHECK "$TMP/w.json" --from 10000 --to 20000)
 if [ "$r" = ok ] && grep -q '"ts":10000,' "$TMP/w.json" && grep -q '"ts":20000}' "$TMP/w.json"; then
@@ -84,6 +88,7 @@ if [ "$r" = ok ] && grep -q '"ts":10000,' "$TMP/w.json" && grep -q '"ts":20000}'
 else
 	nok "timeline: --from/--to cut the slices at the window" "$r"
 fi
+pf_same "timeline: --from/--to as Perfetto's protobuf" "$TMP/w.json" --pt "$TMP/e.pt" $PE --symbols "$SO" --from 10000 --to 20000
 
 # a long trace path with a quote and invalid UTF-8: still valid JSON
 long="$TMP"
@@ -96,6 +101,7 @@ cp "$TMP/e.pt" "$long/t.pt"
 expect_rc "timeline: a long, odd trace path" 0 $EFIPT timeline --pt "$long/t.pt" $PE --symbols "$SO" -o "$TMP/l.json"
 r=$($CHECK "$TMP/l.json")
 if [ "$r" = ok ] && grep -qF 'q\"\\xff/t.pt' "$TMP/l.json"; then ok "timeline: the path escaped, whole"; else nok "timeline: the path escaped, whole" "$r"; fi
+pf_same "timeline: a long, odd trace path as Perfetto's protobuf (UTF-8, as the JSON shows it)" "$TMP/l.json" --pt "$long/t.pt" $PE --symbols "$SO"
 
 # errors: usage, nothing half-written
 expect_rc "timeline: -o required" 2 $EFIPT timeline --pt "$TMP/e.pt" $PE

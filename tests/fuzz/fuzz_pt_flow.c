@@ -95,7 +95,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
  * and length) and every event, in order. */
 struct seen {
 	uint64_t hash, insns, events;
-	const struct ptflow_decoder *dec; /* blocks: for their lengths */
 };
 
 static void mix(struct seen *s, uint64_t v)
@@ -117,13 +116,14 @@ static void on_run(void *ctx, const struct ptflow_run *r)
 }
 
 /* Blocks, expanded into the instructions on_run() would see. */
-static void on_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+static void on_blocks(void *ctx, const struct ptflow_batch *batch)
 {
-	struct seen *s = ctx;
+	const struct ptflow_blk *b = batch->b;
+	size_t n = batch->n;
 	for (size_t i = 0; i < n; i++) {
 		uint8_t lens[PTFLOW_BLOCK_MAX];
 		struct ptflow_run r = { b[i].ip, lens, 0, b[i].mode, b[i].iclass };
-		r.ninsn = ptflow_blk_lens(s->dec, &b[i], lens);
+		r.ninsn = ptflow_blk_lens(batch->image, &b[i], lens);
 		if (r.ninsn != b[i].ninsn)
 			__builtin_trap();
 		on_run(ctx, &r);
@@ -139,13 +139,15 @@ static uint64_t region_end(void *ctx, uint64_t ip)
 
 /* Blocks with regions: a block that holds more instructions than the code
  * at its ip (merged, or a chain) must lie in one region; counted only. */
-static void on_region_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+static void on_region_blocks(void *ctx, const struct ptflow_batch *batch)
 {
 	struct seen *s = ctx;
+	const struct ptflow_blk *b = batch->b;
+	size_t n = batch->n;
 	for (size_t i = 0; i < n; i++) {
 		uint8_t lens[PTFLOW_BLOCK_MAX];
 		uint64_t end = region_end(NULL, b[i].ip);
-		if (ptflow_blk_lens(s->dec, &b[i], lens) != b[i].ninsn &&
+		if (ptflow_blk_lens(batch->image, &b[i], lens) != b[i].ninsn &&
 		    (!end || !b[i].size || b[i].ip + b[i].size > end))
 			__builtin_trap();
 		s->insns += b[i].ninsn;
@@ -198,7 +200,6 @@ static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
 		ptflow_blocks_timed(&d, data[0] & 0x80);
 		if (blocks == 2)
 			ptflow_blk_regions(&d, region_end, NULL);
-		s->dec = &d;
 	}
 	long errs = ptflow_decode(&d, data + 1, size - 1, 0);
 	if (errs < 0 || (uint64_t)errs != d.stat.errors)

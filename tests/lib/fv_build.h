@@ -1,7 +1,7 @@
 /*
  * Firmware volumes built byte by byte for tests (PI spec vol. 3): sections
  * (UI names, TE and PE images), FFS files, volumes. Just enough for
- * decode/fv.c to find modules; no checksums, no attributes.
+ * host/qemu/fv.c to find modules; no checksums, no attributes.
  */
 #ifndef EFIPT_TESTS_FV_BUILD_H
 #define EFIPT_TESTS_FV_BUILD_H

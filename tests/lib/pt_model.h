@@ -44,7 +44,7 @@
 #include "arch/x86_64/cpu_ops.h"
 #include "core/cpuid_set.h"
 #include "core/pt_caps.h"
-#include "decode/sim_mem.h"
+#include "host/util/sim_mem.h"
 
 struct ptmodel {
 	struct ptcaps caps;

@@ -1,5 +1,5 @@
 /*
- * The call-stack model (decode/stack/callstack.c) on hand-made flows over a
+ * The call-stack model (host/stack/callstack.c) on hand-made flows over a
  * hand-made symbol table: each case of docs/symbols.md "The stack model"
  * with the frames it must open and close and the counts it must give.
  */
@@ -8,9 +8,9 @@
 
 #include "check.h"
 #include "core/x86_insn.h"
-#include "decode/stack/callstack.h"
-#include "decode/stack/inline_frames.h"
-#include "decode/stack/profile.h"
+#include "host/stack/callstack.h"
+#include "host/stack/inline_frames.h"
+#include "host/stack/profile.h"
 
 #define BASE 0x10000u
 
@@ -68,7 +68,7 @@ static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 }
 
 static struct symfile sf;
-static struct symimage img;
+static struct image img;
 static struct symtab st;
 static struct callstack cs;
 static struct log lg;
@@ -83,22 +83,35 @@ static bool via_blocks, batched;
 static struct ptflow_blk pending[PTFLOW_BLK_BATCH];
 static size_t npending;
 
-static void flush_blocks(void)
-{
-	if (npending)
-		cs_on_blocks(&cs, pending, npending);
-	npending = 0;
-}
 static unsigned lens_asked;	/* blocks whose lengths the model asked for */
 static char runs_log[32][4096];	/* each case's log via runs */
 static unsigned ncase;
 
-static unsigned ones_lens(void *ctx, const struct ptflow_blk *b, uint8_t *lens)
+/* The code: one-byte instructions (NOPs) everywhere; a block's lengths
+ * are one read of it (blocks here are shorter than the decoder's reads). */
+static int nop_read(void *ctx, uint64_t addr, uint8_t *buf, size_t n)
 {
-	(void)ctx;
+	(void)ctx, (void)addr;
 	lens_asked++;
-	memset(lens, 1, b->ninsn);
-	return b->ninsn;
+	memset(buf, 0x90, n);
+	return (int)n;
+}
+static const struct ptimg nops = { nop_read, NULL };
+
+/* A decoder's time estimate, as each batch brings it (0: none yet). */
+static uint64_t fake_tsc;
+
+static void blocks(const struct ptflow_blk *b, size_t n)
+{
+	struct ptflow_batch batch = { b, n, fake_tsc != 0, fake_tsc, 0, &nops };
+	cs_on_blocks(&cs, &batch);
+}
+
+static void flush_blocks(void)
+{
+	if (npending)
+		blocks(pending, npending);
+	npending = 0;
 }
 
 static void start(void)
@@ -112,11 +125,11 @@ static void start(void)
 	img.size = 0x1000;
 	img.sf = &sf;
 	memset(&lg, 0, sizeof(lg));
+	fake_tsc = 0;
 	lg.prof = profile_listener(&lg.p);
 	struct cs_listener ls = { &lg, on_enter, on_leave, on_insns, on_time };
 	symtab_init(&st, &img, 1);
 	cs_init(&cs, &st, &ls);
-	cs.blk_lens = ones_lens;
 }
 
 /* n one-byte instructions from RVA rva, the last of class last */
@@ -126,7 +139,7 @@ static void run(uint64_t rva, uint32_t n, int last)
 		struct ptflow_blk b = { .ip = BASE + rva, .ninsn = (uint16_t)n, .size = (uint16_t)n,
 					.mode = X86_MODE_64, .iclass = (uint8_t)last };
 		if (!batched) {
-			cs_on_blocks(&cs, &b, 1);
+			blocks(&b, 1);
 			return;
 		}
 		if (npending == PTFLOW_BLK_BATCH)
@@ -135,6 +148,8 @@ static void run(uint64_t rva, uint32_t n, int last)
 		return;
 	}
 	struct ptflow_run r = { BASE + rva, ones, n, X86_MODE_64, (uint8_t)last };
+	if (fake_tsc) /* who delivers runs gives the time first */
+		cs_time(&cs, fake_tsc, 0);
 	cs_on_run(&cs, &r);
 }
 
@@ -357,22 +372,11 @@ static void cases(void)
 	done();
 }
 
-/* A decoder's time estimate, as the model asks for it. */
-static uint64_t fake_tsc;
-static bool fake_time(void *ctx, uint64_t *tsc, uint8_t *cbr)
-{
-	(void)ctx;
-	*tsc = fake_tsc;
-	*cbr = 0;
-	return fake_tsc != 0;
-}
-
 /* Time: taken per run or batch, the difference to the top frame when it
  * moves on, held when an estimate steps back. */
 static void time_case(void)
 {
 	start();
-	cs.time_fn = fake_time;
 	fake_tsc = 0;
 	run(0x100, 1, X86_IC_OTHER);		/* main, before any time */
 	fake_tsc = 1000;
@@ -469,7 +473,7 @@ int main(void)
 		{ .ip = BASE + 0x200, .ninsn = 3, .size = 5, .iclass = X86_IC_RET_NEAR },
 		{ .ip = BASE + 0x102, .ninsn = 1, .size = 1, .iclass = X86_IC_OTHER },
 	};
-	cs_on_blocks(&cs, b, 3);
+	blocks(b, 3);
 	ncase = 32;
 	finish("stack: blocks in one batch", "+main(root) +A(call) -A(ret) -main(end) ");
 	CHECK(prof("A")->excl == 3 && prof("main")->excl == 3 && prof("main")->incl == 6,

@@ -14,7 +14,7 @@
 #include "core/pt_config.h"
 #include "core/pt_flow.h"
 #include "core/pt_rtit.h"
-#include "decode/file_io.h"
+#include "host/util/file_io.h"
 
 #define DIRPATH "tests/data/cpu-profiles/"
 

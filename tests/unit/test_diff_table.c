@@ -1,5 +1,5 @@
 /*
- * The comparison of efipt diff (decode/diff/diff_table.c, diff_run.c) on
+ * The comparison of efipt diff (host/diff/diff_table.c, diff_run.c) on
  * hand-made runs: matching by name, the order of the rows, the gates'
  * arithmetic at its edges, renamed images in rows and stack frames.
  */
@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "decode/diff/diff_run.h"
-#include "decode/diff/diff_table.h"
+#include "host/diff/diff_run.h"
+#include "host/diff/diff_table.h"
 
 /* A run of n functions "image`name" with excl/incl/calls, sorted by name
  * as diff_run_decode() leaves them. */

@@ -1,4 +1,4 @@
-/* decode/fv.c: firmware volumes built here byte by byte (a SEC TE image, a
+/* host/qemu/fv.c: firmware volumes built here byte by byte (a SEC TE image, a
  * DXE PE image, an LZMA-compressed volume inside a volume), then cut and
  * mutated: every module found with its UI name and in-place address, and
  * no bad input read outside its buffer (the sanitized build checks that). */
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "decode/fv.h"
+#include "host/qemu/fv.h"
 #include "lib/fv_build.h"
 
 static struct fv_module found[16];

@@ -6,7 +6,7 @@
 #include "check.h"
 #include "core/mem.h"
 #include "core/pe_info.h"
-#include "decode/file_io.h"
+#include "host/util/file_io.h"
 
 /* A minimal PE32+ with one section (.text at RVA 0x1000, file 0x200) holding
  * a debug directory and an RSDS record. Returns the file size. */

@@ -11,7 +11,7 @@
 #include "check.h"
 #include "core/cpuid_set.h"
 #include "core/pt_caps.h"
-#include "decode/file_io.h"
+#include "host/util/file_io.h"
 
 #define DIRPATH "tests/data/cpu-profiles"
 

@@ -23,8 +23,8 @@
 #include "core/cpuid_set.h"
 #include "core/pt_caps.h"
 #include "core/pt_config.h"
-#include "decode/file_io.h"
-#include "decode/sim_mem.h"
+#include "host/util/file_io.h"
+#include "host/util/sim_mem.h"
 #include "lib/pt_model.h"
 
 #define DIRPATH "tests/data/cpu-profiles"

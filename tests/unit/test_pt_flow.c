@@ -20,7 +20,7 @@
 #include "core/pt_cov.h"
 #include "core/mem.h"
 #include "core/x86_insn.h"
-#include "decode/pt_sections.h"
+#include "host/input/pt_sections.h"
 
 struct item {
 	uint8_t kind;	/* 0: instruction; else 1 + enum ptflow_ev; RESYNC */
@@ -94,18 +94,19 @@ struct got {
 	char first_error[200];
 	/* blocks (ptflow_on_blocks()): expanded into seq with the lengths
 	 * ptflow_blk_lens() gives; each must hold together */
-	const struct ptflow_decoder *dec;
 	uint64_t want_next;	/* the last block's next, until an event */
 	unsigned bad_blocks;
 	char bad_block[200];
 };
 
-static void got_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+static void got_blocks(void *ctx, const struct ptflow_batch *batch)
 {
 	struct got *g = ctx;
+	const struct ptflow_blk *b = batch->b;
+	size_t n = batch->n;
 	for (size_t i = 0; i < n; i++) {
 		uint8_t lens[PTFLOW_BLOCK_MAX];
-		unsigned k = ptflow_blk_lens(g->dec, &b[i], lens), size = 0;
+		unsigned k = ptflow_blk_lens(batch->image, &b[i], lens), size = 0;
 		uint64_t ip = b[i].ip;
 		for (unsigned j = 0; j < k; j++) {
 			seq_add(&g->seq, 0, true, ip, 0);
@@ -180,8 +181,10 @@ static struct rec *rec_add(struct recs *r)
 	return &r->v[r->n++];
 }
 
-static void rec_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+static void rec_blocks(void *ctx, const struct ptflow_batch *batch)
 {
+	const struct ptflow_blk *b = batch->b;
+	size_t n = batch->n;
 	for (size_t i = 0; i < n; i++)
 		*rec_add(ctx) = (struct rec){ b[i].ip, b[i].ninsn, b[i].size, b[i].iclass, b[i].end, 0 };
 }
@@ -487,7 +490,6 @@ static int run_one(const char *name, const struct ptsynth_config *base, uint64_t
 	struct ptflow_sink bs = { &gotb, NULL, got_event };
 	ptflow_init(&blk_dec, &fc, &bs);
 	ptflow_on_blocks(&blk_dec, got_blocks);
-	gotb.dec = &blk_dec;
 	ptflow_decode(&blk_dec, buf, res.size, 0);
 	char whyb[300] = "";
 	long atb = compare(&truth.seq, &gotb.seq, whyb, sizeof(whyb));
@@ -658,7 +660,6 @@ static void summary_check(const char *path, struct ptsec_image *im, const struct
 		ptflow_init(&dec, &fc, &sink);
 		if (v) {
 			ptflow_on_blocks(&dec, ptsum_on_blocks);
-			sum.dec = &dec;
 		}
 		ptflow_decode(&dec, buf, res.size, 0);
 		struct strbuf sb;
@@ -669,7 +670,7 @@ static void summary_check(const char *path, struct ptsec_image *im, const struct
 		ptflow_init(&dec, &fc, &csink);
 		if (v) {
 			ptflow_on_blocks(&dec, ptcov_on_blocks);
-			ptcov_use_blocks(&cov, &dec, v == 1 ? seen : NULL,
+			ptcov_use_blocks(&cov, v == 1 ? seen : NULL,
 					 v == 1 ? sizeof(seen) / sizeof(seen[0]) : 0);
 		}
 		ptflow_decode(&dec, buf, res.size, 0);
@@ -847,9 +848,11 @@ struct blk_count {
 	uint64_t blocks, insns;
 };
 
-static void count_blocks(void *ctx, const struct ptflow_blk *b, size_t n)
+static void count_blocks(void *ctx, const struct ptflow_batch *batch)
 {
 	struct blk_count *c = ctx;
+	const struct ptflow_blk *b = batch->b;
+	size_t n = batch->n;
 	for (size_t i = 0; i < n; i++)
 		c->insns += b[i].ninsn;
 	c->blocks += n;

@@ -13,7 +13,7 @@
 #include "check.h"
 #include "core/pt_flow.h"
 #include "core/pt_synth.h"
-#include "decode/pt_sections.h"
+#include "host/input/pt_sections.h"
 #include "tests/libipt_insn.h"
 
 struct item {

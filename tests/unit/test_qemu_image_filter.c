@@ -1,4 +1,4 @@
-/* decode/qemu_image_filter.c: --filter image=NAME resolved against a flash
+/* host/qemu/qemu_image_filter.c: --filter image=NAME resolved against a flash
  * image built here (tests/lib/fv_build): a SEC TE image and a PEIM PE image
  * run in place, a DXE driver does not, a PEIM without an image, two PEIMs
  * of one name; each refusal names the cause and what can be filtered. */
@@ -9,7 +9,7 @@
 
 #include "check.h"
 #include "core/pt_rtit.h"
-#include "decode/qemu_image_filter.h"
+#include "host/qemu/qemu_image_filter.h"
 #include "lib/fv_build.h"
 
 static char flash_path[64];

@@ -44,7 +44,7 @@ int main(void)
 	CHECK(parse("dir=r", "retcomp=maybe", NULL), "bad boolean refused");
 	CHECK(parse("dir=r", "file=x", NULL), "unknown argument refused");
 	CHECK(parse("dir=", NULL, NULL), "empty dir refused");
-	/* the hardware trace options (decode/qemu_trace_opts.c passes them) */
+	/* the hardware trace options (host/qemu/qemu_trace_opts.c passes them) */
 	CHECK(!parse("dir=r", "tsc=on", "shift=3") && o.timing.tsc && o.timing.shift == 3 &&
 		      o.shift_given && !o.timing.mtc && !o.timing.cyc,
 	      "tsc=on, shift=3");

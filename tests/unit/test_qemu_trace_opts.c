@@ -1,9 +1,9 @@
-/* efipt qemu's trace options (decode/qemu_trace_opts.c): the shared table's
+/* efipt qemu's trace options (host/qemu/qemu_trace_opts.c): the shared table's
  * rows taken from the command line, mapped to plugin arguments. */
 #include <string.h>
 
 #include "check.h"
-#include "decode/qemu_trace_opts.h"
+#include "host/qemu/qemu_trace_opts.h"
 
 static struct qemu_trace_opts t;
 static char args[1024], err[1024];

@@ -1,0 +1,250 @@
+/*
+ * efipt flame: folded call stacks, "image`func;...;image`leaf COUNT" per line,
+ * the input of flamegraph.pl, speedscope and Perfetto. Every instruction of
+ * the trace is counted exactly once, in the stack it ran under; with
+ * --weight time, the time of a trace with timing packets (ns).
+ */
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/cmd/commands.h"
+#include "host/util/file_io.h"
+#include "host/stack/analysis.h"
+#include "host/stack/folded.h"
+#include "host/stack/inline_frames.h"
+#include "host/util/opts.h"
+
+static const char flame_usage[] =
+	"usage: efipt flame RUNDIR [--symbols PATH]... > stacks.folded\n"
+	"       efipt flame --pt TRACE --pe FILE[:BASE]... [--images FILE] [--symbols PATH]...\n\n"
+	"Folded stacks weighted by instructions: one line per distinct stack,\n"
+	"\"image`func;image`callee;... COUNT\". Code without symbols is [unknown];\n"
+	"a stack whose bottom returned to a caller the trace never saw starts\n"
+	"with [unknown caller].\n\n";
+
+static const char flame_tail[] =
+	"Exit status: 0, 1 if the trace had decode errors, 2 on usage errors,\n"
+	"unreadable inputs or a write error.\n";
+
+struct flame_opts {
+	bool inline_frames, by_time;
+};
+
+static int set_weight(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
+{
+	if (strcmp(v, "insns") && strcmp(v, "time")) {
+		sb_printf(err, "--%s takes insns or time, not '%s'", r->name, term_safe(v));
+		return -1;
+	}
+	((struct flame_opts *)ctx)->by_time = !strcmp(v, "time");
+	return 0;
+}
+
+static const struct opt_row flame_rows[] = {
+	{ "inline", OPT_FLAG, opt_set_true, offsetof(struct flame_opts, inline_frames), NULL,
+	  "inline frames from DWARF after the frame they are\ninlined into: \"image`caller;"
+	  "inlinee [inlined];...\"" },
+	{ "weight", OPT_VALUE, set_weight, 0, "insns|time", "instructions (default), or the "
+	  "time each stack\nwas on the CPU in ns, from the trace's timing\npackets (TSC ticks "
+	  "when the TSC frequency is\nunknown)" },
+};
+
+/* Frame names as printed, made once per function. */
+struct names {
+	char **s;
+	uint32_t n;
+};
+
+static const char *frame_name(struct names *nm, const struct symtab *st, uint32_t fn)
+{
+	if (fn >= nm->n) {
+		uint32_t n = nm->n ? nm->n : 256;
+		while (n <= fn)
+			n *= 2;
+		char **a = realloc(nm->s, n * sizeof(*a));
+		if (!a)
+			return "[unknown]";
+		memset(a + nm->n, 0, (n - nm->n) * sizeof(*a));
+		nm->s = a;
+		nm->n = n;
+	}
+	if (!nm->s[fn]) {
+		char name[700];
+		folded_frame_name(st, fn, name, sizeof(name));
+		nm->s[fn] = strdup(name);
+		if (!nm->s[fn])
+			return "[unknown]";
+	}
+	return nm->s[fn];
+}
+
+/* Time (TSC ticks) per call tree node: the node on top when it moved on. */
+struct node_time {
+	uint64_t *ticks;
+	uint32_t n;
+	bool oom;
+};
+
+static void node_time_add(struct node_time *nt, uint32_t node, uint64_t ticks)
+{
+	if (node >= nt->n) {
+		uint32_t n = nt->n ? nt->n : 1024;
+		while (n <= node)
+			n *= 2;
+		uint64_t *a = realloc(nt->ticks, (size_t)n * sizeof(*a));
+		if (!a) {
+			nt->oom = true;
+			return;
+		}
+		memset(a + nt->n, 0, (size_t)(n - nt->n) * sizeof(*a));
+		nt->ticks = a;
+		nt->n = n;
+	}
+	nt->ticks[node] += ticks;
+}
+
+static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
+{
+	if (ticks && cs->depth)
+		node_time_add(ctx, cs->f[cs->depth - 1].node, ticks);
+}
+
+/* The frames from the root to node, ';'-separated (iterative: stacks may
+ * be deep). path holds cs->nnode entries, more than any path. */
+static void print_path(const struct callstack *cs, const struct symtab *st, uint32_t node,
+		       uint32_t *path, struct names *nm)
+{
+	uint32_t n = 0;
+	for (; node && n < cs->nnode; node = cs->node[node].parent)
+		path[n++] = node;
+	while (n--) {
+		fputs(frame_name(nm, st, cs->node[path[n]].fn), stdout);
+		if (n)
+			putchar(';');
+	}
+}
+
+/* With inline frames, the call tree's paths are the expanded stacks: each
+ * frame's node, kept as the inline frames listener shows them. */
+struct inline_tree {
+	struct callstack *cs;
+	uint32_t *node;		/* per expanded frame */
+	uint32_t cap;
+	bool oom;
+	struct node_time *nt;	/* --weight time */
+};
+
+static void tree_enter(void *ctx, const struct callstack *v, const struct cs_frame *f)
+{
+	struct inline_tree *it = ctx;
+	uint32_t d = v->depth - 1;
+	if (d >= it->cap) {
+		uint32_t cap = it->cap ? it->cap * 2 : 4096;
+		uint32_t *a = realloc(it->node, cap * sizeof(*a));
+		if (!a) {
+			it->oom = true;
+			return;
+		}
+		it->node = a;
+		it->cap = cap;
+	}
+	uint32_t parent = d ? it->node[d - 1] : 0;
+	if (f->enter == CS_ENTER_UNKNOWN_CALLER)
+		parent = cs_tree_child(it->cs, 0, SYMFN_UNKNOWN_CALLER);
+	it->node[d] = cs_tree_child(it->cs, parent, f->fn);
+}
+
+static void tree_insns(void *ctx, const struct callstack *v, uint64_t ip, uint64_t n)
+{
+	(void)ip;
+	struct inline_tree *it = ctx;
+	if (v->depth - 1 < it->cap)
+		it->cs->node[it->node[v->depth - 1]].insns += n;
+}
+
+static void tree_time(void *ctx, const struct callstack *v, uint64_t ticks)
+{
+	struct inline_tree *it = ctx;
+	if (ticks && v->depth && v->depth - 1 < it->cap)
+		node_time_add(it->nt, it->node[v->depth - 1], ticks);
+}
+
+int cmd_flame(int argc, char **argv)
+{
+	struct session t;
+	struct callstack cs;
+	struct names nm = { 0 };
+	struct node_time nt = { 0 };
+	struct flame_opts o = { 0 };
+	struct inl_frames x = { 0 };
+	struct inline_tree it = { &cs, NULL, 0, false, &nt };
+	int rc = 2;
+	session_init(&t, "flame");
+	memset(&cs, 0, sizeof(cs));
+	const struct session_cmd sc = { "flame", flame_usage, flame_tail, true,
+					"output", flame_rows,
+					sizeof(flame_rows) / sizeof(flame_rows[0]), &o };
+	char *run;
+	int pr = session_parse_args(&t, &sc, argc, argv, &run);
+	if (pr != OPTS_OK) {
+		rc = pr == OPTS_HELP ? 0 : 2;
+		goto out;
+	}
+	bool by_time = o.by_time, inline_frames = o.inline_frames;
+	if (session_open(&t, run, SESSION_TRACE | SESSION_SYMBOLS))
+		goto out;
+	struct cs_listener ls = { &it, tree_enter, NULL, tree_insns, by_time ? tree_time : NULL };
+	struct cs_listener tl = { &nt, NULL, NULL, NULL, on_time };
+	if ((inline_frames && (symtab_use_inline(&t.st) || inl_frames_init(&x, &ls))) ||
+	    cs_init(&cs, &t.st, by_time && !inline_frames ? &tl : NULL)) {
+		fprintf(stderr, "efipt flame: out of memory\n");
+		goto out;
+	}
+	if (inline_frames) {
+		cs.ls = inl_frames_listener(&x);
+		cs.tree = false; /* the listener builds it */
+	}
+	long errs = analysis_decode(&t, 0, &cs, 0);
+	if (errs < 0)
+		goto out;
+	if (nt.oom || x.oom || it.oom) {
+		fprintf(stderr, "efipt flame: out of memory\n");
+		goto out;
+	}
+	if (by_time && !cs.timed) {
+		fprintf(stderr, "efipt flame: --weight time: the trace has no timing packets (TSC, "
+			"MTC, CYC); use --weight insns\n");
+		goto out;
+	}
+	if (by_time && !t.tsc_hz)
+		fprintf(stderr, "efipt flame: the TSC frequency is unknown: weights are TSC ticks "
+			"(--tsc-hz)\n");
+	uint32_t *path = malloc(cs.nnode * sizeof(*path));
+	if (!path) {
+		fprintf(stderr, "efipt flame: out of memory\n");
+		goto out;
+	}
+	for (uint32_t n = 1; n < cs.nnode; n++) {
+		uint64_t w = !by_time ? cs.node[n].insns
+			   : n < nt.n ? session_ns(&t, nt.ticks[n]) : 0;
+		if (!w)
+			continue;
+		print_path(&cs, &t.st, n, path, &nm);
+		printf(" %" PRIu64 "\n", w);
+	}
+	free(path);
+	rc = errs ? 1 : 0;
+out:
+	for (uint32_t i = 0; i < nm.n; i++)
+		free(nm.s[i]);
+	free(nm.s);
+	free(nt.ticks);
+	cs_free(&cs);
+	inl_frames_free(&x);
+	free(it.node);
+	session_free(&t);
+	return rc; /* main's finish_stdout() checks the writes */
+}

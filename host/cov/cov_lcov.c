@@ -1,0 +1,743 @@
+/*
+ * lcov tracefile from a trace: see cov_lcov.h.
+ *
+ * A line's hit count is the number of executions of its first instruction:
+ * the lowest address of the line's is_stmt rows in the DWARF line tables
+ * (over every CU: a header's line may have code in several). A function's
+ * count is the number of executions of its entry.
+ *
+ * Branches: every conditional branch (Jcc, J*CXZ, LOOP*: the decoder's
+ * X86_IC_JCC) inside a function with line info, on the line of the last
+ * is_stmt row at or before it, gives two BRDA records: taken and not taken.
+ * The flow decoder ends a run at each such branch; where the flow went on
+ * (the next run, or the IP of an interrupt that came first) tells which.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/x86_insn.h"
+#include "host/cov/cov_lcov.h"
+#include "host/util/file_io.h"
+#include "host/util/grow.h"
+#include "core/pt_image.h"
+
+#define CMD "efipt coverage"
+
+struct lrow {
+	uint64_t addr;		/* absolute: image base + ELF address */
+	uint32_t file;
+	int line;
+	uint32_t seq;		/* order in the line tables */
+};
+
+/* A conditional branch and what the trace did at it. */
+struct lbranch {
+	uint64_t addr, fall, target;	/* absolute */
+	uint32_t file;
+	int line;
+	uint64_t execs, taken, not_taken;
+};
+
+struct lfunc {
+	uint64_t entry;		/* absolute */
+	uint32_t file;
+	int line;
+	const char *name;
+	char *own;		/* a clone's own name (name points here), or NULL */
+	const struct symfile *sf;
+	uint64_t base;
+};
+
+struct lcov {
+	char **files;		/* interned source paths */
+	uint32_t nfiles, files_cap;
+	struct lrow *rows;
+	size_t nrows, rows_cap;
+	struct lfunc *fn;
+	size_t nfn, fn_cap;
+	uint64_t *addr;		/* the addresses whose executions count, sorted */
+	uint64_t *count;
+	size_t naddr;
+	struct lbranch *br;	/* sorted by address while decoding */
+	size_t nbr, br_cap;
+	long pending;		/* the branch the last run ended at, or -1 */
+	bool oom;
+};
+
+/* Linear interning is fine: a build has hundreds of files, looked up per
+ * CU file change, not per row (see add_rows). */
+static uint32_t intern(struct lcov *l, const char *path)
+{
+	for (uint32_t i = l->nfiles; i-- > 0;)
+		if (!strcmp(l->files[i], path))
+			return i;
+	size_t cap = l->files_cap;
+	char *s = strdup(path);
+	if (!s || !grow_array((void **)&l->files, &cap, l->nfiles, sizeof(*l->files), 1024)) {
+		free(s);
+		l->oom = true;
+		return UINT32_MAX;
+	}
+	l->files_cap = (uint32_t)cap;
+	l->files[l->nfiles] = s;
+	return l->nfiles++;
+}
+
+/* src made absolute with the CU's compilation directory, without "./"
+ * and "//" segments (genhtml reads the file there). */
+static void source_path(const char *comp_dir, const char *src, char *buf, size_t cap)
+{
+	if (src[0] != '/' && comp_dir && comp_dir[0])
+		snprintf(buf, cap, "%s/%s", comp_dir, src);
+	else
+		snprintf(buf, cap, "%s", src);
+	char *w = buf;
+	for (const char *r = buf; *r;) {
+		if (r[0] == '/' && (r[1] == '/' || (r[1] == '.' && (r[2] == '/' || !r[2])))) {
+			r += r[1] == '/' ? 1 : 2;
+			continue;
+		}
+		if (w == buf && r[0] == '.' && r[1] == '/') {
+			r += 2;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = 0;
+}
+
+/* Is ELF address a in a code section of sf? Rows elsewhere are of code
+ * the linker discarded (left at address 0, or what a section held before
+ * --gc-sections dropped it): they are not in the image. */
+static bool in_code(const struct symfile *sf, uint64_t a)
+{
+	for (size_t i = 0; i < sf->ncode; i++)
+		if (a >= sf->code[i].addr && a - sf->code[i].addr < sf->code[i].size)
+			return true;
+	return false;
+}
+
+/* Does image k of t own address a (core/pt_image.h: where images overlap,
+ * the one that starts last)? Lines, functions and branches of code another
+ * image owns are that image's, as in every other command. */
+static bool owns(struct session *t, size_t k, uint64_t a)
+{
+	return !t->st.overlap || ptimg_list_find(t->images.v, t->images.n, sizeof(*t->images.v), a,
+						 &t->st.last, 1) == (int)k;
+}
+
+/* Every is_stmt row in code of the line tables of image k's symbol file. */
+static int add_rows(struct lcov *l, struct session *t, size_t k)
+{
+	const struct symfile *sf = t->images.v[k].sf;
+	uint64_t base = t->images.v[k].base;
+	const char *path = sf->path;
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+	if (!dw) {
+		close(fd);
+		return -1;
+	}
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	const char *last_src = NULL;
+	uint32_t last_file = UINT32_MAX;
+	while (!l->oom && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Lines *lines;
+		size_t n;
+		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_getsrclines(&cu, &lines, &n) == 0) {
+			Dwarf_Attribute at;
+			const char *comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &at));
+			last_src = NULL;
+			for (size_t i = 0; i < n && !l->oom; i++) {
+				Dwarf_Line *ln = dwarf_onesrcline(lines, i);
+				Dwarf_Addr a;
+				int lineno;
+				bool stmt, end;
+				if (!ln || dwarf_lineaddr(ln, &a) || dwarf_lineno(ln, &lineno) ||
+				    dwarf_linebeginstatement(ln, &stmt) || dwarf_lineendsequence(ln, &end))
+					continue;
+				const char *src = dwarf_linesrc(ln, NULL, NULL);
+				if (!stmt || end || !src || lineno <= 0 || !in_code(sf, a) ||
+				    !owns(t, k, base + a))
+					continue;
+				if (src != last_src) {
+					char full[4096];
+					source_path(comp_dir, src, full, sizeof(full));
+					last_src = src;
+					last_file = intern(l, full);
+				}
+				if (!grow_array((void **)&l->rows, &l->rows_cap, l->nrows,
+						 sizeof(*l->rows), 1024)) {
+					l->oom = true;
+					break;
+				}
+				l->rows[l->nrows] = (struct lrow){ base + a, last_file, lineno,
+								   (uint32_t)l->nrows };
+				l->nrows++;
+			}
+		}
+		off = next;
+	}
+	dwarf_end(dw);
+	close(fd);
+	return 0;
+}
+
+static int by_file_line_addr(const void *a, const void *b)
+{
+	const struct lrow *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct lrow *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The row at address a exactly (rows sorted by address), or NULL. */
+static const struct lrow *row_at(const struct lcov *l, uint64_t a)
+{
+	size_t lo = 0, hi = l->nrows;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (l->rows[m].addr < a)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < l->nrows && l->rows[lo].addr == a ? &l->rows[lo] : NULL;
+}
+
+/* The last row (in table order) at the highest address <= a, or NULL. */
+static const struct lrow *row_before(const struct lcov *l, uint64_t a)
+{
+	size_t lo = 0, hi = l->nrows;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (l->rows[m].addr <= a)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo ? &l->rows[lo - 1] : NULL;
+}
+
+/* The conditional branches in [lo, hi) (symbol file addresses) of image
+ * sf at base, found by decoding from lo; each on its line. Stops at bytes
+ * that do not decode (data, or a range that is not code). */
+static void add_branches(struct lcov *l, struct session *t, size_t img, uint64_t lo,
+			 uint64_t hi)
+{
+	const struct symfile *sf = t->images.v[img].sf;
+	uint64_t base = t->images.v[img].base;
+	const struct symcode *sec = NULL;
+	for (size_t i = 0; i < sf->ncode && !sec; i++)
+		if (sf->code[i].bytes && lo >= sf->code[i].addr &&
+		    lo - sf->code[i].addr < sf->code[i].size)
+			sec = &sf->code[i];
+	if (!sec)
+		return;
+	uint64_t end = sec->addr + sec->size < hi ? sec->addr + sec->size : hi;
+	enum x86_mode mode = sf->machine == 3 /* EM_386 */ ? X86_MODE_32 : X86_MODE_64;
+	for (uint64_t a = lo; a < end;) {
+		struct x86_insn in;
+		int n = x86_decode(&in, sec->bytes + (a - sec->addr), sec->addr + sec->size - a,
+				   base + a, mode);
+		if (n <= 0)
+			return;
+		if (in.iclass == X86_IC_JCC && in.has_target && owns(t, img, base + a)) {
+			const struct lrow *r = row_before(l, base + a);
+			if (r) {
+				if (!grow_array((void **)&l->br, &l->br_cap, l->nbr, sizeof(*l->br),
+						1024)) {
+					l->oom = true;
+					return;
+				}
+				l->br[l->nbr++] = (struct lbranch){ base + a, base + a + (uint64_t)n,
+								    in.target, r->file, r->line,
+								    0, 0, 0 };
+			}
+		}
+		a += (uint64_t)n;
+	}
+}
+
+static int br_by_addr(const void *a, const void *b)
+{
+	const struct lbranch *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int br_by_file_line(const void *a, const void *b)
+{
+	const struct lbranch *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static long find_branch(const struct lcov *l, uint64_t a)
+{
+	size_t lo = 0, hi = l->nbr;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (l->br[m].addr < a)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < l->nbr && l->br[lo].addr == a ? (long)lo : -1;
+}
+
+/* The flow went on at ip after the pending branch. A branch to its own
+ * fall-through counts as not taken: both go to the same place. */
+static void resolve(struct lcov *l, uint64_t ip)
+{
+	if (l->pending < 0)
+		return;
+	struct lbranch *b = &l->br[l->pending];
+	if (ip == b->fall)
+		b->not_taken++;
+	else if (ip == b->target)
+		b->taken++;
+	l->pending = -1;
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static long find_addr(const struct lcov *l, uint64_t a)
+{
+	size_t lo = 0, hi = l->naddr;
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (l->addr[m] < a)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < l->naddr && l->addr[lo] == a ? (long)lo : -1;
+}
+
+static void on_run(void *ctx, const struct ptflow_run *run)
+{
+	struct lcov *l = ctx;
+	uint64_t ip = run->ip;
+	resolve(l, ip);
+	if (!run->ninsn)
+		return;
+	uint64_t last = ip;
+	for (uint32_t i = 0; i < run->ninsn; ip += run->lens[i++]) {
+		last = ip;
+		if (!l->naddr || ip < l->addr[0] || ip > l->addr[l->naddr - 1])
+			continue;
+		long k = find_addr(l, ip);
+		if (k >= 0)
+			l->count[k]++;
+	}
+	/* a conditional branch ends its run: where the flow goes next says
+	 * whether it was taken */
+	if (run->last_iclass == X86_IC_JCC) {
+		long k = find_branch(l, last);
+		if (k >= 0) {
+			l->br[k].execs++;
+			l->pending = k;
+		}
+	}
+}
+
+/* Events between a branch and where the flow went on: an asynchronous one
+ * with an IP (an interrupt, a TSX abort, ...) happened there, so the IP is
+ * the branch's outcome; one that changes nothing in the flow leaves it
+ * pending; the others (overflow, disable, gap, error) leave it unknown. */
+static void on_event(void *ctx, const struct ptflow_event *ev)
+{
+	struct lcov *l = ctx;
+	switch (ev->type) {
+	case PTFLOW_EV_INTERRUPT:
+	case PTFLOW_EV_ASYNC_DISABLED:
+	case PTFLOW_EV_TSX:
+	case PTFLOW_EV_EXSTOP:
+	case PTFLOW_EV_CFE:
+	case PTFLOW_EV_PTWRITE:
+		if (ev->has_ip)
+			resolve(l, ev->ip);
+		break;
+	case PTFLOW_EV_EXEC_MODE:
+	case PTFLOW_EV_PAGING:
+	case PTFLOW_EV_VMCS:
+	case PTFLOW_EV_MWAIT:
+	case PTFLOW_EV_PWRE:
+	case PTFLOW_EV_PWRX:
+	case PTFLOW_EV_EVD:
+		break;
+	default:
+		l->pending = -1;
+	}
+}
+
+static uint64_t count_at(const struct lcov *l, uint64_t a)
+{
+	long k = find_addr(l, a);
+	return k >= 0 ? l->count[k] : 0;
+}
+
+static void put_path(struct atomic_file *af, const struct srcmap *m, const char *p)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		size_t k = strlen(m->old[i]);
+		if (!strncmp(p, m->old[i], k)) {
+			char full[4200];
+			snprintf(full, sizeof(full), "%s%s", m->new_[i], p + k);
+			fprintf(af->f, "SF:%s\n", term_safe(full));
+			return;
+		}
+	}
+	fprintf(af->f, "SF:%s\n", term_safe(p)); /* a record per line: no control bytes */
+}
+
+static int by_fn_file(const void *a, const void *b)
+{
+	const struct lfunc *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The name of the ELF function symbol at address a of sf's file into buf:
+ * 0, or -1 when there is none. */
+static int elf_func_name(const struct symfile *sf, uint64_t a, char *buf, size_t cap)
+{
+	int fd = open(sf->path, O_RDONLY), rc = -1;
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	Elf_Scn *scn = NULL;
+	while (e && rc && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && rc; i++) {
+			GElf_Sym sym;
+			const char *n;
+			if (gelf_getsym(d, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+			    sym.st_value == a && (n = elf_strptr(e, sh.sh_link, sym.st_name)) && *n) {
+				snprintf(buf, cap, "%s", n);
+				rc = 0;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return rc;
+}
+
+static int by_file_name_line(const void *a, const void *b)
+{
+	const struct lfunc *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+/* Rename l->fn[k] to name (copied). 0, or -1 out of memory. */
+static int rename_fn(struct lfunc *f, const char *name)
+{
+	char *s = strdup(name);
+	if (!s)
+		return -1;
+	free(f->own);
+	f->own = s;
+	f->name = s;
+	return 0;
+}
+
+/* The end of the group of functions from g on with g's file and name. */
+static size_t same_name_end(const struct lcov *l, size_t g)
+{
+	size_t i = g + 1;
+	while (i < l->nfn && l->fn[i].file == l->fn[g].file && !strcmp(l->fn[i].name, l->fn[g].name))
+		i++;
+	return i;
+}
+
+/*
+ * lcov knows a file's functions by name. The DWARF gives a compiler's
+ * clone of a function (GCC's partial inlining: foo.part.0, foo.isra.0) the
+ * function's own name, at another line: where one name has several lines,
+ * each function takes its ELF symbol's name; those still sharing one are
+ * told apart as NAME@0xADDRESS (all but the first line). Copies at one line
+ * stay one function (a header's static function in several CUs).
+ * Functions are sorted by file, line, name after. 0, or -1 out of memory.
+ */
+static int name_clones(struct lcov *l)
+{
+	char buf[512];
+	for (int pass = 0; pass < 2; pass++) {
+		if (l->nfn)
+			qsort(l->fn, l->nfn, sizeof(*l->fn), by_file_name_line);
+		for (size_t g = 0, i; g < l->nfn; g = i) {
+			i = same_name_end(l, g);
+			if (l->fn[i - 1].line == l->fn[g].line)
+				continue; /* one line: one function */
+			for (size_t k = pass ? g + 1 : g; k < i; k++) {
+				struct lfunc *f = &l->fn[k];
+				uint64_t a = f->entry - f->base;
+				if (pass && f->line == l->fn[g].line)
+					continue;
+				if (!pass && (elf_func_name(f->sf, a, buf, sizeof(buf)) ||
+					      !strcmp(buf, f->name)))
+					continue;
+				if (pass)
+					snprintf(buf, sizeof(buf), "%s@0x%" PRIx64, f->name, a);
+				if (rename_fn(f, buf))
+					return -1;
+			}
+		}
+	}
+	if (l->nfn)
+		qsort(l->fn, l->nfn, sizeof(*l->fn), by_fn_file);
+	return 0;
+}
+
+/* Is function i (sorted by file, line, name) the one before it again? */
+static bool same_fn(const struct lcov *l, size_t first, size_t i)
+{
+	return i > first && l->fn[i].line == l->fn[i - 1].line &&
+	       !strcmp(l->fn[i].name, l->fn[i - 1].name);
+}
+
+/* The DA count of line in rows[from..to), the rows of one file by line
+ * (the count at the line's first row, as write_info() writes it). */
+static uint64_t line_count(const struct lcov *l, size_t from, size_t to, int line)
+{
+	while (from < to) {
+		size_t mid = from + (to - from) / 2;
+		if (l->rows[mid].line < line)
+			from = mid + 1;
+		else
+			to = mid;
+	}
+	return from < l->nrows && l->rows[from].line == line ? count_at(l, l->rows[from].addr) : 0;
+}
+
+/* Rows -> one per (file, line) at its lowest address; then the tracefile. */
+static void write_info(struct atomic_file *af, struct lcov *l, const struct srcmap *m)
+{
+	size_t nf = 0;
+	size_t b = 0;
+	for (uint32_t file = 0, r = 0, f = 0; file < l->nfiles; file++) {
+		bool any = (r < l->nrows && l->rows[r].file == file) ||
+			   (f < l->nfn && l->fn[f].file == file) ||
+			   (b < l->nbr && l->br[b].file == file);
+		if (!any)
+			continue;
+		fputs("TN:\n", af->f);
+		put_path(af, m, l->files[file]);
+		/* a static function of a header has a copy per CU that uses it:
+		 * lcov knows functions by name, so they are one, counts added */
+		size_t f0 = f, fnf = 0, fnh = 0;
+		for (; f < l->nfn && l->fn[f].file == file; f++)
+			if (!same_fn(l, f0, f))
+				fprintf(af->f, "FN:%d,%s\n", l->fn[f].line, term_safe(l->fn[f].name));
+		for (size_t i = f0; i < f; i++) {
+			uint64_t c = count_at(l, l->fn[i].entry);
+			while (i + 1 < f && same_fn(l, f0, i + 1))
+				c += count_at(l, l->fn[++i].entry);
+			fnf++;
+			fnh += c > 0;
+			fprintf(af->f, "FNDA:%" PRIu64 ",%s\n", c, term_safe(l->fn[i].name));
+		}
+		fprintf(af->f, "FNF:%zu\nFNH:%zu\n", fnf, fnh);
+		/* BRDA:LINE,BLOCK,BRANCH,TAKEN: BLOCK numbers the line's branches
+		 * in address order; BRANCH 0 is taken, 1 not taken; '-' where the
+		 * branch never ran (lcov's rule, geninfo(1)) on a line that never
+		 * ran either, 0 on a line that ran (lcov 2 refuses a hit line
+		 * whose branches are all '-': "inconsistent") */
+		size_t brf = 0, brh = 0, rend = r;
+		while (rend < l->nrows && l->rows[rend].file == file)
+			rend++;
+		for (unsigned blk = 0; b < l->nbr && l->br[b].file == file; b++) {
+			const struct lbranch *x = &l->br[b];
+			blk = b && l->br[b - 1].file == file && l->br[b - 1].line == x->line ? blk + 1 : 0;
+			if (x->execs || line_count(l, r, rend, x->line))
+				fprintf(af->f, "BRDA:%d,%u,0,%" PRIu64 "\nBRDA:%d,%u,1,%" PRIu64 "\n",
+					x->line, blk, x->taken, x->line, blk, x->not_taken);
+			else
+				fprintf(af->f, "BRDA:%d,%u,0,-\nBRDA:%d,%u,1,-\n", x->line, blk,
+					x->line, blk);
+			brf += 2;
+			brh += (x->taken > 0) + (x->not_taken > 0);
+		}
+		if (brf)
+			fprintf(af->f, "BRF:%zu\nBRH:%zu\n", brf, brh);
+		size_t lf = 0, lh = 0;
+		for (; r < l->nrows && l->rows[r].file == file;) {
+			const struct lrow *first = &l->rows[r];
+			uint64_t c = count_at(l, first->addr);
+			fprintf(af->f, "DA:%d,%" PRIu64 "\n", first->line, c);
+			lf++;
+			lh += c > 0;
+			while (r < l->nrows && l->rows[r].file == file && l->rows[r].line == first->line)
+				r++;
+		}
+		fprintf(af->f, "LF:%zu\nLH:%zu\nend_of_record\n", lf, lh);
+		nf++;
+	}
+	(void)nf;
+}
+
+int cov_lcov_run(struct session *t, const char *out, const struct srcmap *sm)
+{
+	struct lcov l = { 0 };
+	struct atomic_file af;
+	bool opened = false;
+	int rc = 2;
+	/* line rows of every image with symbols */
+	for (unsigned i = 0; i < t->images.n && !l.oom; i++) {
+		const struct image *im = &t->images.v[i];
+		if (!im->sf) {
+			fprintf(stderr, CMD ": %s: no symbol file, not in the tracefile (see "
+				"'efipt symbols')\n", term_safe(im->name));
+			continue;
+		}
+		size_t before = l.nrows;
+		if (add_rows(&l, t, i))
+			fprintf(stderr, CMD ": %s: no DWARF line table read\n", im->sf->path);
+		else if (l.nrows == before)
+			fprintf(stderr, CMD ": %s: %s has no source lines for its code (%s), not in "
+				"the tracefile\n", term_safe(im->name), term_safe(im->sf->path),
+				im->sf->from_map ? "a GNU ld map" : im->sf->has_dwarf ? "DWARF without "
+				"line tables" : "no DWARF");
+	}
+	if (l.oom)
+		goto oom;
+	if (!l.nrows) {
+		/* an empty tracefile is no coverage: genhtml and --merge refuse it */
+		fprintf(stderr, CMD ": nothing to write to %s: no traced image has a symbol file "
+			"with source lines (DWARF line tables; give the build with --symbols PATH, "
+			"'efipt symbols' shows what each image has)\n", term_safe(out));
+		goto out;
+	}
+	/* functions, at the line of the row at their entry */
+	if (l.nrows)
+		qsort(l.rows, l.nrows, sizeof(*l.rows), by_addr);
+	for (unsigned i = 0; i < t->images.n && !l.oom; i++) {
+		const struct image *im = &t->images.v[i];
+		for (size_t k = 0; im->sf && k < im->sf->nfuncs; k++) {
+			const struct symfunc *sfn = &im->sf->funcs[k];
+			if (sfn->entry < sfn->lo || sfn->entry >= sfn->hi)
+				continue; /* a function's other range: counted once */
+			const struct lrow *r = row_at(&l, im->base + sfn->entry);
+			if (!r || !owns(t, i, im->base + sfn->entry))
+				continue;
+			if (!grow_array((void **)&l.fn, &l.fn_cap, l.nfn, sizeof(*l.fn), 1024)) {
+				l.oom = true;
+				break;
+			}
+			l.fn[l.nfn++] = (struct lfunc){ im->base + sfn->entry, r->file, r->line,
+							sfn->name, NULL, im->sf, im->base };
+		}
+		/* conditional branches of every range of a function with line info */
+		for (size_t k = 0; im->sf && k < im->sf->nfuncs && !l.oom; k++) {
+			const struct symfunc *sfn = &im->sf->funcs[k];
+			if (row_at(&l, im->base + sfn->entry) && owns(t, i, im->base + sfn->entry))
+				add_branches(&l, t, i, sfn->lo, sfn->hi);
+		}
+	}
+	if (l.oom)
+		goto oom;
+	if (l.nrows)
+		qsort(l.rows, l.nrows, sizeof(*l.rows), by_file_line_addr);
+	if (l.nfn)
+		qsort(l.fn, l.nfn, sizeof(*l.fn), by_fn_file);
+	if (name_clones(&l))
+		goto oom;
+	/* the counted addresses: each line's first, each function's entry */
+	l.addr = malloc((l.nrows + l.nfn + 1) * sizeof(*l.addr));
+	if (!l.addr)
+		goto oom;
+	for (size_t r = 0; r < l.nrows; r++)
+		if (!r || l.rows[r].file != l.rows[r - 1].file || l.rows[r].line != l.rows[r - 1].line)
+			l.addr[l.naddr++] = l.rows[r].addr;
+	for (size_t f = 0; f < l.nfn; f++)
+		l.addr[l.naddr++] = l.fn[f].entry;
+	if (l.naddr)
+		qsort(l.addr, l.naddr, sizeof(*l.addr), by_u64);
+	size_t u = 0;
+	for (size_t k = 0; k < l.naddr; k++)
+		if (!u || l.addr[k] != l.addr[u - 1])
+			l.addr[u++] = l.addr[k];
+	l.naddr = u;
+	l.count = calloc(l.naddr + 1, sizeof(*l.count));
+	if (!l.count)
+		goto oom;
+	if (l.nbr)
+		qsort(l.br, l.nbr, sizeof(*l.br), br_by_addr);
+	l.pending = -1;
+	struct flow_consumer c = { &l, NULL, on_event, on_run, NULL, false, 0 };
+	long errs = session_decode(t, 0, &c, 1);
+	if (errs < 0)
+		goto out;
+	if (l.nbr)
+		qsort(l.br, l.nbr, sizeof(*l.br), br_by_file_line);
+	if (atomic_open(&af, "coverage", out))
+		goto out;
+	opened = true;
+	write_info(&af, &l, sm);
+	opened = false;
+	if (atomic_commit(&af, "coverage"))
+		goto out;
+	rc = errs ? 1 : 0;
+	goto out;
+oom:
+	fprintf(stderr, CMD ": out of memory\n");
+out:
+	if (opened)
+		atomic_abort(&af);
+	for (uint32_t i = 0; i < l.nfiles; i++)
+		free(l.files[i]);
+	free(l.files);
+	free(l.rows);
+	for (size_t i = 0; i < l.nfn; i++)
+		free(l.fn[i].own);
+	free(l.fn);
+	free(l.addr);
+	free(l.count);
+	free(l.br);
+	return rc;
+}

@@ -1,0 +1,92 @@
+/* Protocol buffer encoding: see protobuf.h. */
+#include <string.h>
+
+#include "host/out/protobuf.h"
+
+void pb_init(struct pb_buf *b, void *mem, size_t cap)
+{
+	b->p = mem;
+	b->cap = cap;
+	pb_reset(b);
+}
+
+void pb_reset(struct pb_buf *b)
+{
+	b->len = 0;
+	b->full = false;
+}
+
+size_t pb_varint_size(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* Room for n more bytes, else the buffer is full from now on. */
+static bool room(struct pb_buf *b, size_t n)
+{
+	if (b->full || n > b->cap - b->len) {
+		b->full = true;
+		return false;
+	}
+	return true;
+}
+
+static void put_varint(struct pb_buf *b, uint64_t v)
+{
+	while (v >= 0x80) {
+		b->p[b->len++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	b->p[b->len++] = (uint8_t)v;
+}
+
+void pb_varint(struct pb_buf *b, uint64_t v)
+{
+	if (room(b, pb_varint_size(v)))
+		put_varint(b, v);
+}
+
+void pb_uint(struct pb_buf *b, uint32_t field, uint64_t v)
+{
+	uint64_t key = (uint64_t)field << 3 | PB_VARINT;
+	if (room(b, pb_varint_size(key) + pb_varint_size(v))) {
+		put_varint(b, key);
+		put_varint(b, v);
+	}
+}
+
+void pb_int(struct pb_buf *b, uint32_t field, int64_t v)
+{
+	pb_uint(b, field, (uint64_t)v);
+}
+
+void pb_bytes(struct pb_buf *b, uint32_t field, const void *d, size_t n)
+{
+	uint64_t key = (uint64_t)field << 3 | PB_LEN;
+	size_t head = pb_varint_size(key) + pb_varint_size(n);
+	if (n > SIZE_MAX - head || !room(b, head + n))
+		return;
+	put_varint(b, key);
+	put_varint(b, n);
+	if (n)
+		memcpy(b->p + b->len, d, n);
+	b->len += n;
+}
+
+void pb_str(struct pb_buf *b, uint32_t field, const char *s)
+{
+	pb_bytes(b, field, s, strlen(s));
+}
+
+void pb_msg(struct pb_buf *b, uint32_t field, const struct pb_buf *m)
+{
+	if (m->full)
+		b->full = true;
+	else
+		pb_bytes(b, field, m->p, m->len);
+}

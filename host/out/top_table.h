@@ -1,0 +1,25 @@
+/*
+ * What efipt top prints (efipt decode --symbols prints the same): the
+ * functions of the call-stack model's profile (or, by_image, the images)
+ * sorted by exclusive instructions (by exclusive time where the trace has
+ * timing packets), as text (a header of counts, then a table), jsonl or
+ * csv, on standard output.
+ */
+#ifndef EFIPT_HOST_TOP_TABLE_H
+#define EFIPT_HOST_TOP_TABLE_H
+
+#include <stdbool.h>
+
+#include "host/input/session.h"
+#include "host/stack/callstack.h"
+#include "host/stack/profile.h"
+
+enum { TOP_TEXT, TOP_JSONL, TOP_CSV };
+
+/* The rows of p (functions of t's symbols, counted over cs) in format fmt
+ * (TOP_*), at most limit (~0: 30 in text, all otherwise); errs: the
+ * decode errors. 0, or -1 out of memory (printed). */
+int top_table_write(const struct session *t, const struct callstack *cs, const struct profile *p,
+		    long errs, bool by_image, int fmt, unsigned long long limit);
+
+#endif

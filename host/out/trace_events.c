@@ -1,0 +1,249 @@
+/* Trace event JSON writer: see trace_events.h. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/out/trace_events.h"
+
+enum { PID = 1 };
+
+static void put(struct tl_sink *s, const char *fmt, ...)
+{
+	struct tev_writer *w = s->w;
+	char buf[16384]; /* the longest event: a name of tev_json_string(8192) */
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1; /* names are cut by tev_json_string first */
+	atomic_write(&w->af, buf, (size_t)n);
+	w->bytes += (uint64_t)n;
+	if (!w->warned && w->bytes > TEV_WARN_BYTES) {
+		w->warned = true;
+		fprintf(stderr, "efipt %s: warning: %s passes 1 GB, more than the browser UIs "
+			"load: narrow it with --from/--to, --depth or --min-dur, or write "
+			"Perfetto's protobuf format (-o FILE.pftrace)\n", s->cmd, w->af.path);
+	}
+}
+
+/* Start an event: the separator from the previous one. */
+static void next(struct tl_sink *s)
+{
+	struct tev_writer *w = s->w;
+	put(s, w->first ? "\n" : ",\n");
+	w->first = false;
+}
+
+static int tev_open(struct tl_sink *s, const char *cmd, const char *path)
+{
+	struct tev_writer *w = s->w;
+	w->first = true;
+	if (atomic_open(&w->af, cmd, path))
+		return -1;
+	put(s, "{\"traceEvents\":[");
+	return 0;
+}
+
+void tev_json_string(const char *s, char *buf, size_t cap)
+{
+	size_t o = 0;
+	const unsigned char *p = (const unsigned char *)s;
+	if (cap < 3) {
+		if (cap)
+			buf[0] = 0;
+		return;
+	}
+	buf[o++] = '"';
+	while (*p && o + 8 < cap) {
+		size_t n = *p < 0x80 ? 1 : (size_t)utf8_seq_len(p);
+		if (!n) {
+			o += (size_t)snprintf(buf + o, cap - o, "\\\\x%02x", *p++);
+		} else if (*p == '"' || *p == '\\') {
+			buf[o++] = '\\';
+			buf[o++] = (char)*p++;
+		} else if (*p < 0x20 || *p == 0x7f) {
+			o += (size_t)snprintf(buf + o, cap - o, "\\u%04x", *p++);
+		} else {
+			memcpy(buf + o, p, n);
+			o += n;
+			p += n;
+		}
+	}
+	buf[o++] = '"';
+	buf[o] = 0;
+}
+
+/* A name as a JSON string literal, made once per handle. */
+static const char *name_json(struct tl_sink *s, uint32_t name)
+{
+	struct tev_writer *w = s->w;
+	if (name >= w->nesc) {
+		uint32_t c = w->nesc ? w->nesc : 256;
+		while (c <= name)
+			c *= 2;
+		char **a = realloc(w->esc, c * sizeof(*a));
+		if (!a)
+			return "\"[unknown]\"";
+		memset(a + w->nesc, 0, (c - w->nesc) * sizeof(*a));
+		w->esc = a;
+		w->nesc = c;
+	}
+	if (!w->esc[name]) {
+		char js[1024];
+		tev_json_string(tlsink_str(s, name), js, sizeof(js));
+		w->esc[name] = strdup(js);
+		if (!w->esc[name])
+			return "\"[unknown]\"";
+	}
+	return w->esc[name];
+}
+
+/* args as a JSON object literal into buf. */
+static void args_json(const struct tl_arg *a, size_t n, char *buf, size_t cap)
+{
+	size_t o = 0;
+	buf[o++] = '{';
+	for (size_t i = 0; i < n && o < cap; i++) {
+		char k[128], v[8192];
+		tev_json_string(a[i].key, k, sizeof(k));
+		switch (a[i].kind) {
+		case TL_U64:
+			snprintf(v, sizeof(v), "%" PRIu64, a[i].u);
+			break;
+		case TL_HEX:
+			snprintf(v, sizeof(v), "\"0x%" PRIx64 "\"", a[i].u);
+			break;
+		case TL_STR:
+			tev_json_string(a[i].s, v, sizeof(v));
+			break;
+		case TL_BOOL:
+			snprintf(v, sizeof(v), "%s", a[i].u ? "true" : "false");
+			break;
+		}
+		o += (size_t)snprintf(buf + o, cap - o, "%s%s:%s", i ? "," : "", k, v);
+	}
+	if (o + 2 > cap)
+		o = cap - 2; /* cut: the caller's arguments are far shorter */
+	buf[o++] = '}';
+	buf[o] = 0;
+}
+
+static void tev_info(struct tl_sink *s, const struct tl_arg *a, size_t n)
+{
+	struct tev_writer *w = s->w;
+	char buf[12288];
+	args_json(a, n, buf, sizeof(buf));
+	free(w->other);
+	w->other = strdup(buf);
+}
+
+static void tev_process(struct tl_sink *s, const char *name)
+{
+	char js[8192];
+	tev_json_string(name, js, sizeof(js));
+	next(s);
+	put(s, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":%s}}",
+	    PID, js);
+}
+
+static void tev_track(struct tl_sink *s, int tid, const char *name)
+{
+	char js[1024];
+	tev_json_string(name, js, sizeof(js));
+	next(s);
+	put(s, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":%s}}",
+	    PID, tid, js);
+}
+
+/* ts as written: us with three decimals, or whole us. */
+static const char *ts_text(const struct tl_sink *s, uint64_t ns, char *buf, size_t cap)
+{
+	if (s->ns_precise)
+		snprintf(buf, cap, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
+	else
+		snprintf(buf, cap, "%" PRIu64, ns / 1000);
+	return buf;
+}
+
+static void tev_begin(struct tl_sink *s, int tid, uint64_t ns, uint32_t name)
+{
+	char t[32];
+	next(s);
+	put(s, "{\"ph\":\"B\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"name\":%s}", PID, tid,
+	    ts_text(s, ns, t, sizeof(t)), name_json(s, name));
+}
+
+static void tev_end(struct tl_sink *s, int tid, uint64_t ns, uint32_t name)
+{
+	char t[32];
+	next(s);
+	put(s, "{\"name\":%s,\"ph\":\"E\",\"pid\":%d,\"tid\":%d,\"ts\":%s}", name_json(s, name), PID,
+	    tid, ts_text(s, ns, t, sizeof(t)));
+}
+
+static void tev_counter(struct tl_sink *s, int tid, uint64_t ns, uint32_t name, const char *unit,
+			int64_t value)
+{
+	char t[32], u[128];
+	tev_json_string(unit, u, sizeof(u));
+	next(s);
+	put(s, "{\"ph\":\"C\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"name\":%s,\"args\":{%s:%" PRId64 "}}",
+	    PID, tid, ts_text(s, ns, t, sizeof(t)), name_json(s, name), u, value);
+}
+
+static void tev_instant(struct tl_sink *s, int tid, uint64_t ns, uint32_t name,
+			const struct tl_arg *a, size_t n)
+{
+	char t[32], args[4096];
+	if (n)
+		args_json(a, n, args, sizeof(args));
+	next(s);
+	put(s, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"name\":%s%s%s}", PID, tid,
+	    ts_text(s, ns, t, sizeof(t)), name_json(s, name), n ? ",\"args\":" : "",
+	    n ? args : "");
+}
+
+static void release(struct tev_writer *w)
+{
+	for (uint32_t i = 0; i < w->nesc; i++)
+		free(w->esc[i]);
+	free(w->esc);
+	w->esc = NULL;
+	w->nesc = 0;
+	free(w->other);
+	w->other = NULL;
+}
+
+static int tev_close(struct tl_sink *s)
+{
+	struct tev_writer *w = s->w;
+	put(s, "\n],\n\"otherData\":%s}\n", w->other ? w->other : "{}");
+	release(w);
+	return atomic_commit(&w->af, s->cmd);
+}
+
+static void tev_abort(struct tl_sink *s)
+{
+	struct tev_writer *w = s->w;
+	release(w);
+	atomic_abort(&w->af);
+}
+
+const struct tl_sink_ops tev_sink_ops = {
+	.open = tev_open,
+	.info = tev_info,
+	.process = tev_process,
+	.track = tev_track,
+	.begin = tev_begin,
+	.end = tev_end,
+	.instant = tev_instant,
+	.counter = tev_counter,
+	.close = tev_close,
+	.abort = tev_abort,
+	.size = sizeof(struct tev_writer),
+};

@@ -1,0 +1,17 @@
+/*
+ * Decode a trace through the call-stack model (what efipt top, flame and
+ * calls share): trace i of the session through cs (its consumer,
+ * cs_consumer(), with until: enough after that many instructions, 0 the
+ * whole trace), then every frame closed. Decode errors and gaps are
+ * counted, not fatal. Returns the number of decode errors, or -1 when
+ * decoding could not start or the model ran out of memory (printed).
+ */
+#ifndef EFIPT_HOST_ANALYSIS_H
+#define EFIPT_HOST_ANALYSIS_H
+
+#include "host/input/session.h"
+#include "host/stack/callstack.h"
+
+long analysis_decode(struct session *s, unsigned i, struct callstack *cs, uint64_t until);
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * Per-function counts: see profile.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/stack/profile.h"
+
+static struct profile_fn *profile_grow(struct profile *p, uint32_t fn)
+{
+	uint32_t n = p->n ? p->n : 1024;
+	while (n <= fn)
+		n *= 2;
+	struct profile_fn *a = realloc(p->fn, (size_t)n * sizeof(*a));
+	if (!a) {
+		p->oom = 1;
+		return NULL;
+	}
+	memset(a + p->n, 0, (size_t)(n - p->n) * sizeof(*a));
+	p->fn = a;
+	p->n = n;
+	return &p->fn[fn];
+}
+
+static struct profile_fn *get(struct profile *p, uint32_t fn)
+{
+	return fn < p->n ? &p->fn[fn] : profile_grow(p, fn);
+}
+
+/* f entered: the instructions since the last change were the frame
+ * below's; a call counts; inclusive counts start with its outermost frame. */
+static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
+{
+	struct profile *p = ctx;
+	struct profile_fn *e;
+	if (cs->depth > 1 && (e = get(p, cs->f[cs->depth - 2].fn)))
+		e->excl += cs->insns - p->mark;
+	p->mark = cs->insns;
+	if (!(e = get(p, f->fn)))
+		return;
+	if (f->enter == CS_ENTER_CALL || f->enter == CS_ENTER_TAIL ||
+	    f->enter == CS_ENTER_INTERRUPT)
+		e->calls++;
+	if (!e->on_stack++) {
+		e->since = cs->insns;
+		e->since_t = cs->now;
+	}
+}
+
+/* f (the top frame) left: the instructions since the last change were its
+ * own; its outermost frame ends its inclusive counts. */
+static void on_leave(void *ctx, const struct callstack *cs, const struct cs_frame *f, int why)
+{
+	struct profile *p = ctx;
+	(void)why;
+	struct profile_fn *e = get(p, f->fn);
+	if (!e)
+		return;
+	e->excl += cs->insns - p->mark;
+	p->mark = cs->insns;
+	if (e->on_stack && !--e->on_stack) {
+		e->incl += cs->insns - e->since;
+		e->incl_t += cs->now - e->since_t;
+	}
+}
+
+static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
+{
+	struct profile *p = ctx;
+	if (!ticks && cs->now == cs->time_first) {
+		/* the first time: what is on the stack starts here */
+		for (uint32_t i = 0; i < cs->depth; i++) {
+			struct profile_fn *e = get(p, cs->f[i].fn);
+			if (e)
+				e->since_t = cs->now;
+		}
+		return;
+	}
+	struct profile_fn *e = cs->depth ? get(p, cs->f[cs->depth - 1].fn) : NULL;
+	if (e)
+		e->excl_t += ticks;
+}
+
+struct cs_listener profile_listener(struct profile *p)
+{
+	struct cs_listener l = { p, on_enter, on_leave, NULL, on_time };
+	return l;
+}
+
+void profile_free(struct profile *p)
+{
+	free(p->fn);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,39 @@
+/*
+ * Per-function instruction counts over the call stack (efipt top):
+ * exclusive (instructions in the function itself), inclusive (instructions
+ * while it is on the stack, counted once however deep it recurses) and calls
+ * (frames entered by CALL, tail call or interrupt); where the trace has
+ * timing packets, the same as time (callstack.h: a frame's time runs from
+ * the time of the block that enters it to that of the block that leaves it).
+ */
+#ifndef EFIPT_HOST_PROFILE_H
+#define EFIPT_HOST_PROFILE_H
+
+#include <stdint.h>
+
+#include "host/stack/callstack.h"
+
+struct profile_fn {
+	uint64_t excl, incl, calls;
+	uint64_t since;		/* instruction index it went on the stack */
+	uint32_t on_stack;	/* frames of it on the stack */
+	/* time (TSC ticks), where the trace has it: exclusive (on top of
+	 * the stack), inclusive, the TSC it went on the stack */
+	uint64_t excl_t, incl_t, since_t;
+};
+
+struct profile {
+	struct profile_fn *fn;	/* by symtab function id */
+	uint32_t n;
+	uint64_t mark;		/* instruction index when the top frame changed */
+	int oom;
+};
+
+/* The listener to give cs_init (ctx: the profile). It needs no insns
+ * callback: the instructions between two frame changes are the top
+ * frame's, so enter and leave add them (mark). */
+struct cs_listener profile_listener(struct profile *p);
+
+void profile_free(struct profile *p);
+
+#endif
