@@ -30,6 +30,7 @@ static const struct command commands[] = {
 	{ "timeline", cmd_timeline, "a timeline of the call stacks (Perfetto protobuf, JSON)" },
 	{ "log", cmd_log, "the firmware's DEBUG output, each line at the instruction that wrote it" },
 	{ "recover", cmd_recover, "the flight recorder's trace from Linux (--linux): a run directory" },
+	{ "diff", cmd_diff, "what changed between two runs, per function or image; CI gates" },
 };
 
 static void usage(FILE *f)

@@ -19,5 +19,6 @@ int cmd_calls(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_log(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif

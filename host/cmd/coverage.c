@@ -17,6 +17,7 @@
 #include "host/out/cov_merge.h"
 #include "host/out/cov_report.h"
 #include "host/util/file_io.h"
+#include "host/util/gate_pct.h"
 #include "host/util/opts.h"
 
 #define CMD "efipt coverage"
@@ -70,7 +71,7 @@ static int set_format(void *ctx, const struct opt_row *r, const char *v, struct 
 
 static int set_fail_under(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
 {
-	if (cov_parse_tenths(v, &((struct copts *)ctx)->fail_under)) {
+	if (gate_pct_parse(v, 1000, &((struct copts *)ctx)->fail_under)) {
 		sb_printf(err, "--%s takes a percentage from 0 to 100 with at most one decimal "
 			  "(as printed), not '%s'", r->name, term_safe(v));
 		return -1;

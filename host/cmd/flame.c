@@ -13,6 +13,7 @@
 #include "host/cmd/commands.h"
 #include "host/util/file_io.h"
 #include "host/stack/analysis.h"
+#include "host/stack/folded.h"
 #include "host/stack/inline_frames.h"
 #include "host/util/opts.h"
 
@@ -72,11 +73,8 @@ static const char *frame_name(struct names *nm, const struct symtab *st, uint32_
 	}
 	if (!nm->s[fn]) {
 		char name[700];
-		symtab_fn_name(st, fn, name, sizeof(name));
-		for (char *p = name; *p; p++)
-			if (*p == ';' || *p == '\n')
-				*p = '_'; /* the format's separators */
-		nm->s[fn] = strdup(term_safe(name));
+		folded_frame_name(st, fn, name, sizeof(name));
+		nm->s[fn] = strdup(name);
 		if (!nm->s[fn])
 			return "[unknown]";
 	}

@@ -6,6 +6,7 @@
 
 #include "core/strbuf.h"
 #include "host/out/cov_report.h"
+#include "host/util/gate_pct.h"
 #include "host/util/file_io.h"
 
 #define CMD "efipt coverage"
@@ -127,17 +128,6 @@ static bool below(uint64_t bytes, uint64_t code, long gate)
 	return !code || tenths(bytes, code) < (unsigned long long)gate;
 }
 
-/* tenths as the user wrote them: "40", "40.2" (static buffer) */
-static const char *tenths_text(long v)
-{
-	static char b[32];
-	if (v % 10)
-		snprintf(b, sizeof(b), "%ld.%ld", v / 10, v % 10);
-	else
-		snprintf(b, sizeof(b), "%ld", v / 10);
-	return b;
-}
-
 /* --fail-under (in tenths of a percent): 0 if every gate passes, else 3
  * (messages on stderr). */
 int cov_gates(const struct ptcov *c, const struct cov_totals *t, long gate, char **img,
@@ -148,7 +138,7 @@ int cov_gates(const struct ptcov *c, const struct cov_totals *t, long gate, char
 		if (below(t->bytes, t->code, gate)) {
 			unsigned long long p = tenths(t->bytes, t->code);
 			fprintf(stderr, CMD ": coverage %llu.%llu%% is below --fail-under %s%%\n",
-				p / 10, p % 10, tenths_text(gate));
+				p / 10, p % 10, gate_pct_text(gate));
 			rc = 3;
 		}
 		return rc;
@@ -168,30 +158,9 @@ int cov_gates(const struct ptcov *c, const struct cov_totals *t, long gate, char
 		if (below(s.bytes, code_bytes(m), gate)) {
 			unsigned long long p = tenths(s.bytes, code_bytes(m));
 			fprintf(stderr, CMD ": %s: coverage %llu.%llu%% is below --fail-under "
-					"%s%%\n", term_safe(m->path), p / 10, p % 10, tenths_text(gate));
+					"%s%%\n", term_safe(m->path), p / 10, p % 10, gate_pct_text(gate));
 			rc = 3;
 		}
 	}
 	return rc;
 }
-
-/* A percentage with at most one decimal ("40", "40.2") in tenths. 0, or -1
- * when s is none from 0 to 100. */
-int cov_parse_tenths(const char *s, long *out)
-{
-	unsigned long long whole, frac = 0;
-	char buf[32];
-	snprintf(buf, sizeof(buf), "%s", s);
-	char *dot = strchr(buf, '.');
-	if (dot) {
-		*dot = 0;
-		if (strlen(dot + 1) != 1 || dot[1] < '0' || dot[1] > '9')
-			return -1;
-		frac = (unsigned long long)(dot[1] - '0');
-	}
-	if (strlen(s) >= sizeof(buf) - 1 || parse_u64(buf, &whole) || whole * 10 + frac > 1000)
-		return -1;
-	*out = (long)(whole * 10 + frac);
-	return 0;
-}
-

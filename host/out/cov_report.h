@@ -34,8 +34,4 @@ void cov_report(FILE *f, int fmt, const struct ptcov *c, const bool *whole,
 int cov_gates(const struct ptcov *c, const struct cov_totals *t, long gate, char **img,
 	      unsigned nimg);
 
-/* A percentage with at most one decimal ("40", "40.2") in tenths. 0, or -1
- * when s is none from 0 to 100. */
-int cov_parse_tenths(const char *s, long *out);
-
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/out/csv_out.h"
 #include "host/out/top_table.h"
 #include "host/util/file_io.h"
 
@@ -39,19 +40,6 @@ static void time_text(char *buf, size_t cap, uint64_t v, bool ns)
 	else
 		snprintf(num, sizeof(num), "%" PRIu64, v);
 	snprintf(buf, cap, " %16s", num);
-}
-
-/* A CSV field, quoted; control characters escaped as text (\\xNN). */
-static void csv_field(const char *s)
-{
-	s = term_safe(s);
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
-			putchar('"');
-		putchar(*s);
-	}
-	putchar('"');
 }
 
 int top_table_write(const struct session *t, const struct callstack *cs, const struct profile *p,

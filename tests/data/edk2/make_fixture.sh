@@ -1,7 +1,7 @@
 #!/bin/sh
 # Real EDK2 build output as symbol fixtures for efipt's tests.
 #
-#   sh tests/data/edk2/make_fixture.sh [WORKDIR]     (or: make edk2-fixture)
+#   sh tests/data/edk2/make_fixture.sh [--rounds N] [WORKDIR]   (or: make edk2-fixture)
 #
 # How the committed files were made: Debian's edk2 SOURCE package of the
 # installed ovmf package's version, unpacked with its Debian patches and
@@ -24,6 +24,11 @@
 #                                       the prefix of every CodeView path the
 #                                       images record (tests --path-map it here)
 #   source-version                      the Debian edk2 version built
+# With --rounds N, a second build of the application for efipt diff's
+# tests: FixtureAppMain's FixtureRun loop runs N rounds instead of 8 (the
+# one change, made in a copy of the package under WORKDIR/pkg); only the
+# application's files are kept, in tests/data/edk2/RoundsN/Build/... (same
+# layout).
 # Nothing is stripped. Rebuilt, the .efi and .debug files come out byte for
 # byte the same; the .map files differ in the names of GCC's temporary LTO
 # objects only. Building takes a minute or more; the tests
@@ -31,8 +36,14 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
-work=${1:-$top/build/edk2}
 die() { echo "make_fixture.sh: $*" >&2; exit 1; }
+rounds=""
+if [ "${1:-}" = "--rounds" ]; then
+	rounds=${2:-}
+	case "$rounds" in ''|*[!0-9]*) die "--rounds takes a number, not '$rounds'" ;; esac
+	shift 2
+fi
+work=${1:-$top/build/edk2}
 ver=$(dpkg-query -W -f='${Version}' ovmf 2>/dev/null) ||
 	die "cannot read the version of Debian package ovmf (is it installed?)"
 src=$(sh "$top/mk/edk2-source.sh" "$work") || exit 1
@@ -40,19 +51,31 @@ work=$(cd "$work" && pwd)
 ws=/tmp/efipt-edk2-fixture
 rm -rf "$ws"
 mkdir -p "$ws"
+pkgs=$here
+dest=$here
+if [ -n "$rounds" ]; then
+	pkgs=$work/pkg
+	dest=$here/Rounds$rounds
+	rm -rf "$pkgs"
+	mkdir -p "$pkgs"
+	cp -r "$here/EfiptFixturePkg" "$pkgs/"
+	app=$pkgs/EfiptFixturePkg/App/FixtureApp.c
+	sed -i "s/FixtureRun (FixtureDouble, 8)/FixtureRun (FixtureDouble, $rounds)/" "$app"
+	grep -q "FixtureRun (FixtureDouble, $rounds)" "$app" || die "FixtureApp.c: the FixtureRun call changed"
+fi
 # edksetup.sh is bash; it reads WORKSPACE, PACKAGES_PATH and EDK_TOOLS_PATH
-WORKSPACE=$ws PACKAGES_PATH=$src:$here EDK_TOOLS_PATH=$src/BaseTools nice bash -c '
+WORKSPACE=$ws PACKAGES_PATH=$src:$pkgs EDK_TOOLS_PATH=$src/BaseTools nice bash -c '
 	cd "$WORKSPACE" && . "$EDK_TOOLS_PATH/../edksetup.sh" BaseTools >/dev/null &&
 	build -a X64 -t GCC5 -b DEBUG -n 2 -p EfiptFixturePkg/EfiptFixture.dsc' \
 	>"$work/build.log" 2>&1 || die "EDK2 build failed: $(tail -n 8 "$work/build.log")"
 b=$ws/Build/EfiptFixture/DEBUG_GCC5
-out=$here/Build/EfiptFixture/DEBUG_GCC5
-tmp=$here/Build.tmp
+out=$dest/Build/EfiptFixture/DEBUG_GCC5
+tmp=$dest/Build.tmp
 rm -rf "$tmp"
 mkdir -p "$tmp/FV"
 cp "$b/FV/Guid.xref" "$tmp/FV/"
 (cd "$b" && find X64 -path '*/DEBUG/*' \( -name '*.efi' -o -name '*.debug' -o -name '*.map' \) |
-	grep -v '/Library/' | sort) >"$work/files"
+	grep -v '/Library/' | grep "${rounds:+/FixtureApp/}" | sort) >"$work/files"
 [ -s "$work/files" ] || die "no module output under $b/X64"
 while read -r f; do
 	mkdir -p "$tmp/$(dirname "$f")"
@@ -60,7 +83,7 @@ while read -r f; do
 done <"$work/files"
 echo "$b" >"$tmp/build-path"
 echo "$(echo "$ver" | sed 's/+b[0-9]*$//')" >"$tmp/source-version"
-rm -rf "$here/Build"
+rm -rf "$dest/Build"
 mkdir -p "$(dirname "$out")"
 mv "$tmp" "$out"
 rm -rf "$ws"

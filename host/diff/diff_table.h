@@ -1,0 +1,46 @@
+/*
+ * The comparison of efipt diff: two runs' counts matched by name (image and
+ * function; or image alone), each row with A, B and what changed, sorted by
+ * the size of the change; and the differential folded stacks.
+ */
+#ifndef EFIPT_HOST_DIFF_DIFF_TABLE_H
+#define EFIPT_HOST_DIFF_DIFF_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "host/diff/diff_run.h"
+
+struct diff_row {
+	const char *image, *name;	/* the runs' strings */
+	uint64_t a_excl, a_incl, a_calls;
+	uint64_t b_excl, b_incl, b_calls;
+	bool in_a, in_b;		/* ran there (it has a row there) */
+};
+
+/* Rows of a and b (sorted by name, one per name) matched by name, then
+ * sorted by |B - A| of exclusive instructions, then of inclusive, then by
+ * name. *rows is malloc'd. 0, or -1 out of memory. */
+int diff_table(const struct diff_run *a, const struct diff_run *b, struct diff_row **rows,
+	       size_t *n);
+
+/* A differential folded stack: the stack and its instructions in A and B. */
+struct diff_fold {
+	const char *path;
+	uint64_t a, b;
+};
+
+/* The stacks of a and b matched by path (sorted by path). 0, or -1. */
+int diff_folds(const struct diff_run *a, const struct diff_run *b, struct diff_fold **out,
+	       size_t *n);
+
+/* B - A as a signed number (saturated), and B / A (0 when A is 0). */
+int64_t diff_delta(uint64_t a, uint64_t b);
+double diff_ratio(uint64_t a, uint64_t b);
+
+/* Whether b grew by more than pct_tenths tenths of a percent over a (b
+ * where a is 0 grew without bound, when b is not 0). */
+bool diff_grows(uint64_t a, uint64_t b, long pct_tenths);
+
+#endif

@@ -1,0 +1,231 @@
+# efipt diff on two run directories of efipt.efi itself, loaded at different
+# bases (as two builds differ in addresses), each with its own synthetic trace:
+# every function's A and B columns must be what the independent reference
+# (tests/cli/stack_ref.py: readelf/objdump, one step per instruction of the
+# decoder's listing, checked against the synthesizer's ground truth) counts
+# for that run; a run against itself diffs to "no change"; the gates exit 3
+# or 0 as they should; --folded's counts are efipt flame's of each run; bad
+# input is named.
+. tests/lib.sh
+build_output "diff"
+fa=$(nm "$SO" | awk '$3 == "efi_main" { print $1 }')
+S="--symbols $SO"
+
+# mkrun DIR BASE INSNS SEED [SYNTH-OPTION]: efipt.efi laid out at BASE in a memory snapshot,
+# a synthetic trace of INSNS instructions from efi_main; DIR/ref.csv and
+# DIR/ref.folded: the reference's counts of that trace
+mkrun() {
+	D=$1 b=$2
+	mkdir -p "$D"
+	python3 tests/cli/pe_snapshot.py "$EFI" $b "$D/mem.bin" >"$TMP/pages"
+	pages=$(( $(cat "$TMP/pages") / 4096 ))
+	$EFIPT synth --out "$D/trace.pt" --truth "$TMP/truth" --raw "$D/mem.bin:$b" \
+		--start $((b + 0x$fa)) --insns $3 --seed $4 ${5:-} 2>/dev/null
+	printf '{"regions": [{"type": "LoaderCode", "phys": "%s", "pages": %d, "attr": "0xf", "snapshot": "mem.bin"}]}\n' \
+		$b $pages >"$D/memmap.json"
+	printf '{"images": [{"name": "efipt.efi", "base": "%s", "size": %d, "code_type": "LoaderCode", "path": "", "pdb": "/x/efipt.so"}]}\n' \
+		$b $((pages * 4096)) >"$D/images.json"
+	run_manifest "$D" trace.pt memmap.json images.json mem.bin
+	$EFIPT insn --pt "$D/trace.pt" --raw "$D/mem.bin:$b" --no-inst >"$TMP/lst"
+	if ! grep -v '^\[' "$TMP/lst" | cmp -s - "$TMP/truth"; then
+		nok "diff: $D: decoder listing is the ground truth" "differs"
+	fi
+	python3 tests/cli/stack_ref.py "$SO" $b efipt.efi "$TMP/lst" "$D/ref.csv" "$D/ref.folded"
+}
+A=$TMP/a B=$TMP/b
+mkrun "$A" 0x1000000 20000 2
+mkrun "$B" 0x2400000 30000 5
+
+# --- every function's counts: the reference's of each run -----------------
+expect_rc "diff: csv" 0 $EFIPT diff "$A" "$B" $S --format csv
+cp "$TMP/out" "$TMP/diff.csv"
+if python3 - "$A/ref.csv" "$B/ref.csv" "$TMP/diff.csv" >"$TMP/cmp" 2>&1 <<'EOP'
+import csv, sys
+def ref(p):
+    return {(r["image"], r["function"]): r for r in csv.DictReader(open(p))}
+a, b = ref(sys.argv[1]), ref(sys.argv[2])
+rows = list(csv.DictReader(open(sys.argv[3])))
+got = {(r["image"], r["function"]): r for r in rows}
+assert len(got) == len(rows), "a function twice"
+assert set(got) == set(a) | set(b), "functions %s" % (set(got) ^ (set(a) | set(b)))
+only = {"a": 0, "b": 0}
+for k, r in got.items():
+    for side, refs in (("a", a), ("b", b)):
+        w = refs.get(k, {"excl": 0, "incl": 0, "calls": 0})
+        for col in ("excl", "incl", "calls"):
+            assert int(r[side + "_" + col]) == int(w[col]), (k, side, col, r, w)
+    for col in ("excl", "incl"):
+        assert int(r["delta_" + col]) == int(r["b_" + col]) - int(r["a_" + col]), (k, r)
+    want = "only B" if k not in a else "only A" if k not in b else None
+    if want:
+        only[want[-1].lower()] += 1
+        assert r["status"] == want, (k, r["status"])
+    else:
+        assert r["status"] in ("changed", "same"), (k, r["status"])
+# sorted by |delta excl|
+d = [abs(int(r["delta_excl"])) for r in rows]
+assert d == sorted(d, reverse=True), "not sorted by the change"
+print("%d functions, %d only in A, %d only in B" % (len(rows), only["a"], only["b"]))
+EOP
+then ok "diff: each function's A and B counts are the reference's ($(cat "$TMP/cmp"))"
+else nok "diff: each function's A and B counts are the reference's" "$(tail -c 500 "$TMP/cmp")"; fi
+
+# and they are efipt top's of each run
+$EFIPT top "$A" $S --format csv >"$TMP/top_a.csv"
+$EFIPT top "$B" $S --format csv >"$TMP/top_b.csv"
+if python3 - "$TMP/top_a.csv" "$TMP/top_b.csv" "$TMP/diff.csv" <<'EOP'
+import csv, sys
+ta, tb = ({(r["image"], r["function"]): r for r in csv.DictReader(open(p))} for p in sys.argv[1:3])
+rows = list(csv.DictReader(open(sys.argv[3])))
+assert len(rows) == len(set(ta) | set(tb))
+for r in rows:
+    k = (r["image"], r["function"])
+    for side, t in (("a", ta), ("b", tb)):
+        w = t.get(k, {"excl": "0", "incl": "0", "calls": "0"})
+        assert all(r[side + "_" + c] == w[c] for c in ("excl", "incl", "calls")), (k, side, r, w)
+EOP
+then ok "diff: each side's counts are efipt top's"; else nok "diff: each side's counts are efipt top's" "differ"; fi
+
+expect_rc "diff: jsonl" 0 $EFIPT diff "$A" "$B" $S --format jsonl
+if python3 - "$TMP/out" "$TMP/diff.csv" <<'EOP'
+import csv, json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+s = lines[0]
+assert s["type"] == "summary" and s["a"]["insns"] == 20000 and s["b"]["insns"] == 30000
+assert s["delta"] == 10000 and s["a"]["images_with_symbols"] == 1
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(lines) == len(rows) + 1
+for j, r in zip(lines[1:], rows):
+    assert (j["image"], j["function"], j["a_excl"], j["b_incl"], j["status"]) == \
+        (r["image"], r["function"], int(r["a_excl"]), int(r["b_incl"]), r["status"])
+EOP
+then ok "diff: jsonl = csv, with a summary"; else nok "diff: jsonl = csv, with a summary" "$(head -c 300 "$TMP/out")"; fi
+
+expect_rc "diff: text" 0 $EFIPT diff "$A" "$B" $S
+contains "diff: text names run A" "$TMP/out" "A: $A (efipt trace; EDK II 0x1; CPU 6/94/3 0x000506e3): 20000 instructions"
+contains "diff: text names run B and its symbols" "$TMP/out" "30000 instructions, 1 gap, 0 decode errors; symbols for 1 of 1 images (--symbols $SO)"
+contains "diff: text total" "$TMP/out" "instructions: A 20000, B 30000, B - A +10000 (+50.00%)"
+top=$(sed -n '2p' "$TMP/diff.csv" | cut -d, -f2 | tr -d '"')
+sed -n 6p "$TMP/out" >"$TMP/row1"
+contains "diff: text's first row is the largest change" "$TMP/row1" "efipt.efi\`$top"
+
+expect_rc "diff: --by image" 0 $EFIPT diff "$A" "$B" $S --by image --format csv
+contains "diff: --by image row" "$TMP/out" '"efipt.efi",20000,30000,10000,changed'
+
+# --- the same run against itself ------------------------------------------
+expect_rc "diff: a run against itself" 0 $EFIPT diff "$A" "$A" $S
+contains "diff: itself: no change" "$TMP/out" "no change: the same instructions in each of"
+expect_rc "diff: itself: --fail-if-grows 0 --fail-if-new pass" 0 $EFIPT diff "$A" "$A" $S --fail-if-grows 0 --fail-if-new
+if [ "$($EFIPT diff "$A" "$A" $S --format csv | tail -n +2 | grep -vc ',same$')" = 0 ]; then
+	ok "diff: itself: every row same"; else nok "diff: itself: every row same" "$($EFIPT diff "$A" "$A" $S --format csv | grep -v ',same$' | head -3)"; fi
+
+# --- gates -------------------------------------------------------------------
+expect_rc "diff: --fail-if-grows 49.9 crossed (+50%)" 3 $EFIPT diff "$A" "$B" $S --fail-if-grows 49.9
+contains "diff: the crossing named" "$TMP/err" "the run grew by +50.00% (20000 -> 30000 instructions), more than --fail-if-grows 49.9%"
+expect_rc "diff: --fail-if-grows 50 not crossed" 0 $EFIPT diff "$A" "$B" $S --fail-if-grows 50
+expect_rc "diff: shrinking is no growth" 0 $EFIPT diff "$B" "$A" $S --fail-if-grows 0
+expect_rc "diff: --function efi_main 49.9" 3 $EFIPT diff "$A" "$B" $S --fail-if-grows 49.9 --function efi_main
+contains "diff: --function crossing named" "$TMP/err" "efipt.efi\`efi_main grew by +50.00% (20000 -> 30000 inclusive instructions)"
+expect_rc "diff: --function IMAGE\`NAME 50" 0 $EFIPT diff "$A" "$B" $S --fail-if-grows 50 --function 'efipt.efi`efi_main'
+expect_rc "diff: --image EFIPT 10" 3 $EFIPT diff "$A" "$B" $S --fail-if-grows 10 --image EFIPT
+contains "diff: --image crossing named" "$TMP/err" "image efipt.efi grew by +50.00%"
+expect_rc "diff: --function that ran nowhere" 3 $EFIPT diff "$A" "$B" $S --fail-if-grows 10 --function no_such_fn
+contains "diff: --function nowhere named" "$TMP/err" "--function no_such_fn: ran in neither run"
+expect_rc "diff: --function without --fail-if-grows" 2 $EFIPT diff "$A" "$B" $S --function efi_main
+# functions new in B by the reference (not by efipt): a pair with some and
+# one with none (E: A's seed, a longer trace, at a third base)
+E=$TMP/e
+mkrun "$E" 0x3000000 30000 2
+gate_new() {
+	new=$(python3 -c '
+import csv, sys
+names = lambda p: {(r["image"], r["function"]) for r in csv.DictReader(open(p))}
+n = sorted(names(sys.argv[2]) - names(sys.argv[1]))
+print(len(n), n[0][1] if n else "")' "$1/ref.csv" "$2/ref.csv")
+	if [ "${new% *}" -gt 0 ]; then
+		expect_rc "diff: --fail-if-new: ${new% *} new by the reference: 3" 3 $EFIPT diff "$1" "$2" $S --fail-if-new
+		contains "diff: --fail-if-new names ${new#* }" "$TMP/err" "efipt.efi\`${new#* } ran in B only"
+		return 1
+	fi
+	expect_rc "diff: --fail-if-new: none new by the reference: 0" 0 $EFIPT diff "$1" "$2" $S --fail-if-new
+}
+gate_new "$A" "$B" && nok "diff: --fail-if-new" "the test runs A, B have no function new in B"
+gate_new "$E" "$A" || nok "diff: --fail-if-new" "the test runs E, A have a function new in A"
+
+# --- differential folded stacks: each count is efipt flame's ----------------
+expect_rc "diff: --folded" 0 $EFIPT diff "$A" "$B" $S --folded
+cp "$TMP/out" "$TMP/folded"
+$EFIPT flame "$A" $S >"$TMP/fa"
+$EFIPT flame "$B" $S >"$TMP/fb"
+if python3 tests/cli/diff_folded_check.py "$TMP/folded" "$TMP/fa" "$TMP/fb" 20000 30000 2>"$TMP/cmp" &&
+   [ "$(sort "$TMP/fa")" = "$(sort "$A/ref.folded")" ]
+then ok "diff: --folded counts are flame's of A and of B"; else nok "diff: --folded counts are flame's of A and of B" "$(cat "$TMP/cmp") $(head -3 "$TMP/folded")"; fi
+
+# --- bad input -------------------------------------------------------------
+expect_rc "diff: one run" 2 $EFIPT diff "$A" $S
+contains "diff: one run named" "$TMP/err" "too few runs: give two run directories, A (before) and B (after)"
+expect_rc "diff: three runs" 2 $EFIPT diff "$A" "$B" "$A" $S
+expect_rc "diff: a missing run" 2 $EFIPT diff "$A" "$TMP/none" $S
+contains "diff: the missing run named" "$TMP/err" "efipt diff: B: "
+contains "diff: the missing directory named" "$TMP/err" "$TMP/none"
+expect_rc "diff: bad --fail-if-grows" 2 $EFIPT diff "$A" "$B" $S --fail-if-grows 5%
+contains "diff: bad --fail-if-grows named" "$TMP/err" "--fail-if-grows takes a percentage (at most one decimal: 2.5), not '5%'"
+expect_rc "diff: bad --by" 2 $EFIPT diff "$A" "$B" $S --by line
+expect_rc "diff: --folded with --format" 2 $EFIPT diff "$A" "$B" $S --folded --format csv
+# B's symbols are a file of no image of it: its functions cannot be matched
+expect_rc "diff: one side without symbols refused" 2 $EFIPT diff "$A" "$B" $S --symbols-b "$TMP/none.so"
+cp "$SO" "$TMP/other.so"
+objcopy --strip-all "$TMP/other.so"
+expect_rc "diff: one side without symbols refused" 2 $EFIPT diff "$A" "$B" $S --symbols-b "$TMP/other.so"
+contains "diff: the image without symbols named" "$TMP/err" "image efipt.efi ran in both runs but has symbols in A only"
+expect_rc "diff: ... but --by image compares" 0 $EFIPT diff "$A" "$B" $S --symbols-b "$TMP/other.so" --by image
+contains "diff: ... by image" "$TMP/out" "efipt.efi"
+expect_rc "diff: no symbols at all: by image+[unknown]" 0 $EFIPT diff "$A" "$B" --format csv
+contains "diff: no symbols: one [unknown] row" "$TMP/out" '"efipt.efi","[unknown]",20000,30000,10000,'
+# another CPU and firmware: warned, compared
+C=$TMP/c
+cp -r "$B" "$C"
+sed -i 's/"family":6,"model":94/"family":6,"model":142/; s/"vendor":"EDK II"/"vendor":"coreboot"/' "$C/manifest.json"
+expect_rc "diff: other CPU and firmware compared" 0 $EFIPT diff "$A" "$C" $S --format csv
+contains "diff: other CPU warned" "$TMP/err" "warning: the runs are of different CPUs (A: CPU 6/94/3 0x000506e3, B: CPU 6/142/3 0x000506e3)"
+contains "diff: other firmware warned" "$TMP/err" "warning: the runs are of different firmware (A: EDK II 0x1, B: coreboot 0x1)"
+if cmp -s "$TMP/out" "$TMP/diff.csv"; then ok "diff: other CPU: the same rows"; else nok "diff: other CPU: the same rows" "differ"; fi
+# an image renamed in B: two images without --rename, one with it
+R=$TMP/r
+cp -r "$B" "$R"
+sed -i 's/"efipt.efi"/"BOOTX64.EFI"/' "$R/images.json"
+run_manifest "$R" trace.pt memmap.json images.json mem.bin
+expect_rc "diff: a renamed image" 0 $EFIPT diff "$A" "$R" $S --by image --format csv
+contains "diff: renamed: A's image only in A" "$TMP/out" '"efipt.efi",20000,0,-20000,only A'
+contains "diff: renamed: B's image only in B" "$TMP/out" '"BOOTX64.EFI",0,30000,30000,only B'
+expect_rc "diff: --rename efipt.efi=BOOTX64.EFI" 0 $EFIPT diff "$A" "$R" $S --rename efipt.efi=BOOTX64.EFI --format csv
+if cmp -s "$TMP/out" "$TMP/diff.csv"; then ok "diff: --rename: the rows of the same name"; else nok "diff: --rename: the rows of the same name" "$(diff "$TMP/diff.csv" "$TMP/out" | head -3)"; fi
+$EFIPT diff "$A" "$B" $S --folded >"$TMP/f1"
+$EFIPT diff "$A" "$R" $S --rename efipt.efi=BOOTX64.EFI --folded >"$TMP/f2"
+if [ -s "$TMP/f1" ] && cmp -s "$TMP/f1" "$TMP/f2"; then ok "diff: --rename: the same folded stacks"; else nok "diff: --rename: the same folded stacks" "$(diff "$TMP/f1" "$TMP/f2" | head -3)"; fi
+expect_rc "diff: bad --rename" 2 $EFIPT diff "$A" "$R" $S --rename efipt.efi
+contains "diff: bad --rename named" "$TMP/err" "--rename takes OLD=NEW"
+# B with timing packets, A without: instructions compared, said once
+T=$TMP/t
+mkrun "$T" 0x1000000 20000 2 --tsc
+expect_rc "diff: one run with timing" 0 $EFIPT diff "$A" "$T" $S
+contains "diff: timing not compared, said" "$TMP/err" "efipt diff: note: trace B has timing packets; diff compares instructions, not time"
+[ "$(grep -c 'timing packets' "$TMP/err")" = 1 ] && ok "diff: timing said once" || nok "diff: timing said once" "$(cat "$TMP/err")"
+contains "diff: the same instructions with timing packets" "$TMP/out" "no change: the same instructions in each of"
+# a damaged trace in B: its decode errors named, exit 1
+D=$TMP/d
+cp -r "$B" "$D"
+python3 -c "
+import sys
+p = sys.argv[1]
+d = bytearray(open(p, 'rb').read())
+for i in range(len(d) // 3, len(d) // 3 + 64):
+    d[i] ^= 0x5a
+open(p, 'wb').write(d)" "$D/trace.pt"
+expect_rc "diff: decode errors in B: exit 1" 1 $EFIPT diff "$A" "$D" $S
+contains "diff: the decode errors named by run" "$TMP/err" "efipt diff: B"
+contains "diff: the errors counted in the header" "$TMP/out" "B: $D"
+expect_rc "diff: --help" 0 $EFIPT diff --help
+contains "diff: --help names the gates" "$TMP/out" "--fail-if-grows PCT"
+expect_rc "efipt --help lists diff" 0 $EFIPT --help
+contains "efipt --help lists diff" "$TMP/out" "diff       what changed between two runs"

@@ -1,0 +1,167 @@
+# efipt diff on two builds of the EDK2 fixture's application, traced for
+# real under QEMU with -icount: the committed build (FixtureRun: 8 rounds)
+# and tests/data/edk2/Rounds12 (make_fixture.sh --rounds 12: the one change,
+# 12 rounds), each traced by efipt.efi under efipt qemu with insnlog.so
+# logging every executed instruction beside it. The builds differ in
+# code (one byte: the loop bound) but not in addresses (t_diff.sh covers
+# that); diff matches by name, each with its own --symbols. Every
+# application function's A and B counts, and every image's, must be what the
+# logger's records give (functions from the ELF symbols, without efipt); a
+# run against itself diffs to "no change"; two runs of one build have every
+# application function the same, and what differs in the firmware (here,
+# under -icount too: DxeCore, CpuDxe, Ps2KeyboardDxe, by all appearances
+# code run from timer events; not examined further) is what the logger
+# saw; --folded must give efipt flame's counts of each run.
+. tests/lib.sh
+. tests/qemu/lib_qemu.sh
+FIX=tests/data/edk2/Build/EfiptFixture/DEBUG_GCC5
+FIXB=tests/data/edk2/Rounds12/Build/EfiptFixture/DEBUG_GCC5
+APP=X64/EfiptFixturePkg/App/FixtureApp/DEBUG
+plugin_output "diff edk2"
+# trace NAME FIXTURE: the app of that build traced into $TMP/NAME/run, the
+# logger's record in $TMP/NAME/log.bin (DIFF_QEMU_DIR instead of $TMP keeps
+# them for a look after the test)
+W=${DIFF_QEMU_DIR:-$TMP}
+trace() {
+	d=$W/$1
+	mkdir -p "$d"
+	sh ovmf/mkesp.sh --image "$d/esp.img" --add "$2/$APP/FixtureApp.efi:\\EFI\\tools\\FixtureApp.efi" \
+		--args 'trace --source qemu --debugcon --shutdown -- \EFI\tools\FixtureApp.efi' >/dev/null
+	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$d/vars.fd"
+	nice -n 10 timeout --kill-after=5 300 $EFIPT qemu -o "$d/run" --esp "$d/esp.img" --start marker --stop marker -- \
+		-machine q35 -m 512 -smp 1 -accel tcg -cpu max -display none -nodefaults -no-reboot -net none \
+		-icount shift=3,sleep=off -rtc base=2026-01-01T00:00:00,clock=vm \
+		-drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
+		-drive if=pflash,format=raw,unit=1,file="$d/vars.fd" \
+		-drive format=raw,file="$d/esp.img" -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+		-debugcon file:"$d/debugcon.log" -global isa-debugcon.iobase=0xe9 \
+		-plugin "$LOGGER,out=$d/log.bin,from=marker,to=marker" >"$d/out" 2>"$d/err" </dev/null
+	rc=$?
+	if [ "$rc" -ne 0 ] || ! grep -q "FixtureApp.efi returned EFI_SUCCESS" "$d/debugcon.log"; then
+		nok "diff edk2: $1 traced" "exit $rc: $(head -c 400 "$d/err"); $(tail -c 300 "$d/debugcon.log")"
+		exit 0
+	fi
+	ok "diff edk2: $1 traced"
+}
+if [ ! -f "$FIXB/$APP/FixtureApp.debug" ]; then
+	nok "diff edk2: the second build" "$FIXB missing (sh tests/data/edk2/make_fixture.sh --rounds 12)"
+	exit 0
+fi
+trace a "$FIX"
+trace b "$FIXB"
+trace a2 "$FIX"
+[ "$W" = "$TMP" ] || for r in a b a2; do mkdir -p "$TMP/$r"; cp "$W/$r/log.bin" "$TMP/$r/"; rm -rf "$TMP/$r/run"; cp -r "$W/$r/run" "$TMP/$r/"; done
+SA="--symbols $FIX" SB="--symbols-b $FIXB"
+
+# the two builds differ in addresses (else matching by name tests nothing)
+if cmp -s "$FIX/$APP/FixtureApp.efi" "$FIXB/$APP/FixtureApp.efi"; then
+	nok "diff edk2: the builds differ" "the same .efi"
+else
+	ok "diff edk2: the builds differ"
+fi
+
+# logref A B ELF_A ELF_B FN_CSV IMG_CSV: runs A and B as the logger saw them
+# (the logged addresses per image of images.json, and per ELF function
+# symbol of the application) against efipt diff's csv of A and B, by
+# function and by image; prints the application's functions that changed
+logref() {
+	python3 - "$TMP" "$@" >"$TMP/cmp" 2>&1 <<'EOP'
+import csv, json, struct, subprocess, sys
+tmp, run_a, run_b, elf_a, elf_b, fn_csv, img_csv = sys.argv[1:8]
+def funcs(elf):
+    out = []
+    for line in subprocess.run(["readelf", "-sW", elf], capture_output=True, text=True, check=True).stdout.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND" and int(f[2], 0):
+            out.append((int(f[1], 16), int(f[1], 16) + int(f[2], 0), f[7].split(".")[0]))
+    return out
+def count(run, elf):
+    raw = open("%s/%s/log.bin" % (tmp, run), "rb").read()
+    seq = struct.unpack("<%dQ" % (len(raw) // 8), raw[:len(raw) // 8 * 8])
+    imgs = [(int(i["base"], 16), int(i["size"]), i["name"])
+            for i in json.load(open("%s/%s/run/images.json" % (tmp, run)))["images"]]
+    app = next((b, s) for b, s, n in imgs if n == "FixtureApp")
+    fs = funcs(elf)
+    per_img, per_fn, prev = {}, {}, None
+    for a in seq:
+        if a == prev:  # a REP instruction's iterations are one instruction
+            continue
+        prev = a
+        name = next((n for b, s, n in imgs if b <= a < b + s), "[unknown]")
+        per_img[name] = per_img.get(name, 0) + 1
+        if app[0] <= a < app[0] + app[1]:
+            f = next((n for lo, hi, n in fs if lo <= a - app[0] < hi), "[unknown]")
+            per_fn[f] = per_fn.get(f, 0) + 1
+    return per_img, per_fn
+ia, fa = count(run_a, elf_a)
+ib, fb = count(run_b, elf_b)
+rows = {r["image"]: r for r in csv.DictReader(open(img_csv))}
+for name in set(ia) | set(ib):
+    r = rows.get(name)
+    assert r, "image %s not in the diff" % name
+    assert (int(r["a_insns"]), int(r["b_insns"])) == (ia.get(name, 0), ib.get(name, 0)), \
+        (name, r, ia.get(name), ib.get(name))
+assert set(rows) == set(ia) | set(ib), (set(rows), set(ia) | set(ib))
+fn = {r["function"]: r for r in csv.DictReader(open(fn_csv)) if r["image"] == "FixtureApp"}
+for f in set(fa) | set(fb):
+    r = fn.get(f)
+    assert r, "FixtureApp`%s not in the diff" % f
+    assert (int(r["a_excl"]), int(r["b_excl"])) == (fa.get(f, 0), fb.get(f, 0)), (f, r, fa.get(f), fb.get(f))
+    assert fa.get(f, 0) == fb.get(f, 0) or r["status"] != "same", (f, r)
+assert set(fn) == set(fa) | set(fb), (set(fn), set(fa) | set(fb))
+changed = sorted(f for f in fn if fa.get(f, 0) != fb.get(f, 0))
+imgs = sorted(n for n in rows if ia.get(n, 0) != ib.get(n, 0))
+print("app: " + (", ".join("%s %+d" % (f, fb.get(f, 0) - fa.get(f, 0)) for f in changed) or "no change") +
+      "; images: " + (", ".join("%s %+d" % (n, ib.get(n, 0) - ia.get(n, 0)) for n in imgs) or "no change"))
+EOP
+}
+APPA=$FIX/$APP/FixtureApp.debug APPB=$FIXB/$APP/FixtureApp.debug
+$EFIPT diff "$TMP/a/run" "$TMP/b/run" $SA $SB --format csv >"$TMP/fn.csv" 2>"$TMP/err"
+$EFIPT diff "$TMP/a/run" "$TMP/b/run" $SA $SB --format csv --by image >"$TMP/img.csv" 2>>"$TMP/err"
+if logref a b "$APPA" "$APPB" "$TMP/fn.csv" "$TMP/img.csv"; then
+	ok "diff edk2: 8 -> 12 rounds: every image's and app function's counts are the logger's ($(cat "$TMP/cmp"))"
+else
+	nok "diff edk2: 8 -> 12 rounds: every image's and app function's counts are the logger's" "$(tail -c 700 "$TMP/cmp") $(head -c 300 "$TMP/err")"
+fi
+for f in FixtureRun FixtureChecksum FixtureDouble; do
+	grep -q "\"FixtureApp\",\"$f\",.*,changed\$" "$TMP/fn.csv" && ok "diff edk2: $f changed" ||
+		nok "diff edk2: $f changed" "$(grep "$f" "$TMP/fn.csv")"
+done
+grep -q '"FixtureApp","FixtureFib",.*,same$' "$TMP/fn.csv" && ok "diff edk2: FixtureFib the same" ||
+	nok "diff edk2: FixtureFib the same" "$(grep FixtureFib "$TMP/fn.csv")"
+
+# a run against itself: no change
+expect_rc "diff edk2: a run against itself" 0 $EFIPT diff "$TMP/a/run" "$TMP/a/run" $SA --fail-if-grows 0 --fail-if-new
+contains "diff edk2: a run against itself: no change" "$TMP/out" "no change: the same instructions in each of"
+# one build traced twice: the application ran the same; the firmware's
+# timer-driven code may not have (what differs, the logger saw too)
+$EFIPT diff "$TMP/a/run" "$TMP/a2/run" $SA --format csv >"$TMP/fn2.csv" 2>"$TMP/err"
+$EFIPT diff "$TMP/a/run" "$TMP/a2/run" $SA --format csv --by image >"$TMP/img2.csv" 2>>"$TMP/err"
+if logref a a2 "$APPA" "$APPA" "$TMP/fn2.csv" "$TMP/img2.csv" && grep -q "^app: no change;" "$TMP/cmp"; then
+	ok "diff edk2: one build, two runs: the app the same, counts are the logger's ($(cat "$TMP/cmp"))"
+else
+	nok "diff edk2: one build, two runs: the app the same, counts are the logger's" "$(tail -c 700 "$TMP/cmp")"
+fi
+if [ "$(grep -c '^"FixtureApp",' "$TMP/fn2.csv")" -gt 5 ] && ! grep '^"FixtureApp",' "$TMP/fn2.csv" | grep -qv ',same$'; then
+	ok "diff edk2: one build, two runs: every app function the same (exclusive, inclusive, calls)"
+else
+	nok "diff edk2: one build, two runs: every app function the same (exclusive, inclusive, calls)" "$(grep '^"FixtureApp",' "$TMP/fn2.csv" | grep -v ',same$' | head -3)"
+fi
+expect_rc "diff edk2: one build, two runs: --image FixtureApp --fail-if-grows 0" 0 $EFIPT diff "$TMP/a/run" "$TMP/a2/run" $SA --fail-if-grows 0 --image FixtureApp
+# the gates on the real change
+expect_rc "diff edk2: --function FixtureRun --fail-if-grows 1" 3 $EFIPT diff "$TMP/a/run" "$TMP/b/run" $SA $SB --fail-if-grows 1 --function FixtureRun
+contains "diff edk2: FixtureRun's growth named" "$TMP/err" "FixtureApp\`FixtureRun grew by +"
+expect_rc "diff edk2: --function FixtureFib --fail-if-grows 0" 0 $EFIPT diff "$TMP/a/run" "$TMP/b/run" $SA $SB --fail-if-grows 0 --function FixtureFib
+# B without symbols for the application: not compared by function
+mkdir -p "$TMP/nosym"
+expect_rc "diff edk2: B without the app's symbols refused" 2 $EFIPT diff "$TMP/a/run" "$TMP/b/run" $SA --symbols-b "$TMP/nosym"
+contains "diff edk2: the image without symbols named" "$TMP/err" "image FixtureApp ran in both runs but has symbols in A only"
+expect_rc "diff edk2: ... compared by image" 0 $EFIPT diff "$TMP/a/run" "$TMP/b/run" $SA --symbols-b "$TMP/nosym" --by image
+
+# differential folded stacks: efipt flame's counts of each run
+expect_rc "diff edk2: --folded" 0 $EFIPT diff "$TMP/a/run" "$TMP/b/run" $SA $SB --folded
+cp "$TMP/out" "$TMP/folded"
+$EFIPT flame "$TMP/a/run" --symbols "$FIX" >"$TMP/fa" 2>/dev/null
+$EFIPT flame "$TMP/b/run" --symbols "$FIXB" >"$TMP/fb" 2>/dev/null
+if python3 tests/cli/diff_folded_check.py "$TMP/folded" "$TMP/fa" "$TMP/fb" 2>"$TMP/cmp"
+then ok "diff edk2: --folded counts are flame's of A and of B"; else nok "diff edk2: --folded counts are flame's of A and of B" "$(cat "$TMP/cmp")"; fi
