@@ -973,6 +973,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		if (P.guest)
 			grtit_init(&v->rt, &P.caps, c, P.gout.f, &P.gout_size);
 	}
+	/* Several vCPUs: a callback per instruction. Plugin API 2's per-vCPU
+	 * inline counts do not serve: without MTTCG (round-robin TCG, which
+	 * -icount needs) QEMU 10.0 bakes the translating vCPU's index into a
+	 * block that every vCPU then runs, and a -smp 2 OVMF boot with them
+	 * ended in a segfault in generated code (tried and dropped). */
 	P.per_insn = P.ncpus != 1;
 	if (!papi_counter_init(&P.insn_started)) {
 		fprintf(stderr, "efipt-qemu: out of memory for the instruction count\n");
