@@ -5,7 +5,6 @@
  * instruction's index in the trace and the function it is in (with
  * --symbols; else image+offset).
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <jansson.h>
 
 #include "host/cmd/commands.h"
+#include "host/input/debuglog.h"
 #include "host/input/session.h"
 #include "host/util/file_io.h"
 #include "host/util/opts.h"
@@ -45,23 +45,9 @@ static const struct opt_row log_rows[] = {
 	  "ip, function, text" },
 };
 
-/* One CPU's partial line. */
-struct pending {
-	char text[4096];
-	size_t n;
-	bool open;		/* a line has begun */
-	json_int_t insn;	/* of its first byte (-1: not traced) */
-	uint64_t ip;
-};
-
-#define LOG_CPUS 64
-
 struct log_state {
 	struct session *t;
 	bool jsonl;
-	long cpu;		/* -1: all */
-	uint64_t lines;
-	struct pending p[LOG_CPUS];
 };
 
 /* "image`function", or "image+0xOFF", or the address alone */
@@ -85,21 +71,19 @@ static void where(struct log_state *s, uint64_t ip, char *buf, size_t cap)
 	snprintf(buf, cap, "0x%" PRIx64, ip);
 }
 
-static void emit(struct log_state *s, unsigned cpu)
+static void emit(struct log_state *s, const struct dbglog_line *p)
 {
-	struct pending *p = &s->p[cpu];
 	char fn[512];
-	while (p->n && p->text[p->n - 1] == '\r')
-		p->n--;
-	p->text[p->n] = 0;
 	where(s, p->ip, fn, sizeof(fn));
 	if (s->jsonl) {
 		char ipbuf[24];
 		snprintf(ipbuf, sizeof(ipbuf), "0x%" PRIx64, p->ip);
 		/* each byte as the character of that code point, as read */
-		char u[2 * sizeof(p->text)];
+		char *u = malloc(2 * p->len + 1);
 		size_t k = 0;
-		for (size_t i = 0; i < p->n; i++) {
+		if (!u)
+			return;
+		for (size_t i = 0; i < p->len; i++) {
 			unsigned char b = (unsigned char)p->text[i];
 			if (b < 0x80) {
 				u[k++] = (char)b;
@@ -108,69 +92,31 @@ static void emit(struct log_state *s, unsigned cpu)
 				u[k++] = (char)(0x80 | (b & 0x3f));
 			}
 		}
-		json_t *o = json_pack("{s:I, s:o, s:s, s:s, s:s%}", "cpu", (json_int_t)cpu, "insn",
+		json_t *o = json_pack("{s:I, s:o, s:s, s:s, s:s%}", "cpu", (json_int_t)p->cpu, "insn",
 				      p->insn < 0 ? json_null() : json_integer(p->insn), "ip",
 				      ipbuf, "function", fn, "text", u, k);
 		char *line = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 		if (line)
 			printf("%s\n", line);
 		free(line);
+		free(u);
 		json_decref(o);
 	} else {
 		char idx[24] = "-";
 		if (p->insn >= 0)
-			snprintf(idx, sizeof(idx), "%" PRId64, (int64_t)p->insn);
-		printf("%3u %12s  %-40s  %s\n", cpu, idx, term_safe(fn), term_safe(p->text));
+			snprintf(idx, sizeof(idx), "%" PRId64, p->insn);
+		printf("%3u %12s  %-40s  %s\n", p->cpu, idx, term_safe(fn), term_safe(p->text));
 	}
-	s->lines++;
-	p->n = 0;
-	p->open = false;
-}
-
-/* "0x" and 1-16 hex digits: a 64-bit address, nothing else */
-static bool hex_address(const char *s)
-{
-	if (strncmp(s, "0x", 2))
-		return false;
-	size_t n = strspn(s + 2, "0123456789abcdefABCDEF");
-	return n >= 1 && n <= 16 && !s[2 + n];
-}
-
-/* The bytes of one record: characters below 256 are the bytes */
-static int add_bytes(struct log_state *s, unsigned cpu, json_int_t insn, uint64_t ip,
-		     const char *utf8, size_t len)
-{
-	struct pending *p = &s->p[cpu];
-	for (size_t i = 0; i < len;) {
-		unsigned c = (unsigned char)utf8[i++];
-		if (c >= 0xc0 && c < 0xc4 && i < len) /* U+0080..U+00FF */
-			c = (c & 0x1f) << 6 | ((unsigned char)utf8[i++] & 0x3f);
-		else if (c >= 0x80)
-			return -1;
-		if (!p->open) {
-			p->open = true;
-			p->insn = insn;
-			p->ip = ip;
-		}
-		if (c == '\n') {
-			emit(s, cpu);
-			continue;
-		}
-		if (p->n + 1 < sizeof(p->text))
-			p->text[p->n++] = (char)c;
-	}
-	return 0;
 }
 
 int cmd_log(int argc, char **argv)
 {
-	static struct log_state s;
+	struct log_state s;
 	struct session t;
 	struct log_opts lo = { 0 };
-	FILE *f = NULL;
 	int rc = 2;
 	memset(&s, 0, sizeof(s));
-	s.cpu = -1;
+	long cpu = -1;
 	session_init(&t, "log");
 	s.t = &t;
 	const struct opts_group g[] = {
@@ -187,12 +133,12 @@ int cmd_log(int argc, char **argv)
 	}
 	unsigned long long v;
 	if (lo.cpu) {
-		if (parse_u64(lo.cpu, &v) || v >= LOG_CPUS) {
+		if (parse_u64(lo.cpu, &v) || v >= DBGLOG_CPUS) {
 			fprintf(stderr, "efipt log: --cpu takes a CPU number below %d, not '%s'\n",
-				LOG_CPUS, term_safe(lo.cpu));
+				DBGLOG_CPUS, term_safe(lo.cpu));
 			goto out;
 		}
-		s.cpu = (long)v;
+		cpu = (long)v;
 	}
 	if (lo.format) {
 		if (strcmp(lo.format, "text") && strcmp(lo.format, "jsonl")) {
@@ -213,61 +159,26 @@ int cmd_log(int argc, char **argv)
 		rc = so == -2 ? 2 : 1;
 		goto out;
 	}
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/debugport.jsonl", t.rd.path);
+	struct dbglog dl;
+	int dr = dbglog_read(&dl, t.rd.path, cpu, "log");
 	rc = 1;
-	f = fopen(path, "r");
-	if (!f) {
-		fprintf(stderr, "efipt log: %s: %s (efipt qemu records the debug port with QEMU 9.0 "
-			"or newer; see the manifest's trace.debug_port)\n", path, strerror(errno));
+	if (dr == 1)
+		fprintf(stderr, "efipt log: %s/debugport.jsonl: No such file or directory (efipt qemu "
+			"records the debug port with QEMU 9.0 or newer; see the manifest's "
+			"trace.debug_port)\n", t.rd.path);
+	if (dr)
+		goto out;
+	for (size_t i = 0; i < dl.n; i++)
+		emit(&s, &dl.v[i]);
+	if (!dl.n) {
+		fprintf(stderr, "efipt log: %s/debugport.jsonl: no debug output %s(%" PRIu64
+			" records)\n", t.rd.path, cpu >= 0 ? "from that CPU " : "", dl.records);
+		dbglog_free(&dl);
 		goto out;
 	}
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned long no = 0;
-	uint64_t records = 0;
-	while (getline(&line, &cap, f) > 0) {
-		no++;
-		json_error_t je;
-		json_t *o = json_loads(line, 0, &je);
-		json_int_t cpu = -1, insn = -1;
-		const char *ip = NULL, *text = NULL;
-		size_t len = 0;
-		json_t *jinsn = NULL;
-		if (!o || json_unpack(o, "{s:I, s:o, s:s, s:s%}", "cpu", &cpu, "insn", &jinsn, "ip",
-				      &ip, "bytes", &text, &len) || cpu < 0 || cpu >= LOG_CPUS ||
-		    (!json_is_null(jinsn) && !json_is_integer(jinsn)) || !hex_address(ip)) {
-			fprintf(stderr, "efipt log: %s: line %lu: not a debug port record (cpu, "
-				"insn, ip, bytes)\n", path, no);
-			json_decref(o);
-			free(line);
-			goto out;
-		}
-		insn = json_is_integer(jinsn) ? json_integer_value(jinsn) : -1;
-		uint64_t a = strtoull(ip + 2, NULL, 16);
-		int bad = s.cpu >= 0 && cpu != s.cpu ? 0 : add_bytes(&s, (unsigned)cpu, insn, a, text, len);
-		json_decref(o);
-		if (bad) {
-			fprintf(stderr, "efipt log: %s: line %lu: bytes above 0xff in \"bytes\"\n", path,
-				no);
-			free(line);
-			goto out;
-		}
-		records++;
-	}
-	free(line);
-	for (unsigned k = 0; k < LOG_CPUS; k++)
-		if (s.p[k].open)
-			emit(&s, k);
-	if (!s.lines) {
-		fprintf(stderr, "efipt log: %s: no debug output %s(%" PRIu64 " records)\n", path,
-			s.cpu >= 0 ? "from that CPU " : "", records);
-		goto out;
-	}
+	dbglog_free(&dl);
 	rc = 0;
 out:
-	if (f)
-		fclose(f);
 	session_free(&t);
 	return rc;
 }
