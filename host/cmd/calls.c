@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "host/cmd/commands.h"
+#include "host/input/debuglog.h"
 #include "host/util/file_io.h"
 #include "host/stack/analysis.h"
 #include "host/stack/inline_frames.h"
@@ -26,7 +27,9 @@ static const char calls_usage[] =
 	"where the trace has timing packets, else the instruction index, the function\n"
 	"indented by its stack depth, and how it was entered when not by a call\n"
 	"(tail call, jump, interrupt, root, unknown caller). '-- gap --' marks where\n"
-	"the trace lost the flow (every frame ends there).\n\n";
+	"the trace lost the flow (every frame ends there). The firmware's DEBUG lines\n"
+	"that efipt qemu recorded (debugport.jsonl; efipt log) are shown where they\n"
+	"were written: '# TEXT', one level inside the function that wrote them.\n\n";
 
 static const char calls_tail[] =
 	"Decoding stops at --to: the rest of the trace is not read.\n\n"
@@ -41,6 +44,11 @@ struct copts {
 	unsigned long long depth, from, to;
 	const char *function, *image;
 	bool lines, filter;
+	bool no_log;			/* --no-log */
+	/* the DEBUG lines of the decoded CPU, by instruction index; next: the
+	 * first not yet shown */
+	const struct dbglog_line **dbg;
+	size_t ndbg, next_dbg;
 	/* per stack depth: the depth of the outermost matching frame (with
 	 * --inline the stack is deeper than the model's, so it grows) */
 	uint32_t *top;
@@ -117,6 +125,8 @@ static const struct opt_row calls_rows[] = {
 	  "the inline\nchain changes)" },
 	{ "index", OPT_FLAG, opt_set_true, offsetof(struct copts, index), NULL,
 	  "the instruction index even where the trace has time" },
+	{ "no-log", OPT_FLAG, opt_set_true, offsetof(struct copts, no_log), NULL,
+	  "leave out the firmware's DEBUG lines" },
 };
 
 static bool matches(const struct copts *o, uint32_t fn)
@@ -134,10 +144,10 @@ static bool matches(const struct copts *o, uint32_t fn)
 
 /* The first column: the time since the first timing packet, or the
  * instruction index (--index, or no time yet). */
-static void stamp(const struct copts *o, const struct callstack *cs)
+static void stamp_at(const struct copts *o, const struct callstack *cs, uint64_t insn)
 {
 	if (o->index || !cs->timed) {
-		printf("%12" PRIu64, cs->insns);
+		printf("%12" PRIu64, insn);
 		return;
 	}
 	uint64_t v = session_ns(o->t, cs->now - cs->time_first);
@@ -149,10 +159,34 @@ static void stamp(const struct copts *o, const struct callstack *cs)
 	printf("%12s", b);
 }
 
+static void stamp(const struct copts *o, const struct callstack *cs)
+{
+	stamp_at(o, cs, cs->insns);
+}
+
+/* The DEBUG lines written before instruction cs->insns, in the function
+ * at depth d (the time: the model's now, the latest it knows). */
+static void show_debug_lines(struct copts *o, const struct callstack *cs, uint32_t d)
+{
+	while (o->next_dbg < o->ndbg && (uint64_t)o->dbg[o->next_dbg]->insn < cs->insns) {
+		const struct dbglog_line *l = o->dbg[o->next_dbg++];
+		uint64_t at = (uint64_t)l->insn;
+		uint32_t base = o->filter ? (d && d < o->top_cap ? o->top[d] : 0) : 1;
+		if ((o->filter && !base) || at < o->from || (o->to && at >= o->to))
+			continue;
+		uint32_t rel = d + 1 - base;
+		if (o->depth && rel > o->depth)
+			continue;
+		stamp_at(o, cs, at);
+		printf("  %*s# %s\n", (int)(2 * rel), "", term_safe(l->text));
+	}
+}
+
 static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
 {
 	struct copts *o = ctx;
 	uint32_t d = cs->depth;
+	show_debug_lines(o, cs, d - 1); /* before the call: in its caller */
 	if (d >= o->top_cap) {
 		uint32_t cap = o->top_cap ? o->top_cap * 2 : CS_MAX_DEPTH + 1;
 		while (cap <= d)
@@ -203,6 +237,7 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 {
 	struct copts *o = ctx;
 	(void)f;
+	show_debug_lines(o, cs, cs->depth);
 	if (why == CS_LEAVE_UNKNOWN_END && cs->depth == 1 && !o->filter &&
 	    cs->insns >= o->from && (!o->to || cs->insns < o->to)) {
 		stamp(o, cs);
@@ -215,6 +250,7 @@ int cmd_calls(int argc, char **argv)
 	struct session t;
 	struct callstack cs;
 	struct inl_frames x;
+	struct dbglog dl = { 0 };
 	struct copts *o = calloc(1, sizeof(*o));
 	int rc = 2;
 	session_init(&t, "calls");
@@ -247,6 +283,16 @@ int cmd_calls(int argc, char **argv)
 	o->t = &t;
 	if (!names_something(&t, o, inline_frames))
 		goto out;
+	if (t.have_run && !o->no_log) {
+		bool oom = false;
+		if (dbglog_read(&dl, t.rd.path, (long)t.trace[0].cpu, "calls") < 0)
+			goto out;
+		o->dbg = dbglog_traced(&dl, t.trace[0].cpu, &o->ndbg, &oom);
+		if (oom) {
+			fprintf(stderr, "efipt calls: out of memory\n");
+			goto out;
+		}
+	}
 	struct cs_listener ls = { o, on_enter, on_leave, NULL, NULL };
 	if (inline_frames) {
 		if (symtab_use_inline(&t.st) || inl_frames_init(&x, &ls)) {
@@ -261,6 +307,7 @@ int cmd_calls(int argc, char **argv)
 	}
 	cs.tree = false;
 	long errs = analysis_decode(&t, 0, &cs, o->to);
+	show_debug_lines(o, &cs, 0); /* after the last frame ended */
 	if (errs < 0)
 		goto out;
 	if (o->oom || x.oom) {
@@ -278,9 +325,12 @@ int cmd_calls(int argc, char **argv)
 out:
 	cs_free(&cs);
 	inl_frames_free(&x);
+	dbglog_free(&dl);
 	session_free(&t);
-	if (o)
+	if (o) {
 		free(o->top);
+		free(o->dbg);
+	}
 	free(o);
 	return rc; /* main's finish_stdout() checks the writes */
 }

@@ -1,0 +1,41 @@
+# The firmware's DEBUG lines (debugport.jsonl) in efipt calls and efipt
+# timeline, each placed at the instruction that wrote its first byte: in
+# calls one level inside the function that wrote it, in timeline an instant
+# on its CPU's track. The loop of lib_rundir.sh: the root at 0, its callee
+# entered at 3, 14, 25, ...; lines at 5 (in the callee) and 9 (in the root).
+. tests/lib.sh
+. tests/cli/lib_rundir.sh
+
+cat >"$D/debugport.jsonl" <<'EOJ'
+{"cpu":0,"insn":5,"ip":"0x1014","bytes":"Hello, "}
+{"cpu":0,"insn":9,"ip":"0x1014","bytes":"world\r\nSecond"}
+{"cpu":1,"insn":null,"ip":"0x2000","bytes":"AP \u00e9\n"}
+{"cpu":0,"insn":20,"ip":"0x1004","bytes":" line\n"}
+{"cpu":0,"insn":null,"ip":"0x1004","bytes":"untraced\n"}
+EOJ
+expect_rc "calls: with DEBUG lines" 0 $EFIPT calls --to 30 "$D"
+cat >"$TMP/want" <<'EOW'
+           0  loop.efi+0x0 (root)
+           3    loop.efi+0x10
+           5      # Hello, world
+           9    # Second line
+          14    loop.efi+0x10
+          25    loop.efi+0x10
+EOW
+expect "calls: each line at its instruction, inside the function that wrote it" \
+	diff "$TMP/want" "$TMP/out"
+expect_rc "calls --no-log" 0 $EFIPT calls --to 30 --no-log "$D"
+expect "calls --no-log: no DEBUG line" sh -c "! grep -q '#' '$TMP/out' && [ \$(wc -l <'$TMP/out') -eq 4 ]"
+expect_rc "calls --from 6" 0 $EFIPT calls --from 6 --to 30 "$D"
+expect "calls --from 6: the line at 5 is outside the window, 9's inside" \
+	sh -c "! grep -q 'Hello' '$TMP/out' && grep -q '^           9    # Second line$' '$TMP/out'"
+expect_rc "calls --depth 1" 0 $EFIPT calls --depth 1 --to 30 "$D"
+expect "calls --depth 1: a line in the root's callee is deeper than asked" \
+	sh -c "! grep -q 'Hello' '$TMP/out' && grep -q 'Second line' '$TMP/out'"
+
+# a damaged debugport.jsonl is refused by name, never shown in part
+cp -r "$D" "$TMP/bad"
+printf '{"cpu":0,"insn":"x","ip":"0x1","bytes":""}\n' >>"$TMP/bad/debugport.jsonl"
+expect_rc "calls: a damaged debugport.jsonl refused (an unreadable input: 2)" 2 $EFIPT calls --to 30 "$TMP/bad"
+contains "calls: the damaged record named by its line" "$TMP/err" "debugport.jsonl: line 6: not a debug port record"
+expect_rc "calls --no-log: the damaged file is not read" 0 $EFIPT calls --to 30 --no-log "$TMP/bad"
