@@ -3,7 +3,8 @@
  * Perfetto's protobuf trace (host/out/timeline_sink.h): a track per
  * CPU of function slices from the call-stack model (strictly nested B/E),
  * instants where the trace was enabled, disabled, overflowed, lost the flow
- * or was interrupted, a counter of the core frequency (CBR packets). Time is
+ * or was interrupted, the firmware's DEBUG lines where they were written
+ * (debugport.jsonl), a counter of the core frequency (CBR packets). Time is
  * the TSC estimate from the trace's timing packets (TSC, MTC, CYC: us since
  * the first, ns precision), or without them the instruction index (one
  * microsecond per instruction): the file's otherData says which.
@@ -20,6 +21,7 @@
 
 #include "core/version.h"
 #include "host/cmd/commands.h"
+#include "host/input/debuglog.h"
 #include "host/util/file_io.h"
 #include "host/out/timeline_sink.h"
 #include "host/input/session.h"
@@ -34,7 +36,9 @@ static const char timeline_usage[] =
 	"-o FILE.pftrace, many times smaller) or as trace event JSON for\n"
 	"ui.perfetto.dev, chrome://tracing and speedscope (-o FILE.json):\n"
 	"function slices nested as the call stack was, instants for events\n"
-	"(enabled, disabled, overflow, gap, decode error, interrupt, PTWRITE, power).\n"
+	"(enabled, disabled, overflow, gap, decode error, interrupt, PTWRITE, power)\n"
+	"and the firmware's DEBUG lines recorded by efipt qemu (debugport.jsonl), each\n"
+	"an instant named by its text at the instruction that wrote it.\n"
 	"ts is the time in us (ns precision) since the trace's first timing packet\n"
 	"(TSC, MTC, CYC; TSC ticks when the TSC frequency is unknown), with a\n"
 	"counter of the core frequency from CBR packets; a trace without timing\n"
@@ -51,6 +55,7 @@ static const char timeline_tail[] =
 struct tl_opts {
 	const char *out, *format;
 	unsigned long long from, to, min_dur, depth;
+	bool no_log;
 };
 
 static const struct opt_row timeline_rows[] = {
@@ -67,6 +72,8 @@ static const struct opt_row timeline_rows[] = {
 	  "drop slices shorter than N instructions (default 1)" },
 	{ "depth", OPT_VALUE, opts_set_u64, offsetof(struct tl_opts, depth), "N",
 	  "only slices N levels deep at most" },
+	{ "no-log", OPT_FLAG, opt_set_true, offsetof(struct tl_opts, no_log), NULL,
+	  "leave out the firmware's DEBUG lines" },
 };
 
 /* begin, end: instruction indices; tb, te: their times (TSC, 0 before the
@@ -77,10 +84,11 @@ struct slice {
 	uint32_t fn, depth;
 };
 
-enum { HAS_IP = 1, HAS_TARGET = 2, HAS_VALUE = 4, HAS_TSC = 8 };
+enum { HAS_IP = 1, HAS_TARGET = 2, HAS_VALUE = 4, HAS_TSC = 8, IS_DEBUG = 16 };
 struct instant {
 	uint64_t ts, t;		/* instruction index, time */
-	const char *name;	/* static; NULL: a CBR counter sample */
+	const char *name;	/* static, or a DEBUG line's text (IS_DEBUG); NULL: a
+				 * CBR counter sample */
 	const char *error;	/* a decode error's (static), or NULL */
 	uint64_t offset, ip, target, value, tsc;
 	uint32_t mhz;		/* a CBR sample's */
@@ -108,7 +116,29 @@ struct tl {
 	uint64_t cbr_samples;
 	bool from_set, to_set;		/* the times of --from, --to are known */
 	uint64_t from_t, to_t;
+	/* the CPU's DEBUG lines by instruction index; the first not yet placed */
+	const struct dbglog_line **dbg;
+	size_t ndbg, next_dbg, dbg_placed;
 };
+
+/* The DEBUG lines written before instruction cs->insns, as instants at the
+ * model's time now (the latest it knows). */
+static void place_debug_lines(struct tl *l, const struct callstack *cs)
+{
+	while (l->next_dbg < l->ndbg && (uint64_t)l->dbg[l->next_dbg]->insn < cs->insns) {
+		const struct dbglog_line *d = l->dbg[l->next_dbg++];
+		uint64_t at = (uint64_t)d->insn;
+		if (at < l->from || (l->to && at >= l->to))
+			continue;
+		if (!grow_array((void **)&l->in, &l->incap, l->nin, sizeof(*l->in), 4096)) {
+			l->oom = true;
+			return;
+		}
+		l->in[l->nin++] = (struct instant){ .ts = at, .t = cs->now, .name = d->text,
+						    .ip = d->ip, .has = HAS_IP | IS_DEBUG };
+		l->dbg_placed++;
+	}
+}
 
 static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
 {
@@ -208,6 +238,7 @@ static void on_batch(void *ctx, const struct ptflow_batch *b)
 	struct tl *l = ctx;
 	cs_on_blocks(l->cs, b);
 	window_times(l, l->cs);
+	place_debug_lines(l, l->cs);
 }
 
 /* The model's regions (cs_consumer()). */
@@ -223,6 +254,7 @@ static void on_event(void *ctx, const struct ptflow_event *ev)
 	struct tl *l = ctx;
 	uint64_t ts = l->cs->insns;
 	const char *name = event_name(ev);
+	place_debug_lines(l, l->cs); /* those before it first: instants in order */
 	/* the model's time moves to the event's first (cs_on_event() again
 	 * changes nothing) */
 	if (ev->has_time)
@@ -301,6 +333,12 @@ static uint64_t sink_ns(const struct tl_sink *sink, uint64_t ts)
 static size_t instant_args(const struct instant *in, struct tl_arg *a)
 {
 	size_t n = 0;
+	if (in->has & IS_DEBUG) {
+		a[n++] = (struct tl_arg){ "debug_port", TL_STR, 0, "firmware DEBUG output" };
+		a[n++] = (struct tl_arg){ "insn", TL_U64, in->ts, NULL };
+		a[n++] = (struct tl_arg){ "ip", TL_HEX, in->ip, NULL };
+		return n;
+	}
 	a[n++] = (struct tl_arg){ "offset", TL_U64, in->offset, NULL };
 	if (in->has & HAS_IP)
 		a[n++] = (struct tl_arg){ "ip", TL_HEX, in->ip, NULL };
@@ -398,6 +436,7 @@ int cmd_timeline(int argc, char **argv)
 	struct tl *tls = NULL;			/* per CPU */
 	int ntl = 0;
 	bool opened = false;
+	struct dbglog dl = { 0 };
 	int rc = 2;
 	session_init(&t, "timeline");
 	memset(&cs, 0, sizeof(cs));
@@ -439,6 +478,18 @@ int cmd_timeline(int argc, char **argv)
 	if (session_open(&t, run,
 			 SESSION_TRACE | SESSION_SYMBOLS | SESSION_EVERY_CPU))
 		goto out;
+	/* the DEBUG lines: names of instants, so printable ASCII */
+	bool dl_read = false;
+	if (t.have_run && !opt.no_log) {
+		int r = dbglog_read(&dl, t.rd.path, -1, "timeline");
+		if (r < 0)
+			goto out;
+		dl_read = r == 0;
+		for (size_t i = 0; i < dl.n; i++)
+			for (char *c = dl.v[i].text; *c; c++)
+				if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+					*c = '?';
+	}
 	int ncpu = (int)t.ntrace;
 	tls = calloc((size_t)ncpu, sizeof(*tls));
 	if (!tls) {
@@ -456,6 +507,11 @@ int cmd_timeline(int argc, char **argv)
 		m->t = &t;
 		m->cs = &cs;
 		m->cpu = t.trace[i].cpu;
+		bool oom = false;
+		if (dl_read && !(m->dbg = dbglog_traced(&dl, m->cpu, &m->ndbg, &oom)) && oom) {
+			fprintf(stderr, "efipt timeline: out of memory\n");
+			goto out;
+		}
 		struct cs_listener ls = { m, on_enter, on_leave, NULL, on_time };
 		if (cs_init(&cs, &t.st, &ls)) {
 			fprintf(stderr, "efipt timeline: out of memory\n");
@@ -469,6 +525,7 @@ int cmd_timeline(int argc, char **argv)
 		if (e < 0)
 			goto out;
 		cs_finish(&cs);
+		place_debug_lines(m, &cs);
 		if (m->oom || cs.oom) {
 			fprintf(stderr, "efipt timeline: out of memory for the slices (narrow the "
 				"timeline with --from/--to, --depth or --min-dur)\n");
@@ -487,7 +544,7 @@ int cmd_timeline(int argc, char **argv)
 	/* time where every trace has it, from the earliest first time */
 	bool timed = true;
 	uint64_t base = UINT64_MAX, insns = 0, gaps = 0, back = 0, cbr = 0;
-	size_t nslices = 0, ninstants = 0;
+	size_t nslices = 0, ninstants = 0, ndebug = 0;
 	for (int i = 0; i < ntl; i++) {
 		const struct tl *m = &tls[i];
 		if (!m->timed && (m->ns || m->nin))
@@ -500,6 +557,7 @@ int cmd_timeline(int argc, char **argv)
 		cbr += m->cbr_samples;
 		nslices += m->ns;
 		ninstants += m->nin - m->cbr_samples;
+		ndebug += m->dbg_placed;
 	}
 	if (base == UINT64_MAX)
 		timed = false;
@@ -535,6 +593,7 @@ int cmd_timeline(int argc, char **argv)
 	info[ni++] = (struct tl_arg){ "decode_errors", TL_U64, (uint64_t)errs, NULL };
 	info[ni++] = (struct tl_arg){ "slices", TL_U64, nslices, NULL };
 	info[ni++] = (struct tl_arg){ "instants", TL_U64, ninstants, NULL };
+	info[ni++] = (struct tl_arg){ "debug_lines", TL_U64, ndebug, NULL };
 	if (ntl > 1)
 		info[ni++] = (struct tl_arg){ "cpus", TL_U64, (uint64_t)ntl, NULL };
 	if (tlsink_open(&tw, fmt, "timeline", out))
@@ -565,7 +624,9 @@ out:
 	for (int i = 0; i < ntl; i++) {
 		free(tls[i].s);
 		free(tls[i].in);
+		free(tls[i].dbg);
 	}
+	dbglog_free(&dl);
 	free(tls);
 	free(l);
 	return rc;

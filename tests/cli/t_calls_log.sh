@@ -33,9 +33,29 @@ expect_rc "calls --depth 1" 0 $EFIPT calls --depth 1 --to 30 "$D"
 expect "calls --depth 1: a line in the root's callee is deeper than asked" \
 	sh -c "! grep -q 'Hello' '$TMP/out' && grep -q 'Second line' '$TMP/out'"
 
+expect_rc "timeline: with DEBUG lines" 0 $EFIPT timeline --to 30 -o "$TMP/tl.json" "$D"
+expect "timeline: each traced line of CPU 0 an instant at its instruction, named by its text" python3 -c "
+import json
+d = json.load(open('$TMP/tl.json'))
+got = [(e['ts'], e['name'], e['args']['ip']) for e in d['traceEvents']
+       if e.get('ph') == 'i' and 'debug_port' in e.get('args', {})]
+assert got == [(5, 'Hello, world', '0x1014'), (9, 'Second line', '0x1014')], got
+assert d['otherData']['debug_lines'] == 2, d['otherData']"
+expect_rc "timeline -o .pftrace: with DEBUG lines" 0 $EFIPT timeline --to 30 -o "$TMP/tl.pftrace" "$D"
+expect "timeline -o .pftrace: the lines' texts are interned names" sh -c \
+	"grep -q 'Hello, world' '$TMP/tl.pftrace' && grep -q 'Second line' '$TMP/tl.pftrace'"
+expect_rc "timeline --no-log" 0 $EFIPT timeline --to 30 --no-log -o "$TMP/tl2.json" "$D"
+expect "timeline --no-log: no DEBUG instant" python3 -c "
+import json
+d = json.load(open('$TMP/tl2.json'))
+assert d['otherData']['debug_lines'] == 0 and not [e for e in d['traceEvents'] if 'Hello' in e.get('name', '')]"
+
 # a damaged debugport.jsonl is refused by name, never shown in part
 cp -r "$D" "$TMP/bad"
 printf '{"cpu":0,"insn":"x","ip":"0x1","bytes":""}\n' >>"$TMP/bad/debugport.jsonl"
 expect_rc "calls: a damaged debugport.jsonl refused (an unreadable input: 2)" 2 $EFIPT calls --to 30 "$TMP/bad"
 contains "calls: the damaged record named by its line" "$TMP/err" "debugport.jsonl: line 6: not a debug port record"
 expect_rc "calls --no-log: the damaged file is not read" 0 $EFIPT calls --to 30 --no-log "$TMP/bad"
+expect_rc "timeline: a damaged debugport.jsonl refused" 2 $EFIPT timeline --to 30 -o "$TMP/bad.json" "$TMP/bad"
+contains "timeline: the damaged record named by its line" "$TMP/err" "debugport.jsonl: line 6: not a debug port record"
+expect "timeline: nothing written on failure" test ! -e "$TMP/bad.json"
