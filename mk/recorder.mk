@@ -33,9 +33,10 @@ TEST_EXTRA += kernel-if-possible
 
 # Real execution through ExitBootServices into the kernel under efipt qemu
 # (about 5 minutes: the EFI stub decompresses the kernel, 4.8e9 instructions
-# traced): tests/qemu/kernel_trace.sh. Not part of make test.
+# traced): tests/qemu/t_recorder_start_kernel.sh, part of make test; this
+# runs it alone.
 test-kernel: all qemu-plugin kernel
-	sh tests/qemu/kernel_trace.sh
+	sh tests/qemu/t_recorder_start_kernel.sh
 
 # the seed corpus comes from test_recorder (a region written over the PT model)
 fuzz-recorder: $(BUILD)/tests/test_recorder

@@ -167,6 +167,7 @@ b = ''.join(json.loads(l)['bytes'] for l in open('$TMP/mark/run/debugport.jsonl'
 d = open('$TMP/mark/debugcon.log', 'rb').read()
 assert b == d and d.count(b'\n') == 5, (b, d)"
 	expect_rc "debug port: efipt log prints the lines" 0 $EFIPT log "$TMP/mark/run"
+	cp "$TMP/out" "$TMP/mark/log.txt"
 	expect "debug port: efipt log's lines are -debugcon's" python3 -c "
 got = [l.split(None, 3)[3] for l in open('$TMP/out').read().splitlines()]
 want = open('$TMP/mark/debugcon.log').read().splitlines()
@@ -181,6 +182,15 @@ recs = [json.loads(l) for l in open('$TMP/mark/run/debugport.jsonl')]
 assert len(recs) >= 10
 for r in recs:
     assert ips[r['insn']] == int(r['ip'], 16), (r, hex(ips[r['insn']]))"
+	expect_rc "debug port: efipt calls shows the lines in its call trace" 0 $EFIPT calls "$TMP/mark/run"
+	expect "debug port: efipt calls: -debugcon's lines, in order, each at its index" python3 -c "
+import re
+got = [(int(m.group(1)), m.group(2)) for m in
+       (re.match(r' *([0-9]+)  +# (.*)$', l) for l in open('$TMP/out').read().splitlines()) if m]
+want = open('$TMP/mark/debugcon.log').read().splitlines()
+assert [t for _, t in got] == want, (got, want)
+logged = [int(l.split()[1]) for l in open('$TMP/mark/log.txt')]
+assert [i for i, _ in got] == logged, (got, logged)"
 	expect_rc "debug port: efipt log --cpu 1: none from that CPU" 1 $EFIPT log "$TMP/mark/run" --cpu 1
 	contains "debug port: says there is none" "$TMP/err" "no debug output from that CPU"
 else

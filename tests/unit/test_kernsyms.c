@@ -123,5 +123,12 @@ int main(void)
 	rc = kernsyms_read(&k, path, err, sizeof(err));
 	CHECKF(rc && strstr(err, "not a System.map"), "not a map: refused", "%s", err);
 	unlink(path);
+	/* what Debian's linux-image package has as /boot/System.map-VERSION */
+	path = write_tmp("ffffffffffffffff B The real System.map is in the "
+			 "linux-image-<version>-dbg package\n");
+	rc = kernsyms_read(&k, path, err, sizeof(err));
+	CHECKF(rc && strstr(err, "no text symbols"), "Debian's stub System.map: refused, says why",
+	       "%s", err);
+	unlink(path);
 	return check_exit();
 }
