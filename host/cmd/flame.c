@@ -15,6 +15,7 @@
 #include "host/stack/analysis.h"
 #include "host/stack/folded.h"
 #include "host/stack/inline_frames.h"
+#include "host/util/grow.h"
 #include "host/util/opts.h"
 
 static const char flame_usage[] =
@@ -112,19 +113,69 @@ static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 		node_time_add(ctx, cs->f[cs->depth - 1].node, ticks);
 }
 
-/* The frames from the root to node, ';'-separated (iterative: stacks may
- * be deep). path holds cs->nnode entries, more than any path. */
-static void print_path(const struct callstack *cs, const struct symtab *st, uint32_t node,
-		       uint32_t *path, struct names *nm)
+/* Every node with a weight, one line each: its frames from the root,
+ * ';'-separated, and the weight. The tree is walked from the roots with the
+ * path so far in one buffer, so each line costs a copy of its bytes (the
+ * output of deep random walks runs to gigabytes), not a walk up to the
+ * root with a name lookup per frame. 0, or -1 out of memory. */
+static int print_tree(const struct callstack *cs, const struct symtab *st, struct names *nm,
+		      const uint64_t *weight)
 {
-	uint32_t n = 0;
-	for (; node && n < cs->nnode; node = cs->node[node].parent)
-		path[n++] = node;
-	while (n--) {
-		fputs(frame_name(nm, st, cs->node[path[n]].fn), stdout);
-		if (n)
-			putchar(';');
+	uint32_t nn = cs->nnode;
+	uint32_t *first = calloc(nn, sizeof(*first)), *next = calloc(nn, sizeof(*next));
+	uint32_t *up = malloc(nn * sizeof(*up));
+	size_t *plen = malloc(nn * sizeof(*plen));
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int rc = -1;
+	if (!first || !next || !up || !plen)
+		goto out;
+	for (uint32_t n = nn; n-- > 1;) { /* children in the order they were made */
+		uint32_t p = cs->node[n].parent < nn ? cs->node[n].parent : 0;
+		next[n] = first[p];
+		first[p] = n;
 	}
+	uint32_t depth = 0, n = nn > 1 ? first[0] : 0;
+	while (n) {
+		const char *name = frame_name(nm, st, cs->node[n].fn);
+		size_t k = strlen(name);
+		if (!grow_array((void **)&buf, &cap, len + k + 24, 1, 4096))
+			goto out;
+		plen[depth] = len;
+		if (depth)
+			buf[len++] = ';';
+		memcpy(buf + len, name, k);
+		len += k;
+		if (weight[n]) {
+			int m = snprintf(buf + len, cap - len, " %" PRIu64 "\n", weight[n]);
+			fwrite(buf, 1, len + (size_t)m, stdout);
+		}
+		if (first[n] && depth + 1 < nn) {
+			up[depth++] = n;
+			n = first[n];
+			continue;
+		}
+		for (;;) { /* the next sibling of n or of a node above it */
+			len = plen[depth];
+			if (next[n]) {
+				n = next[n];
+				break;
+			}
+			if (!depth) {
+				n = 0;
+				break;
+			}
+			n = up[--depth];
+		}
+	}
+	rc = 0;
+out:
+	free(first);
+	free(next);
+	free(up);
+	free(plen);
+	free(buf);
+	return rc;
 }
 
 /* With inline frames, the call tree's paths are the expanded stacks: each
@@ -222,20 +273,21 @@ int cmd_flame(int argc, char **argv)
 	if (by_time && !t.tsc_hz)
 		fprintf(stderr, "efipt flame: the TSC frequency is unknown: weights are TSC ticks "
 			"(--tsc-hz)\n");
-	uint32_t *path = malloc(cs.nnode * sizeof(*path));
-	if (!path) {
+	uint64_t *w = malloc(cs.nnode * sizeof(*w));
+	if (!w) {
 		fprintf(stderr, "efipt flame: out of memory\n");
 		goto out;
 	}
-	for (uint32_t n = 1; n < cs.nnode; n++) {
-		uint64_t w = !by_time ? cs.node[n].insns
-			   : n < nt.n ? session_ns(&t, nt.ticks[n]) : 0;
-		if (!w)
-			continue;
-		print_path(&cs, &t.st, n, path, &nm);
-		printf(" %" PRIu64 "\n", w);
+	for (uint32_t n = 0; n < cs.nnode; n++)
+		w[n] = !by_time ? cs.node[n].insns : n < nt.n ? session_ns(&t, nt.ticks[n]) : 0;
+	static char outbuf[1 << 20];
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	int pt = print_tree(&cs, &t.st, &nm, w);
+	free(w);
+	if (pt) {
+		fprintf(stderr, "efipt flame: out of memory\n");
+		goto out;
 	}
-	free(path);
 	rc = errs ? 1 : 0;
 out:
 	for (uint32_t i = 0; i < nm.n; i++)
