@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/x86_insn.h"
+#include "host/cov/blk_table.h"
 #include "host/cov/cov_lcov.h"
 #include "host/util/file_io.h"
 #include "host/util/grow.h"
@@ -67,7 +68,13 @@ struct lcov {
 	size_t naddr;
 	struct lbranch *br;	/* sorted by address while decoding */
 	size_t nbr, br_cap;
-	long pending;		/* the branch the last run ended at, or -1 */
+	long pending;		/* the branch the last block ended at, or -1 */
+	/* the distinct blocks: first/n the indices into hit (of addr) of the
+	 * counted addresses among their instructions, tag the conditional
+	 * branch they end at (-1: none) */
+	struct blk_table blocks;
+	uint32_t *hit;
+	size_t nhit, hit_cap;
 	bool oom;
 };
 
@@ -342,30 +349,68 @@ static long find_addr(const struct lcov *l, uint64_t a)
 	return lo < l->naddr && l->addr[lo] == a ? (long)lo : -1;
 }
 
-static void on_run(void *ctx, const struct ptflow_run *run)
+/* A block seen for the first time: the counted addresses among its
+ * instructions (lengths from the batch's code) and the branch it ends at. */
+static void first_sight(struct lcov *l, struct blk_entry *e, const struct ptflow_blk *b,
+			const struct ptimg *img)
 {
-	struct lcov *l = ctx;
-	uint64_t ip = run->ip;
-	resolve(l, ip);
-	if (!run->ninsn)
-		return;
-	uint64_t last = ip;
-	for (uint32_t i = 0; i < run->ninsn; ip += run->lens[i++]) {
+	uint8_t lens[PTFLOW_BLOCK_MAX];
+	unsigned n = ptflow_blk_lens(img, b, lens);
+	uint64_t ip = b->ip, last = b->ip;
+	e->first = (uint32_t)l->nhit;
+	for (unsigned i = 0; i < n; ip += lens[i++]) {
 		last = ip;
 		if (!l->naddr || ip < l->addr[0] || ip > l->addr[l->naddr - 1])
 			continue;
 		long k = find_addr(l, ip);
-		if (k >= 0)
-			l->count[k]++;
-	}
-	/* a conditional branch ends its run: where the flow goes next says
-	 * whether it was taken */
-	if (run->last_iclass == X86_IC_JCC) {
-		long k = find_branch(l, last);
-		if (k >= 0) {
-			l->br[k].execs++;
-			l->pending = k;
+		if (k < 0)
+			continue;
+		if (l->nhit >= UINT32_MAX ||
+		    !grow_array((void **)&l->hit, &l->hit_cap, l->nhit, sizeof(*l->hit), 4096)) {
+			l->oom = true;
+			break;
 		}
+		l->hit[l->nhit++] = (uint32_t)k;
+	}
+	e->n = (uint32_t)(l->nhit - e->first);
+	/* a conditional branch ends its block: where the flow went says
+	 * whether it was taken */
+	e->tag = n && b->iclass == X86_IC_JCC ? find_branch(l, last) : -1;
+}
+
+/* Blocks: each distinct one worked out once, then only counted; the lines'
+ * counts are summed from the blocks' at the end (add_block_counts()). */
+static void on_batch(void *ctx, const struct ptflow_batch *batch)
+{
+	struct lcov *l = ctx;
+	for (size_t i = 0; i < batch->n && !l->oom; i++) {
+		const struct ptflow_blk *b = &batch->b[i];
+		resolve(l, b->ip);
+		bool fresh;
+		struct blk_entry *e = blk_table_get(&l->blocks, b->ip, b->size, b->mode, &fresh);
+		if (!e) {
+			l->oom = true;
+			return;
+		}
+		if (fresh)
+			first_sight(l, e, b, batch->image);
+		e->execs++;
+		if (e->tag >= 0) {
+			l->br[e->tag].execs++;
+			l->pending = (long)e->tag;
+			if (b->next)
+				resolve(l, b->next);
+		}
+	}
+}
+
+static void add_block_counts(struct lcov *l)
+{
+	for (size_t i = 0; i < l->blocks.cap; i++) {
+		const struct blk_entry *e = &l->blocks.e[i];
+		if (e->used)
+			for (uint32_t h = 0; h < e->n; h++)
+				l->count[l->hit[e->first + h]] += e->execs;
 	}
 }
 
@@ -709,10 +754,13 @@ int cov_lcov_run(struct session *t, const char *out, const struct srcmap *sm)
 	if (l.nbr)
 		qsort(l.br, l.nbr, sizeof(*l.br), br_by_addr);
 	l.pending = -1;
-	struct flow_consumer c = { &l, NULL, on_event, on_run, NULL, false, 0 };
+	struct flow_consumer c = { &l, on_batch, on_event, NULL, NULL, false, 0 };
 	long errs = session_decode(t, 0, &c, 1);
 	if (errs < 0)
 		goto out;
+	if (l.oom)
+		goto oom;
+	add_block_counts(&l);
 	if (l.nbr)
 		qsort(l.br, l.nbr, sizeof(*l.br), br_by_file_line);
 	if (atomic_open(&af, "coverage", out))
@@ -739,5 +787,7 @@ out:
 	free(l.addr);
 	free(l.count);
 	free(l.br);
+	blk_table_free(&l.blocks);
+	free(l.hit);
 	return rc;
 }
