@@ -40,3 +40,20 @@ $EFIPT synth --elf $ELF --out "$TMP/file.pt" --insns 2000 2>/dev/null
 if [ "$rc" -eq 0 ] && [ -p "$TMP/fifo.pt" ] && cmp -s "$TMP/fromfifo.pt" "$TMP/file.pt"; then ok "synth: --out FIFO written in place"; else nok "synth: --out FIFO written in place" "exit $rc: $(ls -l "$TMP/fifo.pt")"; fi
 expect_rc "synth: --out /dev/full fails" 2 $EFIPT synth --elf $ELF --out /dev/full --insns 2000
 contains "synth: --out /dev/full named" "$TMP/err" "/dev/full: write error: No space left on device"
+# the command line, an option table like every command's: each bad value
+# refused by name, nothing written
+expect_rc "synth: --bits 48 refused" 2 $EFIPT synth --elf $ELF --out "$TMP/no.pt" --bits 48
+contains "synth: --bits named" "$TMP/err" "efipt synth: --bits is 16, 32 or 64, not '48'"
+expect_rc "synth: --size 1K refused" 2 $EFIPT synth --elf $ELF --out "$TMP/no.pt" --size 1K
+contains "synth: --size named" "$TMP/err" "--size takes a byte count from 4K to 1024G"
+expect_rc "synth: --seed x refused" 2 $EFIPT synth --elf $ELF --out "$TMP/no.pt" --seed x
+contains "synth: --seed named" "$TMP/err" "--seed takes a number, not 'x'"
+expect_rc "synth: no --out" 2 $EFIPT synth --elf $ELF
+contains "synth: --out asked for" "$TMP/err" "--out TRACE is required"
+expect_rc "synth: no image" 2 $EFIPT synth --out "$TMP/no.pt"
+contains "synth: an image asked for" "$TMP/err" "a code image is required"
+expect_rc "synth: an operand refused" 2 $EFIPT synth --elf $ELF --out "$TMP/no.pt" stray
+expect_rc "synth: an unreadable image named" 2 $EFIPT synth --elf "$TMP/none.elf" --out "$TMP/no.pt"
+contains "synth: the image's path in the message" "$TMP/err" "none.elf"
+expect "synth: nothing written by a refused command line" test ! -e "$TMP/no.pt"
+expect_rc "synth: --psb-period=128 (the = form)" 0 $EFIPT synth --elf $ELF --out "$TMP/p.pt" --insns 500 --psb-period=128
