@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
@@ -31,59 +30,122 @@
 #include "host/qemu/qemu_merge.h"
 #include "host/qemu/qemu_run.h"
 #include "host/qemu/qemu_trace_opts.h"
+#include "host/util/opts.h"
 
-static void qemu_usage(FILE *f)
+static const char qemu_usage[] =
+	"usage: efipt qemu -o RUNDIR [OPTIONS] -- QEMU-ARGS...\n\n"
+	"Run qemu-system-x86_64 QEMU-ARGS with the efipt-qemu.so plugin, which writes\n"
+	"the Intel PT a processor would have written for what the guest executes\n"
+	"(emulated: no CPU wrote it) into the new run directory RUNDIR.\n\n";
+
+static const char qemu_tail[] =
+	"trace options, as for 'trace' (docs/qemu.md):\n"
+	"  --filter A-B       packets only for IPs in [A,B] (up to 4 ranges)\n"
+	"  --filter image=NAME\n"
+	"                     a SEC/PEI module that runs in place from the flash\n"
+	"                     (e.g. PlatformPei): its range, from the firmware\n"
+	"                     volumes before QEMU starts. DXE modules are loaded at\n"
+	"                     run time: give their range (images.json, efipt info)\n"
+	"  --size N           keep N bytes (4K..4G): --mode stop (default) ends the\n"
+	"                     trace when full, --mode wrap keeps the last N bytes\n"
+	"  --psb P            PSB period: PSBFreq 0..15 or bytes (2K..64M; default 4K)\n"
+	"  --noretcomp        no RET compression (DisRETC)\n"
+	"  --tsc, --mtc[=F], --cyc[=T]\n"
+	"                     timing packets from the instruction count: with QEMU's\n"
+	"                     -icount shift=N,sleep=off each instruction is 2^N ns;\n"
+	"                     without -icount, 1 ns (emulated time either way)\n\n"
+	"QEMU-ARGS must give the firmware (-drive if=pflash,... or -bios FILE).\n"
+	"QEMU never outlives efipt qemu: SIGTERM, SIGINT and SIGHUP are passed on\n"
+	"to it, and it is ended when efipt qemu dies.\n"
+	"Markers: 0F 1F 84 00 45 50 54 31 (start), ... 54 30 (stop).\n";
+
+/* What the options fill. */
+struct qemu_opts {
+	const char *out, *start, *stop, *qemu, *esp, *cpuid, *plugin;
+	bool no_esp;
+	unsigned long long limit, timeout;
+};
+
+/* the start/stop words the plugin takes, or an address */
+static int where_ok(const char *v, const char *const *words)
 {
-	fprintf(f,
-		"usage: efipt qemu -o RUNDIR [OPTIONS] -- QEMU-ARGS...\n\n"
-		"Run qemu-system-x86_64 QEMU-ARGS with the efipt-qemu.so plugin, which writes\n"
-		"the Intel PT a processor would have written for what the guest executes\n"
-		"(emulated: no CPU wrote it) into the new run directory RUNDIR.\n\n"
-		"options:\n"
-		"  -o, --out RUNDIR   the run directory to create (must not exist)\n"
-		"  --start WHERE      reset (default), protected (first instruction outside\n"
-		"                     16-bit code), marker (the start marker), an address, or\n"
-		"                     guest: the guest's own WRMSRs program an emulated PT\n"
-		"                     unit (QEMU 9.2 on; needs --cpuid)\n"
-		"  --cpuid FILE       --start guest: the CPU profile whose Intel PT is\n"
-		"                     emulated (cpuid -r text); efipt.efi takes the same file\n"
-		"                     with trace --emulated-caps\n"
-		"  --stop WHERE       exit (default), marker (the stop marker) or an address;\n"
-		"                     QEMU ends when the trace does\n"
-		"  --limit N          at most N instructions traced (QEMU ends there too)\n"
-		"  --esp IMAGE        the ESP image QEMU boots (-drive file=IMAGE): after QEMU\n"
-		"                     exits, merge the run efipt.efi 'trace --source qemu' (or\n"
-		"                     --emulated-caps) wrote\n"
-		"                     there (images.json, memory map) into RUNDIR; QEMU runs on\n"
-		"                     after the stop marker until the guest powers off.\n"
-		"                     Without --esp, the one raw FAT disk image of QEMU-ARGS\n"
-		"                     (-drive file=IMAGE, -hda IMAGE) is taken, and said so\n"
-		"  --no-esp           no ESP: do not look for one in QEMU-ARGS\n"
-		"  --timeout SECONDS  stop QEMU (SIGTERM, then SIGKILL) when it runs longer;\n"
-		"                     the trace up to then is kept, efipt qemu exits 1\n"
-		"  --plugin FILE      the plugin (default: efipt-qemu.so next to efipt,\n"
-		"                     or $EFIPT_QEMU_PLUGIN)\n"
-		"  --qemu FILE        the QEMU binary (default: qemu-system-x86_64)\n\n"
-		"trace options, as for 'trace' (docs/qemu.md):\n"
-		"  --filter A-B       packets only for IPs in [A,B] (up to 4 ranges)\n"
-		"  --filter image=NAME\n"
-		"                     a SEC/PEI module that runs in place from the flash\n"
-		"                     (e.g. PlatformPei): its range, from the firmware\n"
-		"                     volumes before QEMU starts. DXE modules are loaded at\n"
-		"                     run time: give their range (images.json, efipt info)\n"
-		"  --size N           keep N bytes (4K..4G): --mode stop (default) ends the\n"
-		"                     trace when full, --mode wrap keeps the last N bytes\n"
-		"  --psb P            PSB period: PSBFreq 0..15 or bytes (2K..64M; default 4K)\n"
-		"  --noretcomp        no RET compression (DisRETC)\n"
-		"  --tsc, --mtc[=F], --cyc[=T]\n"
-		"                     timing packets from the instruction count: with QEMU's\n"
-		"                     -icount shift=N,sleep=off each instruction is 2^N ns;\n"
-		"                     without -icount, 1 ns (emulated time either way)\n\n"
-		"QEMU-ARGS must give the firmware (-drive if=pflash,... or -bios FILE).\n"
-		"QEMU never outlives efipt qemu: SIGTERM, SIGINT and SIGHUP are passed on\n"
-		"to it, and it is ended when efipt qemu dies.\n"
-		"Markers: 0F 1F 84 00 45 50 54 31 (start), ... 54 30 (stop).\n");
+	for (; *words; words++)
+		if (!strcmp(v, *words))
+			return 1;
+	unsigned long long a;
+	return !parse_u64(v, &a);
 }
+
+static int set_where(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
+{
+	static const char *const starts[] = { "reset", "protected", "marker", "guest", NULL };
+	static const char *const stops[] = { "exit", "marker", NULL };
+	struct qemu_opts *o = ctx;
+	bool start = !strcmp(r->name, "start");
+	if (!where_ok(v, start ? starts : stops)) {
+		sb_printf(err, "--%s %s: expected %s or an address", r->name, term_safe(v),
+			  start ? "reset, protected, marker, guest" : "exit, marker");
+		return -1;
+	}
+	*(start ? &o->start : &o->stop) = v;
+	return 0;
+}
+
+static int set_limit(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
+{
+	(void)r;
+	unsigned long long n;
+	if (parse_u64(v, &n) || !n) {
+		sb_printf(err, "--limit %s: expected a number above 0", term_safe(v));
+		return -1;
+	}
+	((struct qemu_opts *)ctx)->limit = n;
+	return 0;
+}
+
+static int set_timeout(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
+{
+	(void)r;
+	unsigned long long n;
+	if (parse_u64(v, &n) || !n || n > 30 * 86400) {
+		sb_printf(err, "--timeout %s: expected seconds, 1 to 2592000", term_safe(v));
+		return -1;
+	}
+	((struct qemu_opts *)ctx)->timeout = n;
+	return 0;
+}
+
+static const struct opt_row qemu_rows[] = {
+	{ "output", OPT_VALUE, opts_set_str, offsetof(struct qemu_opts, out), "RUNDIR",
+	  "the run directory to create (must not exist; also\n--out)" },
+	{ "start", OPT_VALUE, set_where, 0, "WHERE",
+	  "reset (default), protected (first instruction\noutside 16-bit code), marker (the "
+	  "start marker),\nan address, or guest: the guest's own WRMSRs\nprogram an emulated "
+	  "PT unit (QEMU 9.2 on; needs\n--cpuid)" },
+	{ "cpuid", OPT_VALUE, opts_set_str, offsetof(struct qemu_opts, cpuid), "FILE",
+	  "--start guest: the CPU profile whose Intel PT is\nemulated (cpuid -r text); "
+	  "efipt.efi takes the same\nfile with trace --emulated-caps" },
+	{ "stop", OPT_VALUE, set_where, 0, "WHERE",
+	  "exit (default), marker (the stop marker) or an\naddress; QEMU ends when the trace "
+	  "does" },
+	{ "limit", OPT_VALUE, set_limit, 0, "N",
+	  "at most N instructions traced (QEMU ends there too)" },
+	{ "esp", OPT_VALUE, opts_set_str, offsetof(struct qemu_opts, esp), "IMAGE",
+	  "the ESP image QEMU boots (-drive file=IMAGE): after\nQEMU exits, merge the run "
+	  "efipt.efi 'trace --source\nqemu' (or --emulated-caps) wrote there (images.json,\n"
+	  "memory map) into RUNDIR; QEMU runs on after the\nstop marker until the guest powers "
+	  "off. Without\n--esp, the one raw FAT disk image of QEMU-ARGS\n(-drive file=IMAGE, "
+	  "-hda IMAGE) is taken, and said so" },
+	{ "no-esp", OPT_FLAG, opt_set_true, offsetof(struct qemu_opts, no_esp), NULL,
+	  "no ESP: do not look for one in QEMU-ARGS" },
+	{ "timeout", OPT_VALUE, set_timeout, 0, "SECONDS",
+	  "stop QEMU (SIGTERM, then SIGKILL) when it runs\nlonger; the trace up to then is kept, "
+	  "efipt qemu\nexits 1" },
+	{ "plugin", OPT_VALUE, opts_set_str, offsetof(struct qemu_opts, plugin), "FILE",
+	  "the plugin (default: efipt-qemu.so next to efipt,\nor $EFIPT_QEMU_PLUGIN)" },
+	{ "qemu", OPT_VALUE, opts_set_str, offsetof(struct qemu_opts, qemu), "FILE",
+	  "the QEMU binary (default: qemu-system-x86_64)" },
+};
 
 static int find_plugin(char *out, size_t cap)
 {
@@ -99,16 +161,6 @@ static int find_plugin(char *out, size_t cap)
 	self[n] = 0;
 	snprintf(out, cap, "%s/efipt-qemu.so", dirname(self));
 	return 0;
-}
-
-/* the start/stop words the plugin takes, or an address */
-static int where_ok(const char *v, const char *const *words)
-{
-	for (; *words; words++)
-		if (!strcmp(v, *words))
-			return 1;
-	unsigned long long a;
-	return !parse_u64(v, &a);
 }
 
 /* append s to the plugin's option string, commas doubled for QEMU */
@@ -183,29 +235,11 @@ static int note_qemu(const char *dir, const char *cmdline, char **qargv, int sta
 
 int cmd_qemu(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "out", required_argument, 0, 'o' },
-		{ "start", required_argument, 0, 's' },
-		{ "stop", required_argument, 0, 'S' },
-		{ "limit", required_argument, 0, 'l' },
-		{ "plugin", required_argument, 0, 'P' },
-		{ "qemu", required_argument, 0, 'q' },
-		{ "esp", required_argument, 0, 'E' },
-		{ "no-esp", no_argument, 0, 'N' },
-		{ "timeout", required_argument, 0, 'T' },
-		{ "cpuid", required_argument, 0, 'C' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	static const char *const starts[] = { "reset", "protected", "marker", "guest", NULL };
-	static const char *const stops[] = { "exit", "marker", NULL };
-	const char *out = NULL, *start = NULL, *stop = NULL, *qemu = "qemu-system-x86_64";
-	const char *esp = NULL, *cpuid = NULL;
-	int no_esp = 0, esp_auto = 0;
+	struct qemu_opts o = { .qemu = "qemu-system-x86_64" };
+	int no_esp, esp_auto = 0;
 	static char auto_esp[PATH_MAX];
-	unsigned long long limit = 0, timeout = 0;
+	unsigned long long limit, timeout;
 	char plugin[PATH_MAX] = "";
-	int c;
 	/* the hardware trace options first: the shared table's rows */
 	struct qemu_trace_opts topt;
 	char terr[4096];
@@ -213,60 +247,36 @@ int cmd_qemu(int argc, char **argv)
 		fprintf(stderr, "efipt qemu: %s\n", terr);
 		return 2;
 	}
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 's':
-			if (!where_ok(optarg, starts)) {
-				fprintf(stderr, "efipt qemu: --start %s: expected reset, protected, "
-						"marker, guest or an address\n", optarg);
-				return 2;
-			}
-			start = optarg;
-			break;
-		case 'S':
-			if (!where_ok(optarg, stops)) {
-				fprintf(stderr, "efipt qemu: --stop %s: expected exit, marker or an "
-						"address\n", optarg);
-				return 2;
-			}
-			stop = optarg;
-			break;
-		case 'l':
-			if (parse_u64(optarg, &limit) || !limit) {
-				fprintf(stderr, "efipt qemu: --limit %s: expected a number above 0\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'P': snprintf(plugin, sizeof(plugin), "%s", optarg); break;
-		case 'q': qemu = optarg; break;
-		case 'E': esp = optarg; break;
-		case 'N': no_esp = 1; break;
-		case 'T':
-			if (parse_u64(optarg, &timeout) || !timeout || timeout > 30 * 86400) {
-				fprintf(stderr, "efipt qemu: --timeout %s: expected seconds, 1 to "
-						"2592000\n", optarg);
-				return 2;
-			}
-			break;
-		case 'C': cpuid = optarg; break;
-		case 'h': qemu_usage(stdout); return 0;
-		default: qemu_usage(stderr); return 2;
-		}
-	}
+	/* efipt qemu's options, then "--" and QEMU's arguments */
+	int dash = 1;
+	while (dash < argc && strcmp(argv[dash], "--"))
+		dash++;
+	const struct opts_group g[] = { { NULL, qemu_rows, sizeof(qemu_rows) / sizeof(qemu_rows[0]),
+					  &o } };
+	const struct opts_cmd cmd = { "qemu", qemu_usage, qemu_tail, g, 1, 0 };
+	unsigned nop = 0;
+	int pr = opts_parse(&cmd, dash, argv, NULL, &nop);
+	if (pr != OPTS_OK)
+		return pr == OPTS_HELP ? 0 : 2;
+	const char *out = o.out, *start = o.start, *stop = o.stop, *qemu = o.qemu;
+	const char *esp = o.esp, *cpuid = o.cpuid;
+	no_esp = o.no_esp;
+	limit = o.limit;
+	timeout = o.timeout;
+	if (o.plugin)
+		snprintf(plugin, sizeof(plugin), "%s", o.plugin);
 	if (!out) {
 		fprintf(stderr, "efipt qemu: -o RUNDIR is required\n");
-		qemu_usage(stderr);
+		opts_help(&cmd, stderr);
 		return 2;
 	}
-	if (optind >= argc) {
+	if (dash + 1 >= argc) {
 		fprintf(stderr, "efipt qemu: no QEMU arguments (give them after --)\n");
 		return 2;
 	}
-	char **qa = argv + optind;
-	int qn = argc - optind;
+	int first = dash + 1; /* QEMU's first argument */
+	char **qa = argv + first;
+	int qn = argc - first;
 	int guest = start && !strcmp(start, "guest");
 	static char cpuid_abs[PATH_MAX];
 	if (guest && !cpuid) {
