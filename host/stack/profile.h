@@ -5,6 +5,14 @@
  * (frames entered by CALL, tail call or interrupt); where the trace has
  * timing packets, the same as time (callstack.h: a frame's time runs from
  * the time of the block that enters it to that of the block that leaves it).
+ *
+ * Interrupts apart: an instruction is an interrupt's when an async frame
+ * (cs_frame.async: the handler of an asynchronous event and what it calls)
+ * is on the stack. Each count has its interrupt part (_irq): exclusive,
+ * the function's instructions in interrupts; inclusive, the interrupts'
+ * instructions while it was on the stack (below the handler, or in it);
+ * calls, its frames entered in interrupts. The code's own part is the
+ * count less its interrupt part.
  */
 #ifndef EFIPT_HOST_PROFILE_H
 #define EFIPT_HOST_PROFILE_H
@@ -20,6 +28,9 @@ struct profile_fn {
 	/* time (TSC ticks), where the trace has it: exclusive (on top of
 	 * the stack), inclusive, the TSC it went on the stack */
 	uint64_t excl_t, incl_t, since_t;
+	/* the interrupt parts; since_irq: the interrupts' instructions
+	 * (profile_irq_insns()) when it went on the stack */
+	uint64_t excl_irq, incl_irq, calls_irq, since_irq;
 };
 
 struct profile {
@@ -27,7 +38,15 @@ struct profile {
 	uint32_t n;
 	uint64_t mark;		/* instruction index when the top frame changed */
 	int oom;
+	/* interrupts: the outermost async frame on the stack (its index + 1;
+	 * 0: none), the instruction index it began at, the instructions of
+	 * the interrupts that ended, how many interrupts began */
+	uint32_t irq_base;
+	uint64_t irq_start, irq_done, irqs;
 };
+
+/* The instructions run in interrupts so far (cs->insns the clock). */
+uint64_t profile_irq_insns(const struct profile *p, const struct callstack *cs);
 
 /* The listener to give cs_init (ctx: the profile). It needs no insns
  * callback: the instructions between two frame changes are the top

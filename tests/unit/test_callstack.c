@@ -216,6 +216,9 @@ static void cases(void)
 	finish("stack: INT n and its IRET", "+main(root) +H(int) -H(ret) -main(end) ");
 	CHECK(prof("H")->calls == 1 && prof("H")->excl == 2 && prof("main")->incl == 5,
 	      "stack: INT n enters its handler as a call");
+	CHECK(lg.p.irqs == 0 && lg.p.irq_done == 0 && prof("H")->excl_irq == 0 &&
+	      prof("H")->calls_irq == 0 && prof("main")->incl_irq == 0,
+	      "stack: INT n is the code's own, no interrupt");
 	done();
 
 	/* a call into a block that runs past its function's end */
@@ -293,6 +296,33 @@ static void cases(void)
 	finish("stack: interrupt frame ends at IRET",
 	       "+main(root) +A(call) +H(int) -H(ret) -A(ret) -main(end) ");
 	CHECK(prof("H")->calls == 1 && prof("A")->incl == 8, "stack: interrupt counts");
+	CHECK(lg.p.irqs == 1 && lg.p.irq_done == 4 && prof("H")->excl_irq == 4 &&
+	      prof("H")->incl_irq == 4 && prof("H")->calls_irq == 1 &&
+	      prof("A")->excl_irq == 0 && prof("A")->incl_irq == 4 &&
+	      prof("main")->incl_irq == 4 && prof("main")->incl == 12 &&
+	      prof("A")->calls_irq == 0, "stack: the interrupt's instructions apart");
+	done();
+
+	/* an interrupt whose handler calls what the code calls too, then
+	 * jumps on into another function (still the same interrupt) */
+	start();
+	run(0x100, 3, X86_IC_CALL_DIRECT);	/* main, returns to 0x103 */
+	run(0x400, 2, X86_IC_RET_NEAR);	/* C */
+	run(0x103, 1, X86_IC_OTHER);
+	event(PTFLOW_EV_INTERRUPT, 0x104, 0x500);
+	run(0x500, 2, X86_IC_CALL_DIRECT);	/* H, returns to 0x502 */
+	run(0x400, 3, X86_IC_RET_NEAR);	/* C */
+	run(0x502, 1, X86_IC_JMP_DIRECT);	/* H tail-calls B */
+	run(0x300, 2, X86_IC_IRET);		/* B */
+	run(0x104, 1, X86_IC_OTHER);
+	finish("stack: interrupt calling shared code, jumping on",
+	       "+main(root) +C(call) -C(ret) +H(int) +C(call) -C(ret) -H(repl) +B(tail) "
+	       "-B(ret) -main(end) ");
+	CHECK(lg.p.irqs == 1 && lg.p.irq_done == 8 && prof("C")->excl == 5 &&
+	      prof("C")->excl_irq == 3 && prof("C")->calls == 2 && prof("C")->calls_irq == 1 &&
+	      prof("C")->incl_irq == 3 && prof("B")->excl_irq == 2 && prof("H")->excl_irq == 3 &&
+	      prof("main")->incl == 15 && prof("main")->incl_irq == 8 &&
+	      prof("main")->excl_irq == 0, "stack: an interrupt's calls and jumps stay its own");
 	done();
 
 	/* interrupt at a call's target, before its first instruction */
