@@ -31,7 +31,10 @@ static const char diff_usage[] =
 	"the size of the change in exclusive instructions. Functions are matched\n"
 	"by image and function name, so two builds whose addresses differ\n"
 	"compare; each run is decoded with its own code snapshots and symbols.\n"
-	"A function that ran in one run only is marked (\"only A\", \"only B\").\n\n"
+	"A function that ran in one run only is marked (\"only A\", \"only B\").\n"
+	"What interrupts ran (the handlers of asynchronous events, FUP+TIP, and\n"
+	"what they called) is counted apart from the code's own instructions, in\n"
+	"rows marked [interrupt]; the totals and the gates are the code's own.\n\n"
 	"inputs:\n"
 	"  A B                 run directories (efipt.efi, efipt qemu)\n";
 
@@ -87,11 +90,11 @@ static void side_facts(struct side *s)
  * 0 gaps, 0 decode errors; symbols for 3 of 5 images" */
 static void side_text(FILE *f, const struct side *s)
 {
-	fprintf(f, "%s: %s (%s; %s; %s): %" PRIu64 " instructions, %" PRIu64 " gap%s, %ld "
-		"decode error%s; symbols for %zu of %zu images", s->label, term_safe(s->t.run_path),
-		term_safe(s->command), term_safe(s->firmware), term_safe(s->cpu), s->fn.insns,
-		s->fn.gaps, s->fn.gaps == 1 ? "" : "s", s->fn.errs, s->fn.errs == 1 ? "" : "s",
-		s->fn.nimg_sym, s->fn.nimg);
+	fprintf(f, "%s: %s (%s; %s; %s): %" PRIu64 " instructions (%" PRIu64 " in interrupts), %"
+		PRIu64 " gap%s, %ld decode error%s; symbols for %zu of %zu images", s->label,
+		term_safe(s->t.run_path), term_safe(s->command), term_safe(s->firmware),
+		term_safe(s->cpu), s->fn.insns, s->fn.irq_insns, s->fn.gaps, s->fn.gaps == 1 ? "" : "s",
+		s->fn.errs, s->fn.errs == 1 ? "" : "s", s->fn.nimg_sym, s->fn.nimg);
 	if (s->fn.nimg_map)
 		fprintf(f, ", %zu of them by a link map only (not checked against the code)",
 			s->fn.nimg_map);
@@ -117,9 +120,11 @@ static json_t *side_json(const struct side *s)
 		snprintf(b, sizeof(b), "%s=%s", s->t.so.bind_img[i], s->t.so.bind_file[i]);
 		json_array_append_new(paths, json_string(b));
 	}
-	return json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:o}", "run", s->t.run_path,
-			 "command", s->command, "firmware", s->firmware, "cpu", s->cpu, "insns",
-			 (json_int_t)s->fn.insns, "gaps", (json_int_t)s->fn.gaps, "decode_errors",
+	return json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o}", "run",
+			 s->t.run_path, "command", s->command, "firmware", s->firmware, "cpu", s->cpu,
+			 "insns", (json_int_t)s->fn.insns, "interrupts", (json_int_t)s->fn.irqs,
+			 "interrupt_insns", (json_int_t)s->fn.irq_insns, "gaps",
+			 (json_int_t)s->fn.gaps, "decode_errors",
 			 (json_int_t)s->fn.errs, "images", (json_int_t)s->fn.nimg,
 			 "images_with_symbols", (json_int_t)s->fn.nimg_sym, "images_by_map_only",
 			 (json_int_t)s->fn.nimg_map, "symbols", paths);
@@ -149,18 +154,33 @@ static bool row_changed(const struct diff_row *r)
 	return strcmp(row_status(r), "same") != 0;
 }
 
-/* "image`function" (or the image alone, by image). */
-static void row_name(char *buf, size_t cap, const struct diff_row *r, bool by_image)
+/* The code's own instructions of a run (its interrupts' apart). */
+static uint64_t own_insns(const struct diff_run *r)
 {
-	if (by_image)
-		snprintf(buf, cap, "%s", *r->image ? r->image : "[unknown]");
-	else
-		snprintf(buf, cap, "%s%s%s", r->image, *r->image ? "`" : "", r->name);
+	return r->insns - r->irq_insns;
 }
 
-/* Does NAME ("f" or "image`f") name row r? */
+static const char *row_context(const struct diff_row *r)
+{
+	return r->irq ? "interrupt" : "code";
+}
+
+/* "image`function" (or the image alone, by image); " [interrupt]" after
+ * what ran in interrupts. */
+static void row_name(char *buf, size_t cap, const struct diff_row *r, bool by_image)
+{
+	const char *irq = r->irq ? " [interrupt]" : "";
+	if (by_image)
+		snprintf(buf, cap, "%s%s", *r->image ? r->image : "[unknown]", irq);
+	else
+		snprintf(buf, cap, "%s%s%s%s", r->image, *r->image ? "`" : "", r->name, irq);
+}
+
+/* Does NAME ("f" or "image`f") name row r (the code's rows only)? */
 static bool names_function(const struct diff_row *r, const char *name)
 {
+	if (r->irq)
+		return false;
 	const char *tick = strchr(name, '`');
 	if (!tick)
 		return !strcmp(r->name, name);
@@ -190,6 +210,8 @@ static int symbols_match(const struct side *a, const struct side *b, const struc
 	int rc = 0;
 	for (size_t i = 0; i < a->img.nfn; i++) {
 		const char *im = a->img.fn[i].image;
+		if (i && !strcmp(a->img.fn[i - 1].image, im))
+			continue; /* its interrupt row */
 		bool in_b = false;
 		for (size_t k = 0; k < b->img.nfn && !in_b; k++)
 			in_b = !strcmp(b->img.fn[k].image, im);
@@ -234,12 +256,13 @@ static int gates_check(const struct gates *g, const struct side *a, const struct
 {
 	int rc = 0;
 	char name[1400];
-	if (g->grows >= 0 && !g->nfn && !g->nimg && diff_grows(a->fn.insns, b->fn.insns, g->grows)) {
+	uint64_t ia = own_insns(&a->fn), ib = own_insns(&b->fn);
+	if (g->grows >= 0 && !g->nfn && !g->nimg && diff_grows(ia, ib, g->grows)) {
 		char ch[40];
-		change_text(ch, sizeof(ch), a->fn.insns, b->fn.insns);
+		change_text(ch, sizeof(ch), ia, ib);
 		fprintf(stderr, CMD ": the run grew by %s (%" PRIu64 " -> %" PRIu64
-			" instructions), more than --fail-if-grows %s%%\n", ch, a->fn.insns,
-			b->fn.insns, gate_pct_text(g->grows));
+			" instructions, interrupts apart), more than --fail-if-grows %s%%\n", ch,
+			ia, ib, gate_pct_text(g->grows));
 		rc = 3;
 	}
 	for (unsigned i = 0; i < g->nfn; i++) {
@@ -276,7 +299,8 @@ static int gates_check(const struct gates *g, const struct side *a, const struct
 	for (unsigned i = 0; i < g->nimg; i++) {
 		const struct diff_row *m = NULL;
 		for (size_t k = 0; k < ni && !m; k++)
-			if (*ir[k].image && symopts_names_image(ir[k].image, g->img[i]))
+			if (*ir[k].image && !ir[k].irq &&
+			    symopts_names_image(ir[k].image, g->img[i]))
 				m = &ir[k];
 		if (!m) {
 			fprintf(stderr, CMD ": --image %s: ran in neither run\n", term_safe(g->img[i]));
@@ -295,7 +319,7 @@ static int gates_check(const struct gates *g, const struct side *a, const struct
 	if (g->fail_new) {
 		size_t n = 0;
 		for (size_t k = 0; k < nf; k++) {
-			if (fr[k].in_a || !fr[k].in_b)
+			if (fr[k].in_a || !fr[k].in_b || fr[k].irq)
 				continue;
 			if (n++ < 20) {
 				row_name(name, sizeof(name), &fr[k], false);
@@ -317,15 +341,21 @@ static void print_text(const struct side *a, const struct side *b, const struct 
 	char ch[40];
 	side_text(stdout, a);
 	side_text(stdout, b);
-	change_text(ch, sizeof(ch), a->fn.insns, b->fn.insns);
 	size_t changed = 0, only_a = 0, only_b = 0;
 	for (size_t i = 0; i < n; i++) {
 		changed += row_changed(&r[i]);
 		only_a += !r[i].in_b;
 		only_b += !r[i].in_a;
 	}
-	printf("instructions: A %" PRIu64 ", B %" PRIu64 ", B - A %+" PRId64 " (%s)\n",
-	       a->fn.insns, b->fn.insns, diff_delta(a->fn.insns, b->fn.insns), ch);
+	uint64_t ia = own_insns(&a->fn), ib = own_insns(&b->fn);
+	change_text(ch, sizeof(ch), ia, ib);
+	printf("instructions (the code's own): A %" PRIu64 ", B %" PRIu64 ", B - A %+" PRId64
+	       " (%s)\n", ia, ib, diff_delta(ia, ib), ch);
+	change_text(ch, sizeof(ch), a->fn.irq_insns, b->fn.irq_insns);
+	printf("in interrupts: A %" PRIu64 " (%" PRIu64 " interrupts), B %" PRIu64 " (%" PRIu64
+	       "), B - A %+" PRId64 " (%s); counted apart, rows marked [interrupt]\n", a->fn.irq_insns,
+	       a->fn.irqs, b->fn.irq_insns, b->fn.irqs,
+	       diff_delta(a->fn.irq_insns, b->fn.irq_insns), ch);
 	const char *what = by_image ? "image" : "function";
 	if (!changed && a->fn.insns == b->fn.insns) {
 		printf("no change: the same instructions in each of %zu %ss\n", n, what);
@@ -377,31 +407,33 @@ static void print_rows(int fmt, const struct side *a, const struct side *b,
 		       const struct diff_row *r, size_t n, bool by_image, unsigned long long limit)
 {
 	if (fmt == 1) {
-		json_t *o = json_pack("{s:s,s:s,s:o,s:o,s:I}", "type", "summary", "by",
+		json_t *o = json_pack("{s:s,s:s,s:o,s:o,s:I,s:I}", "type", "summary", "by",
 				      by_image ? "image" : "function", "a", side_json(a), "b",
 				      side_json(b), "delta",
-				      (json_int_t)diff_delta(a->fn.insns, b->fn.insns));
+				      (json_int_t)diff_delta(own_insns(&a->fn), own_insns(&b->fn)),
+				      "interrupt_delta",
+				      (json_int_t)diff_delta(a->fn.irq_insns, b->fn.irq_insns));
 		char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 		if (s)
 			puts(s);
 		free(s);
 		json_decref(o);
 	} else {
-		printf(by_image ? "image,a_insns,b_insns,delta,status\n"
+		printf(by_image ? "image,a_insns,b_insns,delta,status,context\n"
 				: "image,function,a_excl,b_excl,delta_excl,a_incl,b_incl,"
-				  "delta_incl,a_calls,b_calls,status\n");
+				  "delta_incl,a_calls,b_calls,status,context\n");
 	}
 	for (size_t i = 0; i < n && i < limit; i++) {
 		const struct diff_row *w = &r[i];
 		const char *st = row_status(w);
 		if (fmt == 1) {
 			json_t *o = by_image
-				? json_pack("{s:s,s:s,s:I,s:I,s:I,s:s}", "type", "image", "image",
+				? json_pack("{s:s,s:s,s:I,s:I,s:I,s:s,s:s}", "type", "image", "image",
 					    *w->image ? w->image : "[unknown]", "a_insns",
 					    (json_int_t)w->a_excl, "b_insns", (json_int_t)w->b_excl,
 					    "delta", (json_int_t)diff_delta(w->a_excl, w->b_excl),
-					    "status", st)
-				: json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s}", "type",
+					    "status", st, "context", row_context(w))
+				: json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s}", "type",
 					    "function", "image", w->image, "function", w->name,
 					    "a_excl", (json_int_t)w->a_excl, "b_excl",
 					    (json_int_t)w->b_excl, "delta_excl",
@@ -410,7 +442,7 @@ static void print_rows(int fmt, const struct side *a, const struct side *b,
 					    "delta_incl",
 					    (json_int_t)diff_delta(w->a_incl, w->b_incl), "a_calls",
 					    (json_int_t)w->a_calls, "b_calls", (json_int_t)w->b_calls,
-					    "status", st);
+					    "status", st, "context", row_context(w));
 			char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 			if (s)
 				puts(s);
@@ -420,16 +452,17 @@ static void print_rows(int fmt, const struct side *a, const struct side *b,
 		}
 		csv_field(by_image && !*w->image ? "[unknown]" : w->image);
 		if (by_image) {
-			printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%s\n", w->a_excl, w->b_excl,
-			       diff_delta(w->a_excl, w->b_excl), st);
+			printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%s,%s\n", w->a_excl, w->b_excl,
+			       diff_delta(w->a_excl, w->b_excl), st, row_context(w));
 			continue;
 		}
 		putchar(',');
 		csv_field(w->name);
 		printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64
-		       ",%" PRIu64 ",%" PRIu64 ",%s\n", w->a_excl, w->b_excl,
+		       ",%" PRIu64 ",%" PRIu64 ",%s,%s\n", w->a_excl, w->b_excl,
 		       diff_delta(w->a_excl, w->b_excl), w->a_incl, w->b_incl,
-		       diff_delta(w->a_incl, w->b_incl), w->a_calls, w->b_calls, st);
+		       diff_delta(w->a_incl, w->b_incl), w->a_calls, w->b_calls, st,
+		       row_context(w));
 	}
 }
 
@@ -504,27 +537,6 @@ static int set_rename(void *ctx, const struct opt_row *r, const char *v, struct 
 	return 0;
 }
 
-static int set_by(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
-{
-	if (strcmp(v, "function") && strcmp(v, "image")) {
-		sb_printf(err, "--%s takes function or image, not '%s'", r->name, term_safe(v));
-		return -1;
-	}
-	O(ctx)->by_image = !strcmp(v, "image");
-	return 0;
-}
-
-static int set_format(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
-{
-	int f = !strcmp(v, "text") ? 0 : !strcmp(v, "jsonl") ? 1 : !strcmp(v, "csv") ? 2 : -1;
-	if (f < 0) {
-		sb_printf(err, "--%s takes text, jsonl or csv, not '%s'", r->name, term_safe(v));
-		return -1;
-	}
-	O(ctx)->fmt = f;
-	return 0;
-}
-
 static int set_limit(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
 {
 	if (opts_set_u64(ctx, r, v, err))
@@ -570,9 +582,11 @@ static const struct opt_row diff_input_rows[] = {
 };
 
 static const struct opt_row diff_output_rows[] = {
-	{ "by", OPT_VALUE, set_by, 0, "function|image", "what to compare (default function); "
+	{ "by", OPT_VALUE, opts_set_by, offsetof(struct diff_opts, by_image), "function|image",
+	  "what to compare (default function); "
 	  "by image:\ninstructions in each image" },
-	{ "format", OPT_VALUE, set_format, 0, "text|jsonl|csv", "text: a header naming both "
+	{ "format", OPT_VALUE, opts_set_table_format, offsetof(struct diff_opts, fmt),
+	  "text|jsonl|csv", "text: a header naming both "
 	  "runs, then the rows\nthat changed (--all: every row); jsonl: a summary object\n"
 	  "(\"type\":\"summary\"), then one object per row; csv: one\nline per row with a "
 	  "header line" },

@@ -8,11 +8,17 @@
 #include "host/stack/folded.h"
 #include "host/stack/profile.h"
 
+int diff_count_cmp(const struct diff_count *x, const struct diff_count *y)
+{
+	int c = strcmp(x->image, y->image);
+	if (!c)
+		c = strcmp(x->name, y->name);
+	return c ? c : (int)x->irq - (int)y->irq;
+}
+
 static int by_name(const void *a, const void *b)
 {
-	const struct diff_count *x = a, *y = b;
-	int c = strcmp(x->image, y->image);
-	return c ? c : strcmp(x->name, y->name);
+	return diff_count_cmp(a, b);
 }
 
 static int by_path(const void *a, const void *b)
@@ -136,25 +142,35 @@ int diff_run_decode(struct session *t, struct diff_run *r, bool want_stacks)
 	r->gaps = cs.gaps;
 	r->unmatched_rets = cs.unmatched_rets;
 	r->timed = cs.timed;
-	r->fn = calloc(t->st.nfn ? t->st.nfn : 1, sizeof(*r->fn));
+	r->irqs = p.irqs;
+	r->irq_insns = p.irq_done;
+	r->fn = calloc(t->st.nfn ? 2 * (size_t)t->st.nfn : 1, sizeof(*r->fn));
 	if (!r->fn)
 		goto oom;
 	for (uint32_t fn = 0; fn < t->st.nfn && fn < p.n; fn++) {
 		const struct profile_fn *e = &p.fn[fn];
-		if (!e->excl && !e->incl)
-			continue;
-		struct diff_count *d = &r->fn[r->nfn];
-		d->image = strdup(symtab_fn_image(&t->st, fn));
-		d->name = strdup(t->st.fn[fn].name);
-		if (!d->image || !d->name) {
-			free(d->image);
-			free(d->name);
-			goto oom;
+		/* the code's part, then the interrupts' */
+		uint64_t c[2][3] = {
+			{ e->excl - e->excl_irq, e->incl - e->incl_irq, e->calls - e->calls_irq },
+			{ e->excl_irq, e->incl_in_irq, e->calls_irq },
+		};
+		for (int k = 0; k < 2; k++) {
+			if (!c[k][0] && !c[k][1])
+				continue;
+			struct diff_count *d = &r->fn[r->nfn];
+			d->image = strdup(symtab_fn_image(&t->st, fn));
+			d->name = strdup(t->st.fn[fn].name);
+			if (!d->image || !d->name) {
+				free(d->image);
+				free(d->name);
+				goto oom;
+			}
+			d->excl = c[k][0];
+			d->incl = c[k][1];
+			d->calls = c[k][2];
+			d->irq = k;
+			r->nfn++;
 		}
-		d->excl = e->excl;
-		d->incl = e->incl;
-		d->calls = e->calls;
-		r->nfn++;
 	}
 	fn_merge(r);
 	if (want_stacks && stacks(&cs, &t->st, r))
@@ -188,14 +204,20 @@ int diff_run_by_image(const struct diff_run *r, struct diff_run *img)
 	img->insns = r->insns;
 	img->gaps = r->gaps;
 	img->errs = r->errs;
+	img->irqs = r->irqs;
+	img->irq_insns = r->irq_insns;
 	img->fn = calloc(r->nfn ? r->nfn : 1, sizeof(*img->fn));
 	if (!img->fn)
 		return -1;
-	/* r->fn is sorted by image: one row per run of equal images */
+	/* r->fn is sorted by image: one row per image and context */
 	for (size_t i = 0; i < r->nfn; i++) {
-		if (img->nfn && !strcmp(img->fn[img->nfn - 1].image, r->fn[i].image)) {
-			img->fn[img->nfn - 1].excl += r->fn[i].excl;
-			img->fn[img->nfn - 1].incl += r->fn[i].excl;
+		struct diff_count *l = NULL;
+		for (size_t k = img->nfn; k-- > 0 && !strcmp(img->fn[k].image, r->fn[i].image);)
+			if (img->fn[k].irq == r->fn[i].irq)
+				l = &img->fn[k];
+		if (l) {
+			l->excl += r->fn[i].excl;
+			l->incl += r->fn[i].excl;
 			continue;
 		}
 		struct diff_count *d = &img->fn[img->nfn];
@@ -208,8 +230,10 @@ int diff_run_by_image(const struct diff_run *r, struct diff_run *img)
 			return -1;
 		}
 		d->excl = d->incl = r->fn[i].excl;
+		d->irq = r->fn[i].irq;
 		img->nfn++;
 	}
+	fn_merge(img); /* an image's code and interrupt rows in order */
 	return 0;
 }
 

@@ -14,12 +14,21 @@
 #include "host/input/session.h"
 
 /* A function's counts (efipt top's columns), or an image's (--by image:
- * name "", excl the instructions in the image, incl = excl, calls 0). */
+ * name "", excl the instructions in the image, incl = excl, calls 0), in
+ * the code's own flow or in interrupts (host/stack/profile.h): a function
+ * that ran in both has two entries. Code: the counts less their interrupt
+ * parts (inclusive: the code's instructions while it was on the stack);
+ * interrupt: its instructions, calls and inclusive instructions in
+ * interrupts' handlers (while a frame of it was in one). */
 struct diff_count {
 	char *image;		/* "" outside images */
 	char *name;		/* "[unknown]" without symbols */
 	uint64_t excl, incl, calls;
+	bool irq;		/* the interrupt entry */
 };
+
+/* Order of entries: image, name, the code's before the interrupt's. */
+int diff_count_cmp(const struct diff_count *x, const struct diff_count *y);
 
 /* A folded stack ("image`f;image`g", efipt flame's) and its instructions. */
 struct diff_stack {
@@ -33,6 +42,8 @@ struct diff_run {
 	struct diff_stack *stk;	/* sorted by path; one per path */
 	size_t nstk;
 	uint64_t insns, gaps, unmatched_rets;
+	uint64_t irqs, irq_insns;	/* interrupts (async events); their
+					 * instructions (of insns) */
 	long errs;		/* decode errors */
 	bool timed;		/* the trace has timing packets */
 	size_t nimg, nimg_sym;	/* images; with a symbol file */

@@ -72,6 +72,8 @@ static void on_enter(void *ctx, const struct callstack *cs, const struct cs_fram
 		e->since_t = cs->now;
 		e->since_irq = profile_irq_insns(p, cs);
 	}
+	if (p->irq_base && !e->in_irq++)
+		e->since_in_irq = cs->insns;
 }
 
 /* f (the top frame) left: the instructions since the last change were its
@@ -89,6 +91,10 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 			e->incl_t += cs->now - e->since_t;
 			e->incl_irq += profile_irq_insns(p, cs) - e->since_irq;
 		}
+		/* all instructions since it entered the interrupt were the
+		 * interrupt's */
+		if (p->irq_base && cs->depth >= p->irq_base && e->in_irq && !--e->in_irq)
+			e->incl_in_irq += cs->insns - e->since_in_irq;
 	}
 	p->mark = cs->insns;
 	if (p->irq_base == cs->depth) { /* the interrupt's outermost frame */

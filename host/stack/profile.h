@@ -12,7 +12,8 @@
  * the function's instructions in interrupts; inclusive, the interrupts'
  * instructions while it was on the stack (below the handler, or in it);
  * calls, its frames entered in interrupts. The code's own part is the
- * count less its interrupt part.
+ * count less its interrupt part. incl_in_irq: the interrupts' instructions
+ * while a frame of it was in an interrupt (at or above the handler's).
  */
 #ifndef EFIPT_HOST_PROFILE_H
 #define EFIPT_HOST_PROFILE_H
@@ -31,6 +32,8 @@ struct profile_fn {
 	/* the interrupt parts; since_irq: the interrupts' instructions
 	 * (profile_irq_insns()) when it went on the stack */
 	uint64_t excl_irq, incl_irq, calls_irq, since_irq;
+	uint64_t incl_in_irq, since_in_irq;
+	uint32_t in_irq;	/* frames of it in an interrupt */
 };
 
 struct profile {

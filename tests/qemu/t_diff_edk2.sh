@@ -95,14 +95,24 @@ def count(run, elf):
     return per_img, per_fn
 ia, fa = count(run_a, elf_a)
 ib, fb = count(run_b, elf_b)
-rows = {r["image"]: r for r in csv.DictReader(open(img_csv))}
+# an image's code row and interrupt row together: what the logger saw run
+rows = {}
+for r in csv.DictReader(open(img_csv)):
+    s = rows.setdefault(r["image"], {"a_insns": 0, "b_insns": 0})
+    s["a_insns"] += int(r["a_insns"])
+    s["b_insns"] += int(r["b_insns"])
 for name in set(ia) | set(ib):
     r = rows.get(name)
     assert r, "image %s not in the diff" % name
-    assert (int(r["a_insns"]), int(r["b_insns"])) == (ia.get(name, 0), ib.get(name, 0)), \
+    assert (r["a_insns"], r["b_insns"]) == (ia.get(name, 0), ib.get(name, 0)), \
         (name, r, ia.get(name), ib.get(name))
 assert set(rows) == set(ia) | set(ib), (set(rows), set(ia) | set(ib))
-fn = {r["function"]: r for r in csv.DictReader(open(fn_csv)) if r["image"] == "FixtureApp"}
+fn = {}
+for r in csv.DictReader(open(fn_csv)):
+    if r["image"] == "FixtureApp":
+        assert r["context"] == "code", ("the app ran in an interrupt", r)
+        assert r["function"] not in fn, r
+        fn[r["function"]] = r
 for f in set(fa) | set(fb):
     r = fn.get(f)
     assert r, "FixtureApp`%s not in the diff" % f
@@ -124,10 +134,10 @@ else
 	nok "diff edk2: 8 -> 12 rounds: every image's and app function's counts are the logger's" "$(tail -c 700 "$TMP/cmp") $(head -c 300 "$TMP/err")"
 fi
 for f in FixtureRun FixtureChecksum FixtureDouble; do
-	grep -q "\"FixtureApp\",\"$f\",.*,changed\$" "$TMP/fn.csv" && ok "diff edk2: $f changed" ||
+	grep -q "\"FixtureApp\",\"$f\",.*,changed,code\$" "$TMP/fn.csv" && ok "diff edk2: $f changed" ||
 		nok "diff edk2: $f changed" "$(grep "$f" "$TMP/fn.csv")"
 done
-grep -q '"FixtureApp","FixtureFib",.*,same$' "$TMP/fn.csv" && ok "diff edk2: FixtureFib the same" ||
+grep -q '"FixtureApp","FixtureFib",.*,same,code$' "$TMP/fn.csv" && ok "diff edk2: FixtureFib the same" ||
 	nok "diff edk2: FixtureFib the same" "$(grep FixtureFib "$TMP/fn.csv")"
 
 # a run against itself: no change
@@ -142,10 +152,10 @@ if logref a a2 "$APPA" "$APPA" "$TMP/fn2.csv" "$TMP/img2.csv" && grep -q "^app: 
 else
 	nok "diff edk2: one build, two runs: the app the same, counts are the logger's" "$(tail -c 700 "$TMP/cmp")"
 fi
-if [ "$(grep -c '^"FixtureApp",' "$TMP/fn2.csv")" -gt 5 ] && ! grep '^"FixtureApp",' "$TMP/fn2.csv" | grep -qv ',same$'; then
+if [ "$(grep -c '^"FixtureApp",' "$TMP/fn2.csv")" -gt 5 ] && ! grep '^"FixtureApp",' "$TMP/fn2.csv" | grep -qv ',same,code$'; then
 	ok "diff edk2: one build, two runs: every app function the same (exclusive, inclusive, calls)"
 else
-	nok "diff edk2: one build, two runs: every app function the same (exclusive, inclusive, calls)" "$(grep '^"FixtureApp",' "$TMP/fn2.csv" | grep -v ',same$' | head -3)"
+	nok "diff edk2: one build, two runs: every app function the same (exclusive, inclusive, calls)" "$(grep '^"FixtureApp",' "$TMP/fn2.csv" | grep -v ',same,code$' | head -3)"
 fi
 expect_rc "diff edk2: one build, two runs: --image FixtureApp --fail-if-grows 0" 0 $EFIPT diff "$TMP/a/run" "$TMP/a2/run" $SA --fail-if-grows 0 --image FixtureApp
 # the gates on the real change

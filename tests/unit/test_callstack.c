@@ -323,6 +323,9 @@ static void cases(void)
 	      prof("C")->incl_irq == 3 && prof("B")->excl_irq == 2 && prof("H")->excl_irq == 3 &&
 	      prof("main")->incl == 15 && prof("main")->incl_irq == 8 &&
 	      prof("main")->excl_irq == 0, "stack: an interrupt's calls and jumps stay its own");
+	CHECK(prof("H")->incl_in_irq == 6 && prof("C")->incl_in_irq == 3 &&
+	      prof("B")->incl_in_irq == 2 && prof("main")->incl_in_irq == 0,
+	      "stack: inclusive instructions in interrupts");
 	done();
 
 	/* interrupt at a call's target, before its first instruction */
