@@ -32,6 +32,11 @@ uint64_t profile_irq_insns(const struct profile *p, const struct callstack *cs)
 	return p->irq_done + (p->irq_base ? cs->insns - p->irq_start : 0);
 }
 
+uint64_t profile_irq_ticks(const struct profile *p, const struct callstack *cs)
+{
+	return p->irq_t_done + (p->irq_base ? cs->now - p->irq_t_start : 0);
+}
+
 /* The instructions since the last frame change were those of frame i
  * (the top one then): its exclusive counts, and an interrupt's if an
  * async frame is at or below it. */
@@ -57,6 +62,7 @@ static void on_enter(void *ctx, const struct callstack *cs, const struct cs_fram
 	if (f->async && !p->irq_base) {
 		p->irq_base = cs->depth;
 		p->irq_start = cs->insns;
+		p->irq_t_start = cs->now;
 		/* a handler that jumped on is the same interrupt */
 		p->irqs += f->enter == CS_ENTER_INTERRUPT || f->enter == CS_ENTER_ROOT;
 	}
@@ -71,9 +77,12 @@ static void on_enter(void *ctx, const struct callstack *cs, const struct cs_fram
 		e->since = cs->insns;
 		e->since_t = cs->now;
 		e->since_irq = profile_irq_insns(p, cs);
+		e->since_t_irq = profile_irq_ticks(p, cs);
 	}
-	if (p->irq_base && !e->in_irq++)
+	if (p->irq_base && !e->in_irq++) {
 		e->since_in_irq = cs->insns;
+		e->since_t_in_irq = cs->now;
+	}
 }
 
 /* f (the top frame) left: the instructions since the last change were its
@@ -90,15 +99,19 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 			e->incl += cs->insns - e->since;
 			e->incl_t += cs->now - e->since_t;
 			e->incl_irq += profile_irq_insns(p, cs) - e->since_irq;
+			e->incl_t_irq += profile_irq_ticks(p, cs) - e->since_t_irq;
 		}
 		/* all instructions since it entered the interrupt were the
 		 * interrupt's */
-		if (p->irq_base && cs->depth >= p->irq_base && e->in_irq && !--e->in_irq)
+		if (p->irq_base && cs->depth >= p->irq_base && e->in_irq && !--e->in_irq) {
 			e->incl_in_irq += cs->insns - e->since_in_irq;
+			e->incl_t_in_irq += cs->now - e->since_t_in_irq;
+		}
 	}
 	p->mark = cs->insns;
 	if (p->irq_base == cs->depth) { /* the interrupt's outermost frame */
 		p->irq_done += cs->insns - p->irq_start;
+		p->irq_t_done += cs->now - p->irq_t_start;
 		p->irq_base = 0;
 	}
 }
@@ -108,16 +121,23 @@ static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 	struct profile *p = ctx;
 	if (!ticks && cs->now == cs->time_first) {
 		/* the first time: what is on the stack starts here */
+		p->irq_t_start = cs->now;
 		for (uint32_t i = 0; i < cs->depth; i++) {
 			struct profile_fn *e = get(p, cs->f[i].fn);
-			if (e)
+			if (e) {
 				e->since_t = cs->now;
+				e->since_t_irq = 0;
+				e->since_t_in_irq = cs->now;
+			}
 		}
 		return;
 	}
 	struct profile_fn *e = cs->depth ? get(p, cs->f[cs->depth - 1].fn) : NULL;
-	if (e)
+	if (e) {
 		e->excl_t += ticks;
+		if (p->irq_base && cs->depth >= p->irq_base)
+			e->excl_t_irq += ticks;
+	}
 }
 
 struct cs_listener profile_listener(struct profile *p)

@@ -34,6 +34,8 @@ struct profile_fn {
 	uint64_t excl_irq, incl_irq, calls_irq, since_irq;
 	uint64_t incl_in_irq, since_in_irq;
 	uint32_t in_irq;	/* frames of it in an interrupt */
+	/* the same in time (TSC ticks) */
+	uint64_t excl_t_irq, incl_t_irq, since_t_irq, incl_t_in_irq, since_t_in_irq;
 };
 
 struct profile {
@@ -46,10 +48,13 @@ struct profile {
 	 * the interrupts that ended, how many interrupts began */
 	uint32_t irq_base;
 	uint64_t irq_start, irq_done, irqs;
+	uint64_t irq_t_start, irq_t_done;	/* the same in time */
 };
 
 /* The instructions run in interrupts so far (cs->insns the clock). */
 uint64_t profile_irq_insns(const struct profile *p, const struct callstack *cs);
+/* The time (TSC ticks) in interrupts so far (cs->now the clock). */
+uint64_t profile_irq_ticks(const struct profile *p, const struct callstack *cs);
 
 /* The listener to give cs_init (ctx: the profile). It needs no insns
  * callback: the instructions between two frame changes are the top

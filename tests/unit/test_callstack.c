@@ -433,6 +433,34 @@ static void time_case(void)
 	done();
 }
 
+/* Time in an interrupt: the ticks while its handler is on top are the
+ * interrupt's, and so are they in the inclusive times below it. */
+static void irq_time_case(void)
+{
+	start();
+	fake_tsc = 1000;
+	run(0x100, 3, X86_IC_CALL_DIRECT);	/* main, returns to 0x103 */
+	run(0x200, 2, X86_IC_OTHER);		/* A */
+	event(PTFLOW_EV_INTERRUPT, 0x202, 0x500);
+	fake_tsc = 1100;
+	run(0x500, 4, X86_IC_IRET);		/* H: 100 */
+	fake_tsc = 1150;
+	run(0x202, 2, X86_IC_RET_NEAR);		/* H still on top: 50 */
+	fake_tsc = 1300;
+	run(0x103, 1, X86_IC_OTHER);		/* A: 150 */
+	cs_finish(&cs);
+	const struct profile_fn *h = prof("H"), *a = prof("A"), *m = prof("main");
+	CHECKF(h->excl_t == 150 && h->excl_t_irq == 150 && h->incl_t_in_irq == 150 &&
+	       a->incl_t == 300 && a->incl_t_irq == 150 && a->excl_t_irq == 0 &&
+	       m->incl_t_irq == 150 && lg.p.irq_t_done == 150,
+	       via_blocks ? "time: blocks: an interrupt's time apart" : "time: runs: an interrupt's time apart",
+	       "H %llu/%llu/%llu A %llu/%llu main %llu irq %llu", (unsigned long long)h->excl_t,
+	       (unsigned long long)h->excl_t_irq, (unsigned long long)h->incl_t_in_irq,
+	       (unsigned long long)a->incl_t, (unsigned long long)a->incl_t_irq,
+	       (unsigned long long)m->incl_t_irq, (unsigned long long)lg.p.irq_t_done);
+	done();
+}
+
 /* Inline frames: in main, I is inlined at [0x110, 0x120) and J into I at
  * [0x118, 0x11c); J's last instruction calls A. */
 static struct syminline inls[] = { { "I", 0, 1 }, { "J", 1, 2 } };
@@ -477,8 +505,10 @@ static void inline_case(void)
 int main(void)
 {
 	time_case();
+	irq_time_case();
 	via_blocks = true;
 	time_case();
+	irq_time_case();
 	via_blocks = false;
 	cases();
 	inline_case();
