@@ -13,6 +13,7 @@
 
 #include "host/cmd/commands.h"
 #include "host/out/csv_out.h"
+#include "host/out/top_table.h"
 #include "host/diff/diff_run.h"
 #include "host/diff/diff_table.h"
 #include "host/util/file_io.h"
@@ -120,7 +121,7 @@ static json_t *side_json(const struct side *s)
 		snprintf(b, sizeof(b), "%s=%s", s->t.so.bind_img[i], s->t.so.bind_file[i]);
 		json_array_append_new(paths, json_string(b));
 	}
-	return json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o}", "run",
+	json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o}", "run",
 			 s->t.run_path, "command", s->command, "firmware", s->firmware, "cpu", s->cpu,
 			 "insns", (json_int_t)s->fn.insns, "interrupts", (json_int_t)s->fn.irqs,
 			 "interrupt_insns", (json_int_t)s->fn.irq_insns, "gaps",
@@ -128,6 +129,14 @@ static json_t *side_json(const struct side *s)
 			 (json_int_t)s->fn.errs, "images", (json_int_t)s->fn.nimg,
 			 "images_with_symbols", (json_int_t)s->fn.nimg_sym, "images_by_map_only",
 			 (json_int_t)s->fn.nimg_map, "symbols", paths);
+	if (o && s->fn.timed) {
+		/* its time (ns; TSC ticks where the TSC frequency is unknown) */
+		json_object_set_new(o, s->fn.ns ? "time_ns" : "time_ticks",
+				    json_integer((json_int_t)s->fn.time_ns));
+		json_object_set_new(o, s->fn.ns ? "interrupt_ns" : "interrupt_ticks",
+				    json_integer((json_int_t)s->fn.irq_ns));
+	}
+	return o;
 }
 
 /* "+12.3%" of B over A ("new" where A is 0). */
@@ -335,9 +344,27 @@ static int gates_check(const struct gates *g, const struct side *a, const struct
 	return rc;
 }
 
+/* Whether both runs have time, in one unit: then times are compared. */
+static bool both_timed(const struct side *a, const struct side *b)
+{
+	return a->fn.timed && b->fn.timed && a->fn.ns == b->fn.ns;
+}
+
+/* " %14s %14s %14s" of A's, B's and B - A's time. */
+static void times_text(uint64_t a, uint64_t b, bool ns)
+{
+	char x[40], y[40], d[40];
+	top_time_text(x, sizeof(x), (int64_t)a, ns, false);
+	top_time_text(y, sizeof(y), (int64_t)b, ns, false);
+	top_time_text(d, sizeof(d), diff_delta(a, b), ns, true);
+	printf(" %14s %14s %14s", x, y, d);
+}
+
 static void print_text(const struct side *a, const struct side *b, const struct diff_row *r,
 		       size_t n, bool by_image, bool all, unsigned long long limit)
 {
+	bool timed = both_timed(a, b), ns = a->fn.ns;
+	const char *tu = ns ? "us" : "ticks";
 	char ch[40];
 	side_text(stdout, a);
 	side_text(stdout, b);
@@ -356,6 +383,13 @@ static void print_text(const struct side *a, const struct side *b, const struct 
 	       "), B - A %+" PRId64 " (%s); counted apart, rows marked [interrupt]\n", a->fn.irq_insns,
 	       a->fn.irqs, b->fn.irq_insns, b->fn.irqs,
 	       diff_delta(a->fn.irq_insns, b->fn.irq_insns), ch);
+	if (timed) {
+		printf("time (%s; the code's own):", tu);
+		times_text(a->fn.time_ns - a->fn.irq_ns, b->fn.time_ns - b->fn.irq_ns, ns);
+		printf("\ntime in interrupts (%s):", tu);
+		times_text(a->fn.irq_ns, b->fn.irq_ns, ns);
+		printf("\n");
+	}
 	const char *what = by_image ? "image" : "function";
 	if (!changed && a->fn.insns == b->fn.insns) {
 		printf("no change: the same instructions in each of %zu %ss\n", n, what);
@@ -365,13 +399,18 @@ static void print_text(const struct side *a, const struct side *b, const struct 
 		printf("%zu of %zu %ss changed (%zu ran in A only, %zu in B only)\n", changed, n,
 		       what, only_a, only_b);
 	}
+	char ta[32], tb[32], td[32];
+	snprintf(ta, sizeof(ta), "A %s%s", by_image ? "" : "excl ", tu);
+	snprintf(tb, sizeof(tb), "B %s%s", by_image ? "" : "excl ", tu);
+	snprintf(td, sizeof(td), "B-A %s", tu);
 	if (by_image)
-		printf("%14s %14s %14s %9s  %-7s image\n", "A insns", "B insns", "B-A", "B/A",
-		       "");
+		printf("%14s %14s %14s %9s", "A insns", "B insns", "B-A", "B/A");
 	else
-		printf("%14s %14s %14s %9s %14s %14s %14s %10s %10s  %-7s function\n", "A excl",
-		       "B excl", "B-A excl", "B/A", "A incl", "B incl", "B-A incl", "A calls",
-		       "B calls", "");
+		printf("%14s %14s %14s %9s %14s %14s %14s %10s %10s", "A excl", "B excl",
+		       "B-A excl", "B/A", "A incl", "B incl", "B-A incl", "A calls", "B calls");
+	if (timed)
+		printf(" %14s %14s %14s", ta, tb, td);
+	printf("  %-7s %s\n", "", by_image ? "image" : "function");
 	unsigned long long shown = 0;
 	for (size_t i = 0; i < n && shown < limit; i++) {
 		const struct diff_row *w = &r[i];
@@ -386,26 +425,46 @@ static void print_text(const struct side *a, const struct side *b, const struct 
 			snprintf(ratio, sizeof(ratio), "%.4f", diff_ratio(w->a_excl, w->b_excl));
 		else
 			snprintf(ratio, sizeof(ratio), "-");
-		if (by_image) {
-			printf("%14" PRIu64 " %14" PRIu64 " %+14" PRId64 " %9s  %-7s %s\n", w->a_excl,
-			       w->b_excl, diff_delta(w->a_excl, w->b_excl), ratio, st,
-			       term_safe(name));
-			continue;
-		}
-		printf("%14" PRIu64 " %14" PRIu64 " %+14" PRId64 " %9s %14" PRIu64 " %14" PRIu64
-		       " %+14" PRId64 " %10" PRIu64 " %10" PRIu64 "  %-7s %s\n", w->a_excl,
-		       w->b_excl, diff_delta(w->a_excl, w->b_excl), ratio, w->a_incl, w->b_incl,
-		       diff_delta(w->a_incl, w->b_incl), w->a_calls, w->b_calls, st,
-		       term_safe(name));
+		if (by_image)
+			printf("%14" PRIu64 " %14" PRIu64 " %+14" PRId64 " %9s", w->a_excl, w->b_excl,
+			       diff_delta(w->a_excl, w->b_excl), ratio);
+		else
+			printf("%14" PRIu64 " %14" PRIu64 " %+14" PRId64 " %9s %14" PRIu64
+			       " %14" PRIu64 " %+14" PRId64 " %10" PRIu64 " %10" PRIu64, w->a_excl,
+			       w->b_excl, diff_delta(w->a_excl, w->b_excl), ratio, w->a_incl,
+			       w->b_incl, diff_delta(w->a_incl, w->b_incl), w->a_calls,
+			       w->b_calls);
+		if (timed)
+			times_text(w->a_excl_ns, w->b_excl_ns, ns);
+		printf("  %-7s %s\n", st, term_safe(name));
 	}
 	size_t hidden = (all ? n : changed) - shown;
 	if (hidden)
 		printf("(%zu more rows: --limit)\n", hidden);
 }
 
+/* The time fields of a jsonl row (o) or csv line (o NULL) when both runs
+ * have time: exclusive (by image: the image's), and by function inclusive
+ * too, of A and B and B - A. */
+static void row_times(json_t *o, const struct diff_row *w, bool by_image)
+{
+	static const char *const key[] = { "a_excl_ns", "b_excl_ns", "delta_excl_ns",
+					   "a_incl_ns", "b_incl_ns", "delta_incl_ns" };
+	int64_t v[6] = { (int64_t)w->a_excl_ns, (int64_t)w->b_excl_ns,
+			 diff_delta(w->a_excl_ns, w->b_excl_ns), (int64_t)w->a_incl_ns,
+			 (int64_t)w->b_incl_ns, diff_delta(w->a_incl_ns, w->b_incl_ns) };
+	for (int i = 0; i < (by_image ? 3 : 6); i++) {
+		if (o)
+			json_object_set_new(o, key[i], json_integer((json_int_t)v[i]));
+		else
+			printf(",%" PRId64, v[i]);
+	}
+}
+
 static void print_rows(int fmt, const struct side *a, const struct side *b,
 		       const struct diff_row *r, size_t n, bool by_image, unsigned long long limit)
 {
+	bool timed = both_timed(a, b);
 	if (fmt == 1) {
 		json_t *o = json_pack("{s:s,s:s,s:o,s:o,s:I,s:I}", "type", "summary", "by",
 				      by_image ? "image" : "function", "a", side_json(a), "b",
@@ -419,9 +478,11 @@ static void print_rows(int fmt, const struct side *a, const struct side *b,
 		free(s);
 		json_decref(o);
 	} else {
-		printf(by_image ? "image,a_insns,b_insns,delta,status,context\n"
+		printf(by_image ? "image,a_insns,b_insns,delta,status,context"
 				: "image,function,a_excl,b_excl,delta_excl,a_incl,b_incl,"
-				  "delta_incl,a_calls,b_calls,status,context\n");
+				  "delta_incl,a_calls,b_calls,status,context");
+		printf(!timed ? "\n" : by_image ? ",a_excl_ns,b_excl_ns,delta_excl_ns\n"
+		       : ",a_excl_ns,b_excl_ns,delta_excl_ns,a_incl_ns,b_incl_ns,delta_incl_ns\n");
 	}
 	for (size_t i = 0; i < n && i < limit; i++) {
 		const struct diff_row *w = &r[i];
@@ -443,6 +504,8 @@ static void print_rows(int fmt, const struct side *a, const struct side *b,
 					    (json_int_t)diff_delta(w->a_incl, w->b_incl), "a_calls",
 					    (json_int_t)w->a_calls, "b_calls", (json_int_t)w->b_calls,
 					    "status", st, "context", row_context(w));
+			if (o && timed)
+				row_times(o, w, by_image);
 			char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 			if (s)
 				puts(s);
@@ -452,17 +515,23 @@ static void print_rows(int fmt, const struct side *a, const struct side *b,
 		}
 		csv_field(by_image && !*w->image ? "[unknown]" : w->image);
 		if (by_image) {
-			printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%s,%s\n", w->a_excl, w->b_excl,
+			printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%s,%s", w->a_excl, w->b_excl,
 			       diff_delta(w->a_excl, w->b_excl), st, row_context(w));
+			if (timed)
+				row_times(NULL, w, true);
+			putchar('\n');
 			continue;
 		}
 		putchar(',');
 		csv_field(w->name);
 		printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64
-		       ",%" PRIu64 ",%" PRIu64 ",%s,%s\n", w->a_excl, w->b_excl,
+		       ",%" PRIu64 ",%" PRIu64 ",%s,%s", w->a_excl, w->b_excl,
 		       diff_delta(w->a_excl, w->b_excl), w->a_incl, w->b_incl,
 		       diff_delta(w->a_incl, w->b_incl), w->a_calls, w->b_calls, st,
 		       row_context(w));
+		if (timed)
+			row_times(NULL, w, false);
+		putchar('\n');
 	}
 }
 
@@ -695,10 +764,15 @@ int cmd_diff(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (sa.fn.timed || sb.fn.timed)
-		fprintf(stderr, CMD ": note: %s timing packets; diff compares instructions, "
-			"not time\n", sa.fn.timed && sb.fn.timed ? "both traces have"
-			: sa.fn.timed ? "trace A has" : "trace B has");
+	/* time is compared where both runs have it in one unit; else said once */
+	if (sa.fn.timed != sb.fn.timed)
+		fprintf(stderr, CMD ": note: trace %s has timing packets, %s has none: "
+			"instructions compared, not time\n", sa.fn.timed ? "A" : "B",
+			sa.fn.timed ? "B" : "A");
+	else if (sa.fn.timed && !both_timed(&sa, &sb))
+		fprintf(stderr, CMD ": note: the TSC frequency of %s is known, of %s not "
+			"(times in ns against TSC ticks): instructions compared, not time\n",
+			sa.fn.ns ? "A" : "B", sa.fn.ns ? "B" : "A");
 	if (!by_image && !folded && symbols_match(&sa, &sb, rn))
 		goto out;
 	if (diff_table(&sa.fn, &sb.fn, &fr, &nf) || diff_table(&sa.img, &sb.img, &ir, &ni) ||

@@ -41,6 +41,8 @@ static void fn_merge(struct diff_run *r)
 			d->excl += s->excl;
 			d->incl += s->incl;
 			d->calls += s->calls;
+			d->excl_ns += s->excl_ns;
+			d->incl_ns += s->incl_ns;
 			free(s->image);
 			free(s->name);
 		} else {
@@ -144,15 +146,22 @@ int diff_run_decode(struct session *t, struct diff_run *r, bool want_stacks)
 	r->timed = cs.timed;
 	r->irqs = p.irqs;
 	r->irq_insns = p.irq_done;
+	r->ns = t->tsc_hz != 0;
+	if (r->timed) {
+		r->time_ns = session_ns(t, cs.now - cs.time_first);
+		r->irq_ns = session_ns(t, p.irq_t_done);
+	}
 	r->fn = calloc(t->st.nfn ? 2 * (size_t)t->st.nfn : 1, sizeof(*r->fn));
 	if (!r->fn)
 		goto oom;
 	for (uint32_t fn = 0; fn < t->st.nfn && fn < p.n; fn++) {
 		const struct profile_fn *e = &p.fn[fn];
 		/* the code's part, then the interrupts' */
-		uint64_t c[2][3] = {
-			{ e->excl - e->excl_irq, e->incl - e->incl_irq, e->calls - e->calls_irq },
-			{ e->excl_irq, e->incl_in_irq, e->calls_irq },
+		uint64_t c[2][5] = {
+			{ e->excl - e->excl_irq, e->incl - e->incl_irq, e->calls - e->calls_irq,
+			  e->excl_t - e->excl_t_irq, e->incl_t - e->incl_t_irq },
+			{ e->excl_irq, e->incl_in_irq, e->calls_irq, e->excl_t_irq,
+			  e->incl_t_in_irq },
 		};
 		for (int k = 0; k < 2; k++) {
 			if (!c[k][0] && !c[k][1])
@@ -168,6 +177,8 @@ int diff_run_decode(struct session *t, struct diff_run *r, bool want_stacks)
 			d->excl = c[k][0];
 			d->incl = c[k][1];
 			d->calls = c[k][2];
+			d->excl_ns = session_ns(t, c[k][3]);
+			d->incl_ns = session_ns(t, c[k][4]);
 			d->irq = k;
 			r->nfn++;
 		}
@@ -206,6 +217,10 @@ int diff_run_by_image(const struct diff_run *r, struct diff_run *img)
 	img->errs = r->errs;
 	img->irqs = r->irqs;
 	img->irq_insns = r->irq_insns;
+	img->timed = r->timed;
+	img->ns = r->ns;
+	img->time_ns = r->time_ns;
+	img->irq_ns = r->irq_ns;
 	img->fn = calloc(r->nfn ? r->nfn : 1, sizeof(*img->fn));
 	if (!img->fn)
 		return -1;
@@ -218,6 +233,8 @@ int diff_run_by_image(const struct diff_run *r, struct diff_run *img)
 		if (l) {
 			l->excl += r->fn[i].excl;
 			l->incl += r->fn[i].excl;
+			l->excl_ns += r->fn[i].excl_ns;
+			l->incl_ns += r->fn[i].excl_ns;
 			continue;
 		}
 		struct diff_count *d = &img->fn[img->nfn];
@@ -230,6 +247,7 @@ int diff_run_by_image(const struct diff_run *r, struct diff_run *img)
 			return -1;
 		}
 		d->excl = d->incl = r->fn[i].excl;
+		d->excl_ns = d->incl_ns = r->fn[i].excl_ns;
 		d->irq = r->fn[i].irq;
 		img->nfn++;
 	}

@@ -24,6 +24,8 @@ struct diff_count {
 	char *image;		/* "" outside images */
 	char *name;		/* "[unknown]" without symbols */
 	uint64_t excl, incl, calls;
+	uint64_t excl_ns, incl_ns;	/* the same in time, where the trace
+					 * has it (ns; TSC ticks: !ns) */
 	bool irq;		/* the interrupt entry */
 };
 
@@ -46,6 +48,9 @@ struct diff_run {
 					 * instructions (of insns) */
 	long errs;		/* decode errors */
 	bool timed;		/* the trace has timing packets */
+	bool ns;		/* times in ns (the TSC frequency is known),
+				 * else in TSC ticks */
+	uint64_t time_ns, irq_ns;	/* the time traced; in interrupts */
 	size_t nimg, nimg_sym;	/* images; with a symbol file */
 	size_t nimg_ran_nosym;	/* images that ran without a symbol file */
 	size_t nimg_map;	/* named by a link map only (not checked

@@ -67,6 +67,8 @@ int diff_table(const struct diff_run *a, const struct diff_run *b, struct diff_r
 			w->a_excl = x->excl;
 			w->a_incl = x->incl;
 			w->a_calls = x->calls;
+			w->a_excl_ns = x->excl_ns;
+			w->a_incl_ns = x->incl_ns;
 			w->in_a = true;
 		}
 		if (c >= 0) {
@@ -77,6 +79,8 @@ int diff_table(const struct diff_run *a, const struct diff_run *b, struct diff_r
 			w->b_excl = y->excl;
 			w->b_incl = y->incl;
 			w->b_calls = y->calls;
+			w->b_excl_ns = y->excl_ns;
+			w->b_incl_ns = y->incl_ns;
 			w->in_b = true;
 		}
 	}

@@ -226,9 +226,44 @@ contains "diff: bad --rename named" "$TMP/err" "--rename takes OLD=NEW"
 T=$TMP/t
 mkrun "$T" 0x1000000 20000 2 --tsc
 expect_rc "diff: one run with timing" 0 $EFIPT diff "$A" "$T" $S
-contains "diff: timing not compared, said" "$TMP/err" "efipt diff: note: trace B has timing packets; diff compares instructions, not time"
+contains "diff: timing not compared, said" "$TMP/err" "efipt diff: note: trace B has timing packets, A has none: instructions compared, not time"
 [ "$(grep -c 'timing packets' "$TMP/err")" = 1 ] && ok "diff: timing said once" || nok "diff: timing said once" "$(cat "$TMP/err")"
 contains "diff: the same instructions with timing packets" "$TMP/out" "no change: the same instructions in each of"
+if grep -q "time (" "$TMP/out"; then nok "diff: one run with timing: no time in the output" "$(grep "time (" "$TMP/out")"; else ok "diff: one run with timing: no time in the output"; fi
+$EFIPT diff "$A" "$T" $S --format csv >"$TMP/t.csv" 2>/dev/null
+head -1 "$TMP/t.csv" | grep -q "_ns" && nok "diff: one run with timing: no time columns" "$(head -1 "$TMP/t.csv")" || ok "diff: one run with timing: no time columns"
+# both with timing (a PSB+ with its TSC every 256 bytes): each function's
+# time in A and in B is efipt top's
+T=$TMP/t1 T2=$TMP/t2
+mkrun "$T" 0x1000000 20000 2 "--tsc --psb-period 256"
+mkrun "$T2" 0x2400000 30000 5 "--tsc --psb-period 256"
+expect_rc "diff: both runs with timing" 0 $EFIPT diff "$T" "$T2" $S
+if grep -q "timing packets" "$TMP/err"; then nok "diff: both with timing: nothing to say" "$(cat "$TMP/err")"; else ok "diff: both with timing: nothing to say"; fi
+contains "diff: both with timing: the time header" "$TMP/out" "time (ticks; the code's own):"
+contains "diff: both with timing: time columns" "$TMP/out" "A excl ticks"
+$EFIPT diff "$T" "$T2" $S --format csv >"$TMP/tt.csv" 2>"$TMP/err"
+$EFIPT top "$T" $S --format csv --limit 100000 >"$TMP/ta.csv" 2>/dev/null
+$EFIPT top "$T2" $S --format csv --limit 100000 >"$TMP/tb.csv" 2>/dev/null
+if python3 - "$TMP/ta.csv" "$TMP/tb.csv" "$TMP/tt.csv" >"$TMP/cmp" 2>&1 <<'EOP'
+import csv, sys
+def top(p):
+    return {(r["image"], r["function"]): r for r in csv.DictReader(open(p))}
+a, b = top(sys.argv[1]), top(sys.argv[2])
+rows = list(csv.DictReader(open(sys.argv[3])))
+assert rows and "a_excl_ns" in rows[0], "no time columns"
+assert any(int(r["a_excl_ns"]) for r in rows), "all times 0"
+for r in rows:
+    k = (r["image"], r["function"])
+    for side, t in (("a", a), ("b", b)):
+        want = (int(t[k]["excl_ns"]), int(t[k]["incl_ns"])) if k in t else (0, 0)
+        got = (int(r[side + "_excl_ns"]), int(r[side + "_incl_ns"]))
+        assert got == want, (k, side, got, want)
+    assert int(r["delta_excl_ns"]) == int(r["b_excl_ns"]) - int(r["a_excl_ns"]), r
+assert len(rows) == len(set(a) | set(b)), (len(rows), len(set(a) | set(b)))
+print(len(rows), "functions")
+EOP
+then ok "diff: both with timing: every function's times are top's of each run ($(cat "$TMP/cmp"))"
+else nok "diff: both with timing: every function's times are top's of each run" "$(tail -c 600 "$TMP/cmp")"; fi
 # a damaged trace in B: its decode errors named, exit 1
 D=$TMP/d
 cp -r "$B" "$D"
