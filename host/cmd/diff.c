@@ -129,6 +129,8 @@ static json_t *side_json(const struct side *s)
 			 (json_int_t)s->fn.errs, "images", (json_int_t)s->fn.nimg,
 			 "images_with_symbols", (json_int_t)s->fn.nimg_sym, "images_by_map_only",
 			 (json_int_t)s->fn.nimg_map, "symbols", paths);
+	if (o && s->fn.cov)
+		json_object_set_new(o, "hit", json_integer((json_int_t)s->fn.hit));
 	if (o && s->fn.timed) {
 		/* its time (ns; TSC ticks where the TSC frequency is unknown) */
 		json_object_set_new(o, s->fn.ns ? "time_ns" : "time_ticks",
@@ -254,6 +256,7 @@ static void warn_machines(const struct side *a, const struct side *b)
 struct gates {
 	long grows;		/* tenths of a percent; -1: no gate */
 	bool fail_new;
+	bool cov_lost;		/* --fail-if-coverage-lost */
 	const char *fn[GATES_MAX], *img[GATES_MAX];
 	unsigned nfn, nimg;
 };
@@ -341,6 +344,23 @@ static int gates_check(const struct gates *g, const struct side *a, const struct
 		if (n)
 			rc = 3;
 	}
+	if (g->cov_lost) {
+		size_t n = 0;
+		for (size_t k = 0; k < nf; k++) {
+			if (fr[k].b_hit >= fr[k].a_hit)
+				continue;
+			if (n++ < 20) {
+				row_name(name, sizeof(name), &fr[k], false);
+				fprintf(stderr, CMD ": %s lost coverage: %" PRIu64 " -> %" PRIu64
+					" distinct instructions executed (--fail-if-coverage-lost)\n",
+					term_safe(name), fr[k].a_hit, fr[k].b_hit);
+			}
+		}
+		if (n > 20)
+			fprintf(stderr, CMD ": and %zu more functions lost coverage\n", n - 20);
+		if (n)
+			rc = 3;
+	}
 	return rc;
 }
 
@@ -383,6 +403,12 @@ static void print_text(const struct side *a, const struct side *b, const struct 
 	       "), B - A %+" PRId64 " (%s); counted apart, rows marked [interrupt]\n", a->fn.irq_insns,
 	       a->fn.irqs, b->fn.irq_insns, b->fn.irqs,
 	       diff_delta(a->fn.irq_insns, b->fn.irq_insns), ch);
+	if (a->fn.cov) {
+		change_text(ch, sizeof(ch), a->fn.hit, b->fn.hit);
+		printf("coverage (distinct instructions executed): A %" PRIu64 ", B %" PRIu64
+		       ", B - A %+" PRId64 " (%s)\n", a->fn.hit, b->fn.hit,
+		       diff_delta(a->fn.hit, b->fn.hit), ch);
+	}
 	if (timed) {
 		printf("time (%s; the code's own):", tu);
 		times_text(a->fn.time_ns - a->fn.irq_ns, b->fn.time_ns - b->fn.irq_ns, ns);
@@ -410,6 +436,8 @@ static void print_text(const struct side *a, const struct side *b, const struct 
 		       "B-A excl", "B/A", "A incl", "B incl", "B-A incl", "A calls", "B calls");
 	if (timed)
 		printf(" %14s %14s %14s", ta, tb, td);
+	if (a->fn.cov)
+		printf(" %10s %10s %10s", "A hit", "B hit", "B-A hit");
 	printf("  %-7s %s\n", "", by_image ? "image" : "function");
 	unsigned long long shown = 0;
 	for (size_t i = 0; i < n && shown < limit; i++) {
@@ -436,6 +464,9 @@ static void print_text(const struct side *a, const struct side *b, const struct 
 			       w->b_calls);
 		if (timed)
 			times_text(w->a_excl_ns, w->b_excl_ns, ns);
+		if (a->fn.cov)
+			printf(" %10" PRIu64 " %10" PRIu64 " %+10" PRId64, w->a_hit, w->b_hit,
+			       diff_delta(w->a_hit, w->b_hit));
 		printf("  %-7s %s\n", st, term_safe(name));
 	}
 	size_t hidden = (all ? n : changed) - shown;
@@ -481,8 +512,9 @@ static void print_rows(int fmt, const struct side *a, const struct side *b,
 		printf(by_image ? "image,a_insns,b_insns,delta,status,context"
 				: "image,function,a_excl,b_excl,delta_excl,a_incl,b_incl,"
 				  "delta_incl,a_calls,b_calls,status,context");
-		printf(!timed ? "\n" : by_image ? ",a_excl_ns,b_excl_ns,delta_excl_ns\n"
-		       : ",a_excl_ns,b_excl_ns,delta_excl_ns,a_incl_ns,b_incl_ns,delta_incl_ns\n");
+		printf(!timed ? "" : by_image ? ",a_excl_ns,b_excl_ns,delta_excl_ns"
+		       : ",a_excl_ns,b_excl_ns,delta_excl_ns,a_incl_ns,b_incl_ns,delta_incl_ns");
+		printf(a->fn.cov ? ",a_hit,b_hit,delta_hit\n" : "\n");
 	}
 	for (size_t i = 0; i < n && i < limit; i++) {
 		const struct diff_row *w = &r[i];
@@ -506,6 +538,12 @@ static void print_rows(int fmt, const struct side *a, const struct side *b,
 					    "status", st, "context", row_context(w));
 			if (o && timed)
 				row_times(o, w, by_image);
+			if (o && a->fn.cov) {
+				json_object_set_new(o, "a_hit", json_integer((json_int_t)w->a_hit));
+				json_object_set_new(o, "b_hit", json_integer((json_int_t)w->b_hit));
+				json_object_set_new(o, "delta_hit", json_integer((json_int_t)
+						    diff_delta(w->a_hit, w->b_hit)));
+			}
 			char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 			if (s)
 				puts(s);
@@ -519,6 +557,9 @@ static void print_rows(int fmt, const struct side *a, const struct side *b,
 			       diff_delta(w->a_excl, w->b_excl), st, row_context(w));
 			if (timed)
 				row_times(NULL, w, true);
+			if (a->fn.cov)
+				printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64, w->a_hit, w->b_hit,
+				       diff_delta(w->a_hit, w->b_hit));
 			putchar('\n');
 			continue;
 		}
@@ -531,6 +572,9 @@ static void print_rows(int fmt, const struct side *a, const struct side *b,
 		       row_context(w));
 		if (timed)
 			row_times(NULL, w, false);
+		if (a->fn.cov)
+			printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64, w->a_hit, w->b_hit,
+			       diff_delta(w->a_hit, w->b_hit));
 		putchar('\n');
 	}
 }
@@ -543,7 +587,7 @@ struct diff_opts {
 	struct renames rn;
 	struct gates g;
 	int fmt;		/* 0 text, 1 jsonl, 2 csv */
-	bool by_image, all, folded, have_limit;
+	bool by_image, all, folded, have_limit, coverage;
 	unsigned long long limit;
 };
 
@@ -663,6 +707,9 @@ static const struct opt_row diff_output_rows[] = {
 	  "at most N rows (default: 50 in text, all otherwise)" },
 	{ "all", OPT_FLAG, opt_set_true, offsetof(struct diff_opts, all), NULL,
 	  "text: unchanged rows too" },
+	{ "coverage", OPT_FLAG, opt_set_true, offsetof(struct diff_opts, coverage), NULL,
+	  "coverage too: each function's and image's distinct\ninstructions executed (\"hit\"), "
+	  "A, B and B - A" },
 	{ "folded", OPT_FLAG, opt_set_true, offsetof(struct diff_opts, folded), NULL,
 	  "differential folded stacks instead: \"stack countA countB\"\nper line "
 	  "(flamegraph.pl's difffolded format), each count\nwhat 'efipt flame' gives that "
@@ -679,6 +726,10 @@ static const struct opt_row diff_gate_rows[] = {
 	  "without .efi, any\ncase; repeatable)" },
 	{ "fail-if-new", OPT_FLAG, opt_set_true, offsetof(struct diff_opts, g.fail_new), NULL,
 	  "a function ran in B that did not run in A" },
+	{ "fail-if-coverage-lost", OPT_FLAG, opt_set_true,
+	  offsetof(struct diff_opts, g.cov_lost), NULL, "a function executed fewer distinct "
+	  "instructions in B\nthan in A (one that ran in A only: all of them);\nimplies "
+	  "--coverage" },
 };
 
 #define NROWS(r) (sizeof(r) / sizeof((r)[0]))
@@ -724,9 +775,9 @@ int cmd_diff(int argc, char **argv)
 			"checks: give both\n");
 		goto out;
 	}
-	if (folded && (by_image || fmt || all || have_limit)) {
-		fprintf(stderr, CMD ": --folded prints stacks: no --by, --format, --all or "
-			"--limit with it\n");
+	if (folded && (by_image || fmt || all || have_limit || o.coverage)) {
+		fprintf(stderr, CMD ": --folded prints stacks: no --by, --format, --all, "
+			"--limit or --coverage with it\n");
 		goto out;
 	}
 	/* B takes A's symbols unless it has its own */
@@ -752,7 +803,7 @@ int cmd_diff(int argc, char **argv)
 	warn_machines(&sa, &sb);
 	for (int k = 0; k < 2; k++) {
 		struct side *s = sides[k];
-		if (diff_run_decode(&s->t, &s->fn, folded))
+		if (diff_run_decode(&s->t, &s->fn, folded, o.coverage || g->cov_lost))
 			goto out;
 		for (unsigned i = 0; k && i < rn->n; i++)
 			if (diff_run_rename(&s->fn, rn->new_name[i], rn->old[i])) {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/cov/cov_blocks.h"
 #include "host/diff/diff_run.h"
 #include "host/stack/analysis.h"
 #include "host/stack/folded.h"
@@ -43,6 +44,7 @@ static void fn_merge(struct diff_run *r)
 			d->calls += s->calls;
 			d->excl_ns += s->excl_ns;
 			d->incl_ns += s->incl_ns;
+			d->hit += s->hit;
 			free(s->image);
 			free(s->name);
 		} else {
@@ -121,13 +123,42 @@ out:
 	return rc;
 }
 
-int diff_run_decode(struct session *t, struct diff_run *r, bool want_stacks)
+/* Each function's distinct instructions executed (hits[fn]), from the
+ * coverage bitmaps' instruction starts. */
+static void count_hits(const struct cov_blocks *cb, struct symtab *st, uint64_t *hits,
+		       uint64_t *total)
+{
+	for (unsigned k = 0; k < cb->n; k++) {
+		const struct ptcov_image *m = &cb->img[k];
+		for (uint64_t off = 0; m->bits && off < m->size; off++) {
+			if ((off & 7) == 0 && off + 8 <= m->size && !m->bits[off >> 3]) {
+				off += 7; /* a byte of the bitmap without starts */
+				continue;
+			}
+			if (!ptcov_insn_at(m, off))
+				continue;
+			uint64_t hi;
+			bool entry;
+			uint32_t fn = symtab_lookup(st, m->base + off, &hi, &entry);
+			if (fn < st->nfn)
+				hits[fn]++;
+			(*total)++;
+		}
+	}
+}
+
+int diff_run_decode(struct session *t, struct diff_run *r, bool want_stacks, bool cov)
 {
 	struct callstack cs;
 	struct profile p = { 0 };
+	struct cov_blocks cb;
+	uint64_t *hits = NULL;
 	int rc = -1;
 	memset(r, 0, sizeof(*r));
 	memset(&cs, 0, sizeof(cs));
+	memset(&cb, 0, sizeof(cb));
+	if (cov && cov_blocks_init(&cb, t))
+		return -1;
 	/* the model counts for the profile itself, as for efipt top */
 	struct cs_listener ls = profile_listener(&p);
 	if (cs_init(&cs, &t->st, &ls)) {
@@ -135,11 +166,18 @@ int diff_run_decode(struct session *t, struct diff_run *r, bool want_stacks)
 		goto out;
 	}
 	cs.tree = want_stacks;
-	r->errs = analysis_decode(t, 0, &cs, 0);
+	struct flow_consumer more = cov ? cov_blocks_consumer(&cb) : (struct flow_consumer){ 0 };
+	r->errs = analysis_decode_with(t, 0, &cs, 0, &more, cov);
 	if (r->errs < 0)
 		goto out;
 	if (p.oom)
 		goto oom;
+	if (cov) {
+		if (!(hits = calloc(t->st.nfn ? t->st.nfn : 1, sizeof(*hits))))
+			goto oom;
+		count_hits(&cb, &t->st, hits, &r->hit);
+		r->cov = true;
+	}
 	r->insns = cs.insns;
 	r->gaps = cs.gaps;
 	r->unmatched_rets = cs.unmatched_rets;
@@ -180,6 +218,10 @@ int diff_run_decode(struct session *t, struct diff_run *r, bool want_stacks)
 			d->excl_ns = session_ns(t, c[k][3]);
 			d->incl_ns = session_ns(t, c[k][4]);
 			d->irq = k;
+			/* coverage is by address: on the code's entry, else
+			 * on the interrupt's */
+			if (hits && (k == 0 || (!c[0][0] && !c[0][1])))
+				d->hit = hits[fn];
 			r->nfn++;
 		}
 	}
@@ -206,6 +248,9 @@ oom:
 out:
 	cs_free(&cs);
 	profile_free(&p);
+	if (cov)
+		cov_blocks_free(&cb);
+	free(hits);
 	return rc;
 }
 
@@ -221,6 +266,8 @@ int diff_run_by_image(const struct diff_run *r, struct diff_run *img)
 	img->ns = r->ns;
 	img->time_ns = r->time_ns;
 	img->irq_ns = r->irq_ns;
+	img->cov = r->cov;
+	img->hit = r->hit;
 	img->fn = calloc(r->nfn ? r->nfn : 1, sizeof(*img->fn));
 	if (!img->fn)
 		return -1;
@@ -235,6 +282,7 @@ int diff_run_by_image(const struct diff_run *r, struct diff_run *img)
 			l->incl += r->fn[i].excl;
 			l->excl_ns += r->fn[i].excl_ns;
 			l->incl_ns += r->fn[i].excl_ns;
+			l->hit += r->fn[i].hit;
 			continue;
 		}
 		struct diff_count *d = &img->fn[img->nfn];
@@ -248,6 +296,7 @@ int diff_run_by_image(const struct diff_run *r, struct diff_run *img)
 		}
 		d->excl = d->incl = r->fn[i].excl;
 		d->excl_ns = d->incl_ns = r->fn[i].excl_ns;
+		d->hit = r->fn[i].hit;
 		d->irq = r->fn[i].irq;
 		img->nfn++;
 	}

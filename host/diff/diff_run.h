@@ -26,6 +26,9 @@ struct diff_count {
 	uint64_t excl, incl, calls;
 	uint64_t excl_ns, incl_ns;	/* the same in time, where the trace
 					 * has it (ns; TSC ticks: !ns) */
+	uint64_t hit;		/* with coverage: its distinct instructions
+				 * executed (on the code's entry, else on the
+				 * interrupt's: coverage is by address) */
 	bool irq;		/* the interrupt entry */
 };
 
@@ -51,6 +54,8 @@ struct diff_run {
 	bool ns;		/* times in ns (the TSC frequency is known),
 				 * else in TSC ticks */
 	uint64_t time_ns, irq_ns;	/* the time traced; in interrupts */
+	bool cov;		/* coverage counted (hit) */
+	uint64_t hit;		/* distinct instructions executed */
 	size_t nimg, nimg_sym;	/* images; with a symbol file */
 	size_t nimg_ran_nosym;	/* images that ran without a symbol file */
 	size_t nimg_map;	/* named by a link map only (not checked
@@ -58,11 +63,11 @@ struct diff_run {
 };
 
 /*
- * Decode t's trace (session_open() done, with symbols) into r: functions by name, and with
- * stacks the folded stacks too. 0, or -1 (message printed: the trace could
- * not be decoded, out of memory).
+ * Decode t's trace (session_open() done, with symbols) into r: functions by name, with
+ * stacks the folded stacks too, with cov each function's coverage (hit).
+ * 0, or -1 (message printed: the trace could not be decoded, out of memory).
  */
-int diff_run_decode(struct session *t, struct diff_run *r, bool stacks);
+int diff_run_decode(struct session *t, struct diff_run *r, bool stacks, bool cov);
 
 /* r's functions summed per image into *img (sorted by image). 0, or -1 out
  * of memory. */

@@ -69,6 +69,7 @@ int diff_table(const struct diff_run *a, const struct diff_run *b, struct diff_r
 			w->a_calls = x->calls;
 			w->a_excl_ns = x->excl_ns;
 			w->a_incl_ns = x->incl_ns;
+			w->a_hit = x->hit;
 			w->in_a = true;
 		}
 		if (c >= 0) {
@@ -81,6 +82,7 @@ int diff_table(const struct diff_run *a, const struct diff_run *b, struct diff_r
 			w->b_calls = y->calls;
 			w->b_excl_ns = y->excl_ns;
 			w->b_incl_ns = y->incl_ns;
+			w->b_hit = y->hit;
 			w->in_b = true;
 		}
 	}

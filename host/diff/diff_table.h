@@ -17,6 +17,7 @@ struct diff_row {
 	uint64_t a_excl, a_incl, a_calls;
 	uint64_t b_excl, b_incl, b_calls;
 	uint64_t a_excl_ns, a_incl_ns, b_excl_ns, b_incl_ns;	/* diff_count's */
+	uint64_t a_hit, b_hit;					/* diff_count's */
 	bool in_a, in_b;		/* ran there (it has a row there) */
 	bool irq;			/* what it ran in interrupts (diff_count) */
 };

@@ -31,6 +31,7 @@ mkrun() {
 		nok "diff: $D: decoder listing is the ground truth" "differs"
 	fi
 	python3 tests/cli/stack_ref.py "$SO" $b efipt.efi "$TMP/lst" "$D/ref.csv" "$D/ref.folded"
+	cp "$TMP/truth" "$D/truth"
 }
 A=$TMP/a B=$TMP/b
 mkrun "$A" 0x1000000 20000 2
@@ -264,6 +265,52 @@ print(len(rows), "functions")
 EOP
 then ok "diff: both with timing: every function's times are top's of each run ($(cat "$TMP/cmp"))"
 else nok "diff: both with timing: every function's times are top's of each run" "$(tail -c 600 "$TMP/cmp")"; fi
+# --coverage: each function's distinct instructions executed, as the
+# synthesizer's ground truth has them (its addresses, in the ELF's function
+# symbols), and the totals efipt coverage's
+expect_rc "diff: --coverage" 0 $EFIPT diff "$A" "$B" $S --coverage --format csv
+cp "$TMP/out" "$TMP/cov.csv"
+$EFIPT coverage "$A" --format json >"$TMP/ca.json" 2>/dev/null
+$EFIPT coverage "$B" --format json >"$TMP/cb.json" 2>/dev/null
+if python3 - "$SO" "$A/truth" 0x1000000 "$B/truth" 0x2400000 "$TMP/cov.csv" >"$TMP/cmp" 2>&1 <<'EOP'
+import csv, subprocess, sys
+so, ta, ba, tb, bb, got = sys.argv[1:7]
+funcs = []
+for line in subprocess.run(["readelf", "-sW", so], capture_output=True, text=True, check=True).stdout.splitlines():
+    f = line.split()
+    if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND" and int(f[2], 0):
+        funcs.append((int(f[1], 16), int(f[1], 16) + int(f[2], 0), f[7].split(".")[0]))
+def hits(truth, base):
+    h = {}
+    for a in set(int(l, 16) for l in open(truth)):
+        n = sorted(set(name for lo, hi, name in funcs if lo <= a - int(base, 0) < hi))
+        k = n[0] if len(n) == 1 else "[unknown]" if not n else None
+        assert k is not None, ("two symbols at", hex(a), n)
+        h[k] = h.get(k, 0) + 1
+    return h
+ha, hb = hits(ta, ba), hits(tb, bb)
+rows = list(csv.DictReader(open(got)))
+assert rows and "a_hit" in rows[0], "no hit columns"
+g = {r["function"]: r for r in rows}
+for f in set(ha) | set(hb):
+    r = g.get(f)
+    assert r, ("not in the diff", f)
+    assert (int(r["a_hit"]), int(r["b_hit"])) == (ha.get(f, 0), hb.get(f, 0)), (f, r["a_hit"], r["b_hit"], ha.get(f), hb.get(f))
+assert all(r["function"] in ha or r["function"] in hb or (r["a_hit"], r["b_hit"]) == ("0", "0") for r in rows)
+print("%d functions, %d and %d instructions" % (len(set(ha) | set(hb)), sum(ha.values()), sum(hb.values())))
+EOP
+then ok "diff: --coverage: every function's hits are the ground truth's ($(cat "$TMP/cmp"))"
+else nok "diff: --coverage: every function's hits are the ground truth's" "$(tail -c 600 "$TMP/cmp")"; fi
+$EFIPT diff "$A" "$B" $S --coverage >"$TMP/out" 2>/dev/null
+ca=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total"]["insns"])' "$TMP/ca.json" 2>/dev/null)
+cb=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total"]["insns"])' "$TMP/cb.json" 2>/dev/null)
+contains "diff: --coverage: the totals are efipt coverage's" "$TMP/out" "coverage (distinct instructions executed): A $ca, B $cb,"
+# the gate: B (30000 instructions) covers functions A did not and misses
+# some A covered (different walks)
+expect_rc "diff: --fail-if-coverage-lost" 3 $EFIPT diff "$A" "$B" $S --fail-if-coverage-lost
+contains "diff: --fail-if-coverage-lost names a function" "$TMP/err" "lost coverage: "
+expect_rc "diff: --fail-if-coverage-lost: a run against itself" 0 $EFIPT diff "$A" "$A" $S --fail-if-coverage-lost
+expect_rc "diff: --fail-if-coverage-lost: B against A" 3 $EFIPT diff "$B" "$A" $S --fail-if-coverage-lost
 # a damaged trace in B: its decode errors named, exit 1
 D=$TMP/d
 cp -r "$B" "$D"
