@@ -16,6 +16,7 @@
 #include "host/out/top_table.h"
 #include "host/diff/diff_run.h"
 #include "host/diff/diff_table.h"
+#include "host/diff/diff_window.h"
 #include "host/util/file_io.h"
 #include "host/util/gate_pct.h"
 #include "host/input/session.h"
@@ -190,13 +191,7 @@ static void row_name(char *buf, size_t cap, const struct diff_row *r, bool by_im
 /* Does NAME ("f" or "image`f") name row r (the code's rows only)? */
 static bool names_function(const struct diff_row *r, const char *name)
 {
-	if (r->irq)
-		return false;
-	const char *tick = strchr(name, '`');
-	if (!tick)
-		return !strcmp(r->name, name);
-	return !strcmp(r->name, tick + 1) && strlen(r->image) == (size_t)(tick - name) &&
-	       !strncmp(r->image, name, (size_t)(tick - name));
+	return !r->irq && diffwin_names(r->image, r->name, name);
 }
 
 #define RENAMES_MAX 64
@@ -381,13 +376,20 @@ static void times_text(uint64_t a, uint64_t b, bool ns)
 }
 
 static void print_text(const struct side *a, const struct side *b, const struct diff_row *r,
-		       size_t n, bool by_image, bool all, unsigned long long limit)
+		       size_t n, bool by_image, bool all, unsigned long long limit,
+		       const char *win_from, const char *win_to)
 {
 	bool timed = both_timed(a, b), ns = a->fn.ns;
 	const char *tu = ns ? "us" : "ticks";
 	char ch[40];
 	side_text(stdout, a);
 	side_text(stdout, b);
+	if (win_from || win_to)
+		printf("window: from %s%s to %s%s, in each run\n",
+		       win_from ? "the first instruction in " : "",
+		       win_from ? term_safe(win_from) : "the trace's start",
+		       win_to ? "the first instruction in " : "",
+		       win_to ? term_safe(win_to) : "the trace's end");
 	size_t changed = 0, only_a = 0, only_b = 0;
 	for (size_t i = 0; i < n; i++) {
 		changed += row_changed(&r[i]);
@@ -493,7 +495,8 @@ static void row_times(json_t *o, const struct diff_row *w, bool by_image)
 }
 
 static void print_rows(int fmt, const struct side *a, const struct side *b,
-		       const struct diff_row *r, size_t n, bool by_image, unsigned long long limit)
+		       const struct diff_row *r, size_t n, bool by_image, unsigned long long limit,
+		       const char *win_from, const char *win_to)
 {
 	bool timed = both_timed(a, b);
 	if (fmt == 1) {
@@ -503,6 +506,9 @@ static void print_rows(int fmt, const struct side *a, const struct side *b,
 				      (json_int_t)diff_delta(own_insns(&a->fn), own_insns(&b->fn)),
 				      "interrupt_delta",
 				      (json_int_t)diff_delta(a->fn.irq_insns, b->fn.irq_insns));
+		if (o && (win_from || win_to))
+			json_object_set_new(o, "window", json_pack("{s:s?,s:s?}", "from", win_from,
+								   "to", win_to));
 		char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 		if (s)
 			puts(s);
@@ -589,6 +595,7 @@ struct diff_opts {
 	int fmt;		/* 0 text, 1 jsonl, 2 csv */
 	bool by_image, all, folded, have_limit, coverage;
 	unsigned long long limit;
+	const char *from, *to;	/* the window's functions */
 };
 
 #define O(ctx) ((struct diff_opts *)(ctx))
@@ -692,6 +699,12 @@ static const struct opt_row diff_input_rows[] = {
 	{ "rename", OPT_VALUE, set_rename, 0, "OLD=NEW", "the image called OLD in A is called "
 	  "NEW in B: compared\nas one (shown as OLD); repeatable" },
 	{ "cpu", OPT_VALUE, set_cpu, 0, "N", "the trace of CPU N of both runs (default 0)" },
+	{ "from", OPT_VALUE, opts_set_str, offsetof(struct diff_opts, from), "FUNCTION",
+	  "only from the first instruction executed in FUNCTION\n(NAME or IMAGE`NAME) on, "
+	  "in each run" },
+	{ "to", OPT_VALUE, opts_set_str, offsetof(struct diff_opts, to), "FUNCTION",
+	  "only up to the first instruction executed in\nFUNCTION after the window opened "
+	  "(excluded), in\neach run" },
 };
 
 static const struct opt_row diff_output_rows[] = {
@@ -780,6 +793,12 @@ int cmd_diff(int argc, char **argv)
 			"--limit or --coverage with it\n");
 		goto out;
 	}
+	if ((o.from || o.to) && (folded || o.coverage || g->cov_lost)) {
+		fprintf(stderr, CMD ": --from/--to count a window of each run; the folded "
+			"stacks and coverage are the whole run's: not with --folded, --coverage or "
+			"--fail-if-coverage-lost\n");
+		goto out;
+	}
 	/* B takes A's symbols unless it has its own */
 	char e[4400];
 	for (unsigned i = 0; i < o.nsym_a; i++)
@@ -803,7 +822,8 @@ int cmd_diff(int argc, char **argv)
 	warn_machines(&sa, &sb);
 	for (int k = 0; k < 2; k++) {
 		struct side *s = sides[k];
-		if (diff_run_decode(&s->t, &s->fn, folded, o.coverage || g->cov_lost))
+		const struct diff_want want = { folded, o.coverage || g->cov_lost, o.from, o.to };
+		if (diff_run_decode(&s->t, &s->fn, &want))
 			goto out;
 		for (unsigned i = 0; k && i < rn->n; i++)
 			if (diff_run_rename(&s->fn, rn->new_name[i], rn->old[i])) {
@@ -840,9 +860,9 @@ int cmd_diff(int argc, char **argv)
 		if (!have_limit)
 			limit = fmt == 0 ? 50 : n;
 		if (fmt == 0)
-			print_text(&sa, &sb, r, n, by_image, all, limit);
+			print_text(&sa, &sb, r, n, by_image, all, limit, o.from, o.to);
 		else
-			print_rows(fmt, &sa, &sb, r, n, by_image, limit);
+			print_rows(fmt, &sa, &sb, r, n, by_image, limit, o.from, o.to);
 	}
 	rc = sa.fn.errs || sb.fn.errs ? 1 : 0;
 	int gr = gates_check(g, &sa, &sb, fr, nf, ir, ni);

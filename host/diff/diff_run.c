@@ -5,6 +5,8 @@
 
 #include "host/cov/cov_blocks.h"
 #include "host/diff/diff_run.h"
+#include "host/diff/diff_window.h"
+#include "host/util/file_io.h"
 #include "host/stack/analysis.h"
 #include "host/stack/folded.h"
 #include "host/stack/profile.h"
@@ -147,13 +149,17 @@ static void count_hits(const struct cov_blocks *cb, struct symtab *st, uint64_t 
 	}
 }
 
-int diff_run_decode(struct session *t, struct diff_run *r, bool want_stacks, bool cov)
+int diff_run_decode(struct session *t, struct diff_run *r, const struct diff_want *w)
 {
 	struct callstack cs;
 	struct profile p = { 0 };
 	struct cov_blocks cb;
+	struct diffwin win;
+	struct profile_fn *wfn = NULL;
 	uint64_t *hits = NULL;
+	bool want_stacks = w->stacks, cov = w->cov, windowed = w->from || w->to;
 	int rc = -1;
+	memset(&win, 0, sizeof(win));
 	memset(r, 0, sizeof(*r));
 	memset(&cs, 0, sizeof(cs));
 	memset(&cb, 0, sizeof(cb));
@@ -161,6 +167,8 @@ int diff_run_decode(struct session *t, struct diff_run *r, bool want_stacks, boo
 		return -1;
 	/* the model counts for the profile itself, as for efipt top */
 	struct cs_listener ls = profile_listener(&p);
+	if (windowed)
+		ls = diffwin_listener(&win, w->from, w->to, &p, &t->st, &ls);
 	if (cs_init(&cs, &t->st, &ls)) {
 		fprintf(stderr, "efipt %s: out of memory\n", t->cmd);
 		goto out;
@@ -185,15 +193,37 @@ int diff_run_decode(struct session *t, struct diff_run *r, bool want_stacks, boo
 	r->irqs = p.irqs;
 	r->irq_insns = p.irq_done;
 	r->ns = t->tsc_hz != 0;
+	uint64_t span = cs.now - cs.time_first, irq_t = p.irq_t_done;
+	const struct profile_fn *pf = p.fn;
+	uint32_t pn = p.n;
+	if (windowed) {
+		struct diffwin_at at;
+		int wr = diffwin_counts(&win, &cs, &wfn, &pn, &at);
+		if (wr < 0)
+			goto oom;
+		if (wr) {
+			fprintf(stderr, "efipt %s: %s %s never ran%s\n", t->cmd,
+				wr == 1 ? "--from" : "--to", term_safe(wr == 1 ? w->from : w->to),
+				wr == 1 ? "" : " after --from");
+			goto out;
+		}
+		pf = wfn;
+		r->window = true;
+		r->insns = at.insns;
+		r->irqs = at.irqs;
+		r->irq_insns = at.irq_insns;
+		span = at.now;
+		irq_t = at.irq_ticks;
+	}
 	if (r->timed) {
-		r->time_ns = session_ns(t, cs.now - cs.time_first);
-		r->irq_ns = session_ns(t, p.irq_t_done);
+		r->time_ns = session_ns(t, span);
+		r->irq_ns = session_ns(t, irq_t);
 	}
 	r->fn = calloc(t->st.nfn ? 2 * (size_t)t->st.nfn : 1, sizeof(*r->fn));
 	if (!r->fn)
 		goto oom;
-	for (uint32_t fn = 0; fn < t->st.nfn && fn < p.n; fn++) {
-		const struct profile_fn *e = &p.fn[fn];
+	for (uint32_t fn = 0; fn < t->st.nfn && fn < pn; fn++) {
+		const struct profile_fn *e = &pf[fn];
 		/* the code's part, then the interrupts' */
 		uint64_t c[2][5] = {
 			{ e->excl - e->excl_irq, e->incl - e->incl_irq, e->calls - e->calls_irq,
@@ -251,6 +281,8 @@ out:
 	if (cov)
 		cov_blocks_free(&cb);
 	free(hits);
+	free(wfn);
+	diffwin_free(&win);
 	return rc;
 }
 

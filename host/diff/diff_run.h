@@ -49,6 +49,7 @@ struct diff_run {
 	uint64_t insns, gaps, unmatched_rets;
 	uint64_t irqs, irq_insns;	/* interrupts (async events); their
 					 * instructions (of insns) */
+	bool window;		/* the counts are of a window (w->from/to) */
 	long errs;		/* decode errors */
 	bool timed;		/* the trace has timing packets */
 	bool ns;		/* times in ns (the TSC frequency is known),
@@ -62,12 +63,19 @@ struct diff_run {
 				 * against the code: symmap.h) */
 };
 
+/* What to take from a run besides the functions' counts. */
+struct diff_want {
+	bool stacks;		/* the folded stacks */
+	bool cov;		/* each function's coverage (hit) */
+	const char *from, *to;	/* a window (diff_window.h), NULL: none */
+};
+
 /*
- * Decode t's trace (session_open() done, with symbols) into r: functions by name, with
- * stacks the folded stacks too, with cov each function's coverage (hit).
- * 0, or -1 (message printed: the trace could not be decoded, out of memory).
+ * Decode t's trace (session_open() done, with symbols) into r: functions by name, and what
+ * w wants. 0, or -1 (message printed: the trace could not be decoded, out
+ * of memory, the window's function never ran).
  */
-int diff_run_decode(struct session *t, struct diff_run *r, bool stacks, bool cov);
+int diff_run_decode(struct session *t, struct diff_run *r, const struct diff_want *w);
 
 /* r's functions summed per image into *img (sorted by image). 0, or -1 out
  * of memory. */

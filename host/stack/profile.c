@@ -146,6 +146,37 @@ struct cs_listener profile_listener(struct profile *p)
 	return l;
 }
 
+struct profile_fn *profile_snapshot(const struct profile *p, const struct callstack *cs)
+{
+	struct profile_fn *o = malloc((p->n ? p->n : 1) * sizeof(*o));
+	if (!o)
+		return NULL;
+	uint64_t irq = profile_irq_insns(p, cs), irq_t = profile_irq_ticks(p, cs);
+	for (uint32_t i = 0; i < p->n; i++) {
+		struct profile_fn *e = &o[i];
+		*e = p->fn[i];
+		if (e->on_stack) {
+			e->incl += cs->insns - e->since;
+			e->incl_t += cs->now - e->since_t;
+			e->incl_irq += irq - e->since_irq;
+			e->incl_t_irq += irq_t - e->since_t_irq;
+		}
+		if (e->in_irq) {
+			e->incl_in_irq += cs->insns - e->since_in_irq;
+			e->incl_t_in_irq += cs->now - e->since_t_in_irq;
+		}
+	}
+	/* the top frame's instructions since the last change */
+	if (cs->depth && cs->f[cs->depth - 1].fn < p->n) {
+		uint32_t top = cs->depth - 1;
+		struct profile_fn *e = &o[cs->f[top].fn];
+		e->excl += cs->insns - p->mark;
+		if (p->irq_base && top + 1 >= p->irq_base)
+			e->excl_irq += cs->insns - p->mark;
+	}
+	return o;
+}
+
 void profile_free(struct profile *p)
 {
 	free(p->fn);

@@ -63,4 +63,9 @@ struct cs_listener profile_listener(struct profile *p);
 
 void profile_free(struct profile *p);
 
+/* The counts as they would be if every frame on the stack left now (the
+ * profile is not changed): out[0..p->n), malloc'd, or NULL out of memory.
+ * Two of them subtract to the counts between the two moments. */
+struct profile_fn *profile_snapshot(const struct profile *p, const struct callstack *cs);
+
 #endif

@@ -187,6 +187,14 @@ expect_rc "diff: bad --by" 2 $EFIPT diff "$A" "$B" $S --by line
 contains "diff: bad --by named" "$TMP/err" "--by takes function or image, not 'line'"
 expect_rc "diff: bad --format" 2 $EFIPT diff "$A" "$B" $S --format xml
 contains "diff: bad --format named" "$TMP/err" "--format takes text, jsonl or csv, not 'xml'"
+expect_rc "diff: --from with --folded" 2 $EFIPT diff "$A" "$B" $S --from efi_main --folded
+contains "diff: --from with --folded named" "$TMP/err" "not with --folded, --coverage or --fail-if-coverage-lost"
+expect_rc "diff: --from a function that never ran" 2 $EFIPT diff "$A" "$B" $S --from no_such_function
+contains "diff: --from a function that never ran named" "$TMP/err" "efipt diff: A: --from no_such_function never ran"
+# a window from the trace's first function to its end is the whole run
+$EFIPT diff "$A" "$B" $S --format csv >"$TMP/w0.csv" 2>/dev/null
+$EFIPT diff "$A" "$B" $S --format csv --from efi_main >"$TMP/w1.csv" 2>/dev/null
+if [ -s "$TMP/w0.csv" ] && cmp -s "$TMP/w0.csv" "$TMP/w1.csv"; then ok "diff: --from the first function: the whole run"; else nok "diff: --from the first function: the whole run" "$(diff "$TMP/w0.csv" "$TMP/w1.csv" | head -5)"; fi
 expect_rc "diff: --format jsonl --by image" 0 $EFIPT diff "$A" "$B" $S --format jsonl --by image
 contains "diff: --format jsonl --by image: image rows" "$TMP/out" '{"type":"image","image":"efipt.efi","a_insns":20000,"b_insns":30000,"delta":10000,"status":"changed","context":"code"}'
 expect_rc "diff: --folded with --format" 2 $EFIPT diff "$A" "$B" $S --folded --format csv
