@@ -238,6 +238,11 @@ static bool next_range(const struct ptcov_image *m, uint64_t *pos, uint64_t limi
 	return true;
 }
 
+bool ptcov_insn_at(const struct ptcov_image *m, uint64_t off)
+{
+	return m->bits && off < m->size && bit(START(m), off);
+}
+
 void ptcov_image_stat(const struct ptcov_image *m, struct ptcov_stat *st)
 {
 	efipt_memset(st, 0, sizeof(*st));

@@ -115,6 +115,9 @@ void ptcov_on_blocks(void *c, const struct ptflow_batch *batch);
  * cut off. */
 void ptcov_mark(struct ptcov_image *m, uint64_t off, uint64_t len, bool head, bool insn);
 
+/* Whether an executed instruction starts at offset off of m. */
+bool ptcov_insn_at(const struct ptcov_image *m, uint64_t off);
+
 struct ptcov_stat {
 	uint64_t insns;		/* distinct instructions executed */
 	uint64_t bytes;		/* bytes of them */

@@ -13,8 +13,10 @@
 
 #include "host/cmd/commands.h"
 #include "host/out/csv_out.h"
+#include "host/out/top_table.h"
 #include "host/diff/diff_run.h"
 #include "host/diff/diff_table.h"
+#include "host/diff/diff_window.h"
 #include "host/util/file_io.h"
 #include "host/util/gate_pct.h"
 #include "host/input/session.h"
@@ -31,7 +33,10 @@ static const char diff_usage[] =
 	"the size of the change in exclusive instructions. Functions are matched\n"
 	"by image and function name, so two builds whose addresses differ\n"
 	"compare; each run is decoded with its own code snapshots and symbols.\n"
-	"A function that ran in one run only is marked (\"only A\", \"only B\").\n\n"
+	"A function that ran in one run only is marked (\"only A\", \"only B\").\n"
+	"What interrupts ran (the handlers of asynchronous events, FUP+TIP, and\n"
+	"what they called) is counted apart from the code's own instructions, in\n"
+	"rows marked [interrupt]; the totals and the gates are the code's own.\n\n"
 	"inputs:\n"
 	"  A B                 run directories (efipt.efi, efipt qemu)\n";
 
@@ -87,11 +92,11 @@ static void side_facts(struct side *s)
  * 0 gaps, 0 decode errors; symbols for 3 of 5 images" */
 static void side_text(FILE *f, const struct side *s)
 {
-	fprintf(f, "%s: %s (%s; %s; %s): %" PRIu64 " instructions, %" PRIu64 " gap%s, %ld "
-		"decode error%s; symbols for %zu of %zu images", s->label, term_safe(s->t.run_path),
-		term_safe(s->command), term_safe(s->firmware), term_safe(s->cpu), s->fn.insns,
-		s->fn.gaps, s->fn.gaps == 1 ? "" : "s", s->fn.errs, s->fn.errs == 1 ? "" : "s",
-		s->fn.nimg_sym, s->fn.nimg);
+	fprintf(f, "%s: %s (%s; %s; %s): %" PRIu64 " instructions (%" PRIu64 " in interrupts), %"
+		PRIu64 " gap%s, %ld decode error%s; symbols for %zu of %zu images", s->label,
+		term_safe(s->t.run_path), term_safe(s->command), term_safe(s->firmware),
+		term_safe(s->cpu), s->fn.insns, s->fn.irq_insns, s->fn.gaps, s->fn.gaps == 1 ? "" : "s",
+		s->fn.errs, s->fn.errs == 1 ? "" : "s", s->fn.nimg_sym, s->fn.nimg);
 	if (s->fn.nimg_map)
 		fprintf(f, ", %zu of them by a link map only (not checked against the code)",
 			s->fn.nimg_map);
@@ -117,12 +122,24 @@ static json_t *side_json(const struct side *s)
 		snprintf(b, sizeof(b), "%s=%s", s->t.so.bind_img[i], s->t.so.bind_file[i]);
 		json_array_append_new(paths, json_string(b));
 	}
-	return json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:o}", "run", s->t.run_path,
-			 "command", s->command, "firmware", s->firmware, "cpu", s->cpu, "insns",
-			 (json_int_t)s->fn.insns, "gaps", (json_int_t)s->fn.gaps, "decode_errors",
+	json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o}", "run",
+			 s->t.run_path, "command", s->command, "firmware", s->firmware, "cpu", s->cpu,
+			 "insns", (json_int_t)s->fn.insns, "interrupts", (json_int_t)s->fn.irqs,
+			 "interrupt_insns", (json_int_t)s->fn.irq_insns, "gaps",
+			 (json_int_t)s->fn.gaps, "decode_errors",
 			 (json_int_t)s->fn.errs, "images", (json_int_t)s->fn.nimg,
 			 "images_with_symbols", (json_int_t)s->fn.nimg_sym, "images_by_map_only",
 			 (json_int_t)s->fn.nimg_map, "symbols", paths);
+	if (o && s->fn.cov)
+		json_object_set_new(o, "hit", json_integer((json_int_t)s->fn.hit));
+	if (o && s->fn.timed) {
+		/* its time (ns; TSC ticks where the TSC frequency is unknown) */
+		json_object_set_new(o, s->fn.ns ? "time_ns" : "time_ticks",
+				    json_integer((json_int_t)s->fn.time_ns));
+		json_object_set_new(o, s->fn.ns ? "interrupt_ns" : "interrupt_ticks",
+				    json_integer((json_int_t)s->fn.irq_ns));
+	}
+	return o;
 }
 
 /* "+12.3%" of B over A ("new" where A is 0). */
@@ -149,23 +166,32 @@ static bool row_changed(const struct diff_row *r)
 	return strcmp(row_status(r), "same") != 0;
 }
 
-/* "image`function" (or the image alone, by image). */
-static void row_name(char *buf, size_t cap, const struct diff_row *r, bool by_image)
+/* The code's own instructions of a run (its interrupts' apart). */
+static uint64_t own_insns(const struct diff_run *r)
 {
-	if (by_image)
-		snprintf(buf, cap, "%s", *r->image ? r->image : "[unknown]");
-	else
-		snprintf(buf, cap, "%s%s%s", r->image, *r->image ? "`" : "", r->name);
+	return r->insns - r->irq_insns;
 }
 
-/* Does NAME ("f" or "image`f") name row r? */
+static const char *row_context(const struct diff_row *r)
+{
+	return r->irq ? "interrupt" : "code";
+}
+
+/* "image`function" (or the image alone, by image); " [interrupt]" after
+ * what ran in interrupts. */
+static void row_name(char *buf, size_t cap, const struct diff_row *r, bool by_image)
+{
+	const char *irq = r->irq ? " [interrupt]" : "";
+	if (by_image)
+		snprintf(buf, cap, "%s%s", *r->image ? r->image : "[unknown]", irq);
+	else
+		snprintf(buf, cap, "%s%s%s%s", r->image, *r->image ? "`" : "", r->name, irq);
+}
+
+/* Does NAME ("f" or "image`f") name row r (the code's rows only)? */
 static bool names_function(const struct diff_row *r, const char *name)
 {
-	const char *tick = strchr(name, '`');
-	if (!tick)
-		return !strcmp(r->name, name);
-	return !strcmp(r->name, tick + 1) && strlen(r->image) == (size_t)(tick - name) &&
-	       !strncmp(r->image, name, (size_t)(tick - name));
+	return !r->irq && diffwin_names(r->image, r->name, name);
 }
 
 #define RENAMES_MAX 64
@@ -190,6 +216,8 @@ static int symbols_match(const struct side *a, const struct side *b, const struc
 	int rc = 0;
 	for (size_t i = 0; i < a->img.nfn; i++) {
 		const char *im = a->img.fn[i].image;
+		if (i && !strcmp(a->img.fn[i - 1].image, im))
+			continue; /* its interrupt row */
 		bool in_b = false;
 		for (size_t k = 0; k < b->img.nfn && !in_b; k++)
 			in_b = !strcmp(b->img.fn[k].image, im);
@@ -223,6 +251,7 @@ static void warn_machines(const struct side *a, const struct side *b)
 struct gates {
 	long grows;		/* tenths of a percent; -1: no gate */
 	bool fail_new;
+	bool cov_lost;		/* --fail-if-coverage-lost */
 	const char *fn[GATES_MAX], *img[GATES_MAX];
 	unsigned nfn, nimg;
 };
@@ -234,12 +263,13 @@ static int gates_check(const struct gates *g, const struct side *a, const struct
 {
 	int rc = 0;
 	char name[1400];
-	if (g->grows >= 0 && !g->nfn && !g->nimg && diff_grows(a->fn.insns, b->fn.insns, g->grows)) {
+	uint64_t ia = own_insns(&a->fn), ib = own_insns(&b->fn);
+	if (g->grows >= 0 && !g->nfn && !g->nimg && diff_grows(ia, ib, g->grows)) {
 		char ch[40];
-		change_text(ch, sizeof(ch), a->fn.insns, b->fn.insns);
+		change_text(ch, sizeof(ch), ia, ib);
 		fprintf(stderr, CMD ": the run grew by %s (%" PRIu64 " -> %" PRIu64
-			" instructions), more than --fail-if-grows %s%%\n", ch, a->fn.insns,
-			b->fn.insns, gate_pct_text(g->grows));
+			" instructions, interrupts apart), more than --fail-if-grows %s%%\n", ch,
+			ia, ib, gate_pct_text(g->grows));
 		rc = 3;
 	}
 	for (unsigned i = 0; i < g->nfn; i++) {
@@ -276,7 +306,8 @@ static int gates_check(const struct gates *g, const struct side *a, const struct
 	for (unsigned i = 0; i < g->nimg; i++) {
 		const struct diff_row *m = NULL;
 		for (size_t k = 0; k < ni && !m; k++)
-			if (*ir[k].image && symopts_names_image(ir[k].image, g->img[i]))
+			if (*ir[k].image && !ir[k].irq &&
+			    symopts_names_image(ir[k].image, g->img[i]))
 				m = &ir[k];
 		if (!m) {
 			fprintf(stderr, CMD ": --image %s: ran in neither run\n", term_safe(g->img[i]));
@@ -295,7 +326,7 @@ static int gates_check(const struct gates *g, const struct side *a, const struct
 	if (g->fail_new) {
 		size_t n = 0;
 		for (size_t k = 0; k < nf; k++) {
-			if (fr[k].in_a || !fr[k].in_b)
+			if (fr[k].in_a || !fr[k].in_b || fr[k].irq)
 				continue;
 			if (n++ < 20) {
 				row_name(name, sizeof(name), &fr[k], false);
@@ -308,24 +339,85 @@ static int gates_check(const struct gates *g, const struct side *a, const struct
 		if (n)
 			rc = 3;
 	}
+	if (g->cov_lost) {
+		size_t n = 0;
+		for (size_t k = 0; k < nf; k++) {
+			if (fr[k].b_hit >= fr[k].a_hit)
+				continue;
+			if (n++ < 20) {
+				row_name(name, sizeof(name), &fr[k], false);
+				fprintf(stderr, CMD ": %s lost coverage: %" PRIu64 " -> %" PRIu64
+					" distinct instructions executed (--fail-if-coverage-lost)\n",
+					term_safe(name), fr[k].a_hit, fr[k].b_hit);
+			}
+		}
+		if (n > 20)
+			fprintf(stderr, CMD ": and %zu more functions lost coverage\n", n - 20);
+		if (n)
+			rc = 3;
+	}
 	return rc;
 }
 
-static void print_text(const struct side *a, const struct side *b, const struct diff_row *r,
-		       size_t n, bool by_image, bool all, unsigned long long limit)
+/* Whether both runs have time, in one unit: then times are compared. */
+static bool both_timed(const struct side *a, const struct side *b)
 {
+	return a->fn.timed && b->fn.timed && a->fn.ns == b->fn.ns;
+}
+
+/* " %14s %14s %14s" of A's, B's and B - A's time. */
+static void times_text(uint64_t a, uint64_t b, bool ns)
+{
+	char x[40], y[40], d[40];
+	top_time_text(x, sizeof(x), (int64_t)a, ns, false);
+	top_time_text(y, sizeof(y), (int64_t)b, ns, false);
+	top_time_text(d, sizeof(d), diff_delta(a, b), ns, true);
+	printf(" %14s %14s %14s", x, y, d);
+}
+
+static void print_text(const struct side *a, const struct side *b, const struct diff_row *r,
+		       size_t n, bool by_image, bool all, unsigned long long limit,
+		       const char *win_from, const char *win_to)
+{
+	bool timed = both_timed(a, b), ns = a->fn.ns;
+	const char *tu = ns ? "us" : "ticks";
 	char ch[40];
 	side_text(stdout, a);
 	side_text(stdout, b);
-	change_text(ch, sizeof(ch), a->fn.insns, b->fn.insns);
+	if (win_from || win_to)
+		printf("window: from %s%s to %s%s, in each run\n",
+		       win_from ? "the first instruction in " : "",
+		       win_from ? term_safe(win_from) : "the trace's start",
+		       win_to ? "the first instruction in " : "",
+		       win_to ? term_safe(win_to) : "the trace's end");
 	size_t changed = 0, only_a = 0, only_b = 0;
 	for (size_t i = 0; i < n; i++) {
 		changed += row_changed(&r[i]);
 		only_a += !r[i].in_b;
 		only_b += !r[i].in_a;
 	}
-	printf("instructions: A %" PRIu64 ", B %" PRIu64 ", B - A %+" PRId64 " (%s)\n",
-	       a->fn.insns, b->fn.insns, diff_delta(a->fn.insns, b->fn.insns), ch);
+	uint64_t ia = own_insns(&a->fn), ib = own_insns(&b->fn);
+	change_text(ch, sizeof(ch), ia, ib);
+	printf("instructions (the code's own): A %" PRIu64 ", B %" PRIu64 ", B - A %+" PRId64
+	       " (%s)\n", ia, ib, diff_delta(ia, ib), ch);
+	change_text(ch, sizeof(ch), a->fn.irq_insns, b->fn.irq_insns);
+	printf("in interrupts: A %" PRIu64 " (%" PRIu64 " interrupts), B %" PRIu64 " (%" PRIu64
+	       "), B - A %+" PRId64 " (%s); counted apart, rows marked [interrupt]\n", a->fn.irq_insns,
+	       a->fn.irqs, b->fn.irq_insns, b->fn.irqs,
+	       diff_delta(a->fn.irq_insns, b->fn.irq_insns), ch);
+	if (a->fn.cov) {
+		change_text(ch, sizeof(ch), a->fn.hit, b->fn.hit);
+		printf("coverage (distinct instructions executed): A %" PRIu64 ", B %" PRIu64
+		       ", B - A %+" PRId64 " (%s)\n", a->fn.hit, b->fn.hit,
+		       diff_delta(a->fn.hit, b->fn.hit), ch);
+	}
+	if (timed) {
+		printf("time (%s; the code's own):", tu);
+		times_text(a->fn.time_ns - a->fn.irq_ns, b->fn.time_ns - b->fn.irq_ns, ns);
+		printf("\ntime in interrupts (%s):", tu);
+		times_text(a->fn.irq_ns, b->fn.irq_ns, ns);
+		printf("\n");
+	}
 	const char *what = by_image ? "image" : "function";
 	if (!changed && a->fn.insns == b->fn.insns) {
 		printf("no change: the same instructions in each of %zu %ss\n", n, what);
@@ -335,13 +427,20 @@ static void print_text(const struct side *a, const struct side *b, const struct 
 		printf("%zu of %zu %ss changed (%zu ran in A only, %zu in B only)\n", changed, n,
 		       what, only_a, only_b);
 	}
+	char ta[32], tb[32], td[32];
+	snprintf(ta, sizeof(ta), "A %s%s", by_image ? "" : "excl ", tu);
+	snprintf(tb, sizeof(tb), "B %s%s", by_image ? "" : "excl ", tu);
+	snprintf(td, sizeof(td), "B-A %s", tu);
 	if (by_image)
-		printf("%14s %14s %14s %9s  %-7s image\n", "A insns", "B insns", "B-A", "B/A",
-		       "");
+		printf("%14s %14s %14s %9s", "A insns", "B insns", "B-A", "B/A");
 	else
-		printf("%14s %14s %14s %9s %14s %14s %14s %10s %10s  %-7s function\n", "A excl",
-		       "B excl", "B-A excl", "B/A", "A incl", "B incl", "B-A incl", "A calls",
-		       "B calls", "");
+		printf("%14s %14s %14s %9s %14s %14s %14s %10s %10s", "A excl", "B excl",
+		       "B-A excl", "B/A", "A incl", "B incl", "B-A incl", "A calls", "B calls");
+	if (timed)
+		printf(" %14s %14s %14s", ta, tb, td);
+	if (a->fn.cov)
+		printf(" %10s %10s %10s", "A hit", "B hit", "B-A hit");
+	printf("  %-7s %s\n", "", by_image ? "image" : "function");
 	unsigned long long shown = 0;
 	for (size_t i = 0; i < n && shown < limit; i++) {
 		const struct diff_row *w = &r[i];
@@ -356,52 +455,84 @@ static void print_text(const struct side *a, const struct side *b, const struct 
 			snprintf(ratio, sizeof(ratio), "%.4f", diff_ratio(w->a_excl, w->b_excl));
 		else
 			snprintf(ratio, sizeof(ratio), "-");
-		if (by_image) {
-			printf("%14" PRIu64 " %14" PRIu64 " %+14" PRId64 " %9s  %-7s %s\n", w->a_excl,
-			       w->b_excl, diff_delta(w->a_excl, w->b_excl), ratio, st,
-			       term_safe(name));
-			continue;
-		}
-		printf("%14" PRIu64 " %14" PRIu64 " %+14" PRId64 " %9s %14" PRIu64 " %14" PRIu64
-		       " %+14" PRId64 " %10" PRIu64 " %10" PRIu64 "  %-7s %s\n", w->a_excl,
-		       w->b_excl, diff_delta(w->a_excl, w->b_excl), ratio, w->a_incl, w->b_incl,
-		       diff_delta(w->a_incl, w->b_incl), w->a_calls, w->b_calls, st,
-		       term_safe(name));
+		if (by_image)
+			printf("%14" PRIu64 " %14" PRIu64 " %+14" PRId64 " %9s", w->a_excl, w->b_excl,
+			       diff_delta(w->a_excl, w->b_excl), ratio);
+		else
+			printf("%14" PRIu64 " %14" PRIu64 " %+14" PRId64 " %9s %14" PRIu64
+			       " %14" PRIu64 " %+14" PRId64 " %10" PRIu64 " %10" PRIu64, w->a_excl,
+			       w->b_excl, diff_delta(w->a_excl, w->b_excl), ratio, w->a_incl,
+			       w->b_incl, diff_delta(w->a_incl, w->b_incl), w->a_calls,
+			       w->b_calls);
+		if (timed)
+			times_text(w->a_excl_ns, w->b_excl_ns, ns);
+		if (a->fn.cov)
+			printf(" %10" PRIu64 " %10" PRIu64 " %+10" PRId64, w->a_hit, w->b_hit,
+			       diff_delta(w->a_hit, w->b_hit));
+		printf("  %-7s %s\n", st, term_safe(name));
 	}
 	size_t hidden = (all ? n : changed) - shown;
 	if (hidden)
 		printf("(%zu more rows: --limit)\n", hidden);
 }
 
-static void print_rows(int fmt, const struct side *a, const struct side *b,
-		       const struct diff_row *r, size_t n, bool by_image, unsigned long long limit)
+/* The time fields of a jsonl row (o) or csv line (o NULL) when both runs
+ * have time: exclusive (by image: the image's), and by function inclusive
+ * too, of A and B and B - A. */
+static void row_times(json_t *o, const struct diff_row *w, bool by_image)
 {
+	static const char *const key[] = { "a_excl_ns", "b_excl_ns", "delta_excl_ns",
+					   "a_incl_ns", "b_incl_ns", "delta_incl_ns" };
+	int64_t v[6] = { (int64_t)w->a_excl_ns, (int64_t)w->b_excl_ns,
+			 diff_delta(w->a_excl_ns, w->b_excl_ns), (int64_t)w->a_incl_ns,
+			 (int64_t)w->b_incl_ns, diff_delta(w->a_incl_ns, w->b_incl_ns) };
+	for (int i = 0; i < (by_image ? 3 : 6); i++) {
+		if (o)
+			json_object_set_new(o, key[i], json_integer((json_int_t)v[i]));
+		else
+			printf(",%" PRId64, v[i]);
+	}
+}
+
+static void print_rows(int fmt, const struct side *a, const struct side *b,
+		       const struct diff_row *r, size_t n, bool by_image, unsigned long long limit,
+		       const char *win_from, const char *win_to)
+{
+	bool timed = both_timed(a, b);
 	if (fmt == 1) {
-		json_t *o = json_pack("{s:s,s:s,s:o,s:o,s:I}", "type", "summary", "by",
+		json_t *o = json_pack("{s:s,s:s,s:o,s:o,s:I,s:I}", "type", "summary", "by",
 				      by_image ? "image" : "function", "a", side_json(a), "b",
 				      side_json(b), "delta",
-				      (json_int_t)diff_delta(a->fn.insns, b->fn.insns));
+				      (json_int_t)diff_delta(own_insns(&a->fn), own_insns(&b->fn)),
+				      "interrupt_delta",
+				      (json_int_t)diff_delta(a->fn.irq_insns, b->fn.irq_insns));
+		if (o && (win_from || win_to))
+			json_object_set_new(o, "window", json_pack("{s:s?,s:s?}", "from", win_from,
+								   "to", win_to));
 		char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 		if (s)
 			puts(s);
 		free(s);
 		json_decref(o);
 	} else {
-		printf(by_image ? "image,a_insns,b_insns,delta,status\n"
+		printf(by_image ? "image,a_insns,b_insns,delta,status,context"
 				: "image,function,a_excl,b_excl,delta_excl,a_incl,b_incl,"
-				  "delta_incl,a_calls,b_calls,status\n");
+				  "delta_incl,a_calls,b_calls,status,context");
+		printf(!timed ? "" : by_image ? ",a_excl_ns,b_excl_ns,delta_excl_ns"
+		       : ",a_excl_ns,b_excl_ns,delta_excl_ns,a_incl_ns,b_incl_ns,delta_incl_ns");
+		printf(a->fn.cov ? ",a_hit,b_hit,delta_hit\n" : "\n");
 	}
 	for (size_t i = 0; i < n && i < limit; i++) {
 		const struct diff_row *w = &r[i];
 		const char *st = row_status(w);
 		if (fmt == 1) {
 			json_t *o = by_image
-				? json_pack("{s:s,s:s,s:I,s:I,s:I,s:s}", "type", "image", "image",
+				? json_pack("{s:s,s:s,s:I,s:I,s:I,s:s,s:s}", "type", "image", "image",
 					    *w->image ? w->image : "[unknown]", "a_insns",
 					    (json_int_t)w->a_excl, "b_insns", (json_int_t)w->b_excl,
 					    "delta", (json_int_t)diff_delta(w->a_excl, w->b_excl),
-					    "status", st)
-				: json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s}", "type",
+					    "status", st, "context", row_context(w))
+				: json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s}", "type",
 					    "function", "image", w->image, "function", w->name,
 					    "a_excl", (json_int_t)w->a_excl, "b_excl",
 					    (json_int_t)w->b_excl, "delta_excl",
@@ -410,7 +541,15 @@ static void print_rows(int fmt, const struct side *a, const struct side *b,
 					    "delta_incl",
 					    (json_int_t)diff_delta(w->a_incl, w->b_incl), "a_calls",
 					    (json_int_t)w->a_calls, "b_calls", (json_int_t)w->b_calls,
-					    "status", st);
+					    "status", st, "context", row_context(w));
+			if (o && timed)
+				row_times(o, w, by_image);
+			if (o && a->fn.cov) {
+				json_object_set_new(o, "a_hit", json_integer((json_int_t)w->a_hit));
+				json_object_set_new(o, "b_hit", json_integer((json_int_t)w->b_hit));
+				json_object_set_new(o, "delta_hit", json_integer((json_int_t)
+						    diff_delta(w->a_hit, w->b_hit)));
+			}
 			char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 			if (s)
 				puts(s);
@@ -420,16 +559,29 @@ static void print_rows(int fmt, const struct side *a, const struct side *b,
 		}
 		csv_field(by_image && !*w->image ? "[unknown]" : w->image);
 		if (by_image) {
-			printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%s\n", w->a_excl, w->b_excl,
-			       diff_delta(w->a_excl, w->b_excl), st);
+			printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%s,%s", w->a_excl, w->b_excl,
+			       diff_delta(w->a_excl, w->b_excl), st, row_context(w));
+			if (timed)
+				row_times(NULL, w, true);
+			if (a->fn.cov)
+				printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64, w->a_hit, w->b_hit,
+				       diff_delta(w->a_hit, w->b_hit));
+			putchar('\n');
 			continue;
 		}
 		putchar(',');
 		csv_field(w->name);
 		printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64
-		       ",%" PRIu64 ",%" PRIu64 ",%s\n", w->a_excl, w->b_excl,
+		       ",%" PRIu64 ",%" PRIu64 ",%s,%s", w->a_excl, w->b_excl,
 		       diff_delta(w->a_excl, w->b_excl), w->a_incl, w->b_incl,
-		       diff_delta(w->a_incl, w->b_incl), w->a_calls, w->b_calls, st);
+		       diff_delta(w->a_incl, w->b_incl), w->a_calls, w->b_calls, st,
+		       row_context(w));
+		if (timed)
+			row_times(NULL, w, false);
+		if (a->fn.cov)
+			printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64, w->a_hit, w->b_hit,
+			       diff_delta(w->a_hit, w->b_hit));
+		putchar('\n');
 	}
 }
 
@@ -441,8 +593,9 @@ struct diff_opts {
 	struct renames rn;
 	struct gates g;
 	int fmt;		/* 0 text, 1 jsonl, 2 csv */
-	bool by_image, all, folded, have_limit;
+	bool by_image, all, folded, have_limit, coverage;
 	unsigned long long limit;
+	const char *from, *to;	/* the window's functions */
 };
 
 #define O(ctx) ((struct diff_opts *)(ctx))
@@ -504,27 +657,6 @@ static int set_rename(void *ctx, const struct opt_row *r, const char *v, struct 
 	return 0;
 }
 
-static int set_by(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
-{
-	if (strcmp(v, "function") && strcmp(v, "image")) {
-		sb_printf(err, "--%s takes function or image, not '%s'", r->name, term_safe(v));
-		return -1;
-	}
-	O(ctx)->by_image = !strcmp(v, "image");
-	return 0;
-}
-
-static int set_format(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
-{
-	int f = !strcmp(v, "text") ? 0 : !strcmp(v, "jsonl") ? 1 : !strcmp(v, "csv") ? 2 : -1;
-	if (f < 0) {
-		sb_printf(err, "--%s takes text, jsonl or csv, not '%s'", r->name, term_safe(v));
-		return -1;
-	}
-	O(ctx)->fmt = f;
-	return 0;
-}
-
 static int set_limit(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
 {
 	if (opts_set_u64(ctx, r, v, err))
@@ -567,12 +699,20 @@ static const struct opt_row diff_input_rows[] = {
 	{ "rename", OPT_VALUE, set_rename, 0, "OLD=NEW", "the image called OLD in A is called "
 	  "NEW in B: compared\nas one (shown as OLD); repeatable" },
 	{ "cpu", OPT_VALUE, set_cpu, 0, "N", "the trace of CPU N of both runs (default 0)" },
+	{ "from", OPT_VALUE, opts_set_str, offsetof(struct diff_opts, from), "FUNCTION",
+	  "only from the first instruction executed in FUNCTION\n(NAME or IMAGE`NAME) on, "
+	  "in each run" },
+	{ "to", OPT_VALUE, opts_set_str, offsetof(struct diff_opts, to), "FUNCTION",
+	  "only up to the first instruction executed in\nFUNCTION after the window opened "
+	  "(excluded), in\neach run" },
 };
 
 static const struct opt_row diff_output_rows[] = {
-	{ "by", OPT_VALUE, set_by, 0, "function|image", "what to compare (default function); "
+	{ "by", OPT_VALUE, opts_set_by, offsetof(struct diff_opts, by_image), "function|image",
+	  "what to compare (default function); "
 	  "by image:\ninstructions in each image" },
-	{ "format", OPT_VALUE, set_format, 0, "text|jsonl|csv", "text: a header naming both "
+	{ "format", OPT_VALUE, opts_set_table_format, offsetof(struct diff_opts, fmt),
+	  "text|jsonl|csv", "text: a header naming both "
 	  "runs, then the rows\nthat changed (--all: every row); jsonl: a summary object\n"
 	  "(\"type\":\"summary\"), then one object per row; csv: one\nline per row with a "
 	  "header line" },
@@ -580,6 +720,9 @@ static const struct opt_row diff_output_rows[] = {
 	  "at most N rows (default: 50 in text, all otherwise)" },
 	{ "all", OPT_FLAG, opt_set_true, offsetof(struct diff_opts, all), NULL,
 	  "text: unchanged rows too" },
+	{ "coverage", OPT_FLAG, opt_set_true, offsetof(struct diff_opts, coverage), NULL,
+	  "coverage too: each function's and image's distinct\ninstructions executed (\"hit\"), "
+	  "A, B and B - A" },
 	{ "folded", OPT_FLAG, opt_set_true, offsetof(struct diff_opts, folded), NULL,
 	  "differential folded stacks instead: \"stack countA countB\"\nper line "
 	  "(flamegraph.pl's difffolded format), each count\nwhat 'efipt flame' gives that "
@@ -596,6 +739,10 @@ static const struct opt_row diff_gate_rows[] = {
 	  "without .efi, any\ncase; repeatable)" },
 	{ "fail-if-new", OPT_FLAG, opt_set_true, offsetof(struct diff_opts, g.fail_new), NULL,
 	  "a function ran in B that did not run in A" },
+	{ "fail-if-coverage-lost", OPT_FLAG, opt_set_true,
+	  offsetof(struct diff_opts, g.cov_lost), NULL, "a function executed fewer distinct "
+	  "instructions in B\nthan in A (one that ran in A only: all of them);\nimplies "
+	  "--coverage" },
 };
 
 #define NROWS(r) (sizeof(r) / sizeof((r)[0]))
@@ -641,9 +788,15 @@ int cmd_diff(int argc, char **argv)
 			"checks: give both\n");
 		goto out;
 	}
-	if (folded && (by_image || fmt || all || have_limit)) {
-		fprintf(stderr, CMD ": --folded prints stacks: no --by, --format, --all or "
-			"--limit with it\n");
+	if (folded && (by_image || fmt || all || have_limit || o.coverage)) {
+		fprintf(stderr, CMD ": --folded prints stacks: no --by, --format, --all, "
+			"--limit or --coverage with it\n");
+		goto out;
+	}
+	if ((o.from || o.to) && (folded || o.coverage || g->cov_lost)) {
+		fprintf(stderr, CMD ": --from/--to count a window of each run; the folded "
+			"stacks and coverage are the whole run's: not with --folded, --coverage or "
+			"--fail-if-coverage-lost\n");
 		goto out;
 	}
 	/* B takes A's symbols unless it has its own */
@@ -669,7 +822,8 @@ int cmd_diff(int argc, char **argv)
 	warn_machines(&sa, &sb);
 	for (int k = 0; k < 2; k++) {
 		struct side *s = sides[k];
-		if (diff_run_decode(&s->t, &s->fn, folded))
+		const struct diff_want want = { folded, o.coverage || g->cov_lost, o.from, o.to };
+		if (diff_run_decode(&s->t, &s->fn, &want))
 			goto out;
 		for (unsigned i = 0; k && i < rn->n; i++)
 			if (diff_run_rename(&s->fn, rn->new_name[i], rn->old[i])) {
@@ -681,10 +835,15 @@ int cmd_diff(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (sa.fn.timed || sb.fn.timed)
-		fprintf(stderr, CMD ": note: %s timing packets; diff compares instructions, "
-			"not time\n", sa.fn.timed && sb.fn.timed ? "both traces have"
-			: sa.fn.timed ? "trace A has" : "trace B has");
+	/* time is compared where both runs have it in one unit; else said once */
+	if (sa.fn.timed != sb.fn.timed)
+		fprintf(stderr, CMD ": note: trace %s has timing packets, %s has none: "
+			"instructions compared, not time\n", sa.fn.timed ? "A" : "B",
+			sa.fn.timed ? "B" : "A");
+	else if (sa.fn.timed && !both_timed(&sa, &sb))
+		fprintf(stderr, CMD ": note: the TSC frequency of %s is known, of %s not "
+			"(times in ns against TSC ticks): instructions compared, not time\n",
+			sa.fn.ns ? "A" : "B", sa.fn.ns ? "B" : "A");
 	if (!by_image && !folded && symbols_match(&sa, &sb, rn))
 		goto out;
 	if (diff_table(&sa.fn, &sb.fn, &fr, &nf) || diff_table(&sa.img, &sb.img, &ir, &ni) ||
@@ -701,9 +860,9 @@ int cmd_diff(int argc, char **argv)
 		if (!have_limit)
 			limit = fmt == 0 ? 50 : n;
 		if (fmt == 0)
-			print_text(&sa, &sb, r, n, by_image, all, limit);
+			print_text(&sa, &sb, r, n, by_image, all, limit, o.from, o.to);
 		else
-			print_rows(fmt, &sa, &sb, r, n, by_image, limit);
+			print_rows(fmt, &sa, &sb, r, n, by_image, limit, o.from, o.to);
 	}
 	rc = sa.fn.errs || sb.fn.errs ? 1 : 0;
 	int gr = gates_check(g, &sa, &sb, fr, nf, ir, ni);

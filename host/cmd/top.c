@@ -39,27 +39,6 @@ struct top_opts {
 	unsigned long long limit;
 };
 
-static int set_by(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
-{
-	if (strcmp(v, "function") && strcmp(v, "image")) {
-		sb_printf(err, "--%s takes function or image, not '%s'", r->name, term_safe(v));
-		return -1;
-	}
-	((struct top_opts *)ctx)->by_image = !strcmp(v, "image");
-	return 0;
-}
-
-static int set_format(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
-{
-	int f = !strcmp(v, "text") ? 0 : !strcmp(v, "jsonl") ? 1 : !strcmp(v, "csv") ? 2 : -1;
-	if (f < 0) {
-		sb_printf(err, "--%s takes text, jsonl or csv, not '%s'", r->name, term_safe(v));
-		return -1;
-	}
-	((struct top_opts *)ctx)->fmt = f;
-	return 0;
-}
-
 static int set_limit(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
 {
 	struct top_opts *o = ctx;
@@ -70,8 +49,10 @@ static int set_limit(void *ctx, const struct opt_row *r, const char *v, struct s
 }
 
 static const struct opt_row top_rows[] = {
-	{ "by", OPT_VALUE, set_by, 0, "function|image", "what to count by (default function)" },
-	{ "format", OPT_VALUE, set_format, 0, "text|jsonl|csv", "jsonl: one object per row: "
+	{ "by", OPT_VALUE, opts_set_by, offsetof(struct top_opts, by_image), "function|image",
+	  "what to count by (default function)" },
+	{ "format", OPT_VALUE, opts_set_table_format, offsetof(struct top_opts, fmt),
+	  "text|jsonl|csv", "jsonl: one object per row: "
 	  "image, function,\nexcl, incl, calls; csv: the same columns with a\nheader; a trace "
 	  "with timing packets adds excl_ns,\nincl_ns" },
 	{ "limit", OPT_VALUE, set_limit, offsetof(struct top_opts, limit), "N",

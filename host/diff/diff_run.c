@@ -3,16 +3,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/cov/cov_blocks.h"
 #include "host/diff/diff_run.h"
+#include "host/diff/diff_window.h"
+#include "host/util/file_io.h"
 #include "host/stack/analysis.h"
 #include "host/stack/folded.h"
 #include "host/stack/profile.h"
 
+int diff_count_cmp(const struct diff_count *x, const struct diff_count *y)
+{
+	int c = strcmp(x->image, y->image);
+	if (!c)
+		c = strcmp(x->name, y->name);
+	return c ? c : (int)x->irq - (int)y->irq;
+}
+
 static int by_name(const void *a, const void *b)
 {
-	const struct diff_count *x = a, *y = b;
-	int c = strcmp(x->image, y->image);
-	return c ? c : strcmp(x->name, y->name);
+	return diff_count_cmp(a, b);
 }
 
 static int by_path(const void *a, const void *b)
@@ -35,6 +44,9 @@ static void fn_merge(struct diff_run *r)
 			d->excl += s->excl;
 			d->incl += s->incl;
 			d->calls += s->calls;
+			d->excl_ns += s->excl_ns;
+			d->incl_ns += s->incl_ns;
+			d->hit += s->hit;
 			free(s->image);
 			free(s->name);
 		} else {
@@ -113,48 +125,135 @@ out:
 	return rc;
 }
 
-int diff_run_decode(struct session *t, struct diff_run *r, bool want_stacks)
+/* Each function's distinct instructions executed (hits[fn]), from the
+ * coverage bitmaps' instruction starts. */
+static void count_hits(const struct cov_blocks *cb, struct symtab *st, uint64_t *hits,
+		       uint64_t *total)
+{
+	for (unsigned k = 0; k < cb->n; k++) {
+		const struct ptcov_image *m = &cb->img[k];
+		for (uint64_t off = 0; m->bits && off < m->size; off++) {
+			if ((off & 7) == 0 && off + 8 <= m->size && !m->bits[off >> 3]) {
+				off += 7; /* a byte of the bitmap without starts */
+				continue;
+			}
+			if (!ptcov_insn_at(m, off))
+				continue;
+			uint64_t hi;
+			bool entry;
+			uint32_t fn = symtab_lookup(st, m->base + off, &hi, &entry);
+			if (fn < st->nfn)
+				hits[fn]++;
+			(*total)++;
+		}
+	}
+}
+
+int diff_run_decode(struct session *t, struct diff_run *r, const struct diff_want *w)
 {
 	struct callstack cs;
 	struct profile p = { 0 };
+	struct cov_blocks cb;
+	struct diffwin win;
+	struct profile_fn *wfn = NULL;
+	uint64_t *hits = NULL;
+	bool want_stacks = w->stacks, cov = w->cov, windowed = w->from || w->to;
 	int rc = -1;
+	memset(&win, 0, sizeof(win));
 	memset(r, 0, sizeof(*r));
 	memset(&cs, 0, sizeof(cs));
+	memset(&cb, 0, sizeof(cb));
+	if (cov && cov_blocks_init(&cb, t))
+		return -1;
 	/* the model counts for the profile itself, as for efipt top */
 	struct cs_listener ls = profile_listener(&p);
+	if (windowed)
+		ls = diffwin_listener(&win, w->from, w->to, &p, &t->st, &ls);
 	if (cs_init(&cs, &t->st, &ls)) {
 		fprintf(stderr, "efipt %s: out of memory\n", t->cmd);
 		goto out;
 	}
 	cs.tree = want_stacks;
-	r->errs = analysis_decode(t, 0, &cs, 0);
+	struct flow_consumer more = cov ? cov_blocks_consumer(&cb) : (struct flow_consumer){ 0 };
+	r->errs = analysis_decode_with(t, 0, &cs, 0, &more, cov);
 	if (r->errs < 0)
 		goto out;
 	if (p.oom)
 		goto oom;
+	if (cov) {
+		if (!(hits = calloc(t->st.nfn ? t->st.nfn : 1, sizeof(*hits))))
+			goto oom;
+		count_hits(&cb, &t->st, hits, &r->hit);
+		r->cov = true;
+	}
 	r->insns = cs.insns;
 	r->gaps = cs.gaps;
 	r->unmatched_rets = cs.unmatched_rets;
 	r->timed = cs.timed;
-	r->fn = calloc(t->st.nfn ? t->st.nfn : 1, sizeof(*r->fn));
+	r->irqs = p.irqs;
+	r->irq_insns = p.irq_done;
+	r->ns = t->tsc_hz != 0;
+	uint64_t span = cs.now - cs.time_first, irq_t = p.irq_t_done;
+	const struct profile_fn *pf = p.fn;
+	uint32_t pn = p.n;
+	if (windowed) {
+		struct diffwin_at at;
+		int wr = diffwin_counts(&win, &cs, &wfn, &pn, &at);
+		if (wr < 0)
+			goto oom;
+		if (wr) {
+			fprintf(stderr, "efipt %s: %s %s never ran%s\n", t->cmd,
+				wr == 1 ? "--from" : "--to", term_safe(wr == 1 ? w->from : w->to),
+				wr == 1 ? "" : " after --from");
+			goto out;
+		}
+		pf = wfn;
+		r->window = true;
+		r->insns = at.insns;
+		r->irqs = at.irqs;
+		r->irq_insns = at.irq_insns;
+		span = at.now;
+		irq_t = at.irq_ticks;
+	}
+	if (r->timed) {
+		r->time_ns = session_ns(t, span);
+		r->irq_ns = session_ns(t, irq_t);
+	}
+	r->fn = calloc(t->st.nfn ? 2 * (size_t)t->st.nfn : 1, sizeof(*r->fn));
 	if (!r->fn)
 		goto oom;
-	for (uint32_t fn = 0; fn < t->st.nfn && fn < p.n; fn++) {
-		const struct profile_fn *e = &p.fn[fn];
-		if (!e->excl && !e->incl)
-			continue;
-		struct diff_count *d = &r->fn[r->nfn];
-		d->image = strdup(symtab_fn_image(&t->st, fn));
-		d->name = strdup(t->st.fn[fn].name);
-		if (!d->image || !d->name) {
-			free(d->image);
-			free(d->name);
-			goto oom;
+	for (uint32_t fn = 0; fn < t->st.nfn && fn < pn; fn++) {
+		const struct profile_fn *e = &pf[fn];
+		/* the code's part, then the interrupts' */
+		uint64_t c[2][5] = {
+			{ e->excl - e->excl_irq, e->incl - e->incl_irq, e->calls - e->calls_irq,
+			  e->excl_t - e->excl_t_irq, e->incl_t - e->incl_t_irq },
+			{ e->excl_irq, e->incl_in_irq, e->calls_irq, e->excl_t_irq,
+			  e->incl_t_in_irq },
+		};
+		for (int k = 0; k < 2; k++) {
+			if (!c[k][0] && !c[k][1])
+				continue;
+			struct diff_count *d = &r->fn[r->nfn];
+			d->image = strdup(symtab_fn_image(&t->st, fn));
+			d->name = strdup(t->st.fn[fn].name);
+			if (!d->image || !d->name) {
+				free(d->image);
+				free(d->name);
+				goto oom;
+			}
+			d->excl = c[k][0];
+			d->incl = c[k][1];
+			d->calls = c[k][2];
+			d->excl_ns = session_ns(t, c[k][3]);
+			d->incl_ns = session_ns(t, c[k][4]);
+			d->irq = k;
+			/* coverage is by address: on the code's entry, else
+			 * on the interrupt's */
+			if (hits && (k == 0 || (!c[0][0] && !c[0][1])))
+				d->hit = hits[fn];
+			r->nfn++;
 		}
-		d->excl = e->excl;
-		d->incl = e->incl;
-		d->calls = e->calls;
-		r->nfn++;
 	}
 	fn_merge(r);
 	if (want_stacks && stacks(&cs, &t->st, r))
@@ -179,6 +278,11 @@ oom:
 out:
 	cs_free(&cs);
 	profile_free(&p);
+	if (cov)
+		cov_blocks_free(&cb);
+	free(hits);
+	free(wfn);
+	diffwin_free(&win);
 	return rc;
 }
 
@@ -188,14 +292,29 @@ int diff_run_by_image(const struct diff_run *r, struct diff_run *img)
 	img->insns = r->insns;
 	img->gaps = r->gaps;
 	img->errs = r->errs;
+	img->irqs = r->irqs;
+	img->irq_insns = r->irq_insns;
+	img->timed = r->timed;
+	img->ns = r->ns;
+	img->time_ns = r->time_ns;
+	img->irq_ns = r->irq_ns;
+	img->cov = r->cov;
+	img->hit = r->hit;
 	img->fn = calloc(r->nfn ? r->nfn : 1, sizeof(*img->fn));
 	if (!img->fn)
 		return -1;
-	/* r->fn is sorted by image: one row per run of equal images */
+	/* r->fn is sorted by image: one row per image and context */
 	for (size_t i = 0; i < r->nfn; i++) {
-		if (img->nfn && !strcmp(img->fn[img->nfn - 1].image, r->fn[i].image)) {
-			img->fn[img->nfn - 1].excl += r->fn[i].excl;
-			img->fn[img->nfn - 1].incl += r->fn[i].excl;
+		struct diff_count *l = NULL;
+		for (size_t k = img->nfn; k-- > 0 && !strcmp(img->fn[k].image, r->fn[i].image);)
+			if (img->fn[k].irq == r->fn[i].irq)
+				l = &img->fn[k];
+		if (l) {
+			l->excl += r->fn[i].excl;
+			l->incl += r->fn[i].excl;
+			l->excl_ns += r->fn[i].excl_ns;
+			l->incl_ns += r->fn[i].excl_ns;
+			l->hit += r->fn[i].hit;
 			continue;
 		}
 		struct diff_count *d = &img->fn[img->nfn];
@@ -208,8 +327,12 @@ int diff_run_by_image(const struct diff_run *r, struct diff_run *img)
 			return -1;
 		}
 		d->excl = d->incl = r->fn[i].excl;
+		d->excl_ns = d->incl_ns = r->fn[i].excl_ns;
+		d->hit = r->fn[i].hit;
+		d->irq = r->fn[i].irq;
 		img->nfn++;
 	}
+	fn_merge(img); /* an image's code and interrupt rows in order */
 	return 0;
 }
 

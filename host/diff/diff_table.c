@@ -43,13 +43,9 @@ static int by_change(const void *x, const void *y)
 	if (dp != dq)
 		return dp > dq ? -1 : 1;
 	int c = strcmp(p->image, q->image);
-	return c ? c : strcmp(p->name, q->name);
-}
-
-static int name_cmp(const struct diff_count *x, const struct diff_count *y)
-{
-	int c = strcmp(x->image, y->image);
-	return c ? c : strcmp(x->name, y->name);
+	if (!c)
+		c = strcmp(p->name, q->name);
+	return c ? c : (int)p->irq - (int)q->irq;
 }
 
 int diff_table(const struct diff_run *a, const struct diff_run *b, struct diff_row **rows,
@@ -61,24 +57,32 @@ int diff_table(const struct diff_run *a, const struct diff_run *b, struct diff_r
 		return -1;
 	size_t i = 0, k = 0, m = 0;
 	while (i < a->nfn || k < b->nfn) {
-		int c = i == a->nfn ? 1 : k == b->nfn ? -1 : name_cmp(&a->fn[i], &b->fn[k]);
+		int c = i == a->nfn ? 1 : k == b->nfn ? -1 : diff_count_cmp(&a->fn[i], &b->fn[k]);
 		struct diff_row *w = &r[m++];
 		if (c <= 0) {
 			const struct diff_count *x = &a->fn[i++];
 			w->image = x->image;
 			w->name = x->name;
+			w->irq = x->irq;
 			w->a_excl = x->excl;
 			w->a_incl = x->incl;
 			w->a_calls = x->calls;
+			w->a_excl_ns = x->excl_ns;
+			w->a_incl_ns = x->incl_ns;
+			w->a_hit = x->hit;
 			w->in_a = true;
 		}
 		if (c >= 0) {
 			const struct diff_count *y = &b->fn[k++];
 			w->image = y->image;
 			w->name = y->name;
+			w->irq = y->irq;
 			w->b_excl = y->excl;
 			w->b_incl = y->incl;
 			w->b_calls = y->calls;
+			w->b_excl_ns = y->excl_ns;
+			w->b_incl_ns = y->incl_ns;
+			w->b_hit = y->hit;
 			w->in_b = true;
 		}
 	}

@@ -16,10 +16,14 @@ struct diff_row {
 	const char *image, *name;	/* the runs' strings */
 	uint64_t a_excl, a_incl, a_calls;
 	uint64_t b_excl, b_incl, b_calls;
+	uint64_t a_excl_ns, a_incl_ns, b_excl_ns, b_incl_ns;	/* diff_count's */
+	uint64_t a_hit, b_hit;					/* diff_count's */
 	bool in_a, in_b;		/* ran there (it has a row there) */
+	bool irq;			/* what it ran in interrupts (diff_count) */
 };
 
-/* Rows of a and b (sorted by name, one per name) matched by name, then
+/* Rows of a and b (sorted by name, one per name and context) matched by
+ * name and context (the code's, the interrupts'), then
  * sorted by |B - A| of exclusive instructions, then of inclusive, then by
  * name. *rows is malloc'd. 0, or -1 out of memory. */
 int diff_table(const struct diff_run *a, const struct diff_run *b, struct diff_row **rows,

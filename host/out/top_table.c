@@ -31,14 +31,21 @@ static int by_excl(const void *a, const void *b)
 	return c ? c : strcmp(x->function, y->function);
 }
 
-/* " %14s" of a time: us with ns precision, or TSC ticks (!ns). */
+void top_time_text(char *buf, size_t cap, int64_t v, bool ns, bool sign)
+{
+	uint64_t m = v < 0 ? -(uint64_t)v : (uint64_t)v;
+	const char *sg = v < 0 ? "-" : sign ? "+" : "";
+	if (ns)
+		snprintf(buf, cap, "%s%" PRIu64 ".%03" PRIu64, sg, m / 1000, m % 1000);
+	else
+		snprintf(buf, cap, "%s%" PRIu64, sg, m);
+}
+
+/* " %16s" of a time */
 static void time_text(char *buf, size_t cap, uint64_t v, bool ns)
 {
 	char num[32];
-	if (ns)
-		snprintf(num, sizeof(num), "%" PRIu64 ".%03" PRIu64, v / 1000, v % 1000);
-	else
-		snprintf(num, sizeof(num), "%" PRIu64, v);
+	top_time_text(num, sizeof(num), (int64_t)v, ns, false);
 	snprintf(buf, cap, " %16s", num);
 }
 

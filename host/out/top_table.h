@@ -9,6 +9,8 @@
 #define EFIPT_HOST_TOP_TABLE_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "host/input/session.h"
 #include "host/stack/callstack.h"
@@ -21,5 +23,9 @@ enum { TOP_TEXT, TOP_JSONL, TOP_CSV };
  * decode errors. 0, or -1 out of memory (printed). */
 int top_table_write(const struct session *t, const struct callstack *cs, const struct profile *p,
 		    long errs, bool by_image, int fmt, unsigned long long limit);
+
+/* A time as text: ns as us with ns precision ("12.345"), or TSC ticks
+ * (!ns); sign: "+" before one not negative (a difference). */
+void top_time_text(char *buf, size_t cap, int64_t v, bool ns, bool sign);
 
 #endif

@@ -5,9 +5,20 @@
 
 long analysis_decode(struct session *s, unsigned i, struct callstack *cs, uint64_t until)
 {
-	struct flow_consumer c = cs_consumer(cs);
-	c.until = until;
-	long errs = session_decode(s, i, &c, 1);
+	return analysis_decode_with(s, i, cs, until, NULL, 0);
+}
+
+long analysis_decode_with(struct session *s, unsigned i, struct callstack *cs, uint64_t until,
+			  const struct flow_consumer *more, unsigned nmore)
+{
+	struct flow_consumer c[4];
+	if (nmore > 3)
+		nmore = 3;
+	c[0] = cs_consumer(cs);
+	c[0].until = until;
+	for (unsigned k = 0; k < nmore; k++)
+		c[k + 1] = more[k];
+	long errs = session_decode(s, i, c, nmore + 1);
 	if (errs < 0)
 		return -1;
 	cs_finish(cs);

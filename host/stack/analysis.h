@@ -14,4 +14,8 @@
 
 long analysis_decode(struct session *s, unsigned i, struct callstack *cs, uint64_t until);
 
+/* The same with more consumers beside the model (more[0..nmore)). */
+long analysis_decode_with(struct session *s, unsigned i, struct callstack *cs, uint64_t until,
+			  const struct flow_consumer *more, unsigned nmore);
+
 #endif

@@ -156,7 +156,9 @@ push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uint64_t ret)
 		node = child(cs, parent, fn);
 	}
 	struct cs_frame *f = &cs->f[cs->depth++];
-	*f = (struct cs_frame){ cs->at, fn, node, ret, 0, 0, has_ret, (uint8_t)enter };
+	*f = (struct cs_frame){ cs->at, fn, node, ret, 0, 0, has_ret, (uint8_t)enter,
+				cs->next_async };
+	cs->next_async = false;
 	if (has_ret)
 		cs->ret_count[ret_hash(ret)]++;
 	if (cs->ls.enter)
@@ -192,6 +194,7 @@ static void set_top(struct callstack *cs, uint32_t fn, bool entry)
 	int enter = keep.enter == CS_ENTER_UNKNOWN_CALLER ? CS_ENTER_UNKNOWN_CALLER
 		  : keep.enter == CS_ENTER_ROOT && cs->depth == 0 ? CS_ENTER_ROOT
 		  : entry ? CS_ENTER_TAIL : CS_ENTER_JUMP;
+	cs->next_async = keep.async; /* still the handler's code */
 	push(cs, fn, enter, keep.has_ret, keep.ret);
 	cs->f[cs->depth - 1].ret_lo = keep.ret_lo; /* the same frame below */
 	cs->f[cs->depth - 1].ret_hi = keep.ret_hi;
@@ -522,6 +525,7 @@ void cs_on_event(void *ctx, const struct ptflow_event *ev)
 			bool entry;
 			uint32_t fn = symtab_lookup(cs->st, ev->target, &hi, &entry);
 			cs->at = ev->target;
+			cs->next_async = true;
 			if (!cs->depth)
 				push(cs, fn, CS_ENTER_ROOT, false, 0);
 			else

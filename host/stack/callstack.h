@@ -60,6 +60,10 @@ struct cs_frame {
 	uint64_t ret_lo, ret_hi;
 	bool has_ret;
 	uint8_t enter;		/* enum cs_enter */
+	/* the frame runs an asynchronous event's handler (FUP+TIP: an
+	 * interrupt or exception the code did not ask for; not INT n), or
+	 * replaced such a frame (the handler jumped on) */
+	bool async;
 };
 
 /* Call tree: one node per distinct path of functions from a root. */
@@ -121,6 +125,7 @@ struct callstack {
 	uint8_t pend_class;
 	uint64_t pend_end;
 	bool oom;
+	bool next_async;	/* the next frame pushed is async (cs_frame) */
 	/* cs_on_blocks(): [near_lo, near_hi) is known to be the top frame's
 	 * function, one lookup range (empty after the top frame changes) */
 	uint64_t near_lo, near_hi;

@@ -5,6 +5,15 @@
  * (frames entered by CALL, tail call or interrupt); where the trace has
  * timing packets, the same as time (callstack.h: a frame's time runs from
  * the time of the block that enters it to that of the block that leaves it).
+ *
+ * Interrupts apart: an instruction is an interrupt's when an async frame
+ * (cs_frame.async: the handler of an asynchronous event and what it calls)
+ * is on the stack. Each count has its interrupt part (_irq): exclusive,
+ * the function's instructions in interrupts; inclusive, the interrupts'
+ * instructions while it was on the stack (below the handler, or in it);
+ * calls, its frames entered in interrupts. The code's own part is the
+ * count less its interrupt part. incl_in_irq: the interrupts' instructions
+ * while a frame of it was in an interrupt (at or above the handler's).
  */
 #ifndef EFIPT_HOST_PROFILE_H
 #define EFIPT_HOST_PROFILE_H
@@ -20,6 +29,13 @@ struct profile_fn {
 	/* time (TSC ticks), where the trace has it: exclusive (on top of
 	 * the stack), inclusive, the TSC it went on the stack */
 	uint64_t excl_t, incl_t, since_t;
+	/* the interrupt parts; since_irq: the interrupts' instructions
+	 * (profile_irq_insns()) when it went on the stack */
+	uint64_t excl_irq, incl_irq, calls_irq, since_irq;
+	uint64_t incl_in_irq, since_in_irq;
+	uint32_t in_irq;	/* frames of it in an interrupt */
+	/* the same in time (TSC ticks) */
+	uint64_t excl_t_irq, incl_t_irq, since_t_irq, incl_t_in_irq, since_t_in_irq;
 };
 
 struct profile {
@@ -27,7 +43,18 @@ struct profile {
 	uint32_t n;
 	uint64_t mark;		/* instruction index when the top frame changed */
 	int oom;
+	/* interrupts: the outermost async frame on the stack (its index + 1;
+	 * 0: none), the instruction index it began at, the instructions of
+	 * the interrupts that ended, how many interrupts began */
+	uint32_t irq_base;
+	uint64_t irq_start, irq_done, irqs;
+	uint64_t irq_t_start, irq_t_done;	/* the same in time */
 };
+
+/* The instructions run in interrupts so far (cs->insns the clock). */
+uint64_t profile_irq_insns(const struct profile *p, const struct callstack *cs);
+/* The time (TSC ticks) in interrupts so far (cs->now the clock). */
+uint64_t profile_irq_ticks(const struct profile *p, const struct callstack *cs);
 
 /* The listener to give cs_init (ctx: the profile). It needs no insns
  * callback: the instructions between two frame changes are the top
@@ -35,5 +62,10 @@ struct profile {
 struct cs_listener profile_listener(struct profile *p);
 
 void profile_free(struct profile *p);
+
+/* The counts as they would be if every frame on the stack left now (the
+ * profile is not changed): out[0..p->n), malloc'd, or NULL out of memory.
+ * Two of them subtract to the counts between the two moments. */
+struct profile_fn *profile_snapshot(const struct profile *p, const struct callstack *cs);
 
 #endif

@@ -54,18 +54,60 @@ static int add_func(struct symfile *sf, uint64_t lo, uint64_t hi, uint64_t entry
 	return 0;
 }
 
-static int add_reloc(struct symfile *sf, uint64_t at)
+static int add_reloc(struct symfile *sf, uint64_t at, uint8_t len)
 {
 	if (sf->nrelocs == sf->relocs_cap) {
 		size_t cap = sf->relocs_cap ? sf->relocs_cap * 2 : 1024;
-		uint64_t *r = realloc(sf->relocs, cap * sizeof(*r));
+		struct symreloc *r = realloc(sf->relocs, cap * sizeof(*r));
 		if (!r)
 			return -1;
 		sf->relocs = r;
 		sf->relocs_cap = cap;
 	}
-	sf->relocs[sf->nrelocs++] = at;
+	sf->relocs[sf->nrelocs++] = (struct symreloc){ at, len };
 	return 0;
+}
+
+/* The bytes a relocation of that type rewrites (the psABIs' tables: x86-64
+ * and i386), 0 for none; a type not listed: a word of the class. */
+static uint8_t reloc_len(uint16_t machine, bool elf64, unsigned type)
+{
+	if (machine == EM_X86_64) {
+		switch (type) {
+		case R_X86_64_NONE:
+			return 0;
+		case R_X86_64_8:
+		case R_X86_64_PC8:
+			return 1;
+		case R_X86_64_16:
+		case R_X86_64_PC16:
+			return 2;
+		case R_X86_64_PC32:
+		case R_X86_64_PLT32:
+		case R_X86_64_GOTPCREL:
+		case R_X86_64_32:
+		case R_X86_64_32S:
+		case R_X86_64_GOTPC32:
+		case R_X86_64_GOTPCRELX:
+		case R_X86_64_REX_GOTPCRELX:
+			return 4;
+		}
+		return 8;
+	}
+	if (machine == EM_386) {
+		switch (type) {
+		case R_386_NONE:
+			return 0;
+		case R_386_8:
+		case R_386_PC8:
+			return 1;
+		case R_386_16:
+		case R_386_PC16:
+			return 2;
+		}
+		return 4;
+	}
+	return elf64 ? 8 : 4;
 }
 
 /* The name a DIE has, through DW_AT_abstract_origin / DW_AT_specification
@@ -145,9 +187,9 @@ static int by_lo(const void *a, const void *b)
 	return x->hi > y->hi ? -1 : x->hi < y->hi;
 }
 
-static int by_u64(const void *a, const void *b)
+static int by_site(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint64_t x = ((const struct symreloc *)a)->at, y = ((const struct symreloc *)b)->at;
 	return x < y ? -1 : x > y;
 }
 
@@ -192,26 +234,41 @@ static int read_symtab(struct symfile *sf, Elf_Scn *scn, GElf_Shdr *sh, size_t n
 	return 0;
 }
 
-static int read_relocs(struct symfile *sf, Elf_Scn *scn, GElf_Shdr *sh)
+/* The fields a relocation section rewrites in the loaded image. Those of
+ * a section not loaded (.rela.debug_info of a link with --emit-relocs)
+ * are offsets in that section, not addresses: skipped. sh_info 0: dynamic
+ * relocations, at virtual addresses. */
+static int read_relocs(struct symfile *sf, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
 	if (!d || !sh->sh_entsize)
 		return 0;
+	if (sh->sh_info) {
+		GElf_Shdr to;
+		Elf_Scn *t = elf_getscn(elf, sh->sh_info);
+		if (!t || !gelf_getshdr(t, &to) || !(to.sh_flags & SHF_ALLOC))
+			return 0;
+	}
+	bool elf64 = gelf_getclass(elf) == ELFCLASS64;
 	size_t n = sh->sh_size / sh->sh_entsize;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t at;
+		uint64_t at, info;
 		if (sh->sh_type == SHT_RELA) {
 			GElf_Rela r;
 			if (!gelf_getrela(d, (int)i, &r))
 				break;
 			at = r.r_offset;
+			info = r.r_info;
 		} else {
 			GElf_Rel r;
 			if (!gelf_getrel(d, (int)i, &r))
 				break;
 			at = r.r_offset;
+			info = r.r_info;
 		}
-		if (add_reloc(sf, at))
+		unsigned type = elf64 ? (unsigned)GELF_R_TYPE(info) : (unsigned)ELF32_R_TYPE(info);
+		uint8_t len = reloc_len(sf->machine, elf64, type);
+		if (len && add_reloc(sf, at, len))
 			return -1;
 	}
 	return 0;
@@ -302,7 +359,7 @@ int symfile_open(struct symfile *sf, const char *path, char *err, size_t errlen)
 			dynsym = scn;
 			dynsh = sh;
 		} else if (sh.sh_type == SHT_RELA || sh.sh_type == SHT_REL) {
-			if (eh.e_type != ET_REL && read_relocs(sf, scn, &sh))
+			if (eh.e_type != ET_REL && read_relocs(sf, elf, scn, &sh))
 				goto oom;
 		} else if (nm && !strcmp(nm, ".gnu_debuglink")) {
 			Elf_Data *d = elf_getdata(scn, NULL);
@@ -348,7 +405,7 @@ int symfile_open(struct symfile *sf, const char *path, char *err, size_t errlen)
 	}
 	sf->nfuncs = w;
 	if (sf->nrelocs)
-		qsort(sf->relocs, sf->nrelocs, sizeof(*sf->relocs), by_u64);
+		qsort(sf->relocs, sf->nrelocs, sizeof(*sf->relocs), by_site);
 	return 0;
 oom:
 	fail(err, errlen, path, "out of memory");
@@ -418,14 +475,18 @@ int symfile_line(const struct symfile *sf, uint64_t addr, const char **file, int
 
 bool symfile_reloc_at(const struct symfile *sf, uint64_t addr)
 {
-	/* the last site at or below addr, and the one before (fields may abut) */
+	/* the sites at or below addr, back to 8 bytes (the longest field)
+	 * below it: one of them may reach it */
 	size_t lo = 0, hi = sf->nrelocs;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (sf->relocs[mid] <= addr)
+		if (sf->relocs[mid].at <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo && addr - sf->relocs[lo - 1] < 8;
+	for (; lo && addr - sf->relocs[lo - 1].at < 8; lo--)
+		if (addr - sf->relocs[lo - 1].at < sf->relocs[lo - 1].len)
+			return true;
+	return false;
 }

@@ -50,13 +50,21 @@ struct symcode {
 	char name[32];
 };
 
+/* A relocation field in the loaded image: the bytes [at, at + len) a
+ * loader may rewrite. */
+struct symreloc {
+	uint64_t at;		/* virtual address */
+	uint8_t len;
+};
+
 struct symfile {
 	char path[4096];
 	struct symfunc *funcs;	/* sorted by lo, not overlapping */
 	size_t nfuncs;
 	struct symcode *code;
 	size_t ncode;
-	uint64_t *relocs;	/* sorted relocation sites (virtual addresses) */
+	struct symreloc *relocs;	/* sorted by at: the fields relocations of
+					 * loaded sections (or dynamic ones) rewrite */
 	size_t nrelocs;
 	struct syminline *inl;	/* inlined subroutines (DWARF) */
 	size_t ninl, inl_cap;
@@ -104,7 +112,7 @@ char *symfile_own_len(struct symfile *sf, const char *s, size_t len);
  * there is none. *file points into the symfile. */
 int symfile_line(const struct symfile *sf, uint64_t addr, const char **file, int *line);
 
-/* Does a relocation site cover addr (an 8-byte field starting at a site)? */
+/* Does a relocation's field cover the byte at addr? */
 bool symfile_reloc_at(const struct symfile *sf, uint64_t addr);
 
 #endif

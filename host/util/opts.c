@@ -205,3 +205,28 @@ int opts_set_u64(void *ctx, const struct opt_row *row, const char *value, struct
 	*(unsigned long long *)((char *)ctx + row->field) = v;
 	return 0;
 }
+
+int opts_set_by(void *ctx, const struct opt_row *row, const char *value, struct strbuf *err)
+{
+	if (strcmp(value, "function") && strcmp(value, "image")) {
+		sb_printf(err, "--%s takes function or image, not '%s'", row->name,
+			  term_safe(value));
+		return -1;
+	}
+	*(bool *)((char *)ctx + row->field) = !strcmp(value, "image");
+	return 0;
+}
+
+int opts_set_table_format(void *ctx, const struct opt_row *row, const char *value,
+			  struct strbuf *err)
+{
+	int f = !strcmp(value, "text") ? OPTS_FMT_TEXT : !strcmp(value, "jsonl") ? OPTS_FMT_JSONL
+	      : !strcmp(value, "csv") ? OPTS_FMT_CSV : -1;
+	if (f < 0) {
+		sb_printf(err, "--%s takes text, jsonl or csv, not '%s'", row->name,
+			  term_safe(value));
+		return -1;
+	}
+	*(int *)((char *)ctx + row->field) = f;
+	return 0;
+}

@@ -53,5 +53,11 @@ void opts_help(const struct opts_cmd *c, FILE *f);
 int opts_set_str(void *ctx, const struct opt_row *row, const char *value, struct strbuf *err);
 /* unsigned long long: a number (decimal, or hex with 0x). */
 int opts_set_u64(void *ctx, const struct opt_row *row, const char *value, struct strbuf *err);
+/* bool: --by function|image, true for image (top, diff). */
+int opts_set_by(void *ctx, const struct opt_row *row, const char *value, struct strbuf *err);
+/* int: a table's --format, OPTS_FMT_* (top, diff). */
+enum { OPTS_FMT_TEXT, OPTS_FMT_JSONL, OPTS_FMT_CSV };
+int opts_set_table_format(void *ctx, const struct opt_row *row, const char *value,
+			  struct strbuf *err);
 
 #endif

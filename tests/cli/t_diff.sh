@@ -31,6 +31,7 @@ mkrun() {
 		nok "diff: $D: decoder listing is the ground truth" "differs"
 	fi
 	python3 tests/cli/stack_ref.py "$SO" $b efipt.efi "$TMP/lst" "$D/ref.csv" "$D/ref.folded"
+	cp "$TMP/truth" "$D/truth"
 }
 A=$TMP/a B=$TMP/b
 mkrun "$A" 0x1000000 20000 2
@@ -103,10 +104,10 @@ then ok "diff: jsonl = csv, with a summary"; else nok "diff: jsonl = csv, with a
 
 expect_rc "diff: text" 0 $EFIPT diff "$A" "$B" $S
 contains "diff: text names run A" "$TMP/out" "A: $A (efipt trace; EDK II 0x1; CPU 6/94/3 0x000506e3): 20000 instructions"
-contains "diff: text names run B and its symbols" "$TMP/out" "30000 instructions, 1 gap, 0 decode errors; symbols for 1 of 1 images (--symbols $SO)"
-contains "diff: text total" "$TMP/out" "instructions: A 20000, B 30000, B - A +10000 (+50.00%)"
+contains "diff: text names run B and its symbols" "$TMP/out" "30000 instructions (0 in interrupts), 1 gap, 0 decode errors; symbols for 1 of 1 images (--symbols $SO)"
+contains "diff: text total" "$TMP/out" "instructions (the code's own): A 20000, B 30000, B - A +10000 (+50.00%)"
 top=$(sed -n '2p' "$TMP/diff.csv" | cut -d, -f2 | tr -d '"')
-sed -n 6p "$TMP/out" >"$TMP/row1"
+sed -n 7p "$TMP/out" >"$TMP/row1"
 contains "diff: text's first row is the largest change" "$TMP/row1" "efipt.efi\`$top"
 
 expect_rc "diff: --by image" 0 $EFIPT diff "$A" "$B" $S --by image --format csv
@@ -116,12 +117,12 @@ contains "diff: --by image row" "$TMP/out" '"efipt.efi",20000,30000,10000,change
 expect_rc "diff: a run against itself" 0 $EFIPT diff "$A" "$A" $S
 contains "diff: itself: no change" "$TMP/out" "no change: the same instructions in each of"
 expect_rc "diff: itself: --fail-if-grows 0 --fail-if-new pass" 0 $EFIPT diff "$A" "$A" $S --fail-if-grows 0 --fail-if-new
-if [ "$($EFIPT diff "$A" "$A" $S --format csv | tail -n +2 | grep -vc ',same$')" = 0 ]; then
-	ok "diff: itself: every row same"; else nok "diff: itself: every row same" "$($EFIPT diff "$A" "$A" $S --format csv | grep -v ',same$' | head -3)"; fi
+if [ "$($EFIPT diff "$A" "$A" $S --format csv | tail -n +2 | grep -vc ',same,code$')" = 0 ]; then
+	ok "diff: itself: every row same"; else nok "diff: itself: every row same" "$($EFIPT diff "$A" "$A" $S --format csv | grep -v ',same,code$' | head -3)"; fi
 
 # --- gates -------------------------------------------------------------------
 expect_rc "diff: --fail-if-grows 49.9 crossed (+50%)" 3 $EFIPT diff "$A" "$B" $S --fail-if-grows 49.9
-contains "diff: the crossing named" "$TMP/err" "the run grew by +50.00% (20000 -> 30000 instructions), more than --fail-if-grows 49.9%"
+contains "diff: the crossing named" "$TMP/err" "the run grew by +50.00% (20000 -> 30000 instructions, interrupts apart), more than --fail-if-grows 49.9%"
 expect_rc "diff: --fail-if-grows 50 not crossed" 0 $EFIPT diff "$A" "$B" $S --fail-if-grows 50
 expect_rc "diff: shrinking is no growth" 0 $EFIPT diff "$B" "$A" $S --fail-if-grows 0
 expect_rc "diff: --function efi_main 49.9" 3 $EFIPT diff "$A" "$B" $S --fail-if-grows 49.9 --function efi_main
@@ -183,6 +184,19 @@ contains "diff: the missing directory named" "$TMP/err" "$TMP/none"
 expect_rc "diff: bad --fail-if-grows" 2 $EFIPT diff "$A" "$B" $S --fail-if-grows 5%
 contains "diff: bad --fail-if-grows named" "$TMP/err" "--fail-if-grows takes a percentage (at most one decimal: 2.5), not '5%'"
 expect_rc "diff: bad --by" 2 $EFIPT diff "$A" "$B" $S --by line
+contains "diff: bad --by named" "$TMP/err" "--by takes function or image, not 'line'"
+expect_rc "diff: bad --format" 2 $EFIPT diff "$A" "$B" $S --format xml
+contains "diff: bad --format named" "$TMP/err" "--format takes text, jsonl or csv, not 'xml'"
+expect_rc "diff: --from with --folded" 2 $EFIPT diff "$A" "$B" $S --from efi_main --folded
+contains "diff: --from with --folded named" "$TMP/err" "not with --folded, --coverage or --fail-if-coverage-lost"
+expect_rc "diff: --from a function that never ran" 2 $EFIPT diff "$A" "$B" $S --from no_such_function
+contains "diff: --from a function that never ran named" "$TMP/err" "efipt diff: A: --from no_such_function never ran"
+# a window from the trace's first function to its end is the whole run
+$EFIPT diff "$A" "$B" $S --format csv >"$TMP/w0.csv" 2>/dev/null
+$EFIPT diff "$A" "$B" $S --format csv --from efi_main >"$TMP/w1.csv" 2>/dev/null
+if [ -s "$TMP/w0.csv" ] && cmp -s "$TMP/w0.csv" "$TMP/w1.csv"; then ok "diff: --from the first function: the whole run"; else nok "diff: --from the first function: the whole run" "$(diff "$TMP/w0.csv" "$TMP/w1.csv" | head -5)"; fi
+expect_rc "diff: --format jsonl --by image" 0 $EFIPT diff "$A" "$B" $S --format jsonl --by image
+contains "diff: --format jsonl --by image: image rows" "$TMP/out" '{"type":"image","image":"efipt.efi","a_insns":20000,"b_insns":30000,"delta":10000,"status":"changed","context":"code"}'
 expect_rc "diff: --folded with --format" 2 $EFIPT diff "$A" "$B" $S --folded --format csv
 # B's symbols are a file of no image of it: its functions cannot be matched
 expect_rc "diff: one side without symbols refused" 2 $EFIPT diff "$A" "$B" $S --symbols-b "$TMP/none.so"
@@ -221,9 +235,90 @@ contains "diff: bad --rename named" "$TMP/err" "--rename takes OLD=NEW"
 T=$TMP/t
 mkrun "$T" 0x1000000 20000 2 --tsc
 expect_rc "diff: one run with timing" 0 $EFIPT diff "$A" "$T" $S
-contains "diff: timing not compared, said" "$TMP/err" "efipt diff: note: trace B has timing packets; diff compares instructions, not time"
+contains "diff: timing not compared, said" "$TMP/err" "efipt diff: note: trace B has timing packets, A has none: instructions compared, not time"
 [ "$(grep -c 'timing packets' "$TMP/err")" = 1 ] && ok "diff: timing said once" || nok "diff: timing said once" "$(cat "$TMP/err")"
 contains "diff: the same instructions with timing packets" "$TMP/out" "no change: the same instructions in each of"
+if grep -q "time (" "$TMP/out"; then nok "diff: one run with timing: no time in the output" "$(grep "time (" "$TMP/out")"; else ok "diff: one run with timing: no time in the output"; fi
+$EFIPT diff "$A" "$T" $S --format csv >"$TMP/t.csv" 2>/dev/null
+head -1 "$TMP/t.csv" | grep -q "_ns" && nok "diff: one run with timing: no time columns" "$(head -1 "$TMP/t.csv")" || ok "diff: one run with timing: no time columns"
+# both with timing (a PSB+ with its TSC every 256 bytes): each function's
+# time in A and in B is efipt top's
+T=$TMP/t1 T2=$TMP/t2
+mkrun "$T" 0x1000000 20000 2 "--tsc --psb-period 256"
+mkrun "$T2" 0x2400000 30000 5 "--tsc --psb-period 256"
+expect_rc "diff: both runs with timing" 0 $EFIPT diff "$T" "$T2" $S
+if grep -q "timing packets" "$TMP/err"; then nok "diff: both with timing: nothing to say" "$(cat "$TMP/err")"; else ok "diff: both with timing: nothing to say"; fi
+contains "diff: both with timing: the time header" "$TMP/out" "time (ticks; the code's own):"
+contains "diff: both with timing: time columns" "$TMP/out" "A excl ticks"
+$EFIPT diff "$T" "$T2" $S --format csv >"$TMP/tt.csv" 2>"$TMP/err"
+$EFIPT top "$T" $S --format csv --limit 100000 >"$TMP/ta.csv" 2>/dev/null
+$EFIPT top "$T2" $S --format csv --limit 100000 >"$TMP/tb.csv" 2>/dev/null
+if python3 - "$TMP/ta.csv" "$TMP/tb.csv" "$TMP/tt.csv" >"$TMP/cmp" 2>&1 <<'EOP'
+import csv, sys
+def top(p):
+    return {(r["image"], r["function"]): r for r in csv.DictReader(open(p))}
+a, b = top(sys.argv[1]), top(sys.argv[2])
+rows = list(csv.DictReader(open(sys.argv[3])))
+assert rows and "a_excl_ns" in rows[0], "no time columns"
+assert any(int(r["a_excl_ns"]) for r in rows), "all times 0"
+for r in rows:
+    k = (r["image"], r["function"])
+    for side, t in (("a", a), ("b", b)):
+        want = (int(t[k]["excl_ns"]), int(t[k]["incl_ns"])) if k in t else (0, 0)
+        got = (int(r[side + "_excl_ns"]), int(r[side + "_incl_ns"]))
+        assert got == want, (k, side, got, want)
+    assert int(r["delta_excl_ns"]) == int(r["b_excl_ns"]) - int(r["a_excl_ns"]), r
+assert len(rows) == len(set(a) | set(b)), (len(rows), len(set(a) | set(b)))
+print(len(rows), "functions")
+EOP
+then ok "diff: both with timing: every function's times are top's of each run ($(cat "$TMP/cmp"))"
+else nok "diff: both with timing: every function's times are top's of each run" "$(tail -c 600 "$TMP/cmp")"; fi
+# --coverage: each function's distinct instructions executed, as the
+# synthesizer's ground truth has them (its addresses, in the ELF's function
+# symbols), and the totals efipt coverage's
+expect_rc "diff: --coverage" 0 $EFIPT diff "$A" "$B" $S --coverage --format csv
+cp "$TMP/out" "$TMP/cov.csv"
+$EFIPT coverage "$A" --format json >"$TMP/ca.json" 2>/dev/null
+$EFIPT coverage "$B" --format json >"$TMP/cb.json" 2>/dev/null
+if python3 - "$SO" "$A/truth" 0x1000000 "$B/truth" 0x2400000 "$TMP/cov.csv" >"$TMP/cmp" 2>&1 <<'EOP'
+import csv, subprocess, sys
+so, ta, ba, tb, bb, got = sys.argv[1:7]
+funcs = []
+for line in subprocess.run(["readelf", "-sW", so], capture_output=True, text=True, check=True).stdout.splitlines():
+    f = line.split()
+    if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND" and int(f[2], 0):
+        funcs.append((int(f[1], 16), int(f[1], 16) + int(f[2], 0), f[7].split(".")[0]))
+def hits(truth, base):
+    h = {}
+    for a in set(int(l, 16) for l in open(truth)):
+        n = sorted(set(name for lo, hi, name in funcs if lo <= a - int(base, 0) < hi))
+        k = n[0] if len(n) == 1 else "[unknown]" if not n else None
+        assert k is not None, ("two symbols at", hex(a), n)
+        h[k] = h.get(k, 0) + 1
+    return h
+ha, hb = hits(ta, ba), hits(tb, bb)
+rows = list(csv.DictReader(open(got)))
+assert rows and "a_hit" in rows[0], "no hit columns"
+g = {r["function"]: r for r in rows}
+for f in set(ha) | set(hb):
+    r = g.get(f)
+    assert r, ("not in the diff", f)
+    assert (int(r["a_hit"]), int(r["b_hit"])) == (ha.get(f, 0), hb.get(f, 0)), (f, r["a_hit"], r["b_hit"], ha.get(f), hb.get(f))
+assert all(r["function"] in ha or r["function"] in hb or (r["a_hit"], r["b_hit"]) == ("0", "0") for r in rows)
+print("%d functions, %d and %d instructions" % (len(set(ha) | set(hb)), sum(ha.values()), sum(hb.values())))
+EOP
+then ok "diff: --coverage: every function's hits are the ground truth's ($(cat "$TMP/cmp"))"
+else nok "diff: --coverage: every function's hits are the ground truth's" "$(tail -c 600 "$TMP/cmp")"; fi
+$EFIPT diff "$A" "$B" $S --coverage >"$TMP/out" 2>/dev/null
+ca=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total"]["insns"])' "$TMP/ca.json" 2>/dev/null)
+cb=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total"]["insns"])' "$TMP/cb.json" 2>/dev/null)
+contains "diff: --coverage: the totals are efipt coverage's" "$TMP/out" "coverage (distinct instructions executed): A $ca, B $cb,"
+# the gate: B (30000 instructions) covers functions A did not and misses
+# some A covered (different walks)
+expect_rc "diff: --fail-if-coverage-lost" 3 $EFIPT diff "$A" "$B" $S --fail-if-coverage-lost
+contains "diff: --fail-if-coverage-lost names a function" "$TMP/err" "lost coverage: "
+expect_rc "diff: --fail-if-coverage-lost: a run against itself" 0 $EFIPT diff "$A" "$A" $S --fail-if-coverage-lost
+expect_rc "diff: --fail-if-coverage-lost: B against A" 3 $EFIPT diff "$B" "$A" $S --fail-if-coverage-lost
 # a damaged trace in B: its decode errors named, exit 1
 D=$TMP/d
 cp -r "$B" "$D"

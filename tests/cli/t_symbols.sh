@@ -89,6 +89,51 @@ else
 	ok "top: no names from a mismatched file"
 fi
 
+# another build whose changed byte is near a relocation but in no field a
+# loader rewrites: the EDK2 fixture's ELF (linked with --emit-relocs) has
+# .rela.debug_info, whose offsets are .debug_info's, not addresses, and
+# .rela.text's 4-byte PC32 fields; a byte 0-7 past a debug offset, and one
+# 5 past a PC32 site, are code and must be compared
+FD=tests/data/edk2/Build/EfiptFixture/DEBUG_GCC5/X64/EfiptFixturePkg/App/FixtureApp/DEBUG
+mkdir -p "$TMP/r1" "$TMP/r2"
+python3 - "$FD/FixtureApp.debug" "$TMP/r1/FixtureApp.debug" "$TMP/r2/FixtureApp.debug" >"$TMP/rel" <<'EOP'
+import re, subprocess, sys
+elf, out1, out2 = sys.argv[1:4]
+sec = {}
+for l in subprocess.run(["readelf", "-SW", elf], capture_output=True, text=True).stdout.splitlines():
+    m = re.match(r"\s*\[\s*\d+\]\s+(\S+)\s+\S+\s+([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)", l)
+    if m:
+        sec[m.group(1)] = [int(x, 16) for x in m.group(2, 3, 4)]
+text, dbg, cur = [], [], None
+for l in subprocess.run(["readelf", "-rW", elf], capture_output=True, text=True).stdout.splitlines():
+    m = re.match(r"Relocation section '(\S+)'", l)
+    if m:
+        cur = m.group(1)
+        continue
+    f = l.split()
+    if len(f) > 2 and re.fullmatch(r"[0-9a-f]{16}", f[0]):
+        (text if cur == ".rela.text" else dbg if cur.startswith(".rela.debug") else []).append((int(f[0], 16), f[2]))
+va, off, size = sec[".text"]
+covered = {a + k for a, t in text for k in range(8 if t == "R_X86_64_64" else 4)}
+near_dbg = {a + k for a, _ in dbg for k in range(8)}
+x1 = next(x for x in range(va, va + size) if x in near_dbg and x not in covered)
+x2 = next(a + 5 for a, t in text if t == "R_X86_64_PC32" and a + 5 not in covered and va <= a + 5 < va + size)
+d = open(elf, "rb").read()
+for out, x in ((out1, x1), (out2, x2)):
+    b = bytearray(d)
+    b[x - va + off] ^= 0xff
+    open(out, "wb").write(b)
+    print("0x%x" % x)
+EOP
+for k in 1 2; do
+	x=$(sed -n ${k}p "$TMP/rel")
+	expect_rc "symbols: changed byte near a relocation ($k: RVA $x)" 0 $EFIPT symbols --pe "$FD/FixtureApp.efi" --symbols "$TMP/r$k/FixtureApp.debug"
+	contains "symbols: changed byte near a relocation ($k) is another build" "$TMP/out" "code differs from the image at .text+"
+	contains "symbols: changed byte near a relocation ($k) not used" "$TMP/out" "symbols: none"
+done
+expect_rc "symbols: the fixture's own ELF" 0 $EFIPT symbols --pe "$FD/FixtureApp.efi" --symbols "$FD/FixtureApp.debug"
+contains "symbols: the fixture's own ELF equal" "$TMP/out" "code: equal to the image"
+
 head -c 3000 "$SO" >"$TMP/c/trunc.so"
 cp "$TMP/c/trunc.so" "$TMP/c/efipt.so"
 expect_rc "symbols: truncated file" 0 $EFIPT symbols $PE --symbols "$TMP/c/efipt.so"

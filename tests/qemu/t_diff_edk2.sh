@@ -95,14 +95,24 @@ def count(run, elf):
     return per_img, per_fn
 ia, fa = count(run_a, elf_a)
 ib, fb = count(run_b, elf_b)
-rows = {r["image"]: r for r in csv.DictReader(open(img_csv))}
+# an image's code row and interrupt row together: what the logger saw run
+rows = {}
+for r in csv.DictReader(open(img_csv)):
+    s = rows.setdefault(r["image"], {"a_insns": 0, "b_insns": 0})
+    s["a_insns"] += int(r["a_insns"])
+    s["b_insns"] += int(r["b_insns"])
 for name in set(ia) | set(ib):
     r = rows.get(name)
     assert r, "image %s not in the diff" % name
-    assert (int(r["a_insns"]), int(r["b_insns"])) == (ia.get(name, 0), ib.get(name, 0)), \
+    assert (r["a_insns"], r["b_insns"]) == (ia.get(name, 0), ib.get(name, 0)), \
         (name, r, ia.get(name), ib.get(name))
 assert set(rows) == set(ia) | set(ib), (set(rows), set(ia) | set(ib))
-fn = {r["function"]: r for r in csv.DictReader(open(fn_csv)) if r["image"] == "FixtureApp"}
+fn = {}
+for r in csv.DictReader(open(fn_csv)):
+    if r["image"] == "FixtureApp":
+        assert r["context"] == "code", ("the app ran in an interrupt", r)
+        assert r["function"] not in fn, r
+        fn[r["function"]] = r
 for f in set(fa) | set(fb):
     r = fn.get(f)
     assert r, "FixtureApp`%s not in the diff" % f
@@ -124,10 +134,10 @@ else
 	nok "diff edk2: 8 -> 12 rounds: every image's and app function's counts are the logger's" "$(tail -c 700 "$TMP/cmp") $(head -c 300 "$TMP/err")"
 fi
 for f in FixtureRun FixtureChecksum FixtureDouble; do
-	grep -q "\"FixtureApp\",\"$f\",.*,changed\$" "$TMP/fn.csv" && ok "diff edk2: $f changed" ||
+	grep -q "\"FixtureApp\",\"$f\",.*,changed,code\$" "$TMP/fn.csv" && ok "diff edk2: $f changed" ||
 		nok "diff edk2: $f changed" "$(grep "$f" "$TMP/fn.csv")"
 done
-grep -q '"FixtureApp","FixtureFib",.*,same$' "$TMP/fn.csv" && ok "diff edk2: FixtureFib the same" ||
+grep -q '"FixtureApp","FixtureFib",.*,same,code$' "$TMP/fn.csv" && ok "diff edk2: FixtureFib the same" ||
 	nok "diff edk2: FixtureFib the same" "$(grep FixtureFib "$TMP/fn.csv")"
 
 # a run against itself: no change
@@ -142,10 +152,10 @@ if logref a a2 "$APPA" "$APPA" "$TMP/fn2.csv" "$TMP/img2.csv" && grep -q "^app: 
 else
 	nok "diff edk2: one build, two runs: the app the same, counts are the logger's" "$(tail -c 700 "$TMP/cmp")"
 fi
-if [ "$(grep -c '^"FixtureApp",' "$TMP/fn2.csv")" -gt 5 ] && ! grep '^"FixtureApp",' "$TMP/fn2.csv" | grep -qv ',same$'; then
+if [ "$(grep -c '^"FixtureApp",' "$TMP/fn2.csv")" -gt 5 ] && ! grep '^"FixtureApp",' "$TMP/fn2.csv" | grep -qv ',same,code$'; then
 	ok "diff edk2: one build, two runs: every app function the same (exclusive, inclusive, calls)"
 else
-	nok "diff edk2: one build, two runs: every app function the same (exclusive, inclusive, calls)" "$(grep '^"FixtureApp",' "$TMP/fn2.csv" | grep -v ',same$' | head -3)"
+	nok "diff edk2: one build, two runs: every app function the same (exclusive, inclusive, calls)" "$(grep '^"FixtureApp",' "$TMP/fn2.csv" | grep -v ',same,code$' | head -3)"
 fi
 expect_rc "diff edk2: one build, two runs: --image FixtureApp --fail-if-grows 0" 0 $EFIPT diff "$TMP/a/run" "$TMP/a2/run" $SA --fail-if-grows 0 --image FixtureApp
 # the gates on the real change
@@ -157,6 +167,82 @@ mkdir -p "$TMP/nosym"
 expect_rc "diff edk2: B without the app's symbols refused" 2 $EFIPT diff "$TMP/a/run" "$TMP/b/run" $SA --symbols-b "$TMP/nosym"
 contains "diff edk2: the image without symbols named" "$TMP/err" "image FixtureApp ran in both runs but has symbols in A only"
 expect_rc "diff edk2: ... compared by image" 0 $EFIPT diff "$TMP/a/run" "$TMP/b/run" $SA --symbols-b "$TMP/nosym" --by image
+
+# windows: --from F --to G counts from the first instruction executed in F
+# to the first in G after it, in each run; the logger's records cut at the
+# same two places give every application function's instructions (the
+# last window closes where FixtureDouble returns into its caller)
+# winref A B ELF_A ELF_B FROM TO FN_CSV
+winref() {
+	python3 - "$TMP" "$@" >"$TMP/cmp" 2>&1 <<'EOP'
+import csv, json, struct, subprocess, sys
+tmp, run_a, run_b, elf_a, elf_b, fn_from, fn_to, fn_csv = sys.argv[1:9]
+def funcs(elf):
+    out = []
+    for line in subprocess.run(["readelf", "-sW", elf], capture_output=True, text=True, check=True).stdout.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND" and int(f[2], 0):
+            out.append((int(f[1], 16), int(f[1], 16) + int(f[2], 0), f[7].split(".")[0]))
+    return out
+def window(run, elf):
+    raw = open("%s/%s/log.bin" % (tmp, run), "rb").read()
+    seq = struct.unpack("<%dQ" % (len(raw) // 8), raw[:len(raw) // 8 * 8])
+    imgs = [(int(i["base"], 16), int(i["size"]), i["name"])
+            for i in json.load(open("%s/%s/run/images.json" % (tmp, run)))["images"]]
+    base, size = next((b, s) for b, s, n in imgs if n == "FixtureApp")
+    fs = funcs(elf)
+    def fn(a):
+        if not base <= a < base + size:
+            return None
+        return next((n for lo, hi, n in fs if lo <= a - base < hi), "[unknown]")
+    per_fn, prev, state, total = {}, None, 0, 0
+    for a in seq:
+        if a == prev:  # a REP instruction's iterations are one instruction
+            continue
+        prev = a
+        f = fn(a)
+        if state == 0 and f == fn_from:
+            state = 1
+        elif state == 1 and f == fn_to:
+            state = 2
+            break
+        if state == 1:
+            total += 1
+            if f:
+                per_fn[f] = per_fn.get(f, 0) + 1
+    assert state == 2, (run, "window never closed", state)
+    return per_fn, total
+fa, ta = window(run_a, elf_a)
+fb, tb = window(run_b, elf_b)
+got = {}
+for r in csv.DictReader(open(fn_csv)):
+    if r["image"] == "FixtureApp":
+        k = r["function"]
+        g = got.setdefault(k, [0, 0])
+        g[0] += int(r["a_excl"])
+        g[1] += int(r["b_excl"])
+for f in set(fa) | set(fb) | set(got):
+    assert got.get(f, [0, 0]) == [fa.get(f, 0), fb.get(f, 0)], (f, got.get(f), fa.get(f), fb.get(f))
+print("window of %d and %d instructions: %s" % (ta, tb, ", ".join("%s %d->%d" % (f, fa.get(f, 0), fb.get(f, 0)) for f in sorted(set(fa) | set(fb)))))
+print("totals %d %d" % (ta, tb))
+EOP
+}
+for w in "FixtureRun FixtureFib" "FixtureChecksum FixtureFib" "FixtureDouble FixtureRun"; do
+	set -- $w
+	$EFIPT diff "$TMP/a/run" "$TMP/b/run" $SA $SB --from $1 --to $2 --format csv >"$TMP/w.csv" 2>"$TMP/err"
+	$EFIPT diff "$TMP/a/run" "$TMP/b/run" $SA $SB --from $1 --to $2 >"$TMP/w.txt" 2>>"$TMP/err"
+	if winref a b "$APPA" "$APPB" $1 $2 "$TMP/w.csv" &&
+		t=$(sed -n 's/^totals \([0-9]*\) \([0-9]*\)$/\1 \2/p' "$TMP/cmp") && set -- $t &&
+		grep -q "^instructions (the code's own): A $1, B $2," "$TMP/w.txt"; then
+		ok "diff edk2: window --from $w: the logger's counts ($(head -1 "$TMP/cmp"))"
+	else
+		nok "diff edk2: window --from $w: the logger's counts" "$(tail -c 600 "$TMP/cmp") $(head -c 300 "$TMP/err") $(grep '^instructions' "$TMP/w.txt")"
+	fi
+done
+expect_rc "diff edk2: a window whose function never ran" 2 $EFIPT diff "$TMP/a/run" "$TMP/b/run" $SA $SB --from FixtureNone
+contains "diff edk2: the window's function named" "$TMP/err" "efipt diff: A: --from FixtureNone never ran"
+expect_rc "diff edk2: a window that never closes" 2 $EFIPT diff "$TMP/a/run" "$TMP/b/run" $SA $SB --from FixtureFib --to FixtureRun
+contains "diff edk2: the window's end named" "$TMP/err" "--to FixtureRun never ran after --from"
 
 # differential folded stacks: efipt flame's counts of each run
 expect_rc "diff edk2: --folded" 0 $EFIPT diff "$TMP/a/run" "$TMP/b/run" $SA $SB --folded

@@ -216,6 +216,9 @@ static void cases(void)
 	finish("stack: INT n and its IRET", "+main(root) +H(int) -H(ret) -main(end) ");
 	CHECK(prof("H")->calls == 1 && prof("H")->excl == 2 && prof("main")->incl == 5,
 	      "stack: INT n enters its handler as a call");
+	CHECK(lg.p.irqs == 0 && lg.p.irq_done == 0 && prof("H")->excl_irq == 0 &&
+	      prof("H")->calls_irq == 0 && prof("main")->incl_irq == 0,
+	      "stack: INT n is the code's own, no interrupt");
 	done();
 
 	/* a call into a block that runs past its function's end */
@@ -293,6 +296,36 @@ static void cases(void)
 	finish("stack: interrupt frame ends at IRET",
 	       "+main(root) +A(call) +H(int) -H(ret) -A(ret) -main(end) ");
 	CHECK(prof("H")->calls == 1 && prof("A")->incl == 8, "stack: interrupt counts");
+	CHECK(lg.p.irqs == 1 && lg.p.irq_done == 4 && prof("H")->excl_irq == 4 &&
+	      prof("H")->incl_irq == 4 && prof("H")->calls_irq == 1 &&
+	      prof("A")->excl_irq == 0 && prof("A")->incl_irq == 4 &&
+	      prof("main")->incl_irq == 4 && prof("main")->incl == 12 &&
+	      prof("A")->calls_irq == 0, "stack: the interrupt's instructions apart");
+	done();
+
+	/* an interrupt whose handler calls what the code calls too, then
+	 * jumps on into another function (still the same interrupt) */
+	start();
+	run(0x100, 3, X86_IC_CALL_DIRECT);	/* main, returns to 0x103 */
+	run(0x400, 2, X86_IC_RET_NEAR);	/* C */
+	run(0x103, 1, X86_IC_OTHER);
+	event(PTFLOW_EV_INTERRUPT, 0x104, 0x500);
+	run(0x500, 2, X86_IC_CALL_DIRECT);	/* H, returns to 0x502 */
+	run(0x400, 3, X86_IC_RET_NEAR);	/* C */
+	run(0x502, 1, X86_IC_JMP_DIRECT);	/* H tail-calls B */
+	run(0x300, 2, X86_IC_IRET);		/* B */
+	run(0x104, 1, X86_IC_OTHER);
+	finish("stack: interrupt calling shared code, jumping on",
+	       "+main(root) +C(call) -C(ret) +H(int) +C(call) -C(ret) -H(repl) +B(tail) "
+	       "-B(ret) -main(end) ");
+	CHECK(lg.p.irqs == 1 && lg.p.irq_done == 8 && prof("C")->excl == 5 &&
+	      prof("C")->excl_irq == 3 && prof("C")->calls == 2 && prof("C")->calls_irq == 1 &&
+	      prof("C")->incl_irq == 3 && prof("B")->excl_irq == 2 && prof("H")->excl_irq == 3 &&
+	      prof("main")->incl == 15 && prof("main")->incl_irq == 8 &&
+	      prof("main")->excl_irq == 0, "stack: an interrupt's calls and jumps stay its own");
+	CHECK(prof("H")->incl_in_irq == 6 && prof("C")->incl_in_irq == 3 &&
+	      prof("B")->incl_in_irq == 2 && prof("main")->incl_in_irq == 0,
+	      "stack: inclusive instructions in interrupts");
 	done();
 
 	/* interrupt at a call's target, before its first instruction */
@@ -400,6 +433,34 @@ static void time_case(void)
 	done();
 }
 
+/* Time in an interrupt: the ticks while its handler is on top are the
+ * interrupt's, and so are they in the inclusive times below it. */
+static void irq_time_case(void)
+{
+	start();
+	fake_tsc = 1000;
+	run(0x100, 3, X86_IC_CALL_DIRECT);	/* main, returns to 0x103 */
+	run(0x200, 2, X86_IC_OTHER);		/* A */
+	event(PTFLOW_EV_INTERRUPT, 0x202, 0x500);
+	fake_tsc = 1100;
+	run(0x500, 4, X86_IC_IRET);		/* H: 100 */
+	fake_tsc = 1150;
+	run(0x202, 2, X86_IC_RET_NEAR);		/* H still on top: 50 */
+	fake_tsc = 1300;
+	run(0x103, 1, X86_IC_OTHER);		/* A: 150 */
+	cs_finish(&cs);
+	const struct profile_fn *h = prof("H"), *a = prof("A"), *m = prof("main");
+	CHECKF(h->excl_t == 150 && h->excl_t_irq == 150 && h->incl_t_in_irq == 150 &&
+	       a->incl_t == 300 && a->incl_t_irq == 150 && a->excl_t_irq == 0 &&
+	       m->incl_t_irq == 150 && lg.p.irq_t_done == 150,
+	       via_blocks ? "time: blocks: an interrupt's time apart" : "time: runs: an interrupt's time apart",
+	       "H %llu/%llu/%llu A %llu/%llu main %llu irq %llu", (unsigned long long)h->excl_t,
+	       (unsigned long long)h->excl_t_irq, (unsigned long long)h->incl_t_in_irq,
+	       (unsigned long long)a->incl_t, (unsigned long long)a->incl_t_irq,
+	       (unsigned long long)m->incl_t_irq, (unsigned long long)lg.p.irq_t_done);
+	done();
+}
+
 /* Inline frames: in main, I is inlined at [0x110, 0x120) and J into I at
  * [0x118, 0x11c); J's last instruction calls A. */
 static struct syminline inls[] = { { "I", 0, 1 }, { "J", 1, 2 } };
@@ -444,8 +505,10 @@ static void inline_case(void)
 int main(void)
 {
 	time_case();
+	irq_time_case();
 	via_blocks = true;
 	time_case();
+	irq_time_case();
 	via_blocks = false;
 	cases();
 	inline_case();

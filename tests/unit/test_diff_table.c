@@ -125,9 +125,45 @@ static void arithmetic(void)
 	CHECK(diff_ratio(4, 6) == 1.5 && diff_ratio(0, 6) == 0.0, "diff_ratio");
 }
 
+/* What interrupts ran: a row of its own per function and image, matched
+ * with the other run's interrupt row, never with a code row. */
+static void interrupts(void)
+{
+	static const char *const a_names[] = { "App`Run", "Dxe`Tick", "Dxe`Tick" };
+	static const uint64_t a_v[] = { 50, 50, 1, 5, 5, 1, 20, 20, 2 };
+	static const char *const b_names[] = { "App`Run", "Dxe`Tick" };
+	static const uint64_t b_v[] = { 50, 50, 1, 35, 35, 3 };
+	struct diff_run a, b, ia, ib;
+	struct diff_row *r = NULL;
+	size_t n = 0;
+	run_of(&a, a_names, a_v, 3);
+	run_of(&b, b_names, b_v, 2);
+	a.fn[2].irq = true;	/* A: Tick in code and in interrupts */
+	b.fn[1].irq = true;	/* B: in interrupts only */
+	CHECK(!diff_table(&a, &b, &r, &n) && n == 3, "diff_table: code and interrupt rows apart");
+	CHECK(n == 3 && r[0].irq && r[0].in_a && r[0].in_b && r[0].a_excl == 20 &&
+	      r[0].b_excl == 35 && r[0].b_calls == 3 && !r[1].irq && r[1].in_a && !r[1].in_b &&
+	      !strcmp(r[1].name, "Tick") && r[1].a_excl == 5 && !r[2].irq &&
+	      !strcmp(r[2].name, "Run") && r[2].b_excl == 50,
+	      "diff_table: an interrupt row matches the other's interrupt row only");
+	free(r);
+	CHECK(!diff_run_by_image(&a, &ia) && !diff_run_by_image(&b, &ib) && ia.nfn == 3 &&
+	      ib.nfn == 2 && !strcmp(ia.fn[1].image, "Dxe") && !ia.fn[1].irq &&
+	      ia.fn[1].excl == 5 && ia.fn[2].irq && ia.fn[2].excl == 20 && ib.fn[1].irq &&
+	      ib.fn[1].excl == 35, "diff_run_by_image: an image's code and interrupt rows");
+	CHECK(!diff_table(&ia, &ib, &r, &n) && n == 3 && r[0].irq && r[0].a_excl == 20 &&
+	      r[0].b_excl == 35, "diff_table by image: interrupt rows matched");
+	free(r);
+	diff_run_free(&ia);
+	diff_run_free(&ib);
+	diff_run_free(&a);
+	diff_run_free(&b);
+}
+
 int main(void)
 {
 	matching();
+	interrupts();
 	folds();
 	arithmetic();
 	return check_exit();
