@@ -11,7 +11,9 @@
 #include "core/pt_caps.h"
 #include "host/cmd/commands.h"
 #include "host/util/file_io.h"
+#include "host/input/fpdt_run.h"
 #include "host/input/rundir.h"
+#include "host/out/fpdt_out.h"
 #include "host/util/opts.h"
 #include "core/pt_image.h"
 
@@ -104,6 +106,24 @@ static int show_code(struct run_dir *rd)
 	if (ptimg_list_sort(rd->images.v, rd->images.n, sizeof(*rd->images.v)))
 		images_note_overlaps("efipt info", rd->images.v, rd->images.n,
 				     sizeof(*rd->images.v), image_name);
+	return 0;
+}
+
+/* The firmware's boot-performance records (fpdt.bin), their modules named
+ * by the images' GUIDs. Damaged records are the firmware's, not the run
+ * directory's: named and skipped. -1 when fpdt.bin cannot be read. */
+static int show_fpdt(const struct run_dir *rd)
+{
+	struct fpdt_run f;
+	char err[4400];
+	if (fpdtrun_load(&f, rd->path, &rd->images, err, sizeof(err))) {
+		fprintf(stderr, "efipt info: %s\n", term_safe(err));
+		fpdtrun_free(&f);
+		return -1;
+	}
+	fpdtout_info(stdout, &f);
+	fpdtout_warn_damage("efipt info", &f);
+	fpdtrun_free(&f);
 	return 0;
 }
 
@@ -238,6 +258,8 @@ int cmd_info(int argc, char **argv)
 			       (unsigned long long)t[k].bytes, (unsigned long long)t[k].insns);
 	}
 	if (show_code(&rd))
+		rc = 1;
+	if (show_fpdt(&rd))
 		rc = 1;
 	char tp[4200], terr[4400];
 	if (rundir_trace(&rd, tp, sizeof(tp), terr, sizeof(terr)) && strstr(terr, " is empty: "))

@@ -1,0 +1,59 @@
+# The firmware's boot-performance records (fpdt.bin) in efipt info, timeline
+# and diff: a run directory with crafted FPDT, FBPT and S3PT tables
+# (tests/cli/fpdt_gen.py, the layouts of the ACPI specification and EDK2's
+# extended records), good and damaged.
+. tests/lib.sh
+. tests/cli/lib_rundir.sh
+GA=11111111-2222-3333-4444-555555555555
+# the image of the synthesized trace carries the GUID of the first StartImage
+cat >"$D/images.json" <<EOM
+{"images":[{"name":"loop.efi","base":"0x1000","size":4096,"code_type":"LoaderCode","path":"Fv(7cb8bdc9-f8eb-4f34-aaea-3ee4af6516a1)/FvFile($GA)","pdb":"","entry":"0x1000"}]}
+EOM
+python3 tests/cli/fpdt_gen.py bin "$D/fpdt.bin"
+manifest "$D"
+
+expect_rc "info: a run with fpdt.bin" 0 $EFIPT info "$D"
+contains "info: the tables" "$TMP/out" "FPDT         fpdt.bin: FPDT FBPT S3PT; 16 records, 6 measurements"
+contains "info: the basic boot record" "$TMP/out" "ExitBootServicesExit              960.000 us since reset"
+contains "info: StartImage named by the image with its GUID" "$TMP/out" \
+	"100.000        200.000  StartImage   loop.efi"
+contains "info: StartImage of a GUID no image has" "$TMP/out" \
+	"400.000         50.000  StartImage   aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
+contains "info: a function's string record" "$TMP/out" "410.000         10.000  Function     InitThing"
+contains "info: DB:Start" "$TMP/out" "500.000         20.000  DB:Start     PciBusDxe"
+contains "info: Callback" "$TMP/out" "600.000          1.000  Callback     OnReady"
+contains "info: a single event" "$TMP/out" "700.000        (event)  Event        Mark"
+contains "info: S3 resume" "$TMP/out" "S3 resume: count 1, the last 2.000 us, average 2.000 us"
+if grep -q damaged "$TMP/out" "$TMP/err"; then nok "info: nothing damaged" "$(cat "$TMP/err")"; else ok "info: nothing damaged"; fi
+
+# damaged records: named (offset, type, length) and skipped; the rest listed
+D2=$TMP/damaged
+cp -r "$D" "$D2"
+python3 tests/cli/fpdt_gen.py bin "$D2/fpdt.bin" --damaged
+expect_rc "info: damaged FPDT records are no damaged run" 0 $EFIPT info "$D2"
+# FPDT 68 bytes, FBPT header 8, basic boot 48, then 34+34+58+58+34+34+66+66+74+74+58: 714
+contains "info: a record shorter than its fields named" "$TMP/err" \
+	"fpdt.bin: offset 714: record type 0x1010, length 20: shorter than its type's fields: skipped"
+contains "info: a record below its header named" "$TMP/err" \
+	"offset 734: record type 0x1010, length 3: record length below its 4-byte header: skipped"
+contains "info: the damaged ones said in the listing" "$TMP/out" "2 damaged (skipped)"
+contains "info: the good records still listed" "$TMP/out" "600.000          1.000  Callback     OnReady"
+contains "info: the table after the damage still read" "$TMP/out" "S3 resume: count 1"
+
+# a table cut short: named, the tables before it listed
+D3=$TMP/cut
+cp -r "$D" "$D3"
+head -c 300 "$D/fpdt.bin" >"$D3/fpdt.bin"
+expect_rc "info: fpdt.bin cut short" 0 $EFIPT info "$D3"
+contains "info: the cut table named" "$TMP/err" "offset 68: table (length 646): table passes the file's end: skipped"
+contains "info: the FPDT before it read" "$TMP/out" "fpdt.bin: FPDT; 2 records, 0 measurements"
+
+# no fpdt.bin: no section
+expect_rc "info: a run without fpdt.bin" 0 $EFIPT info "$TMP/run/../run"
+D4=$TMP/none
+cp -r "$D" "$D4" && rm "$D4/fpdt.bin"
+expect_rc "info: no fpdt.bin" 0 $EFIPT info "$D4"
+if grep -q '^FPDT' "$TMP/out"; then nok "info: no FPDT section without fpdt.bin" "$(cat "$TMP/out")"; else ok "info: no FPDT section without fpdt.bin"; fi
+mkdir "$D4/fpdt.bin"
+expect_rc "info: fpdt.bin a directory" 1 $EFIPT info "$D4"
+contains "info: fpdt.bin a directory named" "$TMP/err" "fpdt.bin: not a regular file"
