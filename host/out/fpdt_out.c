@@ -76,6 +76,58 @@ void fpdtout_warn_damage(const char *cmd, const struct fpdt_run *f)
 
 #define FPDT_TRACKS 16
 
+/* An instant of the first track: a basic boot time (span NULL) or an event. */
+struct fpdt_instant {
+	uint64_t t;
+	int field;
+	const struct fpdt_span *span;
+};
+
+static int by_time(const void *a, const void *b)
+{
+	const struct fpdt_instant *x = a, *y = b;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* The first track: its instants in time order (a track's time never goes
+ * back). -1 out of memory. */
+static int write_instants(struct tl_sink *s, const struct fpdt_run *f, int tid, uint64_t shift,
+			  uint64_t *dropped)
+{
+	struct fpdt_instant *in = malloc((f->nspan + FPDT_BOOT_FIELDS) * sizeof(*in));
+	if (!in)
+		return -1;
+	size_t n = 0;
+	for (int i = 0; f->have_boot && i < FPDT_BOOT_FIELDS; i++)
+		if (f->boot[i])
+			in[n++] = (struct fpdt_instant){ f->boot[i], i, NULL };
+	for (size_t i = 0; i < f->nspan; i++)
+		if (f->span[i].single || !f->span[i].dur)
+			in[n++] = (struct fpdt_instant){ f->span[i].start, 0, &f->span[i] };
+	qsort(in, n, sizeof(*in), by_time);
+	char label[FPDT_NAME_MAX + 40];
+	for (size_t i = 0; i < n; i++) {
+		if (in[i].t < shift) {
+			(*dropped)++;
+			continue;
+		}
+		const struct fpdt_span *sp = in[i].span;
+		if (!sp) {
+			struct tl_arg arg = { "ns_since_reset", TL_U64, in[i].t, NULL };
+			s->ops->instant(s, tid, in[i].t - shift,
+					tlsink_name(s, fpdt_boot_field_name(in[i].field)), &arg, 1);
+			continue;
+		}
+		fpdtrun_label(sp, label, sizeof(label));
+		struct tl_arg arg[3] = { { "guid", TL_STR, 0, sp->guid },
+					 { "record_offset", TL_U64, sp->off, NULL },
+					 { "ns_since_reset", TL_U64, sp->start, NULL } };
+		s->ops->instant(s, tid, in[i].t - shift, tlsink_name(s, label), arg, 3);
+	}
+	free(in);
+	return 0;
+}
+
 int fpdtout_track(struct tl_sink *s, const struct fpdt_run *f, int tid0, uint64_t shift_ns,
 		  uint64_t *dropped)
 {
@@ -83,19 +135,9 @@ int fpdtout_track(struct tl_sink *s, const struct fpdt_run *f, int tid0, uint64_
 	if (!f->present)
 		return 0;
 	s->ops->track(s, tid0, "Firmware FPDT: basic boot and events");
-	if (f->have_boot) {
-		for (int i = 0; i < FPDT_BOOT_FIELDS; i++) {
-			if (!f->boot[i] || f->boot[i] < shift_ns) {
-				*dropped += f->boot[i] != 0;
-				continue;
-			}
-			struct tl_arg arg = { "ns_since_reset", TL_U64, f->boot[i], NULL };
-			s->ops->instant(s, tid0, f->boot[i] - shift_ns,
-					tlsink_name(s, fpdt_boot_field_name((enum fpdt_boot_field)i)),
-					&arg, 1);
-		}
-	}
-	/* per track, the ends of its open slices (nested: the last ends first) */
+	if (write_instants(s, f, tid0, shift_ns, dropped))
+		return -1;
+	/* per track, the ends of its open slices, the last first (they nest) */
 	static uint64_t end[FPDT_TRACKS][64];
 	static uint32_t ename[FPDT_TRACKS][64];
 	unsigned depth[FPDT_TRACKS] = { 0 };
@@ -103,22 +145,15 @@ int fpdtout_track(struct tl_sink *s, const struct fpdt_run *f, int tid0, uint64_
 	char label[FPDT_NAME_MAX + 40];
 	for (size_t i = 0; i < f->nspan; i++) {
 		const struct fpdt_span *sp = &f->span[i];
+		if (sp->single || !sp->dur)
+			continue; /* an instant */
 		uint64_t b = sp->start, e = sp->start + sp->dur;
-		if (e < shift_ns || (sp->single && b < shift_ns)) {
+		if (e < shift_ns) {
 			(*dropped)++;
 			continue;
 		}
 		b = b < shift_ns ? 0 : b - shift_ns;
 		e -= shift_ns;
-		fpdtrun_label(sp, label, sizeof(label));
-		uint32_t name = tlsink_name(s, label);
-		if (sp->single || !sp->dur) {
-			struct tl_arg arg[3] = { { "guid", TL_STR, 0, sp->guid },
-						 { "record_offset", TL_U64, sp->off, NULL },
-						 { "ns_since_reset", TL_U64, sp->start, NULL } };
-			s->ops->instant(s, tid0, b, name, arg, 3);
-			continue;
-		}
 		int k;
 		for (k = 0; k < FPDT_TRACKS; k++) {
 			while (depth[k] && end[k][depth[k] - 1] <= b) {
@@ -141,6 +176,8 @@ int fpdtout_track(struct tl_sink *s, const struct fpdt_run *f, int tid0, uint64_
 			s->ops->track(s, tid0 + 1 + k, tn);
 			ntracks = k + 1;
 		}
+		fpdtrun_label(sp, label, sizeof(label));
+		uint32_t name = tlsink_name(s, label);
 		s->ops->begin(s, tid0 + 1 + k, b, name);
 		end[k][depth[k]] = e;
 		ename[k][depth[k]++] = name;

@@ -57,3 +57,48 @@ if grep -q '^FPDT' "$TMP/out"; then nok "info: no FPDT section without fpdt.bin"
 mkdir "$D4/fpdt.bin"
 expect_rc "info: fpdt.bin a directory" 1 $EFIPT info "$D4"
 contains "info: fpdt.bin a directory named" "$TMP/err" "fpdt.bin: not a regular file"
+
+# timeline: the records as tracks beside the CPU's, in JSON and in Perfetto's
+# protobuf (which must say what the JSON says: tests/cli/pftrace_check.py)
+. tests/cli/lib_timeline.sh
+fpdt_events() { # JSON FILE: the FPDT tracks' events, one "ph tid ts name" a line
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = {e["tid"]: e["args"]["name"] for e in d["traceEvents"] if e.get("ph") == "M" and e.get("name") == "thread_name"}
+for e in d["traceEvents"]:
+    if e.get("ph") in "BEi" and names.get(e.get("tid"), "").startswith("Firmware FPDT"):
+        print(e["ph"], names[e["tid"]], e["ts"], e["name"])
+print("fpdt_time", d["otherData"].get("fpdt_time", "-"))
+' "$1"
+}
+expect_rc "timeline: a run with fpdt.bin" 0 $EFIPT timeline "$D" -o "$TMP/tl.json"
+fpdt_events "$TMP/tl.json" >"$TMP/ev"
+contains "timeline: StartImage as a slice" "$TMP/ev" "B Firmware FPDT: measurements 100 StartImage loop.efi"
+contains "timeline: its end" "$TMP/ev" "E Firmware FPDT: measurements 300 StartImage loop.efi"
+contains "timeline: a function nested in B's StartImage" "$TMP/ev" "B Firmware FPDT: measurements 410 Function InitThing"
+contains "timeline: basic boot as instants" "$TMP/ev" "i Firmware FPDT: basic boot and events 960 ExitBootServicesExit"
+contains "timeline: a single event as an instant" "$TMP/ev" "i Firmware FPDT: basic boot and events 700 Event Mark"
+contains "timeline: not aligned without time" "$TMP/ev" "fpdt_time ns since reset, from 0: not aligned"
+pf_same "timeline: Perfetto's FPDT tracks say what the JSON's say" "$TMP/tl.json" "$D"
+# with TSC packets at a known frequency the records sit on the trace's clock:
+# at 1 GHz a record's ns since reset less the first TSC (otherData tsc_first)
+$EFIPT synth --raw "$D/mem-0000000000001000.bin:0x1000" --start 0x1000 --out "$D/trace.pt" --insns 3000 --tsc 2>/dev/null
+manifest "$D"
+expect_rc "timeline: timed run with fpdt.bin" 0 $EFIPT timeline "$D" --tsc-hz 1000000000 -o "$TMP/tt.json"
+fpdt_events "$TMP/tt.json" >"$TMP/ev"
+first=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["otherData"]["tsc_first"])' "$TMP/tt.json")
+want=$(python3 -c "import sys; n=100000-$first; print('%d.%03d' % (n // 1000, n % 1000) if n % 1000 else n // 1000)")
+contains "timeline: on the trace's clock, less its first TSC ($first)" "$TMP/ev" "B Firmware FPDT: measurements $want StartImage loop.efi"
+contains "timeline: the alignment said" "$TMP/ev" "fpdt_time ns since reset less $first ns (the trace's first TSC)"
+if [ "$first" -gt 1000 ]; then
+	contains "timeline: ResetEnd before the trace's first time left out, said" "$TMP/err" "1 FPDT records end before the trace starts: left out"
+fi
+pf_same "timeline: timed Perfetto FPDT tracks" "$TMP/tt.json" "$D" --tsc-hz 1000000000
+# damaged records: named on stderr, the others drawn
+cp "$D2/fpdt.bin" "$D/fpdt.bin"
+expect_rc "timeline: damaged FPDT records" 0 $EFIPT timeline "$D" -o "$TMP/td.json"
+contains "timeline: damaged record named" "$TMP/err" "offset 734: record type 0x1010, length 3: record length below its 4-byte header: skipped"
+fpdt_events "$TMP/td.json" >"$TMP/ev"
+contains "timeline: the good records drawn" "$TMP/ev" "B Firmware FPDT: measurements 600 Callback OnReady"
+python3 tests/cli/fpdt_gen.py bin "$D/fpdt.bin"
