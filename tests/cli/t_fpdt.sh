@@ -102,3 +102,34 @@ contains "timeline: damaged record named" "$TMP/err" "offset 734: record type 0x
 fpdt_events "$TMP/td.json" >"$TMP/ev"
 contains "timeline: the good records drawn" "$TMP/ev" "B Firmware FPDT: measurements 600 Callback OnReady"
 python3 tests/cli/fpdt_gen.py bin "$D/fpdt.bin"
+
+# diff: the records' durations of A and B side by side (B's times doubled)
+B=$TMP/runb
+cp -r "$D" "$B"
+python3 tests/cli/fpdt_gen.py bin "$B/fpdt.bin" --scale 2
+expect_rc "diff: two runs with fpdt.bin" 0 $EFIPT diff "$D" "$B"
+contains "diff: the section" "$TMP/out" "firmware boot performance records (FPDT; durations, basic boot times since reset; us):"
+contains "diff: a StartImage's durations, delta, ratio" "$TMP/out" \
+	"       200.000        400.000       +200.000    2.0000          StartImage loop.efi"
+contains "diff: a function's" "$TMP/out" "        10.000         20.000        +10.000    2.0000          Function InitThing"
+contains "diff: the basic boot record's time to the loader" "$TMP/out" \
+	"899.000       1798.000       +899.000    2.0000          basic boot ResetEnd to OsLoaderLoadImageStart (duration)"
+contains "diff: ExitBootServices" "$TMP/out" "10.000         20.000        +10.000    2.0000          basic boot ExitBootServices (duration)"
+contains "diff: every record changed" "$TMP/out" "12 of 12 records changed"
+expect_rc "diff --format jsonl with fpdt.bin" 0 $EFIPT diff "$D" "$B" --format jsonl
+contains "diff: jsonl rows" "$TMP/out" '{"type":"fpdt","record":"StartImage loop.efi","a_ns":200000,"b_ns":400000,"delta_ns":200000,"status":"changed"}'
+expect_rc "diff: a run against itself" 0 $EFIPT diff "$D" "$D"
+contains "diff: no change in the records" "$TMP/out" "no change: 12 records the same"
+expect_rc "diff --format csv with fpdt.bin" 0 $EFIPT diff "$D" "$B" --format csv
+contains "diff: csv says where the records are" "$TMP/err" "FPDT records are compared in --format text and jsonl"
+if grep -q fpdt "$TMP/out"; then nok "diff: csv keeps one table" "$(head -c 300 "$TMP/out")"; else ok "diff: csv keeps one table"; fi
+# one side without fpdt.bin: its records are "only A"
+rm "$B/fpdt.bin"
+expect_rc "diff: B without fpdt.bin" 0 $EFIPT diff "$D" "$B"
+contains "diff: B's absence said" "$TMP/out" "B: no fpdt.bin"
+contains "diff: A's records only in A" "$TMP/out" "       200.000          0.000       -200.000         -  only A  StartImage loop.efi"
+# a damaged record in B: named, skipped, the rest compared
+python3 tests/cli/fpdt_gen.py bin "$B/fpdt.bin" --damaged
+expect_rc "diff: B with damaged records" 0 $EFIPT diff "$D" "$B"
+contains "diff: B's damaged record named" "$TMP/err" "efipt diff: B: $B/fpdt.bin: offset 734: record type 0x1010, length 3"
+contains "diff: B's damage counted" "$TMP/out" "B: 6 measurements, basic boot, 2 damaged records skipped"
