@@ -12,6 +12,8 @@
 #include "host/cmd/commands.h"
 #include "host/util/file_io.h"
 #include "host/input/fpdt_run.h"
+#include "host/input/fpdt_trace.h"
+#include "host/input/session.h"
 #include "host/input/rundir.h"
 #include "host/out/fpdt_out.h"
 #include "host/util/opts.h"
@@ -32,12 +34,15 @@ static const char info_tail[] =
 	"errors or a write error on standard output.\n";
 
 struct info_opts {
-	bool caps;
+	bool caps, vs_trace;
 };
 
 static const struct opt_row info_rows[] = {
 	{ "caps", OPT_FLAG, opt_set_true, offsetof(struct info_opts, caps), NULL,
 	  "also print the full capability report from its cpuid.txt" },
+	{ "vs-trace", OPT_FLAG, opt_set_true, offsetof(struct info_opts, vs_trace), NULL,
+	  "decode the trace (CPU 0) and set each FPDT measurement of an\nimage beside that "
+	  "image's first and last time in it" },
 };
 
 /* A string member as it may be printed: control characters escaped. */
@@ -125,6 +130,49 @@ static int show_fpdt(const struct run_dir *rd)
 	fpdtout_warn_damage("efipt info", &f);
 	fpdtrun_free(&f);
 	return 0;
+}
+
+/* --vs-trace: the run's trace decoded (CPU 0) beside the FPDT records.
+ * -1 when it cannot be decoded (said). */
+static int show_vs_trace(const char *dir)
+{
+	struct session t;
+	struct fpdt_run f;
+	struct fpdt_window *w = NULL;
+	int rc = -1;
+	memset(&f, 0, sizeof(f));
+	session_init(&t, "info");
+	char err[4400];
+	if (session_open(&t, dir, SESSION_TRACE))
+		goto out;
+	if (fpdtrun_load(&f, t.rd.path, &t.images, err, sizeof(err))) {
+		fprintf(stderr, "efipt info: %s\n", term_safe(err));
+		goto out;
+	}
+	if (!f.present) {
+		fprintf(stderr, "efipt info: --vs-trace: the run has no fpdt.bin (the firmware "
+			"published no FPDT, or efipt.efi did not save it)\n");
+		goto out;
+	}
+	w = calloc(t.images.n + 1, sizeof(*w));
+	if (!w) {
+		fprintf(stderr, "efipt info: out of memory\n");
+		goto out;
+	}
+	long e = fpdttrace_windows(&t, 0, w);
+	if (e < 0)
+		goto out;
+	bool timed = t.tsc_hz != 0;
+	if (!timed)
+		fprintf(stderr, "efipt info: --vs-trace: the trace's TSC frequency is not known "
+			"(--tsc-hz): instructions only\n");
+	fpdtout_vs_trace(stdout, &f, &t.images, w, timed);
+	rc = e ? -1 : 0;
+out:
+	free(w);
+	fpdtrun_free(&f);
+	session_free(&t);
+	return rc;
 }
 
 /* The same decode with libipt's ptxed, for users who want its output. */
@@ -260,6 +308,8 @@ int cmd_info(int argc, char **argv)
 	if (show_code(&rd))
 		rc = 1;
 	if (show_fpdt(&rd))
+		rc = 1;
+	if (o.vs_trace && show_vs_trace(operand[0]))
 		rc = 1;
 	char tp[4200], terr[4400];
 	if (rundir_trace(&rd, tp, sizeof(tp), terr, sizeof(terr)) && strstr(terr, " is empty: "))

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/input/fpdt_trace.h"
+#include "host/input/image.h"
 #include "host/out/timeline_sink.h"
 #include "host/util/file_io.h"
 
@@ -66,6 +68,54 @@ void fpdtout_info(FILE *out, const struct fpdt_run *f)
 	}
 	for (size_t i = 0; i < f->ndamage; i++)
 		fprintf(out, "  damaged: %s: skipped\n", f->damage[i]);
+}
+
+void fpdtout_vs_trace(FILE *out, const struct fpdt_run *f, const struct image_list *l,
+		      const struct fpdt_window *w, bool timed)
+{
+	if (!f->present)
+		return;
+	fprintf(out, "FPDT/trace   each measurement of an image beside that image in the trace "
+		"(us since reset)\n");
+	fprintf(out, "  %12s %12s %12s %12s %12s %12s  %-28s %s\n", "record", "trace",
+		"rec start", "rec end", "trace first", "trace last", "agrees", "measurement");
+	char label[FPDT_NAME_MAX + 40];
+	size_t n = 0;
+	for (size_t i = 0; i < f->nspan; i++) {
+		const struct fpdt_span *s = &f->span[i];
+		if (s->single || !s->image[0])
+			continue;
+		unsigned k;
+		for (k = 0; k < l->n && strcmp(l->v[k].name, s->image); k++)
+			;
+		if (k == l->n)
+			continue;
+		n++;
+		fpdtrun_label(s, label, sizeof(label));
+		char d[32], rs[32], re[32], tw[32] = "-", tf[32] = "-", tl[32] = "-", v[64];
+		us(d, sizeof(d), s->dur);
+		us(rs, sizeof(rs), s->start);
+		us(re, sizeof(re), s->start + s->dur);
+		const struct fpdt_window *x = &w[k];
+		if (!x->insns) {
+			snprintf(v, sizeof(v), "not in the trace");
+		} else if (!timed || !x->timed) {
+			snprintf(v, sizeof(v), "%llu insns, no time",
+				 (unsigned long long)x->insns);
+		} else {
+			us(tw, sizeof(tw), x->last - x->first);
+			us(tf, sizeof(tf), x->first);
+			us(tl, sizeof(tl), x->last);
+			bool in = x->first >= s->start && x->last <= s->start + s->dur;
+			snprintf(v, sizeof(v), in ? "yes: the record brackets it"
+					  : x->last < s->start || x->first > s->start + s->dur
+					  ? "no: outside the record" : "no: past the record");
+		}
+		fprintf(out, "  %12s %12s %12s %12s %12s %12s  %-28s %s\n", d, tw, rs, re, tf, tl, v,
+			term_safe(label));
+	}
+	if (!n)
+		fprintf(out, "  no measurement names an image of this run (by its FvFile GUID)\n");
 }
 
 void fpdtout_warn_damage(const char *cmd, const struct fpdt_run *f)

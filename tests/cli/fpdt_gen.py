@@ -5,11 +5,13 @@ Layouts from the ACPI specification (5.2.24) and EDK2's extended records
 (ExtendedFirmwarePerformance.h); see core/fpdt.h.
 
   fpdt_gen.py bin OUT [--scale S] [--damaged] [--guid-a G] [--guid-b G]
+                     [--a-start NS --a-end NS]
       fpdt.bin as efipt.efi saves it: the FPDT, then the FBPT, then the S3PT.
       Records (ns since reset, times multiplied by S):
         basic boot: ResetEnd 1000, loader load 900000, start 910000,
                     EBS entry 950000, EBS exit 960000
-        StartImage (GUID events 0x01/0x02) of G_A: 100000 .. 300000
+        StartImage (GUID events 0x01/0x02) of G_A: 100000 .. 300000 (or
+                    --a-start .. --a-end)
         StartImage of G_B: 400000 .. 450000, inside it
         Function "InitThing" (string events 0x30/0x31, GUID G_B):
                     410000 .. 420000
@@ -73,14 +75,14 @@ def name(s, size=24):
     return b + b"\0" * (size - len(b))
 
 
-def fbpt(s, guid_a, guid_b, damaged):
+def fbpt(s, guid_a, guid_b, damaged, a_start=100000, a_end=300000):
     recs = [basic_boot(s),
-            ev(0x1010, 0x01, 100000 * s, guid_a),
+            ev(0x1010, 0x01, a_start * s, guid_a),
             ev(0x1010, 0x01, 400000 * s, guid_b),
             ev(0x1011, 0x30, 410000 * s, guid_b, name("InitThing")),
             ev(0x1011, 0x31, 420000 * s, guid_b, name("InitThing")),
             ev(0x1010, 0x02, 450000 * s, guid_b),
-            ev(0x1010, 0x02, 300000 * s, guid_a),
+            ev(0x1010, 0x02, a_end * s, guid_a),
             ev(0x1014, 0x05, 500000 * s, guid_a, struct.pack("<Q", 0x1234) + name("PciBusDxe")),
             ev(0x1014, 0x06, 520000 * s, guid_a, struct.pack("<Q", 0x1234) + name("PciBusDxe")),
             ev(0x1012, 0x20, 600000 * s, guid_a, guid_bytes(guid_b) + name("OnReady")),
@@ -99,7 +101,8 @@ def s3pt():
 
 def main(argv):
     args = argv[1:]
-    opt = {"--scale": "1", "--guid-a": GUID_A, "--guid-b": GUID_B, "--fbpt-addr": "0"}
+    opt = {"--scale": "1", "--guid-a": GUID_A, "--guid-b": GUID_B, "--fbpt-addr": "0",
+           "--a-start": "100000", "--a-end": "300000"}
     flags = set()
     pos = []
     i = 0
@@ -114,7 +117,8 @@ def main(argv):
             pos.append(args[i])
             i += 1
     s = int(opt["--scale"])
-    fb = fbpt(s, opt["--guid-a"], opt["--guid-b"], "--damaged" in flags)
+    fb = fbpt(s, opt["--guid-a"], opt["--guid-b"], "--damaged" in flags,
+              int(opt["--a-start"], 0), int(opt["--a-end"], 0))
     addr = int(opt["--fbpt-addr"], 0)
     if pos[0] == "bin":
         fp = acpi_table(b"FPDT", ptr_rec(0, addr or 0x7000000) + ptr_rec(1, 0x7100000))

@@ -133,3 +133,47 @@ python3 tests/cli/fpdt_gen.py bin "$B/fpdt.bin" --damaged
 expect_rc "diff: B with damaged records" 0 $EFIPT diff "$D" "$B"
 contains "diff: B's damaged record named" "$TMP/err" "efipt diff: B: $B/fpdt.bin: offset 734: record type 0x1010, length 3"
 contains "diff: B's damage counted" "$TMP/out" "B: 6 measurements, basic boot, 2 damaged records skipped"
+
+# info --vs-trace: a measurement of an image beside the image's time in the
+# trace ("does it agree with DP?"). The synthesized trace has a TSC packet in
+# each PSB+ (TSC = 3 * offset + 1000, a PSB+ every 64 bytes); at 1 GHz (the
+# manifest's timing.tsc_hz) loop.efi runs from about 1 us to 9 us after reset.
+$EFIPT synth --raw "$D/mem-0000000000001000.bin:0x1000" --start 0x1000 --out "$D/trace.pt" --insns 3000 --tsc --psb-period 64 2>/dev/null
+manifest "$D"
+sed -i 's/"command":"trace",/"command":"trace","timing":{"tsc_hz":1000000000},/' "$D/manifest.json"
+window=$($EFIPT timeline "$D" -o "$TMP/w.json" 2>/dev/null; python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ts = [e["ts"] for e in d["traceEvents"] if e.get("tid") == 1 and e.get("ph") in "BE"]
+print(round(d["otherData"]["tsc_first"] / 1000, 3), round(d["otherData"]["tsc_first"] / 1000 + max(ts), 3))
+' "$TMP/w.json")
+first=${window% *}
+last=${window#* }
+python3 tests/cli/fpdt_gen.py bin "$D/fpdt.bin" --a-start 0 --a-end 20000
+expect_rc "info --vs-trace" 0 $EFIPT info --vs-trace "$D"
+contains "info --vs-trace: the record brackets the image's window" "$TMP/out" "yes: the record brackets it  StartImage loop.efi"
+line=$(grep 'StartImage loop.efi' "$TMP/out" | tail -n 1)
+set -- $line
+# record, trace, rec start, rec end, trace first, trace last
+python3 -c "import sys; f, l = float(sys.argv[1]), float(sys.argv[2]); ok = abs(f - $first) < 0.01 and abs(l - $last) < 0.2; sys.exit(0 if ok else 1)" "$5" "$6" \
+	&& ok "info --vs-trace: the image's first and last time are the timeline's ($first..$last us)" \
+	|| nok "info --vs-trace: the image's window" "$line; the timeline says $first..$last"
+[ "$1" = "20.000" ] && [ "$3" = "0.000" ] && [ "$4" = "20.000" ] \
+	&& ok "info --vs-trace: the record's duration, start and end" \
+	|| nok "info --vs-trace: the record's columns" "$line"
+contains "info --vs-trace: the section" "$TMP/out" "FPDT/trace   each measurement of an image beside that image in the trace"
+# InitThing is a measurement of GUID B, which no image of the run has
+if sed -n '/^FPDT\/trace/,/^ptxed/p' "$TMP/out" | grep -q InitThing; then
+	nok "info --vs-trace: only measurements of the run's images" "$(cat "$TMP/out")"
+else
+	ok "info --vs-trace: only measurements of the run's images"
+fi
+python3 tests/cli/fpdt_gen.py bin "$D/fpdt.bin"
+expect_rc "info --vs-trace: a record after the trace" 0 $EFIPT info --vs-trace "$D"
+contains "info --vs-trace: a record that does not hold the image's run" "$TMP/out" "no: outside the record       StartImage loop.efi"
+python3 tests/cli/fpdt_gen.py bin "$D/fpdt.bin" --a-start 0 --a-end 5000
+expect_rc "info --vs-trace: a record shorter than the image's run" 0 $EFIPT info --vs-trace "$D"
+contains "info --vs-trace: the image runs past the record" "$TMP/out" "no: past the record          StartImage loop.efi"
+rm "$D/fpdt.bin"
+expect_rc "info --vs-trace without fpdt.bin" 1 $EFIPT info --vs-trace "$D"
+contains "info --vs-trace without fpdt.bin: said" "$TMP/err" "--vs-trace: the run has no fpdt.bin"
