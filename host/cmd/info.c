@@ -20,17 +20,23 @@
 #include "core/pt_image.h"
 
 static const char info_usage[] =
-	"usage: efipt info [--caps] DIR\n\n"
+	"usage: efipt info [--caps] [--vs-trace] DIR\n\n"
 	"Validate an efipt run directory (\\efipt\\<run-id>\\ from the ESP) and\n"
-	"print its manifest: the run, the CPU, the outcome and the files.\n\n";
+	"print its manifest: the run, the CPU, the outcome and the files, and the\n"
+	"firmware's boot-performance records (fpdt.bin: ACPI FPDT, EDK2's DP\n"
+	"records) with their modules.\n\n";
 
 static const char info_tail[] =
 	"Strings from the directory are printed with control characters escaped\n"
 	"(\\n, \\xNN). A NAME.tmp file means the machine stopped while writing NAME:\n"
-	"it is reported and makes the directory damaged.\n\n"
+	"it is reported and makes the directory damaged. A damaged FPDT record is\n"
+	"the firmware's: it is named (offset in fpdt.bin, type, length) and skipped.\n\n"
 	"The code snapshots and images.json are checked as the decoding commands\n"
 	"read them: what they refuse, info refuses with the same message.\n\n"
-	"Exit status: 0 if the directory is valid, 1 if it is damaged, 2 on usage\n"
+	"--vs-trace needs fpdt.bin and a trace; times need the TSC's frequency\n"
+	"(the manifest's timing.tsc_hz, or CPUID): without it only instructions.\n\n"
+	"Exit status: 0 if the directory is valid, 1 if it is damaged (or\n"
+	"--vs-trace could not decode the trace, or found no fpdt.bin), 2 on usage\n"
 	"errors or a write error on standard output.\n";
 
 struct info_opts {
