@@ -19,7 +19,9 @@ struct memmap {
 
 /* Whether [a, a+len) lies in memory the memory map describes (in one or
  * more adjacent descriptors): firmware runs identity mapped, so an address
- * a table gives is read only when the map has it. */
+ * a table gives is read only when the map has it, and never where a read
+ * could reach a device (memory-mapped I/O) or memory marked unusable. EDK2
+ * keeps the FBPT in EfiReservedMemoryType, the FPDT in ACPI memory. */
 static bool mapped(const struct memmap *m, uint64_t a, uint64_t len)
 {
 	if (!len || a + len < a)
@@ -31,6 +33,9 @@ static bool mapped(const struct memmap *m, uint64_t a, uint64_t len)
 			EFI_MEMORY_DESCRIPTOR *d =
 				(EFI_MEMORY_DESCRIPTOR *)((UINT8 *)m->d + i * m->dsize);
 			uint64_t lo = d->PhysicalStart, hi = lo + d->NumberOfPages * 4096ull;
+			if (d->Type == EfiMemoryMappedIO || d->Type == EfiMemoryMappedIOPortSpace ||
+			    d->Type == EfiUnusableMemory)
+				continue;
 			if (a >= lo && a < hi) {
 				a = hi;
 				found = true;

@@ -23,7 +23,8 @@ static void put(uint64_t v, unsigned n)
 
 static void put_bytes(const void *p, size_t n)
 {
-	memcpy(buf + len, p, n);
+	if (n)
+		memcpy(buf + len, p, n);
 	len += n;
 }
 
