@@ -25,6 +25,7 @@
 #include "core/pt_rtit.h"
 #include "efi/app.h"
 #include "efi/console.h"
+#include "efi/fpdt_save.h"
 #include "efi/gp_guard.h"
 #include "efi/sideband.h"
 
@@ -456,6 +457,7 @@ EFI_STATUS efi_cmd_collect(struct app *app)
 	unsigned nx = xip_regions(r, xip);
 	struct sideband_stats ss;
 	EFI_STATUS code = sideband_write_code(&app->run, &ss, xip, nx);
+	fpdt_save(&app->run);
 	if (!EFI_ERROR(side))
 		side = code;
 

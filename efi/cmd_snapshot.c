@@ -8,6 +8,7 @@
 
 #include "efi/app.h"
 #include "efi/console.h"
+#include "efi/fpdt_save.h"
 #include "efi/sideband.h"
 
 EFI_STATUS efi_parse_snapshot(struct app *app)
@@ -28,6 +29,9 @@ EFI_STATUS efi_cmd_snapshot(struct app *app)
 	}
 	struct sideband_stats s;
 	EFI_STATUS st = sideband_write(&app->run, &s, NULL, 0, NULL);
+	EFI_STATUS fst = fpdt_save(&app->run);
+	if (!EFI_ERROR(st))
+		st = fst;
 	char msg[160];
 	struct strbuf sb;
 	sb_init(&sb, msg, sizeof(msg));

@@ -29,6 +29,7 @@
 #include "efi/app.h"
 #include "efi/code_view.h"
 #include "efi/console.h"
+#include "efi/fpdt_save.h"
 #include "efi/fs.h"
 #include "efi/hw_trace.h"
 #include "efi/image_load.h"
@@ -805,6 +806,7 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 	if (opt.snapshot && app->have_run) {
 		struct sideband_stats ss;
 		sideband_write(&app->run, &ss, images, MAX_IMAGES, &nimg);
+		fpdt_save(&app->run);
 	} else if (opt.decode) {
 		sideband_list_images(images, MAX_IMAGES, &nimg); /* for the summary */
 	}

@@ -19,6 +19,8 @@
 #include "host/diff/diff_window.h"
 #include "host/util/file_io.h"
 #include "host/util/gate_pct.h"
+#include "host/diff/fpdt_diff.h"
+#include "host/out/fpdt_out.h"
 #include "host/input/session.h"
 #include "host/util/opts.h"
 
@@ -585,6 +587,48 @@ static void print_rows(int fmt, const struct side *a, const struct side *b,
 	}
 }
 
+/* The firmware's boot-performance records of both runs, when either has
+ * them: text and jsonl only (CSV keeps one table). 0, or -1 (said). */
+static int print_fpdt(const struct side *a, const struct side *b, int fmt, bool all,
+		      unsigned long long limit)
+{
+	struct fpdt_run f[2];
+	const struct side *s[2] = { a, b };
+	struct fpdt_diff_row *r = NULL;
+	size_t n = 0;
+	int rc = -1;
+	memset(f, 0, sizeof(f));
+	for (int k = 0; k < 2; k++) {
+		char err[4400];
+		if (s[k]->t.rd.manifest &&
+		    fpdtrun_load(&f[k], s[k]->t.rd.path, &s[k]->t.images, err, sizeof(err))) {
+			fprintf(stderr, CMD ": %s: %s\n", s[k]->label, term_safe(err));
+			goto out;
+		}
+		fpdtout_warn_damage(k ? CMD ": B" : CMD ": A", &f[k]);
+	}
+	rc = 0;
+	if (!f[0].present && !f[1].present)
+		goto out;
+	if (fmt == 2) {
+		fprintf(stderr, CMD ": note: the firmware's FPDT records are compared in --format "
+			"text and jsonl, not csv\n");
+		goto out;
+	}
+	if (fpdtdiff_rows(&f[0], &f[1], &r, &n)) {
+		fprintf(stderr, CMD ": out of memory\n");
+		rc = -1;
+		goto out;
+	}
+	fpdtdiff_print(fmt, &f[0], &f[1], r, n, all, fmt == 0 && limit == (unsigned long long)-1
+							    ? 50 : limit);
+out:
+	free(r);
+	fpdtrun_free(&f[0]);
+	fpdtrun_free(&f[1]);
+	return rc;
+}
+
 /* What the command line says (the option rows' ctx). */
 struct diff_opts {
 	struct side *a, *b;
@@ -863,6 +907,8 @@ int cmd_diff(int argc, char **argv)
 			print_text(&sa, &sb, r, n, by_image, all, limit, o.from, o.to);
 		else
 			print_rows(fmt, &sa, &sb, r, n, by_image, limit, o.from, o.to);
+		if (print_fpdt(&sa, &sb, fmt, all, have_limit ? limit : (unsigned long long)-1))
+			goto out;
 	}
 	rc = sa.fn.errs || sb.fn.errs ? 1 : 0;
 	int gr = gates_check(g, &sa, &sb, fr, nf, ir, ni);

@@ -11,31 +11,44 @@
 #include "core/pt_caps.h"
 #include "host/cmd/commands.h"
 #include "host/util/file_io.h"
+#include "host/input/fpdt_run.h"
+#include "host/input/fpdt_trace.h"
+#include "host/input/session.h"
 #include "host/input/rundir.h"
+#include "host/out/fpdt_out.h"
 #include "host/util/opts.h"
 #include "core/pt_image.h"
 
 static const char info_usage[] =
-	"usage: efipt info [--caps] DIR\n\n"
+	"usage: efipt info [--caps] [--vs-trace] DIR\n\n"
 	"Validate an efipt run directory (\\efipt\\<run-id>\\ from the ESP) and\n"
-	"print its manifest: the run, the CPU, the outcome and the files.\n\n";
+	"print its manifest: the run, the CPU, the outcome and the files, and the\n"
+	"firmware's boot-performance records (fpdt.bin: ACPI FPDT, EDK2's DP\n"
+	"records) with their modules.\n\n";
 
 static const char info_tail[] =
 	"Strings from the directory are printed with control characters escaped\n"
 	"(\\n, \\xNN). A NAME.tmp file means the machine stopped while writing NAME:\n"
-	"it is reported and makes the directory damaged.\n\n"
+	"it is reported and makes the directory damaged. A damaged FPDT record is\n"
+	"the firmware's: it is named (offset in fpdt.bin, type, length) and skipped.\n\n"
 	"The code snapshots and images.json are checked as the decoding commands\n"
 	"read them: what they refuse, info refuses with the same message.\n\n"
-	"Exit status: 0 if the directory is valid, 1 if it is damaged, 2 on usage\n"
+	"--vs-trace needs fpdt.bin and a trace; times need the TSC's frequency\n"
+	"(the manifest's timing.tsc_hz, or CPUID): without it only instructions.\n\n"
+	"Exit status: 0 if the directory is valid, 1 if it is damaged (or\n"
+	"--vs-trace could not decode the trace, or found no fpdt.bin), 2 on usage\n"
 	"errors or a write error on standard output.\n";
 
 struct info_opts {
-	bool caps;
+	bool caps, vs_trace;
 };
 
 static const struct opt_row info_rows[] = {
 	{ "caps", OPT_FLAG, opt_set_true, offsetof(struct info_opts, caps), NULL,
 	  "also print the full capability report from its cpuid.txt" },
+	{ "vs-trace", OPT_FLAG, opt_set_true, offsetof(struct info_opts, vs_trace), NULL,
+	  "decode the trace (CPU 0) and set each FPDT measurement of an\nimage beside that "
+	  "image's first and last time in it" },
 };
 
 /* A string member as it may be printed: control characters escaped. */
@@ -105,6 +118,67 @@ static int show_code(struct run_dir *rd)
 		images_note_overlaps("efipt info", rd->images.v, rd->images.n,
 				     sizeof(*rd->images.v), image_name);
 	return 0;
+}
+
+/* The firmware's boot-performance records (fpdt.bin), their modules named
+ * by the images' GUIDs. Damaged records are the firmware's, not the run
+ * directory's: named and skipped. -1 when fpdt.bin cannot be read. */
+static int show_fpdt(const struct run_dir *rd)
+{
+	struct fpdt_run f;
+	char err[4400];
+	if (fpdtrun_load(&f, rd->path, &rd->images, err, sizeof(err))) {
+		fprintf(stderr, "efipt info: %s\n", term_safe(err));
+		fpdtrun_free(&f);
+		return -1;
+	}
+	fpdtout_info(stdout, &f);
+	fpdtout_warn_damage("efipt info", &f);
+	fpdtrun_free(&f);
+	return 0;
+}
+
+/* --vs-trace: the run's trace decoded (CPU 0) beside the FPDT records.
+ * -1 when it cannot be decoded (said). */
+static int show_vs_trace(const char *dir)
+{
+	struct session t;
+	struct fpdt_run f;
+	struct fpdt_window *w = NULL;
+	int rc = -1;
+	memset(&f, 0, sizeof(f));
+	session_init(&t, "info");
+	char err[4400];
+	if (session_open(&t, dir, SESSION_TRACE))
+		goto out;
+	if (fpdtrun_load(&f, t.rd.path, &t.images, err, sizeof(err))) {
+		fprintf(stderr, "efipt info: %s\n", term_safe(err));
+		goto out;
+	}
+	if (!f.present) {
+		fprintf(stderr, "efipt info: --vs-trace: the run has no fpdt.bin (the firmware "
+			"published no FPDT, or efipt.efi did not save it)\n");
+		goto out;
+	}
+	w = calloc(t.images.n + 1, sizeof(*w));
+	if (!w) {
+		fprintf(stderr, "efipt info: out of memory\n");
+		goto out;
+	}
+	long e = fpdttrace_windows(&t, 0, w);
+	if (e < 0)
+		goto out;
+	bool timed = t.tsc_hz != 0;
+	if (!timed)
+		fprintf(stderr, "efipt info: --vs-trace: the trace's TSC frequency is not known "
+			"(--tsc-hz): instructions only\n");
+	fpdtout_vs_trace(stdout, &f, &t.images, w, timed);
+	rc = e ? -1 : 0;
+out:
+	free(w);
+	fpdtrun_free(&f);
+	session_free(&t);
+	return rc;
 }
 
 /* The same decode with libipt's ptxed, for users who want its output. */
@@ -238,6 +312,10 @@ int cmd_info(int argc, char **argv)
 			       (unsigned long long)t[k].bytes, (unsigned long long)t[k].insns);
 	}
 	if (show_code(&rd))
+		rc = 1;
+	if (show_fpdt(&rd))
+		rc = 1;
+	if (o.vs_trace && show_vs_trace(operand[0]))
 		rc = 1;
 	char tp[4200], terr[4400];
 	if (rundir_trace(&rd, tp, sizeof(tp), terr, sizeof(terr)) && strstr(terr, " is empty: "))

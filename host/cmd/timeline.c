@@ -23,6 +23,8 @@
 #include "host/cmd/commands.h"
 #include "host/input/debuglog.h"
 #include "host/util/file_io.h"
+#include "host/input/fpdt_run.h"
+#include "host/out/fpdt_out.h"
 #include "host/out/timeline_sink.h"
 #include "host/input/session.h"
 #include "host/stack/callstack.h"
@@ -44,7 +46,15 @@ static const char timeline_usage[] =
 	"counter of the core frequency from CBR packets; a trace without timing\n"
 	"packets has the instruction index: one microsecond per instruction.\n"
 	"A run directory of several CPUs (efipt qemu -smp N) gives a track per\n"
-	"CPU; --cpu N (N > 0) draws that CPU's alone.\n\n";
+	"CPU; --cpu N (N > 0) draws that CPU's alone.\n"
+	"A run directory with the firmware's boot-performance records (fpdt.bin)\n"
+	"gets their tracks too (\"Firmware FPDT\": measurements as slices, the\n"
+	"basic boot times as instants), placed by their ns since reset on the\n"
+	"trace's time where it has the TSC's frequency (the TSC counts from reset),\n"
+	"else from 0 on their own clock.\n\n";
+
+/* the firmware's tracks: after every CPU's (tid CPU + 1) */
+#define FPDT_TID 100000
 
 static const char timeline_tail[] =
 	"Decoding stops at --to: the rest of the trace is not read.\n\n"
@@ -438,6 +448,8 @@ int cmd_timeline(int argc, char **argv)
 	bool opened = false;
 	struct dbglog dl = { 0 };
 	int rc = 2;
+	struct fpdt_run fpdt;
+	memset(&fpdt, 0, sizeof(fpdt));
 	session_init(&t, "timeline");
 	memset(&cs, 0, sizeof(cs));
 	if (!l) {
@@ -565,7 +577,7 @@ int cmd_timeline(int argc, char **argv)
 	bool pb = fmt == TL_PERFETTO;
 	const char *trace0 = t.trace[0].path;
 	char producer[64], clock[200];
-	struct tl_arg info[16];
+	struct tl_arg info[20];
 	size_t ni = 0;
 	snprintf(producer, sizeof(producer), "efipt %s", efipt_version);
 	info[ni++] = (struct tl_arg){ "producer", TL_STR, 0, producer };
@@ -596,6 +608,27 @@ int cmd_timeline(int argc, char **argv)
 	info[ni++] = (struct tl_arg){ "debug_lines", TL_U64, ndebug, NULL };
 	if (ntl > 1)
 		info[ni++] = (struct tl_arg){ "cpus", TL_U64, (uint64_t)ntl, NULL };
+	/* the firmware's records: on the trace's clock where it is ns from a
+	 * TSC that counts from reset, else on their own from 0 */
+	char ferr[4400], fclock[200];
+	if (t.rd.manifest && fpdtrun_load(&fpdt, t.rd.path, &t.images, ferr, sizeof(ferr))) {
+		fprintf(stderr, "efipt timeline: %s\n", term_safe(ferr));
+		goto out;
+	}
+	fpdtout_warn_damage("efipt timeline", &fpdt);
+	uint64_t fshift = 0;
+	if (fpdt.present) {
+		bool aligned = timed && t.tsc_hz;
+		if (aligned)
+			fshift = session_ns(&t, base);
+		snprintf(fclock, sizeof(fclock), aligned
+			 ? "ns since reset less %llu ns (the trace's first TSC): on the trace's clock"
+			 : "ns since reset, from 0: not aligned with the trace (it has no "
+			   "time in ns)", (unsigned long long)fshift);
+		info[ni++] = (struct tl_arg){ "fpdt_time", TL_STR, 0, fclock };
+		info[ni++] = (struct tl_arg){ "fpdt_measurements", TL_U64, fpdt.nspan, NULL };
+		info[ni++] = (struct tl_arg){ "fpdt_damaged", TL_U64, fpdt.ndamage, NULL };
+	}
 	if (tlsink_open(&tw, fmt, "timeline", out))
 		goto out;
 	opened = true;
@@ -612,6 +645,16 @@ int cmd_timeline(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (fpdt.present) {
+		uint64_t dropped;
+		if (fpdtout_track(&tw, &fpdt, FPDT_TID, fshift, &dropped) < 0) {
+			fprintf(stderr, "efipt timeline: out of memory\n");
+			goto out;
+		}
+		if (dropped)
+			fprintf(stderr, "efipt timeline: %llu FPDT records end before the trace "
+				"starts: left out\n", (unsigned long long)dropped);
+	}
 	opened = false;
 	if (tlsink_close(&tw))
 		goto out;
@@ -620,6 +663,7 @@ out:
 	if (opened)
 		tlsink_abort(&tw);
 	cs_free(&cs);
+	fpdtrun_free(&fpdt);
 	session_free(&t);
 	for (int i = 0; i < ntl; i++) {
 		free(tls[i].s);

@@ -397,11 +397,14 @@ int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
 	note_file(files, rundir, "images.json");
 	if (!move_in(guest, rundir, "cpuid.txt", err, errlen))
 		note_file(files, rundir, "cpuid.txt");
+	if (!move_in(guest, rundir, "fpdt.bin", err, errlen))
+		note_file(files, rundir, "fpdt.bin");
 
 	/* the manifest: what the guest knew (the CPU as emulated, the firmware,
 	 * the traced image and how it returned), and which run it was */
 	static const char *const take[] = { "firmware", "cpu", "traced_image",
-					    "traced_exit_status", "emulated_pt", "boot_trace", NULL };
+					    "traced_exit_status", "emulated_pt", "boot_trace", "fpdt",
+					    NULL };
 	for (const char *const *k = take; *k; k++) {
 		json_t *v = json_object_get(gm, *k);
 		if (v)

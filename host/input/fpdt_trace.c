@@ -1,0 +1,43 @@
+/* The images' time windows in the trace; see fpdt_trace.h. */
+#include "host/input/fpdt_trace.h"
+
+#include <string.h>
+
+#include "core/pt_image.h"
+#include "host/input/consumer.h"
+
+struct windows {
+	struct session *t;
+	struct fpdt_window *w;
+	unsigned last;		/* the previous block's image */
+	int overlap;
+};
+
+static void on_batch(void *ctx, const struct ptflow_batch *b)
+{
+	struct windows *x = ctx;
+	const struct image_list *l = &x->t->images;
+	uint64_t ns = b->has_time ? session_ns(x->t, b->tsc) : 0;
+	for (size_t i = 0; i < b->n; i++) {
+		int k = ptimg_list_find(l->v, l->n, sizeof(*l->v), b->b[i].ip, &x->last, x->overlap);
+		if (k < 0)
+			continue;
+		struct fpdt_window *w = &x->w[k];
+		w->insns += b->b[i].ninsn;
+		if (!b->has_time)
+			continue;
+		if (!w->timed || ns < w->first)
+			w->first = ns;
+		if (!w->timed || ns > w->last)
+			w->last = ns;
+		w->timed = true;
+	}
+}
+
+long fpdttrace_windows(struct session *t, unsigned i, struct fpdt_window *w)
+{
+	memset(w, 0, t->images.n * sizeof(*w));
+	struct windows x = { t, w, ~0u, t->overlap };
+	struct flow_consumer c = { &x, on_batch, NULL, NULL, NULL, true, 0 };
+	return session_decode(t, i, &c, 1);
+}
