@@ -239,6 +239,7 @@ static int enable_single(struct ptunit *u, const struct ptunit_mem *mem, struct 
 			  (unsigned long long)off, (unsigned long long)msk);
 		return operr(u);
 	}
+	u->region_size = msk + 1;
 	if (mem && mem->region)
 		mem->region(mem->ctx, u->base, 0, u->base, msk + 1, off, 0);
 	return PTUNIT_OK;
@@ -297,6 +298,7 @@ static int reach(struct ptunit *u, const struct ptunit_mem *mem, bool start, uin
 				  (unsigned long long)off, (unsigned long long)size, idx);
 			return operr(u);
 		}
+		u->region_size = size;
 		if (mem->region)
 			mem->region(mem->ctx, u->base & ~0xfffull, idx, *e & addr_mask, size, off, *e);
 		return PTUNIT_OK;
@@ -478,6 +480,15 @@ static size_t emit_topa(struct ptunit *u, const struct ptunit_mem *mem, const ui
 				 RTIT_MASK_TABLE_OFFSET_SHIFT);
 	}
 	return done;
+}
+
+uint64_t ptunit_room(const struct ptunit *u)
+{
+	uint64_t off = u->mask >> RTIT_MASK_OUTPUT_OFFSET_SHIFT;
+	if (!ptunit_triggered(u) || !(u->ctl & RTIT_CTL_TOPA) || (u->ctl & RTIT_CTL_FABRICEN) ||
+	    off >= u->region_size)
+		return 0;
+	return u->region_size - off;
 }
 
 size_t ptunit_emit(struct ptunit *u, const struct ptunit_mem *mem, const uint8_t *b, size_t n,
