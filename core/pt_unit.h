@@ -65,6 +65,7 @@ struct ptunit {
 	uint64_t pmis;		/* ToPA regions with INT filled (33.2.7.2 "ToPA PMI") */
 	uint64_t entries;	/* ToPA entries the output went through */
 	uint64_t region_size;	/* of the output region reached last */
+	uint64_t entry;		/* its ToPA entry, as read when reached */
 };
 
 enum ptunit_result {

@@ -853,6 +853,12 @@ static void on_qemu_exit(qemu_plugin_id_t id, void *ud)
 	(void)id;
 	(void)ud;
 	P.exiting = true;
+	/* atexit: no current vCPU, guest memory cannot be read (ToPA entries) */
+	for (unsigned c = 0; c < P.ncpus; c++) {
+		pthread_mutex_lock(&P.cpu[c].lock);
+		P.cpu[c].rt.no_memory = true;
+		pthread_mutex_unlock(&P.cpu[c].lock);
+	}
 	if (!P.per_insn) {
 		struct vcpu *v = &P.cpu[0];
 		pthread_mutex_lock(&v->lock);
