@@ -239,6 +239,7 @@ static int enable_single(struct ptunit *u, const struct ptunit_mem *mem, struct 
 			  (unsigned long long)off, (unsigned long long)msk);
 		return operr(u);
 	}
+	u->region_size = msk + 1;
 	if (mem && mem->region)
 		mem->region(mem->ctx, u->base, 0, u->base, msk + 1, off, 0);
 	return PTUNIT_OK;
@@ -297,6 +298,8 @@ static int reach(struct ptunit *u, const struct ptunit_mem *mem, bool start, uin
 				  (unsigned long long)off, (unsigned long long)size, idx);
 			return operr(u);
 		}
+		u->region_size = size;
+		u->entry = *e;
 		if (mem->region)
 			mem->region(mem->ctx, u->base & ~0xfffull, idx, *e & addr_mask, size, off, *e);
 		return PTUNIT_OK;
@@ -438,16 +441,12 @@ static size_t emit_topa(struct ptunit *u, const struct ptunit_mem *mem, const ui
 {
 	const uint64_t addr_mask = phys_limit(&u->caps) & ~0xfffull;
 	size_t done = 0;
-	uint64_t e;
-	/* the entry the output is at was checked when it was reached */
+	/* the entry the output is at, as read and checked when the output
+	 * reached it: the processor keeps it, memory is read again only for
+	 * the next one */
+	uint64_t e = u->entry;
 	unsigned idx = (unsigned)((u->mask & RTIT_MASK_TABLE_OFFSET_MASK) >>
 				  RTIT_MASK_TABLE_OFFSET_SHIFT);
-	if (!mem->read64(mem->ctx, (u->base & ~0xfffull) + 8ull * idx, &e)) {
-		sb_printf(why, "ToPA: entry %u of the table at 0x%llx is no longer in memory", idx,
-			  (unsigned long long)u->base);
-		operr(u);
-		return 0;
-	}
 	while (done < n) {
 		uint64_t off = u->mask >> RTIT_MASK_OUTPUT_OFFSET_SHIFT;
 		uint64_t size = ptunit_topa_size(e);
@@ -478,6 +477,15 @@ static size_t emit_topa(struct ptunit *u, const struct ptunit_mem *mem, const ui
 				 RTIT_MASK_TABLE_OFFSET_SHIFT);
 	}
 	return done;
+}
+
+uint64_t ptunit_room(const struct ptunit *u)
+{
+	uint64_t off = u->mask >> RTIT_MASK_OUTPUT_OFFSET_SHIFT;
+	if (!ptunit_triggered(u) || !(u->ctl & RTIT_CTL_TOPA) || (u->ctl & RTIT_CTL_FABRICEN) ||
+	    off >= u->region_size)
+		return 0;
+	return u->region_size - off;
 }
 
 size_t ptunit_emit(struct ptunit *u, const struct ptunit_mem *mem, const uint8_t *b, size_t n,

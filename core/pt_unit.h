@@ -64,6 +64,8 @@ struct ptunit {
 	uint64_t addr_a[PTUNIT_RANGES], addr_b[PTUNIT_RANGES];
 	uint64_t pmis;		/* ToPA regions with INT filled (33.2.7.2 "ToPA PMI") */
 	uint64_t entries;	/* ToPA entries the output went through */
+	uint64_t region_size;	/* of the output region reached last */
+	uint64_t entry;		/* its ToPA entry, as read when reached */
 };
 
 enum ptunit_result {
@@ -106,6 +108,12 @@ bool ptunit_triggered(const struct ptunit *u);
  */
 size_t ptunit_emit(struct ptunit *u, const struct ptunit_mem *mem, const uint8_t *b, size_t n,
 		   struct strbuf *why);
+
+/* ToPA output: the bytes the current region still takes before the
+ * output reaches its end, where a STOP entry stops it or the next entry
+ * may be in error (33.2.7.2); 0 when not triggered or for single-range
+ * output, which never stops (it wraps at its mask, 33.2.7.1). */
+uint64_t ptunit_room(const struct ptunit *u);
 
 /* The rule ToPA entry e (entry idx of the table at table) breaks once
  * output reaches it (33.2.7.2 "ToPA Errors"), or NULL. */

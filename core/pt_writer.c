@@ -45,6 +45,8 @@ bool ptwr_emit(struct ptwr *w, const struct ptpkt *p)
 	w->fill += (size_t)n;
 	w->bytes += (uint64_t)n;
 	w->packets++;
+	if (w->drain_at && w->bytes >= w->drain_at)
+		ptwr_flush(w);
 	return true;
 }
 

@@ -48,6 +48,12 @@ struct ptwr {
 	bool failed;		/* a drain failed: nothing more reaches it */
 	uint64_t limit;		/* most bytes (a ToPA STOP region), 0: none */
 	bool full;		/* limit reached: nothing more is written */
+	/* With a drain: hand the staged bytes on as soon as the stream holds
+	 * this many (0: only when buf fills), e.g. at the end of the output
+	 * region a PT unit writes into, where a ToPA STOP or an operational
+	 * error ends the output (SDM 33.2.7.2): the drain sees the packet
+	 * that crosses it before any later one is made. */
+	uint64_t drain_at;
 	struct ptwr_hooks hooks;
 
 	/* what the stream holds so far */

@@ -202,6 +202,16 @@ static void ring_to_file(struct ring *r)
 	outfile_write(r->out, r->buf, r->pos);
 }
 
+/* start=guest: the writer hands its bytes on where the unit's output
+ * region ends (ptwr.drain_at): there a ToPA STOP sets Stopped, or the next
+ * entry is found in error (SDM 33.2.7.2), and the trace ends at the packet
+ * that reached the end, not a staging buffer later. */
+static void guest_drain_point(struct vcpu *v)
+{
+	uint64_t room = ptunit_room(&v->rt.u);
+	v->gen.w.drain_at = room ? v->gen.w.bytes + room : 0;
+}
+
 /* start=guest: the packets go through the vCPU's PT unit (ctx): what it
  * takes is the trace; when it stops taking (a STOP region filled, an
  * operational error) the trace is full. */
@@ -213,7 +223,9 @@ static bool guest_write(void *ctx, const uint8_t *buf, size_t n)
 	sb_init(&mb, msg, sizeof(msg));
 	size_t k = grtit_emit(&v->rt, buf, n, &mb);
 	outfile_write(&v->trace, buf, k);
-	if (k < n) {
+	guest_drain_point(v);
+	/* a STOP region filled by the last byte taken stops it as well */
+	if (k < n || !ptunit_triggered(&v->rt.u)) {
 		v->gen.w.full = true;
 		if (!v->rt_said) {
 			v->rt_said = true;
@@ -259,9 +271,14 @@ static void finish(const char *why)
 		/* a callback still running on it ends first; later ones see
 		 * finished() */
 		pthread_mutex_lock(&v->lock);
+		bool on = P.guest && ptunit_triggered(&v->rt.u) && v->inf.tracing;
 		infer_finish(&v->inf);
 		ptgen_flush(&v->gen);
 		pthread_mutex_unlock(&v->lock);
+		if (on)
+			fprintf(stderr, "efipt-qemu: CPU %u: IA32_RTIT_CTL.TraceEn was still set when "
+				"QEMU exited: the trace ends after the last instruction that ran "
+				"(FUP, TIP.PGD), as if TraceEn were cleared there\n", c);
 		if (v->ring.buf)
 			ring_to_file(&v->ring);
 		if (c && !v->gen.w.bytes) {
@@ -530,6 +547,7 @@ static void guest_wrmsr_done(struct vcpu *v)
 	sb_init(&lb, line, sizeof(line));
 	sb_init(&mb, msg, sizeof(msg));
 	enum grtit_edge e = grtit_wrmsr(&v->rt, v->pend_ip, v->pend_msr, v->pend_value, &lb, &mb);
+	guest_drain_point(v);
 	if (line[0]) {
 		pthread_mutex_lock(&P.rtlog_lock);
 		outfile_printf(&P.rtlog, "%s\n", line);
@@ -537,7 +555,9 @@ static void guest_wrmsr_done(struct vcpu *v)
 	}
 	if (msg[0])
 		fprintf(stderr, "efipt-qemu: %s\n", msg);
-	if (e == GRTIT_ON && !v->inf.done) {
+	if (e == GRTIT_ON)
+		v->rt_said = false; /* a stop of this span is said again */
+	if (e == GRTIT_ON && (!v->inf.done || v->inf.full)) {
 		guest_settings(v, v->pend_cr3);
 		infer_guest_on(&v->inf);
 	}
@@ -833,6 +853,12 @@ static void on_qemu_exit(qemu_plugin_id_t id, void *ud)
 	(void)id;
 	(void)ud;
 	P.exiting = true;
+	/* atexit: no current vCPU, guest memory cannot be read (ToPA entries) */
+	for (unsigned c = 0; c < P.ncpus; c++) {
+		pthread_mutex_lock(&P.cpu[c].lock);
+		P.cpu[c].rt.no_memory = true;
+		pthread_mutex_unlock(&P.cpu[c].lock);
+	}
 	if (!P.per_insn) {
 		struct vcpu *v = &P.cpu[0];
 		pthread_mutex_lock(&v->lock);

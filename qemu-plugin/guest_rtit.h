@@ -46,6 +46,9 @@ struct grtit {
 	uint64_t writes, gp, operr, no_trigger, emitted;
 	uint64_t unread;	/* ToPA entries guest memory could not give */
 	bool branch_off_noted, stop_noted;
+	/* QEMU is exiting: no vCPU to read guest memory through (QEMU asserts
+	 * a current CPU); a ToPA entry not yet read is then not in memory */
+	bool no_memory;
 };
 
 /* caps: the emulated unit's (ptcaps_emulate()); out, out_size: the shared
@@ -64,8 +67,9 @@ enum grtit_edge grtit_wrmsr(struct grtit *g, uint64_t ip, uint32_t msr, uint64_t
 			    struct strbuf *line, struct strbuf *msg);
 
 /* n packet bytes from the generator: into the output while triggered.
- * Returns how many the unit took (fewer: Stopped or Error; msg says why
- * where it is an error). */
+ * Returns how many the unit took (fewer: Stopped or Error). msg says why
+ * where the output met an error, also when the bytes filled a region
+ * exactly and the next entry is in error (all taken, Error set). */
 size_t grtit_emit(struct grtit *g, const uint8_t *b, size_t n, struct strbuf *msg);
 
 /* The manifest's trace.guest object: MSRs now, counts, the regions and

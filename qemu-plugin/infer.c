@@ -460,6 +460,12 @@ bool infer_exec_run(struct infer *f, struct pinsn *p, size_t k, bool straight)
 
 void infer_guest_on(struct infer *f)
 {
+	if (f->full) {
+		f->full = false;
+		f->done = false;
+		f->g->w.full = false;
+		f->g->resync = true;
+	}
 	f->guest = INFER_GUEST_NEXT;
 }
 

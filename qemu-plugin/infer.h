@@ -129,7 +129,9 @@ unsigned infer_regs_mode(const struct infer_regs *r, unsigned modes, unsigned gu
  * TriggerEn was fed: tracing starts at the next instruction,
  * TIP.PGE(NLIP) (case 2). The WRMSRs themselves are not traced. Tracing
  * stopped by a full output (the unit's Stopped or Error: ptgen's w.full)
- * stays stopped for the run. */
+ * resumes when the guest clears STATUS and sets TraceEn again (SDM
+ * 33.2.7.2 "ToPA STOP"): a new span, opened with PSB+, as the last packet
+ * before it may be cut. */
 enum infer_guest { INFER_GUEST_NONE, INFER_GUEST_NEXT, INFER_GUEST_OFF };
 void infer_guest_on(struct infer *f);
 void infer_guest_off(struct infer *f);

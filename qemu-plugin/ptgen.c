@@ -191,6 +191,7 @@ void ptgen_psb(struct ptgen *g, bool enabled, uint64_t ip, unsigned mode)
 		clock_restart(g); /* the first: TraceEn was just set */
 	else if (g->timed)
 		timing_before(g, ptpkt_psb); /* edges and cycles before the PSB are its own */
+	g->resync = false;
 	ptwr_psb_begin(&g->w);
 	put_time(g);
 	if (g->cr3_known)
@@ -203,7 +204,7 @@ void ptgen_psb(struct ptgen *g, bool enabled, uint64_t ip, unsigned mode)
 
 void ptgen_enable(struct ptgen *g, uint64_t ip, unsigned mode)
 {
-	if (!g->w.bytes)
+	if (!g->w.bytes || g->resync)
 		ptgen_psb(g, false, 0, mode); /* with the TSC of TraceEn (33.4.2.11) */
 	ptwr_forget_calls(&g->w); /* no RET compressed across PacketEn=0 (33.4.2.2) */
 	ptwr_mode(&g->w, mode);

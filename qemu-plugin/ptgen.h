@@ -51,6 +51,7 @@ struct ptgen {
 	const uint64_t *insns;
 	uint64_t cyc_tsc;	/* time the last CYC counted to */
 	uint64_t mtc_edge;	/* crystal ticks >> mtc_freq at the last MTC or TMA */
+	bool resync;		/* the stream was cut: PSB+ at the next enable */
 	bool cr3_known;		/* CR3 (registers: plugin API 2 on) for PSB+ */
 	uint64_t cr3;
 	uint8_t buf[PTGEN_BUF];
@@ -85,7 +86,8 @@ void ptgen_mode(struct ptgen *g, unsigned mode);
 bool ptgen_psb_due(const struct ptgen *g);
 /* PSB+ with the next instruction's IP (tracing on) or none (off). */
 void ptgen_psb(struct ptgen *g, bool enabled, uint64_t ip, unsigned mode);
-/* Tracing starts at ip in mode: PSB+ when nothing was written yet,
+/* Tracing starts at ip in mode: PSB+ when nothing was written yet (or
+ * resync),
  * MODE.Exec, TIP.PGE(ip). */
 void ptgen_enable(struct ptgen *g, uint64_t ip, unsigned mode);
 /* The filter (33.2.5.3) turns packets off on the way to ip, out of range

@@ -225,6 +225,20 @@ const char *rundir_str(const struct run_dir *rd, const char *key)
 	return json_string_value(json_object_get(rd->manifest, key));
 }
 
+bool rundir_stopped_full(const struct run_dir *rd, unsigned cpu)
+{
+	json_t *t = json_object_get(rd->manifest, "trace");
+	if (!cpu && json_is_true(json_object_get(t, "full")))
+		return true;
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(json_object_get(t, "guest"), "cpus"), i, c)
+		if (json_integer_value(json_object_get(c, "cpu")) == (json_int_t)cpu &&
+		    json_is_true(json_object_get(c, "stopped")))
+			return true;
+	return false;
+}
+
 void rundir_flow_facts(const struct run_dir *rd, struct flow_facts *f)
 {
 	memset(f, 0, sizeof(*f));

@@ -95,6 +95,12 @@ int rundir_trace_cpu(const struct run_dir *rd, unsigned cpu, char *path, size_t 
 const char *rundir_str(const struct run_dir *rd, const char *key);
 
 /* What the manifest says about the CPU ("cpu") and the trace ("trace.rtit_ctl"). */
+/* Does CPU cpu's output end where a ToPA STOP region filled (SDM 33.2.7.2
+ * "ToPA STOP": the region's last byte is written, the packet it is in cut
+ * short)? The manifest's trace.full (efipt.efi), or trace.guest.cpus[]
+ * stopped (efipt-qemu.so start=guest). */
+bool rundir_stopped_full(const struct run_dir *rd, unsigned cpu);
+
 void rundir_flow_facts(const struct run_dir *rd, struct flow_facts *f);
 
 #endif

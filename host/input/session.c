@@ -733,7 +733,8 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 		flownote_report(s->prefixed, name, &f.d->stat, f.d->stat.errors, s->cpu_known,
 				s->errors_shown);
 		/* no PSB at all, or a last packet cut short */
-		errs += trace_end_report(s->cmd, name, in.data, in.size);
+		errs += trace_end_report(s->cmd, name, in.data, in.size,
+					 rundir_stopped_full(&s->rd, s->trace[i].cpu));
 		s->stat = f.d->stat;
 	}
 	free(f.d);

@@ -31,7 +31,8 @@ enum trace_end trace_end_check(const uint8_t *buf, size_t len, uint64_t *off)
 	}
 }
 
-int trace_end_report(const char *cmd, const char *path, const uint8_t *buf, size_t len)
+int trace_end_report(const char *cmd, const char *path, const uint8_t *buf, size_t len,
+		     bool stop_full)
 {
 	uint64_t off = 0;
 	switch (trace_end_check(buf, len, &off)) {
@@ -40,6 +41,13 @@ int trace_end_report(const char *cmd, const char *path, const uint8_t *buf, size
 			path, len);
 		return 1;
 	case TRACE_END_CUT:
+		if (stop_full) {
+			fprintf(stderr, "efipt %s: %s: the last packet, at offset 0x%llx, is cut "
+					"(%llu bytes): the output stopped where its ToPA STOP region "
+					"filled (SDM 33.2.7.2)\n", cmd, path, (unsigned long long)off,
+				(unsigned long long)(len - off));
+			return 0;
+		}
 		fprintf(stderr, "efipt %s: %s: the trace ends inside a packet at offset 0x%llx "
 				"(%llu bytes cut off)\n", cmd, path, (unsigned long long)off,
 			(unsigned long long)(len - off));

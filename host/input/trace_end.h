@@ -7,6 +7,7 @@
 #ifndef EFIPT_HOST_TRACE_END_H
 #define EFIPT_HOST_TRACE_END_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,7 +20,10 @@ enum trace_end {
 enum trace_end trace_end_check(const uint8_t *buf, size_t len, uint64_t *off);
 
 /* Print the finding as "efipt CMD: PATH: ..." on stderr; returns 1 if there
- * was one (an error for the exit status), else 0. */
-int trace_end_report(const char *cmd, const char *path, const uint8_t *buf, size_t len);
+ * was one (an error for the exit status), else 0. stop_full: the output
+ * ended where a ToPA STOP region filled, which cuts the packet at its end
+ * (SDM 33.2.7.2): a cut last packet is then said as a note, no error. */
+int trace_end_report(const char *cmd, const char *path, const uint8_t *buf, size_t len,
+		     bool stop_full);
 
 #endif

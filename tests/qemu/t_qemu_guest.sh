@@ -124,6 +124,103 @@ want=bytes(pt[n-size+(o-n)%size] for o in range(size))
 assert b==want, 'region differs'"
 decoded_equals_log single "$d" "while the guest's TraceEn was set"
 
+# ToPA with the guest's own tables, smaller than the trace (8 KiB).
+# Stop mode: efipt.efi's last entry has STOP; once that region is full
+# the unit sets Stopped and writes nothing more (SDM 33.2.7.2 "ToPA
+# STOP"), OutputOffset left at the size - 1. The regions read back as
+# efipt.efi's extractor reads a real CPU's (tests/qemu/guest_output.py)
+# are trace.pt, byte for byte, exactly the regions' size; the trace ends
+# at the packet that filled the region (the writer hands its bytes to the
+# unit at each region's end, not a 64 KiB staging buffer later), so
+# the instructions the manifest counts are those a decoder gets, but for
+# the few whose packets the cut one held.
+guest topastop 'trace --emulated-caps \prof.txt --output topa --mode stop --size 8K --debugcon --shutdown -- \EFI\tools\app.efi' \
+	"$PROFILE" -plugin "$LOGGER,out=$TMP/topastop/log.bin,from=traceen"
+d=$TMP/topastop
+expect "topastop: the guest's STOP entry stopped the output: Stopped, OutputOffset = size - 1" python3 -c "
+import json; w=[json.loads(l) for l in open('$d/run/rtit.jsonl')]
+assert all(x['result']=='ok' for x in w), w
+t=json.load(open('$d/run/manifest.json'))['trace']; g=t['guest']['cpus'][0]
+assert g['output']=='topa' and g['stopped'] and not g['error'] and g['gp']==0, g
+assert int(g['status'],16)>>5&1 and not int(g['status'],16)>>2&1, g['status']
+p=g['position']; r=g['regions'][p['region']]; assert p['offset']==r['size']-1, (p, r)
+assert sum(x['size'] for x in g['regions'])==8192==g['bytes']==t['bytes'], g"
+python3 tests/qemu/guest_output.py "$d/run" "$d/readback.pt" >"$d/readback.txt" 2>&1
+expect "topastop: the regions read back hold trace.pt, all 8192 bytes, unwrapped" sh -c \
+	"grep -qx '8192 unwrapped stopped' '$d/readback.txt' && cmp '$d/readback.pt' '$d/run/trace.pt'"
+expect_rc "topastop: efipt insn --run decodes without errors" 0 $EFIPT insn --run "$d/run" --no-inst
+mv "$TMP/out" "$d/insn.txt"
+# where the region's end cuts a packet (here or not, as the packets fall),
+# the decoder says so and takes it as the STOP's: the same trace cut
+# inside its last long packet, with the manifest saying stopped and not
+$EFIPT packets "$d/run/trace.pt" >"$d/packets.txt" 2>&1
+for k in stopped running; do
+	mkdir -p "$d/$k"
+	cp "$d/run"/* "$d/$k/"
+	python3 -c "
+import json, sys
+offs=[int(l.split()[0],16) for l in open('$d/packets.txt') if l[:1] in '0123456789abcdef' and len(l.split())>1]
+ends=offs[1:]+[8192]
+cut=[o for o,e in zip(offs,ends) if e-o >= 2][-1] + 1
+open('$d/$k/trace.pt','wb').write(open('$d/run/trace.pt','rb').read()[:cut])
+m=json.load(open('$d/$k/manifest.json')); m['trace']['bytes']=cut
+m['trace']['guest']['cpus'][0]['stopped']='$k'=='stopped'
+for f in m['files']:
+    if f['name']=='trace.pt': f['size']=cut
+json.dump(m, open('$d/$k/manifest.json','w'))"
+done
+expect_rc "topastop: a trace stopped inside a packet decodes without errors" 0 $EFIPT insn --run "$d/stopped" --no-inst
+contains "topastop: ... the cut packet said to be the STOP's" "$TMP/err" \
+	"the output stopped where its ToPA STOP region filled (SDM 33.2.7.2)"
+expect_rc "topastop: the same cut without STOP is an error" 1 $EFIPT insn --run "$d/running" --no-inst
+contains "topastop: ... said as a packet cut off" "$TMP/err" "the trace ends inside a packet at offset"
+fc=$(python3 -c "import json; print(json.load(open('$d/run/manifest.json'))['trace']['first_call'])")
+if python3 tests/qemu/insnlog_part.py "$d/log.bin" "$d/insn.txt" "$d/run/manifest.json" prefix "$fc" \
+	>"$d/cmp.txt" 2>&1; then
+	ok "topastop: decodes to the first instructions executed ($(cat "$d/cmp.txt"))"
+else
+	nok "topastop: decodes to the first instructions executed" "$(head -c 400 "$d/cmp.txt")"
+fi
+expect "topastop: the trace stops where the region filled: the manifest's count is what decodes, within one packet's instructions" python3 -c "
+import json; t=json.load(open('$d/run/manifest.json'))['trace']
+n=sum(1 for l in open('$d/insn.txt') if not l.startswith('['))
+assert 0 <= t['insns'] - n <= 200, (t['insns'], n)"
+
+# Wrap mode: the ToPA's last entry is END back to the first table, the
+# output goes round (33.2.7.2); the regions read back from the write
+# position are the last 8 KiB of trace.pt and decode to the tail of what
+# the logger recorded.
+guest topawrap 'trace --emulated-caps \prof.txt --output topa --mode wrap --size 8K --debugcon --shutdown -- \EFI\tools\app.efi' \
+	"$PROFILE" -plugin "$LOGGER,out=$TMP/topawrap/log.bin,from=traceen"
+d=$TMP/topawrap
+python3 tests/qemu/guest_output.py "$d/run" "$d/readback.pt" >"$d/readback.txt" 2>&1
+expect "topawrap: the output went round the guest's ToPA; read back from the position: trace.pt's last 8 KiB" python3 -c "
+import json; t=json.load(open('$d/run/manifest.json'))['trace']; g=t['guest']['cpus'][0]
+assert g['output']=='topa' and not g['stopped'] and not g['error'] and g['gp']==0, g
+assert sum(x['size'] for x in g['regions'])==8192 and g['bytes'] > 2*8192, g
+assert open('$d/readback.txt').read().split()==['8192','wrapped','-'], open('$d/readback.txt').read()
+pt=open('$d/run/trace.pt','rb').read(); b=open('$d/readback.pt','rb').read()
+assert b==pt[-8192:], 'readback differs from the tail'"
+# the read-back tail as a run of its own (a decoder syncs at its first PSB)
+mkdir -p "$d/tail"
+cp "$d/run"/* "$d/tail/"
+cp "$d/readback.pt" "$d/tail/trace.pt"
+python3 -c "
+import json; m=json.load(open('$d/tail/manifest.json'))
+m['trace']['bytes']=8192; m['trace']['wrapped']=True
+for f in m['files']:
+    if f['name']=='trace.pt': f['size']=8192
+json.dump(m, open('$d/tail/manifest.json','w'))"
+expect_rc "topawrap: the read-back tail decodes without errors" 0 $EFIPT insn --run "$d/tail" --no-inst
+mv "$TMP/out" "$d/insn.txt"
+fc=$(python3 -c "import json; print(json.load(open('$d/run/manifest.json'))['trace']['first_call'])")
+if python3 tests/qemu/insnlog_part.py "$d/log.bin" "$d/insn.txt" "$d/run/manifest.json" suffix "$fc" \
+	>"$d/cmp.txt" 2>&1; then
+	ok "topawrap: the read-back tail decodes to the last instructions executed ($(cat "$d/cmp.txt"))"
+else
+	nok "topawrap: the read-back tail decodes to the last instructions executed" "$(head -c 400 "$d/cmp.txt")"
+fi
+
 # Deliberately bad programming, as the unit sees it: efipt.efi validated
 # its IP filter range against the profile it was given, but the plugin
 # emulates Broadwell (CPUID.(14H,0):EBX[2]=0, no ADDRn MSRs): the range

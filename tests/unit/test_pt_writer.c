@@ -237,7 +237,21 @@ static void test_drain_limit(void)
 		ptwr_ip(&w, ptpkt_tip, 0x1000 + (uint64_t)i * 0x100000);
 	ptwr_flush(&w);
 	CHECK(w.full && s.len <= 100 && s.len > 90 && read_back(s.data, s.len),
-	      "limit: stops at the last whole packet that fits");
+	      "limit: stops at the last whole packet that fits");	/* drain_at: the bytes go out with the packet that reaches it (an
+	 * output region's end), not when the staging buffer fills */
+	static uint8_t big[4096];
+	memset(&s, 0, sizeof(s));
+	ptwr_init(&w, big, sizeof(big), 4096, true, drain, &s);
+	w.drain_at = 40;
+	ptwr_psb_begin(&w);
+	ptwr_psb_end(&w);
+	unsigned n = 0;
+	while (!s.calls && n < 100) {
+		ptwr_ip(&w, ptpkt_tip, 0x1000 + (uint64_t)n * 0x100000);
+		n++;
+	}
+	CHECK(s.calls == 1 && s.len >= 40 && s.len < 40 + PTPKT_MAX_SIZE && s.len == w.bytes &&
+	      !w.fill, "drain_at: handed on by the packet that reaches it");
 }
 
 int main(void)
