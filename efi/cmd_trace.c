@@ -216,10 +216,10 @@ static const struct opt_row trace_options[NTRACE_OPTIONS] = {
 void efi_help_trace(void)
 {
 	con_printf(trace_usage, trace_options[T_CONNECT].name);
-	char *u = AllocatePool(4096);
+	char *u = AllocatePool(8192);
 	if (u) {
 		struct strbuf ub;
-		sb_init(&ub, u, 4096);
+		sb_init(&ub, u, 8192);
 		opt_usage(trace_options, NTRACE_OPTIONS, &ub);
 		ptcfg_usage(&ub);
 		con_puts(u);

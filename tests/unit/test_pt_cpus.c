@@ -146,6 +146,18 @@ static void options(struct ptcfg *cfg, const char *const *argv)
 			printf("# option %s: %s\n", *argv, err);
 }
 
+/* A fresh machine of these profiles, identified and prepared for opts. */
+static int bring_up(struct ptcpus *c, const struct cpu_profile *const ps[NCPU], bool shared_cores,
+		    const char *const *opts, struct strbuf *msg)
+{
+	machine(ps, shared_cores);
+	struct ptcfg cfg;
+	options(&cfg, opts);
+	ptcpus_init(c, cpu, NCPU, &env);
+	int rc = ptcpus_identify(c, NULL, msg);
+	return rc ? rc : ptcpus_prepare(c, &cfg, msg);
+}
+
 struct collect {
 	uint8_t buf[1 << 16];
 	size_t len;
@@ -165,16 +177,11 @@ static int collect_span(void *ctx, uint64_t phys, uint64_t len)
 static void test_all_cpus(const struct cpu_profile *p)
 {
 	const struct cpu_profile *ps[NCPU] = { p, p, p, p };
-	machine(ps, false);
 	struct ptcpus c;
 	char m[2048];
 	struct strbuf msg;
 	sb_init(&msg, m, sizeof(m));
-	struct ptcfg cfg;
-	options(&cfg, (const char *const[]){ "--size=16K", NULL });
-	ptcpus_init(&c, cpu, NCPU, &env);
-	int rc = ptcpus_identify(&c, NULL, &msg);
-	rc = rc ? rc : ptcpus_prepare(&c, &cfg, &msg);
+	int rc = bring_up(&c, ps, false, (const char *const[]){ "--size=16K", NULL }, &msg);
 	rc = rc ? rc : ptcpus_start(&c, &msg);
 	CHECKF(rc == 0 && trace_en_set() == NCPU && ptcpus_running(&c) == NCPU,
 	       "all: every CPU started on itself", "rc %d, %u with TraceEn: %s", rc,
@@ -220,16 +227,11 @@ static void test_hybrid(void)
 	if (!CHECK(pc && ec, "hybrid: Alder Lake P- and E-core profiles"))
 		return;
 	const struct cpu_profile *ps[NCPU] = { ec, ec, pc, ec };
-	machine(ps, false);
 	struct ptcpus c;
 	char m[2048];
 	struct strbuf msg;
 	sb_init(&msg, m, sizeof(m));
-	struct ptcfg cfg;
-	options(&cfg, (const char *const[]){ "--cyc=8", NULL });
-	ptcpus_init(&c, cpu, NCPU, &env);
-	int rc = ptcpus_identify(&c, NULL, &msg);
-	rc = rc ? rc : ptcpus_prepare(&c, &cfg, &msg);
+	int rc = bring_up(&c, ps, false, (const char *const[]){ "--cyc=8", NULL }, &msg);
 	CHECKF(rc && strstr(m, "CPU 2 (APIC ID 0x4)") && strstr(m, "cycle threshold") &&
 	       !strstr(m, "CPU 1 ("), "hybrid: refused on the P-core, by name", "rc %d: %s", rc, m);
 	unsigned writes = 0;
@@ -240,10 +242,7 @@ static void test_hybrid(void)
 	       simmem_live(&mach.mem));
 	/* what every core type takes goes on each with its own settings */
 	sb_reset(&msg);
-	options(&cfg, (const char *const[]){ "--cyc=3", NULL });
-	ptcpus_init(&c, cpu, NCPU, &env);
-	rc = ptcpus_identify(&c, NULL, &msg);
-	rc = rc ? rc : ptcpus_prepare(&c, &cfg, &msg);
+	rc = bring_up(&c, ps, false, (const char *const[]){ "--cyc=3", NULL }, &msg);
 	rc = rc ? rc : ptcpus_start(&c, &msg);
 	ptcpus_stop(&c, &msg);
 	CHECKF(rc == 0 && !faults() && trace_en_set() == 0, "hybrid: --cyc=3 on every core type",
@@ -256,16 +255,11 @@ static void test_start_failure(const struct cpu_profile *p, bool unreachable)
 {
 	const char *what = unreachable ? "unreachable AP" : "#GP on an AP";
 	const struct cpu_profile *ps[NCPU] = { p, p, p, p };
-	machine(ps, false);
 	struct ptcpus c;
 	char m[4096];
 	struct strbuf msg;
 	sb_init(&msg, m, sizeof(m));
-	struct ptcfg cfg;
-	options(&cfg, (const char *const[]){ "--size=8K", NULL });
-	ptcpus_init(&c, cpu, NCPU, &env);
-	int rc = ptcpus_identify(&c, NULL, &msg);
-	rc = rc ? rc : ptcpus_prepare(&c, &cfg, &msg);
+	int rc = bring_up(&c, ps, false, (const char *const[]){ "--size=8K", NULL }, &msg);
 	if (unreachable) {
 		mach.unreachable = 3; /* answers CPUID, then not the start */
 		mach.unreachable_after = mach.calls;
@@ -291,16 +285,11 @@ static void test_start_failure(const struct cpu_profile *p, bool unreachable)
 static void test_stop_unreachable(const struct cpu_profile *p)
 {
 	const struct cpu_profile *ps[NCPU] = { p, p, p, p };
-	machine(ps, false);
 	struct ptcpus c;
 	char m[4096];
 	struct strbuf msg;
 	sb_init(&msg, m, sizeof(m));
-	struct ptcfg cfg;
-	options(&cfg, (const char *const[]){ "--size=8K", NULL });
-	ptcpus_init(&c, cpu, NCPU, &env);
-	int rc = ptcpus_identify(&c, NULL, &msg);
-	rc = rc ? rc : ptcpus_prepare(&c, &cfg, &msg);
+	int rc = bring_up(&c, ps, false, (const char *const[]){ "--size=8K", NULL }, &msg);
 	rc = rc ? rc : ptcpus_start(&c, &msg);
 	mach.unreachable = 2;
 	mach.unreachable_after = mach.calls;
@@ -322,16 +311,11 @@ static void test_goldmont(void)
 	if (!CHECK(p != NULL, "goldmont: Apollo Lake profile"))
 		return;
 	const struct cpu_profile *ps[NCPU] = { p, p, p, p };
-	machine(ps, true);
 	struct ptcpus c;
 	char m[4096];
 	struct strbuf msg;
 	sb_init(&msg, m, sizeof(m));
-	struct ptcfg cfg;
-	options(&cfg, (const char *const[]){ "--size=8K", NULL });
-	ptcpus_init(&c, cpu, NCPU, &env);
-	int rc = ptcpus_identify(&c, NULL, &msg);
-	rc = rc ? rc : ptcpus_prepare(&c, &cfg, &msg);
+	int rc = bring_up(&c, ps, true, (const char *const[]){ "--size=8K", NULL }, &msg);
 	rc = rc ? rc : ptcpus_start(&c, &msg);
 	CHECKF(rc == 0 && cpu[1].state == PTCPU_SHARED && cpu[1].shared_with == 0 &&
 	       cpu[3].state == PTCPU_SHARED && cpu[3].shared_with == 2 &&
