@@ -484,6 +484,7 @@ static EFI_STATUS trace_hw(struct app *app, struct traced_image *img, bool *star
 /* --cpus: every selected CPU through MP services (efi/mp_trace.c). */
 static struct mp_trace_result mp_res;
 static bool mp_traced;
+static bool mp_unstopped; /* a CPU could not be reached to stop it */
 
 static EFI_STATUS trace_mp(struct app *app, struct traced_image *img, bool *started)
 {
@@ -503,6 +504,7 @@ static EFI_STATUS trace_mp(struct app *app, struct traced_image *img, bool *star
 			      opt.emulated_caps ? &prof : NULL, &opt.cfg, opt.decode,
 			      run_target_body, &t, &mp_res, &sb);
 	mp_traced = mp_res.n > 0;
+	mp_unstopped = mp_traced && EFI_ERROR(st);
 	if (EFI_ERROR(st) && !mp_traced) {
 		/* the last line names the cause; the lines before it are the steps */
 		if (sb.len && msg[sb.len - 1] == '\n')
@@ -521,7 +523,7 @@ static EFI_STATUS trace_mp(struct app *app, struct traced_image *img, bool *star
 	if (opt.emulated_caps)
 		con_puts("efipt: EMULATED Intel PT: QEMU reads the PT MSRs back as 0, as from CPUs "
 			 "that wrote nothing; the traces are efipt-qemu.so's (start=guest)\n");
-	return EFI_ERROR(st) ? st : mp_res.body_status;
+	return mp_res.body_status; /* a CPU left running is said in the result */
 }
 
 /* Why arming did not happen when recover_pending() refused it. */
@@ -998,6 +1000,10 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 		if (EFI_ERROR(st))
 			sb_printf(&sb, "; writing %s failed: %s", mp_traced ? "a trace" : "trace.pt",
 				  efi_status_name(st));
+		if (mp_unstopped) {
+			sb_puts(&sb, "; a CPU could not be stopped: its TraceEn may still be set");
+			st = EFI_DEVICE_ERROR;
+		}
 		run_set_result(&app->run, EFI_ERROR(st) ? RUN_FAILED : RUN_OK, st, msg);
 		if (trace.buf)
 			FreePool(trace.buf);

@@ -342,7 +342,7 @@ EFI_STATUS mp_trace(struct run *run, const struct mp_trace_sel *sel,
 		con_printf("efipt: %s\n", msg->buf);
 
 	/* every traced CPU's trace, straight from its buffer */
-	UINTN tcap = 1024 + (UINTN)n * 2048;
+	UINTN tcap = 1024 + (UINTN)n * 4096;
 	char *traces = AllocatePool(tcap);
 	char *shared = AllocatePool(256 + (UINTN)n * 64);
 	struct strbuf tb, sh;
@@ -378,6 +378,11 @@ EFI_STATUS mp_trace(struct run *run, const struct mp_trace_sel *sel,
 			   r->ext.wrapped ? ", wrapped (older trace overwritten)" : "",
 			   r->ext.full ? ", buffer full (trace stopped early)" : "",
 			   r->ext.error ? ", IA32_RTIT_STATUS.Error set" : "");
+	}
+	if (traces && tb.truncated) {
+		con_puts("efipt: the CPUs' manifest entries did not fit: the manifest lists no traces\n");
+		FreePool(traces);
+		traces = NULL;
 	}
 	if (run && traces && shared && first < n) {
 		char tail[64 + 256 + MP_TRACE_MAX * 64];
