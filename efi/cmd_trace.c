@@ -13,7 +13,8 @@
  * (core/pt_config.c) before any WRMSR; output buffer laid out and allocated
  * (arch/x86_64/pt_output.c); rtit_start writes RTIT_CTL last; rtit_stop clears
  * TraceEn on every path out, including ExitBootServices (an OS loader that
- * never returns), so PT never runs on into an OS.
+ * never returns), so PT never runs on into an OS. With --cpus the same on
+ * every selected CPU through MP services (efi/mp_trace.c), each CPU on itself.
  */
 #include <efi.h>
 #include <efilib.h>
