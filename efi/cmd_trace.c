@@ -13,7 +13,8 @@
  * (core/pt_config.c) before any WRMSR; output buffer laid out and allocated
  * (arch/x86_64/pt_output.c); rtit_start writes RTIT_CTL last; rtit_stop clears
  * TraceEn on every path out, including ExitBootServices (an OS loader that
- * never returns), so PT never runs on into an OS.
+ * never returns), so PT never runs on into an OS. With --cpus the same on
+ * every selected CPU through MP services (efi/mp_trace.c), each CPU on itself.
  */
 #include <efi.h>
 #include <efilib.h>
@@ -35,6 +36,7 @@
 #include "efi/image_load.h"
 #include "efi/inplace.h"
 #include "efi/inplace_cov.h"
+#include "efi/mp_trace.h"
 #include "efi/recorder.h"
 #include "efi/sideband.h"
 
@@ -53,8 +55,12 @@ static struct trace_opts {
 	int image_argc;
 	char **image_argv;
 	const char *emulated_caps;	/* --emulated-caps FILE: a CPU profile */
+	bool cpus_given;		/* --cpus: through MP services */
+	struct mp_trace_sel cpus;
 	struct recorder_opts rec;	/* --recorder* */
 } opt;
+
+static struct cpuid_set prof; /* --emulated-caps: the profile */
 
 static const char trace_usage[] =
 	"usage: efipt.efi trace [OPTIONS] -- IMAGE.efi [ARGS...]\n"
@@ -90,6 +96,15 @@ static int set_emulated_caps(void *ctx, const struct opt_row *o, const char *v,
 		return -1;
 	}
 	opt.emulated_caps = v;
+	return 0;
+}
+
+static int set_cpus(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
+{
+	(void)ctx, (void)o;
+	if (!v || mp_trace_parse(&opt.cpus, v, err))
+		return -1;
+	opt.cpus_given = true;
 	return 0;
 }
 
@@ -154,7 +169,7 @@ static int set_recorder_at(void *ctx, const struct opt_row *o, const char *v, st
 
 enum {
 	T_SOURCE, T_DECODE, T_NO_SNAPSHOT, T_CONNECT, T_SEED, T_INSNS, T_EMULATED_CAPS, T_RECORDER,
-	T_RECORDER_STOP, T_RECORDER_ROOM, T_RECORDER_AT, NTRACE_OPTIONS
+	T_RECORDER_STOP, T_RECORDER_ROOM, T_RECORDER_AT, T_CPUS, NTRACE_OPTIONS
 };
 #define FIELD(f) offsetof(struct trace_opts, f)
 static const struct opt_row trace_options[NTRACE_OPTIONS] = {
@@ -191,16 +206,22 @@ static const struct opt_row trace_options[NTRACE_OPTIONS] = {
 	[T_RECORDER_AT] = { "recorder-at", OPT_VALUE, set_recorder_at, FIELD(rec.at), "ADDR",
 			    "place the recorder region here (free memory in this\n"
 			    "boot's map; default: efipt picks and says why)" },
+	[T_CPUS] = { "cpus", OPT_VALUE, set_cpus, 0, "all|LIST",
+		     "trace these CPUs too (MP services numbers, e.g. 0,2-3;\n"
+		     "must include the BSP, 0), each with its own buffer and\n"
+		     "validated against its own CPUID: trace.pt is CPU 0's,\n"
+		     "trace.cpuN.pt CPU N's (default: the BSP alone). Goldmont:\n"
+		     "one thread per core (its RTIT MSRs are per core)" },
 };
 #undef FIELD
 
 void efi_help_trace(void)
 {
 	con_printf(trace_usage, trace_options[T_CONNECT].name);
-	char *u = AllocatePool(4096);
+	char *u = AllocatePool(8192);
 	if (u) {
 		struct strbuf ub;
-		sb_init(&ub, u, 4096);
+		sb_init(&ub, u, 8192);
 		opt_usage(trace_options, NTRACE_OPTIONS, &ub);
 		ptcfg_usage(&ub);
 		con_puts(u);
@@ -265,6 +286,16 @@ EFI_STATUS efi_parse_trace(struct app *app)
 	if (opt.emulated_caps && opt.source != SOURCE_HW) {
 		con_printf("efipt: trace: --%s is for the hardware path (--%s hw)\n",
 			   trace_options[T_EMULATED_CAPS].name, trace_options[T_SOURCE].name);
+		return EFI_INVALID_PARAMETER;
+	}
+	if (opt.cpus_given && opt.source != SOURCE_HW) {
+		con_printf("efipt: trace: --%s is for Intel PT (--%s hw)\n",
+			   trace_options[T_CPUS].name, trace_options[T_SOURCE].name);
+		return EFI_INVALID_PARAMETER;
+	}
+	if (opt.cpus_given && opt.rec.on) {
+		con_printf("efipt: trace: --%s traces the BSP alone; not with --%s\n",
+			   trace_options[T_RECORDER].name, trace_options[T_CPUS].name);
 		return EFI_INVALID_PARAMETER;
 	}
 	if (recorder_opts_given && !opt.rec.on) {
@@ -450,6 +481,51 @@ static EFI_STATUS trace_hw(struct app *app, struct traced_image *img, bool *star
 		   res.ext.full ? ", buffer full (trace stopped early)" : "",
 		   res.ext.error ? ", IA32_RTIT_STATUS.Error set" : "");
 	return res.body_status;
+}
+
+/* --cpus: every selected CPU through MP services (efi/mp_trace.c). */
+static struct mp_trace_result mp_res;
+static bool mp_traced;
+static bool mp_unstopped; /* a CPU could not be reached to stop it */
+
+static EFI_STATUS trace_mp(struct app *app, struct traced_image *img, bool *started)
+{
+	char *msg = AllocatePool(8192);
+	if (!msg) {
+		fail(app, RUN_FAILED, EFI_OUT_OF_RESOURCES, "no pool memory");
+		return EFI_OUT_OF_RESOURCES;
+	}
+	struct strbuf sb;
+	sb_init(&sb, msg, 8192);
+	EFI_STATUS st = EFI_SUCCESS;
+	if (!resolve_image_filters(&sb))
+		st = EFI_NOT_FOUND;
+	struct target t = { img, started };
+	if (!EFI_ERROR(st))
+		st = mp_trace(app->have_run ? &app->run : NULL, &opt.cpus,
+			      opt.emulated_caps ? &prof : NULL, &opt.cfg, opt.decode,
+			      run_target_body, &t, &mp_res, &sb);
+	mp_traced = mp_res.n > 0;
+	mp_unstopped = mp_traced && EFI_ERROR(st);
+	if (EFI_ERROR(st) && !mp_traced) {
+		/* the last line names the cause; the lines before it are the steps */
+		if (sb.len && msg[sb.len - 1] == '\n')
+			msg[--sb.len] = 0;
+		fail(app, st == EFI_UNSUPPORTED || st == EFI_NOT_FOUND ? RUN_UNSUPPORTED
+									: RUN_FAILED,
+		     st, msg);
+		FreePool(msg);
+		return st;
+	}
+	if (sb.len)
+		con_printf("efipt: %s\n", msg);
+	FreePool(msg);
+	run_member(&app->run, "timing", "{\"tsc_start\": \"0x%llx\", \"tsc_stop\": \"0x%llx\"}",
+		   (unsigned long long)mp_res.tsc_start, (unsigned long long)mp_res.tsc_stop);
+	if (opt.emulated_caps)
+		con_puts("efipt: EMULATED Intel PT: QEMU reads the PT MSRs back as 0, as from CPUs "
+			 "that wrote nothing; the traces are efipt-qemu.so's (start=guest)\n");
+	return mp_res.body_status; /* a CPU left running is said in the result */
 }
 
 /* Why arming did not happen when recover_pending() refused it. */
@@ -647,8 +723,19 @@ static void both_on_event(void *ctx, const struct ptflow_event *ev)
 	ptsum_on_event(((struct decode_sinks *)ctx)->sum, ev);
 }
 
-static void decode_in_place(struct app *app, struct collect *trace, struct traced_image *img,
-			    const uint8_t *copy, unsigned nimg)
+/* One trace to decode in place: a CPU's. */
+struct decode_item {
+	const uint8_t *buf;
+	uint64_t len;
+	unsigned cpu;
+	uint64_t apic_id;
+};
+
+/* Decode each trace: a summary per CPU (summary.txt holds them in order),
+ * and one coverage.drcov of every CPU's blocks together. */
+static void decode_in_place(struct app *app, const struct decode_item *item, unsigned n,
+			    bool per_cpu, struct traced_image *img, const uint8_t *copy,
+			    unsigned nimg)
 {
 	static struct memview view;
 	static struct memview_region regions[256];
@@ -657,7 +744,6 @@ static void decode_in_place(struct app *app, struct collect *trace, struct trace
 		memview_add(&view, img->base, img->size, copy);
 	code_view_add_code_regions(&view);
 	static struct ptsum sum;
-	ptsum_init(&sum, images, nimg);
 	/* coverage.drcov only where there is a run directory to write it to */
 	static struct inplace_cov ic;
 	struct ptimg code = { memview_read, &view };
@@ -672,18 +758,31 @@ static void decode_in_place(struct app *app, struct collect *trace, struct trace
 	struct ptflow_stat stat;
 	/* the trace bits a decoder must know: what hardware and synthesizer were asked for */
 	uint64_t ctl = (opt.cfg.distnt ? RTIT_CTL_DISTNT : 0) | (opt.cfg.disretc ? RTIT_CTL_DISRETC : 0);
-	if (EFI_ERROR(inplace_decode(trace->buf, trace->len, &view, &app->caps, ctl, &dec, &sink,
-				     both_on_blocks, &stat))) {
-		con_puts("efipt: no memory for the decoder's block cache: not decoding\n");
-		if (cov)
-			inplace_cov_free(&ic);
-		return;
-	}
-	char *text = AllocatePool(8192);
-	if (text) {
-		struct strbuf sb;
-		sb_init(&sb, text, 8192);
+	UINTN cap = 8192 * (UINTN)n;
+	char *text = AllocatePool(cap);
+	struct strbuf sb;
+	if (text)
+		sb_init(&sb, text, cap);
+	for (unsigned i = 0; i < n; i++) {
+		ptsum_init(&sum, images, nimg);
+		if (EFI_ERROR(inplace_decode(item[i].buf, item[i].len, &view, &app->caps, ctl, &dec,
+					     &sink, both_on_blocks, &stat))) {
+			con_puts("efipt: no memory for the decoder's block cache: not decoding\n");
+			if (cov)
+				inplace_cov_free(&ic);
+			if (text)
+				FreePool(text);
+			return;
+		}
+		if (!text)
+			continue;
+		if (per_cpu)
+			sb_printf(&sb, "CPU %u (APIC ID 0x%llx), %llu trace bytes:\n", item[i].cpu,
+				  (unsigned long long)item[i].apic_id,
+				  (unsigned long long)item[i].len);
 		ptsum_format(&sum, &stat, 10, &sb);
+	}
+	if (text) {
 		con_puts("efipt: in-place decode:\n");
 		con_puts(text);
 		run_write_file(&app->run, "summary.txt", text, sb.len);
@@ -726,7 +825,6 @@ static EFI_STATUS emulate_caps(struct app *app)
 	UINTN len;
 	UINT64 size;
 	EFI_STATUS st = esp_read_head(&app->esp, path, 1 << 20, &text, &len, &size);
-	static struct cpuid_set prof;
 	unsigned line = 0;
 	int e = EFI_ERROR(st) ? 0 : cpuidtxt_parse(&prof, text, len, 0, &line);
 	if (text)
@@ -828,7 +926,9 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 		image_release(&img, false);
 		return st;
 	}
-	if (opt.source == SOURCE_HW)
+	if (opt.source == SOURCE_HW && opt.cpus_given)
+		st = trace_mp(app, &img, &started);
+	else if (opt.source == SOURCE_HW)
 		st = trace_hw(app, &img, &started, &trace);
 	else if (opt.source == SOURCE_QEMU)
 		st = trace_qemu(app, &img, &started);
@@ -847,13 +947,37 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 		recorder_finish();
 	}
 	/* under QEMU the trace is the host's: the run is complete without one */
-	bool have_trace = trace.buf || trace.spilled || (opt.source == SOURCE_QEMU && qemu_marked);
+	bool have_trace = trace.buf || trace.spilled || (opt.source == SOURCE_QEMU && qemu_marked) ||
+			  mp_traced;
 	if (trace.spilled)
 		st = trace.spill_status;
 	else if (trace.buf && app->have_run)
 		st = run_write_file(&app->run, "trace.pt", trace.buf, trace.len);
-	if (trace.buf && opt.decode)
-		decode_in_place(app, &trace, &img, copy, nimg);
+	if (trace.buf && opt.decode) {
+		struct decode_item one = { trace.buf, trace.len, 0, 0 };
+		decode_in_place(app, &one, 1, false, &img, copy, nimg);
+	}
+	uint64_t mp_bytes = 0;
+	if (mp_traced) {
+		static struct decode_item item[MP_TRACE_MAX];
+		unsigned n = 0;
+		for (unsigned i = 0; i < mp_res.n; i++) {
+			struct mp_trace_cpu *r = &mp_res.cpu[i];
+			if (!r->traced)
+				continue;
+			mp_bytes += r->len;
+			if (EFI_ERROR(r->write_status) && !EFI_ERROR(st))
+				st = r->write_status;
+			if (r->buf)
+				item[n++] = (struct decode_item){ r->buf, r->len, r->number, r->apic_id };
+		}
+		if (opt.decode && n)
+			decode_in_place(app, item, n, true, &img, copy, nimg);
+		for (unsigned i = 0; i < mp_res.n; i++)
+			if (mp_res.cpu[i].buf)
+				FreePool(mp_res.cpu[i].buf);
+		trace.len = mp_bytes;
+	}
 	if (!have_trace)
 		st = target_st; /* no trace: the failure was reported where it happened */
 	if (have_trace) {
@@ -868,15 +992,21 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 				  opt.connect ? "ConnectController" : img.path,
 				  efi_status_name(target_st));
 		else
-			sb_printf(&sb, "%s trace of %s: %llu bytes; the traced code returned %s",
+			sb_printf(&sb, "%s trace of %s%s: %llu bytes; the traced code returned %s",
 				  opt.source != SOURCE_HW ? "SYNTHETIC"
 				  : opt.emulated_caps     ? "EMULATED Intel PT (efipt-qemu.so start=guest "
 							    "holds it)"
 							  : "Intel PT",
 				  opt.connect ? "ConnectController" : img.path,
+				  mp_traced ? " on every CPU traced" : "",
 				  (unsigned long long)trace.len, efi_status_name(target_st));
 		if (EFI_ERROR(st))
-			sb_printf(&sb, "; writing trace.pt failed: %s", efi_status_name(st));
+			sb_printf(&sb, "; writing %s failed: %s", mp_traced ? "a trace" : "trace.pt",
+				  efi_status_name(st));
+		if (mp_unstopped) {
+			sb_puts(&sb, "; a CPU could not be stopped: its TraceEn may still be set");
+			st = EFI_DEVICE_ERROR;
+		}
 		run_set_result(&app->run, EFI_ERROR(st) ? RUN_FAILED : RUN_OK, st, msg);
 		if (trace.buf)
 			FreePool(trace.buf);

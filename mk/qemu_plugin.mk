@@ -111,7 +111,18 @@ $(BUILD)/tests/traced_app.efi: $(BUILD)/tests/traced_app.so
 	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
 		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
 
-TEST_EXTRA += $(BUILD)/tests/marker_app.efi $(BUILD)/tests/traced_app.efi
+# work on the APs through MP services (efipt.efi trace --cpus)
+$(BUILD)/tests/mp_app.so: tests/qemu/mp_app.c linker.ld | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(EFI_CFLAGS) -c $< -o $(BUILD)/tests/mp_app.o
+	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/mp_app.o -o $@ -lefi -lgnuefi \
+		$(shell $(CC) -print-libgcc-file-name)
+
+$(BUILD)/tests/mp_app.efi: $(BUILD)/tests/mp_app.so
+	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
+		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
+
+TEST_EXTRA += $(BUILD)/tests/marker_app.efi $(BUILD)/tests/traced_app.efi $(BUILD)/tests/mp_app.efi
 
 # the timing packets without QEMU (tests/unit/test_qemu_timing.c)
 $(BUILD)/tests/test_qemu_timing: tests/unit/test_qemu_timing.c $(BUILD)/host/qemu-plugin/ptgen.o \

@@ -59,14 +59,18 @@ unsigned infer_regs_mode(const struct infer_regs *r, unsigned modes, unsigned gu
  * changed otherwise (a task switch: before the TIP, which binds it as
  * well); the first CR3 known goes into PSB+ only. Written whenever
  * TraceEn is set (OS=1), filtered out or not (33.2.5.2). */
-static void cr3_update(struct infer *f, const struct pinsn *prev, unsigned pm)
+static void cr3_update(struct infer *f, const struct pinsn *prev, unsigned pm, bool defer)
 {
 	if (!f->regs.valid)
 		return;
 	uint64_t cr3 = f->regs.cr3 & PIP_CR3;
 	bool mov = prev && prev->iclass[pm] == X86_IC_MOV_CR3;
 	if (f->cr3_known && (mov || cr3 != f->cr3)) {
-		ptgen_pip(f->g, cr3);
+		/* an event's PIP goes between its FUP and TIP (resolve()) */
+		if (defer && !mov)
+			f->pip_due = true;
+		else
+			ptgen_pip(f->g, cr3);
 		f->pips++;
 	}
 	if (!f->cr3_known)
@@ -136,10 +140,38 @@ static bool reaches(const struct pinsn *p, unsigned mode, uint64_t a)
 }
 
 /* p ran in mode pm and the next instruction is at a, in mode am. */
+/* Whether resolve() reports p's transfer to a as an event: FUP, then TIP. */
+static bool is_event(const struct pinsn *p, unsigned pm, uint64_t a)
+{
+	uint64_t next = p->addr + p->len;
+	switch (p->iclass[pm]) {
+	case X86_IC_JCC:
+		return a != next && !reaches(p, pm, a);
+	case X86_IC_CALL_DIRECT:
+	case X86_IC_JMP_DIRECT:
+		return !reaches(p, pm, a);
+	case X86_IC_CALL_INDIRECT:
+	case X86_IC_RET_NEAR:
+		return false;
+	case X86_IC_INT:
+	case X86_IC_UD:
+		return true;
+	default:
+		return x86_pt_report(p->iclass[pm]) != X86_PT_TIP && a != next;
+	}
+}
+
 static void resolve(struct infer *f, const struct pinsn *p, unsigned pm, uint64_t a, unsigned am)
 {
 	struct ptgen *g = f->g;
 	uint64_t next = p->addr + p->len;
+	/* CR3 changed by the transfer itself: with an event (an interrupt, an
+	 * AP's INIT and SIPI) the PIP follows the FUP (Table 33-55: FUP, PIP,
+	 * MODE.Exec, TIP); with a far transfer it precedes its TIP */
+	bool event_pip = f->pip_due && is_event(p, pm, a);
+	if (f->pip_due && !event_pip)
+		ptgen_pip(g, f->cr3);
+	f->pip_due = false;
 	switch (p->iclass[pm]) {
 	case X86_IC_JCC:
 		if (reaches(p, pm, a) && a != next) {
@@ -177,7 +209,10 @@ static void resolve(struct infer *f, const struct pinsn *p, unsigned pm, uint64_
 		 * a decoder reports the event before it, not it as executed */
 		f->events++;
 		f->traced--;
-		ptgen_event(g, p->addr, a, am);
+		if (event_pip)
+			ptgen_event_pip(g, p->addr, a, am);
+		else
+			ptgen_event(g, p->addr, a, am);
 		break;
 	default:
 		/* indirect JMP and far transfers: a TIP (33.2.1, Table 33-1) */
@@ -195,7 +230,10 @@ static void resolve(struct infer *f, const struct pinsn *p, unsigned pm, uint64_
 	return;
 event:
 	f->events++;
-	ptgen_event(g, next, a, am);
+	if (event_pip)
+		ptgen_event_pip(g, next, a, am);
+	else
+		ptgen_event(g, next, a, am);
 }
 
 static bool starts(const struct infer *f, const struct pinsn *p, unsigned mode)
@@ -348,7 +386,8 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 	if (f->done)
 		return false;
 	if (f->tracing) {
-		cr3_update(f, prev, pm);
+		/* without ranges resolve() runs next and places the PIP */
+		cr3_update(f, prev, pm, !f->cfg.nfilter && f->packet_en);
 		if (stops(f, p)) {
 			if (f->packet_en) {
 				resolve(f, prev, pm, p->addr, am);
@@ -389,7 +428,7 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 		return false;
 	} else if (f->calls > f->cfg.after && starts(f, p, am)) {
 		f->tracing = true;
-		cr3_update(f, NULL, am);
+		cr3_update(f, NULL, am, false);
 		if (f->cfg.start == INFER_START_GUEST) {
 			f->guest = INFER_GUEST_NONE;
 			if (f->segments++)

@@ -70,6 +70,7 @@ struct infer {
 	uint64_t cr3;			/* the CR3 the trace last told (PIP) */
 	uint64_t cr3_start;		/* ... when tracing started */
 	uint64_t pips;			/* PIP packets for CR3 writes */
+	bool pip_due;			/* CR3 changed without MOV CR3: PIP at the transfer */
 	uint64_t reg_blocks;		/* blocks whose size the registers bound */
 	uint64_t reg_fixes;		/* instructions whose size they corrected */
 	struct ptgen *g;

@@ -177,6 +177,14 @@ void ptgen_event(struct ptgen *g, uint64_t from, uint64_t target, unsigned mode)
 	ptwr_ip(&g->w, ptpkt_tip, target);
 }
 
+void ptgen_event_pip(struct ptgen *g, uint64_t from, uint64_t target, unsigned mode)
+{
+	ptwr_ip(&g->w, ptpkt_fup, from);
+	put_pip(g);
+	ptwr_mode_change(&g->w, mode);
+	ptwr_ip(&g->w, ptpkt_tip, target);
+}
+
 bool ptgen_psb_due(const struct ptgen *g)
 {
 	return ptwr_psb_due(&g->w);

@@ -76,6 +76,8 @@ void ptgen_tip(struct ptgen *g, uint64_t target, unsigned mode);
 /* An asynchronous event (or software interrupt) at from, going to target
  * in mode: FUP(from), [MODE.Exec], TIP(target) (Table 33-55 cases 11-13). */
 void ptgen_event(struct ptgen *g, uint64_t from, uint64_t target, unsigned mode);
+/* The same for an event that changed CR3: FUP, PIP, MODE.Exec, TIP. */
+void ptgen_event_pip(struct ptgen *g, uint64_t from, uint64_t target, unsigned mode);
 /* CR3 is now cr3: a PIP (33.4.2.7), and in every PSB+ from here on. */
 void ptgen_pip(struct ptgen *g, uint64_t cr3);
 /* CR3 known without a write: into every PSB+ from here on. */

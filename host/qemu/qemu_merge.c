@@ -286,6 +286,24 @@ static void add_code_sections(json_t *imgs, json_t *gregs, const char *guest)
 	}
 }
 
+/* efipt.efi trace --cpus: each CPU's APIC ID, as the guest's MP services
+ * named it, onto the plugin's trace of the same CPU (trace.traces[].cpu:
+ * the vCPU index, which is MP services' number under OVMF). */
+static void merge_cpu_ids(json_t *ptrace, json_t *gtrace)
+{
+	json_t *gt = json_object_get(gtrace, "traces"), *pt = json_object_get(ptrace, "traces");
+	size_t i, k;
+	json_t *e, *f;
+	json_array_foreach(gt, i, e) {
+		json_t *id = json_object_get(e, "apic_id");
+		json_array_foreach(pt, k, f) {
+			if (json_is_string(id) && json_equal(json_object_get(f, "cpu"),
+							      json_object_get(e, "cpu")))
+				json_object_set(f, "apic_id", id);
+		}
+	}
+}
+
 int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
 		   struct qemu_merge_result *res, char *err, size_t errlen)
 {
@@ -411,6 +429,7 @@ int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
 			json_object_set(pm, *k, v);
 	}
 	json_object_set_new(ptrace, "marker_image", json_string(res->marker_image));
+	merge_cpu_ids(ptrace, json_object_get(gm, "trace"));
 	json_t *g = json_object();
 	static const char *const about[] = { "run_id", "efipt_version", "efipt_gitrev", "started",
 					     "command_line", "status", NULL };

@@ -447,6 +447,48 @@ static void regs_mode_tests(void)
 	       "regs: CR3 in PSB+, a PIP with the new CR3 after MOV CR3",
 	       "%u PIPs: 0x%llx 0x%llx, %llu counted", pips, (unsigned long long)cr3s[0],
 	       (unsigned long long)cr3s[1], (unsigned long long)inf.pips);
+
+	/* an AP woken from HLT by INIT and SIPI: CR3 0 at the start-up vector
+	 * (the registers of its next block); the event's PIP comes between its
+	 * FUP and its TIP (Table 33-55), where a decoder binds it to the event */
+	static const uint8_t hlt[] = { 0xf4 };
+	pinsn_init(&p[1], 0x7001, hlt, 1);
+	pinsn_init(&p[2], 0x87000, nop, 1);
+	for (int i = 0; i < 3; i++)
+		p[i].modes = (uint8_t)all;
+	out.len = 0;
+	ptgen_init(&gen, 4096, true, ptgen_buf_write, &out);
+	infer_init(&inf, &cfg, &gen);
+	inf.mode = X86_MODE_64;
+	infer_block_regs(&inf, &ia32e);
+	infer_exec(&inf, &p[0]);
+	infer_exec(&inf, &p[1]);
+	after.cr3 = 0;
+	infer_block_regs(&inf, &after);
+	infer_exec(&inf, &p[2]);
+	infer_finish(&inf);
+	ptgen_flush(&gen);
+	ptpkt_init(&d, trace, out.len, 0);
+	ptpkt_sync_forward(&d);
+	char order[16] = "";
+	unsigned n = 0;
+	uint64_t fup = 0, tip = 0;
+	bool psbend = false;
+	while (ptpkt_next(&d, &k) > 0 && n < sizeof(order) - 1) {
+		if (k.type == ptpkt_psbend)
+			psbend = true;
+		if (!psbend)
+			continue;
+		if (k.type == ptpkt_fup && !n)
+			order[n++] = 'F', fup = k.u.ip.ip;
+		else if (k.type == ptpkt_pip)
+			order[n++] = 'P';
+		else if (k.type == ptpkt_tip && !tip)
+			order[n++] = 'T', tip = k.u.ip.ip;
+	}
+	CHECKF(!strncmp(order, "FPT", 3) && fup == 0x7002 && tip == 0x87000,
+	       "regs: an event that changes CR3: FUP, PIP, TIP", "order %s, FUP 0x%llx, TIP 0x%llx",
+	       order, (unsigned long long)fup, (unsigned long long)tip);
 }
 
 int main(void)

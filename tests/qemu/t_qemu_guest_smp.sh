@@ -1,0 +1,96 @@
+# efipt.efi trace --cpus all under efipt-qemu.so start=guest with -smp 4
+# (docs/qemu.md "Several CPUs"): efipt.efi programs Intel PT on each AP
+# through MP services (StartupThisAP) as on the BSP, each with its own ToPA
+# and buffer; the traced image (tests/qemu/mp_app.c) runs a procedure on
+# every AP through StartupAllAPs. The plugin follows each vCPU's own
+# WRMSRs: each vCPU's stream must start at that vCPU's own TraceEn write,
+# decode with zero errors, equal what the logger (tests/qemu/insnlog.c
+# cpus=all) recorded for that vCPU while its TraceEn was set, and, on the
+# APs, hold mp_app's AP procedure. Needs plugin API 4 (QEMU 9.2 on): under
+# an older QEMU, a SKIP (t_qemu_guest.sh checks the refusal there).
+. tests/lib.sh
+. tests/qemu/lib_qemu.sh
+
+plugin_output "guest smp"
+api=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+set -- $api
+if [ "${1:-0}" -lt 9 ] || { [ "$1" -eq 9 ] && [ "${2:-0}" -lt 2 ]; }; then
+	ok "guest smp: SKIP, QEMU $1.$2 has no plugin API 4 (start=guest)"
+	exit 0
+fi
+PROFILE=$PWD/tests/data/cpu-profiles/tiger-lake-up3-core-i7-1165g7.txt
+APP=build/tests/mp_app.efi
+d=$TMP/smp
+mkdir -p "$d"
+cp "$PROFILE" "$d/prof.txt"
+sh ovmf/mkesp.sh --image "$d/esp.img" --add "$APP:\\EFI\\tools\\app.efi" \
+	--add "$d/prof.txt:\\prof.txt" \
+	--args 'trace --emulated-caps \prof.txt --cpus all --decode --debugcon --shutdown -- \EFI\tools\app.efi' >/dev/null
+EFIPT_QEMU_PLUGIN=$PLUGIN QEMU_EXTRA="-smp 4 -plugin $LOGGER,out=$d/log.bin,from=traceen,cpus=all" \
+	nice -n 10 sh ovmf/qemu_esp.sh "$EFIPT" "$d/esp.img" "$d" 900 --esp "$d/esp.img" \
+	--start guest --cpuid "$PROFILE" >"$d/out" 2>"$d/qemu.log"
+rc=$?
+[ "$rc" -eq 0 ] && ok "smp: efipt qemu --start guest -smp 4 ran efipt.efi trace --cpus all to power-off" ||
+	nok "smp: efipt qemu --start guest -smp 4" "exit $rc: $(head -c 400 "$d/qemu.log"); $(tail -c 300 "$d/debugcon.log")"
+contains "smp: efipt.efi programs the four CPUs, each with its APIC ID" "$d/debugcon.log" \
+	"efipt: tracing 4 CPUs: 0 (APIC ID 0x0) 1 (APIC ID 0x1) 2 (APIC ID 0x2) 3 (APIC ID 0x3)"
+contains "smp: the app ran its procedure on the 3 APs through MP services" "$d/debugcon.log" \
+	"efipt: \\EFI\\tools\\app.efi returned EFI_SUCCESS"
+contains "smp: the in-place decode reports each CPU" "$d/debugcon.log" "CPU 3 (APIC ID 0x3), "
+contains "smp: efipt qemu writes each vCPU's trace" "$d/out" "CPU 3: "
+expect "smp: each vCPU's own WRMSRs: accepted, TraceEn set then cleared, on its own ToPA" python3 -c "
+import json; w=[json.loads(l) for l in open('$d/run/rtit.jsonl')]
+assert all(x['result']=='ok' for x in w), [x for x in w if x['result']!='ok']
+bases=set()
+for c in range(4):
+    mine=[x for x in w if x['cpu']==c]
+    ctl=[int(x['value'],16) for x in mine if x['msr']=='IA32_RTIT_CTL']
+    assert len(ctl)==2 and ctl[0]&1 and not ctl[1]&1, (c, ctl)
+    bases.add([x['value'] for x in mine if x['msr']=='IA32_RTIT_OUTPUT_BASE'][0])
+assert len(bases)==4, bases"
+expect "smp: the run lists 4 traces, each with its APIC ID and the plugin's write position" python3 -c "
+import json; m=json.load(open('$d/run/manifest.json')); t=m['trace']
+assert t['cpus']==4 and [(e['cpu'], e['file']) for e in t['traces']]==[(0,'trace.pt'),(1,'trace.cpu1.pt'),(2,'trace.cpu2.pt'),(3,'trace.cpu3.pt')], t['traces']
+files={f['name']: f for f in m['files']}
+for e, g in zip(t['traces'], t['guest']['cpus']):
+    c=e['cpu']
+    assert e['apic_id']=='0x%x' % c and g['cpu']==c, (e, g)
+    assert files[e['file']]['size']==e['bytes']==g['bytes'] > 0, (e, g)
+    assert g['gp']==0 and not g['error'] and g['position']=={'region': 0, 'offset': e['bytes']}, g
+    assert int(g['output_mask_ptrs'],16)>>32==e['bytes'], g"
+expect "smp: each vCPU's stream starts at its own TraceEn write (the IP after that WRMSR)" python3 -c "
+import json; m=json.load(open('$d/run/manifest.json')); t=m['trace']
+w=[json.loads(l) for l in open('$d/run/rtit.jsonl')]
+for e in t['traces']:
+    on=[x for x in w if x['cpu']==e['cpu'] and x['msr']=='IA32_RTIT_CTL' and int(x['value'],16)&1][0]
+    assert int(e['first_ip'],16)==int(on['ip'],16)+2, (e, on)"
+fc=$(python3 -c "import json; print(json.load(open('$d/run/manifest.json'))['trace']['first_call'])")
+proc=$(nm build/tests/mp_app.so | sed -n 's/^0*\([0-9a-f]*\) T mp_app_ap_procedure$/\1/p')
+base=$(python3 -c "import json; print([i['base'] for i in json.load(open('$d/run/images.json'))['images'] if i['name']=='app'][0])")
+procip=$(python3 -c "print('%016x' % ($base + 0x$proc))")
+for c in 0 1 2 3; do
+	expect_rc "smp: CPU $c decodes with zero errors" 0 $EFIPT insn --run "$d/run" --cpu "$c" --no-inst
+	mv "$TMP/out" "$d/insn$c.txt"
+	if [ "$c" -eq 0 ]; then
+		set -- "$d/log.bin" "$d/insn0.txt" "$d/run/manifest.json" "$fc" --whole
+	else
+		set -- "$d/log.bin.cpu$c" "$d/insn$c.txt" "$d/run/manifest.json" 0 --cpu "$c"
+	fi
+	if python3 tests/qemu/insnlog_cmp.py "$@" >"$d/cmp$c.txt" 2>&1; then
+		ok "smp: CPU $c decoded = executed while its TraceEn was set ($(cat "$d/cmp$c.txt"))"
+	else
+		nok "smp: CPU $c decoded = executed" "$(head -c 400 "$d/cmp$c.txt")"
+	fi
+	n=$(grep -c "^$procip\$" "$d/insn$c.txt")
+	if [ "$c" -eq 0 ]; then
+		[ "$n" -eq 0 ] && ok "smp: the BSP's trace does not run the AP procedure" ||
+			nok "smp: the BSP's trace does not run the AP procedure" "$n times"
+	else
+		[ "$n" -eq 1 ] && ok "smp: CPU $c's trace holds the AP procedure (0x$procip) once" ||
+			nok "smp: CPU $c's trace holds the AP procedure" "$n times at 0x$procip"
+	fi
+done
+# the comparison finds one instruction changed in an AP's trace
+sed '100s/.*/0000000000000000/' "$d/insn2.txt" >"$d/insn2.drop"
+expect "smp: the comparison finds an instruction of CPU 2's that differs" sh -c "! python3 \
+	tests/qemu/insnlog_cmp.py '$d/log.bin.cpu2' '$d/insn2.drop' '$d/run/manifest.json' 0 --cpu 2"
