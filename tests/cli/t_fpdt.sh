@@ -173,7 +173,10 @@ expect_rc "info --vs-trace: a record after the trace" 0 $EFIPT info --vs-trace "
 contains "info --vs-trace: a record that does not hold the image's run" "$TMP/out" "no: outside the record       StartImage loop.efi"
 python3 tests/cli/fpdt_gen.py bin "$D/fpdt.bin" --a-start 0 --a-end 5000
 expect_rc "info --vs-trace: a record shorter than the image's run" 0 $EFIPT info --vs-trace "$D"
-contains "info --vs-trace: the image runs past the record" "$TMP/out" "no: past the record          StartImage loop.efi"
+contains "info --vs-trace: the image runs past the record" "$TMP/out" "starts inside, runs past it  StartImage loop.efi"
+python3 tests/cli/fpdt_gen.py bin "$D/fpdt.bin" --a-start 5000 --a-end 100000
+expect_rc "info --vs-trace: a record that starts after the image's first run" 0 $EFIPT info --vs-trace "$D"
+contains "info --vs-trace: the image ran before the record" "$TMP/out" "starts before the record     StartImage loop.efi"
 rm "$D/fpdt.bin"
 expect_rc "info --vs-trace without fpdt.bin" 1 $EFIPT info --vs-trace "$D"
 contains "info --vs-trace without fpdt.bin: said" "$TMP/err" "--vs-trace: the run has no fpdt.bin"
