@@ -907,9 +907,11 @@ int cmd_diff(int argc, char **argv)
 			print_text(&sa, &sb, r, n, by_image, all, limit, o.from, o.to);
 		else
 			print_rows(fmt, &sa, &sb, r, n, by_image, limit, o.from, o.to);
-		if (print_fpdt(&sa, &sb, fmt, all, have_limit ? limit : (unsigned long long)-1))
-			goto out;
 	}
+
+	/* the firmware's boot-performance records, after the table */
+	if (!folded && print_fpdt(&sa, &sb, fmt, all, have_limit ? limit : (unsigned long long)-1))
+		goto out;
 	rc = sa.fn.errs || sb.fn.errs ? 1 : 0;
 	int gr = gates_check(g, &sa, &sb, fr, nf, ir, ni);
 	if (gr)

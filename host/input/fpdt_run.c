@@ -14,6 +14,8 @@
 /* fpdt.bin holds at most three tables of at most 16 MiB (efi/fpdt_save.c) */
 #define FPDT_FILE_MAX (48u << 20)
 
+#define FPDT_CROSS_MODULE 0x50 /* PerformanceLib.h PERF_CROSSMODULE_START_ID */
+
 /* A start record waiting for its end. */
 struct open_start {
 	uint16_t id;
@@ -135,7 +137,10 @@ static void on_record(void *ctx, const struct fpdt_rec *r)
 	uint16_t want = fpdt_start_of(r->progress);
 	for (size_t i = p->nopen; i-- > 0;) {
 		struct open_start *o = &p->open[i];
-		if (o->id != want || memcmp(o->guid, r->guid, 16) || strcmp(o->name, r->name))
+		/* a cross-module measurement (PEI, DXE, BDS) ends in another
+		 * module than it starts in: its string alone names it */
+		if (o->id != want || strcmp(o->name, r->name) ||
+		    (want != FPDT_CROSS_MODULE && memcmp(o->guid, r->guid, 16)))
 			continue;
 		if (r->ts < o->ts) {
 			add_damage(f, &p->capdamage, "offset %llu: record type 0x%04x, length %u: "

@@ -106,10 +106,14 @@ void fpdtout_vs_trace(FILE *out, const struct fpdt_run *f, const struct image_li
 			us(tw, sizeof(tw), x->last - x->first);
 			us(tf, sizeof(tf), x->first);
 			us(tl, sizeof(tl), x->last);
-			bool in = x->first >= s->start && x->last <= s->start + s->dur;
-			snprintf(v, sizeof(v), in ? "yes: the record brackets it"
-					  : x->last < s->start || x->first > s->start + s->dur
-					  ? "no: outside the record" : "no: past the record");
+			/* a driver's code also runs after its entry point returns,
+			 * when its protocols are called: "runs past it" */
+			uint64_t b = s->start + s->dur;
+			snprintf(v, sizeof(v), "%s",
+				 x->last < s->start || x->first > b ? "no: outside the record"
+				 : x->first < s->start		     ? "starts before the record"
+				 : x->last <= b			     ? "yes: the record brackets it"
+								     : "starts inside, runs past it");
 		}
 		fprintf(out, "  %12s %12s %12s %12s %12s %12s  %-28s %s\n", d, tw, rs, re, tf, tl, v,
 			term_safe(label));

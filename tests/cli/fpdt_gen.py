@@ -22,9 +22,10 @@ Layouts from the ACPI specification (5.2.24) and EDK2's extended records
       --damaged also adds, in the FBPT: a record with length 3 (damages the
       rest of the table, so it is put last, after a GUID event of length 20:
       shorter than its fields).
-  fpdt_gen.py acpi FPDT_OUT FBPT_OUT --fbpt-addr A [...]
+  fpdt_gen.py acpi FPDT_OUT FBPT_OUT [S3PT_OUT] --fbpt-addr A [--s3pt-addr B] [...]
       the ACPI FPDT (for QEMU's -acpitable) pointing to the FBPT at physical
-      address A, and the FBPT alone (for -device loader,addr=A).
+      address A (and the S3PT at B), and the FBPT alone (for -device
+      loader,addr=A; the S3PT for addr=B).
 """
 import struct
 import sys
@@ -102,7 +103,7 @@ def s3pt():
 def main(argv):
     args = argv[1:]
     opt = {"--scale": "1", "--guid-a": GUID_A, "--guid-b": GUID_B, "--fbpt-addr": "0",
-           "--a-start": "100000", "--a-end": "300000"}
+           "--a-start": "100000", "--a-end": "300000", "--s3pt-addr": "0"}
     flags = set()
     pos = []
     i = 0
@@ -125,13 +126,17 @@ def main(argv):
         with open(pos[1], "wb") as f:
             f.write(fp + fb + s3pt())
     elif pos[0] == "acpi":
-        body = acpi_table(b"FPDT", ptr_rec(0, addr))
+        s3 = int(opt["--s3pt-addr"], 0)
+        body = acpi_table(b"FPDT", ptr_rec(0, addr) + (ptr_rec(1, s3) if s3 else b""))
         with open(pos[1], "wb") as f:
             f.write(body)
         with open(pos[2], "wb") as f:
             f.write(fb)
+        if s3:
+            with open(pos[3], "wb") as f:
+                f.write(s3pt())
     else:
-        sys.exit("usage: fpdt_gen.py bin OUT | acpi FPDT_OUT FBPT_OUT --fbpt-addr A")
+        sys.exit("usage: fpdt_gen.py bin OUT | acpi FPDT_OUT FBPT_OUT [S3PT_OUT] --fbpt-addr A")
 
 
 if __name__ == "__main__":

@@ -81,6 +81,9 @@ contains "timeline: basic boot as instants" "$TMP/ev" "i Firmware FPDT: basic bo
 contains "timeline: a single event as an instant" "$TMP/ev" "i Firmware FPDT: basic boot and events 700 Event Mark"
 contains "timeline: not aligned without time" "$TMP/ev" "fpdt_time ns since reset, from 0: not aligned"
 pf_same "timeline: Perfetto's FPDT tracks say what the JSON's say" "$TMP/tl.json" "$D"
+# every track, the FPDT ones too: ts never goes back, slices strictly nested
+r=$(python3 tests/cli/timeline_check.py "$TMP/tl.json")
+[ "$r" = ok ] && ok "timeline: the FPDT tracks pass the timeline checker" || nok "timeline: checker" "$r"
 # with TSC packets at a known frequency the records sit on the trace's clock:
 # at 1 GHz a record's ns since reset less the first TSC (otherData tsc_first)
 $EFIPT synth --raw "$D/mem-0000000000001000.bin:0x1000" --start 0x1000 --out "$D/trace.pt" --insns 3000 --tsc 2>/dev/null
@@ -95,6 +98,8 @@ if [ "$first" -gt 1000 ]; then
 	contains "timeline: ResetEnd before the trace's first time left out, said" "$TMP/err" "1 FPDT records end before the trace starts: left out"
 fi
 pf_same "timeline: timed Perfetto FPDT tracks" "$TMP/tt.json" "$D" --tsc-hz 1000000000
+r=$(python3 tests/cli/timeline_check.py "$TMP/tt.json")
+[ "$r" = ok ] && ok "timeline: timed FPDT tracks pass the timeline checker" || nok "timeline: timed checker" "$r"
 # damaged records: named on stderr, the others drawn
 cp "$D2/fpdt.bin" "$D/fpdt.bin"
 expect_rc "timeline: damaged FPDT records" 0 $EFIPT timeline "$D" -o "$TMP/td.json"
@@ -173,7 +178,10 @@ expect_rc "info --vs-trace: a record after the trace" 0 $EFIPT info --vs-trace "
 contains "info --vs-trace: a record that does not hold the image's run" "$TMP/out" "no: outside the record       StartImage loop.efi"
 python3 tests/cli/fpdt_gen.py bin "$D/fpdt.bin" --a-start 0 --a-end 5000
 expect_rc "info --vs-trace: a record shorter than the image's run" 0 $EFIPT info --vs-trace "$D"
-contains "info --vs-trace: the image runs past the record" "$TMP/out" "no: past the record          StartImage loop.efi"
+contains "info --vs-trace: the image runs past the record" "$TMP/out" "starts inside, runs past it  StartImage loop.efi"
+python3 tests/cli/fpdt_gen.py bin "$D/fpdt.bin" --a-start 5000 --a-end 100000
+expect_rc "info --vs-trace: a record that starts after the image's first run" 0 $EFIPT info --vs-trace "$D"
+contains "info --vs-trace: the image ran before the record" "$TMP/out" "starts before the record     StartImage loop.efi"
 rm "$D/fpdt.bin"
 expect_rc "info --vs-trace without fpdt.bin" 1 $EFIPT info --vs-trace "$D"
 contains "info --vs-trace without fpdt.bin: said" "$TMP/err" "--vs-trace: the run has no fpdt.bin"

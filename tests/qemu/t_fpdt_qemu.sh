@@ -11,31 +11,36 @@
 A=0x3000000
 F=$TMP/fpdt
 mkdir -p "$F"
+S=0x3100000
 python3 tests/cli/fpdt_gen.py acpi "$F/fpdt.dat" "$F/fbpt.bin" --fbpt-addr $A --damaged
+python3 tests/cli/fpdt_gen.py acpi "$F/fpdt3.dat" "$F/fbpt.bin" "$F/s3pt.bin" --fbpt-addr $A \
+	--s3pt-addr $S --damaged
 
-export QEMU_EXTRA="-acpitable file=$F/fpdt.dat -device loader,file=$F/fbpt.bin,addr=$A,force-raw=on"
+export QEMU_EXTRA="-acpitable file=$F/fpdt3.dat -device loader,file=$F/fbpt.bin,addr=$A,force-raw=on -device loader,file=$F/s3pt.bin,addr=$S,force-raw=on"
 boot fpdt "snapshot --debugcon --shutdown"
 contains "fpdt: efipt.efi says what it saved" "$TMP/fpdt/debugcon.log" \
-	"efipt: the firmware's boot performance tables: 2 saved to fpdt.bin"
+	"efipt: the firmware's boot performance tables: 3 saved to fpdt.bin"
 run=$(rundirs fpdt | head -n 1)
-expect "fpdt: fpdt.bin is the FPDT and the FBPT, byte for byte" python3 -c "
+expect "fpdt: fpdt.bin is the FPDT, the FBPT and the S3PT, byte for byte" python3 -c "
 d = open('$run/fpdt.bin', 'rb').read()
-a, b = open('$F/fpdt.dat', 'rb').read(), open('$F/fbpt.bin', 'rb').read()
-assert d == a + b, (len(d), len(a), len(b))"
+a, b, c = (open('$F/' + n, 'rb').read() for n in ('fpdt3.dat', 'fbpt.bin', 's3pt.bin'))
+assert d == a + b + c, (len(d), len(a), len(b), len(c))"
 expect "fpdt: the manifest lists the tables and their addresses" python3 -c "
 import json
 m = json.load(open('$run/manifest.json'))
 f = m['fpdt']
 assert f['status'] == 'saved' and f['file'] == 'fpdt.bin', f
 t = f['tables']
-assert [x['signature'] for x in t] == ['FPDT', 'FBPT'] and t[1]['address'] == '$A', t
-assert t[0]['length'] == 52 and t[1]['length'] == $(stat -c %s "$F/fbpt.bin"), t
+assert [x['signature'] for x in t] == ['FPDT', 'FBPT', 'S3PT'], t
+assert t[1]['address'] == '$A' and t[2]['address'] == '$S', t
+assert t[0]['length'] == 68 and t[1]['length'] == $(stat -c %s "$F/fbpt.bin") and t[2]['length'] == 52, t
 assert any(x['name'] == 'fpdt.bin' and x['status'] == 'written' for x in m['files'])"
 expect_rc "fpdt: efipt info lists the records" 0 $EFIPT info "$run"
 contains "fpdt: info: the basic boot record" "$TMP/out" "ExitBootServicesExit              960.000 us since reset"
 contains "fpdt: info: a StartImage" "$TMP/out" "100.000        200.000  StartImage   11111111-2222-3333-4444-555555555555"
+contains "fpdt: info: the S3PT's resume record" "$TMP/out" "S3 resume: count 1, the last 2.000 us, average 2.000 us"
 contains "fpdt: info: a damaged record named and skipped" "$TMP/err" \
-	"fpdt.bin: offset 718: record type 0x1010, length 3: record length below its 4-byte header: skipped"
+	"fpdt.bin: offset 734: record type 0x1010, length 3: record length below its 4-byte header: skipped"
 
 # an FBPT pointer outside the memory map: efipt.efi reads nothing there,
 # saves the FPDT and says why the FBPT is not saved

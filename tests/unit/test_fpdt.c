@@ -104,6 +104,9 @@ static void build_good(void)
 	uint64_t q = 7;
 	event(0x1013, 0x03, 80000, GA, &q, 8);		/* LoadImage A */
 	event(0x1013, 0x04, 90000, GA, &q, 8);
+	name24(n, "DXE");	/* a phase: begun by one module, ended by another */
+	event(0x1011, 0x50, 50000, GA, n, 24);
+	event(0x1011, 0x51, 950000, GB, n, 24);
 	table_end(t);
 	t = table_start("S3PT", 8);
 	put(0, 2), put(24, 1), put(1, 1), put(3, 4), put(2000, 8), put(1500, 8);
@@ -165,7 +168,7 @@ static void test_good(void)
 	build_good();
 	struct seen *s = walk();
 	CHECK(s->tables == 3 && s->damaged == 0, "good: three tables, nothing damaged");
-	CHECK(s->n == 2 + 1 + 13 + 2, "good: every record read");
+	CHECK(s->n == 2 + 1 + 15 + 2, "good: every record read");
 	CHECK(s->r[0].kind == FPDT_K_TABLE_PTR && s->r[0].addr == 0x7000000 &&
 	      s->r[1].type == FPDT_T_S3PT_PTR && s->r[1].addr == 0x7100000,
 	      "good: FPDT's FBPT and S3PT pointers");
@@ -188,9 +191,9 @@ static void test_good(void)
 	      !strcmp(s->r[11].name, "OnReady"), "good: dual GUID string event");
 	CHECK(s->r[14].has_qword && s->r[14].qword == 7 && s->r[14].type == FPDT_T_GUID_QWORD,
 	      "good: GUID qword event");
-	CHECK(s->r[16].kind == FPDT_K_S3_RESUME && s->r[16].count == 3 && s->r[16].s3[0] == 2000 &&
-	      s->r[16].s3[1] == 1500 && s->r[17].kind == FPDT_K_S3_SUSPEND &&
-	      s->r[17].s3[0] == 10 && s->r[17].s3[1] == 20, "good: S3 resume and suspend");
+	CHECK(s->r[18].kind == FPDT_K_S3_RESUME && s->r[18].count == 3 && s->r[18].s3[0] == 2000 &&
+	      s->r[18].s3[1] == 1500 && s->r[19].kind == FPDT_K_S3_SUSPEND &&
+	      s->r[19].s3[0] == 10 && s->r[19].s3[1] == 20, "good: S3 resume and suspend");
 
 	struct image_list il = { 0 };
 	struct image *im = image_list_add(&il);
@@ -220,7 +223,10 @@ static void test_good(void)
 	CHECK(mk && mk->single && mk->dur == 0 && mk->start == 700000, "spans: a single event");
 	CHECK(span(&f, "LoadImage", "PcdDxe") && span(&f, "LoadImage", "PcdDxe")->dur == 10000,
 	      "spans: LoadImage");
-	CHECK(f.nspan == 7 && f.unpaired == 0 && f.ndamage == 0, "spans: seven, none unpaired");
+	const struct fpdt_span *ph = span(&f, "CrossModule", "DXE");
+	CHECK(ph && ph->start == 50000 && ph->dur == 900000,
+	      "spans: a cross-module phase pairs by its string, its end in another module");
+	CHECK(f.nspan == 8 && f.unpaired == 0 && f.ndamage == 0, "spans: eight, none unpaired");
 	int sorted = 1;
 	for (size_t i = 1; i < f.nspan; i++)
 		sorted &= f.span[i - 1].start <= f.span[i].start;
@@ -289,13 +295,13 @@ static void test_damaged(void)
 	fpdtrun_parse(&f, buf, len, NULL);
 	CHECK(f.ndamage == 1 && strstr(f.damage[0], "before its start") &&
 	      !strncmp(f.damage[0], "offset ", 7), "damaged: an end before its start named");
-	CHECK(f.unpaired == 0 && f.nspan == 6, "damaged: that pair is skipped, the rest paired");
+	CHECK(f.unpaired == 0 && f.nspan == 7, "damaged: that pair is skipped, the rest paired");
 	fpdtrun_free(&f);
 	build_good();
 	buf[fbpt + 8 + 48 + 4] = 0x02; /* A's start becomes an end without a start */
 	memset(&f, 0, sizeof(f));
 	fpdtrun_parse(&f, buf, len, NULL);
-	CHECK(f.unpaired == 2 && f.nspan == 6, "unpaired: an end without start, a start without end");
+	CHECK(f.unpaired == 2 && f.nspan == 7, "unpaired: an end without start, a start without end");
 	fpdtrun_free(&f);
 
 	/* every cut of the good file */
