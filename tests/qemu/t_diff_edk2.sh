@@ -16,6 +16,8 @@
 . tests/qemu/lib_qemu.sh
 FIX=tests/data/edk2/Build/EfiptFixture/DEBUG_GCC5
 FIXB=tests/data/edk2/Rounds12/Build/EfiptFixture/DEBUG_GCC5
+FIXN=tests/data/edk2/NewFunction/Build/EfiptFixture/DEBUG_GCC5
+FIXR=tests/data/edk2/RemovedCall/Build/EfiptFixture/DEBUG_GCC5
 APP=X64/EfiptFixturePkg/App/FixtureApp/DEBUG
 plugin_output "diff edk2"
 # trace NAME FIXTURE: the app of that build traced into $TMP/NAME/run, the
@@ -50,7 +52,9 @@ fi
 trace a "$FIX"
 trace b "$FIXB"
 trace a2 "$FIX"
-[ "$W" = "$TMP" ] || for r in a b a2; do mkdir -p "$TMP/$r"; cp "$W/$r/log.bin" "$TMP/$r/"; rm -rf "$TMP/$r/run"; cp -r "$W/$r/run" "$TMP/$r/"; done
+trace n "$FIXN"
+trace r "$FIXR"
+[ "$W" = "$TMP" ] || for r in a b a2 n r; do mkdir -p "$TMP/$r"; cp "$W/$r/log.bin" "$TMP/$r/"; rm -rf "$TMP/$r/run"; cp -r "$W/$r/run" "$TMP/$r/"; done
 SA="--symbols $FIX" SB="--symbols-b $FIXB"
 
 # the two builds differ in addresses (else matching by name tests nothing)
@@ -139,6 +143,33 @@ for f in FixtureRun FixtureChecksum FixtureDouble; do
 done
 grep -q '"FixtureApp","FixtureFib",.*,same,code$' "$TMP/fn.csv" && ok "diff edk2: FixtureFib the same" ||
 	nok "diff edk2: FixtureFib the same" "$(grep FixtureFib "$TMP/fn.csv")"
+
+# the other two changes: a new function (FixtureNew, called once) and a
+# removed call (FixtureFib (10) replaced by its value): every count is the
+# logger's, and the application functions diff says changed are exactly
+# those whose instructions the logger saw change, the one named among them
+for v in "n $FIXN FixtureNew only B" "r $FIXR FixtureFib only A"; do
+	set -- $v
+	$EFIPT diff "$TMP/a/run" "$TMP/$1/run" $SA --symbols-b "$2" --format csv >"$TMP/fn$1.csv" 2>"$TMP/err"
+	$EFIPT diff "$TMP/a/run" "$TMP/$1/run" $SA --symbols-b "$2" --format csv --by image >"$TMP/img$1.csv" 2>>"$TMP/err"
+	if logref a $1 "$APPA" "$2/$APP/FixtureApp.debug" "$TMP/fn$1.csv" "$TMP/img$1.csv" &&
+		python3 - "$TMP/cmp" "$TMP/fn$1.csv" "$3" "$4 $5" >>"$TMP/cmp" 2>&1 <<'EOP'
+import csv, sys
+cmp, fn_csv, name, status = sys.argv[1:5]
+app = open(cmp).read().split(";")[0]
+assert app.startswith("app: ") and app != "app: no change", app
+logged = {e.split()[0]: int(e.split()[1]) for e in app[5:].split(", ")}
+rows = [r for r in csv.DictReader(open(fn_csv)) if r["image"] == "FixtureApp" and r["status"] != "same"]
+diffed = {r["function"]: int(r["delta_excl"]) for r in rows}
+assert diffed == logged, (diffed, logged)
+assert any(r["function"] == name and r["status"] == status for r in rows), (name, status, rows)
+EOP
+	then
+		ok "diff edk2: $3 ($4 $5): the changed functions and deltas are the logger's ($(head -1 "$TMP/cmp"))"
+	else
+		nok "diff edk2: $3 ($4 $5): the changed functions and deltas are the logger's" "$(tail -c 700 "$TMP/cmp") $(head -c 300 "$TMP/err")"
+	fi
+done
 
 # a run against itself: no change
 expect_rc "diff edk2: a run against itself" 0 $EFIPT diff "$TMP/a/run" "$TMP/a/run" $SA --fail-if-grows 0 --fail-if-new
