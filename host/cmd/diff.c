@@ -561,23 +561,17 @@ static void print_rows(int fmt, const struct side *a, const struct side *b,
 		if (by_image) {
 			printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%s,%s", w->a_excl, w->b_excl,
 			       diff_delta(w->a_excl, w->b_excl), st, row_context(w));
-			if (timed)
-				row_times(NULL, w, true);
-			if (a->fn.cov)
-				printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64, w->a_hit, w->b_hit,
-				       diff_delta(w->a_hit, w->b_hit));
-			putchar('\n');
-			continue;
+		} else {
+			putchar(',');
+			csv_field(w->name);
+			printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64
+			       ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%s,%s", w->a_excl, w->b_excl,
+			       diff_delta(w->a_excl, w->b_excl), w->a_incl, w->b_incl,
+			       diff_delta(w->a_incl, w->b_incl), w->a_calls, w->b_calls, st,
+			       row_context(w));
 		}
-		putchar(',');
-		csv_field(w->name);
-		printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64
-		       ",%" PRIu64 ",%" PRIu64 ",%s,%s", w->a_excl, w->b_excl,
-		       diff_delta(w->a_excl, w->b_excl), w->a_incl, w->b_incl,
-		       diff_delta(w->a_incl, w->b_incl), w->a_calls, w->b_calls, st,
-		       row_context(w));
 		if (timed)
-			row_times(NULL, w, false);
+			row_times(NULL, w, by_image);
 		if (a->fn.cov)
 			printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64, w->a_hit, w->b_hit,
 			       diff_delta(w->a_hit, w->b_hit));

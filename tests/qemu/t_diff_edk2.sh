@@ -65,69 +65,10 @@ else
 fi
 
 # logref A B ELF_A ELF_B FN_CSV IMG_CSV: runs A and B as the logger saw them
-# (the logged addresses per image of images.json, and per ELF function
-# symbol of the application) against efipt diff's csv of A and B, by
-# function and by image; prints the application's functions that changed
+# against efipt diff's csv of A and B, by function and by image
+# (tests/qemu/diff_logref.py); prints the application's functions that changed
 logref() {
-	python3 - "$TMP" "$@" >"$TMP/cmp" 2>&1 <<'EOP'
-import csv, json, struct, subprocess, sys
-tmp, run_a, run_b, elf_a, elf_b, fn_csv, img_csv = sys.argv[1:8]
-def funcs(elf):
-    out = []
-    for line in subprocess.run(["readelf", "-sW", elf], capture_output=True, text=True, check=True).stdout.splitlines():
-        f = line.split()
-        if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND" and int(f[2], 0):
-            out.append((int(f[1], 16), int(f[1], 16) + int(f[2], 0), f[7].split(".")[0]))
-    return out
-def count(run, elf):
-    raw = open("%s/%s/log.bin" % (tmp, run), "rb").read()
-    seq = struct.unpack("<%dQ" % (len(raw) // 8), raw[:len(raw) // 8 * 8])
-    imgs = [(int(i["base"], 16), int(i["size"]), i["name"])
-            for i in json.load(open("%s/%s/run/images.json" % (tmp, run)))["images"]]
-    app = next((b, s) for b, s, n in imgs if n == "FixtureApp")
-    fs = funcs(elf)
-    per_img, per_fn, prev = {}, {}, None
-    for a in seq:
-        if a == prev:  # a REP instruction's iterations are one instruction
-            continue
-        prev = a
-        name = next((n for b, s, n in imgs if b <= a < b + s), "[unknown]")
-        per_img[name] = per_img.get(name, 0) + 1
-        if app[0] <= a < app[0] + app[1]:
-            f = next((n for lo, hi, n in fs if lo <= a - app[0] < hi), "[unknown]")
-            per_fn[f] = per_fn.get(f, 0) + 1
-    return per_img, per_fn
-ia, fa = count(run_a, elf_a)
-ib, fb = count(run_b, elf_b)
-# an image's code row and interrupt row together: what the logger saw run
-rows = {}
-for r in csv.DictReader(open(img_csv)):
-    s = rows.setdefault(r["image"], {"a_insns": 0, "b_insns": 0})
-    s["a_insns"] += int(r["a_insns"])
-    s["b_insns"] += int(r["b_insns"])
-for name in set(ia) | set(ib):
-    r = rows.get(name)
-    assert r, "image %s not in the diff" % name
-    assert (r["a_insns"], r["b_insns"]) == (ia.get(name, 0), ib.get(name, 0)), \
-        (name, r, ia.get(name), ib.get(name))
-assert set(rows) == set(ia) | set(ib), (set(rows), set(ia) | set(ib))
-fn = {}
-for r in csv.DictReader(open(fn_csv)):
-    if r["image"] == "FixtureApp":
-        assert r["context"] == "code", ("the app ran in an interrupt", r)
-        assert r["function"] not in fn, r
-        fn[r["function"]] = r
-for f in set(fa) | set(fb):
-    r = fn.get(f)
-    assert r, "FixtureApp`%s not in the diff" % f
-    assert (int(r["a_excl"]), int(r["b_excl"])) == (fa.get(f, 0), fb.get(f, 0)), (f, r, fa.get(f), fb.get(f))
-    assert fa.get(f, 0) == fb.get(f, 0) or r["status"] != "same", (f, r)
-assert set(fn) == set(fa) | set(fb), (set(fn), set(fa) | set(fb))
-changed = sorted(f for f in fn if fa.get(f, 0) != fb.get(f, 0))
-imgs = sorted(n for n in rows if ia.get(n, 0) != ib.get(n, 0))
-print("app: " + (", ".join("%s %+d" % (f, fb.get(f, 0) - fa.get(f, 0)) for f in changed) or "no change") +
-      "; images: " + (", ".join("%s %+d" % (n, ib.get(n, 0) - ia.get(n, 0)) for n in imgs) or "no change"))
-EOP
+	python3 tests/qemu/diff_logref.py counts "$TMP" "$@" >"$TMP/cmp" 2>&1
 }
 APPA=$FIX/$APP/FixtureApp.debug APPB=$FIXB/$APP/FixtureApp.debug
 $EFIPT diff "$TMP/a/run" "$TMP/b/run" $SA $SB --format csv >"$TMP/fn.csv" 2>"$TMP/err"
@@ -205,58 +146,7 @@ expect_rc "diff edk2: ... compared by image" 0 $EFIPT diff "$TMP/a/run" "$TMP/b/
 # last window closes where FixtureDouble returns into its caller)
 # winref A B ELF_A ELF_B FROM TO FN_CSV
 winref() {
-	python3 - "$TMP" "$@" >"$TMP/cmp" 2>&1 <<'EOP'
-import csv, json, struct, subprocess, sys
-tmp, run_a, run_b, elf_a, elf_b, fn_from, fn_to, fn_csv = sys.argv[1:9]
-def funcs(elf):
-    out = []
-    for line in subprocess.run(["readelf", "-sW", elf], capture_output=True, text=True, check=True).stdout.splitlines():
-        f = line.split()
-        if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND" and int(f[2], 0):
-            out.append((int(f[1], 16), int(f[1], 16) + int(f[2], 0), f[7].split(".")[0]))
-    return out
-def window(run, elf):
-    raw = open("%s/%s/log.bin" % (tmp, run), "rb").read()
-    seq = struct.unpack("<%dQ" % (len(raw) // 8), raw[:len(raw) // 8 * 8])
-    imgs = [(int(i["base"], 16), int(i["size"]), i["name"])
-            for i in json.load(open("%s/%s/run/images.json" % (tmp, run)))["images"]]
-    base, size = next((b, s) for b, s, n in imgs if n == "FixtureApp")
-    fs = funcs(elf)
-    def fn(a):
-        if not base <= a < base + size:
-            return None
-        return next((n for lo, hi, n in fs if lo <= a - base < hi), "[unknown]")
-    per_fn, prev, state, total = {}, None, 0, 0
-    for a in seq:
-        if a == prev:  # a REP instruction's iterations are one instruction
-            continue
-        prev = a
-        f = fn(a)
-        if state == 0 and f == fn_from:
-            state = 1
-        elif state == 1 and f == fn_to:
-            state = 2
-            break
-        if state == 1:
-            total += 1
-            if f:
-                per_fn[f] = per_fn.get(f, 0) + 1
-    assert state == 2, (run, "window never closed", state)
-    return per_fn, total
-fa, ta = window(run_a, elf_a)
-fb, tb = window(run_b, elf_b)
-got = {}
-for r in csv.DictReader(open(fn_csv)):
-    if r["image"] == "FixtureApp":
-        k = r["function"]
-        g = got.setdefault(k, [0, 0])
-        g[0] += int(r["a_excl"])
-        g[1] += int(r["b_excl"])
-for f in set(fa) | set(fb) | set(got):
-    assert got.get(f, [0, 0]) == [fa.get(f, 0), fb.get(f, 0)], (f, got.get(f), fa.get(f), fb.get(f))
-print("window of %d and %d instructions: %s" % (ta, tb, ", ".join("%s %d->%d" % (f, fa.get(f, 0), fb.get(f, 0)) for f in sorted(set(fa) | set(fb)))))
-print("totals %d %d" % (ta, tb))
-EOP
+	python3 tests/qemu/diff_logref.py window "$TMP" "$@" >"$TMP/cmp" 2>&1
 }
 for w in "FixtureRun FixtureFib" "FixtureChecksum FixtureFib" "FixtureDouble FixtureRun"; do
 	set -- $w
