@@ -47,11 +47,13 @@ static const char diff_tail[] =
 	"that ran in both runs with symbols in one only cannot be compared by\n"
 	"function (its functions would all be [unknown] on one side): name its\n"
 	"symbols, or compare with --by image. Code without symbols in both runs\n"
-	"counts as IMAGE`[unknown].\n\n"
+	"counts as IMAGE`[unknown]. Time is compared where both traces have\n"
+	"timing packets (one without: instructions only, said once).\n\n"
 	"Exit status: 0 compared (\"no change\" when the runs executed the same);\n"
 	"1 a trace had decode errors (counted as gaps, named on standard error);\n"
-	"2 on usage errors, unreadable runs or a write error; 3 a gate crossed,\n"
-	"or a --function/--image that ran in neither run.\n";
+	"2 on usage errors, unreadable runs, a window whose function never ran\n"
+	"or a write error; 3 a gate crossed, or a --function/--image that ran in\n"
+	"neither run.\n";
 
 /* One run as the header describes it. */
 struct side {
@@ -563,23 +565,17 @@ static void print_rows(int fmt, const struct side *a, const struct side *b,
 		if (by_image) {
 			printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%s,%s", w->a_excl, w->b_excl,
 			       diff_delta(w->a_excl, w->b_excl), st, row_context(w));
-			if (timed)
-				row_times(NULL, w, true);
-			if (a->fn.cov)
-				printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64, w->a_hit, w->b_hit,
-				       diff_delta(w->a_hit, w->b_hit));
-			putchar('\n');
-			continue;
+		} else {
+			putchar(',');
+			csv_field(w->name);
+			printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64
+			       ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%s,%s", w->a_excl, w->b_excl,
+			       diff_delta(w->a_excl, w->b_excl), w->a_incl, w->b_incl,
+			       diff_delta(w->a_incl, w->b_incl), w->a_calls, w->b_calls, st,
+			       row_context(w));
 		}
-		putchar(',');
-		csv_field(w->name);
-		printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64
-		       ",%" PRIu64 ",%" PRIu64 ",%s,%s", w->a_excl, w->b_excl,
-		       diff_delta(w->a_excl, w->b_excl), w->a_incl, w->b_incl,
-		       diff_delta(w->a_incl, w->b_incl), w->a_calls, w->b_calls, st,
-		       row_context(w));
 		if (timed)
-			row_times(NULL, w, false);
+			row_times(NULL, w, by_image);
 		if (a->fn.cov)
 			printf(",%" PRIu64 ",%" PRIu64 ",%" PRId64, w->a_hit, w->b_hit,
 			       diff_delta(w->a_hit, w->b_hit));

@@ -208,7 +208,6 @@ int diff_run_decode(struct session *t, struct diff_run *r, const struct diff_wan
 			goto out;
 		}
 		pf = wfn;
-		r->window = true;
 		r->insns = at.insns;
 		r->irqs = at.irqs;
 		r->irq_insns = at.irq_insns;

@@ -49,7 +49,6 @@ struct diff_run {
 	uint64_t insns, gaps, unmatched_rets;
 	uint64_t irqs, irq_insns;	/* interrupts (async events); their
 					 * instructions (of insns) */
-	bool window;		/* the counts are of a window (w->from/to) */
 	long errs;		/* decode errors */
 	bool timed;		/* the trace has timing packets */
 	bool ns;		/* times in ns (the TSC frequency is known),

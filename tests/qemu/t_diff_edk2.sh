@@ -16,6 +16,8 @@
 . tests/qemu/lib_qemu.sh
 FIX=tests/data/edk2/Build/EfiptFixture/DEBUG_GCC5
 FIXB=tests/data/edk2/Rounds12/Build/EfiptFixture/DEBUG_GCC5
+FIXN=tests/data/edk2/NewFunction/Build/EfiptFixture/DEBUG_GCC5
+FIXR=tests/data/edk2/RemovedCall/Build/EfiptFixture/DEBUG_GCC5
 APP=X64/EfiptFixturePkg/App/FixtureApp/DEBUG
 plugin_output "diff edk2"
 # trace NAME FIXTURE: the app of that build traced into $TMP/NAME/run, the
@@ -50,7 +52,9 @@ fi
 trace a "$FIX"
 trace b "$FIXB"
 trace a2 "$FIX"
-[ "$W" = "$TMP" ] || for r in a b a2; do mkdir -p "$TMP/$r"; cp "$W/$r/log.bin" "$TMP/$r/"; rm -rf "$TMP/$r/run"; cp -r "$W/$r/run" "$TMP/$r/"; done
+trace n "$FIXN"
+trace r "$FIXR"
+[ "$W" = "$TMP" ] || for r in a b a2 n r; do mkdir -p "$TMP/$r"; cp "$W/$r/log.bin" "$TMP/$r/"; rm -rf "$TMP/$r/run"; cp -r "$W/$r/run" "$TMP/$r/"; done
 SA="--symbols $FIX" SB="--symbols-b $FIXB"
 
 # the two builds differ in addresses (else matching by name tests nothing)
@@ -61,69 +65,10 @@ else
 fi
 
 # logref A B ELF_A ELF_B FN_CSV IMG_CSV: runs A and B as the logger saw them
-# (the logged addresses per image of images.json, and per ELF function
-# symbol of the application) against efipt diff's csv of A and B, by
-# function and by image; prints the application's functions that changed
+# against efipt diff's csv of A and B, by function and by image
+# (tests/qemu/diff_logref.py); prints the application's functions that changed
 logref() {
-	python3 - "$TMP" "$@" >"$TMP/cmp" 2>&1 <<'EOP'
-import csv, json, struct, subprocess, sys
-tmp, run_a, run_b, elf_a, elf_b, fn_csv, img_csv = sys.argv[1:8]
-def funcs(elf):
-    out = []
-    for line in subprocess.run(["readelf", "-sW", elf], capture_output=True, text=True, check=True).stdout.splitlines():
-        f = line.split()
-        if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND" and int(f[2], 0):
-            out.append((int(f[1], 16), int(f[1], 16) + int(f[2], 0), f[7].split(".")[0]))
-    return out
-def count(run, elf):
-    raw = open("%s/%s/log.bin" % (tmp, run), "rb").read()
-    seq = struct.unpack("<%dQ" % (len(raw) // 8), raw[:len(raw) // 8 * 8])
-    imgs = [(int(i["base"], 16), int(i["size"]), i["name"])
-            for i in json.load(open("%s/%s/run/images.json" % (tmp, run)))["images"]]
-    app = next((b, s) for b, s, n in imgs if n == "FixtureApp")
-    fs = funcs(elf)
-    per_img, per_fn, prev = {}, {}, None
-    for a in seq:
-        if a == prev:  # a REP instruction's iterations are one instruction
-            continue
-        prev = a
-        name = next((n for b, s, n in imgs if b <= a < b + s), "[unknown]")
-        per_img[name] = per_img.get(name, 0) + 1
-        if app[0] <= a < app[0] + app[1]:
-            f = next((n for lo, hi, n in fs if lo <= a - app[0] < hi), "[unknown]")
-            per_fn[f] = per_fn.get(f, 0) + 1
-    return per_img, per_fn
-ia, fa = count(run_a, elf_a)
-ib, fb = count(run_b, elf_b)
-# an image's code row and interrupt row together: what the logger saw run
-rows = {}
-for r in csv.DictReader(open(img_csv)):
-    s = rows.setdefault(r["image"], {"a_insns": 0, "b_insns": 0})
-    s["a_insns"] += int(r["a_insns"])
-    s["b_insns"] += int(r["b_insns"])
-for name in set(ia) | set(ib):
-    r = rows.get(name)
-    assert r, "image %s not in the diff" % name
-    assert (r["a_insns"], r["b_insns"]) == (ia.get(name, 0), ib.get(name, 0)), \
-        (name, r, ia.get(name), ib.get(name))
-assert set(rows) == set(ia) | set(ib), (set(rows), set(ia) | set(ib))
-fn = {}
-for r in csv.DictReader(open(fn_csv)):
-    if r["image"] == "FixtureApp":
-        assert r["context"] == "code", ("the app ran in an interrupt", r)
-        assert r["function"] not in fn, r
-        fn[r["function"]] = r
-for f in set(fa) | set(fb):
-    r = fn.get(f)
-    assert r, "FixtureApp`%s not in the diff" % f
-    assert (int(r["a_excl"]), int(r["b_excl"])) == (fa.get(f, 0), fb.get(f, 0)), (f, r, fa.get(f), fb.get(f))
-    assert fa.get(f, 0) == fb.get(f, 0) or r["status"] != "same", (f, r)
-assert set(fn) == set(fa) | set(fb), (set(fn), set(fa) | set(fb))
-changed = sorted(f for f in fn if fa.get(f, 0) != fb.get(f, 0))
-imgs = sorted(n for n in rows if ia.get(n, 0) != ib.get(n, 0))
-print("app: " + (", ".join("%s %+d" % (f, fb.get(f, 0) - fa.get(f, 0)) for f in changed) or "no change") +
-      "; images: " + (", ".join("%s %+d" % (n, ib.get(n, 0) - ia.get(n, 0)) for n in imgs) or "no change"))
-EOP
+	python3 tests/qemu/diff_logref.py counts "$TMP" "$@" >"$TMP/cmp" 2>&1
 }
 APPA=$FIX/$APP/FixtureApp.debug APPB=$FIXB/$APP/FixtureApp.debug
 $EFIPT diff "$TMP/a/run" "$TMP/b/run" $SA $SB --format csv >"$TMP/fn.csv" 2>"$TMP/err"
@@ -139,6 +84,50 @@ for f in FixtureRun FixtureChecksum FixtureDouble; do
 done
 grep -q '"FixtureApp","FixtureFib",.*,same,code$' "$TMP/fn.csv" && ok "diff edk2: FixtureFib the same" ||
 	nok "diff edk2: FixtureFib the same" "$(grep FixtureFib "$TMP/fn.csv")"
+
+# the other two changes: a new function (FixtureNew, called once) and a
+# removed call (FixtureFib (10) replaced by its value): every count is the
+# logger's, and the application functions diff says changed are exactly
+# those whose instructions the logger saw change, the one named among them
+for v in "n $FIXN FixtureNew only B" "r $FIXR FixtureFib only A"; do
+	set -- $v
+	$EFIPT diff "$TMP/a/run" "$TMP/$1/run" $SA --symbols-b "$2" --format csv >"$TMP/fn$1.csv" 2>"$TMP/err"
+	$EFIPT diff "$TMP/a/run" "$TMP/$1/run" $SA --symbols-b "$2" --format csv --by image >"$TMP/img$1.csv" 2>>"$TMP/err"
+	if logref a $1 "$APPA" "$2/$APP/FixtureApp.debug" "$TMP/fn$1.csv" "$TMP/img$1.csv" &&
+		python3 - "$TMP/cmp" "$TMP/fn$1.csv" "$3" "$4 $5" >>"$TMP/cmp" 2>&1 <<'EOP'
+import csv, sys
+cmp, fn_csv, name, status = sys.argv[1:5]
+app = open(cmp).read().split(";")[0]
+assert app.startswith("app: ") and app != "app: no change", app
+logged = {e.split()[0]: int(e.split()[1]) for e in app[5:].split(", ")}
+rows = [r for r in csv.DictReader(open(fn_csv)) if r["image"] == "FixtureApp" and r["status"] != "same"]
+diffed = {r["function"]: int(r["delta_excl"]) for r in rows}
+assert diffed == logged, (diffed, logged)
+assert any(r["function"] == name and r["status"] == status for r in rows), (name, status, rows)
+EOP
+	then
+		ok "diff edk2: $3 ($4 $5): the changed functions and deltas are the logger's ($(head -1 "$TMP/cmp"))"
+	else
+		nok "diff edk2: $3 ($4 $5): the changed functions and deltas are the logger's" "$(tail -c 700 "$TMP/cmp") $(head -c 300 "$TMP/err")"
+	fi
+done
+
+# interrupts: each run took its timer interrupt(s) between the markers; what
+# they ran is in the interrupt rows (the timer driver's code only there), and
+# those add up to the header's count
+$EFIPT diff "$TMP/a/run" "$TMP/b/run" $SA $SB --by image --format jsonl >"$TMP/irq.jsonl" 2>"$TMP/err"
+if python3 - "$TMP/irq.jsonl" >"$TMP/cmp" 2>&1 <<'EOP'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+s = rows[0]
+for side in ("a", "b"):
+    n = sum(r[side + "_insns"] for r in rows[1:] if r["context"] == "interrupt")
+    assert s[side]["interrupts"] > 0 and n == s[side]["interrupt_insns"] > 0, (side, n, s[side])
+timer = [r["context"] for r in rows[1:] if r["image"] == "LocalApicTimerDxe"]
+assert timer == ["interrupt"], timer
+print("%d and %d instructions in %d and %d interrupts" % (s["a"]["interrupt_insns"], s["b"]["interrupt_insns"], s["a"]["interrupts"], s["b"]["interrupts"]))
+EOP
+then ok "diff edk2: interrupts apart ($(cat "$TMP/cmp"))"; else nok "diff edk2: interrupts apart" "$(tail -c 500 "$TMP/cmp")"; fi
 
 # a run against itself: no change
 expect_rc "diff edk2: a run against itself" 0 $EFIPT diff "$TMP/a/run" "$TMP/a/run" $SA --fail-if-grows 0 --fail-if-new
@@ -174,58 +163,7 @@ expect_rc "diff edk2: ... compared by image" 0 $EFIPT diff "$TMP/a/run" "$TMP/b/
 # last window closes where FixtureDouble returns into its caller)
 # winref A B ELF_A ELF_B FROM TO FN_CSV
 winref() {
-	python3 - "$TMP" "$@" >"$TMP/cmp" 2>&1 <<'EOP'
-import csv, json, struct, subprocess, sys
-tmp, run_a, run_b, elf_a, elf_b, fn_from, fn_to, fn_csv = sys.argv[1:9]
-def funcs(elf):
-    out = []
-    for line in subprocess.run(["readelf", "-sW", elf], capture_output=True, text=True, check=True).stdout.splitlines():
-        f = line.split()
-        if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND" and int(f[2], 0):
-            out.append((int(f[1], 16), int(f[1], 16) + int(f[2], 0), f[7].split(".")[0]))
-    return out
-def window(run, elf):
-    raw = open("%s/%s/log.bin" % (tmp, run), "rb").read()
-    seq = struct.unpack("<%dQ" % (len(raw) // 8), raw[:len(raw) // 8 * 8])
-    imgs = [(int(i["base"], 16), int(i["size"]), i["name"])
-            for i in json.load(open("%s/%s/run/images.json" % (tmp, run)))["images"]]
-    base, size = next((b, s) for b, s, n in imgs if n == "FixtureApp")
-    fs = funcs(elf)
-    def fn(a):
-        if not base <= a < base + size:
-            return None
-        return next((n for lo, hi, n in fs if lo <= a - base < hi), "[unknown]")
-    per_fn, prev, state, total = {}, None, 0, 0
-    for a in seq:
-        if a == prev:  # a REP instruction's iterations are one instruction
-            continue
-        prev = a
-        f = fn(a)
-        if state == 0 and f == fn_from:
-            state = 1
-        elif state == 1 and f == fn_to:
-            state = 2
-            break
-        if state == 1:
-            total += 1
-            if f:
-                per_fn[f] = per_fn.get(f, 0) + 1
-    assert state == 2, (run, "window never closed", state)
-    return per_fn, total
-fa, ta = window(run_a, elf_a)
-fb, tb = window(run_b, elf_b)
-got = {}
-for r in csv.DictReader(open(fn_csv)):
-    if r["image"] == "FixtureApp":
-        k = r["function"]
-        g = got.setdefault(k, [0, 0])
-        g[0] += int(r["a_excl"])
-        g[1] += int(r["b_excl"])
-for f in set(fa) | set(fb) | set(got):
-    assert got.get(f, [0, 0]) == [fa.get(f, 0), fb.get(f, 0)], (f, got.get(f), fa.get(f), fb.get(f))
-print("window of %d and %d instructions: %s" % (ta, tb, ", ".join("%s %d->%d" % (f, fa.get(f, 0), fb.get(f, 0)) for f in sorted(set(fa) | set(fb)))))
-print("totals %d %d" % (ta, tb))
-EOP
+	python3 tests/qemu/diff_logref.py window "$TMP" "$@" >"$TMP/cmp" 2>&1
 }
 for w in "FixtureRun FixtureFib" "FixtureChecksum FixtureFib" "FixtureDouble FixtureRun"; do
 	set -- $w

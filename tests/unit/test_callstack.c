@@ -453,7 +453,8 @@ static void irq_time_case(void)
 	CHECKF(h->excl_t == 150 && h->excl_t_irq == 150 && h->incl_t_in_irq == 150 &&
 	       a->incl_t == 300 && a->incl_t_irq == 150 && a->excl_t_irq == 0 &&
 	       m->incl_t_irq == 150 && lg.p.irq_t_done == 150,
-	       via_blocks ? "time: blocks: an interrupt's time apart" : "time: runs: an interrupt's time apart",
+	       via_blocks ? "time: blocks: an interrupt's time apart"
+			  : "time: runs: an interrupt's time apart",
 	       "H %llu/%llu/%llu A %llu/%llu main %llu irq %llu", (unsigned long long)h->excl_t,
 	       (unsigned long long)h->excl_t_irq, (unsigned long long)h->incl_t_in_irq,
 	       (unsigned long long)a->incl_t, (unsigned long long)a->incl_t_irq,
