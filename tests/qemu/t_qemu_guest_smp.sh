@@ -94,3 +94,25 @@ done
 sed '100s/.*/0000000000000000/' "$d/insn2.txt" >"$d/insn2.drop"
 expect "smp: the comparison finds an instruction of CPU 2's that differs" sh -c "! python3 \
 	tests/qemu/insnlog_cmp.py '$d/log.bin.cpu2' '$d/insn2.drop' '$d/run/manifest.json' 0 --cpu 2"
+
+# --cpus LIST: CPUs 0 and 2 programmed, 1 and 3 left alone (the app still
+# runs its procedure on all three APs)
+d=$TMP/list
+mkdir -p "$d"
+cp "$PROFILE" "$d/prof.txt"
+sh ovmf/mkesp.sh --image "$d/esp.img" --add "$APP:\\EFI\\tools\\app.efi" \
+	--add "$d/prof.txt:\\prof.txt" \
+	--args 'trace --emulated-caps \prof.txt --cpus 0,2 --debugcon --shutdown -- \EFI\tools\app.efi' >/dev/null
+EFIPT_QEMU_PLUGIN=$PLUGIN QEMU_EXTRA="-smp 4" nice -n 10 sh ovmf/qemu_esp.sh "$EFIPT" "$d/esp.img" "$d" 900 \
+	--esp "$d/esp.img" --start guest --cpuid "$PROFILE" >"$d/out" 2>"$d/qemu.log"
+rc=$?
+[ "$rc" -eq 0 ] && ok "list: trace --cpus 0,2 ran to power-off" ||
+	nok "list: trace --cpus 0,2" "exit $rc: $(head -c 400 "$d/qemu.log"); $(tail -c 300 "$d/debugcon.log")"
+contains "list: efipt.efi programs CPUs 0 and 2 alone" "$d/debugcon.log" \
+	"efipt: tracing 2 CPUs: 0 (APIC ID 0x0) 2 (APIC ID 0x2)"
+expect "list: only CPUs 0 and 2 wrote the RTIT MSRs; the run names their APIC IDs" python3 -c "
+import json; w=[json.loads(l) for l in open('$d/run/rtit.jsonl')]
+assert sorted(set(x['cpu'] for x in w))==[0, 2], sorted(set(x['cpu'] for x in w))
+t=json.load(open('$d/run/manifest.json'))['trace']
+assert [(e['cpu'], e['apic_id']) for e in t['traces'] if 'apic_id' in e]==[(0, '0x0'), (2, '0x2')], t['traces']"
+expect_rc "list: CPU 2 decodes with zero errors" 0 $EFIPT decode --cpu 2 "$d/run"
