@@ -221,6 +221,33 @@ else
 	nok "topawrap: the read-back tail decodes to the last instructions executed" "$(head -c 400 "$d/cmp.txt")"
 fi
 
+# Timing and packet settings the guest programs (SDM 33.2.8.2): TSCEn,
+# MTCEn with MTCFreq 3, CYCEn, PSBFreq 2 (8 KiB), DisRETC, from efipt.efi's
+# own IA32_RTIT_CTL, checked against the profile. The stream carries each:
+# TSC, TMA, MTC, CBR, CYC packets; PSB+ no closer than 8 KiB; no RET
+# compressed (more TIPs than the same work traced with compression, the
+# topa run above); and it decodes to exactly what ran.
+guest timing 'trace --emulated-caps \prof.txt --tsc --mtc=3 --cyc --psb=2 --noretcomp --debugcon --shutdown -- \EFI\tools\app.efi' \
+	"$PROFILE" -plugin "$LOGGER,out=$TMP/timing/log.bin,from=traceen"
+d=$TMP/timing
+expect "timing: IA32_RTIT_CTL as programmed: TSCEn, MTCEn, MTCFreq 3, CYCEn, PSBFreq 2, DisRETC; taken" python3 -c "
+import json; w=[json.loads(l) for l in open('$d/run/rtit.jsonl')]
+assert all(x['result']=='ok' for x in w), w
+c=[int(x['value'],16) for x in w if x['msr']=='IA32_RTIT_CTL'][0]
+assert c&1 and c&(1<<10) and c&(1<<9) and (c>>14)&15==3 and c&2 and (c>>24)&15==2 and c&(1<<11), hex(c)"
+$EFIPT packets "$d/run/trace.pt" >"$d/packets.txt" 2>&1
+$EFIPT packets "$TMP/topa/run/trace.pt" >"$TMP/topa/packets.txt" 2>&1
+expect "timing: the stream carries TSC, TMA, MTC, CBR, CYC; PSB+ every 8 KiB or more; more TIPs than with RET compression" python3 -c "
+rows=[l.split() for l in open('$d/packets.txt') if len(l.split())>1 and l[:1] in '0123456789abcdef']
+kinds=[r[1] for r in rows]
+assert all(k in kinds for k in ('tsc','tma','mtc','cbr','cyc')), set(kinds)
+psb=[int(r[0],16) for r in rows if r[1]=='psb']
+assert len(psb) >= 2 and min(b-a for a,b in zip(psb,psb[1:])) >= 8192, psb[:10]
+base=[l.split()[1] for l in open('$TMP/topa/packets.txt') if len(l.split())>1]
+tips=lambda ks: sum(1 for k in ks if k=='tip')
+assert tips(kinds) > tips(base), (tips(kinds), tips(base))"
+decoded_equals_log timing "$d" "with the timing and packet settings the guest programmed"
+
 # Deliberately bad programming, as the unit sees it: efipt.efi validated
 # its IP filter range against the profile it was given, but the plugin
 # emulates Broadwell (CPUID.(14H,0):EBX[2]=0, no ADDRn MSRs): the range
