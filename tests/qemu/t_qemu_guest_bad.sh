@@ -11,7 +11,6 @@
 
 plugin_output "start=guest, bad guests"
 PROFILE=$PWD/tests/data/cpu-profiles/tiger-lake-up3-core-i7-1165g7.txt
-QARGS="-machine q35 -m 512 -smp 1 -accel tcg -cpu max -display none -nodefaults -no-reboot -net none"
 api=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
 set -- $api
 if [ "${1:-0}" -lt 9 ] || { [ "$1" -eq 9 ] && [ "${2:-0}" -lt 2 ]; }; then
@@ -30,15 +29,7 @@ app() {
 	d=$TMP/$n
 	mkdir -p "$d"
 	EFIPT_EFI=build/tests/rtit_$n.efi sh ovmf/mkesp.sh --image "$d/esp.img" >/dev/null
-	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$d/vars.fd"
-	# shellcheck disable=SC2086
-	nice -n 10 timeout --kill-after=5 600 qemu-system-x86_64 $QARGS \
-		-drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
-		-drive if=pflash,format=raw,unit=1,file="$d/vars.fd" \
-		-drive format=raw,file="$d/esp.img" -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-		-debugcon file:"$d/debugcon.log" -global isa-debugcon.iobase=0xe9 \
-		-plugin "$PLUGIN,dir=$d/run,start=guest,cpuid=$PROFILE" "$@" \
-		</dev/null >"$d/qemu.log" 2>&1
+	guest_boot "$d" "$PROFILE" "$@"
 	rc=$?
 	# isa-debug-exit with 0: QEMU's status 1
 	if [ "$rc" -eq 1 ] && [ -f "$d/run/manifest.json" ]; then
