@@ -8,7 +8,7 @@
 # (the check that a bad sequence is refused is at the end).
 . tests/lib.sh
 
-R=build/tests/ptunit_replay
+R=${EFIPT_BUILD:-build}/tests/ptunit_replay
 [ -x "$R" ] || { nok "plan/unit: $R" "not built (make $R)"; exit 0; }
 D=tests/data/cpu-profiles
 

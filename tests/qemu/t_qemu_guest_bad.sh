@@ -17,18 +17,21 @@ if [ "${1:-0}" -lt 9 ] || { [ "$1" -eq 9 ] && [ "${2:-0}" -lt 2 ]; }; then
 	ok "start=guest, bad guests: SKIP, QEMU $1.$2 has no plugin API 4 (t_qemu_guest checks the refusal)"
 	exit 0
 fi
+# the apps: where this build put them (make SANITIZE=1: build/san), else build/
+A=${EFIPT_BUILD:-build}/tests
+[ -f "$A/rtit_bad.efi" ] || A=build/tests
 for a in bad noen nodis; do
-	[ -f "build/tests/rtit_$a.efi" ] || { nok "rtit_$a.efi" "not built (make build/tests/rtit_$a.efi)"; exit 0; }
+	[ -f "$A/rtit_$a.efi" ] || { nok "rtit_$a.efi" "not built (make $A/rtit_$a.efi)"; exit 0; }
 done
 
-# app NAME [QEMU...]: boot build/tests/rtit_NAME.efi as BOOTX64.EFI under
+# app NAME [QEMU...]: boot rtit_NAME.efi as BOOTX64.EFI under
 # start=guest; $TMP/NAME/{run,qemu.log,debugcon.log}
 app() {
 	n=$1
 	shift
 	d=$TMP/$n
 	mkdir -p "$d"
-	EFIPT_EFI=build/tests/rtit_$n.efi sh ovmf/mkesp.sh --image "$d/esp.img" >/dev/null
+	EFIPT_EFI=$A/rtit_$n.efi sh ovmf/mkesp.sh --image "$d/esp.img" >/dev/null
 	guest_boot "$d" "$PROFILE" "$@"
 	rc=$?
 	# isa-debug-exit with 0: QEMU's status 1
