@@ -124,6 +124,31 @@ $(BUILD)/tests/mp_app.efi: $(BUILD)/tests/mp_app.so
 
 TEST_EXTRA += $(BUILD)/tests/marker_app.efi $(BUILD)/tests/traced_app.efi $(BUILD)/tests/mp_app.efi
 
+# a guest programming Intel PT itself, badly (tests/qemu/rtit_guest_app.c):
+# rtit_bad.efi, rtit_noen.efi (-DRTIT_NEVER_ENABLE), rtit_nodis.efi
+# (-DRTIT_NO_DISABLE)
+RTIT_APP_DEFS_bad :=
+RTIT_APP_DEFS_noen := -DRTIT_NEVER_ENABLE
+RTIT_APP_DEFS_nodis := -DRTIT_NO_DISABLE
+$(BUILD)/tests/rtit_%.so: tests/qemu/rtit_guest_app.c linker.ld | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(EFI_CFLAGS) $(RTIT_APP_DEFS_$*) -c $< -o $(BUILD)/tests/rtit_$*.o
+	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/rtit_$*.o -o $@ -lefi -lgnuefi \
+		$(shell $(CC) -print-libgcc-file-name)
+
+$(BUILD)/tests/rtit_%.efi: $(BUILD)/tests/rtit_%.so
+	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
+		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
+
+RTIT_APPS := $(BUILD)/tests/rtit_bad.efi $(BUILD)/tests/rtit_noen.efi $(BUILD)/tests/rtit_nodis.efi
+TEST_EXTRA += $(RTIT_APPS)
+
+# efipt plan's WRMSR sequences through the PT unit's rules (tests/cli/t_plan_unit.sh)
+$(BUILD)/tests/ptunit_replay: tests/cli/ptunit_replay.c $(BUILD)/libefipt-host.a
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libefipt-host.a $(HOST_LIBS)
+TEST_EXTRA += $(BUILD)/tests/ptunit_replay
+
 # the timing packets without QEMU (tests/unit/test_qemu_timing.c)
 $(BUILD)/tests/test_qemu_timing: tests/unit/test_qemu_timing.c $(BUILD)/host/qemu-plugin/ptgen.o \
 		$(BUILD)/libefipt-host.a $(TEST_LIB_OBJ)

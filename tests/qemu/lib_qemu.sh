@@ -88,3 +88,34 @@ fwboot_esp() {
 isa-debugcon,iobase=0x402,chardev=fw -chardev file,id=fw,path=$TMP/$1/fw.log" \
 		boot_esp "$1" "${3:-max}"
 }
+# guest_boot DIR PROFILE [QEMU...]: OVMF (CODE) from DIR/esp.img under
+# efipt-qemu.so start=guest,cpuid=PROFILE (run directory DIR/run), the
+# debug console (port 0xE9) in DIR/debugcon.log, isa-debug-exit at 0xF4,
+# QEMU's output in DIR/qemu.log; QEMU's exit status.
+guest_boot() {
+	gd=$1 gp=$2
+	shift 2
+	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$gd/vars.fd"
+	# shellcheck disable=SC2086
+	nice -n 10 timeout --kill-after=5 600 qemu-system-x86_64 -machine q35 -m 512 -smp 1 \
+		-accel tcg -cpu max -display none -nodefaults -no-reboot -net none \
+		-drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
+		-drive if=pflash,format=raw,unit=1,file="$gd/vars.fd" \
+		-drive format=raw,file="$gd/esp.img" -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+		-debugcon file:"$gd/debugcon.log" -global isa-debugcon.iobase=0xe9 \
+		-plugin "$PLUGIN,dir=$gd/run,start=guest,cpuid=$gp" "$@" \
+		</dev/null >"$gd/qemu.log" 2>&1
+}
+# part_equals_log NAME DIR prefix|suffix WHAT: DIR/insn.txt (decoded) is the
+# first (prefix) or last (suffix) of the instructions DIR/log.bin recorded
+# from the trace's start (a logger with from=traceen), of those DIR/run's
+# manifest counts (tests/qemu/insnlog_part.py)
+part_equals_log() {
+	fc=$(python3 -c "import json; print(json.load(open('$2/run/manifest.json'))['trace']['first_call'])")
+	if python3 tests/qemu/insnlog_part.py "$2/log.bin" "$2/insn.txt" "$2/run/manifest.json" "$3" \
+		"$fc" >"$2/cmp.txt" 2>&1; then
+		ok "$1: $4 ($(cat "$2/cmp.txt"))"
+	else
+		nok "$1: $4" "$(head -c 400 "$2/cmp.txt")"
+	fi
+}

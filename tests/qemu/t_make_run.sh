@@ -32,7 +32,22 @@ rc=$?
 [ "$rc" -eq 0 ] && ok "make run: default run exits 0" || nok "make run: default run exits 0" "exit $rc: $(tail -c 400 "$TMP/default.out")"
 contains "make run: the hardware path's answer stays visible" "$TMP/default.out" "Intel PT not supported: the CPU vendor is"
 if [ -f "$(plugin_path)" ]; then
-	contains "make run: the emulated trace is announced" "$TMP/default.out" "== Intel PT emulated by QEMU: efipt qemu --start marker --stop marker"
+	ver=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+	set -- $ver
+	if [ "${1:-0}" -gt 9 ] || { [ "${1:-0}" -eq 9 ] && [ "${2:-0}" -ge 2 ]; }; then
+		# QEMU 9.2 on: efipt.efi's own hardware path, the plugin following it
+		contains "make run: QEMU $1.$2 follows efipt.efi's own WRMSRs" "$TMP/default.out" \
+			"== Intel PT emulated by QEMU $1.$2 following efipt.efi's own WRMSRs: efipt qemu --start guest --cpuid tiger-lake-up3-core-i7-1165g7.txt, efipt.efi trace --emulated-caps \\prof.txt"
+		expect "make run: the merged run is efipt.efi's hardware path, emulated: its WRMSRs taken, TraceEn on and off" python3 -c "
+import json; m=json.load(open('$RUN_OUT/qemu/run/manifest.json'))
+assert m['trace']['start']=='guest' and m['emulated_pt'], m['trace'].get('start')
+assert 'EMULATED Intel PT' in m['guest_run']['status']['message'], m['guest_run']['status']
+w=[json.loads(l) for l in open('$RUN_OUT/qemu/run/rtit.jsonl')]
+ctl=[int(x['value'],16) for x in w if x['msr']=='IA32_RTIT_CTL']
+assert all(x['result']=='ok' for x in w) and ctl[0]&1 and not ctl[-1]&1, w"
+	else
+		contains "make run: the emulated trace is announced" "$TMP/default.out" "== Intel PT emulated by QEMU: efipt qemu --start marker --stop marker"
+	fi
 	contains "make run: the guest's traced image returned" "$TMP/default.out" "== in the guest: \\efipt.efi returned EFI_SUCCESS"
 	expect "make run: decoded summary with no errors, the traced image named among the top modules" python3 -c "
 import re; s=open('$TMP/default.out').read()
