@@ -208,7 +208,8 @@ else
 # (build/efipt.efi, build/x86code/) come from the plain build; tests/run.sh
 # fails a test on any sanitizer report.
 SAN_TEST_DIRS ?= cli
-test: all
+# (the CLI tests' own host tools are built sanitized too)
+test: all $(BUILD)/tests/ptunit_replay
 	@$(MAKE) --no-print-directory SANITIZE= BUILD=build build/efipt.efi build/x86code/.stamp
 	@EFIPT_BUILD=$(BUILD) EFIPT_TEST_DIRS="$(SAN_TEST_DIRS)" EFIPT_SANITIZED=1 sh tests/run.sh
 endif
