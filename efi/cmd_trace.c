@@ -56,7 +56,7 @@ static struct trace_opts {
 	char **image_argv;
 	const char *emulated_caps;	/* --emulated-caps FILE: a CPU profile */
 	bool cpus_given;		/* --cpus: through MP services */
-	struct mp_trace_sel cpus;
+	struct cpu_list cpus;
 	struct recorder_opts rec;	/* --recorder* */
 } opt;
 
@@ -102,7 +102,7 @@ static int set_emulated_caps(void *ctx, const struct opt_row *o, const char *v,
 static int set_cpus(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
 {
 	(void)ctx, (void)o;
-	if (!v || mp_trace_parse(&opt.cpus, v, err))
+	if (!v || cpu_list_parse(&opt.cpus, v, err))
 		return -1;
 	opt.cpus_given = true;
 	return 0;

@@ -15,56 +15,6 @@
 #define CPU_REGIONS 1024
 #define CPU_TABLES 16
 
-int mp_trace_parse(struct mp_trace_sel *sel, const char *v, struct strbuf *err)
-{
-	efipt_memset(sel, 0, sizeof(*sel));
-	if (!efipt_strcmp(v, "all")) {
-		sel->all = true;
-		return 0;
-	}
-	const char *p = v;
-	while (*p) {
-		uint64_t lo = 0, hi;
-		const char *s = p;
-		while (*p >= '0' && *p <= '9' && lo < MP_TRACE_MAX * 1000)
-			lo = lo * 10 + (uint64_t)(*p++ - '0');
-		hi = lo;
-		bool ok = p > s;
-		if (ok && *p == '-') {
-			const char *t = ++p;
-			hi = 0;
-			while (*p >= '0' && *p <= '9' && hi < MP_TRACE_MAX * 1000)
-				hi = hi * 10 + (uint64_t)(*p++ - '0');
-			ok = p > t && hi >= lo;
-		}
-		ok = ok && (*p == ',' || !*p);
-		if (!ok) {
-			sb_printf(err, "--cpus is all or a list of CPU numbers (0,2-3), not '%s'", v);
-			return -1;
-		}
-		for (uint64_t c = lo; c <= hi; c++) {
-			bool dup = false;
-			for (unsigned k = 0; k < sel->n; k++)
-				dup |= sel->number[k] == c;
-			if (dup)
-				continue;
-			if (sel->n == MP_TRACE_MAX || c >= 65536) {
-				sb_printf(err, "--cpus: at most %u CPUs, numbered below 65536",
-					  MP_TRACE_MAX);
-				return -1;
-			}
-			sel->number[sel->n++] = (unsigned)c;
-		}
-		if (*p == ',')
-			p++;
-	}
-	if (!sel->n) {
-		sb_puts(err, "--cpus needs all or a list of CPU numbers");
-		return -1;
-	}
-	return 0;
-}
-
 /* ---- the CPUs through MP services ------------------------------------- */
 
 static struct ptcpus cpus;
@@ -96,7 +46,7 @@ static void EFIAPI on_exit_boot_services(EFI_EVENT ev, void *ctx)
 }
 
 /* Fill cpu[] for the selection: MP number, APIC ID, location; the BSP first. */
-static EFI_STATUS select_cpus(const struct mp_trace_sel *sel, unsigned *n, struct strbuf *msg)
+static EFI_STATUS select_cpus(const struct cpu_list *sel, unsigned *n, struct strbuf *msg)
 {
 	UINTN all, enabled, self;
 	EFI_STATUS st = mp_count(&all, &enabled);
@@ -279,7 +229,7 @@ static void trace_manifest(struct run *run, unsigned n0, const struct ptout_exte
 	FreePool(j);
 }
 
-EFI_STATUS mp_trace(struct run *run, const struct mp_trace_sel *sel,
+EFI_STATUS mp_trace(struct run *run, const struct cpu_list *sel,
 		    const struct cpuid_set *profile, const struct ptcfg *cfg, bool keep,
 		    hw_body_fn body, void *ctx, struct mp_trace_result *res, struct strbuf *msg)
 {

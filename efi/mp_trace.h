@@ -10,21 +10,16 @@
 
 #include <efi.h>
 
+#include "core/cpu_list.h"
 #include "core/cpuid_set.h"
 #include "core/pt_config.h"
 #include "core/strbuf.h"
 #include "efi/hw_trace.h"
 #include "efi/run.h"
 
-#define MP_TRACE_MAX 64
+#define MP_TRACE_MAX CPU_LIST_MAX
 
-/* Which CPUs: every enabled one, or these MP services numbers. */
-struct mp_trace_sel {
-	bool all;
-	unsigned n;
-	unsigned number[MP_TRACE_MAX];
-};
-
+/* One CPU's part of a run (which CPUs: struct cpu_list, core/cpu_list.h). */
 struct mp_trace_cpu {
 	unsigned number;
 	UINT64 apic_id;
@@ -43,11 +38,6 @@ struct mp_trace_result {
 };
 
 /*
- * Parse "all" or a LIST of CPU numbers ("0,2-3"). -1 with err on bad input.
- */
-int mp_trace_parse(struct mp_trace_sel *sel, const char *v, struct strbuf *err);
-
-/*
  * Trace the body on the selected CPUs (the body runs on this CPU, the BSP,
  * which must be one of them). profile: --emulated-caps, or NULL. keep: keep
  * a copy of each trace (res->cpu[i].buf) for the decode. With a run
@@ -55,7 +45,7 @@ int mp_trace_parse(struct mp_trace_sel *sel, const char *v, struct strbuf *err);
  * object lists them. EFI_NOT_FOUND when the firmware has no MP services;
  * EFI_UNSUPPORTED when a CPU cannot do what cfg asks (msg names it).
  */
-EFI_STATUS mp_trace(struct run *run, const struct mp_trace_sel *sel,
+EFI_STATUS mp_trace(struct run *run, const struct cpu_list *sel,
 		    const struct cpuid_set *profile, const struct ptcfg *cfg, bool keep,
 		    hw_body_fn body, void *ctx, struct mp_trace_result *res, struct strbuf *msg);
 
