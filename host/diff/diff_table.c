@@ -1,8 +1,10 @@
 /* The comparison of efipt diff: see diff_table.h. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "host/diff/diff_table.h"
+#include "host/diff/diff_window.h"
 
 int64_t diff_delta(uint64_t a, uint64_t b)
 {
@@ -117,4 +119,56 @@ int diff_folds(const struct diff_run *a, const struct diff_run *b, struct diff_f
 	*out = f;
 	*n = m;
 	return 0;
+}
+
+/* "+12.3%" of B over A ("new" where A is 0). */
+void diff_change_text(char *buf, size_t cap, uint64_t a, uint64_t b)
+{
+	if (!a)
+		snprintf(buf, cap, b ? "new" : "0%%");
+	else
+		snprintf(buf, cap, "%+.2f%%", 100.0 * ((double)b - (double)a) / (double)a);
+}
+
+const char *diff_row_status(const struct diff_row *r)
+{
+	if (!r->in_a)
+		return "only B";
+	if (!r->in_b)
+		return "only A";
+	return r->a_excl != r->b_excl || r->a_incl != r->b_incl || r->a_calls != r->b_calls
+		? "changed" : "same";
+}
+
+bool diff_row_changed(const struct diff_row *r)
+{
+	return strcmp(diff_row_status(r), "same") != 0;
+}
+
+/* The code's own instructions of a run (its interrupts' apart). */
+uint64_t diff_own_insns(const struct diff_run *r)
+{
+	return r->insns - r->irq_insns;
+}
+
+const char *diff_row_context(const struct diff_row *r)
+{
+	return r->irq ? "interrupt" : "code";
+}
+
+/* "image`function" (or the image alone, by image); " [interrupt]" after
+ * what ran in interrupts. */
+void diff_row_name(char *buf, size_t cap, const struct diff_row *r, bool by_image)
+{
+	const char *irq = r->irq ? " [interrupt]" : "";
+	if (by_image)
+		snprintf(buf, cap, "%s%s", *r->image ? r->image : "[unknown]", irq);
+	else
+		snprintf(buf, cap, "%s%s%s%s", r->image, *r->image ? "`" : "", r->name, irq);
+}
+
+/* Does NAME ("f" or "image`f") name row r (the code's rows only)? */
+bool diff_row_names_function(const struct diff_row *r, const char *name)
+{
+	return !r->irq && diffwin_names(r->image, r->name, name);
 }

@@ -47,4 +47,19 @@ double diff_ratio(uint64_t a, uint64_t b);
  * where a is 0 grew without bound, when b is not 0). */
 bool diff_grows(uint64_t a, uint64_t b, long pct_tenths);
 
+/* "+12.3%" of B over A ("new" where A is 0). */
+void diff_change_text(char *buf, size_t cap, uint64_t a, uint64_t b);
+/* "only A", "only B", "changed" or "same"; whether not "same". */
+const char *diff_row_status(const struct diff_row *r);
+bool diff_row_changed(const struct diff_row *r);
+/* "code", or "interrupt" for what ran in interrupts. */
+const char *diff_row_context(const struct diff_row *r);
+/* "image`function" (or the image alone, by image); " [interrupt]" after
+ * what ran in interrupts. */
+void diff_row_name(char *buf, size_t cap, const struct diff_row *r, bool by_image);
+/* Does NAME ("f" or "image`f") name r (the code's rows only)? */
+bool diff_row_names_function(const struct diff_row *r, const char *name);
+/* The code's own instructions of a run (its interrupts' apart). */
+uint64_t diff_own_insns(const struct diff_run *r);
+
 #endif
