@@ -1,10 +1,17 @@
 /*
  * lcov tracefile from a trace: see cov_lcov.h.
  *
- * A line's hit count is the number of executions of its first instruction:
- * the lowest address of the line's is_stmt rows in the DWARF line tables
- * (over every CU: a header's line may have code in several). A function's
- * count is the number of executions of its entry.
+ * Lines: an instruction of a line table sequence (from its first row to its
+ * end_sequence) belongs to the lines of the is_stmt rows at the highest address at or below it in the
+ * DWARF line tables (over every CU: a header's line may have code in
+ * several; several lines may start at one address). A line's hit
+ * count is the number of executions of its most-executed instruction: code
+ * may enter a line past its first instruction (a loop's condition, a jump
+ * into a statement). A line with conditional branches counts instead the
+ * decisions of its most-decided branch (taken + not taken): it is hit
+ * exactly when one of its branches went one way or the other, as lcov 2
+ * requires of a line and its branches.
+ * A function's count is the number of executions of its entry.
  *
  * Branches: every conditional branch (Jcc, J*CXZ, LOOP*: the decoder's
  * X86_IC_JCC) inside a function with line info, on the line of the last
@@ -36,6 +43,19 @@ struct lrow {
 	uint32_t file;
 	int line;
 	uint32_t seq;		/* order in the line tables */
+	uint32_t lid;		/* its (file, line): index into lcount */
+};
+
+/* A sequence of a line table: [lo, hi) of image img (absolute). */
+struct lseq {
+	uint64_t lo, hi;
+	size_t img;
+};
+
+/* An instruction of a line table sequence, on line lid. */
+struct linsn {
+	uint64_t addr;		/* absolute */
+	uint32_t lid;
 };
 
 /* A conditional branch and what the trace did at it. */
@@ -43,6 +63,7 @@ struct lbranch {
 	uint64_t addr, fall, target;	/* absolute */
 	uint32_t file;
 	int line;
+	uint32_t lid;
 	uint64_t execs, taken, not_taken;
 };
 
@@ -61,11 +82,16 @@ struct lcov {
 	uint32_t nfiles, files_cap;
 	struct lrow *rows;
 	size_t nrows, rows_cap;
+	struct lseq *seqs;
+	size_t nseqs, seqs_cap;
 	struct lfunc *fn;
 	size_t nfn, fn_cap;
 	uint64_t *addr;		/* the addresses whose executions count, sorted */
 	uint64_t *count;
 	size_t naddr;
+	struct linsn *insn;	/* the instructions whose executions lines count */
+	size_t ninsn, insn_cap;
+	uint64_t *lcount;	/* per lid: its most-executed instruction's count */
 	struct lbranch *br;	/* sorted by address while decoding */
 	size_t nbr, br_cap;
 	long pending;		/* the branch the last block ended at, or -1 */
@@ -166,6 +192,8 @@ static int add_rows(struct lcov *l, struct session *t, size_t k)
 			Dwarf_Attribute at;
 			const char *comp_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &at));
 			last_src = NULL;
+			bool in_seq = false;
+			Dwarf_Addr seq_lo = 0;
 			for (size_t i = 0; i < n && !l->oom; i++) {
 				Dwarf_Line *ln = dwarf_onesrcline(lines, i);
 				Dwarf_Addr a;
@@ -174,6 +202,17 @@ static int add_rows(struct lcov *l, struct session *t, size_t k)
 				if (!ln || dwarf_lineaddr(ln, &a) || dwarf_lineno(ln, &lineno) ||
 				    dwarf_linebeginstatement(ln, &stmt) || dwarf_lineendsequence(ln, &end))
 					continue;
+				if (!in_seq)
+					seq_lo = a;
+				in_seq = !end;
+				if (end && seq_lo < a && in_code(sf, seq_lo)) {
+					if (!grow_array((void **)&l->seqs, &l->seqs_cap, l->nseqs,
+							sizeof(*l->seqs), 256)) {
+						l->oom = true;
+						break;
+					}
+					l->seqs[l->nseqs++] = (struct lseq){ base + seq_lo, base + a, k };
+				}
 				const char *src = dwarf_linesrc(ln, NULL, NULL);
 				if (!stmt || end || !src || lineno <= 0 || !in_code(sf, a) ||
 				    !owns(t, k, base + a))
@@ -190,7 +229,7 @@ static int add_rows(struct lcov *l, struct session *t, size_t k)
 					break;
 				}
 				l->rows[l->nrows] = (struct lrow){ base + a, last_file, lineno,
-								   (uint32_t)l->nrows };
+								   (uint32_t)l->nrows, 0 };
 				l->nrows++;
 			}
 		}
@@ -247,11 +286,15 @@ static const struct lrow *row_before(const struct lcov *l, uint64_t a)
 	return lo ? &l->rows[lo - 1] : NULL;
 }
 
-/* The conditional branches in [lo, hi) (symbol file addresses) of image
- * sf at base, found by decoding from lo; each on its line. Stops at bytes
- * that do not decode (data, or a range that is not code). */
-static void add_branches(struct lcov *l, struct session *t, size_t img, uint64_t lo,
-			 uint64_t hi)
+/* What add_code() records. */
+enum { CODE_LINES = 1, CODE_BRANCHES = 2 };
+
+/* The instructions in [lo, hi) (symbol file addresses) of image sf at
+ * base, found by decoding from lo: each on its lines (CODE_LINES), the
+ * conditional branches among them on theirs (CODE_BRANCHES). Stops at
+ * bytes that do not decode (data, or a range that is not code). */
+static void add_code(struct lcov *l, struct session *t, size_t img, uint64_t lo,
+			 uint64_t hi, int what)
 {
 	const struct symfile *sf = t->images.v[img].sf;
 	uint64_t base = t->images.v[img].base;
@@ -270,8 +313,18 @@ static void add_branches(struct lcov *l, struct session *t, size_t img, uint64_t
 				   base + a, mode);
 		if (n <= 0)
 			return;
-		if (in.iclass == X86_IC_JCC && in.has_target && owns(t, img, base + a)) {
-			const struct lrow *r = row_before(l, base + a);
+		const struct lrow *r = owns(t, img, base + a) ? row_before(l, base + a) : NULL;
+		/* on each line with a row at the address it lies at */
+		size_t q = r && (what & CODE_LINES) ? (size_t)(r - l->rows) + 1 : 0;
+		while (q-- > 0 && l->rows[q].addr == r->addr) {
+			if (!grow_array((void **)&l->insn, &l->insn_cap, l->ninsn, sizeof(*l->insn),
+					4096)) {
+				l->oom = true;
+				return;
+			}
+			l->insn[l->ninsn++] = (struct linsn){ base + a, l->rows[q].lid };
+		}
+		if ((what & CODE_BRANCHES) && in.iclass == X86_IC_JCC && in.has_target) {
 			if (r) {
 				if (!grow_array((void **)&l->br, &l->br_cap, l->nbr, sizeof(*l->br),
 						1024)) {
@@ -280,7 +333,7 @@ static void add_branches(struct lcov *l, struct session *t, size_t img, uint64_t
 				}
 				l->br[l->nbr++] = (struct lbranch){ base + a, base + a + (uint64_t)n,
 								    in.target, r->file, r->line,
-								    0, 0, 0 };
+								    r->lid, 0, 0, 0 };
 			}
 		}
 		a += (uint64_t)n;
@@ -586,8 +639,7 @@ static bool same_fn(const struct lcov *l, size_t first, size_t i)
 	       !strcmp(l->fn[i].name, l->fn[i - 1].name);
 }
 
-/* The DA count of line in rows[from..to), the rows of one file by line
- * (the count at the line's first row, as write_info() writes it). */
+/* The DA count of line in rows[from..to), the rows of one file by line. */
 static uint64_t line_count(const struct lcov *l, size_t from, size_t to, int line)
 {
 	while (from < to) {
@@ -597,10 +649,10 @@ static uint64_t line_count(const struct lcov *l, size_t from, size_t to, int lin
 		else
 			to = mid;
 	}
-	return from < l->nrows && l->rows[from].line == line ? count_at(l, l->rows[from].addr) : 0;
+	return from < l->nrows && l->rows[from].line == line ? l->lcount[l->rows[from].lid] : 0;
 }
 
-/* Rows -> one per (file, line) at its lowest address; then the tracefile. */
+/* Rows -> one DA per (file, line); then the tracefile. */
 static void write_info(struct atomic_file *af, struct lcov *l, const struct srcmap *m)
 {
 	size_t nf = 0;
@@ -653,7 +705,7 @@ static void write_info(struct atomic_file *af, struct lcov *l, const struct srcm
 		size_t lf = 0, lh = 0;
 		for (; r < l->nrows && l->rows[r].file == file;) {
 			const struct lrow *first = &l->rows[r];
-			uint64_t c = count_at(l, first->addr);
+			uint64_t c = l->lcount[first->lid];
 			fprintf(af->f, "DA:%d,%" PRIu64 "\n", first->line, c);
 			lf++;
 			lh += c > 0;
@@ -698,9 +750,19 @@ int cov_lcov_run(struct session *t, const char *out, const struct srcmap *sm)
 			"'efipt symbols' shows what each image has)\n", term_safe(out));
 		goto out;
 	}
-	/* functions, at the line of the row at their entry */
-	if (l.nrows)
-		qsort(l.rows, l.nrows, sizeof(*l.rows), by_addr);
+	/* each (file, line) numbered; functions, at the line of the row at
+	 * their entry */
+	qsort(l.rows, l.nrows, sizeof(*l.rows), by_file_line_addr);
+	uint32_t nlines = 0;
+	for (size_t r = 0; r < l.nrows; r++) {
+		if (r && (l.rows[r].file != l.rows[r - 1].file || l.rows[r].line != l.rows[r - 1].line))
+			nlines++;
+		l.rows[r].lid = nlines;
+	}
+	l.lcount = calloc((size_t)nlines + 1, sizeof(*l.lcount));
+	if (!l.lcount)
+		goto oom;
+	qsort(l.rows, l.nrows, sizeof(*l.rows), by_addr);
 	for (unsigned i = 0; i < t->images.n && !l.oom; i++) {
 		const struct image *im = &t->images.v[i];
 		for (size_t k = 0; im->sf && k < im->sf->nfuncs; k++) {
@@ -721,8 +783,13 @@ int cov_lcov_run(struct session *t, const char *out, const struct srcmap *sm)
 		for (size_t k = 0; im->sf && k < im->sf->nfuncs && !l.oom; k++) {
 			const struct symfunc *sfn = &im->sf->funcs[k];
 			if (row_at(&l, im->base + sfn->entry) && owns(t, i, im->base + sfn->entry))
-				add_branches(&l, t, i, sfn->lo, sfn->hi);
+				add_code(&l, t, i, sfn->lo, sfn->hi, CODE_BRANCHES);
 		}
+	}
+	/* the instructions of every sequence, on their lines */
+	for (size_t k = 0; k < l.nseqs && !l.oom; k++) {
+		uint64_t b = t->images.v[l.seqs[k].img].base;
+		add_code(&l, t, l.seqs[k].img, l.seqs[k].lo - b, l.seqs[k].hi - b, CODE_LINES);
 	}
 	if (l.oom)
 		goto oom;
@@ -732,13 +799,13 @@ int cov_lcov_run(struct session *t, const char *out, const struct srcmap *sm)
 		qsort(l.fn, l.nfn, sizeof(*l.fn), by_fn_file);
 	if (name_clones(&l))
 		goto oom;
-	/* the counted addresses: each line's first, each function's entry */
-	l.addr = malloc((l.nrows + l.nfn + 1) * sizeof(*l.addr));
+	/* the counted addresses: each instruction on a line, each function's
+	 * entry */
+	l.addr = malloc((l.ninsn + l.nfn + 1) * sizeof(*l.addr));
 	if (!l.addr)
 		goto oom;
-	for (size_t r = 0; r < l.nrows; r++)
-		if (!r || l.rows[r].file != l.rows[r - 1].file || l.rows[r].line != l.rows[r - 1].line)
-			l.addr[l.naddr++] = l.rows[r].addr;
+	for (size_t k = 0; k < l.ninsn; k++)
+		l.addr[l.naddr++] = l.insn[k].addr;
 	for (size_t f = 0; f < l.nfn; f++)
 		l.addr[l.naddr++] = l.fn[f].entry;
 	if (l.naddr)
@@ -761,6 +828,18 @@ int cov_lcov_run(struct session *t, const char *out, const struct srcmap *sm)
 	if (l.oom)
 		goto oom;
 	add_block_counts(&l);
+	for (size_t k = 0; k < l.ninsn; k++) {
+		uint64_t n = count_at(&l, l.insn[k].addr);
+		if (n > l.lcount[l.insn[k].lid])
+			l.lcount[l.insn[k].lid] = n;
+	}
+	for (size_t k = 0; k < l.nbr; k++)
+		l.lcount[l.br[k].lid] = 0;
+	for (size_t k = 0; k < l.nbr; k++) {
+		uint64_t n = l.br[k].taken + l.br[k].not_taken;
+		if (n > l.lcount[l.br[k].lid])
+			l.lcount[l.br[k].lid] = n;
+	}
 	if (l.nbr)
 		qsort(l.br, l.nbr, sizeof(*l.br), br_by_file_line);
 	if (atomic_open(&af, "coverage", out))
@@ -787,6 +866,9 @@ out:
 	free(l.addr);
 	free(l.count);
 	free(l.br);
+	free(l.insn);
+	free(l.seqs);
+	free(l.lcount);
 	blk_table_free(&l.blocks);
 	free(l.hit);
 	return rc;
