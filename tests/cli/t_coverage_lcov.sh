@@ -39,21 +39,9 @@ else
 	nok "lcov: genhtml renders the tracefile" "genhtml missing (Debian package lcov: mk/deps.sh)"
 fi
 
-# lcov 2 (Debian 13's, make lcov2) checks a tracefile's consistency: lines
-# hit and their branches, functions hit and their lines. Its genhtml renders
-# the tracefile as it is, with the line and branch totals of lcov 1's.
-totals() { sed -n 's/^ *\(lines\|branches\)\.*: [0-9.]*% (\(.*\))$/\1 \2/p' "$1" | tr '\n' ' '; }
-if [ -x build/lcov2/bin/genhtml ]; then
-	genhtml --branch-coverage -o "$TMP/html1" "$TMP/t.info" >"$TMP/g1.out" 2>&1
-	expect_rc "lcov: lcov 2's genhtml renders the tracefile" 0 build/lcov2/bin/genhtml --branch-coverage -o "$TMP/html2" "$TMP/t.info"
-	grep -q ERROR "$TMP/err" && nok "lcov: lcov 2's genhtml finds no error" "$(grep ERROR "$TMP/err" | head -c 400)" ||
-		ok "lcov: lcov 2's genhtml finds no error"
-	t1=$(totals "$TMP/g1.out") t2=$(totals "$TMP/out")
-	[ -n "$t1" ] && [ "$t1" = "$t2" ] && ok "lcov: lcov 2 shows lcov 1's totals ($t2)" ||
-		nok "lcov: lcov 2 shows lcov 1's totals" "lcov 1: '$t1', lcov 2: '$t2'"
-else
-	echo "# lcov 2 not set up (make lcov2): its genhtml not tried"
-fi
+# lcov 2 (Debian 13's) checks the tracefile's consistency
+. tests/cli/lcov2.sh
+lcov2_renders "lcov" "$TMP/t.info"
 
 fa=$(nm "$SO" | awk '$3 == "efi_main" { print $1 }')
 n=$(grep -ci "^0*$(printf '%x' $((BASE + 0x$fa)))\$" "$TMP/t.truth")

@@ -1,7 +1,8 @@
 # efipt coverage --merge of lcov tracefiles: counts add as `lcov -a` adds
 # them (an independent sum in tests/cli/lcov_sum.py, and Debian's lcov
 # itself), inputs that are not tracefiles are refused with file and line,
-# and a failed merge writes nothing.
+# a failed merge writes nothing, and lcov 2's genhtml (build/lcov2)
+# renders a sum.
 . tests/lib.sh
 build_output "lcov merge"
 for s in 3 5; do
@@ -45,6 +46,14 @@ sum_ok "lcov merge: two runs add up" "$TMP/m35.info" "$TMP/3.info" "$TMP/5.info"
 same_as_lcov "lcov merge: two runs as lcov -a" "$TMP/m35.info" "$TMP/3.info" "$TMP/5.info"
 expect_rc "lcov merge: one file" 0 $EFIPT coverage --merge "$TMP/3.info" --format lcov -o "$TMP/m1.info"
 if [ "$(norm "$TMP/m1.info")" = "$(norm "$TMP/3.info")" ]; then ok "lcov merge: one file gives it back"; else nok "lcov merge: one file gives it back" "differs"; fi
+# a sum of consistent tracefiles is consistent: lcov 2 renders it
+. tests/cli/lcov2.sh
+# (gnu-efi's crt0 was built elsewhere: a stand-in where the sum names it)
+mkdir -p "$TMP/gnuefi"
+i=0
+while [ $i -lt 400 ]; do echo "/* $i */"; i=$((i + 1)); done >"$TMP/gnuefi/crt0-efi-x86_64.S"
+sed "s|^SF:.*/crt0-efi-x86_64.S$|SF:$TMP/gnuefi/crt0-efi-x86_64.S|" "$TMP/m35.info" >"$TMP/m35s.info"
+lcov2_renders "lcov merge: two runs" "$TMP/m35s.info"
 
 # '-' + n = n, '-' + '-' = '-'; FN lines united; the checker can fail
 printf 'TN:\nSF:/s/a.c\nFN:3,f\nFNDA:0,f\nFNF:1\nFNH:0\nBRDA:4,0,0,-\nBRDA:4,0,1,-\nBRDA:5,0,0,-\nBRF:3\nBRH:0\nDA:3,0\nDA:4,0\nLF:2\nLH:0\nend_of_record\n' >"$TMP/a.info"
