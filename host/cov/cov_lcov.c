@@ -1,17 +1,17 @@
 /*
  * lcov tracefile from a trace: see cov_lcov.h.
  *
- * Lines: an instruction of a line table sequence (from its first row to its
- * end_sequence) belongs to the lines of the is_stmt rows at the highest address at or below it in the
- * DWARF line tables (over every CU: a header's line may have code in
- * several; several lines may start at one address). A line's hit
+ * Lines: an instruction of a DWARF line table sequence (from its first row
+ * to its end_sequence) belongs to the lines of the is_stmt rows at the
+ * highest address at or below it (over every CU: a header's line may have
+ * code in several; several lines may start at one address). A line's hit
  * count is the number of executions of its most-executed instruction: code
  * may enter a line past its first instruction (a loop's condition, a jump
  * into a statement). A line with conditional branches counts instead the
  * decisions of its most-decided branch (taken + not taken): it is hit
  * exactly when one of its branches went one way or the other, as lcov 2
- * requires of a line and its branches.
- * A function's count is the number of executions of its entry.
+ * requires of a line and its branches. A function's count is the number
+ * of executions of its entry.
  *
  * Branches: every conditional branch (Jcc, J*CXZ, LOOP*: the decoder's
  * X86_IC_JCC) inside a function with line info, on the line of the last
