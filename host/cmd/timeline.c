@@ -341,6 +341,8 @@ static void show(struct tl *l, uint32_t d)
 {
 	for (uint32_t k = l->shown + 1; k <= d; k++) {
 		struct tl_frame *f = &l->fr[k];
+		if (f->state != FR_PENDING)
+			continue; /* not queued (out of memory: said at the end) */
 		struct tl_item *it = &l->q[f->qi];
 		/* cut at --from: its time is that of --from's block, known
 		 * when the batch that reaches it ends (write_item()) */
