@@ -9,16 +9,25 @@
  * the first, ns precision), or without them the instruction index (one
  * microsecond per instruction): the file's otherData says which.
  *
- * Slices are kept as [begin, end) while decoding and written at the end,
- * sorted by begin (parents first): a slice dropped by --min-dur never
- * leaves a B without its E, and ts never goes back.
+ * Written as the trace is decoded, in memory that does not grow with it:
+ * a frame's begin is written once it has run --min-dur instructions (its
+ * outer frames, at least as long, first), its end when it is left; what
+ * comes after a begin not yet known to be a slice waits in a queue (the
+ * open frames, and the instants of at most --min-dur instructions). So a
+ * slice dropped by --min-dur never leaves a B without its E, and ts never
+ * goes back. The time base (ts 0: the earliest first TSC of every CPU's
+ * trace) is read from the traces' packets before decoding.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "core/pt_pkt.h"
 #include "core/version.h"
 #include "host/cmd/commands.h"
 #include "host/input/debuglog.h"
@@ -61,7 +70,7 @@ static const char timeline_tail[] =
 	"Exit status: 0, 1 if the trace had decode errors, 2 on usage errors,\n"
 	"unreadable inputs or a write error.\n";
 
-/* The options (copied into each CPU's struct tl). */
+/* The options. */
 struct tl_opts {
 	const char *out, *format;
 	unsigned long long from, to, min_dur, depth;
@@ -86,17 +95,19 @@ static const struct opt_row timeline_rows[] = {
 	  "leave out the firmware's DEBUG lines" },
 };
 
-/* begin, end: instruction indices; tb, te: their times (TSC, 0 before the
- * first timing packet) */
-struct slice {
-	uint64_t begin, end;
-	uint64_t tb, te;
-	uint32_t fn, depth;
+/* A frame of the open stack as the timeline sees it (by depth):
+ * PENDING until it has run --min-dur instructions in the window, then
+ * SHOWN (its begin written or queued); HIDDEN past --depth. */
+enum { FR_PENDING, FR_SHOWN, FR_HIDDEN };
+struct tl_frame {
+	uint64_t b, tb;		/* where it began: instruction index, time */
+	uint32_t fn;
+	uint8_t state;
+	size_t qi;		/* PENDING: its begin in the queue */
 };
 
 enum { HAS_IP = 1, HAS_TARGET = 2, HAS_VALUE = 4, HAS_TSC = 8, IS_DEBUG = 16 };
 struct instant {
-	uint64_t ts, t;		/* instruction index, time */
 	const char *name;	/* static, or a DEBUG line's text (IS_DEBUG); NULL: a
 				 * CBR counter sample */
 	const char *error;	/* a decode error's (static), or NULL */
@@ -105,22 +116,36 @@ struct instant {
 	uint8_t has;		/* HAS_*: which of ip .. tsc are known */
 };
 
-/* One CPU's trace: its slices and instants (times as TSC estimates: 0
- * before the first timing packet), and what its decoding found. */
+/* What waits to be written: a slice's begin (pending while its frame is)
+ * or end, an instant. x, t: where it is (instruction index, time). */
+enum { Q_BEGIN, Q_END, Q_INSTANT };
+struct tl_item {
+	uint8_t kind;
+	bool pending;
+	bool cut;		/* a begin cut at --from: its time is --from's */
+	uint32_t fn;
+	uint64_t x, t;
+	struct instant in;
+};
+
+/* One CPU's trace as it is decoded: the open frames, what waits to be
+ * written (times as TSC estimates: 0 before the first timing packet), and
+ * what its decoding found. */
 struct tl {
 	struct session *t;
 	struct callstack *cs;
+	struct tl_sink *sink;
 	unsigned cpu;
-	bool timed;			/* the CPU's trace had timing packets */
-	uint64_t time_first, time_back, insns, gaps;
-	long errs;
+	bool timed;			/* the file's ts is time (every trace has it) */
+	uint64_t base;			/* the TSC ts 0 stands for */
 	unsigned long long from, to, min_dur, depth;
-	uint64_t begin[CS_MAX_DEPTH + 2];	/* by frame depth */
-	uint64_t begin_t[CS_MAX_DEPTH + 2];
-	struct slice *s;
-	size_t ns, scap;
-	struct instant *in;
-	size_t nin, incap;
+	struct tl_frame fr[CS_MAX_DEPTH + 2];	/* by frame depth */
+	uint32_t shown;			/* frames 1..shown are SHOWN */
+	struct tl_item *q;		/* q[qh..qn): in the order they are written */
+	size_t qh, qn, qcap, qpeak;
+	uint32_t *names, nnames;	/* the sink's name of each function + 1 */
+	char cname[64];			/* the CBR counter's */
+	uint64_t nslices, ninstants;
 	bool oom;
 	uint8_t cbr;			/* the last CBR sampled */
 	uint64_t cbr_samples;
@@ -131,6 +156,160 @@ struct tl {
 	size_t ndbg, next_dbg, dbg_placed;
 };
 
+/* The sink's handle of each function's name, asked once per function
+ * (cache: handle + 1 by function id). */
+static uint32_t fn_name(struct tl *l, uint32_t fn)
+{
+	char name[700];
+	if (fn >= l->nnames) {
+		uint32_t c = l->nnames ? l->nnames : 256;
+		while (c <= fn)
+			c *= 2;
+		uint32_t *a = realloc(l->names, c * sizeof(*a));
+		if (!a)
+			return tlsink_name(l->sink, "[unknown]");
+		memset(a + l->nnames, 0, (c - l->nnames) * sizeof(*a));
+		l->names = a;
+		l->nnames = c;
+	}
+	if (!l->names[fn]) {
+		symtab_fn_name(&l->t->st, fn, name, sizeof(name));
+		l->names[fn] = tlsink_name(l->sink, name) + 1;
+	}
+	return l->names[fn] - 1;
+}
+
+/* A TSC estimate as ts: ns (or ticks) since base, the first time of
+ * every CPU's trace. */
+static uint64_t ts_of(const struct tl *l, uint64_t tsc)
+{
+	return session_ns(l->t, tsc > l->base ? tsc - l->base : 0);
+}
+
+/* ts as the sink takes it, in ns: itself when it is ns, else (the
+ * instruction index, TSC ticks) one us each. */
+static uint64_t sink_ns(const struct tl_sink *sink, uint64_t ts)
+{
+	if (sink->ns_precise)
+		return ts;
+	return ts > UINT64_MAX / 1000 ? UINT64_MAX / 1000 * 1000 : ts * 1000;
+}
+
+/* An event's instant, its arguments in a: how many. */
+static size_t instant_args(const struct tl_item *it, struct tl_arg *a)
+{
+	const struct instant *in = &it->in;
+	size_t n = 0;
+	if (in->has & IS_DEBUG) {
+		a[n++] = (struct tl_arg){ "debug_port", TL_STR, 0, "firmware DEBUG output" };
+		a[n++] = (struct tl_arg){ "insn", TL_U64, it->x, NULL };
+		a[n++] = (struct tl_arg){ "ip", TL_HEX, in->ip, NULL };
+		return n;
+	}
+	a[n++] = (struct tl_arg){ "offset", TL_U64, in->offset, NULL };
+	if (in->has & HAS_IP)
+		a[n++] = (struct tl_arg){ "ip", TL_HEX, in->ip, NULL };
+	if (in->has & HAS_TARGET)
+		a[n++] = (struct tl_arg){ "target", TL_HEX, in->target, NULL };
+	if (in->has & HAS_VALUE)
+		a[n++] = (struct tl_arg){ "value", TL_HEX, in->value, NULL };
+	if (in->error)
+		a[n++] = (struct tl_arg){ "error", TL_STR, 0, in->error };
+	if (in->has & HAS_TSC)
+		a[n++] = (struct tl_arg){ "tsc", TL_U64, in->tsc, NULL };
+	return n;
+}
+
+/* One item onto the CPU's track (tid CPU + 1). */
+static void write_item(struct tl *l, const struct tl_item *it)
+{
+	struct tl_sink *sink = l->sink;
+	const int TID = (int)l->cpu + 1;
+	uint64_t t = it->t;
+	if (it->cut && l->from_set && t < l->from_t)
+		t = l->from_t; /* the time of --from's block */
+	uint64_t ns = sink_ns(sink, l->timed ? ts_of(l, t) : it->x);
+	if (it->kind == Q_BEGIN) {
+		sink->ops->begin(sink, TID, ns, fn_name(l, it->fn));
+	} else if (it->kind == Q_END) {
+		sink->ops->end(sink, TID, ns, fn_name(l, it->fn));
+	} else if (!it->in.name) {
+		/* a counter's ts is its time (0 without) */
+		sink->ops->counter(sink, TID, sink_ns(sink, ts_of(l, it->t)),
+				   tlsink_name(sink, l->cname), "MHz", it->in.mhz);
+	} else {
+		struct tl_arg a[6];
+		size_t n = instant_args(it, a);
+		sink->ops->instant(sink, TID, ns, tlsink_name(sink, it->in.name), a, n);
+	}
+}
+
+/* Write what can be: up to the first pending begin, and instants only
+ * once the model has moved past them (a begin or end where an instant is
+ * goes before it); all: the trace has ended. */
+static void flush_queue(struct tl *l, bool all)
+{
+	const struct callstack *cs = l->cs;
+	while (l->qh < l->qn) {
+		const struct tl_item *it = &l->q[l->qh];
+		if (it->pending)
+			break;
+		if (!all && it->kind == Q_INSTANT &&
+		    !(it->x < cs->insns || (it->x == cs->insns && it->t < cs->now)))
+			break;
+		write_item(l, it);
+		l->qh++;
+	}
+	if (l->qh == l->qn)
+		l->qh = l->qn = 0;
+}
+
+/* Room for one more item at the queue's end: 0, or -1 (out of memory). */
+static int queue_room(struct tl *l)
+{
+	if (l->qn < l->qcap)
+		return 0;
+	if (l->qh) { /* move what waits to the front */
+		memmove(l->q, l->q + l->qh, (l->qn - l->qh) * sizeof(*l->q));
+		for (uint32_t d = l->shown + 1; d <= l->cs->depth && d <= CS_MAX_DEPTH + 1; d++)
+			if (l->fr[d].state == FR_PENDING)
+				l->fr[d].qi -= l->qh;
+		l->qn -= l->qh;
+		l->qh = 0;
+		return 0;
+	}
+	if (!grow_array((void **)&l->q, &l->qcap, l->qn, sizeof(*l->q), 256)) {
+		l->oom = true;
+		return -1;
+	}
+	return 0;
+}
+
+/* Queue it (a begin or an end: before the instants at its place, which
+ * the model made first); its index, or SIZE_MAX. */
+static size_t queue(struct tl *l, const struct tl_item *it)
+{
+	if (queue_room(l))
+		return SIZE_MAX;
+	size_t p = l->qn;
+	if (it->kind != Q_INSTANT)
+		while (p > l->qh && l->q[p - 1].kind == Q_INSTANT && l->q[p - 1].x == it->x &&
+		       l->q[p - 1].t == it->t)
+			p--;
+	memmove(l->q + p + 1, l->q + p, (l->qn - p) * sizeof(*l->q));
+	l->q[p] = *it;
+	l->qn++;
+	if (l->qn - l->qh > l->qpeak)
+		l->qpeak = l->qn - l->qh;
+	return p;
+}
+
+static void queue_instant(struct tl *l, uint64_t x, uint64_t t, const struct instant *in)
+{
+	struct tl_item it = { .kind = Q_INSTANT, .x = x, .t = t, .in = *in };
+	queue(l, &it);
+}
+
 /* The DEBUG lines written before instruction cs->insns, as instants at the
  * model's time now (the latest it knows). */
 static void place_debug_lines(struct tl *l, const struct callstack *cs)
@@ -140,50 +319,108 @@ static void place_debug_lines(struct tl *l, const struct callstack *cs)
 		uint64_t at = (uint64_t)d->insn;
 		if (at < l->from || (l->to && at >= l->to))
 			continue;
-		if (!grow_array((void **)&l->in, &l->incap, l->nin, sizeof(*l->in), 4096)) {
-			l->oom = true;
-			return;
-		}
-		l->in[l->nin++] = (struct instant){ .ts = at, .t = cs->now, .name = d->text,
-						    .ip = d->ip, .has = HAS_IP | IS_DEBUG };
+		struct instant in = { .name = d->text, .ip = d->ip, .has = HAS_IP | IS_DEBUG };
+		queue_instant(l, at, cs->now, &in);
+		l->ninstants++;
 		l->dbg_placed++;
 	}
+}
+
+/* Has frame d run --min-dur instructions in the window by instruction e? */
+static bool long_enough(const struct tl *l, const struct tl_frame *f, uint64_t e)
+{
+	uint64_t b = f->b < l->from ? l->from : f->b;
+	if (l->to && e > l->to)
+		e = l->to;
+	return e > b && e - b >= l->min_dur;
+}
+
+/* Frames shown+1..d are slices (an outer frame is at least as long as
+ * one it holds): their begins can be written. */
+static void show(struct tl *l, uint32_t d)
+{
+	for (uint32_t k = l->shown + 1; k <= d; k++) {
+		struct tl_frame *f = &l->fr[k];
+		if (f->state != FR_PENDING)
+			continue; /* not queued (out of memory: said at the end) */
+		struct tl_item *it = &l->q[f->qi];
+		/* cut at --from: its time is that of --from's block, known
+		 * when the batch that reaches it ends (write_item()) */
+		it->x = f->b < l->from ? l->from : f->b;
+		it->t = f->tb;
+		it->cut = f->b < l->from;
+		it->pending = false;
+		f->state = FR_SHOWN;
+	}
+	l->shown = d;
+}
+
+/* The open frames that have run --min-dur instructions: shown now, so
+ * that what follows them need not wait for their end. */
+static void show_long(struct tl *l)
+{
+	const struct callstack *cs = l->cs;
+	uint32_t d = l->shown;
+	while (d + 1 <= cs->depth && d + 1 <= CS_MAX_DEPTH + 1 &&
+	       l->fr[d + 1].state == FR_PENDING && long_enough(l, &l->fr[d + 1], cs->insns))
+		d++;
+	if (d > l->shown)
+		show(l, d);
 }
 
 static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
 {
 	struct tl *l = ctx;
-	(void)f;
-	if (cs->depth <= CS_MAX_DEPTH + 1) {
-		l->begin[cs->depth] = cs->insns;
-		l->begin_t[cs->depth] = cs->now;
+	uint32_t d = cs->depth;
+	place_debug_lines(l, cs);
+	if (d > CS_MAX_DEPTH + 1)
+		return;
+	struct tl_frame *fr = &l->fr[d];
+	*fr = (struct tl_frame){ cs->insns, cs->now, f->fn, FR_HIDDEN, 0 };
+	if (l->depth && d > l->depth)
+		return;
+	struct tl_item it = { .kind = Q_BEGIN, .pending = true, .fn = f->fn,
+			      .x = cs->insns < l->from ? l->from : cs->insns, .t = cs->now };
+	size_t qi = queue(l, &it);
+	if (qi != SIZE_MAX) {
+		fr->qi = qi;
+		fr->state = FR_PENDING;
 	}
 }
 
 static void on_leave(void *ctx, const struct callstack *cs, const struct cs_frame *f, int why)
 {
 	struct tl *l = ctx;
+	(void)f;
 	(void)why;
 	uint32_t d = cs->depth;
-	if (d > CS_MAX_DEPTH + 1 || (l->depth && d > l->depth))
+	place_debug_lines(l, cs);
+	if (d > CS_MAX_DEPTH + 1)
 		return;
-	uint64_t b = l->begin[d], e = cs->insns;
-	uint64_t tb = l->begin_t[d], te = cs->now;
-	if (b < l->from)
-		b = l->from; /* cut at --from: the time is that of --from's block */
+	struct tl_frame *fr = &l->fr[d];
+	if (fr->state == FR_HIDDEN)
+		return;
+	uint64_t e = cs->insns, te = cs->now;
+	if (fr->state == FR_PENDING) {
+		if (!long_enough(l, fr, e)) {
+			/* no slice: its begin goes (the last begin queued) */
+			memmove(l->q + fr->qi, l->q + fr->qi + 1,
+				(l->qn - fr->qi - 1) * sizeof(*l->q));
+			l->qn--;
+			fr->state = FR_HIDDEN;
+			return;
+		}
+		show(l, d);
+	}
 	if (l->to && e > l->to)
 		e = l->to;
-	if (e <= b || e - b < l->min_dur)
-		return;
-	if (!grow_array((void **)&l->s, &l->scap, l->ns, sizeof(*l->s), 4096)) {
-		l->oom = true;
-		return;
-	}
-	if (l->from_set && b == l->from && tb < l->from_t)
-		tb = l->from_t;
 	if (l->to_set && e == l->to && te > l->to_t)
 		te = l->to_t;
-	l->s[l->ns++] = (struct slice){ b, e, tb, te, f->fn, d };
+	struct tl_item it = { .kind = Q_END, .fn = fr->fn, .x = e, .t = te };
+	queue(l, &it);
+	l->nslices++;
+	l->shown = d - 1;
+	fr->state = FR_HIDDEN;
 }
 
 /* --from/--to: the time where the window opens and closes. */
@@ -210,15 +447,8 @@ static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 	if (cs->cbr == l->cbr || cs->insns < l->from || (l->to && cs->insns >= l->to))
 		return;
 	l->cbr = cs->cbr;
-	if (!grow_array((void **)&l->in, &l->incap, l->nin, sizeof(*l->in), 4096)) {
-		l->oom = true;
-		return;
-	}
-	struct instant *i = &l->in[l->nin++];
-	i->ts = cs->insns;
-	i->t = cs->now;
-	i->name = NULL;
-	i->mhz = cs->cbr * 100u;
+	struct instant in = { .name = NULL, .mhz = cs->cbr * 100u };
+	queue_instant(l, cs->insns, cs->now, &in);
 	l->cbr_samples++;
 }
 
@@ -242,13 +472,16 @@ static const char *event_name(const struct ptflow_event *ev)
 	}
 }
 
-/* A batch of blocks through the model; the times of --from and --to. */
+/* A batch of blocks through the model; the times of --from and --to;
+ * what is known written. */
 static void on_batch(void *ctx, const struct ptflow_batch *b)
 {
 	struct tl *l = ctx;
 	cs_on_blocks(l->cs, b);
 	window_times(l, l->cs);
 	place_debug_lines(l, l->cs);
+	show_long(l);
+	flush_queue(l, false);
 }
 
 /* The model's regions (cs_consumer()). */
@@ -270,170 +503,102 @@ static void on_event(void *ctx, const struct ptflow_event *ev)
 	if (ev->has_time)
 		cs_time(l->cs, ev->tsc, l->cs->cbr);
 	if (name && ts >= l->from && (!l->to || ts < l->to)) {
-		if (!grow_array((void **)&l->in, &l->incap, l->nin, sizeof(*l->in), 4096)) {
-			l->oom = true;
-		} else {
-			struct instant *i = &l->in[l->nin++];
-			*i = (struct instant){ .ts = ts, .t = l->cs->now, .name = name,
-					       .offset = ev->offset, .ip = ev->ip,
-					       .target = ev->target, .value = ev->value,
-					       .tsc = ev->tsc };
-			i->has = (ev->has_ip ? HAS_IP : 0) | (ev->has_time ? HAS_TSC : 0) |
-				 (ev->type == PTFLOW_EV_INTERRUPT ? HAS_TARGET : 0);
-			if (ev->type == PTFLOW_EV_PTWRITE || ev->type == PTFLOW_EV_MWAIT ||
-			    ev->type == PTFLOW_EV_PWRE || ev->type == PTFLOW_EV_PWRX)
-				i->has |= HAS_VALUE;
-			if (ev->type == PTFLOW_EV_ERROR)
-				i->error = ev->msg;
-		}
+		struct instant in = { .name = name, .offset = ev->offset, .ip = ev->ip,
+				      .target = ev->target, .value = ev->value, .tsc = ev->tsc };
+		in.has = (ev->has_ip ? HAS_IP : 0) | (ev->has_time ? HAS_TSC : 0) |
+			 (ev->type == PTFLOW_EV_INTERRUPT ? HAS_TARGET : 0);
+		if (ev->type == PTFLOW_EV_PTWRITE || ev->type == PTFLOW_EV_MWAIT ||
+		    ev->type == PTFLOW_EV_PWRE || ev->type == PTFLOW_EV_PWRX)
+			in.has |= HAS_VALUE;
+		if (ev->type == PTFLOW_EV_ERROR)
+			in.error = ev->msg;
+		queue_instant(l, ts, l->cs->now, &in);
+		l->ninstants++;
 	}
 	cs_on_event(l->cs, ev);
+	show_long(l);
+	flush_queue(l, false);
 }
 
-/* Begin ascending; at the same begin, the outer slice first. */
-static int by_begin(const void *a, const void *b)
+/*
+ * The time base before anything is written: a trace's first TSC packet
+ * (33.4.2.11) is where its time starts (the decoder's estimate exists from
+ * it on), found by reading packets only. *tsc: that, or with no TSC
+ * packet -1 and *psb whether the trace has a PSB at all (one without
+ * decodes to nothing). 0, or -1 (printed).
+ */
+static int first_tsc(struct session *s, const char *path, uint64_t *tsc, bool *psb)
 {
-	const struct slice *x = a, *y = b;
-	if (x->begin != y->begin)
-		return x->begin < y->begin ? -1 : 1;
-	return x->depth < y->depth ? -1 : x->depth > y->depth;
-}
-
-/* The sink's handle of each function's name, asked once per function
- * (cache: handle + 1 by function id). */
-static uint32_t fn_name(struct tl_sink *sink, uint32_t **cache, uint32_t *n,
-			const struct symtab *st, uint32_t fn)
-{
-	char name[700];
-	if (fn >= *n) {
-		uint32_t c = *n ? *n : 256;
-		while (c <= fn)
-			c *= 2;
-		uint32_t *a = realloc(*cache, c * sizeof(*a));
-		if (!a)
-			return tlsink_name(sink, "[unknown]");
-		memset(a + *n, 0, (c - *n) * sizeof(*a));
-		*cache = a;
-		*n = c;
+	struct input_map in;
+	char err[4400];
+	struct ptpkt_decoder d;
+	*tsc = UINT64_MAX;
+	*psb = false;
+	if (input_map(&in, path, SIZE_MAX, err, sizeof(err))) {
+		fprintf(stderr, "efipt %s: %s\n", s->cmd, term_safe(err));
+		return -1;
 	}
-	if (!(*cache)[fn]) {
-		symtab_fn_name(st, fn, name, sizeof(name));
-		(*cache)[fn] = tlsink_name(sink, name) + 1;
-	}
-	return (*cache)[fn] - 1;
-}
-
-/* A TSC estimate as ts: ns (or ticks) since base, the first time of
- * every CPU's trace. */
-static uint64_t ts_of(const struct tl *l, uint64_t tsc, uint64_t base)
-{
-	return session_ns(l->t, tsc > base ? tsc - base : 0);
-}
-
-/* ts as the sink takes it, in ns: itself when it is ns, else (the
- * instruction index, TSC ticks) one us each. */
-static uint64_t sink_ns(const struct tl_sink *sink, uint64_t ts)
-{
-	if (sink->ns_precise)
-		return ts;
-	return ts > UINT64_MAX / 1000 ? UINT64_MAX / 1000 * 1000 : ts * 1000;
-}
-
-/* An event's instant, its arguments in a: how many. */
-static size_t instant_args(const struct instant *in, struct tl_arg *a)
-{
-	size_t n = 0;
-	if (in->has & IS_DEBUG) {
-		a[n++] = (struct tl_arg){ "debug_port", TL_STR, 0, "firmware DEBUG output" };
-		a[n++] = (struct tl_arg){ "insn", TL_U64, in->ts, NULL };
-		a[n++] = (struct tl_arg){ "ip", TL_HEX, in->ip, NULL };
-		return n;
-	}
-	a[n++] = (struct tl_arg){ "offset", TL_U64, in->offset, NULL };
-	if (in->has & HAS_IP)
-		a[n++] = (struct tl_arg){ "ip", TL_HEX, in->ip, NULL };
-	if (in->has & HAS_TARGET)
-		a[n++] = (struct tl_arg){ "target", TL_HEX, in->target, NULL };
-	if (in->has & HAS_VALUE)
-		a[n++] = (struct tl_arg){ "value", TL_HEX, in->value, NULL };
-	if (in->error)
-		a[n++] = (struct tl_arg){ "error", TL_STR, 0, in->error };
-	if (in->has & HAS_TSC)
-		a[n++] = (struct tl_arg){ "tsc", TL_U64, in->tsc, NULL };
-	return n;
-}
-
-/* One CPU's slices (sorted) and instants merged by time, as nested
- * slices on its track (tid CPU + 1); timed: ts is time since base. */
-static void write_events(struct tl_sink *sink, struct tl *l, const struct symtab *st, bool timed,
-			 uint64_t base)
-{
-	const int TID = (int)l->cpu + 1;
-	char cname[64];
-	snprintf(cname, sizeof(cname), "CPU %u frequency (CBR)", l->cpu);
-	uint32_t *names = NULL, nnames = 0;
-	/* the open slices' ends: instruction index, time, name */
-	uint64_t *open = malloc((CS_MAX_DEPTH + 2) * sizeof(*open));
-	uint64_t *open_t = malloc((CS_MAX_DEPTH + 2) * sizeof(*open_t));
-	uint32_t *open_name = malloc((CS_MAX_DEPTH + 2) * sizeof(*open_name));
-	uint32_t nopen = 0;
-	size_t i = 0, k = 0;
-	if (!open || !open_t || !open_name) {
-		free(open);
-		free(open_t);
-		free(open_name);
-		l->oom = true;
-		return;
-	}
-	if (l->ns)
-		qsort(l->s, l->ns, sizeof(*l->s), by_begin);
-	/* in the order the model made them: by instruction index, then by
-	 * time (several frames may change at one index as the time moves on;
-	 * without time every time is 0) */
-	for (;;) {
-		bool slice_next = i < l->ns &&
-				  (k >= l->nin || l->s[i].begin < l->in[k].ts ||
-				   (l->s[i].begin == l->in[k].ts && l->s[i].tb <= l->in[k].t));
-		uint64_t now = slice_next ? l->s[i].begin : k < l->nin ? l->in[k].ts : UINT64_MAX;
-		uint64_t now_t = slice_next ? l->s[i].tb : k < l->nin ? l->in[k].t : UINT64_MAX;
-		while (nopen && (open[nopen - 1] < now ||
-				 (open[nopen - 1] == now && open_t[nopen - 1] <= now_t))) {
-			nopen--;
-			sink->ops->end(sink, TID, sink_ns(sink, timed ? ts_of(l, open_t[nopen], base)
-								  : open[nopen]),
-				       open_name[nopen]);
-		}
-		if (now == UINT64_MAX)
-			break;
-		if (slice_next) {
-			const struct slice *s = &l->s[i++];
-			uint32_t name = fn_name(sink, &names, &nnames, st, s->fn);
-			sink->ops->begin(sink, TID, sink_ns(sink, timed ? ts_of(l, s->tb, base)
-								: s->begin),
-					 name);
-			if (nopen < CS_MAX_DEPTH + 2) {
-				open[nopen] = s->end;
-				open_t[nopen] = s->te;
-				open_name[nopen++] = name;
+	ptpkt_init(&d, in.data, in.size, 0);
+	if (in.size && !ptpkt_sync_forward(&d)) {
+		*psb = true;
+		for (;;) {
+			struct ptpkt p;
+			int n = ptpkt_next(&d, &p);
+			if (n > 0) {
+				if (p.type == ptpkt_tsc) {
+					*tsc = p.u.tsc.tsc;
+					break;
+				}
+			} else if (n == -ptpkt_err_eos || n == -ptpkt_err_truncated ||
+				   ptpkt_sync_forward(&d)) {
+				break; /* the end, or no PSB after a bad packet */
 			}
-		} else if (!l->in[k].name) {
-			const struct instant *in = &l->in[k++];
-			sink->ops->counter(sink, TID, sink_ns(sink, ts_of(l, in->t, base)),
-					   tlsink_name(sink, cname), "MHz", in->mhz);
-		} else {
-			const struct instant *in = &l->in[k++];
-			struct tl_arg a[6];
-			size_t n = instant_args(in, a);
-			sink->ops->instant(sink, TID, sink_ns(sink, timed ? ts_of(l, in->t, base)
-								  : in->ts),
-					   tlsink_name(sink, in->name), a, n);
 		}
 	}
-	free(names);
-	free(open);
-	free(open_t);
-	free(open_name);
+	input_unmap(&in);
+	return 0;
 }
+
+/* A trace on a pipe (--pt -) is read twice (its first TSC, then the
+ * decode): copied to an unnamed temporary file that becomes stdin. */
+static int stdin_to_file(const char *cmd)
+{
+	struct stat st;
+	if (fstat(0, &st) == 0 && S_ISREG(st.st_mode))
+		return 0;
+	FILE *f = tmpfile();
+	char buf[1 << 16];
+	ssize_t n;
+	if (!f) {
+		fprintf(stderr, "efipt %s: a temporary file for the trace on stdin: %s\n", cmd,
+			strerror(errno));
+		return -1;
+	}
+	while ((n = read(0, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || fwrite(buf, 1, (size_t)n, f) != (size_t)n) {
+			fprintf(stderr, "efipt %s: copying the trace on stdin: %s\n", cmd,
+				strerror(errno));
+			fclose(f);
+			return -1;
+		}
+	}
+	if (fflush(f) || dup2(fileno(f), 0) < 0) {
+		fprintf(stderr, "efipt %s: the trace on stdin: %s\n", cmd, strerror(errno));
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The whole timeline's description: JSON's otherData, an instant of
+ * Perfetto's. */
+struct tl_totals {
+	uint64_t insns, gaps, back, cbr, slices, instants, debug;
+	long errs;
+};
 
 int cmd_timeline(int argc, char **argv)
 {
@@ -442,9 +607,7 @@ int cmd_timeline(int argc, char **argv)
 	struct tl_sink tw;
 	enum tl_format fmt;
 	struct tl_opts opt = { .min_dur = 1 };
-	struct tl *l = calloc(1, sizeof(*l));	/* the options */
-	struct tl *tls = NULL;			/* per CPU */
-	int ntl = 0;
+	struct tl *m = NULL;			/* the CPU being decoded */
 	bool opened = false;
 	struct dbglog dl = { 0 };
 	int rc = 2;
@@ -452,10 +615,6 @@ int cmd_timeline(int argc, char **argv)
 	memset(&fpdt, 0, sizeof(fpdt));
 	session_init(&t, "timeline");
 	memset(&cs, 0, sizeof(cs));
-	if (!l) {
-		fprintf(stderr, "efipt timeline: out of memory\n");
-		goto out;
-	}
 	const struct session_cmd sc = { "timeline", timeline_usage, timeline_tail, true,
 					"output", timeline_rows,
 					sizeof(timeline_rows) / sizeof(timeline_rows[0]), &opt };
@@ -466,10 +625,6 @@ int cmd_timeline(int argc, char **argv)
 		goto out;
 	}
 	const char *out = opt.out;
-	l->from = opt.from;
-	l->to = opt.to;
-	l->min_dur = opt.min_dur;
-	l->depth = opt.depth;
 	if (!out) {
 		fprintf(stderr, "efipt timeline: -o FILE.json is required (or -o FILE.pftrace: "
 			"Perfetto's protobuf trace)\n");
@@ -480,13 +635,13 @@ int cmd_timeline(int argc, char **argv)
 			opt.format);
 		goto out;
 	}
-	if (l->to && l->to <= l->from) {
-		fprintf(stderr, "efipt timeline: --to %llu is not after --from %llu\n", l->to,
-			l->from);
+	if (opt.to && opt.to <= opt.from) {
+		fprintf(stderr, "efipt timeline: --to %llu is not after --from %llu\n", opt.to,
+			opt.from);
 		goto out;
 	}
-	if (!l->min_dur)
-		l->min_dur = 1; /* an empty slice shows nothing */
+	if (!opt.min_dur)
+		opt.min_dur = 1; /* an empty slice shows nothing */
 	if (session_open(&t, run,
 			 SESSION_TRACE | SESSION_SYMBOLS | SESSION_EVERY_CPU))
 		goto out;
@@ -502,28 +657,72 @@ int cmd_timeline(int argc, char **argv)
 				if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
 					*c = '?';
 	}
+	/* time where every trace (that has a PSB) has it, from the earliest
+	 * first TSC: known before anything is written */
 	int ncpu = (int)t.ntrace;
-	tls = calloc((size_t)ncpu, sizeof(*tls));
-	if (!tls) {
+	bool timed = true;
+	uint64_t base = UINT64_MAX;
+	for (int i = 0; i < ncpu; i++) {
+		uint64_t first;
+		bool psb;
+		if (!strcmp(t.trace[i].path, "-") && stdin_to_file("timeline"))
+			goto out;
+		if (first_tsc(&t, t.trace[i].path, &first, &psb))
+			goto out;
+		if (psb && first == UINT64_MAX)
+			timed = false;
+		if (first < base)
+			base = first;
+	}
+	if (base == UINT64_MAX)
+		timed = false;
+	/* the firmware's records: on the trace's clock where it is ns from a
+	 * TSC that counts from reset, else on their own from 0 */
+	char ferr[4400];
+	if (t.rd.manifest && fpdtrun_load(&fpdt, t.rd.path, &t.images, ferr, sizeof(ferr))) {
+		fprintf(stderr, "efipt timeline: %s\n", term_safe(ferr));
+		goto out;
+	}
+	fpdtout_warn_damage("efipt timeline", &fpdt);
+	bool pb = fmt == TL_PERFETTO;
+	const char *trace0 = t.trace[0].path;
+	if (tlsink_open(&tw, fmt, "timeline", out))
+		goto out;
+	opened = true;
+	tw.ns_precise = timed && t.tsc_hz;
+	tw.ops->process(&tw, trace0);
+	m = calloc(1, sizeof(*m));
+	if (!m) {
 		fprintf(stderr, "efipt timeline: out of memory\n");
 		goto out;
 	}
-	long errs = 0;
+	/* each CPU's track, written as its trace is decoded */
+	struct tl_totals tot = { 0 };
+	const char *peak = getenv("EFIPT_TIMELINE_PEAK");
 	for (int i = 0; i < ncpu; i++) {
-		struct tl *m = &tls[i];
-		ntl = i + 1;
-		m->from = l->from;
-		m->to = l->to;
-		m->min_dur = l->min_dur;
-		m->depth = l->depth;
+		free(m->q);
+		free(m->names);
+		free(m->dbg);
+		memset(m, 0, sizeof(*m));
+		m->from = opt.from;
+		m->to = opt.to;
+		m->min_dur = opt.min_dur;
+		m->depth = opt.depth;
 		m->t = &t;
 		m->cs = &cs;
+		m->sink = &tw;
+		m->timed = timed;
+		m->base = base;
 		m->cpu = t.trace[i].cpu;
+		snprintf(m->cname, sizeof(m->cname), "CPU %u frequency (CBR)", m->cpu);
 		bool oom = false;
 		if (dl_read && !(m->dbg = dbglog_traced(&dl, m->cpu, &m->ndbg, &oom)) && oom) {
 			fprintf(stderr, "efipt timeline: out of memory\n");
 			goto out;
 		}
+		char tn[32];
+		snprintf(tn, sizeof(tn), "CPU %u", m->cpu);
+		tw.ops->track(&tw, (int)m->cpu + 1, tn);
 		struct cs_listener ls = { m, on_enter, on_leave, NULL, on_time };
 		if (cs_init(&cs, &t.st, &ls)) {
 			fprintf(stderr, "efipt timeline: out of memory\n");
@@ -532,50 +731,33 @@ int cmd_timeline(int argc, char **argv)
 		cs.tree = false;
 		/* the model's blocks, and the events as instants; decoding
 		 * stops at --to */
-		struct flow_consumer c = { m, on_batch, on_event, NULL, tl_region, true, l->to };
+		struct flow_consumer c = { m, on_batch, on_event, NULL, tl_region, true, opt.to };
 		long e = session_decode(&t, (unsigned)i, &c, 1);
 		if (e < 0)
 			goto out;
 		cs_finish(&cs);
 		place_debug_lines(m, &cs);
+		flush_queue(m, true);
 		if (m->oom || cs.oom) {
 			fprintf(stderr, "efipt timeline: out of memory for the slices (narrow the "
 				"timeline with --from/--to, --depth or --min-dur)\n");
 			goto out;
 		}
-		m->errs = e;
-		m->timed = cs.timed;
-		m->time_first = cs.time_first;
-		m->time_back = cs.time_back;
-		m->insns = cs.insns;
-		m->gaps = cs.gaps;
+		if (peak)
+			fprintf(stderr, "efipt timeline: CPU %u: %zu events held at most\n", m->cpu,
+				m->qpeak);
+		tot.errs += e;
+		tot.insns += cs.insns;
+		tot.gaps += cs.gaps;
+		tot.back += cs.time_back;
+		tot.cbr += m->cbr_samples;
+		tot.slices += m->nslices;
+		tot.instants += m->ninstants;
+		tot.debug += m->dbg_placed;
 		m->cs = NULL;
-		errs += e;
 		cs_free(&cs);
 	}
-	/* time where every trace has it, from the earliest first time */
-	bool timed = true;
-	uint64_t base = UINT64_MAX, insns = 0, gaps = 0, back = 0, cbr = 0;
-	size_t nslices = 0, ninstants = 0, ndebug = 0;
-	for (int i = 0; i < ntl; i++) {
-		const struct tl *m = &tls[i];
-		if (!m->timed && (m->ns || m->nin))
-			timed = false;
-		if (m->timed && m->time_first < base)
-			base = m->time_first;
-		insns += m->insns;
-		gaps += m->gaps;
-		back += m->time_back;
-		cbr += m->cbr_samples;
-		nslices += m->ns;
-		ninstants += m->nin - m->cbr_samples;
-		ndebug += m->dbg_placed;
-	}
-	if (base == UINT64_MAX)
-		timed = false;
-	/* what the file is: JSON's otherData, an instant of Perfetto's */
-	bool pb = fmt == TL_PERFETTO;
-	const char *trace0 = t.trace[0].path;
+	/* what the file is (the JSON writes it last, Perfetto where it is) */
 	char producer[64], clock[200];
 	struct tl_arg info[20];
 	size_t ni = 0;
@@ -597,26 +779,19 @@ int cmd_timeline(int argc, char **argv)
 		info[ni++] = (struct tl_arg){ "tsc_hz_source", TL_STR, 0, t.tsc_src };
 		info[ni++] = (struct tl_arg){ "tsc_first", TL_U64, base, NULL };
 		info[ni++] = (struct tl_arg){ "emulated", TL_BOOL, t.facts.emulated, NULL };
-		info[ni++] = (struct tl_arg){ "time_steps_back", TL_U64, back, NULL };
-		info[ni++] = (struct tl_arg){ "cbr_samples", TL_U64, cbr, NULL };
+		info[ni++] = (struct tl_arg){ "time_steps_back", TL_U64, tot.back, NULL };
+		info[ni++] = (struct tl_arg){ "cbr_samples", TL_U64, tot.cbr, NULL };
 	}
-	info[ni++] = (struct tl_arg){ "instructions", TL_U64, insns, NULL };
-	info[ni++] = (struct tl_arg){ "gaps", TL_U64, gaps, NULL };
-	info[ni++] = (struct tl_arg){ "decode_errors", TL_U64, (uint64_t)errs, NULL };
-	info[ni++] = (struct tl_arg){ "slices", TL_U64, nslices, NULL };
-	info[ni++] = (struct tl_arg){ "instants", TL_U64, ninstants, NULL };
-	info[ni++] = (struct tl_arg){ "debug_lines", TL_U64, ndebug, NULL };
-	if (ntl > 1)
-		info[ni++] = (struct tl_arg){ "cpus", TL_U64, (uint64_t)ntl, NULL };
-	/* the firmware's records: on the trace's clock where it is ns from a
-	 * TSC that counts from reset, else on their own from 0 */
-	char ferr[4400], fclock[200];
-	if (t.rd.manifest && fpdtrun_load(&fpdt, t.rd.path, &t.images, ferr, sizeof(ferr))) {
-		fprintf(stderr, "efipt timeline: %s\n", term_safe(ferr));
-		goto out;
-	}
-	fpdtout_warn_damage("efipt timeline", &fpdt);
+	info[ni++] = (struct tl_arg){ "instructions", TL_U64, tot.insns, NULL };
+	info[ni++] = (struct tl_arg){ "gaps", TL_U64, tot.gaps, NULL };
+	info[ni++] = (struct tl_arg){ "decode_errors", TL_U64, (uint64_t)tot.errs, NULL };
+	info[ni++] = (struct tl_arg){ "slices", TL_U64, tot.slices, NULL };
+	info[ni++] = (struct tl_arg){ "instants", TL_U64, tot.instants, NULL };
+	info[ni++] = (struct tl_arg){ "debug_lines", TL_U64, tot.debug, NULL };
+	if (ncpu > 1)
+		info[ni++] = (struct tl_arg){ "cpus", TL_U64, (uint64_t)ncpu, NULL };
 	uint64_t fshift = 0;
+	char fclock[200];
 	if (fpdt.present) {
 		bool aligned = timed && t.tsc_hz;
 		if (aligned)
@@ -629,22 +804,7 @@ int cmd_timeline(int argc, char **argv)
 		info[ni++] = (struct tl_arg){ "fpdt_measurements", TL_U64, fpdt.nspan, NULL };
 		info[ni++] = (struct tl_arg){ "fpdt_damaged", TL_U64, fpdt.ndamage, NULL };
 	}
-	if (tlsink_open(&tw, fmt, "timeline", out))
-		goto out;
-	opened = true;
-	tw.ns_precise = timed && t.tsc_hz;
-	tw.ops->process(&tw, trace0);
 	tw.ops->info(&tw, info, ni);
-	for (int i = 0; i < ntl; i++) {
-		char tn[32];
-		snprintf(tn, sizeof(tn), "CPU %u", tls[i].cpu);
-		tw.ops->track(&tw, (int)tls[i].cpu + 1, tn);
-		write_events(&tw, &tls[i], &t.st, timed, base);
-		if (tls[i].oom) {
-			fprintf(stderr, "efipt timeline: out of memory\n");
-			goto out;
-		}
-	}
 	if (fpdt.present) {
 		uint64_t dropped;
 		if (fpdtout_track(&tw, &fpdt, FPDT_TID, fshift, &dropped) < 0) {
@@ -658,20 +818,19 @@ int cmd_timeline(int argc, char **argv)
 	opened = false;
 	if (tlsink_close(&tw))
 		goto out;
-	rc = errs ? 1 : 0;
+	rc = tot.errs ? 1 : 0;
 out:
 	if (opened)
 		tlsink_abort(&tw);
 	cs_free(&cs);
 	fpdtrun_free(&fpdt);
 	session_free(&t);
-	for (int i = 0; i < ntl; i++) {
-		free(tls[i].s);
-		free(tls[i].in);
-		free(tls[i].dbg);
+	if (m) {
+		free(m->q);
+		free(m->names);
+		free(m->dbg);
 	}
 	dbglog_free(&dl);
-	free(tls);
-	free(l);
+	free(m);
 	return rc;
 }

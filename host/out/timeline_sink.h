@@ -37,8 +37,9 @@ struct tl_arg {
 struct tl_sink;
 struct tl_sink_ops {
 	int (*open)(struct tl_sink *s, const char *cmd, const char *path);
-	/* In this order: the process, what the file is (what ts means,
-	 * where it is from), then each track before its events. */
+	/* The process first, each track before its events; what the file
+	 * is (what ts means, where it is from) once, anywhere after the
+	 * process (the JSON writes it last, Perfetto where it is given). */
 	void (*process)(struct tl_sink *s, const char *name);
 	void (*info)(struct tl_sink *s, const struct tl_arg *a, size_t n);
 	void (*track)(struct tl_sink *s, int tid, const char *name);
