@@ -16,6 +16,7 @@
 #include "host/cmd/commands.h"
 #include "host/input/debuglog.h"
 #include "host/input/session.h"
+#include "host/out/jsonl_out.h"
 #include "host/util/file_io.h"
 #include "host/util/opts.h"
 
@@ -95,12 +96,8 @@ static void emit(struct log_state *s, const struct dbglog_line *p)
 		json_t *o = json_pack("{s:I, s:o, s:s, s:s, s:s%}", "cpu", (json_int_t)p->cpu, "insn",
 				      p->insn < 0 ? json_null() : json_integer(p->insn), "ip",
 				      ipbuf, "function", fn, "text", u, k);
-		char *line = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-		if (line)
-			printf("%s\n", line);
-		free(line);
+		jsonl_put(o);
 		free(u);
-		json_decref(o);
 	} else {
 		char idx[24] = "-";
 		if (p->insn >= 0)

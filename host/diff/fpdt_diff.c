@@ -9,6 +9,7 @@
 
 #include "host/diff/diff_table.h"
 #include "host/util/file_io.h"
+#include "host/out/jsonl_out.h"
 
 struct keyed {
 	char record[FPDT_NAME_MAX + 48];
@@ -149,11 +150,7 @@ void fpdtdiff_print(int fmt, const struct fpdt_run *a, const struct fpdt_run *b,
 					      w->record, "a_ns", (json_int_t)w->a, "b_ns",
 					      (json_int_t)w->b, "delta_ns",
 					      (json_int_t)diff_delta(w->a, w->b), "status", status(w));
-			char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-			if (s)
-				puts(s);
-			free(s);
-			json_decref(o);
+			jsonl_put(o);
 		}
 		return;
 	}

@@ -12,6 +12,7 @@
 #include "host/out/fpdt_out.h"
 #include "host/out/top_table.h"
 #include "host/util/file_io.h"
+#include "host/out/jsonl_out.h"
 
 #define CMD "efipt diff"
 
@@ -159,11 +160,7 @@ void diff_out_rows(int fmt, const struct diff_side *a, const struct diff_side *b
 		if (o && (win_from || win_to))
 			json_object_set_new(o, "window", json_pack("{s:s?,s:s?}", "from", win_from,
 								   "to", win_to));
-		char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-		if (s)
-			puts(s);
-		free(s);
-		json_decref(o);
+		jsonl_put(o);
 	} else {
 		printf(by_image ? "image,a_insns,b_insns,delta,status,context"
 				: "image,function,a_excl,b_excl,delta_excl,a_incl,b_incl,"
@@ -200,11 +197,7 @@ void diff_out_rows(int fmt, const struct diff_side *a, const struct diff_side *b
 				json_object_set_new(o, "delta_hit", json_integer((json_int_t)
 						    diff_delta(w->a_hit, w->b_hit)));
 			}
-			char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-			if (s)
-				puts(s);
-			free(s);
-			json_decref(o);
+			jsonl_put(o);
 			continue;
 		}
 		csv_field(by_image && !*w->image ? "[unknown]" : w->image);

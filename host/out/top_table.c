@@ -8,6 +8,7 @@
 #include "host/out/csv_out.h"
 #include "host/out/top_table.h"
 #include "host/util/file_io.h"
+#include "host/out/jsonl_out.h"
 
 struct row {
 	const char *image;
@@ -167,11 +168,7 @@ int top_table_write(const struct session *t, const struct callstack *cs, const s
 				json_object_set_new(o, "excl_ns", json_integer((json_int_t)w->excl_ns));
 				json_object_set_new(o, "incl_ns", json_integer((json_int_t)w->incl_ns));
 			}
-			char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-			if (s)
-				puts(s);
-			free(s);
-			json_decref(o);
+			jsonl_put(o);
 		} else {
 			csv_field(by_image ? w->function : w->image);
 			if (by_image) {
