@@ -40,24 +40,13 @@ if [ -z "$orig" ] && [ -f "$dsc" ]; then
 	echo "$dsc"
 	exit 0
 fi
-mkdir -p "$p/lists/partial" "$p/cache/archives/partial" "$p/etc" "$p/src"
-key=/usr/share/keyrings/debian-archive-keyring.gpg
-[ -f "$key" ] || die "$key missing (Debian package debian-archive-keyring)"
-: >"$p/etc/sources.list"
-for rel in bookworm trixie; do
-	cat >>"$p/etc/sources.list" <<EOS
-deb-src [signed-by=$key] http://deb.debian.org/debian $rel main
-deb-src [signed-by=$key] http://deb.debian.org/debian $rel-updates main
-deb-src [signed-by=$key] http://deb.debian.org/debian $rel-backports main
-deb-src [signed-by=$key] http://deb.debian.org/debian-security $rel-security main
-EOS
-done
-o="-o Dir::State=$p -o Dir::State::Lists=$p/lists -o Dir::Cache=$p/cache"
-o="$o -o Dir::Etc::SourceList=$p/etc/sources.list -o Dir::Etc::SourceParts=/nonexistent"
-o="$o -o Debug::NoLocking=1 -q"
-# shellcheck disable=SC2086
-apt-get $o update >"$p/update.log" 2>&1 ||
-	die "apt-get update of the deb-src lists failed (network?): $(tail -n 3 "$p/update.log")"
+mkdir -p "$p/src" || die "cannot create $p/src"
+. "$(dirname "$0")/private-apt.sh"
+papt_open "$p" "deb-src debian bookworm" "deb-src debian bookworm-updates" \
+	"deb-src debian bookworm-backports" "deb-src debian-security bookworm-security" \
+	"deb-src debian trixie" "deb-src debian trixie-updates" \
+	"deb-src debian trixie-backports" "deb-src debian-security trixie-security"
+o=$papt
 # fetch_src [--tar-only] VERSION: apt-get source --download-only into DIR/src
 fetch_src() {
 	# shellcheck disable=SC2086

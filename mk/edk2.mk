@@ -14,7 +14,7 @@ EDK2_WORK := build/edk2
 EDK2_OVMF := $(EDK2_WORK)/ovmf/OVMF_CODE.fd
 # what the package builds from: its own files and efipt's core/ and arch/
 EDK2_INPUTS := $(shell find edk2 -type f 2>/dev/null) $(wildcard core/*.c core/*.h \
-	arch/x86_64/*.c arch/x86_64/*.h) mk/edk2-source.sh mk/debian-source.sh
+	arch/x86_64/*.c arch/x86_64/*.h) mk/edk2-source.sh mk/debian-source.sh mk/private-apt.sh
 
 $(EDK2_OVMF): $(EDK2_INPUTS) | $(DEPS_STAMP)
 	@rm -f $(EDK2_WORK)/UNAVAILABLE

@@ -19,17 +19,9 @@ die() { echo "lcov2-prefix.sh: $suite: $*" >&2; exit 1; }
 mkdir -p "$1" || die "cannot create $1"
 d=$(cd "$1" && pwd)
 p=$d/apt
-mkdir -p "$p/lists/partial" "$p/cache/archives/partial" "$p/etc"
-: >"$p/status"
-key=/usr/share/keyrings/debian-archive-keyring.gpg
-[ -f "$key" ] || die "$key missing (Debian package debian-archive-keyring)"
-echo "deb [signed-by=$key] http://deb.debian.org/debian $suite main" >"$p/etc/sources.list"
-o="-o Dir::State=$p -o Dir::State::Lists=$p/lists -o Dir::State::status=$p/status"
-o="$o -o Dir::Cache=$p/cache -o Dir::Etc::SourceList=$p/etc/sources.list"
-o="$o -o Dir::Etc::SourceParts=/nonexistent -o Debug::NoLocking=1 -q"
-# shellcheck disable=SC2086
-apt-get $o update >"$p/update.log" 2>&1 ||
-	die "apt-get update failed (network?): $(tail -n 3 "$p/update.log")"
+. "$(dirname "$0")/private-apt.sh"
+papt_open "$p" "deb debian $suite"
+o=$papt
 # shellcheck disable=SC2086
 ver=$(apt-cache $o madison lcov 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2; exit }')
 [ -n "$ver" ] || die "no lcov in $suite (apt-cache madison: see $p/update.log)"

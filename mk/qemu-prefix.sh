@@ -21,20 +21,9 @@ mkdir -p "$1" || die "cannot create $1"
 d=$(cd "$1" && pwd)
 p=$d/apt
 release=${suite%%-*}
-mkdir -p "$p/lists/partial" "$p/cache/archives/partial" "$p/etc" "$p/deb"
-: >"$p/status"
-key=/usr/share/keyrings/debian-archive-keyring.gpg
-[ -f "$key" ] || die "$key missing (Debian package debian-archive-keyring)"
-cat >"$p/etc/sources.list" <<EOS
-deb [signed-by=$key] http://deb.debian.org/debian $release main
-deb [signed-by=$key] http://deb.debian.org/debian $suite main
-EOS
-o="-o Dir::State=$p -o Dir::State::Lists=$p/lists -o Dir::State::status=$p/status"
-o="$o -o Dir::Cache=$p/cache -o Dir::Etc::SourceList=$p/etc/sources.list"
-o="$o -o Dir::Etc::SourceParts=/nonexistent -o Debug::NoLocking=1 -q"
-# shellcheck disable=SC2086
-apt-get $o update >"$p/update.log" 2>&1 ||
-	die "apt-get update failed (network?): $(tail -n 3 "$p/update.log")"
+. "$(dirname "$0")/private-apt.sh"
+papt_open "$p" "deb debian $release" "deb debian $suite"
+o=$papt
 # the version SUITE has (its pin is below the release's: ask for it)
 # shellcheck disable=SC2086
 ver=$(apt-cache $o madison qemu-system-x86 2>/dev/null | awk -F'|' -v s="$suite/" \
