@@ -18,13 +18,15 @@
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$top/build/debian13}
-log=$dir.log
-cache=$dir.cache
 say() { echo "check-debian13: $*"; }
 [ "$(id -u)" -eq 0 ] || { say "needs root (debootstrap, chroot, mount)"; exit 2; }
 command -v debootstrap >/dev/null || { say "debootstrap missing (mk/deps.sh debootstrap)"; exit 2; }
-mkdir -p "$(dirname "$dir")" "$cache"
+mkdir -p "$(dirname "$dir")"
+# absolute: debootstrap refuses a relative --cache-dir
 dir=$(cd "$(dirname "$dir")" && pwd)/$(basename "$dir")
+log=$dir.log
+cache=$dir.cache
+mkdir -p "$cache"
 
 mounted=""
 undo() {
