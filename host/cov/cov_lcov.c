@@ -25,6 +25,7 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -75,6 +76,9 @@ struct lfunc {
 	char *own;		/* a clone's own name (name points here), or NULL */
 	const struct symfile *sf;
 	uint64_t base;
+	uint32_t inl;		/* an inlined copy: index + 1 in sf->inl;
+				 * 0: the function's own code */
+	int decl_line;		/* its declaration's line, 0: not known */
 };
 
 struct lcov {
@@ -270,6 +274,22 @@ static const struct lrow *row_at(const struct lcov *l, uint64_t a)
 			hi = m;
 	}
 	return lo < l->nrows && l->rows[lo].addr == a ? &l->rows[lo] : NULL;
+}
+
+/*
+ * A function's line: that of its entry's row (rows sorted by address), or
+ * an earlier one where the function's own code up to end has rows there,
+ * from its declaration's line on (parameters saved on the lines of the
+ * parameter list). lcov knows a function by the lines from its record's
+ * on: code on the lines before would be its predecessor's.
+ */
+static int first_line(const struct lcov *l, const struct lrow *entry, uint64_t end, int decl_line)
+{
+	int line = entry->line;
+	for (const struct lrow *r = entry; decl_line > 0 && r < l->rows + l->nrows && r->addr < end; r++)
+		if (r->file == entry->file && r->line >= decl_line && r->line < line)
+			line = r->line;
+	return line;
 }
 
 /* The last row (in table order) at the highest address <= a, or NULL. */
@@ -503,6 +523,44 @@ static uint64_t count_at(const struct lcov *l, uint64_t a)
 	return k >= 0 ? l->count[k] : 0;
 }
 
+/*
+ * The FNDA count of the function whose records are fn[g..e) (one line, one
+ * name), of the file whose functions end at fend and whose rows are
+ * rows[r..rend): the executions of its entries. A function that also ran
+ * inlined (or only did) counts at least the executions of the most-run
+ * line between its record's line and the next function's: lcov knows a
+ * function by those lines, and lcov 2 refuses one that did not run while
+ * one of them did. Inlined copies have no entry a trace could count: the
+ * compiler moves and merges their code, and their DWARF ranges need not
+ * hold every instruction on their lines.
+ */
+static uint64_t fn_runs(const struct lcov *l, size_t g, size_t e, size_t fend, size_t r,
+			size_t rend)
+{
+	uint64_t c = 0;
+	bool inlined = false;
+	for (size_t i = g; i < e; i++) {
+		if (l->fn[i].inl)
+			inlined = true;
+		else
+			c += count_at(l, l->fn[i].entry);
+	}
+	if (!inlined)
+		return c;
+	int from = l->fn[g].line, to = INT_MAX;
+	for (size_t i = e; i < fend; i++)
+		if (l->fn[i].line > from) {
+			to = l->fn[i].line;
+			break;
+		}
+	while (r < rend && l->rows[r].line < from)
+		r++;
+	for (; r < rend && l->rows[r].line < to; r++)
+		if (l->lcount[l->rows[r].lid] > c)
+			c = l->lcount[l->rows[r].lid];
+	return c;
+}
+
 static void put_path(struct atomic_file *af, const struct srcmap *m, const char *p)
 {
 	for (size_t i = 0; i < m->n; i++) {
@@ -617,7 +675,7 @@ static int name_clones(struct lcov *l)
 				uint64_t a = f->entry - f->base;
 				if (pass && f->line == l->fn[g].line)
 					continue;
-				if (!pass && (elf_func_name(f->sf, a, buf, sizeof(buf)) ||
+				if (!pass && (f->inl || elf_func_name(f->sf, a, buf, sizeof(buf)) ||
 					      !strcmp(buf, f->name)))
 					continue;
 				if (pass)
@@ -667,14 +725,17 @@ static void write_info(struct atomic_file *af, struct lcov *l, const struct srcm
 		put_path(af, m, l->files[file]);
 		/* a static function of a header has a copy per CU that uses it:
 		 * lcov knows functions by name, so they are one, counts added */
-		size_t f0 = f, fnf = 0, fnh = 0;
+		size_t f0 = f, fnf = 0, fnh = 0, rend = r;
+		while (rend < l->nrows && l->rows[rend].file == file)
+			rend++;
 		for (; f < l->nfn && l->fn[f].file == file; f++)
 			if (!same_fn(l, f0, f))
 				fprintf(af->f, "FN:%d,%s\n", l->fn[f].line, term_safe(l->fn[f].name));
 		for (size_t i = f0; i < f; i++) {
-			uint64_t c = count_at(l, l->fn[i].entry);
+			size_t g = i;
 			while (i + 1 < f && same_fn(l, f0, i + 1))
-				c += count_at(l, l->fn[++i].entry);
+				i++;
+			uint64_t c = fn_runs(l, g, i + 1, f, r, rend);
 			fnf++;
 			fnh += c > 0;
 			fprintf(af->f, "FNDA:%" PRIu64 ",%s\n", c, term_safe(l->fn[i].name));
@@ -685,9 +746,7 @@ static void write_info(struct atomic_file *af, struct lcov *l, const struct srcm
 		 * branch never ran (lcov's rule, geninfo(1)) on a line that never
 		 * ran either, 0 on a line that ran (lcov 2 refuses a hit line
 		 * whose branches are all '-': "inconsistent") */
-		size_t brf = 0, brh = 0, rend = r;
-		while (rend < l->nrows && l->rows[rend].file == file)
-			rend++;
+		size_t brf = 0, brh = 0;
 		for (unsigned blk = 0; b < l->nbr && l->br[b].file == file; b++) {
 			const struct lbranch *x = &l->br[b];
 			blk = b && l->br[b - 1].file == file && l->br[b - 1].line == x->line ? blk + 1 : 0;
@@ -716,6 +775,90 @@ static void write_info(struct atomic_file *af, struct lcov *l, const struct srcm
 		nf++;
 	}
 	(void)nf;
+}
+
+/*
+ * lcov knows a function by the lines from its FN record to the next one's,
+ * and lcov 2 refuses a tracefile where a function did not run but one of
+ * its lines did. Code inlined into other functions runs on its own lines:
+ * so every inlined copy is counted as a run of its function (the function's
+ * FN record and FNDA include it), and a static function that only ever
+ * runs inlined, which has no symbol, gets a record of its own.
+ */
+static void add_inlined_copies(struct lcov *l, struct session *t, size_t k)
+{
+	const struct image *im = &t->images.v[k];
+	const struct symfile *sf = im->sf;
+	const char *last_decl = NULL;
+	uint32_t file = 0;
+	for (size_t i = 0; i < sf->ninl && !l->oom; i++) {
+		const struct syminline *in = &sf->inl[i];
+		uint64_t a = im->base + in->entry;
+		if (!in->decl_file || in->decl_line <= 0 || !in->entry || !in_code(sf, in->entry) ||
+		    !owns(t, k, a))
+			continue;
+		if (in->decl_file != last_decl) {
+			char full[4096];
+			source_path(in->comp_dir, in->decl_file, full, sizeof(full));
+			file = intern(l, full);
+			if (file == UINT32_MAX)
+				break;
+			last_decl = in->decl_file;
+		}
+		if (!grow_array((void **)&l->fn, &l->fn_cap, l->nfn, sizeof(*l->fn), 1024)) {
+			l->oom = true;
+			break;
+		}
+		l->fn[l->nfn++] = (struct lfunc){ a, file, in->decl_line, in->name, NULL, sf,
+						  im->base, (uint32_t)i + 1, in->decl_line };
+	}
+}
+
+/* The first line with code at or after line in file (rows sorted by file,
+ * line), or 0. */
+static int code_line_from(const struct lcov *l, uint32_t file, int line)
+{
+	size_t lo = 0, hi = l->nrows;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct lrow *r = &l->rows[mid];
+		if (r->file < file || (r->file == file && r->line < line))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < l->nrows && l->rows[lo].file == file ? l->rows[lo].line : 0;
+}
+
+/*
+ * The line of each inlined copy: its function's where the function has its
+ * own code in the file, else the first line with code from its declaration
+ * on (genhtml, lcov 2, wants a line with code); a copy without one is
+ * dropped. Rows sorted by file, line; leaves fn sorted by file, name, line.
+ */
+static void place_copies(struct lcov *l)
+{
+	for (size_t i = 0; i < l->nfn; i++)
+		if (l->fn[i].inl)
+			l->fn[i].line = code_line_from(l, l->fn[i].file, l->fn[i].decl_line);
+	if (l->nfn)
+		qsort(l->fn, l->nfn, sizeof(*l->fn), by_file_name_line);
+	size_t n = 0;
+	for (size_t g = 0, e; g < l->nfn; g = e) {
+		e = same_name_end(l, g);
+		int own = 0;
+		for (size_t i = g; i < e && !own; i++)
+			if (!l->fn[i].inl)
+				own = l->fn[i].line;
+		for (size_t i = g; i < e; i++) {
+			struct lfunc *f = &l->fn[i];
+			if (f->inl && own)
+				f->line = own;
+			if (f->line > 0)
+				l->fn[n++] = *f;
+		}
+	}
+	l->nfn = n;
 }
 
 int cov_lcov_run(struct session *t, const char *out, const struct srcmap *sm)
@@ -776,9 +919,14 @@ int cov_lcov_run(struct session *t, const char *out, const struct srcmap *sm)
 				l.oom = true;
 				break;
 			}
-			l.fn[l.nfn++] = (struct lfunc){ im->base + sfn->entry, r->file, r->line,
-							sfn->name, NULL, im->sf, im->base };
+			l.fn[l.nfn++] = (struct lfunc){ im->base + sfn->entry, r->file,
+							first_line(&l, r, im->base + sfn->hi,
+								   sfn->decl_line),
+							sfn->name, NULL, im->sf, im->base, 0,
+							sfn->decl_line };
 		}
+		if (im->sf && !l.oom)
+			add_inlined_copies(&l, t, i);
 		/* conditional branches of every range of a function with line info */
 		for (size_t k = 0; im->sf && k < im->sf->nfuncs && !l.oom; k++) {
 			const struct symfunc *sfn = &im->sf->funcs[k];
@@ -795,6 +943,7 @@ int cov_lcov_run(struct session *t, const char *out, const struct srcmap *sm)
 		goto oom;
 	if (l.nrows)
 		qsort(l.rows, l.nrows, sizeof(*l.rows), by_file_line_addr);
+	place_copies(&l);
 	if (l.nfn)
 		qsort(l.fn, l.nfn, sizeof(*l.fn), by_fn_file);
 	if (name_clones(&l))

@@ -238,7 +238,7 @@ int kernsyms_image(const struct kernsyms *k, uint64_t slide, struct image *im)
 		}
 		uint64_t lo = k->addr[i] - k->text_lo;
 		uint64_t hi = (i + 1 < k->n ? k->addr[i + 1] : k->text_hi) - k->text_lo;
-		sf->funcs[sf->nfuncs++] = (struct symfunc){ lo, hi, lo, nm, false };
+		sf->funcs[sf->nfuncs++] = (struct symfunc){ lo, hi, lo, nm, false, 0 };
 	}
 	im->sf = sf;
 	im->how = SYMHOW_MAP;

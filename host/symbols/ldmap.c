@@ -338,7 +338,7 @@ int ldmap_open(struct symfile *sf, const char *path, char *err, size_t errlen)
 			sf->funcs[sf->nfuncs - 1].hi = m.fn[i].lo;
 		}
 		sf->funcs[sf->nfuncs++] = (struct symfunc){ m.fn[i].lo, m.fn[i].hi, m.fn[i].lo,
-							    m.fn[i].name, false };
+							    m.fn[i].name, false, 0 };
 	}
 	goto out;
 fail:

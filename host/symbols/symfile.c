@@ -38,7 +38,7 @@ char *symfile_own(struct symfile *sf, const char *s)
 }
 
 static int add_func(struct symfile *sf, uint64_t lo, uint64_t hi, uint64_t entry,
-		    const char *name, bool dw)
+		    const char *name, bool dw, int decl_line)
 {
 	if (hi <= lo)
 		return 0;
@@ -50,7 +50,7 @@ static int add_func(struct symfile *sf, uint64_t lo, uint64_t hi, uint64_t entry
 		sf->funcs = f;
 		sf->funcs_cap = cap;
 	}
-	sf->funcs[sf->nfuncs++] = (struct symfunc){ lo, hi, entry, name, dw };
+	sf->funcs[sf->nfuncs++] = (struct symfunc){ lo, hi, entry, name, dw, decl_line };
 	return 0;
 }
 
@@ -127,6 +127,9 @@ static int add_subprogram(struct symfile *sf, Dwarf_Die *die)
 		return 0;
 	Dwarf_Addr entry = 0, base, lo, hi;
 	bool have_entry = dwarf_entrypc(die, &entry) == 0;
+	int decl_line = 0;
+	if (dwarf_decl_line(die, &decl_line) || decl_line < 0)
+		decl_line = 0;
 	char *name = NULL;
 	ptrdiff_t off = 0;
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
@@ -136,7 +139,7 @@ static int add_subprogram(struct symfile *sf, Dwarf_Die *die)
 		}
 		if (!name && !(name = symfile_own(sf, n)))
 			return -1;
-		if (add_func(sf, lo, hi, entry, name, true))
+		if (add_func(sf, lo, hi, entry, name, true, decl_line))
 			return -1;
 	}
 	return 0;
@@ -228,7 +231,7 @@ static int read_symtab(struct symfile *sf, Elf_Scn *scn, GElf_Shdr *sh, size_t n
 		if (in_ranges(sf->funcs, ndwarf, s.st_value))
 			continue;
 		char *name = symfile_own(sf, nm);
-		if (!name || add_func(sf, s.st_value, s.st_value + s.st_size, s.st_value, name, false))
+		if (!name || add_func(sf, s.st_value, s.st_value + s.st_size, s.st_value, name, false, 0))
 			return -1;
 	}
 	return 0;

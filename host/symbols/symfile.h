@@ -27,6 +27,7 @@ struct symfunc {
 	uint64_t entry;		/* the function's entry address */
 	const char *name;	/* owned by the symfile */
 	bool from_dwarf;
+	int decl_line;		/* DWARF's DW_AT_decl_line, 0: not known */
 };
 
 /* One DW_TAG_inlined_subroutine: a function inlined into another. */
@@ -35,6 +36,12 @@ struct syminline {
 	uint32_t parent;	/* index + 1 of the inlined subroutine it lies
 				 * in, 0: directly in the concrete function */
 	uint32_t depth;		/* 1: directly in the concrete function */
+	/* where the function is declared and where this copy begins: what
+	 * lcov's FN record of a function that only ever runs inlined needs */
+	uint64_t entry;		/* DW_AT_entry_pc, else its lowest address */
+	const char *decl_file;	/* as its CU names it, or NULL; owned */
+	const char *comp_dir;	/* its CU's DW_AT_comp_dir, or NULL; owned */
+	int decl_line;		/* 0: not known */
 };
 
 /* [lo, hi) where the innermost inlined subroutine is inl[inl]. */

@@ -23,6 +23,9 @@ struct inl_read {
 	struct symfile *sf;
 	struct inl_range *r;
 	size_t n, cap;
+	const char *comp_dir;	/* the CU's, owned by sf */
+	const char *decl_src;	/* libdw's string of the last decl file... */
+	const char *decl_own;	/* ... and sf's copy of it */
 };
 
 /* Deeper nesting than this is not followed (a malformed file could nest
@@ -46,13 +49,30 @@ static int add_inline(struct inl_read *rd, Dwarf_Die *die, uint32_t parent, uint
 	const char *name = symfile_own(sf, n ? n : "[unknown]");
 	if (!name)
 		return -1;
+	/* the declaration (through DW_AT_abstract_origin); libdw's string
+	 * stays the same for a CU's file, so one copy serves its copies */
+	const char *src = dwarf_decl_file(die);
+	if (src && src != rd->decl_src) {
+		rd->decl_own = symfile_own(sf, src);
+		if (!rd->decl_own)
+			return -1;
+		rd->decl_src = src;
+	}
+	int line = 0;
+	if (!src || dwarf_decl_line(die, &line) || line < 0)
+		line = 0;
+	Dwarf_Addr entry = 0;
+	bool has_entry = dwarf_entrypc(die, &entry) == 0;
 	*id = (uint32_t)sf->ninl;
-	sf->inl[sf->ninl++] = (struct syminline){ name, parent, depth };
-	Dwarf_Addr base, lo, hi;
+	sf->inl[sf->ninl++] = (struct syminline){ name, parent, depth, entry,
+						  src ? rd->decl_own : NULL, rd->comp_dir, line };
+	Dwarf_Addr base, lo, hi, lowest = UINT64_MAX;
 	ptrdiff_t off = 0;
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (hi <= lo)
 			continue;
+		if (lo < lowest)
+			lowest = lo;
 		if (rd->n == rd->cap) {
 			size_t cap = rd->cap ? rd->cap * 2 : 1024;
 			struct inl_range *v = realloc(rd->r, cap * sizeof(*v));
@@ -63,6 +83,8 @@ static int add_inline(struct inl_read *rd, Dwarf_Die *die, uint32_t parent, uint
 		}
 		rd->r[rd->n++] = (struct inl_range){ lo, hi, *id, depth };
 	}
+	if (!has_entry)
+		sf->inl[*id].entry = lowest == UINT64_MAX ? 0 : lowest;
 	return 0;
 }
 
@@ -172,15 +194,20 @@ static int flatten(struct symfile *sf, struct inl_range *r, size_t n)
 
 int symfile_read_inline(struct symfile *sf)
 {
-	struct inl_read rd = { sf, NULL, 0, 0 };
+	struct inl_read rd = { sf, NULL, 0, 0, NULL, NULL, NULL };
 	Dwarf *dw = sf->dwarf;
 	Dwarf_Off off = 0, next;
 	size_t hsize;
 	int rc = 0;
 	while (!rc && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
-		if (dwarf_offdie(dw, off + hsize, &cu))
-			rc = walk_cu(&rd, &cu, 0);
+		if (dwarf_offdie(dw, off + hsize, &cu)) {
+			Dwarf_Attribute a;
+			const char *dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &a));
+			rd.comp_dir = dir ? symfile_own(sf, dir) : NULL;
+			rd.decl_src = rd.decl_own = NULL;
+			rc = dir && !rd.comp_dir ? -1 : walk_cu(&rd, &cu, 0);
+		}
 		off = next;
 	}
 	if (!rc && rd.n)
