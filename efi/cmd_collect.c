@@ -116,7 +116,7 @@ static EFI_STATUS find_table(struct fwtrace_rec **out, struct strbuf *why)
 	}
 	/* size from the header, then the whole record inside the same region */
 	uint32_t size = ((const struct fwtrace_rec *)at)->size;
-	if (size < sizeof(struct fwtrace_rec) || size > fwtrace_size_for(FWTRACE_MAX_IMAGES) ||
+	if (size < sizeof(struct fwtrace_rec) || size > fwtrace_size_for(FWTRACE_MAX_IMAGES, FWTRACE_MAX_CPUS) ||
 	    !map_find(m.d, m.n, m.dsize, base, size)) {
 		sb_printf(why, "the table at 0x%llx says it is %u bytes: not a record that fits its "
 			       "memory", (unsigned long long)base, size);

@@ -15,7 +15,7 @@ static void synthetic_caps(struct ptcaps *c)
 	c->topa = c->topa_multi = c->single_range = true;
 }
 
-static void put_layout(struct fwtrace_rec *r, const struct ptout *o)
+void boottrace_put_layout(struct fwtrace_rec *r, const struct ptout *o)
 {
 	r->nreg = o->nreg;
 	r->ntab = o->ntab;
@@ -104,7 +104,7 @@ uint32_t boottrace_start(struct fwtrace_rec *rec, struct boottrace_work *w, cons
 		return rec->status = FWTRACE_NO_MEMORY;
 	}
 	fwtrace_put_settings(rec, &w->set);
-	put_layout(rec, &w->out);
+	boottrace_put_layout(rec, &w->out);
 	if (rec->source == FWTRACE_SRC_SYNTHETIC) {
 		rec->synth_seed = w->opts.seed;
 		rec->synth_insns = w->opts.insns; /* the budget; the truth's count at stop */

@@ -118,6 +118,9 @@ int boottrace_extract(const struct fwtrace_rec *rec, struct boottrace_work *w,
 uint64_t boottrace_synth_store(struct fwtrace_rec *rec, struct boottrace_work *w,
 			       const struct ptout_mem *mem, const uint8_t *bytes, uint64_t len);
 
+/* The layout o (regions, ToPA tables, output MSRs) into the record. */
+void boottrace_put_layout(struct fwtrace_rec *r, const struct ptout *o);
+
 /* FNV-1a over 64-bit instruction addresses: the synthetic truth's hash. */
 static inline uint64_t boottrace_ip_hash(uint64_t h, uint64_t ip)
 {
