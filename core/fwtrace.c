@@ -584,12 +584,13 @@ void fwtrace_json(const struct fwtrace_rec *r, struct strbuf *sb)
 	sb_puts(sb, ", \"options\": ");
 	sb_json_str(sb, r->options);
 	sb_printf(sb, ", \"source\": \"%s\", \"stop_at\": \"%s\", \"stopped_at\": \"%s\", "
-		      "\"markers\": %s, \"from_variable\": %s, \"into_os\": %s, \"images\": %u",
+		      "\"markers\": %s, \"from_variable\": %s, \"into_os\": %s, \"emulated\": %s, "
+		      "\"images\": %u",
 		  r->source == FWTRACE_SRC_SYNTHETIC ? "synthetic" : "hw",
 		  fwtrace_stop_name(r->stop_at),
 		  fwtrace_stop_name(r->stopped_at),
 		  tf(r->flags & FWTRACE_F_MARKERS), tf(r->flags & FWTRACE_F_VARIABLE),
-		  tf(r->flags & FWTRACE_F_INTO_OS), r->nimages);
+		  tf(r->flags & FWTRACE_F_INTO_OS), tf(r->flags & FWTRACE_F_EMULATED), r->nimages);
 	sb_printf(sb, ", \"cpu\": %u, \"apic_id\": \"0x%x\"", r->cpu_number, r->apic_id);
 	if (r->ncpus) {
 		const struct fwtrace_rec *c = fwtrace_cpus((struct fwtrace_rec *)r);

@@ -43,6 +43,11 @@
 	{ 0x2A9BEE08, 0xAA47, 0x43E5, { 0x95, 0x12, 0x6C, 0x32, 0x84, 0xF8, 0x80, 0x58 } }
 /* The variable (UCS-2 name; NV+BS+RT) holding the next boot's options text. */
 #define FWTRACE_VARIABLE_NAME "EfiptNextBoot"
+/* Test builds (PcdEfiptEmulatedCaps), QEMU TCG only: a CPU profile (`cpuid
+ * -r` text, efipt.efi --emulated-caps) whose Intel PT the firmware programs
+ * for efipt-qemu.so start=guest to follow (docs/qemu.md). Same GUID. */
+#define FWTRACE_CAPS_VARIABLE_NAME "EfiptEmulatedCaps"
+#define FWTRACE_CAPS_MAX 8192
 
 #define FWTRACE_MAGIC "EFIPTBT1"
 #define FWTRACE_VERSION 2
@@ -99,7 +104,9 @@ enum fwtrace_fault {
 #define FWTRACE_F_MARKERS   (1u << 0) /* the EPT1/EPT0 trace markers ran (QEMU TCG) */
 #define FWTRACE_F_VARIABLE  (1u << 1) /* options from the EfiptNextBoot variable */
 #define FWTRACE_F_INTO_OS   (1u << 2) /* --into-os: not stopped at ExitBootServices */
-#define FWTRACE_F_ALL       0x7u
+#define FWTRACE_F_EMULATED  (1u << 3) /* QEMU TCG: PT emulated from a CPU profile (test builds);
+				       * cpuid[] holds the profile */
+#define FWTRACE_F_ALL       0xFu
 
 /* code_type of a module that ran in place from a firmware volume */
 #define FWTRACE_CODE_FIRMWARE_VOLUME 0xFFFFFFFFu

@@ -168,8 +168,19 @@ unsigned boottrace_aps_start(struct boottrace_aps *a, struct fwtrace_rec *rec,
 	a->cpu[0].state = PTCPU_ELSEWHERE;
 	struct strbuf msg;
 	sb_init(&msg, a->msg, sizeof(a->msg));
-	if (ptcpus_identify(&a->c, NULL, &msg) == 0 && ptcpus_prepare(&a->c, &a->opts.cfg, &msg) == 0)
-		ptcpus_start(&a->c, &msg);
+	const struct cpuid_set *profile = NULL;
+	if (rec->flags & FWTRACE_F_EMULATED) {
+		/* EfiptPei emulated under QEMU TCG alone; its profile is the record's CPUID */
+		fwtrace_get_cpuid(rec, &a->profile);
+		profile = &a->profile;
+	}
+	if (ptcpus_identify(&a->c, profile, &msg) == 0) {
+		if (profile)
+			for (unsigned i = 0; i < a->n; i++)
+				a->cpuid[i] = *profile;
+		if (ptcpus_prepare(&a->c, &a->opts.cfg, &msg) == 0)
+			ptcpus_start(&a->c, &msg);
+	}
 	const struct cpu_ops *here = mp->ops(mp->ctx, mp->self);
 	uint64_t tsc = here->rdtsc(here->ctx);
 	unsigned running = 0;

@@ -55,6 +55,7 @@ struct boottrace_aps {
 	unsigned nrec;			/* rec[]: one per AP selected */
 	struct fwtrace_rec rec[FWTRACE_MAX_CPUS];
 	struct fwtrace_opts opts;
+	struct cpuid_set profile;	/* EMULATED: rec's CPUID */
 	char msg[4096];
 };
 
@@ -64,7 +65,9 @@ struct boottrace_aps {
  * out through mem. Numbers that name no processor and processors MP
  * services reports disabled are noted in rec->reason and skipped; an AP
  * that cannot trace gets its record with the reason (the CPUID bit). Sets
- * rec->cpu_number and apic_id. Returns the APs tracing.
+ * rec->cpu_number and apic_id. Where rec says EMULATED (QEMU TCG, a test
+ * build), each AP's capabilities come from the same profile, rec's CPUID.
+ * Returns the APs tracing.
  */
 unsigned boottrace_aps_start(struct boottrace_aps *a, struct fwtrace_rec *rec,
 			     const struct boottrace_mp *mp, const struct ptout_mem *mem);

@@ -36,6 +36,8 @@ static struct {
 	int deaf_after;		/* ... after this many calls to it */
 	int calls[NCPU];
 	int here;
+	const struct cpuid_set *seen;	/* CPUID the CPUs report, if not their profile's */
+	const struct cpuid_set *profile; /* EfiptPei's emulated caps (test builds) */
 } mach;
 
 static int info(void *ctx, unsigned n, uint32_t *apic, uint32_t *package, uint32_t *core,
@@ -121,10 +123,12 @@ static void boot(const char *profile_names[NCPU], const char *options, struct ru
 			snprintf(r->why, sizeof(r->why), "no profile %s", profile_names[i]);
 			return;
 		}
-		ptmodel_init(&model[i], &mach.p[i]->caps, &mach.p[i]->set, &mem);
+		ptmodel_init(&model[i], &mach.p[i]->caps, mach.seen ? mach.seen : &mach.p[i]->set,
+			     &mem);
 	}
 	fwtrace_init(&table.rec, 0);
-	r->pei_status = boottrace_start(&table.rec, &work, options, 0, &model[0].ops, &memops);
+	r->pei_status = boottrace_start_emulated(&table.rec, &work, options, 0, mach.profile,
+						 &model[0].ops, &memops);
 	if (r->pei_status != FWTRACE_RUNNING)
 		return;
 	r->started = boottrace_aps_start(&aps, &table.rec, &mp, &memops);
@@ -334,6 +338,50 @@ static void test_list_and_refusals(void)
 	       "no --cpus: the APs are not touched", "started %u", r.started);
 }
 
+/* QEMU TCG: no PT in CPUID; a test build's profile gives the capabilities
+ * to every CPU (efipt-qemu.so start=guest follows the WRMSRs) */
+static void test_emulated(void)
+{
+	static struct cpu_profile tcg;
+	const struct cpu_profile *base = cpu_profile_find(profiles, nprof, skl);
+	tcg = *base;
+	uint32_t r4[4];
+	cpuid_set_get(&tcg.set, 1, 0, r4);
+	r4[CPUID_ECX] |= 1u << 31;
+	cpuid_set_put(&tcg.set, 1, 0, r4);
+	uint32_t h[4] = { 0x40000001, 0x54474354, 0x43544743, 0x47435447 }; /* "TCGTCGTCGTCG" */
+	cpuid_set_put(&tcg.set, 0x40000000, 0, h);
+	cpuid_set_get(&tcg.set, 7, 0, r4);
+	r4[CPUID_EBX] &= ~(1u << 25);
+	cpuid_set_put(&tcg.set, 7, 0, r4);
+	reset_mach();
+	mach.seen = &tcg.set;
+	mach.profile = &base->set;
+	const char *p[NCPU] = { skl, skl, skl, skl };
+	struct run r;
+	boot(p, "--size 64K --cpus all", &r);
+	CHECKF(r.pei_status == FWTRACE_RUNNING && (table.rec.flags & FWTRACE_F_EMULATED) &&
+		       strstr(table.rec.reason, "EMULATED") && r.started == 3 && !r.check_rc &&
+		       r.streams_ok && ap(2) && (ap(2)->flags & FWTRACE_F_EMULATED) &&
+		       r.traceen_after_stop == 0 && !r.faults,
+	       "TCG with a profile: every CPU EMULATED from it, the table adopted and read back",
+	       "PEI %s '%s', started %u, check %d: %s", fwtrace_status_name(r.pei_status),
+	       table.rec.reason, r.started, r.check_rc, r.why);
+	/* not under TCG: the profile is ignored (no WRMSR reaches a real CPU unasked) */
+	tcg.set.n = 0;
+	cpuid_set_put(&tcg.set, 0, 0, (uint32_t[4]){ 0x16, 0x756e6547, 0x6c65746e, 0x49656e69 });
+	cpuid_set_put(&tcg.set, 7, 0, r4);
+	reset_mach();
+	mach.seen = &tcg.set;
+	mach.profile = &base->set;
+	boot(p, "--size 64K --cpus all", &r);
+	CHECKF(r.pei_status == FWTRACE_UNSUPPORTED && model[0].wrmsr_count == 0 &&
+		       !(table.rec.flags & FWTRACE_F_EMULATED),
+	       "a profile without TCG: ignored, PT not programmed", "PEI %s '%s'",
+	       fwtrace_status_name(r.pei_status), table.rec.reason);
+	mach.seen = mach.profile = NULL;
+}
+
 static void test_options(void)
 {
 	static struct fwtrace_opts o;
@@ -360,6 +408,7 @@ int main(void)
 	nprof = (unsigned)n;
 	test_all();
 	test_list_and_refusals();
+	test_emulated();
 	test_options();
 	simmem_release(&mem);
 	return check_exit();

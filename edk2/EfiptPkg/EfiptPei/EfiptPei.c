@@ -28,48 +28,6 @@
 /* PEI modules recorded from the volumes (OVMF has about a dozen) */
 #define MAX_PEI_IMAGES  96
 
-/* The trace buffer: reserved pages aligned as ToPA regions and single-range
-   buffers require (SDM 33.2.7.1, 33.2.7.2). */
-static int
-PeiAlloc (
-  void      *Ctx,
-  uint64_t  Size,
-  uint64_t  Align,
-  uint64_t  *Phys
-  )
-{
-  VOID  *P;
-
-  (void)Ctx;
-  P = AllocateAlignedReservedPages (EFI_SIZE_TO_PAGES ((UINTN)Size), (UINTN)Align);
-  if (P == NULL) {
-    return -1;
-  }
-
-  *Phys = (UINTN)P;
-  return 0;
-}
-
-static void
-PeiFree (
-  void      *Ctx,
-  uint64_t  Phys,
-  uint64_t  Size
-  )
-{
-  (void)Ctx;
-  FreeAlignedPages ((VOID *)(UINTN)Phys, EFI_SIZE_TO_PAGES ((UINTN)Size));
-}
-
-STATIC CONST struct ptout_mem  mPeiMem = {
-  .alloc   = PeiAlloc,
-  .free    = PeiFree,
-  .write64 = EfiptMemWrite64,
-  .fill    = EfiptMemFill,
-  .read    = EfiptMemRead,
-  .ctx     = 0,
-};
-
 /**
   The options text: the EfiptNextBoot variable where it exists, else
   PcdEfiptOptions. A variable that is not a usable text is refused, with
@@ -292,7 +250,7 @@ StartTrace (
     if ((Flags & BOOTTRACE_FROM_VARIABLE) != 0) {
       Rec->flags |= FWTRACE_F_VARIABLE;
     }
-  } else if ((boottrace_start (Rec, Work, Text, Flags, &gEfiptCpuOps, &mPeiMem) == FWTRACE_UNSUPPORTED) &&
+  } else if ((boottrace_start (Rec, Work, Text, Flags, &gEfiptCpuOps, &gEfiptReservedMem) == FWTRACE_UNSUPPORTED) &&
              ((Rec->flags & FWTRACE_F_MARKERS) != 0))
   {
     /* where PT would have started: efipt qemu's trace begins here */
