@@ -41,6 +41,8 @@ static const char collect_usage[] =
 	"EfiptPkg (EfiptPei, EfiptDxe) took of this boot from PEI memory discovery\n"
 	"to its stop point, the images that loaded (PEI and DXE), code snapshots and\n"
 	"CPUID. A trace the firmware left running (--stop-at never) is stopped here.\n"
+	"With --cpus in the firmware's options each application processor's trace is\n"
+	"trace.cpuN.pt beside the boot processor's trace.pt.\n"
 	"Where the firmware did not trace, the run says why. Decode it on a host\n"
 	"with 'efipt info/decode/top DIR --symbols BUILD-DIR' (docs/edk2.md).\n";
 
@@ -355,6 +357,25 @@ static EFI_STATUS stop_running(struct app *app, struct fwtrace_rec *r, struct st
 	return rc ? EFI_DEVICE_ERROR : EFI_SUCCESS;
 }
 
+/*
+ * The size of an adopted record's trace. Under QEMU 10.0 an EMULATED trace
+ * (a test build's PcdEfiptEmulatedCaps) read its output MSRs back as 0: the
+ * trace is efipt qemu's (docs/qemu.md), this run's file is empty, and said.
+ */
+static int trace_extent(const struct fwtrace_rec *r, struct ptout_mem *mem,
+			struct ptout_extent *ext)
+{
+	if (boottrace_extract(r, &work, mem, NULL, NULL, ext) == 0)
+		return 0;
+	if (!(r->flags & FWTRACE_F_EMULATED))
+		return -1;
+	efipt_memset(ext, 0, sizeof(*ext));
+	con_printf("efipt: CPU %u: EMULATED Intel PT: the output MSRs read back as %llx/%llx (QEMU "
+		   "reads them as 0): its trace is efipt qemu's, not in this run\n", r->cpu_number,
+		   (unsigned long long)r->stop_base, (unsigned long long)r->stop_mask);
+	return 0;
+}
+
 /* One CPU's trace file straight from its buffer (adopted in work). */
 static EFI_STATUS write_cpu_trace(struct app *app, const struct fwtrace_rec *r, const char *name,
 				  struct ptout_mem *mem, struct ptout_extent *ext)
@@ -402,7 +423,7 @@ static unsigned write_ap_traces(struct app *app, struct fwtrace_rec *r, struct p
 		sb_printf(&nb, "trace.cpu%u.pt", c->cpu_number);
 		struct ptout_extent ext;
 		if (c->cpu_number == 0 || boottrace_adopt(c, &work, &cpu_native_ops, &ws) ||
-		    boottrace_extract(c, &work, mem, NULL, NULL, &ext)) {
+		    trace_extent(c, mem, &ext)) {
 			con_printf("efipt: CPU %u (APIC ID 0x%x): its record cannot be read back (%s): "
 				   "not collected\n", c->cpu_number, c->apic_id,
 				   c->cpu_number ? why : "CPU 0 is the boot processor's number");
@@ -437,7 +458,7 @@ static EFI_STATUS write_trace(struct app *app, struct fwtrace_rec *r, uint64_t *
 	struct ptout_mem mem = { 0 };
 	mem.read = read_phys;
 	struct ptout_extent ext;
-	if (boottrace_extract(r, &work, &mem, NULL, NULL, &ext)) {
+	if (trace_extent(r, &mem, &ext)) {
 		fail(app, RUN_FAILED, EFI_COMPROMISED_DATA,
 		     "the table's output MSR values point nowhere in its buffer");
 		return EFI_COMPROMISED_DATA;
