@@ -319,7 +319,7 @@ EfiptDxeEntry (
   struct strbuf  Why;
   char           Text[128];
 
-  mRec = AllocateReservedPages (EFI_SIZE_TO_PAGES (fwtrace_size_for (MAX_IMAGES)));
+  mRec = AllocateReservedPages (EFI_SIZE_TO_PAGES (fwtrace_size_for (MAX_IMAGES, 0)));
   if (mRec == NULL) {
     sb_init (&Why, Text, sizeof (Text));
     sb_puts (&Why, "no memory for the table");
