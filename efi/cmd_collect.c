@@ -159,7 +159,9 @@ out:
 
 static const char *source_word(const struct fwtrace_rec *r)
 {
-	return r->source == FWTRACE_SRC_SYNTHETIC ? "SYNTHETIC" : "Intel PT";
+	return r->source == FWTRACE_SRC_SYNTHETIC	  ? "SYNTHETIC"
+	       : (r->flags & FWTRACE_F_EMULATED) ? "EMULATED Intel PT"
+						   : "Intel PT";
 }
 
 void collect_notice(void)
