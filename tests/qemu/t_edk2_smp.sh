@@ -100,3 +100,14 @@ contains "bad list: CPU 7 named as absent, the boot goes on" "$TMP/bad2/fw.log" 
 	"--cpus: there is no CPU 7 (MP services counts 2: 0-1): not traced"
 contains "bad list: CPU 1 traced" "$TMP/bad2/fw.log" "EfiptDxe: CPU 1 (APIC ID 0x1): running"
 contains "bad list: collect reports the table" "$TMP/bad2/debugcon.log" "efipt: firmware boot trace: stopped"
+# collect's run: the multi-CPU format (docs/format.md "Several CPUs"), empty
+# files here (QEMU 10.0 reads the output MSRs as 0; the traces were efipt
+# qemu's above), the AP's record in boot_trace
+r=$(rundirs bad2 | head -n 1)
+expect "bad list: collect's run lists both CPUs' traces with their APIC IDs and the AP's record" python3 -c "
+import json; m=json.load(open('${r}manifest.json')); t=m['trace']; b=m['boot_trace']
+assert t['cpus']==2 and [(e['cpu'], e['file'], e['apic_id']) for e in t['traces']]==[(0,'trace.pt','0x0'),(1,'trace.cpu1.pt','0x1')], t
+assert b['emulated'] and b['cpus']==[{'cpu': 1, 'apic_id': '0x1', 'status': 'stopped', 'reason': ''}], b
+assert 'there is no CPU 7' in b['reason'], b"
+$EFIPT info "$r" >"$TMP/info.txt" 2>&1
+contains "bad list: efipt info reads collect's run, both trace files" "$TMP/info.txt" "trace.cpu1.pt"
