@@ -13,7 +13,7 @@ _Static_assert(sizeof(struct fwtrace_image) == 368, "fwtrace_image layout");
 _Static_assert(sizeof(struct fwtrace_rec) ==
 		       48 + 384 + FWTRACE_OPTIONS_MAX + 3 * 8 + 16 * PTCFG_MAX_RANGES + 8 * 4 +
 			       4 * 4 + 2 * 8 + 24 * FWTRACE_MAX_REGIONS + 16 * FWTRACE_MAX_TABLES +
-			       5 * 8 + 2 * 4 + 5 * 8 + 2 * 4 + 24 * FWTRACE_MAX_CPUID,
+			       5 * 8 + 2 * 4 + 5 * 8 + 2 * 4 + 4 * 4 + 24 * FWTRACE_MAX_CPUID,
 	       "fwtrace_rec layout");
 _Static_assert(FWTRACE_MAX_CPUID == CPUID_SET_MAX, "one CPUID set fits a record");
 
@@ -47,9 +47,21 @@ uint32_t fwtrace_crc32(const void *buf, size_t len)
 	return crc_update(0, buf, len);
 }
 
+void fwtrace_init_cpu(struct fwtrace_rec *cpu, const struct fwtrace_rec *main,
+		      uint32_t number, uint32_t apic_id)
+{
+	fwtrace_init(cpu, 0);
+	cpu->source = main->source;
+	cpu->stop_at = main->stop_at;
+	cpu->flags = main->flags;
+	efipt_memcpy(cpu->options, main->options, sizeof(cpu->options));
+	cpu->cpu_number = number;
+	cpu->apic_id = apic_id;
+}
+
 void fwtrace_seal(struct fwtrace_rec *r)
 {
-	r->size = (uint32_t)fwtrace_size_for(r->nimages);
+	r->size = (uint32_t)fwtrace_size_for(r->nimages, r->ncpus);
 	r->crc32 = 0;
 	r->crc32 = fwtrace_crc32(r, r->size);
 }
@@ -168,6 +180,61 @@ static int check_layout(const struct fwtrace_rec *r, struct strbuf *why)
 	return 0;
 }
 
+/* What every record holds in range: enums, texts, counts, the layout. */
+static int check_fields(const struct fwtrace_rec *r, struct strbuf *why)
+{
+	if (!r->status || r->status >= FWTRACE_STATUS_END || r->source >= FWTRACE_SRC_END ||
+	    !r->stop_at || r->stop_at > FWTRACE_STOP_NEVER || r->stopped_at >= FWTRACE_STOP_END ||
+	    (r->flags & ~FWTRACE_F_ALL)) {
+		sb_printf(why, "status %u, source %u, stop %u/%u or flags 0x%x out of range",
+			  r->status, r->source, r->stop_at, r->stopped_at, r->flags);
+		return -1;
+	}
+	if (!terminated(r->reason, sizeof(r->reason)) || !terminated(r->options, sizeof(r->options))) {
+		sb_puts(why, "a text field is not terminated");
+		return -1;
+	}
+	if (r->ncpuid > FWTRACE_MAX_CPUID || r->nranges > PTCFG_MAX_RANGES ||
+	    r->fault >= FWTRACE_FAULT_END) {
+		sb_printf(why, "%u CPUID leaves, %u address ranges or fault %u: out of range",
+			  r->ncpuid, r->nranges, r->fault);
+		return -1;
+	}
+	/* a buffer exists only once tracing started */
+	if (r->status == FWTRACE_RUNNING || r->status == FWTRACE_STOPPED)
+		return check_layout(r, why);
+	return 0;
+}
+
+/* An application processor's record: a record of its own, no images, no CPUs. */
+static int check_cpu(const struct fwtrace_rec *main, uint32_t k, struct strbuf *why)
+{
+	const struct fwtrace_rec *c = fwtrace_cpus((struct fwtrace_rec *)main);
+	const struct fwtrace_rec *r = &c[k];
+	sb_printf(why, "application processor record %u: ", k);
+	if (efipt_memcmp(r->magic, FWTRACE_MAGIC, 8) || r->version != FWTRACE_VERSION ||
+	    r->size != sizeof(*r) || r->nimages || r->max_images || r->ncpus) {
+		sb_puts(why, "not a record of one CPU (signature, version, size, images or CPUs)");
+		return -1;
+	}
+	for (uint32_t j = 0; j < k; j++)
+		if (c[j].cpu_number == r->cpu_number || c[j].apic_id == r->apic_id) {
+			sb_printf(why, "CPU %u (APIC ID 0x%x) twice", r->cpu_number, r->apic_id);
+			return -1;
+		}
+	if (r->cpu_number == main->cpu_number || r->apic_id == main->apic_id) {
+		sb_printf(why, "CPU %u (APIC ID 0x%x) is the boot processor's", r->cpu_number,
+			  r->apic_id);
+		return -1;
+	}
+	if (r->stopped_at == FWTRACE_STOP_BAD_HOB || r->status == FWTRACE_NO_HOB ||
+	    r->status == FWTRACE_BAD_HOB) {
+		sb_puts(why, "a status only the boot processor's record has");
+		return -1;
+	}
+	return check_fields(r, why);
+}
+
 int fwtrace_check(const void *buf, size_t len, struct strbuf *why)
 {
 	const struct fwtrace_rec *r = buf;
@@ -186,9 +253,10 @@ int fwtrace_check(const void *buf, size_t len, struct strbuf *why)
 		return -1;
 	}
 	if (r->nimages > r->max_images || r->max_images > FWTRACE_MAX_IMAGES ||
-	    r->size != fwtrace_size_for(r->nimages) || r->size > len) {
-		sb_printf(why, "size %u for %u of %u images (%llu bytes at hand)", r->size,
-			  r->nimages, r->max_images, (unsigned long long)len);
+	    r->ncpus > FWTRACE_MAX_CPUS || r->size != fwtrace_size_for(r->nimages, r->ncpus) ||
+	    r->size > len) {
+		sb_printf(why, "size %u for %u of %u images and %u CPUs (%llu bytes at hand)",
+			  r->size, r->nimages, r->max_images, r->ncpus, (unsigned long long)len);
 		return -1;
 	}
 	/* the CRC of the record with its crc32 field taken as 0 */
@@ -202,23 +270,6 @@ int fwtrace_check(const void *buf, size_t len, struct strbuf *why)
 			  r->crc32);
 		return -1;
 	}
-	if (!r->status || r->status >= FWTRACE_STATUS_END || r->source >= FWTRACE_SRC_END ||
-	    !r->stop_at || r->stop_at > FWTRACE_STOP_NEVER || r->stopped_at >= FWTRACE_STOP_END ||
-	    (r->flags & ~FWTRACE_F_ALL)) {
-		sb_printf(why, "status %u, source %u, stop %u/%u or flags 0x%x out of range",
-			  r->status, r->source, r->stop_at, r->stopped_at, r->flags);
-		return -1;
-	}
-	if (!terminated(r->reason, sizeof(r->reason)) || !terminated(r->options, sizeof(r->options))) {
-		sb_puts(why, "a text field is not terminated");
-		return -1;
-	}
-	if (r->ncpuid > FWTRACE_MAX_CPUID || r->nranges > PTCFG_MAX_RANGES ||
-	    r->fault >= FWTRACE_FAULT_END) {
-		sb_printf(why, "%u CPUID leaves, %u address ranges or fault %u: out of range",
-			  r->ncpuid, r->nranges, r->fault);
-		return -1;
-	}
 	const struct fwtrace_image *im = (const struct fwtrace_image *)(r + 1);
 	for (uint32_t i = 0; i < r->nimages; i++)
 		if (!terminated(im[i].name, sizeof(im[i].name)) ||
@@ -226,9 +277,17 @@ int fwtrace_check(const void *buf, size_t len, struct strbuf *why)
 			sb_printf(why, "image %u: unterminated name or a range past 2^64", i);
 			return -1;
 		}
-	/* a buffer exists only once tracing started */
-	if (r->status == FWTRACE_RUNNING || r->status == FWTRACE_STOPPED)
-		return check_layout(r, why);
+	if (check_fields(r, why))
+		return -1;
+	for (uint32_t k = 0; k < r->ncpus; k++) {
+		size_t mark = why->len;
+		if (check_cpu(r, k, why))
+			return -1;
+		/* passed: no prefix left behind */
+		why->len = mark;
+		if (why->cap)
+			why->buf[mark] = 0;
+	}
 	return 0;
 }
 
@@ -389,7 +448,17 @@ static int set_fault(void *ctx, const struct opt_row *o, const char *v, struct s
 	return -1;
 }
 
-enum { P_STOP_AT, P_SOURCE, P_OFF, P_INTO_OS, P_SEED, P_INSNS, P_FAULT, NPKG };
+static int set_cpus(void *ctx, const struct opt_row *o, const char *v, struct strbuf *err)
+{
+	struct fwtrace_opts *f = ctx;
+	(void)o;
+	if (cpu_list_parse(&f->cpus, v, err))
+		return -1;
+	f->cpus_given = 1;
+	return 0;
+}
+
+enum { P_STOP_AT, P_SOURCE, P_OFF, P_INTO_OS, P_CPUS, P_SEED, P_INSNS, P_FAULT, NPKG };
 #define FIELD(f) offsetof(struct fwtrace_opts, f)
 static const struct opt_row pkg_options[NPKG] = {
 	[P_STOP_AT] = { "stop-at", OPT_VALUE, set_stop_at, 0,
@@ -402,6 +471,10 @@ static const struct opt_row pkg_options[NPKG] = {
 	[P_OFF] = { "off", OPT_FLAG, set_flag, FIELD(off), 0, "do not trace this boot" },
 	[P_INTO_OS] = { "into-os", OPT_FLAG, set_flag, FIELD(into_os), 0,
 			"leave PT running at ExitBootServices (the OS must know)" },
+	[P_CPUS] = { "cpus", OPT_VALUE, set_cpus, 0, "all|LIST",
+		     "the application processors too (MP services' numbers,\n"
+		     "'1,3-5'): EfiptDxe starts them once MP services is there;\n"
+		     "the boot processor is traced from PEI on whatever the list" },
 	[P_SEED] = { "seed", OPT_VALUE, set_count, FIELD(seed), "N",
 		     "synthetic: branch choices (default 1)" },
 	[P_INSNS] = { "insns", OPT_VALUE, set_count, FIELD(insns), "N",
@@ -461,6 +534,11 @@ int fwtrace_parse_options(struct fwtrace_opts *o, const char *text, struct strbu
 			  pkg_options[P_STOP_AT].name, stop_names[o->stop_at]);
 		return -1;
 	}
+	if (o->cpus_given && o->source == FWTRACE_SRC_SYNTHETIC) {
+		sb_printf(err, "--%s: the synthetic source writes one trace, the boot processor's",
+			  pkg_options[P_CPUS].name);
+		return -1;
+	}
 	if (o->cfg.force) {
 		sb_printf(err, "--%s: nothing traces before the firmware's PEI phase",
 			  ptcfg_opt_name(PTCFG_OPT_FORCE));
@@ -506,12 +584,26 @@ void fwtrace_json(const struct fwtrace_rec *r, struct strbuf *sb)
 	sb_puts(sb, ", \"options\": ");
 	sb_json_str(sb, r->options);
 	sb_printf(sb, ", \"source\": \"%s\", \"stop_at\": \"%s\", \"stopped_at\": \"%s\", "
-		      "\"markers\": %s, \"from_variable\": %s, \"into_os\": %s, \"images\": %u",
+		      "\"markers\": %s, \"from_variable\": %s, \"into_os\": %s, \"emulated\": %s, "
+		      "\"images\": %u",
 		  r->source == FWTRACE_SRC_SYNTHETIC ? "synthetic" : "hw",
 		  fwtrace_stop_name(r->stop_at),
 		  fwtrace_stop_name(r->stopped_at),
 		  tf(r->flags & FWTRACE_F_MARKERS), tf(r->flags & FWTRACE_F_VARIABLE),
-		  tf(r->flags & FWTRACE_F_INTO_OS), r->nimages);
+		  tf(r->flags & FWTRACE_F_INTO_OS), tf(r->flags & FWTRACE_F_EMULATED), r->nimages);
+	sb_printf(sb, ", \"cpu\": %u, \"apic_id\": \"0x%x\"", r->cpu_number, r->apic_id);
+	if (r->ncpus) {
+		const struct fwtrace_rec *c = fwtrace_cpus((struct fwtrace_rec *)r);
+		sb_puts(sb, ", \"cpus\": [");
+		for (uint32_t k = 0; k < r->ncpus; k++) {
+			sb_printf(sb, "%s{\"cpu\": %u, \"apic_id\": \"0x%x\", \"status\": \"%s\", "
+				      "\"reason\": ", k ? ", " : "", c[k].cpu_number, c[k].apic_id,
+				  fwtrace_status_name(c[k].status));
+			sb_json_str(sb, c[k].reason);
+			sb_putc(sb, '}');
+		}
+		sb_putc(sb, ']');
+	}
 	if (r->source == FWTRACE_SRC_SYNTHETIC)
 		sb_printf(sb, ", \"synthetic\": {\"seed\": %llu, \"insns\": %llu, \"start\": "
 			      "\"0x%llx\", \"ip_hash\": \"0x%llx\", \"bytes\": %llu}",

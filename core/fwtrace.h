@@ -12,6 +12,10 @@
  *                             regions and ToPA tables), the output MSRs read
  *                             back at stop, TSC, CPUID leaves
  *   struct fwtrace_image[n]   the table only: every image EfiptDxe saw load
+ *   struct fwtrace_rec[ncpus] the table only: one record per application
+ *                             processor EfiptDxe was asked to trace (--cpus),
+ *                             traced or not and why; its own CPUID, settings,
+ *                             buffer and output MSRs (no images, no CPUs)
  *
  * A table comes from firmware memory: efipt.efi treats it as untrusted and
  * accepts it only through fwtrace_check().
@@ -22,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/cpu_list.h"
 #include "core/cpuid_set.h"
 #include "core/pt_config.h"
 #include "core/strbuf.h"
@@ -38,14 +43,20 @@
 	{ 0x2A9BEE08, 0xAA47, 0x43E5, { 0x95, 0x12, 0x6C, 0x32, 0x84, 0xF8, 0x80, 0x58 } }
 /* The variable (UCS-2 name; NV+BS+RT) holding the next boot's options text. */
 #define FWTRACE_VARIABLE_NAME "EfiptNextBoot"
+/* Test builds (PcdEfiptEmulatedCaps), QEMU TCG only: a CPU profile (`cpuid
+ * -r` text, efipt.efi --emulated-caps) whose Intel PT the firmware programs
+ * for efipt-qemu.so start=guest to follow (docs/qemu.md). Same GUID. */
+#define FWTRACE_CAPS_VARIABLE_NAME "EfiptEmulatedCaps"
+#define FWTRACE_CAPS_MAX 8192
 
 #define FWTRACE_MAGIC "EFIPTBT1"
-#define FWTRACE_VERSION 1
+#define FWTRACE_VERSION 2
 #define FWTRACE_MAX_REGIONS 64   /* ToPA output regions (64 x 128M at most) */
 #define FWTRACE_MAX_TABLES 4
 #define FWTRACE_MAX_CPUID 160    /* = CPUID_SET_MAX */
 #define FWTRACE_MAX_IMAGES 1024
 #define FWTRACE_OPTIONS_MAX 512
+#define FWTRACE_MAX_CPUS CPU_LIST_MAX /* application processors after the images */
 
 /* What happened to this boot's trace, in the order it can happen. */
 enum fwtrace_status {
@@ -93,7 +104,9 @@ enum fwtrace_fault {
 #define FWTRACE_F_MARKERS   (1u << 0) /* the EPT1/EPT0 trace markers ran (QEMU TCG) */
 #define FWTRACE_F_VARIABLE  (1u << 1) /* options from the EfiptNextBoot variable */
 #define FWTRACE_F_INTO_OS   (1u << 2) /* --into-os: not stopped at ExitBootServices */
-#define FWTRACE_F_ALL       0x7u
+#define FWTRACE_F_EMULATED  (1u << 3) /* QEMU TCG: PT emulated from a CPU profile (test builds);
+				       * cpuid[] holds the profile */
+#define FWTRACE_F_ALL       0xFu
 
 /* code_type of a module that ran in place from a firmware volume */
 #define FWTRACE_CODE_FIRMWARE_VOLUME 0xFFFFFFFFu
@@ -151,6 +164,11 @@ struct fwtrace_rec {
 	/* the CPUID leaves the configuration was validated against */
 	uint32_t ncpuid;
 	uint32_t fault;         /* enum fwtrace_fault (test builds) */
+	/* which CPU this record is; the main record counts the APs' records */
+	uint32_t ncpus;         /* struct fwtrace_rec after the images (0 in an AP's) */
+	uint32_t cpu_number;    /* MP services' processor number */
+	uint32_t apic_id;
+	uint32_t reserved1;
 	struct fwtrace_leaf cpuid[FWTRACE_MAX_CPUID];
 };
 
@@ -169,15 +187,27 @@ static inline struct fwtrace_image *fwtrace_images(struct fwtrace_rec *r)
 	return (struct fwtrace_image *)(r + 1);
 }
 
-static inline size_t fwtrace_size_for(uint32_t nimages)
+/* The application processors' records, after the images. */
+static inline struct fwtrace_rec *fwtrace_cpus(struct fwtrace_rec *r)
 {
-	return sizeof(struct fwtrace_rec) + (size_t)nimages * sizeof(struct fwtrace_image);
+	return (struct fwtrace_rec *)(fwtrace_images(r) + r->nimages);
+}
+
+static inline size_t fwtrace_size_for(uint32_t nimages, uint32_t ncpus)
+{
+	return sizeof(struct fwtrace_rec) + (size_t)nimages * sizeof(struct fwtrace_image) +
+	       (size_t)ncpus * sizeof(struct fwtrace_rec);
 }
 
 /* An empty record: magic, version, size (no images), status NO_HOB. */
 void fwtrace_init(struct fwtrace_rec *r, uint32_t max_images);
 
-/* Set size from nimages and compute crc32. */
+/* An application processor's record: its number and APIC ID, the main
+ * record's options, stop point and source; status NO_HOB until set. */
+void fwtrace_init_cpu(struct fwtrace_rec *cpu, const struct fwtrace_rec *main,
+		      uint32_t number, uint32_t apic_id);
+
+/* Set size from nimages and ncpus and compute crc32. */
 void fwtrace_seal(struct fwtrace_rec *r);
 
 uint32_t fwtrace_crc32(const void *buf, size_t len);
@@ -187,7 +217,9 @@ uint32_t fwtrace_crc32(const void *buf, size_t len);
  * version, size, CRC, every count and enum in range, strings terminated,
  * the buffer layout consistent (regions powers of two 4K..128M aligned to
  * their size, below MAXPHYADDR, not overlapping; tables and their entries
- * covering the regions in order; the output MSRs pointing into them).
+ * covering the regions in order; the output MSRs pointing into them); the
+ * same for each application processor's record, which holds no images and
+ * no CPUs, and whose number and APIC ID differ from every other's.
  * Returns 0, or -1 with the first problem in why.
  */
 int fwtrace_check(const void *buf, size_t len, struct strbuf *why);
@@ -213,6 +245,8 @@ struct fwtrace_opts {
 	uint64_t seed;          /* --seed (synthetic) */
 	uint64_t insns;         /* --insns (synthetic) */
 	uint32_t fault;         /* --fault (synthetic) */
+	int cpus_given;         /* --cpus: application processors too (EfiptDxe) */
+	struct cpu_list cpus;
 	struct ptcfg cfg;
 	char words[FWTRACE_OPTIONS_MAX];
 	char *argv[64];
@@ -220,7 +254,7 @@ struct fwtrace_opts {
 
 /*
  * Parse an options text (efipt trace options and the package's:
- * --stop-at, --source, --off, --into-os, --seed, --insns) into o. Returns
+ * --stop-at, --source, --off, --into-os, --seed, --insns, --cpus) into o. Returns
  * 0, or -1 with the reason in err. --filter image=NAME and --force are
  * refused: no image is loaded when tracing starts, and nothing traces
  * before it.
@@ -241,8 +275,9 @@ void fwtrace_usage(struct strbuf *out);
 
 /*
  * The manifest's "boot_trace" object: status, reason, options, stop_at,
- * stopped_at, source, markers, from_variable, into_os, images, and for a
- * synthetic trace its truth.
+ * stopped_at, source, markers, from_variable, into_os, images, cpu and
+ * apic_id, for a synthetic trace its truth, and with APs "cpus": each AP's
+ * cpu, apic_id, status and reason.
  */
 void fwtrace_json(const struct fwtrace_rec *r, struct strbuf *sb);
 

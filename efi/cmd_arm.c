@@ -1,5 +1,5 @@
 /*
- * efipt.efi arm --next-boot [OPTIONS] | --show | --clear
+ * efipt.efi arm --next-boot [OPTIONS] | --show | --clear | --emulated-caps FILE
  *
  * Chooses what the firmware's own boot trace (edk2/EfiptPkg) records on
  * the next boot, from a USB stick: the options go to the UEFI variable
@@ -8,12 +8,16 @@
  * as the firmware will parse them (fwtrace_parse_options) and, where this
  * CPU has Intel PT, validated against its CPUID exactly as the firmware
  * will: what the next boot would refuse is refused now, with the reason.
+ * --emulated-caps FILE (QEMU TCG, test builds of the package) writes a CPU
+ * profile to EfiptEmulatedCaps, whose PT the next boot then programs for
+ * efipt-qemu.so start=guest (docs/edk2.md).
  */
 #include <efi.h>
 #include <efilib.h>
 
 #include "core/fwtrace.h"
 #include "core/mem.h"
+#include "core/pt_caps.h"
 #include "efi/app.h"
 #include "efi/console.h"
 
@@ -23,17 +27,22 @@
 static const char arm_usage[] =
 	"usage: efipt.efi arm --next-boot [OPTIONS]\n"
 	"       efipt.efi arm --show | --clear\n"
+	"       efipt.efi arm --emulated-caps FILE\n"
 	"\n"
 	"Choose what the firmware's boot trace (EfiptPkg, docs/edk2.md) records on the\n"
 	"next boot: the options are written to the UEFI variable EfiptNextBoot, which\n"
 	"replaces the platform's PcdEfiptOptions for that one boot. Then reboot, and\n"
-	"run 'efipt.efi collect'. --show prints the variable, --clear deletes it.\n"
+	"run 'efipt.efi collect'. --show prints the variable, --clear deletes it (and\n"
+	"EfiptEmulatedCaps). --emulated-caps FILE, under QEMU's TCG only: the CPU\n"
+	"profile (cpuid -r text) whose Intel PT a test build of the firmware\n"
+	"(PcdEfiptEmulatedCaps) programs for efipt qemu --start guest --cpuid FILE.\n"
 	"\n"
 	"OPTIONS are trace's (efipt.efi trace --help; not --filter image=, --force)\n"
 	"and:\n";
 
 static struct {
-	enum { ARM_NEXT_BOOT, ARM_SHOW, ARM_CLEAR } what;
+	enum { ARM_NEXT_BOOT, ARM_SHOW, ARM_CLEAR, ARM_CAPS } what;
+	const char *caps_file;
 	char text[FWTRACE_OPTIONS_MAX];
 	struct fwtrace_opts opts;
 } arm;
@@ -62,8 +71,18 @@ EFI_STATUS efi_parse_arm(struct app *app)
 		arm.what = first[2] == 's' ? ARM_SHOW : ARM_CLEAR;
 		return EFI_SUCCESS;
 	}
+	if (!efipt_strcmp(first, "--emulated-caps")) {
+		if (app->argc != 3) {
+			con_puts("efipt: arm --emulated-caps takes one FILE\n");
+			return EFI_INVALID_PARAMETER;
+		}
+		arm.what = ARM_CAPS;
+		arm.caps_file = app->argv[2];
+		return EFI_SUCCESS;
+	}
 	if (efipt_strcmp(first, "--next-boot")) {
-		con_puts("efipt: arm: --next-boot OPTIONS, --show or --clear (efipt.efi arm --help)\n");
+		con_puts("efipt: arm: --next-boot OPTIONS, --show, --clear or --emulated-caps FILE "
+			 "(efipt.efi arm --help)\n");
 		return EFI_INVALID_PARAMETER;
 	}
 	arm.what = ARM_NEXT_BOOT;
@@ -129,6 +148,63 @@ static EFI_STATUS show(struct app *app, EFI_GUID *guid, CHAR16 *name)
 	return EFI_SUCCESS;
 }
 
+/* --emulated-caps FILE: the profile, checked as the firmware will read it. */
+static EFI_STATUS arm_caps(struct app *app, EFI_GUID *guid)
+{
+	char why[300];
+	struct strbuf sb;
+	sb_init(&sb, why, sizeof(why));
+	app_detect_cpu(app);
+	CHAR16 path[300], name[32];
+	ascii_to_ucs2(path, 300, arm.caps_file);
+	ascii_to_ucs2(name, 32, FWTRACE_CAPS_VARIABLE_NAME);
+	char *text = NULL;
+	UINTN len = 0;
+	UINT64 size = 0;
+	static struct cpuid_set prof;
+	struct ptcaps caps;
+	unsigned line = 0;
+	EFI_STATUS st = EFI_INVALID_PARAMETER;
+	if (efipt_strcmp(app->caps.hypervisor, "TCGTCGTCGTCG")) {
+		sb_printf(&sb, "arm --emulated-caps: only under QEMU's TCG (CPUID hypervisor "
+			       "\"TCGTCGTCGTCG\"), this is \"%s\"", app->caps.hypervisor);
+		st = EFI_UNSUPPORTED;
+	} else if ((st = esp_read_head(&app->esp, path, FWTRACE_CAPS_MAX, &text, &len, &size)),
+		   EFI_ERROR(st)) {
+		sb_printf(&sb, "arm --emulated-caps %s: cannot read it: %s", arm.caps_file,
+			  efi_status_name(st));
+	} else if (size > len) {
+		sb_printf(&sb, "arm --emulated-caps %s: %llu bytes, the firmware reads at most %u",
+			  arm.caps_file, (unsigned long long)size, FWTRACE_CAPS_MAX);
+		st = EFI_INVALID_PARAMETER;
+	} else {
+		int e = cpuidtxt_parse(&prof, text, len, 0, &line);
+		ptcaps_parse(&caps, &prof);
+		if (e)
+			sb_printf(&sb, "arm --emulated-caps %s: line %u: %s", arm.caps_file, line,
+				  cpuidtxt_errstr(e));
+		else if (caps.absent != PTCAPS_PRESENT)
+			sb_printf(&sb, "arm --emulated-caps %s: this CPU profile has no Intel PT",
+				  arm.caps_file);
+		else
+			st = uefi_call_wrapper(RT->SetVariable, 5, name, guid, VAR_ATTRIBUTES, len,
+					       text);
+		if (!e && caps.absent == PTCAPS_PRESENT && EFI_ERROR(st))
+			sb_printf(&sb, "writing the EfiptEmulatedCaps variable failed: %s",
+				  efi_status_name(st));
+		else if (!sb.len)
+			sb_printf(&sb, "armed: a test build of the firmware emulates the Intel PT of "
+				       "%s under QEMU's TCG", arm.caps_file);
+		else
+			st = EFI_INVALID_PARAMETER;
+	}
+	if (text)
+		FreePool(text);
+	con_printf("efipt: %s\n", why);
+	run_set_result(&app->run, EFI_ERROR(st) ? RUN_FAILED : RUN_OK, st, why);
+	return st;
+}
+
 EFI_STATUS efi_cmd_arm(struct app *app)
 {
 	EFI_GUID guid = FWTRACE_VARIABLE_GUID_INIT;
@@ -136,7 +212,12 @@ EFI_STATUS efi_cmd_arm(struct app *app)
 	ascii_to_ucs2(name, 32, FWTRACE_VARIABLE_NAME);
 	if (arm.what == ARM_SHOW)
 		return show(app, &guid, name);
+	if (arm.what == ARM_CAPS)
+		return arm_caps(app, &guid);
 	if (arm.what == ARM_CLEAR) {
+		CHAR16 caps[32];
+		ascii_to_ucs2(caps, 32, FWTRACE_CAPS_VARIABLE_NAME);
+		uefi_call_wrapper(RT->SetVariable, 5, caps, &guid, VAR_ATTRIBUTES, 0, NULL);
 		EFI_STATUS st = uefi_call_wrapper(RT->SetVariable, 5, name, &guid, VAR_ATTRIBUTES, 0,
 						  NULL);
 		if (st == EFI_NOT_FOUND)

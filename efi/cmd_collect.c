@@ -13,7 +13,10 @@
  * from the buffer, images.json from the table's images (PEI and DXE), the
  * code snapshots from the memory map plus the firmware-volume modules that
  * ran in place, cpuid.txt; the manifest's boot_trace says what the firmware
- * did, and why not where it did not trace.
+ * did, and why not where it did not trace. With the application processors
+ * (--cpus) each one's trace is its own file, trace.cpuN.pt, listed in the
+ * manifest's trace.traces with its APIC ID (docs/format.md "Several CPUs");
+ * an AP that did not trace is listed in boot_trace.cpus with the reason.
  */
 #include <efi.h>
 #include <efilib.h>
@@ -38,6 +41,8 @@ static const char collect_usage[] =
 	"EfiptPkg (EfiptPei, EfiptDxe) took of this boot from PEI memory discovery\n"
 	"to its stop point, the images that loaded (PEI and DXE), code snapshots and\n"
 	"CPUID. A trace the firmware left running (--stop-at never) is stopped here.\n"
+	"With --cpus in the firmware's options each application processor's trace is\n"
+	"trace.cpuN.pt beside the boot processor's trace.pt.\n"
 	"Where the firmware did not trace, the run says why. Decode it on a host\n"
 	"with 'efipt info/decode/top DIR --symbols BUILD-DIR' (docs/edk2.md).\n";
 
@@ -116,7 +121,7 @@ static EFI_STATUS find_table(struct fwtrace_rec **out, struct strbuf *why)
 	}
 	/* size from the header, then the whole record inside the same region */
 	uint32_t size = ((const struct fwtrace_rec *)at)->size;
-	if (size < sizeof(struct fwtrace_rec) || size > fwtrace_size_for(FWTRACE_MAX_IMAGES) ||
+	if (size < sizeof(struct fwtrace_rec) || size > fwtrace_size_for(FWTRACE_MAX_IMAGES, FWTRACE_MAX_CPUS) ||
 	    !map_find(m.d, m.n, m.dsize, base, size)) {
 		sb_printf(why, "the table at 0x%llx says it is %u bytes: not a record that fits its "
 			       "memory", (unsigned long long)base, size);
@@ -138,6 +143,13 @@ static EFI_STATUS find_table(struct fwtrace_rec **out, struct strbuf *why)
 		FreePool(copy);
 		goto out;
 	}
+	for (uint32_t k = 0; k < copy->ncpus; k++)
+		if (boottrace_check_memory(&fwtrace_cpus(copy)[k], reserved, &m, why)) {
+			sb_printf(why, " (CPU %u's record) in this boot's memory map: a stale or forged "
+				       "table", fwtrace_cpus(copy)[k].cpu_number);
+			FreePool(copy);
+			goto out;
+		}
 	*out = copy;
 	st = EFI_SUCCESS;
 out:
@@ -147,7 +159,9 @@ out:
 
 static const char *source_word(const struct fwtrace_rec *r)
 {
-	return r->source == FWTRACE_SRC_SYNTHETIC ? "SYNTHETIC" : "Intel PT";
+	return r->source == FWTRACE_SRC_SYNTHETIC	  ? "SYNTHETIC"
+	       : (r->flags & FWTRACE_F_EMULATED) ? "EMULATED Intel PT"
+						   : "Intel PT";
 }
 
 void collect_notice(void)
@@ -345,7 +359,95 @@ static EFI_STATUS stop_running(struct app *app, struct fwtrace_rec *r, struct st
 	return rc ? EFI_DEVICE_ERROR : EFI_SUCCESS;
 }
 
-/* The manifest's trace and timing, and trace.pt. */
+/*
+ * The size of an adopted record's trace. Under QEMU 10.0 an EMULATED trace
+ * (a test build's PcdEfiptEmulatedCaps) read its output MSRs back as 0: the
+ * trace is efipt qemu's (docs/qemu.md), this run's file is empty, and said.
+ */
+static int trace_extent(const struct fwtrace_rec *r, struct ptout_mem *mem,
+			struct ptout_extent *ext)
+{
+	if (boottrace_extract(r, &work, mem, NULL, NULL, ext) == 0)
+		return 0;
+	if (!(r->flags & FWTRACE_F_EMULATED))
+		return -1;
+	efipt_memset(ext, 0, sizeof(*ext));
+	con_printf("efipt: CPU %u: EMULATED Intel PT: the output MSRs read back as %llx/%llx (QEMU "
+		   "reads them as 0): its trace is efipt qemu's, not in this run\n", r->cpu_number,
+		   (unsigned long long)r->stop_base, (unsigned long long)r->stop_mask);
+	return 0;
+}
+
+/* One CPU's trace file straight from its buffer (adopted in work). */
+static EFI_STATUS write_cpu_trace(struct app *app, const struct fwtrace_rec *r, const char *name,
+				  struct ptout_mem *mem, struct ptout_extent *ext)
+{
+	static struct esp_file f;
+	EFI_STATUS st = run_file_begin(&app->run, name, ext->bytes, &f);
+	if (!EFI_ERROR(st)) {
+		struct spill s = { &f, EFI_SUCCESS };
+		boottrace_extract(r, &work, mem, spill_span, &s, ext);
+		st = run_file_end(&app->run, name, &f, s.st);
+	}
+	return st;
+}
+
+static void trace_entry(struct strbuf *sb, const struct fwtrace_rec *r, const char *name,
+			const struct ptout_extent *ext)
+{
+	sb_printf(sb, "%s{\"cpu\": %u, \"file\": \"%s\", \"bytes\": %llu, \"apic_id\": \"0x%x\", "
+		      "\"rtit\": ", sb->len > 1 ? ", " : "", r->cpu_number, name,
+		  (unsigned long long)ext->bytes, r->apic_id);
+	rtit_trace_json(&work.eng, ext, sb);
+	sb_putc(sb, '}');
+}
+
+/*
+ * The application processors' traces (trace.cpuN.pt) and their entries in
+ * traces (which holds the boot processor's already). Returns the traces
+ * written; *st the first failure.
+ */
+static unsigned write_ap_traces(struct app *app, struct fwtrace_rec *r, struct ptout_mem *mem,
+				struct strbuf *traces, EFI_STATUS *st)
+{
+	unsigned n = 0;
+	for (uint32_t k = 0; k < r->ncpus; k++) {
+		struct fwtrace_rec *c = &fwtrace_cpus(r)[k];
+		if (c->status != FWTRACE_STOPPED) {
+			con_printf("efipt: CPU %u (APIC ID 0x%x): not traced (%s): %s\n", c->cpu_number,
+				   c->apic_id, fwtrace_status_name(c->status), c->reason);
+			continue;
+		}
+		char why[300], name[32];
+		struct strbuf ws, nb;
+		sb_init(&ws, why, sizeof(why));
+		sb_init(&nb, name, sizeof(name));
+		sb_printf(&nb, "trace.cpu%u.pt", c->cpu_number);
+		struct ptout_extent ext;
+		if (c->cpu_number == 0 || boottrace_adopt(c, &work, &cpu_native_ops, &ws) ||
+		    trace_extent(c, mem, &ext)) {
+			con_printf("efipt: CPU %u (APIC ID 0x%x): its record cannot be read back (%s): "
+				   "not collected\n", c->cpu_number, c->apic_id,
+				   c->cpu_number ? why : "CPU 0 is the boot processor's number");
+			if (!EFI_ERROR(*st))
+				*st = EFI_COMPROMISED_DATA;
+			continue;
+		}
+		EFI_STATUS w = write_cpu_trace(app, c, name, mem, &ext);
+		if (EFI_ERROR(w) && !EFI_ERROR(*st))
+			*st = w;
+		trace_entry(traces, c, name, &ext);
+		con_printf("efipt: CPU %u (APIC ID 0x%x): %llu trace bytes%s%s%s\n", c->cpu_number,
+			   c->apic_id, (unsigned long long)ext.bytes,
+			   ext.wrapped ? ", wrapped (older trace overwritten)" : "",
+			   ext.full ? ", buffer full (the trace stopped early)" : "",
+			   ext.error ? ", IA32_RTIT_STATUS.Error set" : "");
+		n++;
+	}
+	return n;
+}
+
+/* The manifest's trace and timing, trace.pt, and the APs' traces. */
 static EFI_STATUS write_trace(struct app *app, struct fwtrace_rec *r, uint64_t *bytes)
 {
 	char why[300];
@@ -358,12 +460,12 @@ static EFI_STATUS write_trace(struct app *app, struct fwtrace_rec *r, uint64_t *
 	struct ptout_mem mem = { 0 };
 	mem.read = read_phys;
 	struct ptout_extent ext;
-	if (boottrace_extract(r, &work, &mem, NULL, NULL, &ext)) {
+	if (trace_extent(r, &mem, &ext)) {
 		fail(app, RUN_FAILED, EFI_COMPROMISED_DATA,
 		     "the table's output MSR values point nowhere in its buffer");
 		return EFI_COMPROMISED_DATA;
 	}
-	static char tj[2048];
+	static char tj[2048 + FWTRACE_MAX_CPUS * 2048];
 	struct strbuf tb;
 	sb_init(&tb, tj, sizeof(tj));
 	rtit_trace_json(&work.eng, &ext, &tb);
@@ -373,8 +475,6 @@ static EFI_STATUS write_trace(struct app *app, struct fwtrace_rec *r, uint64_t *
 			  (unsigned long long)r->synth_seed, (unsigned long long)r->synth_insns,
 			  (unsigned long long)r->synth_start);
 	}
-	if (!tb.truncated)
-		run_member(&app->run, "trace", "%s", tj);
 	char timing[160];
 	struct strbuf mb;
 	sb_init(&mb, timing, sizeof(timing));
@@ -386,18 +486,29 @@ static EFI_STATUS write_trace(struct app *app, struct fwtrace_rec *r, uint64_t *
 	run_member(&app->run, "timing", "%s", timing);
 
 	/* straight from the buffer: nothing to copy, whatever its size */
-	static struct esp_file f;
-	EFI_STATUS st = run_file_begin(&app->run, "trace.pt", ext.bytes, &f);
-	if (!EFI_ERROR(st)) {
-		struct spill s = { &f, EFI_SUCCESS };
-		boottrace_extract(r, &work, &mem, spill_span, &s, &ext);
-		st = run_file_end(&app->run, "trace.pt", &f, s.st);
-	}
+	EFI_STATUS st = write_cpu_trace(app, r, "trace.pt", &mem, &ext);
 	*bytes = ext.bytes;
-	con_printf("efipt: %llu trace bytes%s%s%s\n", (unsigned long long)ext.bytes,
+	con_printf("efipt: %s%llu trace bytes%s%s%s\n", r->ncpus ? "CPU 0: " : "",
+		   (unsigned long long)ext.bytes,
 		   ext.wrapped ? ", wrapped (older trace overwritten)" : "",
 		   ext.full ? ", buffer full (the trace stopped early)" : "",
 		   ext.error ? ", IA32_RTIT_STATUS.Error set" : "");
+	if (r->ncpus && !tb.truncated && tb.len) {
+		/* CPU 0's members, then every CPU's trace (docs/format.md "Several CPUs") */
+		static char list[FWTRACE_MAX_CPUS * 2048 + 2048];
+		struct strbuf lb;
+		sb_init(&lb, list, sizeof(list));
+		sb_putc(&lb, '[');
+		trace_entry(&lb, r, "trace.pt", &ext);
+		unsigned n = 1 + write_ap_traces(app, r, &mem, &lb, &st);
+		sb_putc(&lb, ']');
+		tb.len--;
+		sb_printf(&tb, ", \"cpus\": %u, \"traces\": %s}", n, list);
+		if (lb.truncated)
+			tb.truncated = true;
+	}
+	if (!tb.truncated)
+		run_member(&app->run, "trace", "%s", tj);
 	return st;
 }
 

@@ -15,7 +15,7 @@ static void synthetic_caps(struct ptcaps *c)
 	c->topa = c->topa_multi = c->single_range = true;
 }
 
-static void put_layout(struct fwtrace_rec *r, const struct ptout *o)
+void boottrace_put_layout(struct fwtrace_rec *r, const struct ptout *o)
 {
 	r->nreg = o->nreg;
 	r->ntab = o->ntab;
@@ -47,6 +47,19 @@ static void note(struct fwtrace_rec *r, const char *text)
 uint32_t boottrace_start(struct fwtrace_rec *rec, struct boottrace_work *w, const char *options,
 			 uint32_t flags, const struct cpu_ops *ops, const struct ptout_mem *mem)
 {
+	return boottrace_start_emulated(rec, w, options, flags, NULL, ops, mem);
+}
+
+static bool under_tcg(const struct ptcaps *c)
+{
+	return !efipt_strcmp(c->hypervisor, "TCGTCGTCGTCG");
+}
+
+uint32_t boottrace_start_emulated(struct fwtrace_rec *rec, struct boottrace_work *w,
+				  const char *options, uint32_t flags,
+				  const struct cpuid_set *profile, const struct cpu_ops *ops,
+				  const struct ptout_mem *mem)
+{
 	efipt_memset(w, 0, sizeof(*w));
 	struct strbuf why, msg;
 	sb_init(&why, rec->reason, sizeof(rec->reason));
@@ -75,13 +88,20 @@ uint32_t boottrace_start(struct fwtrace_rec *rec, struct boottrace_work *w, cons
 			      "(PcdEfiptSynthetic, test builds only)");
 		return rec->status = FWTRACE_REFUSED;
 	}
+	if (profile && rec->source == FWTRACE_SRC_HW && w->caps.absent != PTCAPS_PRESENT &&
+	    under_tcg(&w->caps) && ptcaps_emulate(&w->caps, profile)) {
+		/* the record's CPUID is what collect and the APs validate against */
+		rec->flags |= FWTRACE_F_EMULATED;
+		fwtrace_put_cpuid(rec, profile);
+		sb_puts(&why, "EMULATED Intel PT (QEMU TCG, a CPU profile's capabilities)");
+	}
 	if (rec->source == FWTRACE_SRC_SYNTHETIC) {
 		synthetic_caps(&w->caps);
 		sb_puts(&why, "SYNTHETIC trace (no Intel PT programmed)");
 	} else if (w->caps.absent != PTCAPS_PRESENT) {
 		ptcaps_absent_line(&w->caps, &why);
 		/* QEMU's TCG emulates no PT; efipt-qemu.so traces between the markers */
-		if ((flags & BOOTTRACE_MARKERS) && !efipt_strcmp(w->caps.hypervisor, "TCGTCGTCGTCG")) {
+		if ((flags & BOOTTRACE_MARKERS) && under_tcg(&w->caps)) {
 			sb_puts(&why, "; QEMU TCG: the EPT1/EPT0 trace markers run instead (efipt qemu)");
 			rec->flags |= FWTRACE_F_MARKERS;
 			rec->tsc_start = ops->rdtsc(ops->ctx);
@@ -104,7 +124,7 @@ uint32_t boottrace_start(struct fwtrace_rec *rec, struct boottrace_work *w, cons
 		return rec->status = FWTRACE_NO_MEMORY;
 	}
 	fwtrace_put_settings(rec, &w->set);
-	put_layout(rec, &w->out);
+	boottrace_put_layout(rec, &w->out);
 	if (rec->source == FWTRACE_SRC_SYNTHETIC) {
 		rec->synth_seed = w->opts.seed;
 		rec->synth_insns = w->opts.insns; /* the budget; the truth's count at stop */

@@ -63,6 +63,19 @@ struct boottrace_work {
 uint32_t boottrace_start(struct fwtrace_rec *rec, struct boottrace_work *w, const char *options,
 			 uint32_t flags, const struct cpu_ops *ops, const struct ptout_mem *mem);
 
+/*
+ * The same, where a test build (PcdEfiptEmulatedCaps) has a CPU profile:
+ * under QEMU's TCG alone (CPUID names the TCG hypervisor, as efipt.efi
+ * --emulated-caps requires), PT's capabilities come from the profile
+ * (ptcaps_emulate) and PT is programmed for efipt-qemu.so start=guest;
+ * the record says EMULATED (FWTRACE_F_EMULATED) and keeps the profile as
+ * its CPUID. Elsewhere the profile is ignored.
+ */
+uint32_t boottrace_start_emulated(struct fwtrace_rec *rec, struct boottrace_work *w,
+				  const char *options, uint32_t flags,
+				  const struct cpuid_set *profile, const struct cpu_ops *ops,
+				  const struct ptout_mem *mem);
+
 /* Does the firmware hold [base, base+size) as memory for this trace? */
 typedef bool (*boottrace_mem_fn)(void *ctx, uint64_t base, uint64_t size);
 
@@ -117,6 +130,9 @@ int boottrace_extract(const struct fwtrace_rec *rec, struct boottrace_work *w,
  */
 uint64_t boottrace_synth_store(struct fwtrace_rec *rec, struct boottrace_work *w,
 			       const struct ptout_mem *mem, const uint8_t *bytes, uint64_t len);
+
+/* The layout o (regions, ToPA tables, output MSRs) into the record. */
+void boottrace_put_layout(struct fwtrace_rec *r, const struct ptout *o);
 
 /* FNV-1a over 64-bit instruction addresses: the synthetic truth's hash. */
 static inline uint64_t boottrace_ip_hash(uint64_t h, uint64_t ip)

@@ -11,6 +11,7 @@ void ptcpus_init(struct ptcpus *c, struct ptcpu *cpu, unsigned n, const struct p
 	c->profile = NULL;
 	c->emulated = false;
 	c->msg = NULL;
+	c->skip_refused = false;
 	for (unsigned i = 0; i < n; i++) {
 		cpu[i].state = PTCPU_IDLE;
 		cpu[i].laid_out = false;
@@ -33,6 +34,8 @@ static void identify_here(void *arg)
 	const struct cpu_ops *ops = c->env->ops(c->env->ctx, c->cur);
 	cpuid_set_capture(&c->scratch, ops->cpuid, ops->ctx);
 	ptcaps_parse(&p->caps, &c->scratch);
+	if (p->cpuid)
+		*p->cpuid = c->scratch;
 	c->emulated = c->profile && ptcaps_emulate(&p->caps, c->profile);
 }
 
@@ -75,38 +78,67 @@ static bool core_scoped(const struct ptcaps *caps)
 	return cpumodel_quirks(caps->family, caps->model) & CPUMODEL_QUIRK_CORE_SCOPED;
 }
 
+/* CPU i cannot trace (its reason ends msg from mark on): the whole fails,
+ * or with skip_refused it alone is left out, its reason kept. */
+static int refuse(struct ptcpus *c, unsigned i, struct strbuf *msg, size_t mark)
+{
+	struct ptcpu *p = &c->cpu[i];
+	if (!c->skip_refused)
+		return -1;
+	if (p->why) {
+		struct strbuf wb;
+		sb_init(&wb, p->why, p->why_cap);
+		const char *t = msg->buf + mark;
+		size_t n = msg->len - mark;
+		while (n && t[n - 1] == '\n')
+			n--;
+		for (size_t k = 0; k < n; k++)
+			sb_putc(&wb, t[k] == '\n' ? ';' : t[k]);
+	}
+	p->state = PTCPU_REFUSED;
+	return 0;
+}
+
 int ptcpus_identify(struct ptcpus *c, const struct cpuid_set *profile, struct strbuf *msg)
 {
 	c->profile = profile;
 	for (unsigned i = 0; i < c->n; i++) {
 		struct ptcpu *p = &c->cpu[i];
+		size_t mark = msg->len;
 		c->emulated = false;
 		if (run_on(c, i, identify_here, msg)) {
 			ptcpus_name(c, i, msg);
 			sb_puts(msg, ": did not run efipt's procedure to read its CPUID\n");
-			return -1;
+			if (refuse(c, i, msg, mark))
+				return -1;
+			continue;
 		}
+		if (p->state == PTCPU_ELSEWHERE)
+			continue;
 		if (profile && !c->emulated) {
 			ptcpus_name(c, i, msg);
 			sb_puts(msg, ": the CPU profile has no Intel PT\n");
-			return -1;
+			if (refuse(c, i, msg, mark))
+				return -1;
+			continue;
 		}
 		if (p->caps.absent != PTCAPS_PRESENT) {
 			ptcpus_name(c, i, msg);
 			sb_puts(msg, ": ");
 			ptcaps_absent_line(&p->caps, msg);
 			sb_putc(msg, '\n');
-			return -1;
+			if (refuse(c, i, msg, mark))
+				return -1;
 		}
 	}
 	/* Goldmont: the threads of a core share its RTIT MSRs; the first traces it */
 	for (unsigned i = 0; i < c->n; i++) {
 		struct ptcpu *p = &c->cpu[i];
-		if (!core_scoped(&p->caps))
+		if (!core_scoped(&p->caps) || p->state == PTCPU_REFUSED || p->state == PTCPU_ELSEWHERE)
 			continue;
 		for (unsigned j = 0; j < i; j++) {
 			struct ptcpu *q = &c->cpu[j];
-			if (q->state != PTCPU_SHARED && core_scoped(&q->caps) &&
+			if (q->state != PTCPU_SHARED && q->state != PTCPU_REFUSED && core_scoped(&q->caps) &&
 			    q->package == p->package && q->core == p->core) {
 				p->state = PTCPU_SHARED;
 				p->shared_with = j;
@@ -126,8 +158,9 @@ int ptcpus_prepare(struct ptcpus *c, const struct ptcfg *cfg, struct strbuf *msg
 {
 	for (unsigned i = 0; i < c->n; i++) {
 		struct ptcpu *p = &c->cpu[i];
-		if (p->state == PTCPU_SHARED)
+		if (p->state != PTCPU_IDLE)
 			continue;
+		size_t mark = msg->len;
 		/* the notes of one CPU are every CPU's unless the CPUs differ */
 		char note[400];
 		struct strbuf nb;
@@ -143,6 +176,12 @@ int ptcpus_prepare(struct ptcpus *c, const struct ptcfg *cfg, struct strbuf *msg
 				ptcpus_name(c, i, msg);
 			sb_puts(msg, bad ? ": " : "");
 			sb_puts(msg, note);
+		}
+		if (bad && !refuse(c, i, msg, mark)) {
+			if (p->laid_out)
+				ptout_free(&p->out, c->env->mem);
+			p->laid_out = false;
+			continue;
 		}
 		if (bad) {
 			ptcpus_free(c);

@@ -44,6 +44,8 @@ enum ptcpu_state {
 	PTCPU_READY,	/* validated and laid out */
 	PTCPU_RUNNING,	/* TraceEn set by us */
 	PTCPU_STOPPED,	/* TraceEn cleared, output read back */
+	PTCPU_ELSEWHERE,	/* traced by the caller's own engine (EfiptPei's BSP) */
+	PTCPU_REFUSED,	/* skip_refused: cannot trace; why says so */
 };
 
 struct ptcpu {
@@ -55,6 +57,9 @@ struct ptcpu {
 	unsigned max_reg;
 	struct ptout_table *tab;
 	unsigned max_tab;
+	struct cpuid_set *cpuid;	/* NULL, or where identify keeps its CPUID */
+	char *why;			/* skip_refused: room for why it is refused */
+	unsigned why_cap;
 	/* ptcpus_* fill these */
 	struct ptcaps caps;
 	struct ptcfg_settings set;
@@ -86,6 +91,9 @@ struct ptcpus {
 	const struct cpuid_set *profile;
 	bool emulated;
 	struct strbuf *msg;
+	/* false (efipt.efi trace): one CPU that cannot trace fails the whole;
+	 * true (EfiptDxe): it becomes PTCPU_REFUSED with its reason, the others go on */
+	bool skip_refused;
 };
 
 void ptcpus_init(struct ptcpus *c, struct ptcpu *cpu, unsigned n, const struct ptcpus_env *env);
@@ -94,7 +102,10 @@ void ptcpus_init(struct ptcpus *c, struct ptcpu *cpu, unsigned n, const struct p
  * Read each CPU's CPUID on that CPU into cpu[i].caps; with a profile, its
  * PT capabilities (ptcaps_emulate, efipt.efi --emulated-caps). Marks the
  * sibling threads of core-scoped CPUs PTCPU_SHARED and says so in msg.
- * -1 (msg names the CPU) when a CPU could not be reached or has no PT.
+ * -1 (msg names the CPU) when a CPU could not be reached or has no PT;
+ * with skip_refused that CPU is PTCPU_REFUSED instead. A CPU the caller
+ * set PTCPU_ELSEWHERE is identified (its core counts as traced), not
+ * prepared, started or stopped.
  */
 int ptcpus_identify(struct ptcpus *c, const struct cpuid_set *profile, struct strbuf *msg);
 

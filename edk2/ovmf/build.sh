@@ -12,8 +12,9 @@
 # edk2/) runs in WORKDIR/ovmf with -n 2, without the UEFI Shell (the tests
 # boot from an ESP) and iSCSI (the only module that needs OpenSSL, the
 # largest library: 1115 files to compile instead of 1583), and with
-# PcdEfiptSynthetic=TRUE: this is a test build, it can write
-# a SYNTHETIC trace (--source synthetic). EDK2 builds incrementally: a
+# PcdEfiptSynthetic=TRUE and PcdEfiptEmulatedCaps=TRUE: this is a test
+# build, it can write a SYNTHETIC trace (--source synthetic) and, under TCG,
+# program PT from a CPU profile for efipt-qemu.so start=guest. EDK2 builds incrementally: a
 # second run rebuilds only what changed.
 #
 # Leaves WORKDIR/ovmf/OVMF_CODE.fd and OVMF_VARS.fd (renamed into place),
@@ -54,7 +55,8 @@ WORKSPACE=$work PACKAGES_PATH=$work:$src:$top/edk2 EDK_TOOLS_PATH=$src/BaseTools
 	cd "$WORKSPACE" && . "$EDK_TOOLS_PATH/../edksetup.sh" BaseTools >/dev/null &&
 	build -a X64 -t GCC5 -b DEBUG -n 2 -p OvmfPkg/OvmfPkgX64.dsc -DFD_SIZE_4MB \
 		-DBUILD_SHELL=FALSE -DNETWORK_ISCSI_ENABLE=FALSE \
-		--pcd gEfiptPkgTokenSpaceGuid.PcdEfiptSynthetic=TRUE' \
+		--pcd gEfiptPkgTokenSpaceGuid.PcdEfiptSynthetic=TRUE \
+		--pcd gEfiptPkgTokenSpaceGuid.PcdEfiptEmulatedCaps=TRUE' \
 	>"$work/build.log" 2>&1 || die "the EDK2 build failed: $(grep -m 5 -E 'error|Error' "$work/build.log")"
 fv=$work/Build/OvmfX64/DEBUG_GCC5/FV
 for f in OVMF_CODE.fd OVMF_VARS.fd; do

@@ -7,7 +7,8 @@
  * 1 takes the bytes as a record; 2 patches a valid record (a stopped 192K
  * ToPA trace of two regions) at the offsets the input gives, 3 bytes per
  * change, and seals it with a good CRC, so the checks behind it are
- * reached.
+ * reached; 3 does the same to a table with two application processors'
+ * records after the image (EfiptDxe --cpus), each adopted and extracted.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sb_init(&sb, msg, sizeof(msg));
 	if (size < 1)
 		return 0;
-	uint8_t which = data[0] % 3;
+	uint8_t which = data[0] % 4;
 	data++;
 	size--;
 	if (which == 0) {
@@ -53,8 +54,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	uint8_t *copy;
-	if (which == 2) {
-		size_t n = sizeof(struct fwtrace_rec) + sizeof(struct fwtrace_image);
+	if (which >= 2) {
+		uint32_t ncpus = which == 3 ? 2 : 0;
+		size_t n = fwtrace_size_for(1, ncpus);
 		copy = calloc(1, n);
 		struct fwtrace_rec *t = (struct fwtrace_rec *)copy;
 		fwtrace_init(t, 1);
@@ -76,6 +78,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		t->msr_mask = 0x7f;
 		t->stop_base = 0x2000000;
 		t->stop_mask = (100ull << 32) | (1 << 7) | 0x7f;
+		for (uint32_t k = 0; k < ncpus; k++) {
+			/* an AP: the same layout 64M further up, its own number and APIC ID */
+			struct fwtrace_rec *c = &fwtrace_cpus(t)[k];
+			*c = *t;
+			c->max_images = c->nimages = 0;
+			c->cpu_number = c->apic_id = k + 1;
+			for (unsigned i = 0; i < 2; i++)
+				c->reg[i].base += (k + 1ull) << 26;
+			c->tab[0].phys += (k + 1ull) << 26;
+			c->msr_base = c->stop_base = c->tab[0].phys;
+			c->size = sizeof(*c);
+		}
+		t->ncpus = ncpus;
 		t->size = (uint32_t)n;
 		for (size_t i = 0; i + 3 <= size; i += 3)
 			copy[((size_t)data[i] << 8 | data[i + 1]) % n] = data[i + 2];
@@ -99,6 +114,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct ptout_extent ext;
 			boottrace_extract(r, &work, &mem, count_span, &bytes, &ext);
 		}
+		for (uint32_t k = 0; k < r->ncpus; k++)
+			if (boottrace_adopt(&fwtrace_cpus(r)[k], &work, NULL, &sb) == 0) {
+				struct ptout_mem mem = { 0 };
+				mem.read = zero_read;
+				uint64_t bytes = 0;
+				struct ptout_extent ext;
+				boottrace_extract(&fwtrace_cpus(r)[k], &work, &mem, count_span, &bytes,
+						  &ext);
+			}
 	}
 	free(copy);
 	return 0;

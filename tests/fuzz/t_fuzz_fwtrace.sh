@@ -10,6 +10,8 @@ mkdir -p "$TMP/corpus"
 printf '\000--size 8M --mode wrap --tsc --stop-at end-of-dxe' >"$TMP/corpus/options"
 printf '\000--source synthetic --fault forged-table --filter 0x1000-0x2000' >"$TMP/corpus/synth"
 printf '\002\000\024\003' >"$TMP/corpus/record"
+printf '\003' >"$TMP/corpus/cpus"
+printf '\003\037\044\003' >"$TMP/corpus/cpus-status"
 secs=${FUZZ_SMOKE_SECONDS:-10}
 if "$F" -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$TMP/" \
 	"$TMP/corpus" >"$TMP/log" 2>&1; then

@@ -10,9 +10,12 @@
 
   Stop points (--stop-at): ReadyToBoot (default), EndOfDxe,
   ExitBootServices, never (efipt.efi collect stops it). Whatever the stop
-  point, TraceEn is cleared at ExitBootServices unless --into-os.
-  The table is published at ReadyToBoot: the record, its images, sealed
-  with a CRC-32 (resealed when ExitBootServices stops the trace later).
+  point, TraceEn is cleared at ExitBootServices unless --into-os. The
+  application processors (--cpus, Cpus.c) stop at the stop point, at
+  ReadyToBoot at the latest, after the boot processor.
+  The table is published at ReadyToBoot: the record, its images, the APs'
+  records, sealed with a CRC-32 (resealed when ExitBootServices stops the
+  trace later).
 **/
 #include "EfiptDxe.h"
 #include <Guid/EfiptBootTrace.h>
@@ -33,6 +36,8 @@
 #define MSR_PLATFORM_INFO_NUMBER  0xCE
 
 struct fwtrace_rec            *mRec;
+/* what is published: mRec, or with APs a copy with their records after the images */
+STATIC struct fwtrace_rec     *mTable;
 STATIC struct boottrace_work  mWork;
 STATIC BOOLEAN                mPublished;
 
@@ -179,21 +184,27 @@ StopAt (
   }
 }
 
-/* The CRC over the record and its images; the test builds' damage after. */
+/* The table: the record, its images, the APs' records, the CRC over them;
+   the test builds' damage after. No allocation (ExitBootServices). */
 STATIC
 VOID
 Seal (
   VOID
   )
 {
-  if (mRec->fault == FWTRACE_FAULT_STALE_TABLE) {
-    mRec->status = FWTRACE_RUNNING;
-    mRec->source = FWTRACE_SRC_HW;
+  if (mTable != mRec) {
+    CopyMem (mTable, mRec, fwtrace_size_for (mRec->nimages, 0));
+    CpusPut (mTable);
   }
 
-  fwtrace_seal (mRec);
-  if (mRec->fault == FWTRACE_FAULT_FORGED_TABLE) {
-    mRec->buf_size ^= 1;
+  if (mTable->fault == FWTRACE_FAULT_STALE_TABLE) {
+    mTable->status = FWTRACE_RUNNING;
+    mTable->source = FWTRACE_SRC_HW;
+  }
+
+  fwtrace_seal (mTable);
+  if (mTable->fault == FWTRACE_FAULT_FORGED_TABLE) {
+    mTable->buf_size ^= 1;
   }
 }
 
@@ -212,17 +223,31 @@ Publish (
       Status = gRT->SetVariable (EFIPT_NEXT_BOOT_VARIABLE_NAME, &gEfiptNextBootVariableGuid, 0, 0, NULL);
       DEBUG ((DEBUG_INFO, "EfiptDxe: EfiptNextBoot variable used and deleted: %r\n", Status));
     }
+
+    /* the images are final now: room for the APs' records after them */
+    mTable = mRec;
+    if (CpusRecords () != 0) {
+      mTable = AllocateReservedPages (EFI_SIZE_TO_PAGES (fwtrace_size_for (mRec->nimages, CpusRecords ())));
+      if (mTable == NULL) {
+        /* the boot processor's record alone (the APs are stopped) */
+        DEBUG ((DEBUG_ERROR, "EfiptDxe: no memory for the application processors' records: the table has the boot processor's alone\n"));
+        mTable = mRec;
+        fwtrace_put_str (mRec->reason + AsciiStrLen (mRec->reason), sizeof (mRec->reason) - AsciiStrLen (mRec->reason), "; no memory for the APs' records in the table");
+      }
+    }
   }
 
   Seal ();
+
   if (!mPublished) {
-    Status = gBS->InstallConfigurationTable (&gEfiptBootTraceTableGuid, mRec);
+    Status = gBS->InstallConfigurationTable (&gEfiptBootTraceTableGuid, mTable);
     DEBUG ((
       DEBUG_INFO,
-      "EfiptDxe: table at 0x%p: %a, %u images: %r\n",
-      mRec,
-      fwtrace_status_name (mRec->status),
-      mRec->nimages,
+      "EfiptDxe: table at 0x%p: %a, %u images, %u other CPUs: %r\n",
+      mTable,
+      fwtrace_status_name (mTable->status),
+      mTable->nimages,
+      mTable->ncpus,
       Status
       ));
     mPublished = !EFI_ERROR (Status);
@@ -239,6 +264,7 @@ OnEndOfDxe (
 {
   if (mRec->stop_at == FWTRACE_STOP_END_OF_DXE) {
     StopAt (FWTRACE_STOP_END_OF_DXE);
+    CpusStop (FWTRACE_STOP_END_OF_DXE);
   }
 
   gBS->CloseEvent (Event);
@@ -256,6 +282,8 @@ OnReadyToBoot (
     StopAt (FWTRACE_STOP_READY_TO_BOOT);
   }
 
+  /* the APs at ReadyToBoot at the latest, whatever the stop point */
+  CpusStop (FWTRACE_STOP_READY_TO_BOOT);
   Publish ();
 }
 
@@ -272,6 +300,8 @@ OnExitBootServices (
     StopAt (FWTRACE_STOP_EXIT_BOOT_SERVICES);
   }
 
+  /* none still runs unless ReadyToBoot never came */
+  CpusStop (FWTRACE_STOP_EXIT_BOOT_SERVICES);
   if (mPublished) {
     Seal ();
   }
@@ -289,7 +319,7 @@ EfiptDxeEntry (
   struct strbuf  Why;
   char           Text[128];
 
-  mRec = AllocateReservedPages (EFI_SIZE_TO_PAGES (fwtrace_size_for (MAX_IMAGES)));
+  mRec = AllocateReservedPages (EFI_SIZE_TO_PAGES (fwtrace_size_for (MAX_IMAGES, 0)));
   if (mRec == NULL) {
     sb_init (&Why, Text, sizeof (Text));
     sb_puts (&Why, "no memory for the table");
@@ -307,6 +337,7 @@ EfiptDxeEntry (
     mRec->reason
     ));
   ImagesStart ();
+  CpusStart ();
 
   Status = gBS->CreateEventEx (EVT_NOTIFY_SIGNAL, TPL_CALLBACK, OnEndOfDxe, NULL, &gEfiEndOfDxeEventGroupGuid, &Event);
   if (EFI_ERROR (Status) && (mRec->stop_at == FWTRACE_STOP_END_OF_DXE)) {

@@ -1,6 +1,7 @@
 /** @file
   EfiptDxe's parts: the takeover and stop (EfiptDxe.c), the image record
-  (Images.c) and, in test builds, the synthetic source (Synthetic.c).
+  (Images.c), the application processors (Cpus.c) and, in test builds, the
+  synthetic source (Synthetic.c).
 **/
 #ifndef EFIPT_DXE_H_
 #define EFIPT_DXE_H_
@@ -29,6 +30,29 @@ ImagesStop (
 struct fwtrace_image *
 ImageAt (
   UINT64  Address
+  );
+
+/* --cpus: start the application processors once MP services is there. */
+VOID
+CpusStart (
+  VOID
+  );
+
+/* Stop the APs' traces (at the stop point, ReadyToBoot at the latest). */
+VOID
+CpusStop (
+  IN UINT32  Where
+  );
+
+/* The APs' records the table holds after its images, and writing them. */
+UINT32
+CpusRecords (
+  VOID
+  );
+
+VOID
+CpusPut (
+  IN struct fwtrace_rec  *Table
   );
 
 /* Test builds (PcdEfiptSynthetic): fill the adopted buffer with a

@@ -28,48 +28,6 @@
 /* PEI modules recorded from the volumes (OVMF has about a dozen) */
 #define MAX_PEI_IMAGES  96
 
-/* The trace buffer: reserved pages aligned as ToPA regions and single-range
-   buffers require (SDM 33.2.7.1, 33.2.7.2). */
-static int
-PeiAlloc (
-  void      *Ctx,
-  uint64_t  Size,
-  uint64_t  Align,
-  uint64_t  *Phys
-  )
-{
-  VOID  *P;
-
-  (void)Ctx;
-  P = AllocateAlignedReservedPages (EFI_SIZE_TO_PAGES ((UINTN)Size), (UINTN)Align);
-  if (P == NULL) {
-    return -1;
-  }
-
-  *Phys = (UINTN)P;
-  return 0;
-}
-
-static void
-PeiFree (
-  void      *Ctx,
-  uint64_t  Phys,
-  uint64_t  Size
-  )
-{
-  (void)Ctx;
-  FreeAlignedPages ((VOID *)(UINTN)Phys, EFI_SIZE_TO_PAGES ((UINTN)Size));
-}
-
-STATIC CONST struct ptout_mem  mPeiMem = {
-  .alloc   = PeiAlloc,
-  .free    = PeiFree,
-  .write64 = EfiptMemWrite64,
-  .fill    = EfiptMemFill,
-  .read    = EfiptMemRead,
-  .ctx     = 0,
-};
-
 /**
   The options text: the EfiptNextBoot variable where it exists, else
   PcdEfiptOptions. A variable that is not a usable text is refused, with
@@ -133,6 +91,47 @@ ReadOptions (
 
   Text[Index] = 0;
   return 0;
+}
+
+/**
+  Test builds (PcdEfiptEmulatedCaps): the CPU profile of the
+  EfiptEmulatedCaps variable (efipt.efi arm --emulated-caps), which
+  boottrace_start_emulated uses under QEMU's TCG alone.
+
+  @retval Profile  parsed from the variable.
+  @retval NULL     none (no variable, or not a profile: said in the log).
+**/
+STATIC
+CONST struct cpuid_set *
+ReadEmulatedCaps (
+  IN struct cpuid_set  *Profile,
+  IN CHAR8             *Text
+  )
+{
+  EFI_STATUS                       Status;
+  EFI_PEI_READ_ONLY_VARIABLE2_PPI  *Var;
+  UINTN                            Size;
+  unsigned                         Line;
+
+  if (!FeaturePcdGet (PcdEfiptEmulatedCaps) ||
+      EFI_ERROR (PeiServicesLocatePpi (&gEfiPeiReadOnlyVariable2PpiGuid, 0, NULL, (VOID **)&Var)))
+  {
+    return NULL;
+  }
+
+  Size   = FWTRACE_CAPS_MAX;
+  Status = Var->GetVariable (Var, EFIPT_EMULATED_CAPS_VARIABLE_NAME, &gEfiptNextBootVariableGuid, NULL, &Size, Text);
+  if (EFI_ERROR (Status)) {
+    return NULL;
+  }
+
+  Line = 0;
+  if (cpuidtxt_parse (Profile, Text, Size, 0, &Line) != CPUIDTXT_OK) {
+    DEBUG ((DEBUG_ERROR, "EfiptPei: the " FWTRACE_CAPS_VARIABLE_NAME " variable is not a CPU profile (line %u): ignored\n", Line));
+    return NULL;
+  }
+
+  return Profile;
 }
 
 /* One module that runs in place: its TE or PE32 image inside the volume. */
@@ -255,15 +254,18 @@ StartTrace (
   VOID
   )
 {
-  UINTN                  Pages;
-  UINT8                  *Mem;
-  struct boottrace_work  *Work;
-  struct fwtrace_rec     *Rec;
-  CHAR8                  Text[FWTRACE_OPTIONS_MAX];
-  UINT32                 Flags;
-  struct strbuf          Why;
+  UINTN                   Pages;
+  UINT8                   *Mem;
+  struct boottrace_work   *Work;
+  struct fwtrace_rec      *Rec;
+  struct cpuid_set        *Profile;
+  CHAR8                   *CapsText;
+  CONST struct cpuid_set  *Emulated;
+  CHAR8                   Text[FWTRACE_OPTIONS_MAX];
+  UINT32                  Flags;
+  struct strbuf           Why;
 
-  Pages = EFI_SIZE_TO_PAGES (sizeof (*Work) + sizeof (*Rec));
+  Pages = EFI_SIZE_TO_PAGES (ALIGN_VALUE (sizeof (*Work), 8) + ALIGN_VALUE (sizeof (*Rec), 8) + sizeof (*Profile) + FWTRACE_CAPS_MAX);
   Mem   = AllocatePages (Pages);
   if (Mem == NULL) {
     DEBUG ((DEBUG_ERROR, "EfiptPei: no memory for its work area: not tracing\n"));
@@ -272,6 +274,9 @@ StartTrace (
 
   Work = (struct boottrace_work *)Mem;
   Rec  = (struct fwtrace_rec *)(Mem + ALIGN_VALUE (sizeof (*Work), 8));
+  Profile  = (struct cpuid_set *)((UINT8 *)Rec + ALIGN_VALUE (sizeof (*Rec), 8));
+  CapsText = (CHAR8 *)(Profile + 1);
+  Emulated = ReadEmulatedCaps (Profile, CapsText);
   fwtrace_init (Rec, 0);
   sb_init (&Why, Rec->reason, sizeof (Rec->reason));
 
@@ -292,7 +297,7 @@ StartTrace (
     if ((Flags & BOOTTRACE_FROM_VARIABLE) != 0) {
       Rec->flags |= FWTRACE_F_VARIABLE;
     }
-  } else if ((boottrace_start (Rec, Work, Text, Flags, &gEfiptCpuOps, &mPeiMem) == FWTRACE_UNSUPPORTED) &&
+  } else if ((boottrace_start_emulated (Rec, Work, Text, Flags, Emulated, &gEfiptCpuOps, &gEfiptReservedMem) == FWTRACE_UNSUPPORTED) &&
              ((Rec->flags & FWTRACE_F_MARKERS) != 0))
   {
     /* where PT would have started: efipt qemu's trace begins here */
@@ -310,7 +315,7 @@ StartTrace (
     DEBUG ((
       DEBUG_INFO,
       "EfiptPei: %a trace, %Lu bytes at 0x%Lx, IA32_RTIT_CTL 0x%Lx, stop at %a\n",
-      Rec->source == FWTRACE_SRC_SYNTHETIC ? "SYNTHETIC" : "Intel PT",
+      Rec->source == FWTRACE_SRC_SYNTHETIC ? "SYNTHETIC" : (Rec->flags & FWTRACE_F_EMULATED) != 0 ? "EMULATED Intel PT" : "Intel PT",
       Rec->buf_size,
       Rec->reg[0].base,
       Rec->rtit_ctl,

@@ -14,5 +14,7 @@ extern EFI_GUID  gEfiptPeiImagesHobGuid;
 extern EFI_GUID  gEfiptNextBootVariableGuid;
 
 #define EFIPT_NEXT_BOOT_VARIABLE_NAME  L"EfiptNextBoot"
+/* test builds (PcdEfiptEmulatedCaps): a CPU profile, same vendor GUID */
+#define EFIPT_EMULATED_CAPS_VARIABLE_NAME  L"EfiptEmulatedCaps"
 
 #endif

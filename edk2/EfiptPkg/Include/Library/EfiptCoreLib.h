@@ -10,14 +10,18 @@
 #define EFIPT_CORE_LIB_H_
 
 #include "arch/x86_64/boot_trace.h"
+#include "arch/x86_64/boot_trace_cpus.h"
 
 /* This CPU through BaseLib (AsmCpuidEx, AsmReadMsr64, AsmWriteMsr64,
    AsmReadTsc). No #GP guard: every MSR access is validated against CPUID
    before it is made (core/pt_config.c, arch/x86_64/pt_engine.c). */
 extern const struct cpu_ops  gEfiptCpuOps;
 
-/* struct ptout_mem's write64, fill and read over identity-mapped memory
-   (PEI and DXE); alloc and free are the phase's own. */
+/* Trace buffers in reserved pages (the phase's MemoryAllocationLib),
+   identity-mapped: PEI and DXE both. */
+extern const struct ptout_mem  gEfiptReservedMem;
+
+/* struct ptout_mem's write64, fill and read over identity-mapped memory. */
 void
 EfiptMemWrite64 (
   void      *Ctx,
