@@ -114,6 +114,12 @@ static int show_code(struct run_dir *rd)
 		bytes += rd->snap[i].size;
 	printf("Code         %u snapshots (%llu KiB), %u images\n", rd->nsnap,
 	       (unsigned long long)(bytes >> 10), rd->images.n);
+	/* code that changed while traced (codechanges.bin): a QEMU run says
+	 * how many, even none */
+	json_t *tc = json_object_get(json_object_get(rd->manifest, "trace"), "code_changes");
+	if (rd->nchg || tc)
+		printf("Code changes %zu (codechanges.bin: code that changed while traced, "
+		       "decoded from its place in the trace on)\n", rd->nchg);
 	if (ptimg_list_sort(rd->images.v, rd->images.n, sizeof(*rd->images.v)))
 		images_note_overlaps("efipt info", rd->images.v, rd->images.n,
 				     sizeof(*rd->images.v), image_name);
