@@ -101,6 +101,19 @@ $(BUILD)/tests/marker_app.efi: $(BUILD)/tests/marker_app.so
 	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
 		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
 
+# code that changes between two calls (t_qemu_smc.sh)
+$(BUILD)/tests/smc_app.so: tests/qemu/smc_app.c linker.ld | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(EFI_CFLAGS) -c $< -o $(BUILD)/tests/smc_app.o
+	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/smc_app.o -o $@ -lefi -lgnuefi \
+		$(shell $(CC) -print-libgcc-file-name)
+
+$(BUILD)/tests/smc_app.efi: $(BUILD)/tests/smc_app.so
+	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
+		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
+
+TEST_EXTRA += $(BUILD)/tests/smc_app.efi
+
 # the same work without markers, returning (efipt.efi trace --source qemu)
 $(BUILD)/tests/traced_app.so: tests/qemu/marker_app.c linker.ld | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)

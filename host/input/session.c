@@ -730,6 +730,7 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 			ptflow_blocks_timed(f.d, timed);
 		}
 		codechanges_attach(&chg, f.d);
+		s->code_now = fc.image;
 		progress_start(&f.pg, s->cmd, name, in.size, s->streams);
 		ptflow_on_progress(f.d, at_psb, &f);
 		errs = ptflow_decode(f.d, in.data, in.size, 0);
@@ -747,6 +748,7 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 		errs++;
 	}
 	codechanges_free(&chg);
+	s->code_now = ptsec_ptimg(&s->code);
 	free(f.d);
 	free(fc.cache);
 	input_unmap(&in);
