@@ -9,7 +9,7 @@
 . tests/qemu/lib_qemu.sh
 
 plugin_output "code changes"
-QARGS="-machine q35 -m 256 -smp 1 -accel tcg -cpu max -display none -nodefaults -no-reboot -net none"
+QARGS="-machine q35 -m 512 -smp 1 -accel tcg -cpu max -display none -nodefaults -no-reboot -net none"
 d=$TMP/smc
 mkdir -p "$d"
 EFIPT_EFI=build/tests/smc_app.efi sh ovmf/mkesp.sh --image "$d/esp.img" >/dev/null
