@@ -169,3 +169,12 @@ $(BUILD)/tests/test_qemu_timing: tests/unit/test_qemu_timing.c $(BUILD)/host/qem
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(BUILD)/host/qemu-plugin/ptgen.o \
 		$(TEST_LIB_OBJ) $(BUILD)/libefipt-host.a $(TEST_LIBS)
+
+# code changes without QEMU (tests/unit/test_qemu_codelog.c)
+QCODELOG_OBJ := $(patsubst %.c,$(BUILD)/host/%.o,qemu-plugin/codemap.c qemu-plugin/codelog.c \
+	qemu-plugin/outfile.c)
+$(BUILD)/tests/test_qemu_codelog: tests/unit/test_qemu_codelog.c $(QCODELOG_OBJ) \
+		$(BUILD)/libefipt-host.a $(TEST_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(QCODELOG_OBJ) $(TEST_LIB_OBJ) \
+		$(BUILD)/libefipt-host.a $(TEST_LIBS)
