@@ -533,8 +533,10 @@ static bool pos_reached(struct ptflow_decoder *d)
 	ptflow_blk_flush(d); /* walked in the code before */
 	uint64_t next = d->pos_fn(d->pos_ctx, off);
 	d->pos_at = next > off ? next : off + 1; /* always forward */
-	ptflow_cache_flush(d);
-	d->code_gen++;
+	if (d->used) { /* an empty cache costs nothing to keep (many positions) */
+		ptflow_cache_flush(d);
+		d->code_gen++;
+	}
 	pos_hold(d);
 	return true;
 }
