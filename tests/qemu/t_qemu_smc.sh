@@ -11,16 +11,7 @@
 plugin_output "code changes"
 QARGS="-machine q35 -m 512 -smp 1 -accel tcg -cpu max -display none -nodefaults -no-reboot -net none"
 d=$TMP/smc
-mkdir -p "$d"
-EFIPT_EFI=build/tests/smc_app.efi sh ovmf/mkesp.sh --image "$d/esp.img" >/dev/null
-cp /usr/share/OVMF/OVMF_VARS_4M.fd "$d/vars.fd"
-# shellcheck disable=SC2086
-expect_rc "code changes: efipt qemu traces the app between its markers" 0 \
-	nice -n 10 timeout 120 $EFIPT qemu -o "$d/run" --no-esp --start marker --stop marker -- $QARGS \
-	-drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
-	-drive if=pflash,format=raw,unit=1,file="$d/vars.fd" \
-	-drive format=raw,file="$d/esp.img" -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-	-plugin "$LOGGER,out=$d/log.bin,from=marker"
+marker_app_trace "code changes" "$d" build/tests/smc_app.efi
 decoded_equals_log "code changes" "$d" "start marker to stop marker, every version of the code"
 
 # the page's two versions, each decoded where it ran (the disassembly too):
