@@ -506,12 +506,63 @@ static int fetch_packets(struct ptflow_decoder *d)
 	}
 }
 
+/* ---- positions (ptflow_on_position) ---------------------------------------- */
+
+/* The packet reader ends at the next position, if it lies in the buffer
+ * (never behind the read position): every reader stops there. */
+static void pos_hold(struct ptflow_decoder *d)
+{
+	d->pk.end = d->pk_end;
+	if (!d->pos_fn)
+		return;
+	uint64_t cur = pk_offset(d);
+	uint64_t end = d->pk.base + (uint64_t)(d->pk_end - d->pk.begin);
+	if (d->pos_at >= end)
+		return;
+	uint64_t at = d->pos_at > cur ? d->pos_at : cur;
+	d->pk.end = d->pk.begin + (at - d->pk.base);
+}
+
+/* A reader met the end: if it is a held position, what is due there is
+ * applied and the reader may go on (true); false at the buffer's end. */
+static bool pos_reached(struct ptflow_decoder *d)
+{
+	if (d->pk.end == d->pk_end || !d->pos_fn)
+		return false;
+	uint64_t off = d->pk.base + (uint64_t)(d->pk.end - d->pk.begin);
+	ptflow_blk_flush(d); /* walked in the code before */
+	uint64_t next = d->pos_fn(d->pos_ctx, off);
+	d->pos_at = next > off ? next : off + 1; /* always forward */
+	if (d->used) { /* an empty cache costs nothing to keep (many positions) */
+		ptflow_cache_flush(d);
+		d->code_gen++;
+	}
+	pos_hold(d);
+	return true;
+}
+
+void ptflow_on_position(struct ptflow_decoder *d, uint64_t at,
+			uint64_t (*fn)(void *ctx, uint64_t offset), void *ctx)
+{
+	d->pos_at = at;
+	d->pos_fn = fn;
+	d->pos_ctx = ctx;
+}
+
+static bool at_end(int r)
+{
+	return r == -ptpkt_err_eos || r == -ptpkt_err_truncated;
+}
+
 /* See pt_flow_int.h. An error stays until the next PSB: whoever reads the
  * next packet (the fast loops or the state machine) gets the same one. */
 int ptflow_fetch(struct ptflow_decoder *d)
 {
-	if (!d->fetch_err)
+	if (!d->fetch_err) {
 		d->fetch_err = fetch_packets(d);
+		while (at_end(d->fetch_err) && pos_reached(d))
+			d->fetch_err = fetch_packets(d);
+	}
 	return d->fetch_err < 0 ? d->fetch_err : 0;
 }
 
@@ -590,7 +641,9 @@ static int psb_plus(struct ptflow_decoder *d)
 		struct ptpkt p;
 		uint64_t off = pk_offset(d);
 		int r = ptpkt_next(&d->pk, &p);
-		if (r == -ptpkt_err_eos || r == -ptpkt_err_truncated)
+		if (at_end(r) && pos_reached(d))
+			continue;
+		if (at_end(r))
 			return STEP_DONE;
 		if (r < 0)
 			return error(d, off, d->ip, PTFLOW_ERR_PSB_BAD_PACKET);
@@ -1340,10 +1393,17 @@ long ptflow_decode(struct ptflow_decoder *d, const uint8_t *buf, size_t size, ui
 {
 	uint64_t errors0 = d->stat.errors;
 	ptpkt_init(&d->pk, buf, size, base);
+	d->pk_end = d->pk.end;
+	pos_hold(d);
 	reset_state(d);
 	for (;;) {
-		if (d->stop || ptpkt_sync_forward(&d->pk) < 0)
+		if (d->stop)
 			break;
+		if (ptpkt_sync_forward(&d->pk) < 0) {
+			if (pos_reached(d))
+				continue;
+			break;
+		}
 		reset_state(d);
 		int r = step(d);
 		if (r == STEP_DONE)

@@ -340,6 +340,13 @@ struct ptflow_decoder {
 	bool stop;		/* ptflow_stop() */
 	void (*progress)(void *ctx, uint64_t offset);	/* ptflow_on_progress() */
 	void *progress_ctx;
+	/* ptflow_on_position(): the packet reader's end is held at pos_at
+	 * (pk.end below pk_end) until the decoder gets there */
+	uint64_t pos_at;
+	uint64_t (*pos_fn)(void *ctx, uint64_t offset);
+	void *pos_ctx;
+	const uint8_t *pk_end;	/* the buffer's real end */
+	uint32_t code_gen;	/* counts the cache emptied for a position */
 	struct ptflow_blk blk[PTFLOW_BLK_BATCH], *blk_cur; /* to deliver */
 };
 
@@ -409,6 +416,25 @@ void ptflow_blocks_timed(struct ptflow_decoder *d, bool on);
  * offset), for a progress display (NULL: none). */
 void ptflow_on_progress(struct ptflow_decoder *d, void (*fn)(void *ctx, uint64_t offset),
 			void *ctx);
+
+/*
+ * Sideband at trace positions (code that changed while traced: the run
+ * directory's codechanges.bin, docs/format.md): fn(ctx, off) is called
+ * when the decoder has used every packet before stream offset off and is
+ * about to read the one there, first for off = at. The decoder reads the
+ * packet that steers the next branch as soon as it used the last one
+ * (SDM 33.4.1: each TNT bit, TIP and FUP belongs to the next branch or
+ * event in program order), so it has walked no instruction after the
+ * last branch before off: code the trace writer changed at off (after
+ * writing the packets of every branch before the change) is read in its
+ * new form from the first instruction after that branch on. fn applies
+ * what is due at off and returns the next position (UINT64_MAX: none).
+ * Before fn, the blocks walked so far are handed over (their lengths come
+ * from the code before the change); after it, the block cache is emptied.
+ * Set after ptflow_init() and before ptflow_decode(); fn NULL: none.
+ */
+void ptflow_on_position(struct ptflow_decoder *d, uint64_t at,
+			uint64_t (*fn)(void *ctx, uint64_t offset), void *ctx);
 
 /* The time estimate now (pttime_get(); false before the first TSC) and the
  * last core:bus ratio (CBR, 0 if none). */

@@ -177,8 +177,11 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 			} else {
 				d->tnt_n = 0;
 				d->steps = steps;
+				uint32_t gen = d->code_gen;
 				if (ptflow_fetch(d) < 0)
 					break;
+				if (gen != d->code_gen)
+					e = NULL; /* the code changed: the cache was emptied */
 				steps = d->steps;
 				n = d->tnt_n;
 				tnt = d->tnt_bits;
@@ -270,7 +273,10 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 				d->steps = steps;
 				if (!(d->pk.sync && !d->pk.block && d->pk.pos < d->pk.end &&
 				      (mode_exec_packet(d) || ip_packet(d)))) {
+					uint32_t gen = d->code_gen;
 					int r = ptflow_fetch(d);
+					if (gen != d->code_gen)
+						b = NULL; /* its cache entry is gone */
 					n = d->tnt_n;
 					tnt = d->tnt_bits;
 					if (r < 0 || n) {
@@ -293,7 +299,8 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 				break;
 			}
 			/* back after the SYSCALL (or whatever left): a link */
-			if (b->chain_link[0] && d->mode == mode && linked(d, b->chain_link[0])->ip == d->ip)
+			if (b && b->chain_link[0] && d->mode == mode &&
+			    linked(d, b->chain_link[0])->ip == d->ip)
 				e = linked(d, b->chain_link[0]);
 			ip = d->ip;
 			mode = d->mode;

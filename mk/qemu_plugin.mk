@@ -14,7 +14,8 @@ QPLUG_HDR := $(QPLUG_DIR)/qemu/qemu-plugin.h
 QPLUG_SRC := $(wildcard qemu-plugin/*.c)
 # the core files the plugin links, compiled position-independent
 QPLUG_CORE := core/pt_writer.c core/pt_pkt_enc.c core/pt_pkt_dec.c core/x86_insn.c core/x86_valid.c \
-	core/pt_unit.c core/pt_caps.c core/cpuid_set.c core/strbuf.c core/cpu_model.c
+	core/pt_unit.c core/pt_caps.c core/cpuid_set.c core/strbuf.c core/cpu_model.c \
+	core/codechg.c
 QPLUG_OBJ := $(patsubst %.c,$(QPLUG_BUILD)/pic/%.o,$(QPLUG_SRC) $(QPLUG_CORE)) \
 	$(QPLUG_BUILD)/pic/gen/version.o
 # qemu-plugin.h includes glib.h from plugin API 2 (QEMU 9.0) on; evaluated
@@ -100,6 +101,19 @@ $(BUILD)/tests/marker_app.efi: $(BUILD)/tests/marker_app.so
 	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
 		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
 
+# code that changes between two calls (t_qemu_smc.sh)
+$(BUILD)/tests/smc_app.so: tests/qemu/smc_app.c linker.ld | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(EFI_CFLAGS) -c $< -o $(BUILD)/tests/smc_app.o
+	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/smc_app.o -o $@ -lefi -lgnuefi \
+		$(shell $(CC) -print-libgcc-file-name)
+
+$(BUILD)/tests/smc_app.efi: $(BUILD)/tests/smc_app.so
+	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
+		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
+
+TEST_EXTRA += $(BUILD)/tests/smc_app.efi
+
 # the same work without markers, returning (efipt.efi trace --source qemu)
 $(BUILD)/tests/traced_app.so: tests/qemu/marker_app.c linker.ld | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -155,3 +169,12 @@ $(BUILD)/tests/test_qemu_timing: tests/unit/test_qemu_timing.c $(BUILD)/host/qem
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(BUILD)/host/qemu-plugin/ptgen.o \
 		$(TEST_LIB_OBJ) $(BUILD)/libefipt-host.a $(TEST_LIBS)
+
+# code changes without QEMU (tests/unit/test_qemu_codelog.c)
+QCODELOG_OBJ := $(patsubst %.c,$(BUILD)/host/%.o,qemu-plugin/codemap.c qemu-plugin/codelog.c \
+	qemu-plugin/outfile.c)
+$(BUILD)/tests/test_qemu_codelog: tests/unit/test_qemu_codelog.c $(QCODELOG_OBJ) \
+		$(BUILD)/libefipt-host.a $(TEST_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(QCODELOG_OBJ) $(TEST_LIB_OBJ) \
+		$(BUILD)/libefipt-host.a $(TEST_LIBS)

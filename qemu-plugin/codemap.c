@@ -15,7 +15,8 @@
 struct codemap_page {
 	uint64_t pn;			/* address >> 12 */
 	uint8_t seen[PAGE / 8];
-	uint8_t bytes[PAGE];
+	uint8_t bytes[PAGE];		/* the first seen: the snapshot */
+	uint8_t *cur;			/* the last seen, once they differ */
 };
 
 void codemap_init(struct codemap *m)
@@ -69,27 +70,48 @@ static struct codemap_page *page(struct codemap *m, uint64_t pn)
 	return p;
 }
 
-void codemap_add(struct codemap *m, uint64_t addr, const uint8_t *bytes, unsigned len)
+bool codemap_add(struct codemap *m, uint64_t addr, const uint8_t *bytes, unsigned len)
 {
 	struct codemap_page *p = NULL;
+	bool changed = false;
 	for (unsigned i = 0; i < len; i++) {
 		uint64_t a = addr + i;
 		if (!p || p->pn != a / PAGE)
 			p = page(m, a / PAGE);
 		if (!p) {
 			m->failed = 1;
-			return;
+			return changed;
 		}
 		unsigned o = (unsigned)(a % PAGE);
 		uint8_t bit = (uint8_t)(1u << (o % 8));
-		if (p->seen[o / 8] & bit) {
-			if (p->bytes[o] != bytes[i] && !m->conflicts++)
-				m->first_conflict = a;
+		if (!(p->seen[o / 8] & bit)) {
+			p->seen[o / 8] |= bit;
+			p->bytes[o] = bytes[i];
+			if (p->cur)
+				p->cur[o] = bytes[i];
 			continue;
 		}
-		p->seen[o / 8] |= bit;
-		p->bytes[o] = bytes[i];
+		uint8_t *now = p->cur ? p->cur : p->bytes;
+		if (now[o] == bytes[i])
+			continue;
+		if (!p->cur) {
+			/* the first change in this page: the current bytes
+			 * apart from the snapshot's from here on */
+			p->cur = malloc(PAGE);
+			if (!p->cur) {
+				m->failed = 1;
+				return changed;
+			}
+			memcpy(p->cur, p->bytes, PAGE);
+		}
+		p->cur[o] = bytes[i];
+		if (!m->conflicts++)
+			m->first_conflict = a;
+		changed = true;
 	}
+	if (changed)
+		m->changes++;
+	return changed;
 }
 
 static int cmp_page(const void *a, const void *b)
@@ -175,8 +197,11 @@ int codemap_write(struct codemap *m, const char *dir, const char *type,
 
 void codemap_free(struct codemap *m)
 {
-	for (size_t i = 0; i < m->cap; i++)
+	for (size_t i = 0; i < m->cap; i++) {
+		if (m->slots[i])
+			free(m->slots[i]->cur);
 		free(m->slots[i]);
+	}
 	free(m->slots);
 	memset(m, 0, sizeof(*m));
 }

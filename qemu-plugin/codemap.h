@@ -3,13 +3,15 @@
  * address, written out as a run directory's code snapshots (docs/format.md:
  * memmap.json regions with mem-<address>.bin files), so that `efipt insn
  * --run` and the other decoders have the code the trace went through.
- * Bytes never executed are zero. Where the same address held other bytes
- * later (code loaded over code), the first bytes stay and the clash is
- * counted: a single snapshot cannot hold both.
+ * Bytes never executed are zero. Where the same address holds other bytes
+ * later (code loaded over code), the snapshots keep the first bytes and
+ * the map the current ones: codemap_add() says that they changed, for the
+ * caller to record the change (codechanges.bin, core/codechg.h).
  */
 #ifndef EFIPT_PLUGIN_CODEMAP_H
 #define EFIPT_PLUGIN_CODEMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,13 +20,17 @@ struct codemap_page;
 struct codemap {
 	struct codemap_page **slots;	/* open addressing by page number */
 	size_t cap, used;
-	uint64_t conflicts;		/* bytes seen with two different values */
+	uint64_t conflicts;		/* bytes seen changed (each change of
+					 * a byte from the bytes last seen) */
 	uint64_t first_conflict;	/* the address of the first */
+	uint64_t changes;		/* codemap_add() calls that changed some */
 	int failed;			/* out of memory: pages were dropped */
 };
 
 void codemap_init(struct codemap *m);
-void codemap_add(struct codemap *m, uint64_t addr, const uint8_t *bytes, unsigned len);
+/* The bytes of an instruction executed at addr; true when some differ
+ * from the bytes last seen there (the map now holds them). */
+bool codemap_add(struct codemap *m, uint64_t addr, const uint8_t *bytes, unsigned len);
 /*
  * Write the snapshots into dir: mem-<addr>.bin files (pages closer than
  * gap pages apart share one file) and their memmap.json regions, whose

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "qemu-plugin/codelog.h"
 #include "qemu-plugin/codemap.h"
 #include "qemu-plugin/debugport.h"
 #include "qemu-plugin/guest_rtit.h"
@@ -101,6 +102,7 @@ static struct {
 	struct vcpu *cpu;	/* ncpus of them */
 	unsigned ncpus;
 	struct codemap code;
+	struct codelog changes;	/* code that changed while traced (code_lock) */
 	pthread_mutex_t lock;	/* translation, finishing */
 	pthread_mutex_t code_lock;	/* the code map (taken inside a vCPU's lock) */
 	pthread_mutex_t dbg_lock;	/* the debug port's file (inside a vCPU's lock) */
@@ -240,11 +242,21 @@ static bool guest_write(void *ctx, const uint8_t *buf, size_t n)
 	return !v->trace.err;
 }
 
+/* A traced instruction runs for the first time since QEMU translated it
+ * (ctx: its vCPU, whose packets for every branch before it are written).
+ * Where its bytes differ from those last seen there, the change is
+ * recorded at the offset of the next packet, after the TNT bits held
+ * are written out: every packet before that offset belongs to a branch
+ * before the change, every one from it to a branch after it, which is
+ * where the decoder can apply it (ptflow_on_position()). */
 static void code_seen(void *ctx, const struct pinsn *p)
 {
-	(void)ctx;
+	struct vcpu *v = ctx;
 	pthread_mutex_lock(&P.code_lock);
-	codemap_add(&P.code, p->addr, p->bytes, p->len);
+	if (codemap_add(&P.code, p->addr, p->bytes, p->len)) {
+		ptwr_flush_tnt(&v->gen.w);
+		codelog_add(&P.changes, v->index, v->gen.w.bytes, p->addr, p->bytes, p->len);
+	}
 	pthread_mutex_unlock(&P.code_lock);
 }
 
@@ -348,6 +360,21 @@ static void finish(const char *why)
 	if (!rc)
 		rc = codemap_write(&P.code, P.opt.dir, "QemuCode", note_file, NULL, err, sizeof(err));
 	if (!rc) {
+		/* mode=wrap: the file holds the last bytes of each trace */
+		uint64_t *drop = calloc(P.ncpus, sizeof(*drop));
+		for (unsigned c = 0; drop && c < P.ncpus; c++)
+			if (P.cpu[c].ring.buf)
+				drop[c] = P.cpu[c].gen.w.bytes - P.cpu[c].trace.size;
+		if (!drop) {
+			snprintf(err, sizeof(err), "out of memory");
+			rc = -1;
+		} else {
+			rc = codelog_write(&P.changes, P.opt.dir, drop, P.ncpus, note_file, NULL, err,
+					   sizeof(err));
+		}
+		free(drop);
+	}
+	if (!rc) {
 		struct outfile o;
 		rc = outfile_open(&o, P.opt.dir, "images.json", err, sizeof(err));
 		if (!rc) {
@@ -360,12 +387,12 @@ static void finish(const char *why)
 	}
 	char msg[256];
 	struct vcpu *v0 = &P.cpu[0];
-	bool failed = P.code.failed || !v0->gen.w.bytes || wfail;
+	bool failed = P.code.failed || P.changes.failed || !v0->gen.w.bytes || wfail;
 	if (!rc) {
 		char sbuf[32];
 		snprintf(msg, sizeof(msg), "%" PRIu64 " instructions traced (emulated by QEMU)",
 			 v0->inf.traced);
-		if (P.code.failed)
+		if (P.code.failed || P.changes.failed)
 			snprintf(msg, sizeof(msg), "out of memory: code of some instructions missing");
 		if (wfail)
 			snprintf(msg, sizeof(msg), "the trace could not be written: %s", werr);
@@ -399,11 +426,6 @@ static void finish(const char *why)
 		/* a run directory without manifest.json says it did not finish */
 	} else if (failed) {
 		fprintf(stderr, "efipt-qemu: %s\n", msg);
-	} else if (P.code.conflicts) {
-		fprintf(stderr,
-			"efipt-qemu: %" PRIu64 " code bytes changed while traced (first at 0x%" PRIx64
-			"): the snapshots hold the first bytes seen\n",
-			P.code.conflicts, P.code.first_conflict);
 	}
 	pthread_mutex_unlock(&P.lock);
 }
@@ -993,6 +1015,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		 * execution callback, REP iterations included */
 		ptgen_set_timing(&v->gen, &P.opt.timing, &v->inf.calls);
 		v->inf.code = code_seen;
+		v->inf.code_ctx = v;
 		v->index = c;
 		v->inf.on_watch = on_watch;
 		v->inf.watch_ctx = v;

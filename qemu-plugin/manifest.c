@@ -63,6 +63,9 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 		       options_stop_name(opt, tbuf, sizeof(tbuf)), opt->cfg.limit, f->inf->first_ip,
 		       f->inf->first_call, f->inf->end_ip, f->stopped_by, f->inf->events, f->inf->mode_changes,
 		       f->inf->no_mode, f->code->conflicts);
+	/* code that changed while traced: its bytes, and the changes the
+	 * decoder applies at their trace positions (codechanges.bin) */
+	outfile_printf(&o, ", \"code_changes\": %" PRIu64, f->code->changes);
 	if (f->code->conflicts)
 		outfile_printf(&o, ", \"first_code_conflict\": \"0x%" PRIx64 "\"",
 			       f->code->first_conflict);

@@ -31,7 +31,8 @@ static const char info_tail[] =
 	"(\\n, \\xNN). A NAME.tmp file means the machine stopped while writing NAME:\n"
 	"it is reported and makes the directory damaged. A damaged FPDT record is\n"
 	"the firmware's: it is named (offset in fpdt.bin, type, length) and skipped.\n\n"
-	"The code snapshots and images.json are checked as the decoding commands\n"
+	"The code snapshots, images.json and codechanges.bin (code that changed\n"
+	"while traced: \"Code changes N\") are checked as the decoding commands\n"
 	"read them: what they refuse, info refuses with the same message.\n\n"
 	"--vs-trace needs fpdt.bin and a trace; times need the TSC's frequency\n"
 	"(the manifest's timing.tsc_hz, or CPUID): without it only instructions.\n\n"
@@ -114,6 +115,12 @@ static int show_code(struct run_dir *rd)
 		bytes += rd->snap[i].size;
 	printf("Code         %u snapshots (%llu KiB), %u images\n", rd->nsnap,
 	       (unsigned long long)(bytes >> 10), rd->images.n);
+	/* code that changed while traced (codechanges.bin): a QEMU run says
+	 * how many, even none */
+	json_t *tc = json_object_get(json_object_get(rd->manifest, "trace"), "code_changes");
+	if (rd->nchg || tc)
+		printf("Code changes %zu (codechanges.bin: code that changed while traced, "
+		       "decoded from its place in the trace on)\n", rd->nchg);
 	if (ptimg_list_sort(rd->images.v, rd->images.n, sizeof(*rd->images.v)))
 		images_note_overlaps("efipt info", rd->images.v, rd->images.n,
 				     sizeof(*rd->images.v), image_name);

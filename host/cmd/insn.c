@@ -22,7 +22,7 @@
 
 struct iopts {
 	bool no_inst, stat, time;
-	struct ptsec_image *im;
+	const struct session *s;	/* its code_now: the code at this point */
 };
 
 static const char insn_usage[] =
@@ -82,7 +82,7 @@ static void print_run(void *ctx, const struct ptflow_run *r)
 					       ZYDIS_MACHINE_MODE_LONG_64 };
 	for (uint32_t i = 0; i < r->ninsn; i++) {
 		uint8_t b[16];
-		int n = ptsec_read(o->im, ip, b, r->lens[i]);
+		int n = o->s->code_now.read(o->s->code_now.ctx, ip, b, r->lens[i]);
 		ZydisDisassembledInstruction zi;
 		if (n == r->lens[i] && r->mode < 3 &&
 		    ZYAN_SUCCESS(ZydisDisassembleIntel(zm[r->mode], ip, b, (ZyanUSize)n, &zi)))
@@ -151,7 +151,7 @@ int cmd_insn(int argc, char **argv)
 	struct iopts o = { 0 };
 	int rc = 2;
 	session_init(&s, "insn");
-	o.im = &s.code;
+	o.s = &s;
 	const struct session_cmd sc = { "insn", insn_usage, insn_tail, false,
 					"output", insn_rows,
 					sizeof(insn_rows) / sizeof(insn_rows[0]), &o };

@@ -43,13 +43,17 @@ struct run_dir {
 	struct image_list images;
 	struct { uint64_t lo, hi; } qemu_code[64];	/* memmap.json's QemuCode */
 	unsigned nqemu_code;
+	/* codechanges.bin: code that changed while traced (code_changes.h) */
+	struct codechg *chg;
+	size_t nchg;
 };
 
 /* Open and validate DIR (or DIR/manifest.json). Returns 0, or -1 with err set. */
 int rundir_open(struct run_dir *rd, const char *path);
 void rundir_close(struct run_dir *rd);
 
-/* Map every snapshot memmap.json names and read images.json (images in
+/* Map every snapshot memmap.json names, read images.json and the code
+ * changes of codechanges.bin (images in
  * code a QEMU plugin recorded, memmap.json's QemuCode regions, are marked
  * executed_only). Returns 0, or -1 with a message naming the file and the
  * problem in err. */

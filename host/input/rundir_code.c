@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "host/input/code_changes.h"
 #include "host/input/rundir.h"
 #include "host/util/file_io.h"
 #include "host/util/stats.h"
@@ -155,6 +156,12 @@ int rundir_load_code(struct run_dir *rd, char *err, size_t errlen)
 	}
 	json_decref(mm);
 	rundir_mark_executed_only(rd, &rd->images);
+	if (!rc) {
+		/* the count the manifest gives, if any, must be the file's */
+		json_t *tc = json_object_get(json_object_get(rd->manifest, "trace"), "code_changes");
+		long long expect = json_is_integer(tc) ? json_integer_value(tc) : -1;
+		rc = codechanges_load(rd->path, expect, &rd->chg, &rd->nchg, err, errlen);
+	}
 	return rc;
 }
 
@@ -167,4 +174,7 @@ void rundir_free_code(struct run_dir *rd)
 	rd->nsnap = 0;
 	rd->nqemu_code = 0;
 	image_list_free(&rd->images);
+	free(rd->chg);
+	rd->chg = NULL;
+	rd->nchg = 0;
 }

@@ -12,6 +12,7 @@
 #include "core/pt_image.h"
 #include "host/input/flow_notes.h"
 #include "host/input/progress.h"
+#include "host/input/code_changes.h"
 #include "host/input/session.h"
 #include "host/input/trace_end.h"
 #include "host/symbols/kernsyms.h"
@@ -690,7 +691,10 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 		return say(s, "%s", term_safe(err));
 	stats.decodes++;
 	struct ptflow_config fc = s->fc;
-	fc.image = ptsec_ptimg(&s->code);
+	/* code that changed while traced: applied where the trace reaches it */
+	struct codechanges chg;
+	codechanges_start(&chg, s->rd.chg, s->rd.nchg, s->trace[i].cpu, ptsec_ptimg(&s->code));
+	fc.image = codechanges_image(&chg);
 	fc.cache_size = s->cache_entries;
 	fc.cache = fc.cache_size ? calloc(fc.cache_size, sizeof(*fc.cache)) : NULL;
 	struct fanout f;
@@ -725,6 +729,8 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 				ptflow_blk_regions(f.d, fan_region, &f);
 			ptflow_blocks_timed(f.d, timed);
 		}
+		codechanges_attach(&chg, f.d);
+		s->code_now = fc.image;
 		progress_start(&f.pg, s->cmd, name, in.size, s->streams);
 		ptflow_on_progress(f.d, at_psb, &f);
 		errs = ptflow_decode(f.d, in.data, in.size, 0);
@@ -737,6 +743,12 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 					 rundir_stopped_full(&s->rd, s->trace[i].cpu));
 		s->stat = f.d->stat;
 	}
+	if (chg.failed && errs >= 0) {
+		say(s, "out of memory: %s: some code changes were not applied", name);
+		errs++;
+	}
+	codechanges_free(&chg);
+	s->code_now = ptsec_ptimg(&s->code);
 	free(f.d);
 	free(fc.cache);
 	input_unmap(&in);

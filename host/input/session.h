@@ -77,6 +77,10 @@ struct session {
 	bool cpu_known;			/* the errata are the CPU's (flow_notes.h) */
 	struct session_trace *trace;
 	unsigned ntrace;
+	/* during session_decode(): the code the decoder reads now (the
+	 * code changes reached so far applied: code_changes.h), for a
+	 * consumer that reads instructions as they are delivered */
+	struct ptimg code_now;
 	/* after session_decode() */
 	struct ptflow_stat stat;	/* the decoder's counts of the last trace */
 };

@@ -2,7 +2,8 @@
  * libFuzzer target for efipt's other untrusted inputs: a CPUID dump
  * (cpuidtxt_parse + ptcaps_parse + report), a PE image (pe_read_info, file
  * and mapped layouts; pe_code_read), and a command line (cmdline_split, then the trace
- * options parser and validator against a real CPU profile's capabilities).
+ * options parser and validator against a real CPU profile's capabilities),
+ * and a run directory's codechanges.bin (codechg_check, codechg_get).
  * The first byte picks the parser; the rest is its input.
  */
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "core/cmdline.h"
+#include "core/codechg.h"
 #include "core/cpuid_set.h"
 #include "core/pe_info.h"
 #include "core/pt_caps.h"
@@ -38,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	uint8_t which = data[0] % 3;
+	uint8_t which = data[0] % 4;
 	data++;
 	size--;
 	if (which == 0) {
@@ -70,6 +72,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct pe_code pc;
 		pe_code_read(&img, 0x1000, pi.size_of_image, &pc);
 		pe_code_read(&img, 0x1000, ~0ull - 0x1000, &pc);
+		free(copy);
+	} else if (which == 3) {
+		/* an exact-size heap copy, so any over-read is caught */
+		uint8_t *copy = malloc(size ? size : 1);
+		memcpy(copy, data, size);
+		const char *why;
+		uint64_t at;
+		long n = codechg_check(copy, size, &why, &at);
+		for (long i = 0; i <= n; i++) { /* one past the last: refused */
+			struct codechg c;
+			if (!codechg_get(copy, size, (size_t)i, &c, &why) &&
+			    (!c.len || c.len > CODECHG_MAX_LEN || c.addr + c.len - 1 < c.addr))
+				__builtin_trap();
+		}
 		free(copy);
 	} else {
 		char *buf = malloc(size + 1);

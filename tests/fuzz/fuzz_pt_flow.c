@@ -4,7 +4,9 @@
  * No crash, no hang (work is bounded per input byte by max_steps), no
  * allocation. Input byte 0 picks options (DisTNT, DisRETC, errata, cache,
  * instruction output), the rest is the trace. Each input is decoded with
- * and without the block cache, which must agree exactly.
+ * and without the block cache, which must agree exactly. The code changes
+ * while decoding (ptflow_on_position()): every few bytes of the trace,
+ * chosen by the input's size, the image switches to another version.
  *
  * With FLOW_FUZZ_SEEDS=DIR set, the first run also writes synthesized
  * traces over the image into DIR as a starting corpus.
@@ -25,6 +27,7 @@ static const uint8_t head[] = {
 	0x0f, 0x22, 0xd8, 0xf4, 0x90, 0x90, 0x90, 0x90, 0xc3, 0xe8, 0x00, 0x00,
 	0x00, 0x00, 0xc3, 0xeb, 0xfe, 0x75, 0xd4, 0xe2, 0xd2, 0xff, 0xd0, 0xc3,
 };
+static uint8_t image_b[sizeof(image)];	/* the code changed: every 7th byte */
 static struct ptimg_flat flat = { image, 0x1000, sizeof(image) };
 
 static void build_image(void)
@@ -37,6 +40,18 @@ static void build_image(void)
 		image[i] = (uint8_t)(x >> 16);
 	}
 	memcpy(image, head, sizeof(head));
+	for (size_t i = 0; i < sizeof(image); i++)
+		image_b[i] = (uint8_t)(image[i] ^ (i % 7 ? 0 : 0x5a));
+}
+
+/* ptflow_on_position(): the other version of the code from off on, the
+ * next change step bytes later. */
+static uint64_t code_step;
+static uint64_t switch_code(void *ctx, uint64_t off)
+{
+	(void)ctx;
+	flat.bytes = flat.bytes == image ? image_b : image;
+	return off + code_step;
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -194,6 +209,9 @@ static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
 	struct ptflow_sink sink = { s, data[0] & 0x40 && !blocks ? on_run : NULL, on_event };
 	if (ptflow_init(&d, &cfg, &sink))
 		__builtin_trap();
+	flat.bytes = image;
+	code_step = 8 + size % 57;
+	ptflow_on_position(&d, code_step, switch_code, NULL);
 	if (blocks) {
 		ptflow_on_blocks(&d, blocks == 2 ? on_region_blocks : on_blocks);
 		/* handed over before each timing packet: the same blocks */

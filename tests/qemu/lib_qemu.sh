@@ -40,6 +40,23 @@ plugin_output() {
 		exit 0
 	fi
 }
+# marker_app_trace NAME DIR APP: the UEFI app APP (with the trace markers
+# around its work) booted from an ESP under efipt qemu --start marker
+# --stop marker with QARGS, the logger recording from the start marker on:
+# DIR/run, DIR/log.bin, DIR/debugcon.log (port 0x402).
+marker_app_trace() {
+	mkdir -p "$2"
+	EFIPT_EFI=$3 sh ovmf/mkesp.sh --image "$2/esp.img" >/dev/null
+	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$2/vars.fd"
+	# shellcheck disable=SC2086
+	expect_rc "$1: efipt qemu traces the app's region and ends QEMU at the stop marker" 0 \
+		nice -n 10 timeout 120 $EFIPT qemu -o "$2/run" --no-esp --start marker --stop marker \
+		-- $QARGS -drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
+		-drive if=pflash,format=raw,unit=1,file="$2/vars.fd" \
+		-drive format=raw,file="$2/esp.img" -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+		-debugcon file:"$2/debugcon.log" -global isa-debugcon.iobase=0x402 \
+		-plugin "$LOGGER,out=$2/log.bin,from=marker"
+}
 # decoded_equals_log NAME DIR WHAT: efipt insn --run DIR/run must decode
 # without errors (DIR/insn.txt) exactly the instructions of DIR/log.bin
 # (insnlog.so's record, starting where the trace does), to its end.

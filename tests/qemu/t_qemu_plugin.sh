@@ -129,17 +129,7 @@ assert m['status']['result']=='failed' and m['trace']['insns']==0, m['status']"
 # efipt qemu --start marker --stop marker: a UEFI app with the markers around
 # its work, booted from an ESP; the logger (passed through to QEMU) starts
 # at the start marker by itself; exit=on ends QEMU at the stop marker
-mkdir -p "$TMP/mark"
-EFIPT_EFI=build/tests/marker_app.efi sh ovmf/mkesp.sh --image "$TMP/mark/esp.img" >/dev/null
-cp /usr/share/OVMF/OVMF_VARS_4M.fd "$TMP/mark/vars.fd"
-# shellcheck disable=SC2086
-expect_rc "markers: efipt qemu traces the app's region and ends QEMU at the stop marker" 0 \
-	nice -n 10 timeout 120 $EFIPT qemu -o "$TMP/mark/run" --no-esp --start marker --stop marker -- $QARGS \
-	-drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
-	-drive if=pflash,format=raw,unit=1,file="$TMP/mark/vars.fd" \
-	-drive format=raw,file="$TMP/mark/esp.img" -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-	-debugcon file:"$TMP/mark/debugcon.log" -global isa-debugcon.iobase=0x402 \
-	-plugin "$LOGGER,out=$TMP/mark/log.bin,from=marker"
+marker_app_trace markers "$TMP/mark" build/tests/marker_app.efi
 expect_rc "markers: efipt insn --run decodes without errors" 0 $EFIPT insn --run "$TMP/mark/run" --no-inst
 mv "$TMP/out" "$TMP/mark/insn.txt"
 fc=$(python3 -c "import json; print(json.load(open('$TMP/mark/run/manifest.json'))['trace']['first_call'])")

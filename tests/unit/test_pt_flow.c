@@ -16,6 +16,7 @@
 #include "check.h"
 #include "core/pt_flow.h"
 #include "core/pt_synth.h"
+#include "core/pt_writer.h"
 #include "core/pt_summary.h"
 #include "core/pt_cov.h"
 #include "core/mem.h"
@@ -915,11 +916,76 @@ static void long_loop_test(void)
 	       (unsigned long long)want);
 }
 
+
+/* ptflow_on_position(): code that changes at a trace position. At 0x1000
+ * two calls of 0x2000, then JMP RAX; 0x2000 holds RET for the first call
+ * and NOP; RET for the second. The writer flushes its TNT bits where the
+ * code changed and the change is recorded at the next packet's offset (as
+ * the QEMU plugin does): the decoder must walk the first call in the old
+ * code and the second in the new. */
+static uint8_t smc_code[0x1010];
+static uint64_t smc_switch(void *ctx, uint64_t off)
+{
+	uint64_t *at = ctx;
+	*at = off;
+	smc_code[0x1000] = 0x90; /* nop; ret */
+	smc_code[0x1001] = 0xc3;
+	return UINT64_MAX;
+}
+
+static void code_change_test(void)
+{
+	static const uint8_t calls[] = { 0xe8, 0xfb, 0x0f, 0, 0, 0xe8, 0xf6, 0x0f, 0, 0, 0xff, 0xe0 };
+	memset(smc_code, 0xcc, sizeof(smc_code));
+	memcpy(smc_code, calls, sizeof(calls));
+	smc_code[0x1000] = 0xc3; /* ret */
+	struct ptimg_flat code = { smc_code, 0x1000, sizeof(smc_code) };
+	static uint8_t trace[256];
+	struct ptwr w;
+	ptwr_init(&w, trace, sizeof(trace), 4096, true, NULL, NULL);
+	ptwr_psb_begin(&w);
+	ptwr_psb_end(&w);
+	ptwr_mode(&w, X86_MODE_64);
+	ptwr_ip(&w, ptpkt_tip_pge, 0x1000);
+	ptwr_call(&w, 0x1005);
+	CHECK(ptwr_ret(&w, 0x1005), "code change: the first RET compressed");
+	ptwr_flush_tnt(&w);
+	uint64_t pos = w.bytes;
+	ptwr_call(&w, 0x100a);
+	CHECK(ptwr_ret(&w, 0x100a), "code change: the second RET compressed");
+	ptwr_ip(&w, ptpkt_tip_pgd, 0x3000); /* JMP RAX leaves: tracing stops */
+	size_t n = (size_t)w.bytes;
+	for (int cached = 0; cached < 2; cached++) {
+		smc_code[0x1000] = 0xc3;
+		smc_code[0x1001] = 0xcc;
+		struct ptflow_config fc;
+		memset(&fc, 0, sizeof(fc));
+		fc.image = (struct ptimg){ ptimg_flat_read, &code };
+		static struct ptflow_block blocks[64];
+		fc.cache = cached ? blocks : NULL;
+		fc.cache_size = cached ? 64 : 0;
+		static struct ptflow_decoder d;
+		struct ptflow_sink none = { NULL, NULL, NULL };
+		ptflow_init(&d, &fc, &none);
+		uint64_t at = 0;
+		ptflow_on_position(&d, pos, smc_switch, &at);
+		long errs = ptflow_decode(&d, trace, n, 0);
+		/* call, ret, call, nop, ret, jmp */
+		CHECKF(!errs && d.stat.insns == 6 && at == pos,
+		       cached ? "code change: each call decodes in its code (block cache)"
+			     : "code change: each call decodes in its code (no cache)",
+		       "%ld errors, %llu instructions, applied at %llu (recorded at %llu)", errs,
+		       (unsigned long long)d.stat.insns, (unsigned long long)at,
+		       (unsigned long long)pos);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int nseeds = argc > 1 ? atoi(argv[1]) : 24;
 	CHECK(ptflow_selfcheck() == 0, "flow: selfcheck");
 	long_loop_test();
+	code_change_test();
 	ptwrite_tests(nseeds * 4);
 	distnt_end_tests(nseeds);
 	image_tests("elf", "/usr/lib/x86_64-linux-gnu/libc.so.6", nseeds);
