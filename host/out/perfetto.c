@@ -99,7 +99,6 @@ static void flush_out(struct pft_writer *w)
 /* Write one packet (Trace.packet) to the file. */
 static void emit(struct pft_writer *w)
 {
-	struct pb_buf h;
 	if (w->pkt.full) {
 		w->full = true;
 		return;
@@ -107,11 +106,10 @@ static void emit(struct pft_writer *w)
 	/* key and length: at most 1 + 10 bytes; pkt_mem is half of out_mem */
 	if (w->pkt.len + 16 > sizeof(w->out_mem) - w->out_len)
 		flush_out(w);
-	pb_init(&h, w->out_mem + w->out_len, 16);
-	pb_varint(&h, TRACE_PACKET << 3 | PB_LEN);
-	pb_varint(&h, w->pkt.len);
-	memcpy(w->out_mem + w->out_len + h.len, w->pkt.p, w->pkt.len);
-	w->out_len += h.len + w->pkt.len;
+	uint8_t *p = w->out_mem + w->out_len;
+	uint8_t *q = pb_put_varint(pb_put_varint(p, TRACE_PACKET << 3 | PB_LEN), w->pkt.len);
+	memcpy(q, w->pkt.p, w->pkt.len);
+	w->out_len += (size_t)(q - p) + w->pkt.len;
 }
 
 /* Start a packet of the sequence; the first one clears its state. */

@@ -74,11 +74,3 @@ void pb_str(struct pb_buf *b, uint32_t field, const char *s)
 {
 	pb_bytes(b, field, s, strlen(s));
 }
-
-void pb_msg(struct pb_buf *b, uint32_t field, const struct pb_buf *m)
-{
-	if (m->full)
-		b->full = true;
-	else
-		pb_bytes(b, field, m->p, m->len);
-}

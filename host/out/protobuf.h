@@ -63,6 +63,20 @@ void pb_int(struct pb_buf *b, uint32_t field, int64_t v);
  * or the message encoded in m. */
 void pb_bytes(struct pb_buf *b, uint32_t field, const void *d, size_t n);
 void pb_str(struct pb_buf *b, uint32_t field, const char *s);
-void pb_msg(struct pb_buf *b, uint32_t field, const struct pb_buf *m);
+/* Inline: every timeline event is a message in a packet. */
+static inline void pb_msg(struct pb_buf *b, uint32_t field, const struct pb_buf *m)
+{
+	if (m->full) {
+		b->full = true;
+	} else if (!b->full && m->len < 128 && b->cap - b->len >= 6 + m->len) {
+		/* key (at most 5 bytes) and a one-byte length */
+		uint8_t *q = pb_put_varint(b->p + b->len, (uint64_t)field << 3 | PB_LEN);
+		*q++ = (uint8_t)m->len;
+		__builtin_memcpy(q, m->p, m->len);
+		b->len = (size_t)(q - b->p) + m->len;
+	} else {
+		pb_bytes(b, field, m->p, m->len);
+	}
+}
 
 #endif
