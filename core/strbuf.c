@@ -1,5 +1,6 @@
 /* Bounded text builder; see strbuf.h. */
 #include "core/strbuf.h"
+#include "core/utf8.h"
 
 void sb_init(struct strbuf *sb, char *buf, size_t cap)
 {
@@ -166,8 +167,10 @@ void sb_printf(struct strbuf *sb, const char *fmt, ...)
 
 void sb_json_escape(struct strbuf *sb, const char *s)
 {
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		unsigned char c = *p;
+		int n = c < 0x80 ? 1 : utf8_seq_len(p);
 		if (c == '"' || c == '\\') {
 			sb_putc(sb, '\\');
 			sb_putc(sb, (char)c);
@@ -177,11 +180,17 @@ void sb_json_escape(struct strbuf *sb, const char *s)
 			sb_puts(sb, "\\r");
 		} else if (c == '\t') {
 			sb_puts(sb, "\\t");
-		} else if (c < 0x20) {
+		} else if (c < 0x20 || c == 0x7f) {
 			sb_printf(sb, "\\u%04x", c);
+		} else if (!n) {
+			/* not UTF-8: the byte as text, as every efipt JSON writer
+			 * shows it (JSON must be UTF-8, RFC 8259 section 8.1) */
+			sb_printf(sb, "\\\\x%02x", c);
+			n = 1;
 		} else {
-			sb_putc(sb, (char)c);
+			sb_putn(sb, (const char *)p, (size_t)n);
 		}
+		p += n;
 	}
 }
 

@@ -27,7 +27,9 @@ void sb_putn(struct strbuf *sb, const char *s, size_t n);
 void sb_printf(struct strbuf *sb, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void sb_vprintf(struct strbuf *sb, const char *fmt, __builtin_va_list ap);
-/* Append s as the body of a JSON string (quotes not included). */
+/* Append s as the body of a JSON string (quotes not included): control
+ * characters escaped, valid UTF-8 kept, any other byte as the text \\xNN
+ * (the output is always valid UTF-8, so valid JSON). */
 void sb_json_escape(struct strbuf *sb, const char *s);
 /* Append s as a JSON string, quotes included. */
 void sb_json_str(struct strbuf *sb, const char *s);

@@ -2,8 +2,8 @@
 #include <efi.h>
 #include <efilib.h>
 
-#include "core/version.h"
 #include "core/mem.h"
+#include "core/run_manifest.h"
 #include "efi/console.h"
 #include "efi/run.h"
 
@@ -155,17 +155,13 @@ EFI_STATUS run_write_manifest(struct run *run)
 		return EFI_OUT_OF_RESOURCES;
 	struct strbuf sb;
 	sb_init(&sb, buf, cap);
-	sb_puts(&sb, "{\n  \"format\": \"efipt-run\",\n  \"format_version\": 1,\n");
-	sb_printf(&sb, "  \"efipt_version\": \"%s\",\n  \"efipt_gitrev\": \"%s\",\n",
-		  efipt_version, efipt_gitrev);
-	sb_printf(&sb, "  \"run_id\": \"%s\",\n  \"started\": \"%s\",\n", run->id, run->started);
-	sb_printf(&sb, "  \"command\": \"%s\",\n  \"command_line\": \"", run->command);
-	sb_json_escape(&sb, run->cmdline);
+	struct runmf_head head = { run->id, run->started, run->command, run->cmdline };
+	runmf_open(&sb, &head);
 	char fw[64];
 	ucs2_to_ascii(fw, sizeof(fw), ST->FirmwareVendor ? ST->FirmwareVendor : L"");
-	sb_puts(&sb, "\",\n  \"firmware\": {\"vendor\": \"");
-	sb_json_escape(&sb, fw);
-	sb_printf(&sb, "\", \"revision\": \"0x%08x\", \"uefi\": \"%u.%u\"},\n",
+	sb_puts(&sb, "  \"firmware\": {\"vendor\": ");
+	sb_json_str(&sb, fw);
+	sb_printf(&sb, ", \"revision\": \"0x%08x\", \"uefi\": \"%u.%u\"},\n",
 		  ST->FirmwareRevision, ST->Hdr.Revision >> 16, (ST->Hdr.Revision & 0xffff) / 10);
 	if (run->caps) {
 		sb_puts(&sb, "  \"cpu\": ");
@@ -176,19 +172,14 @@ EFI_STATUS run_write_manifest(struct run *run)
 		sb_puts(&sb, "  \"manifest_truncated\": true,\n");
 	else if (run->extra_sb.len)
 		sb_printf(&sb, "  %s,\n", run->extra);
-	sb_puts(&sb, "  \"files\": [");
+	runmf_files_open(&sb);
 	for (unsigned i = 0; i < run->nfiles; i++) {
 		struct run_file *f = &run->files[i];
-		sb_printf(&sb, "%s\n    {\"name\": \"", i ? "," : "");
-		sb_json_escape(&sb, f->name);
-		sb_printf(&sb, "\", \"size\": %llu, \"status\": \"%s\"}", (unsigned long long)f->size,
-			  EFI_ERROR(f->status) ? efi_status_name(f->status) : "written");
+		runmf_file(&sb, i, f->name, f->size,
+			   EFI_ERROR(f->status) ? efi_status_name(f->status) : "written");
 	}
-	sb_printf(&sb, "%s],\n", run->nfiles ? "\n  " : "");
-	sb_printf(&sb, "  \"status\": {\"result\": \"%s\", \"efi_status\": \"%s\", \"message\": \"",
-		  run_result_name(run->result), efi_status_name(run->status));
-	sb_json_escape(&sb, run->message);
-	sb_puts(&sb, "\"}\n}\n");
+	runmf_close(&sb, run->nfiles, run_result_name(run->result), efi_status_name(run->status),
+		    run->message);
 	EFI_STATUS st = EFI_BUFFER_TOO_SMALL;
 	if (!sb.truncated)
 		st = esp_write_atomic(run->esp, run->dir, L"manifest.json", buf, sb.len);

@@ -15,7 +15,7 @@ QPLUG_SRC := $(wildcard qemu-plugin/*.c)
 # the core files the plugin links, compiled position-independent
 QPLUG_CORE := core/pt_writer.c core/pt_pkt_enc.c core/pt_pkt_dec.c core/x86_insn.c core/x86_valid.c \
 	core/pt_unit.c core/pt_caps.c core/cpuid_set.c core/strbuf.c core/cpu_model.c \
-	core/codechg.c
+	core/codechg.c core/run_manifest.c
 QPLUG_OBJ := $(patsubst %.c,$(QPLUG_BUILD)/pic/%.o,$(QPLUG_SRC) $(QPLUG_CORE)) \
 	$(QPLUG_BUILD)/pic/gen/version.o
 # qemu-plugin.h includes glib.h from plugin API 2 (QEMU 9.0) on; evaluated

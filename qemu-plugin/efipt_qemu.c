@@ -39,6 +39,8 @@
 #include "qemu-plugin/ptgen.h"
 #include "core/cpuid_set.h"
 #include "core/pt_rtit.h"
+#include "core/run_manifest.h"
+#include "core/strbuf.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
@@ -141,12 +143,17 @@ static bool finished(void)
 /* a manifest "files" entry; status "written" or why not (errno_name()) */
 static void note_file_status(const char *name, uint64_t size, const char *status)
 {
-	if (P.files_len + 200 >= sizeof(P.files))
-		return;
-	P.files_len += (size_t)snprintf(P.files + P.files_len, sizeof(P.files) - P.files_len,
-					"%s\n    {\"name\": \"%s\", \"size\": %" PRIu64
-					", \"status\": \"%s\"}",
-					P.files_len ? "," : "", name, size, status);
+	if (P.files_len >= sizeof(P.files) - 1)
+		return; /* full: the list stops at the last whole entry */
+	struct strbuf sb;
+	sb_init(&sb, P.files + P.files_len, sizeof(P.files) - P.files_len);
+	runmf_file(&sb, P.files_len != 0, name, size, status);
+	if (sb.truncated) {
+		P.files[P.files_len] = 0;
+		P.files_len = sizeof(P.files) - 1;
+	} else {
+		P.files_len += sb.len;
+	}
 }
 
 static void note_file(void *ctx, const char *name, uint64_t size)

@@ -1,25 +1,42 @@
 /* The plugin's manifest.json; see manifest.h. */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/pt_rtit.h"
-#include "core/version.h"
+#include "core/run_manifest.h"
+#include "core/strbuf.h"
 #include "qemu-plugin/manifest.h"
 #include "qemu-plugin/outfile.h"
 
-/* JSON string body: the arguments and the directory name are the only
- * free text written */
-static void json_text(struct outfile *o, const char *s)
+/* Common members (core/run_manifest.h) through a buffer that fits them:
+ * an escaped byte takes at most 6 */
+static void put_common(struct outfile *o, const struct manifest_facts *f, const char *id, bool head)
 {
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			outfile_printf(o, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			outfile_printf(o, "\\u%04x", c);
-		else
-			outfile_printf(o, "%c", c);
+	size_t cap = 4096 + 6 * (strlen(id) + strlen(f->opt->args) + strlen(f->message)) +
+		     strlen(f->files);
+	char *buf = malloc(cap);
+	if (!buf) {
+		o->err = o->err ? o->err : ENOMEM;
+		return;
 	}
+	struct strbuf sb;
+	sb_init(&sb, buf, cap);
+	if (head) {
+		struct runmf_head h = { id, f->started, "qemu", f->opt->args };
+		runmf_open(&sb, &h);
+	} else {
+		runmf_files_open(&sb);
+		sb_puts(&sb, f->files);
+		runmf_close(&sb, f->files[0] != 0, f->result, "none", f->message);
+	}
+	if (sb.truncated)
+		o->err = o->err ? o->err : ENOBUFS;
+	else
+		outfile_write(o, buf, sb.len);
+	free(buf);
 }
 
 int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
@@ -41,15 +58,9 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 	if (f->guest_json)
 		ctl = f->guest_ctl & ~RTIT_CTL_TRACEEN; /* what the guest programmed */
 	char sbuf[32], tbuf[32];
-	outfile_printf(&o, "{\n  \"format\": \"efipt-run\",\n  \"format_version\": 1,\n"
-			   "  \"efipt_version\": \"%s\",\n  \"efipt_gitrev\": \"%s\",\n"
-			   "  \"run_id\": \"", efipt_version, efipt_gitrev);
-	json_text(&o, id);
-	outfile_printf(&o, "\",\n  \"started\": \"%s\",\n  \"command\": \"qemu\",\n"
-			   "  \"command_line\": \"", f->started);
-	json_text(&o, opt->args);
+	put_common(&o, f, id, true);
 	outfile_printf(&o,
-		       "\",\n  \"trace\": {\"source\": \"qemu\", \"emulated\": true, "
+		       "  \"trace\": {\"source\": \"qemu\", \"emulated\": true, "
 		       "\"rtit_ctl\": \"0x%" PRIx64 "\", \"bytes\": %" PRIu64 ", "
 		       "\"insns\": %" PRIu64 ", \"executed\": %" PRIu64 ", \"psb\": %u, "
 		       "\"start\": \"%s\", \"stop\": \"%s\", \"limit\": %" PRIu64 ", "
@@ -118,10 +129,7 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 			       PTGEN_NOM_RATIO, PTGEN_CPUID15_EAX, PTGEN_CPUID15_EBX,
 			       PTGEN_CPUID15_ECX);
 	}
-	outfile_printf(&o, "},\n  \"files\": [%s\n  ],\n  \"status\": {\"result\": \"%s\", "
-			   "\"efi_status\": \"none\", \"message\": \"",
-		       f->files, f->result);
-	json_text(&o, f->message);
-	outfile_printf(&o, "\"}\n}\n");
+	outfile_printf(&o, "},\n");
+	put_common(&o, f, id, false);
 	return outfile_commit(&o, err, errlen);
 }

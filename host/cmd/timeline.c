@@ -296,7 +296,8 @@ static size_t queue(struct tl *l, const struct tl_item *it)
 		while (p > l->qh && l->q[p - 1].kind == Q_INSTANT && l->q[p - 1].x == it->x &&
 		       l->q[p - 1].t == it->t)
 			p--;
-	memmove(l->q + p + 1, l->q + p, (l->qn - p) * sizeof(*l->q));
+	if (p < l->qn) /* mostly it goes last */
+		memmove(l->q + p + 1, l->q + p, (l->qn - p) * sizeof(*l->q));
 	l->q[p] = *it;
 	l->qn++;
 	if (l->qn - l->qh > l->qpeak)
@@ -404,8 +405,9 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 	if (fr->state == FR_PENDING) {
 		if (!long_enough(l, fr, e)) {
 			/* no slice: its begin goes (the last begin queued) */
-			memmove(l->q + fr->qi, l->q + fr->qi + 1,
-				(l->qn - fr->qi - 1) * sizeof(*l->q));
+			if (fr->qi + 1 < l->qn)
+				memmove(l->q + fr->qi, l->q + fr->qi + 1,
+					(l->qn - fr->qi - 1) * sizeof(*l->q));
 			l->qn--;
 			fr->state = FR_HIDDEN;
 			return;

@@ -608,6 +608,10 @@ uint64_t session_ns(const struct session *s, uint64_t ticks)
 {
 	if (!s->tsc_hz)
 		return ticks;
+	/* the same quotient; 64-bit division while the product fits (a
+	 * timeline asks for every slice's time) */
+	if (ticks <= UINT64_MAX / 1000000000u)
+		return ticks * 1000000000u / s->tsc_hz;
 	return (uint64_t)((unsigned __int128)ticks * 1000000000u / s->tsc_hz);
 }
 

@@ -87,20 +87,29 @@ static void str_field(struct pb_buf *b, uint32_t field, const char *s)
 	pb_bytes(b, field, out, o);
 }
 
+/* The packets gathered in out_mem to the file: one write for many small
+ * packets. */
+static void flush_out(struct pft_writer *w)
+{
+	if (w->out_len)
+		atomic_write(&w->af, w->out_mem, w->out_len);
+	w->out_len = 0;
+}
+
 /* Write one packet (Trace.packet) to the file. */
 static void emit(struct pft_writer *w)
 {
-	uint8_t head[16];
-	struct pb_buf h;
 	if (w->pkt.full) {
 		w->full = true;
 		return;
 	}
-	pb_init(&h, head, sizeof(head));
-	pb_varint(&h, TRACE_PACKET << 3 | PB_LEN);
-	pb_varint(&h, w->pkt.len);
-	atomic_write(&w->af, h.p, h.len);
-	atomic_write(&w->af, w->pkt.p, w->pkt.len);
+	/* key and length: at most 1 + 10 bytes; pkt_mem is half of out_mem */
+	if (w->pkt.len + 16 > sizeof(w->out_mem) - w->out_len)
+		flush_out(w);
+	uint8_t *p = w->out_mem + w->out_len;
+	uint8_t *q = pb_put_varint(pb_put_varint(p, TRACE_PACKET << 3 | PB_LEN), w->pkt.len);
+	memcpy(q, w->pkt.p, w->pkt.len);
+	w->out_len += (size_t)(q - p) + w->pkt.len;
 }
 
 /* Start a packet of the sequence; the first one clears its state. */
@@ -206,6 +215,7 @@ static int pft_open(struct tl_sink *s, const char *cmd, const char *path)
 	pb_init(&w->ev, w->ev_mem, sizeof(w->ev_mem));
 	pb_init(&w->in, w->in_mem, sizeof(w->in_mem));
 	pb_init(&w->tmp, w->tmp_mem, sizeof(w->tmp_mem));
+	w->out_len = 0;
 	return atomic_open(&w->af, cmd, path);
 }
 
@@ -329,6 +339,7 @@ static int pft_close(struct tl_sink *s)
 {
 	struct pft_writer *w = s->w;
 	flush_interned(w);
+	flush_out(w);
 	release(w);
 	if (w->full) {
 		fprintf(stderr, "efipt %s: %s: a packet was larger than its buffer: nothing "

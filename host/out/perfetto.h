@@ -53,6 +53,8 @@ struct pft_writer {
 	bool full;			/* a packet did not fit its buffer */
 	uint8_t pkt_mem[32768], ev_mem[24576], in_mem[16384], tmp_mem[8192];
 	struct pb_buf pkt, ev, in, tmp;
+	uint8_t out_mem[65536];		/* packets not yet written to the file */
+	size_t out_len;
 };
 
 #endif

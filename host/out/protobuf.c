@@ -18,12 +18,8 @@ void pb_reset(struct pb_buf *b)
 
 size_t pb_varint_size(uint64_t v)
 {
-	size_t n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
+	/* 7 bits a byte: the significant bits, rounded up */
+	return ((size_t)(64 - __builtin_clzll(v | 1)) + 6) / 7;
 }
 
 /* Room for n more bytes, else the buffer is full from now on. */
@@ -38,11 +34,7 @@ static bool room(struct pb_buf *b, size_t n)
 
 static void put_varint(struct pb_buf *b, uint64_t v)
 {
-	while (v >= 0x80) {
-		b->p[b->len++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	b->p[b->len++] = (uint8_t)v;
+	b->len += (size_t)(pb_put_varint(b->p + b->len, v) - (b->p + b->len));
 }
 
 void pb_varint(struct pb_buf *b, uint64_t v)
@@ -51,7 +43,7 @@ void pb_varint(struct pb_buf *b, uint64_t v)
 		put_varint(b, v);
 }
 
-void pb_uint(struct pb_buf *b, uint32_t field, uint64_t v)
+void pb_uint_room(struct pb_buf *b, uint32_t field, uint64_t v)
 {
 	uint64_t key = (uint64_t)field << 3 | PB_VARINT;
 	if (room(b, pb_varint_size(key) + pb_varint_size(v))) {
@@ -81,12 +73,4 @@ void pb_bytes(struct pb_buf *b, uint32_t field, const void *d, size_t n)
 void pb_str(struct pb_buf *b, uint32_t field, const char *s)
 {
 	pb_bytes(b, field, s, strlen(s));
-}
-
-void pb_msg(struct pb_buf *b, uint32_t field, const struct pb_buf *m)
-{
-	if (m->full)
-		b->full = true;
-	else
-		pb_bytes(b, field, m->p, m->len);
 }

@@ -354,21 +354,6 @@ void atomic_abort(struct atomic_file *af)
 	}
 }
 
-int utf8_seq_len(const unsigned char *s)
-{
-	unsigned c = s[0];
-	int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 :
-		c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	/* overlong forms, surrogates, beyond U+10FFFF */
-	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0) ||
-	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90))
-		return 0;
-	return n;
-}
-
 /* The one escaping rule; emit() receives the text piece by piece. */
 static void escape(const char *str, bool text, void (*emit)(void *, const char *, size_t),
 		   void *ctx)

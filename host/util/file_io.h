@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "core/utf8.h"
+
 /*
  * Read a whole (small) file, up to max bytes, into a malloc'd buffer with a
  * NUL appended. On failure prints "efipt: PATH: reason" to stderr and
@@ -102,9 +104,6 @@ void atomic_abort(struct atomic_file *af);
  * buffers, cut at 4 KiB) for use in printf arguments.
  */
 void fputs_safe_text(const char *s, FILE *f);
-/* Length of the valid UTF-8 sequence of 2..4 bytes at s (a NUL ends it),
- * or 0: ASCII, overlong forms, surrogates, past U+10FFFF, cut sequences. */
-int utf8_seq_len(const unsigned char *s);
 const char *term_safe(const char *s);
 
 #endif
