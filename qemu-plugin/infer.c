@@ -213,6 +213,8 @@ static void resolve(struct infer *f, const struct pinsn *p, unsigned pm, uint64_
 			ptgen_event_pip(g, p->addr, a, am);
 		else
 			ptgen_event(g, p->addr, a, am);
+		if (f->on_event)
+			f->on_event(f->event_ctx, f->traced, p->addr, a);
 		break;
 	default:
 		/* indirect JMP and far transfers: a TIP (33.2.1, Table 33-1) */
@@ -234,6 +236,8 @@ event:
 		ptgen_event_pip(g, next, a, am);
 	else
 		ptgen_event(g, next, a, am);
+	if (f->on_event)
+		f->on_event(f->event_ctx, f->traced, next, a);
 }
 
 static bool starts(const struct infer *f, const struct pinsn *p, unsigned mode)

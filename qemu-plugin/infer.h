@@ -102,6 +102,11 @@ struct infer {
 	uint64_t watch_call;
 	void (*on_watch)(void *ctx, uint64_t index, bool traced);
 	void *watch_ctx;
+	/* called at each event traced (FUP+TIP: an interrupt, an exception,
+	 * INT n): the index in the trace of the instruction after it (the
+	 * handler's first), the FUP's IP and the TIP's */
+	void (*on_event)(void *ctx, uint64_t index, uint64_t ip, uint64_t handler);
+	void *event_ctx;
 	/* called for each traced instruction the first time (its bytes) */
 	void (*code)(void *ctx, const struct pinsn *p);
 	void *code_ctx;

@@ -89,6 +89,8 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 		outfile_printf(&o, ", \"register_mode_fixes\": %" PRIu64, f->inf->reg_fixes);
 	if (f->guest_json)
 		outfile_printf(&o, ", \"guest\": %s", f->guest_json);
+	if (f->vectors_json)
+		outfile_printf(&o, ", \"interrupts\": %s", f->vectors_json);
 	/* one trace per vCPU: trace.pt (and the members above) is CPU 0's */
 	outfile_printf(&o, ", \"cpus\": %u, \"traces\": [%s]", f->cpus, f->traces ? f->traces : "");
 	if (opt->size)
