@@ -980,6 +980,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	}
 	if (options_parse(&P.opt, argc, argv))
 		return -1;
+	if (P.opt.cfg.cr3_filter && !PAPI_REGS) {
+		fprintf(stderr, "efipt-qemu: cr3=: CR3 filtering needs QEMU 9.0 or newer (plugin "
+			"API 2: registers); this QEMU's plugin API is %d\n", QEMU_PLUGIN_VERSION);
+		return -1;
+	}
 	if (mkdir(P.opt.dir, 0777) && errno != EEXIST) {
 		fprintf(stderr, "efipt-qemu: %s: %s\n", P.opt.dir, strerror(errno));
 		return -1;
