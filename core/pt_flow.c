@@ -1297,7 +1297,8 @@ static bool hot(const struct ptflow_decoder *d)
 	/* DisTNT with RET compression: do_block() decides at each RET */
 	return d->enabled && !(d->cfg.distnt && !d->cfg.disretc) &&
 	       ((d->tnt_n && !d->have_pend) || plain_tip(d) ||
-		(!d->tnt_n && pend_is(d, ptpkt_tip_pgd)));
+		(!d->tnt_n && pend_is(d, ptpkt_tip_pgd) &&
+		 !(d->at_mov_cr3 && d->ip == d->mov_cr3_next)));	/* do_block() binds it */
 }
 
 /* Decode from the current position. Returns STEP_DONE (the trace ended) or

@@ -444,9 +444,12 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 	if (f->tracing) {
 		/* without ranges resolve() runs next and places the PIP */
 		cr3_update(f, prev, pm, !f->cfg.nfilter && f->packet_en);
+		/* ContextEn changes with the CR3 write before p (cr3_filter()) */
+		int ctx = f->cfg.cr3_filter ? cr3_filter(f, prev, pm, p, am) : 0;
 		if (stops(f, p)) {
 			if (f->packet_en) {
-				resolve(f, prev, pm, p->addr, am);
+				if (!ctx) /* else p's TIP.PGE is the last IP packet */
+					resolve(f, prev, pm, p->addr, am);
 				ptgen_disable(f->g, p->addr);
 			}
 			f->end_ip = p->addr;
@@ -460,15 +463,12 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 			f->done = true;
 			return true;
 		}
-		if (f->cfg.cr3_filter) {
-			int c = cr3_filter(f, prev, pm, p, am);
-			if (c < 0) {
-				f->filtered++;
-				return false;
-			}
-			if (c > 0)
-				goto traced;
+		if (ctx < 0) {
+			f->filtered++;
+			return false;
 		}
+		if (ctx > 0)
+			goto traced;
 		if (!f->cfg.nfilter) {
 			resolve(f, prev, pm, p->addr, am);
 			if (ptgen_psb_due(f->g))

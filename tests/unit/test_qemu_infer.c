@@ -69,8 +69,9 @@ static void build_code(void)
 	put(0x324, "90");		/* 1324 nop */
 	put(0x325, "0f30");		/* 1325 wrmsr (TraceEn off) */
 	put(0x327, "90");		/* 1327 nop */
-	/* CR3 filtering: 1330, 1335, 133a mov cr3, rax; nops between */
-	put(0x330, "0f22d890900f22d890900f22d89090");
+	/* CR3 filtering: 1330, 1335, 133a mov cr3, rax; nops between, and at
+	 * 1338 jmp 133a (a decoder walking on for a TIP.PGD passes it) */
+	put(0x330, "0f22d890900f22d8eb000f22d89090");
 }
 
 /* one struct pinsn per address, as QEMU's translation would make */
@@ -501,10 +502,10 @@ static void regs_mode_tests(void)
  * ran while CR3 matched. */
 static void cr3_filter_tests(void)
 {
-	static const int64_t exec[] = { 0x1330, 0x1333, 0x1334, 0x1335, 0x1338, 0x1339, 0x133a,
-					0x133d, 0x133e, -1 };
-	static const uint64_t cr3[] = { 0x1000, 0x2000, 0x2000, 0x2000, 0x1000, 0x1000, 0x1000,
-					0x2000, 0x2000 };
+	static const int64_t exec[] = { 0x1330, 0x1333, 0x1334, 0x1335, 0x1338, 0x133a, 0x133d,
+					0x133e, -1 };
+	static const uint64_t cr3[] = { 0x1000, 0x2000, 0x2000, 0x2000, 0x1000, 0x1000, 0x2000,
+					0x2000 };
 	static const uint64_t want[] = { 0x1333, 0x1334, 0x1335, 0x133d, 0x133e };
 	const size_t nw = sizeof(want) / sizeof(want[0]);
 	static struct ptgen gen;
