@@ -27,22 +27,6 @@ qemu_run() {
 		-drive if=pflash,format=raw,unit=1,file="$qd/vars.fd" \
 		-plugin "$PLUGIN,dir=$qd/run,$qo" "$@" </dev/null >"$qd/qemu.log" 2>&1
 }
-# libipt over a run directory's trace and snapshots = efipt's DIR/insn.txt
-libipt_agrees() {
-	ln=$1 ld=$2
-	set --
-	for f in $(python3 -c "import json
-for r in json.load(open('$ld/run/memmap.json'))['regions']: print('%s:%s' % (r['snapshot'], r['phys']))"); do
-		set -- "$@" "$ld/run/$f"
-	done
-	if "$IPT" "$ld/run/trace.pt" "$@" >"$ld/ipt.txt" 2>"$ld/ipt.err" &&
-		grep -v '^\[' "$ld/insn.txt" | cmp -s - "$ld/ipt.txt"; then
-		ok "$ln: libipt decodes the same instructions"
-	else
-		nok "$ln: libipt decodes the same instructions" \
-			"$(head -c 300 "$ld/ipt.err"); $(wc -l <"$ld/ipt.txt") vs $(grep -vc '^\[' "$ld/insn.txt") lines"
-	fi
-}
 
 # the DXE CR3: where a window deep in DXE starts
 qemu_run "$TMP/w" after=900000000,limit=1000,exit=on

@@ -39,18 +39,7 @@ trace() {
 	else
 		nok "$t: decoded = executed" "$(head -c 400 "$d/cmp.txt")"
 	fi
-	set --
-	for f in $(python3 -c "import json
-for r in json.load(open('$d/run/memmap.json'))['regions']: print('%s:%s' % (r['snapshot'], r['phys']))"); do
-		set -- "$@" "$d/run/$f"
-	done
-	if "$IPT" "$d/run/trace.pt" "$@" >"$d/ipt.txt" 2>"$d/ipt.err" &&
-		grep -v '^\[' "$d/insn.txt" | cmp -s - "$d/ipt.txt"; then
-		ok "$t: libipt decodes the same instructions"
-	else
-		nok "$t: libipt decodes the same instructions" \
-			"$(head -c 300 "$d/ipt.err"); $(wc -l <"$d/ipt.txt") vs $(grep -vc '^\[' "$d/insn.txt") lines"
-	fi
+	libipt_agrees "$t" "$d"
 	expect "$t: no temporary files left" sh -c "! ls '$d/run' | grep -q tmp"
 }
 

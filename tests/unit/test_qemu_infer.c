@@ -194,6 +194,24 @@ static void feed_blocks(struct infer *inf, const int64_t *exec)
 }
 
 static struct got got;
+
+/* efipt's flow decoder over the trace, into got */
+static void flow_decode(bool retcomp)
+{
+	static struct ptflow_block cache[64];
+	struct ptimg_flat flat = { code, BASE, sizeof(code) };
+	struct ptflow_config fc;
+	memset(&fc, 0, sizeof(fc));
+	fc.image = (struct ptimg){ ptimg_flat_read, &flat };
+	fc.cache = cache;
+	fc.cache_size = 64;
+	fc.disretc = !retcomp;
+	memset(&got, 0, sizeof(got));
+	struct ptflow_sink fs = { &got, got_run, got_event };
+	static struct ptflow_decoder dec;
+	ptflow_init(&dec, &fc, &fs);
+	ptflow_decode(&dec, trace, out.len, 0);
+}
 /* start=guest: the WRMSRs at these addresses set / clear TraceEn, told
  * as the plugin tells them (on after feeding, off before); 0: none */
 static uint64_t guest_on_at, guest_off_at;
@@ -225,19 +243,7 @@ static void run_leaving(const char *name, const struct infer_config *cfg, bool r
 	infer_finish(&inf);
 	ptgen_flush(&gen);
 
-	static struct ptflow_block cache[64];
-	struct ptimg_flat flat = { code, BASE, sizeof(code) };
-	struct ptflow_config fc;
-	memset(&fc, 0, sizeof(fc));
-	fc.image = (struct ptimg){ ptimg_flat_read, &flat };
-	fc.cache = cache;
-	fc.cache_size = 64;
-	fc.disretc = !retcomp;
-	memset(&got, 0, sizeof(got));
-	struct ptflow_sink fs = { &got, got_run, got_event };
-	static struct ptflow_decoder dec;
-	ptflow_init(&dec, &fc, &fs);
-	ptflow_decode(&dec, trace, out.len, 0);
+	flow_decode(retcomp);
 
 	size_t nw = 0;
 	while (want[nw] >= 0)
@@ -526,18 +532,7 @@ static void cr3_filter_tests(void)
 	infer_finish(&inf);
 	ptgen_flush(&gen);
 
-	static struct ptflow_block cache[64];
-	struct ptimg_flat flat = { code, BASE, sizeof(code) };
-	struct ptflow_config fc;
-	memset(&fc, 0, sizeof(fc));
-	fc.image = (struct ptimg){ ptimg_flat_read, &flat };
-	fc.cache = cache;
-	fc.cache_size = 64;
-	memset(&got, 0, sizeof(got));
-	struct ptflow_sink fs = { &got, got_run, got_event };
-	static struct ptflow_decoder dec;
-	ptflow_init(&dec, &fc, &fs);
-	ptflow_decode(&dec, trace, out.len, 0);
+	flow_decode(true);
 	CHECKF(!got.errors && got.n == nw && !memcmp(got.ip, want, sizeof(want)) &&
 	       inf.traced == nw && inf.context_changes == 3,
 	       "cr3 filter: decoded = executed while CR3 matched, no errors",
