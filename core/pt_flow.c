@@ -330,6 +330,7 @@ static void reset_state(struct ptflow_decoder *d)
 	d->enabled = false;
 	d->after_ovf = false;
 	d->gap = false;
+	d->at_mov_cr3 = false;
 	d->have_next_mode = false;
 	d->fup_kind = FUP_ASYNC;
 	d->steps = 0;
@@ -1137,6 +1138,14 @@ static int do_block(struct ptflow_decoder *d)
 	const struct ptflow_block *b = ptflow_block_get(d, d->ip, &tmp);
 
 	d->stat.blocks++;
+	bool at_mov_cr3 = d->at_mov_cr3 && d->ip == d->mov_cr3_next;
+	d->at_mov_cr3 = false;
+	if (at_mov_cr3 && pend_is(d, ptpkt_tip_pgd) && !pend_has_ip(d) && !d->tnt_n) {
+		/* ContextEn cleared by the MOV CR3 whose PIP came before
+		 * (CR3 filtering, 33.2.5.2): its TIP.PGD has no IP and binds
+		 * to that MOV CR3 (Table 33-21), tracing ends after it */
+		return ptflow_disable(d, PTFLOW_EV_DISABLED, false, 0);
+	}
 	if (pend_is(d, ptpkt_pip)) {
 		/* 33.4.2.7: PIP follows the MOV CR3 that wrote CR3, or comes
 		 * before the TIP of a far transfer that changed it */
@@ -1156,6 +1165,8 @@ static int do_block(struct ptflow_decoder *d)
 				ev.has_ip = true;
 				ev.ip = b_next(b) - b_last_len(b);
 				d->ip = b_next(b);
+				d->at_mov_cr3 = true;
+				d->mov_cr3_next = d->ip;
 			}
 			emit(d, &ev);
 			return STEP_OK;
@@ -1339,7 +1350,8 @@ static bool hot(const struct ptflow_decoder *d)
 	/* DisTNT with RET compression: do_block() decides at each RET */
 	return d->enabled && !(d->cfg.distnt && !d->cfg.disretc) &&
 	       ((d->tnt_n && !d->have_pend) || plain_tip(d) ||
-		(!d->tnt_n && pend_is(d, ptpkt_tip_pgd)));
+		(!d->tnt_n && pend_is(d, ptpkt_tip_pgd) &&
+		 !(d->at_mov_cr3 && d->ip == d->mov_cr3_next)));	/* do_block() binds it */
 }
 
 /* Decode from the current position. Returns STEP_DONE (the trace ended) or

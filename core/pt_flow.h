@@ -321,6 +321,9 @@ struct ptflow_decoder {
 	bool walked;		/* an instruction ran since the last enable */
 	bool after_ovf;
 	bool gap;		/* DisTNT: flow lost at a Jcc, PacketEn still 1 */
+	bool at_mov_cr3;	/* the walk stopped right after a MOV CR3 and
+				 * its PIP: a TIP.PGD without IP binds there */
+	uint64_t mov_cr3_next;	/* ... the IP after that MOV CR3 */
 	bool ret_unknown;	/* DisTNT: calls were lost, the stack is unknown */
 	bool bound_set;		/* bound_ev waits for the FUP that gives its IP */
 	uint32_t erratum_seen;	/* since the last PSB: erratum patterns met

@@ -31,6 +31,7 @@
 #include "qemu-plugin/codemap.h"
 #include "qemu-plugin/debugport.h"
 #include "qemu-plugin/guest_rtit.h"
+#include "qemu-plugin/idt.h"
 #include "qemu-plugin/infer.h"
 #include "qemu-plugin/manifest.h"
 #include "qemu-plugin/options.h"
@@ -88,6 +89,7 @@ struct vcpu {
 	struct ring ring;	/* mode=wrap: its trace's bytes go here first */
 	unsigned index;		/* its vCPU number */
 	struct dbgport_queue dq;	/* OUTs to the debug port not yet fed */
+	struct idt_cpu idt;	/* its IDTR, for the vectors of its events */
 	/* start=guest: the PT unit its WRMSRs program, and the WRMSR about
 	 * to run (on_wrmsr() before on_insn() feeds it, see there) */
 	struct grtit rt;
@@ -109,6 +111,8 @@ static struct {
 	pthread_mutex_t code_lock;	/* the code map (taken inside a vCPU's lock) */
 	pthread_mutex_t dbg_lock;	/* the debug port's file (inside a vCPU's lock) */
 	struct dbgport_file dbg;
+	bool vectors;		/* interrupts.jsonl (plugin API 4, regs=on) */
+	struct idt_file idt;
 	uint64_t dbg_unread;	/* OUTS bytes no memory access could read */
 	struct pinsn *chunk;
 	size_t chunk_used;
@@ -336,6 +340,17 @@ static void finish(const char *why)
 		if (!rc)
 			note_file(NULL, "debugport.jsonl", n);
 	}
+	char vec_json[512];
+	idt_manifest(&P.idt, P.vectors, vec_json, sizeof(vec_json));
+	if (!rc && P.idt.open) {
+		pthread_mutex_lock(&P.idt.lock);
+		uint64_t n = P.idt.out.size;
+		rc = outfile_commit(&P.idt.out, err, sizeof(err));
+		P.idt.open = false;
+		pthread_mutex_unlock(&P.idt.lock);
+		if (!rc)
+			note_file(NULL, "interrupts.jsonl", n);
+	}
 	static char guest_json[1 << 20];	/* 4096 regions fit */
 	struct strbuf gj;
 	sb_init(&gj, guest_json, sizeof(guest_json));
@@ -423,6 +438,7 @@ static void finish(const char *why)
 			.dbg = &P.dbg, .dbg_unread = P.dbg_unread, .dbg_dropped = v0->dq.dropped,
 			.guest_json = P.guest && !gj.truncated ? guest_json : NULL,
 			.guest_ctl = v0->rt.u.ctl,
+			.vectors_json = vec_json,
 		};
 		rc = manifest_write(&mf, err, sizeof(err));
 	}
@@ -761,6 +777,35 @@ out:
 	pthread_mutex_unlock(&v->lock);
 }
 
+/* An event (interrupt, exception, INT n) the inference traced: its vector
+ * from the IDT (idt.h) into interrupts.jsonl. Called while the block after
+ * the handler's first is fed: the IDT and the APIC are read then. */
+static void on_event(void *ctx, uint64_t index, uint64_t ip, uint64_t handler)
+{
+	struct vcpu *v = ctx;
+	const char *why = "the registers at the handler were not read";
+	int vec = -1;
+	if (v->inf.regs.valid)
+		vec = idt_vector(&v->idt, v->inf.regs.cr0, v->inf.regs.efer, handler, &why);
+	idt_record(&P.idt, v->index, index, ip, handler, vec, why, idt_apic_timer_vector());
+}
+
+/* Before an LIDT runs: the IDTR it loads (idt.h). */
+static void on_lidt(unsigned int vcpu, void *ud)
+{
+	const struct pinsn *p = ud;
+	if (vcpu >= P.ncpus)
+		return;
+	struct vcpu *v = &P.cpu[vcpu];
+	uint64_t cr0 = 0, efer = 0;
+	pthread_mutex_lock(&v->lock);
+	if (papi_reg(&v->regs, PAPI_CR0, &cr0) && papi_reg(&v->regs, PAPI_EFER, &efer))
+		idt_lidt(&v->idt, p->bytes, p->len, p->addr, cr0, efer);
+	else
+		v->idt.unread++;
+	pthread_mutex_unlock(&v->lock);
+}
+
 /* Callbacks for the OUTs and OUTSs of a block (plugin API 2 on: they read
  * registers), which then is no straight run (infer_exec_run()). */
 static void watch_outs(struct tbinfo *t, struct qemu_plugin_tb *tb)
@@ -864,6 +909,10 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			papi_count_insn(&P.insn_started, in);
 	}
 	watch_outs(t, tb); /* after on_insn: that one counts the execution first */
+	for (size_t i = 0; P.vectors && i < n; i++)
+		if (idt_is_lidt(pi[i].bytes, pi[i].len))
+			qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(tb, i), on_lidt,
+							       papi_cb_flags(true), &pi[i]);
 	if (!per_insn)
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, papi_cb_flags(P.regs), t);
 }
@@ -875,6 +924,8 @@ static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 	if (vcpu < P.ncpus && P.regs && !papi_regs_find(&P.cpu[vcpu].regs))
 		fprintf(stderr, "efipt-qemu: CPU %u: QEMU names none of cr0, cr3, efer, eflags: "
 			"code sizes from instruction lengths only, no PIP\n", vcpu);
+	if (vcpu < P.ncpus && P.vectors)
+		idt_cpu_init(&P.cpu[vcpu].idt);
 }
 
 static void on_qemu_exit(qemu_plugin_id_t id, void *ud)
@@ -958,6 +1009,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	}
 	if (options_parse(&P.opt, argc, argv))
 		return -1;
+	if (P.opt.cfg.cr3_filter && !PAPI_REGS) {
+		fprintf(stderr, "efipt-qemu: cr3=: CR3 filtering needs QEMU 9.0 or newer (plugin "
+			"API 2: registers); this QEMU's plugin API is %d\n", QEMU_PLUGIN_VERSION);
+		return -1;
+	}
 	if (mkdir(P.opt.dir, 0777) && errno != EEXIST) {
 		fprintf(stderr, "efipt-qemu: %s: %s\n", P.opt.dir, strerror(errno));
 		return -1;
@@ -1046,6 +1102,21 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			return -1;
 		}
 		P.dbg.open = true;
+	}
+	/* interrupt vectors: registers and guest memory (the IDT) */
+	P.vectors = P.regs && PAPI_MEMORY;
+	P.idt.timer_vector = -1;
+	pthread_mutex_init(&P.idt.lock, NULL);
+	if (P.vectors) {
+		if (outfile_open(&P.idt.out, P.opt.dir, "interrupts.jsonl", err, sizeof(err))) {
+			fprintf(stderr, "efipt-qemu: %s\n", err);
+			return -1;
+		}
+		P.idt.open = true;
+		for (unsigned c = 0; c < P.ncpus; c++) {
+			P.cpu[c].inf.on_event = on_event;
+			P.cpu[c].inf.event_ctx = &P.cpu[c];
+		}
 	}
 	qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);

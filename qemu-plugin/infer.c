@@ -213,6 +213,8 @@ static void resolve(struct infer *f, const struct pinsn *p, unsigned pm, uint64_
 			ptgen_event_pip(g, p->addr, a, am);
 		else
 			ptgen_event(g, p->addr, a, am);
+		if (f->on_event)
+			f->on_event(f->event_ctx, f->traced, p->addr, a);
 		break;
 	default:
 		/* indirect JMP and far transfers: a TIP (33.2.1, Table 33-1) */
@@ -234,6 +236,8 @@ event:
 		ptgen_event_pip(g, next, a, am);
 	else
 		ptgen_event(g, next, a, am);
+	if (f->on_event)
+		f->on_event(f->event_ctx, f->traced, next, a);
 }
 
 static bool starts(const struct infer *f, const struct pinsn *p, unsigned mode)
@@ -320,6 +324,58 @@ static __attribute__((noinline)) void leave(struct infer *f, const struct pinsn 
 	ptgen_leave(f->g, from, a, false);
 }
 
+/* ContextEn under CR3 filtering (33.2.5.2): CR3 bits 63:12 equal
+ * IA32_RTIT_CR3_MATCH's (63:5 in PAE paging mode, which needs CR4, not
+ * read: firmware and Linux on x86-64 use 4- or 5-level paging). An unknown
+ * CR3 (no registers) matches nothing. */
+static bool context_en(const struct infer *f)
+{
+	if (!f->cfg.cr3_filter)
+		return true;
+	return f->cr3_known && !((f->cr3 ^ f->cfg.cr3_match) & ~0xfffull);
+}
+
+/* CR3 filtering, at p (mode am) after prev (mode pm), whose CR3 write was
+ * just told (cr3_update()): -1 p is not traced (ContextEn is 0, or it just
+ * went to 0: TIP.PGD without IP, which a decoder binds to the MOV CR3
+ * after its PIP, Table 33-21; an event's FUP first), 1 ContextEn just went
+ * to 1 and p is traced from its TIP.PGE, 0 nothing changed. Out of line:
+ * see trace_filtered(). */
+static __attribute__((noinline)) int cr3_filter(struct infer *f, const struct pinsn *prev,
+						 unsigned pm, const struct pinsn *p, unsigned am)
+{
+	bool ctx = context_en(f);
+	if (ctx == f->context_en)
+		return ctx ? 0 : -1;
+	f->context_en = ctx;
+	f->context_changes++;
+	if (!ctx) {
+		if (f->packet_en) {
+			/* an event that changed CR3: FUP, PIP, TIP.PGD() (Table
+			 * 33-55 case 12, the TIP without IP: 33.4.2.5); a MOV
+			 * CR3 has had its PIP */
+			if (prev && prev->iclass[pm] != X86_IC_MOV_CR3 && is_event(prev, pm, p->addr))
+				ptwr_ip(&f->g->w, ptpkt_fup,
+					prev->iclass[pm] == X86_IC_INT || prev->iclass[pm] == X86_IC_UD
+						? prev->addr : prev->addr + prev->len);
+			if (f->pip_due)
+				ptgen_pip(f->g, f->cr3);
+			ptgen_leave(f->g, 0, 0, true);
+		}
+		f->pip_due = false;
+		f->packet_en = false;
+		return -1;
+	}
+	f->packet_en = in_filter(f, p->addr);
+	f->pip_due = false; /* told by its PIP already, or in PSB+ */
+	if (!f->packet_en)
+		return -1;
+	ptgen_enable(f->g, p->addr, am); /* TIP.PGE at the next instruction */
+	if (!f->traced)
+		f->first_ip = p->addr;
+	return 1;
+}
+
 /* Goes on to the next instruction like a NOP: no branch, and no packet
  * for PT to report it with (x86_pt_report(); direct JMP/CALL are taken
  * branches with no packet; a UD always faults). */
@@ -388,9 +444,12 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 	if (f->tracing) {
 		/* without ranges resolve() runs next and places the PIP */
 		cr3_update(f, prev, pm, !f->cfg.nfilter && f->packet_en);
+		/* ContextEn changes with the CR3 write before p (cr3_filter()) */
+		int ctx = f->cfg.cr3_filter ? cr3_filter(f, prev, pm, p, am) : 0;
 		if (stops(f, p)) {
 			if (f->packet_en) {
-				resolve(f, prev, pm, p->addr, am);
+				if (!ctx) /* else p's TIP.PGE is the last IP packet */
+					resolve(f, prev, pm, p->addr, am);
 				ptgen_disable(f->g, p->addr);
 			}
 			f->end_ip = p->addr;
@@ -404,6 +463,12 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 			f->done = true;
 			return true;
 		}
+		if (ctx < 0) {
+			f->filtered++;
+			return false;
+		}
+		if (ctx > 0)
+			goto traced;
 		if (!f->cfg.nfilter) {
 			resolve(f, prev, pm, p->addr, am);
 			if (ptgen_psb_due(f->g))
@@ -436,7 +501,8 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 		}
 		f->first_call = f->calls - 1;
 	enabled:
-		f->packet_en = in_filter(f, p->addr);
+		f->context_en = context_en(f);
+		f->packet_en = in_filter(f, p->addr) && f->context_en;
 		if (!f->packet_en) {
 			ptgen_psb(f->g, false, 0, am); /* TraceEn: PSB+, no IP */
 			return false;
@@ -447,6 +513,7 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 	} else {
 		return false;
 	}
+traced:
 	f->traced++;
 	if (!(p->flags & PINSN_SEEN) && f->code) {
 		f->code(f->code_ctx, p);

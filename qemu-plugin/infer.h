@@ -55,6 +55,8 @@ struct infer_config {
 	uint64_t after;		/* start only after this many executions */
 	unsigned nfilter;	/* address ranges (ADDRn_CFG=1): packets only */
 	uint64_t filter_a[4], filter_b[4];	/* for IPs in [a, b] */
+	bool cr3_filter;	/* CR3Filter: ContextEn only where CR3 matches */
+	uint64_t cr3_match;	/* IA32_RTIT_CR3_MATCH (registers: plugin API 2) */
 };
 
 /* Registers at the start of a block (plugin API 2 on). */
@@ -77,7 +79,9 @@ struct infer {
 	const struct pinsn *prev;	/* last instruction executed */
 	unsigned mode;			/* enum x86_mode of prev's block */
 	bool tracing;			/* TraceEn */
-	bool packet_en;			/* ... and in the filter ranges */
+	bool packet_en;			/* ... and in the filter ranges, ContextEn */
+	bool context_en;		/* CR3 filtering: CR3 matches (33.2.5.2) */
+	uint64_t context_changes;	/* ... times it changed while traced */
 	bool done;			/* stopped for good */
 	bool full;			/* ... because the trace filled (stop mode) */
 	uint8_t guest;			/* start=guest: enum infer_guest */
@@ -102,6 +106,11 @@ struct infer {
 	uint64_t watch_call;
 	void (*on_watch)(void *ctx, uint64_t index, bool traced);
 	void *watch_ctx;
+	/* called at each event traced (FUP+TIP: an interrupt, an exception,
+	 * INT n): the index in the trace of the instruction after it (the
+	 * handler's first), the FUP's IP and the TIP's */
+	void (*on_event)(void *ctx, uint64_t index, uint64_t ip, uint64_t handler);
+	void *event_ctx;
 	/* called for each traced instruction the first time (its bytes) */
 	void (*code)(void *ctx, const struct pinsn *p);
 	void *code_ctx;

@@ -55,6 +55,8 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 			       : 0);
 	for (unsigned i = 0; i < opt->cfg.nfilter; i++)
 		ctl |= 1ull << RTIT_CTL_ADDR_CFG_SHIFT(i); /* ADDRn_CFG = 1: filter */
+	if (opt->cfg.cr3_filter)
+		ctl |= RTIT_CTL_CR3FILTER;
 	if (f->guest_json)
 		ctl = f->guest_ctl & ~RTIT_CTL_TRACEEN; /* what the guest programmed */
 	char sbuf[32], tbuf[32];
@@ -99,10 +101,15 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 			       "\"bytes\": %" PRIu64 ", \"unread\": %" PRIu64 ", \"dropped\": %"
 			       PRIu64 "}", f->opt->debugport, f->dbg ? f->dbg->records : 0,
 			       f->dbg ? f->dbg->bytes : 0, f->dbg_unread, f->dbg_dropped);
+	if (opt->cfg.cr3_filter)
+		outfile_printf(&o, ", \"cr3_match\": \"0x%" PRIx64 "\", \"context_changes\": %"
+			       PRIu64, opt->cfg.cr3_match, f->inf->context_changes);
 	if (f->inf->reg_fixes)
 		outfile_printf(&o, ", \"register_mode_fixes\": %" PRIu64, f->inf->reg_fixes);
 	if (f->guest_json)
 		outfile_printf(&o, ", \"guest\": %s", f->guest_json);
+	if (f->vectors_json)
+		outfile_printf(&o, ", \"interrupts\": %s", f->vectors_json);
 	/* one trace per vCPU: trace.pt (and the members above) is CPU 0's */
 	outfile_printf(&o, ", \"cpus\": %u, \"traces\": [%s]", f->cpus, f->traces ? f->traces : "");
 	if (opt->size)

@@ -32,6 +32,7 @@ struct manifest_facts {
 	uint64_t dbg_unread, dbg_dropped;
 	const char *guest_json;	/* start=guest: trace.guest (guest_rtit.h), else NULL */
 	uint64_t guest_ctl;	/* ... and CPU 0's IA32_RTIT_CTL as programmed */
+	const char *vectors_json;	/* "interrupts" (idt_manifest()), or NULL */
 };
 
 /* Returns 0, or -1 with "PATH: reason" in err. */

@@ -122,6 +122,11 @@ static int one(struct plugin_options *o, const char *a)
 		c->filter_a[c->nfilter] = lo;
 		c->filter_b[c->nfilter] = hi;
 		c->nfilter++;
+	} else if (is(a, kl, "cr3")) {
+		/* IA32_RTIT_CR3_MATCH: bits 4:0 reserved (33.2.8) */
+		if (parse_u64(v, &c->cr3_match) || (c->cr3_match & 0x1f))
+			return bad(a, "takes the CR3 to trace (IA32_RTIT_CR3_MATCH: bits 4:0 zero)");
+		c->cr3_filter = true;
 	} else if (is(a, kl, "start")) {
 		if (!strcmp(v, "reset"))
 			c->start = INFER_START_RESET;
@@ -154,7 +159,7 @@ static int one(struct plugin_options *o, const char *a)
 			return bad(a, "takes exit, marker or an address");
 	} else {
 		return bad(a, "unknown (dir=, psb=, retcomp=, start=, stop=, after=, limit=, exit=, "
-			      "size=, mode=, tsc=, mtc=, cyc=, shift=, filter=, regs=, debugport=, cpuid=, physbits=)");
+			      "size=, mode=, tsc=, mtc=, cyc=, shift=, filter=, cr3=, regs=, debugport=, cpuid=, physbits=)");
 	}
 	return 0;
 }
@@ -185,13 +190,16 @@ int options_parse(struct plugin_options *o, int argc, char **argv)
 		if (!o->regs)
 			return bad("start=guest", "reads the WRMSR's registers: not with regs=off");
 		if (o->cfg.stop != INFER_STOP_EXIT || o->size || o->wrap || o->cfg.nfilter ||
+		    o->cfg.cr3_filter ||
 		    o->cfg.limit || o->timing.tsc || o->timing.mtc || o->timing.cyc)
 			return bad("start=guest", "the guest's own programming says when tracing stops, "
 				   "where the output goes and which packets: no stop=, size=, mode=, "
-				   "filter=, limit=, tsc=, mtc=, cyc=");
+				   "filter=, cr3=, limit=, tsc=, mtc=, cyc=");
 	} else if (o->cpuid[0]) {
 		return bad("cpuid", "only with start=guest");
 	}
+	if (o->cfg.cr3_filter && !o->regs)
+		return bad("cr3", "compares CR3 with the value: not with regs=off");
 	if (o->wrap && !o->size)
 		o->size = 4ull << 20; /* the trace option's default size */
 	/* a flight recorder must keep a PSB+ to decode from */

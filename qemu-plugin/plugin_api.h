@@ -136,23 +136,43 @@ static inline bool papi_regs_find(struct papi_regs *r)
 	return r->found;
 }
 
-/* The register's value now (x86: little endian, 4 or 8 bytes). */
-static inline bool papi_reg(struct papi_regs *r, enum papi_reg k, uint64_t *v)
+/* The value now of the register whose handle is h (from a vCPU's
+ * qemu_plugin_get_registers(); x86: little endian, 4 or 8 bytes), read
+ * through buf. */
+static inline bool papi_reg_value(void *h, void *buf, uint64_t *v)
 {
 	*v = 0;
 #if PAPI_REGS
-	if (!r->found)
+	GByteArray *b = buf;
+	if (!h || !b)
 		return false;
-	g_byte_array_set_size(r->buf, 0);
-	int n = qemu_plugin_read_register(r->h[k], r->buf);
-	if (n <= 0 || n > 8 || r->buf->len < (guint)n)
+	g_byte_array_set_size(b, 0);
+	int n = qemu_plugin_read_register(h, b);
+	if (n <= 0 || n > 8 || b->len < (guint)n)
 		return false;
 	for (int i = n - 1; i >= 0; i--)
-		*v = *v << 8 | r->buf->data[i];
+		*v = *v << 8 | b->data[i];
 	return true;
+#else
+	(void)h;
+	(void)buf;
+	return false;
+#endif
+}
+
+/* The register's value now. */
+static inline bool papi_reg(struct papi_regs *r, enum papi_reg k, uint64_t *v)
+{
+#if PAPI_REGS
+	if (!r->found) {
+		*v = 0;
+		return false;
+	}
+	return papi_reg_value(r->h[k], r->buf, v);
 #else
 	(void)r;
 	(void)k;
+	*v = 0;
 	return false;
 #endif
 }

@@ -14,6 +14,7 @@
 
 #include "host/cmd/commands.h"
 #include "host/input/debuglog.h"
+#include "host/input/irqlog.h"
 #include "host/util/file_io.h"
 #include "host/stack/analysis.h"
 #include "host/stack/inline_frames.h"
@@ -29,7 +30,10 @@ static const char calls_usage[] =
 	"(tail call, jump, interrupt, root, unknown caller). '-- gap --' marks where\n"
 	"the trace lost the flow (every frame ends there). The firmware's DEBUG lines\n"
 	"that efipt qemu recorded (debugport.jsonl; efipt log) are shown where they\n"
-	"were written: '# TEXT', one level inside the function that wrote them.\n\n";
+	"were written: '# TEXT', one level inside the function that wrote them.\n"
+	"An interrupt whose vector efipt qemu recorded (interrupts.jsonl, QEMU 9.2 on)\n"
+	"is named by it: '(timer interrupt, vector 0x20)' for the local APIC timer's,\n"
+	"'(#PF page fault, vector 0x0e)' for an exception, '(interrupt vector 0x30)'.\n\n";
 
 static const char calls_tail[] =
 	"Decoding stops at --to: the rest of the trace is not read.\n\n"
@@ -49,6 +53,8 @@ struct copts {
 	 * first not yet shown */
 	const struct dbglog_line **dbg;
 	size_t ndbg, next_dbg;
+	struct irqlog irq;		/* the vectors of the interrupts */
+	unsigned cpu;			/* the decoded CPU */
 	/* per stack depth: the depth of the outermost matching frame (with
 	 * --inline the stack is deeper than the model's, so it grows) */
 	uint32_t *top;
@@ -220,9 +226,16 @@ static void on_enter(void *ctx, const struct callstack *cs, const struct cs_fram
 		symtab_fn_name(o->st, f->fn, name, sizeof(name));
 	static const char *how[] = { " (root)", "", " (tail call)", " (jump)", " (interrupt)",
 				     " (unknown caller)" };
+	const char *kind = f->enter < 6 ? how[f->enter] : "";
+	const char *vec = f->enter == CS_ENTER_INTERRUPT
+				  ? irqlog_name(irqlog_find(&o->irq, o->cpu, cs->insns)) : NULL;
+	char vbuf[80];
+	if (vec) {
+		snprintf(vbuf, sizeof(vbuf), " (%s)", vec);
+		kind = vbuf;
+	}
 	stamp(o, cs);
-	printf("  %*s%s%s", (int)(2 * rel), "", term_safe(name),
-	       f->enter < 6 ? how[f->enter] : "");
+	printf("  %*s%s%s", (int)(2 * rel), "", term_safe(name), kind);
 	if (o->lines && fn->image >= 0 && o->st->img[fn->image].sf) {
 		const char *file;
 		int line;
@@ -293,6 +306,9 @@ int cmd_calls(int argc, char **argv)
 			goto out;
 		}
 	}
+	o->cpu = t.trace[0].cpu;
+	if (t.have_run && irqlog_read(&o->irq, t.rd.path, "calls") < 0)
+		goto out;
 	struct cs_listener ls = { o, on_enter, on_leave, NULL, NULL };
 	if (inline_frames) {
 		if (symtab_use_inline(&t.st) || inl_frames_init(&x, &ls)) {
@@ -330,6 +346,7 @@ out:
 	if (o) {
 		free(o->top);
 		free(o->dbg);
+		irqlog_free(&o->irq);
 	}
 	free(o);
 	return rc; /* main's finish_stdout() checks the writes */

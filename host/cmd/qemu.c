@@ -50,6 +50,8 @@ static const char qemu_tail[] =
 	"                     trace when full, --mode wrap keeps the last N bytes\n"
 	"  --psb P            PSB period: PSBFreq 0..15 or bytes (2K..64M; default 4K)\n"
 	"  --noretcomp        no RET compression (DisRETC)\n"
+	"  --cr3 V            CR3 filtering: packets only while CR3 is V (QEMU 9.0 or\n"
+	"                     newer: the plugin reads CR3)\n"
 	"  --tsc, --mtc[=F], --cyc[=T]\n"
 	"                     timing packets from the instruction count: with QEMU's\n"
 	"                     -icount shift=N,sleep=off each instruction is 2^N ns;\n"

@@ -31,6 +31,7 @@
 #include "core/version.h"
 #include "host/cmd/commands.h"
 #include "host/input/debuglog.h"
+#include "host/input/irqlog.h"
 #include "host/util/file_io.h"
 #include "host/input/fpdt_run.h"
 #include "host/out/fpdt_out.h"
@@ -49,7 +50,10 @@ static const char timeline_usage[] =
 	"function slices nested as the call stack was, instants for events\n"
 	"(enabled, disabled, overflow, gap, decode error, interrupt, PTWRITE, power)\n"
 	"and the firmware's DEBUG lines recorded by efipt qemu (debugport.jsonl), each\n"
-	"an instant named by its text at the instruction that wrote it.\n"
+	"an instant named by its text at the instruction that wrote it. An interrupt\n"
+	"whose vector efipt qemu recorded (interrupts.jsonl, QEMU 9.2 on) is named\n"
+	"by it: 'timer interrupt, vector 0x20', '#PF page fault, vector 0x0e',\n"
+	"'interrupt vector 0x30'.\n"
 	"ts is the time in us (ns precision) since the trace's first timing packet\n"
 	"(TSC, MTC, CYC; TSC ticks when the TSC frequency is unknown), with a\n"
 	"counter of the core frequency from CBR packets; a trace without timing\n"
@@ -154,6 +158,7 @@ struct tl {
 	/* the CPU's DEBUG lines by instruction index; the first not yet placed */
 	const struct dbglog_line **dbg;
 	size_t ndbg, next_dbg, dbg_placed;
+	const struct irqlog *irq;	/* the interrupts' vectors */
 };
 
 /* The sink's handle of each function's name, asked once per function
@@ -499,6 +504,10 @@ static void on_event(void *ctx, const struct ptflow_event *ev)
 	struct tl *l = ctx;
 	uint64_t ts = l->cs->insns;
 	const char *name = event_name(ev);
+	const char *vec = ev->type == PTFLOW_EV_INTERRUPT
+				  ? irqlog_name(irqlog_find(l->irq, l->cpu, ts)) : NULL;
+	if (vec)
+		name = vec;
 	place_debug_lines(l, l->cs); /* those before it first: instants in order */
 	/* the model's time moves to the event's first (cs_on_event() again
 	 * changes nothing) */
@@ -612,6 +621,7 @@ int cmd_timeline(int argc, char **argv)
 	struct tl *m = NULL;			/* the CPU being decoded */
 	bool opened = false;
 	struct dbglog dl = { 0 };
+	struct irqlog irq = { 0 };
 	int rc = 2;
 	struct fpdt_run fpdt;
 	memset(&fpdt, 0, sizeof(fpdt));
@@ -659,6 +669,8 @@ int cmd_timeline(int argc, char **argv)
 				if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
 					*c = '?';
 	}
+	if (t.have_run && irqlog_read(&irq, t.rd.path, "timeline") < 0)
+		goto out;
 	/* time where every trace (that has a PSB) has it, from the earliest
 	 * first TSC: known before anything is written */
 	int ncpu = (int)t.ntrace;
@@ -716,6 +728,7 @@ int cmd_timeline(int argc, char **argv)
 		m->timed = timed;
 		m->base = base;
 		m->cpu = t.trace[i].cpu;
+		m->irq = &irq;
 		snprintf(m->cname, sizeof(m->cname), "CPU %u frequency (CBR)", m->cpu);
 		bool oom = false;
 		if (dl_read && !(m->dbg = dbglog_traced(&dl, m->cpu, &m->ndbg, &oom)) && oom) {
@@ -833,6 +846,7 @@ out:
 		free(m->dbg);
 	}
 	dbglog_free(&dl);
+	irqlog_free(&irq);
 	free(m);
 	return rc;
 }

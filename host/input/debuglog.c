@@ -39,13 +39,15 @@ static int end_line(struct dbglog *dl, struct partial *p, unsigned cpu)
 	return 0;
 }
 
-/* "0x" and 1-16 hex digits: a 64-bit address, nothing else */
-static bool hex_address(const char *s)
+bool dbglog_hex_address(const char *s, uint64_t *v)
 {
 	if (strncmp(s, "0x", 2))
 		return false;
 	size_t n = strspn(s + 2, "0123456789abcdefABCDEF");
-	return n >= 1 && n <= 16 && !s[2 + n];
+	if (n < 1 || n > 16 || s[2 + n])
+		return false;
+	*v = strtoull(s + 2, NULL, 16);
+	return true;
 }
 
 /* The bytes of one record (UTF-8 of characters below 256): 0, -1 out of
@@ -101,18 +103,20 @@ int dbglog_read(struct dbglog *dl, const char *dir, long cpu, const char *cmd)
 		json_int_t c = -1;
 		const char *ip = NULL, *text = NULL;
 		size_t len = 0;
+		uint64_t ipv = 0;
 		if (!o || json_unpack(o, "{s:I, s:o, s:s, s:s%}", "cpu", &c, "insn", &jinsn, "ip",
 				      &ip, "bytes", &text, &len) || c < 0 || c >= DBGLOG_CPUS ||
 		    (!json_is_null(jinsn) && !json_is_integer(jinsn)) ||
-		    (json_is_integer(jinsn) && json_integer_value(jinsn) < 0) || !hex_address(ip)) {
+		    (json_is_integer(jinsn) && json_integer_value(jinsn) < 0) ||
+		    !dbglog_hex_address(ip, &ipv)) {
 			fprintf(stderr, "efipt %s: %s: line %lu: not a debug port record (cpu, insn, "
 				"ip, bytes)\n", cmd, path, no);
 			json_decref(o);
 			goto out;
 		}
 		int64_t insn = json_is_integer(jinsn) ? (int64_t)json_integer_value(jinsn) : -1;
-		int bad = cpu >= 0 && c != cpu ? 0 : add_bytes(dl, &p[c], (unsigned)c, insn,
-							       strtoull(ip + 2, NULL, 16), text, len);
+		int bad = cpu >= 0 && c != cpu ? 0 : add_bytes(dl, &p[c], (unsigned)c, insn, ipv,
+							       text, len);
 		json_decref(o);
 		if (bad == -1)
 			goto oom;

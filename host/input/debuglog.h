@@ -37,6 +37,9 @@ struct dbglog {
 int dbglog_read(struct dbglog *dl, const char *dir, long cpu, const char *cmd);
 void dbglog_free(struct dbglog *dl);
 
+/* "0x" and 1-16 hex digits (a 64-bit address, nothing else) into *v. */
+bool dbglog_hex_address(const char *s, uint64_t *v);
+
 /* The lines of one CPU whose instruction was traced, by index ascending:
  * a new array of pointers into dl (*n of them; NULL with *n 0 when there
  * are none, or out of memory: *oom set). */

@@ -24,7 +24,6 @@ static const char *refused(enum ptcfg_opt id)
 					"without branches";
 	case PTCFG_OPT_KERNEL:
 	case PTCFG_OPT_USER: return "QEMU 7.2's plugins cannot read the CPL: every CPL is traced";
-	case PTCFG_OPT_CR3: return "QEMU 7.2's plugins cannot read CR3";
 	case PTCFG_OPT_FORCE: return "no firmware owns the emulated Intel PT";
 	default: return NULL;
 	}
@@ -164,6 +163,16 @@ int qemu_trace_opts_plugin_args(const struct qemu_trace_opts *o, int qargc, char
 	}
 	if (c->disretc)
 		ADD(",retcomp=off");
+	/* the plugin compares CR3 (registers: QEMU 9.0 on; it refuses on an
+	 * older QEMU, which then does not start) */
+	if (c->cr3_filter && (c->cr3 & RTIT_CR3_RESERVED)) {
+		snprintf(err, errlen, "--%s 0x%" PRIx64 ": bits 4:0 are reserved in "
+			 "IA32_RTIT_CR3_MATCH (SDM 33.2.8): give the CR3 without them",
+			 ptcfg_opt_name(PTCFG_OPT_CR3), c->cr3);
+		return -1;
+	}
+	if (c->cr3_filter)
+		ADD(",cr3=0x%" PRIx64, c->cr3);
 	if (c->tsc || c->mtc || c->cyc) {
 		unsigned shift;
 		int have = icount_shift(qargc, qargv, &shift);

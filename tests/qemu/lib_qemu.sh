@@ -136,3 +136,20 @@ part_equals_log() {
 		nok "$1: $4" "$(head -c 400 "$2/cmp.txt")"
 	fi
 }
+# libipt_agrees NAME DIR: libipt (IPT: ipt_insns) over DIR/run's trace and
+# code snapshots decodes what efipt did (DIR/insn.txt, efipt insn --no-inst)
+libipt_agrees() {
+	ln=$1 ld=$2
+	set --
+	for f in $(python3 -c "import json
+for r in json.load(open('$ld/run/memmap.json'))['regions']: print('%s:%s' % (r['snapshot'], r['phys']))"); do
+		set -- "$@" "$ld/run/$f"
+	done
+	if "$IPT" "$ld/run/trace.pt" "$@" >"$ld/ipt.txt" 2>"$ld/ipt.err" &&
+		grep -v '^\[' "$ld/insn.txt" | cmp -s - "$ld/ipt.txt"; then
+		ok "$ln: libipt decodes the same instructions"
+	else
+		nok "$ln: libipt decodes the same instructions" \
+			"$(head -c 300 "$ld/ipt.err"); $(wc -l <"$ld/ipt.txt") vs $(grep -vc '^\[' "$ld/insn.txt") lines"
+	fi
+}

@@ -39,18 +39,7 @@ trace() {
 	else
 		nok "$t: decoded = executed" "$(head -c 400 "$d/cmp.txt")"
 	fi
-	set --
-	for f in $(python3 -c "import json
-for r in json.load(open('$d/run/memmap.json'))['regions']: print('%s:%s' % (r['snapshot'], r['phys']))"); do
-		set -- "$@" "$d/run/$f"
-	done
-	if "$IPT" "$d/run/trace.pt" "$@" >"$d/ipt.txt" 2>"$d/ipt.err" &&
-		grep -v '^\[' "$d/insn.txt" | cmp -s - "$d/ipt.txt"; then
-		ok "$t: libipt decodes the same instructions"
-	else
-		nok "$t: libipt decodes the same instructions" \
-			"$(head -c 300 "$d/ipt.err"); $(wc -l <"$d/ipt.txt") vs $(grep -vc '^\[' "$d/insn.txt") lines"
-	fi
+	libipt_agrees "$t" "$d"
 	expect "$t: no temporary files left" sh -c "! ls '$d/run' | grep -q tmp"
 }
 
@@ -190,6 +179,15 @@ assert p['recorded'] is False and p['why'].startswith('needs QEMU 9.0 or newer')
 	expect_rc "debug port: efipt log refuses a run without it" 1 $EFIPT log "$TMP/mark/run"
 	contains "debug port: efipt log says why" "$TMP/err" "debugport.jsonl: No such file or directory (efipt qemu records the debug port with QEMU 9.0"
 fi
+# interrupt vectors (t_qemu_vectors checks them): recorded with plugin API
+# 4, one record per event; else the manifest says what they need
+expect "interrupt vectors: recorded for every event, or the manifest says they need QEMU 9.2" python3 -c "
+import json, os; t = json.load(open('$TMP/mark/run/manifest.json'))['trace']; v = t['interrupts']
+f = '$TMP/mark/run/interrupts.jsonl'
+if v['recorded']:
+    assert v['records'] == t['events'] == sum(1 for l in open(f)), (v, t['events'])
+else:
+    assert not os.path.exists(f) and v['why'].startswith('needs QEMU 9.2 or newer'), v"
 
 # QEMU killed mid-run (SIGKILL: no atexit): the run directory says so
 cat >"$TMP/killed-qemu.sh" <<'EOS'

@@ -414,6 +414,14 @@ static const struct scenario scenarios[] = {
 	{ "33.4.2.7 pip at the mov cr3", 0, 0,
 	  "start:1019 pip:5000 fup:101c pgd",
 	  "[enabled 1019] 1019 [paging@1019 5000] [async disabled 101c]" },
+	/* CR3 filtering (33.2.5.2): a MOV CR3 to a CR3 that does not match
+	 * clears ContextEn: PIP, then TIP.PGD without IP, which binds to that
+	 * MOV CR3 (Table 33-21); tracing resumes at a MOV CR3 back: PIP (OS=1
+	 * traces it while ContextEn is 0), TIP.PGE at the next instruction */
+	{ "33.2.5.2 cr3 filter: pgd after the pip of a mov cr3", 0, 0,
+	  "start:1019 pip:5000 pgd pip:6000 pge:101d fup:101f pgd",
+	  "[enabled 1019] 1019 [paging@1019 5000] [disabled] [paging 6000] [enabled 101d] 101d "
+	  "101e [async disabled 101f]" },
 	/* interrupt into another address space: FUP, PIP, TIP */
 	{ "33.7 interrupt fup, pip, tip", 0, 0,
 	  "start:1000 tnt:. fup:1004 pip:7000 tip:100f pgd",

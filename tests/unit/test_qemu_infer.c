@@ -69,6 +69,9 @@ static void build_code(void)
 	put(0x324, "90");		/* 1324 nop */
 	put(0x325, "0f30");		/* 1325 wrmsr (TraceEn off) */
 	put(0x327, "90");		/* 1327 nop */
+	/* CR3 filtering: 1330, 1335, 133a mov cr3, rax; nops between, and at
+	 * 1338 jmp 133a (a decoder walking on for a TIP.PGD passes it) */
+	put(0x330, "0f22d890900f22d8eb000f22d89090");
 }
 
 /* one struct pinsn per address, as QEMU's translation would make */
@@ -191,6 +194,24 @@ static void feed_blocks(struct infer *inf, const int64_t *exec)
 }
 
 static struct got got;
+
+/* efipt's flow decoder over the trace, into got */
+static void flow_decode(bool retcomp)
+{
+	static struct ptflow_block cache[64];
+	struct ptimg_flat flat = { code, BASE, sizeof(code) };
+	struct ptflow_config fc;
+	memset(&fc, 0, sizeof(fc));
+	fc.image = (struct ptimg){ ptimg_flat_read, &flat };
+	fc.cache = cache;
+	fc.cache_size = 64;
+	fc.disretc = !retcomp;
+	memset(&got, 0, sizeof(got));
+	struct ptflow_sink fs = { &got, got_run, got_event };
+	static struct ptflow_decoder dec;
+	ptflow_init(&dec, &fc, &fs);
+	ptflow_decode(&dec, trace, out.len, 0);
+}
 /* start=guest: the WRMSRs at these addresses set / clear TraceEn, told
  * as the plugin tells them (on after feeding, off before); 0: none */
 static uint64_t guest_on_at, guest_off_at;
@@ -222,19 +243,7 @@ static void run_leaving(const char *name, const struct infer_config *cfg, bool r
 	infer_finish(&inf);
 	ptgen_flush(&gen);
 
-	static struct ptflow_block cache[64];
-	struct ptimg_flat flat = { code, BASE, sizeof(code) };
-	struct ptflow_config fc;
-	memset(&fc, 0, sizeof(fc));
-	fc.image = (struct ptimg){ ptimg_flat_read, &flat };
-	fc.cache = cache;
-	fc.cache_size = 64;
-	fc.disretc = !retcomp;
-	memset(&got, 0, sizeof(got));
-	struct ptflow_sink fs = { &got, got_run, got_event };
-	static struct ptflow_decoder dec;
-	ptflow_init(&dec, &fc, &fs);
-	ptflow_decode(&dec, trace, out.len, 0);
+	flow_decode(retcomp);
 
 	size_t nw = 0;
 	while (want[nw] >= 0)
@@ -491,11 +500,82 @@ static void regs_mode_tests(void)
 	       order, (unsigned long long)fup, (unsigned long long)tip);
 }
 
+/* CR3 filtering (33.2.5.2): CR3 0x1000 at the start (ContextEn 0: PSB+
+ * without IP), 0x2000 (the match) after the MOV CR3 at 1330: PIP, TIP.PGE
+ * at 1333; 0x1000 after the one at 1335: PIP, TIP.PGD without IP, which
+ * binds to it (Table 33-21); 0x2000 again after 133a: PIP (OS=1 while
+ * ContextEn is 0), TIP.PGE at 133d. efipt's decoder and libipt decode what
+ * ran while CR3 matched. */
+static void cr3_filter_tests(void)
+{
+	static const int64_t exec[] = { 0x1330, 0x1333, 0x1334, 0x1335, 0x1338, 0x133a, 0x133d,
+					0x133e, -1 };
+	static const uint64_t cr3[] = { 0x1000, 0x2000, 0x2000, 0x2000, 0x1000, 0x1000, 0x2000,
+					0x2000 };
+	static const uint64_t want[] = { 0x1333, 0x1334, 0x1335, 0x133d, 0x133e };
+	const size_t nw = sizeof(want) / sizeof(want[0]);
+	static struct ptgen gen;
+	struct infer inf;
+	struct infer_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.cr3_filter = true;
+	cfg.cr3_match = 0x2000;
+	out.len = 0;
+	ptgen_init(&gen, 4096, true, ptgen_buf_write, &out);
+	infer_init(&inf, &cfg, &gen);
+	inf.mode = X86_MODE_64;
+	for (size_t i = 0; exec[i] >= 0; i++) {
+		struct infer_regs r = { true, 0x80000011, 0x500, 0x2, cr3[i] };
+		infer_block_regs(&inf, &r);
+		infer_exec(&inf, pin((uint64_t)exec[i]));
+	}
+	infer_finish(&inf);
+	ptgen_flush(&gen);
+
+	flow_decode(true);
+	CHECKF(!got.errors && got.n == nw && !memcmp(got.ip, want, sizeof(want)) &&
+	       inf.traced == nw && inf.context_changes == 3,
+	       "cr3 filter: decoded = executed while CR3 matched, no errors",
+	       "%s; %zu decoded (first 0x%llx), %llu traced, %llu ContextEn changes",
+	       got.errors ? got.first_error : "no error", got.n,
+	       got.n ? (unsigned long long)got.ip[0] : 0ull, (unsigned long long)inf.traced,
+	       (unsigned long long)inf.context_changes);
+	static uint64_t lip[64];
+	long ln = libipt_decode(lip, 64, true);
+	CHECKF(ln == (long)nw && !memcmp(lip, want, sizeof(want)),
+	       "cr3 filter: libipt decodes the same", "libipt: %ld instructions%s", ln,
+	       ln < 0 ? " (decode error)" : "");
+	/* the packets: PIP then TIP.PGD without IP at the MOV CR3 at 1335 */
+	struct ptpkt_decoder d;
+	struct ptpkt k;
+	ptpkt_init(&d, trace, out.len, 0);
+	ptpkt_sync_forward(&d);
+	char order[32] = "";
+	unsigned n = 0;
+	bool psbend = false;
+	while (ptpkt_next(&d, &k) > 0 && n < sizeof(order) - 1) {
+		if (k.type == ptpkt_psbend)
+			psbend = true;
+		else if (psbend && k.type == ptpkt_pip)
+			order[n++] = 'P';
+		else if (psbend && k.type == ptpkt_tip_pge)
+			order[n++] = 'E';
+		else if (psbend && k.type == ptpkt_tip_pgd)
+			order[n++] = k.u.ip.ipc ? 'D' : 'd';
+		else if (psbend && k.type == ptpkt_fup)
+			order[n++] = 'F';
+	}
+	CHECKF(!strcmp(order, "PEPdPEFd"), "cr3 filter: PIP, TIP.PGE; PIP, TIP.PGD(); PIP, TIP.PGE",
+	       "packets after PSB+: %s (P PIP, E TIP.PGE, d/D TIP.PGD without/with IP, F FUP)",
+	       order);
+}
+
 int main(void)
 {
 	build_code();
 	mode_switch_tests();
 	regs_mode_tests();
+	cr3_filter_tests();
 	struct infer_config cfg;
 	memset(&cfg, 0, sizeof(cfg));
 

@@ -55,10 +55,11 @@ int main(void)
 	CHECK(map((const char *[]){ "--filter", "image=DxeCore", NULL }, NULL) &&
 		      strstr(err, "--filter image=DxeCore: no flash image to find it in"),
 	      "--filter image= refused, named");
-	CHECK(map((const char *[]){ "--cr3", "0x1000", NULL }, NULL) &&
-		      !strcmp(err, "--cr3: not for a trace QEMU emulates: QEMU 7.2's plugins cannot "
-				   "read CR3"),
-	      "--cr3 refused with the reason");
+	CHECK(!map((const char *[]){ "--cr3", "0x1f801000", NULL }, NULL) &&
+		      !strcmp(args, ",cr3=0x1f801000"),
+	      "--cr3 V becomes the plugin's cr3=V (CR3 filtering)");
+	CHECK(map((const char *[]){ "--cr3", "0x1001", NULL }, NULL) && strstr(err, "--cr3"),
+	      "--cr3 with reserved bits 4:0 refused");
 	CHECK(map((const char *[]){ "--size", "6K", "--mode", "wrap", NULL }, NULL) &&
 		      strstr(err, "at least twice the PSB period"),
 	      "wrap smaller than two PSB periods refused");
