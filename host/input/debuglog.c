@@ -89,6 +89,14 @@ int dbglog_read(struct dbglog *dl, const char *dir, long cpu, const char *cmd)
 		fprintf(stderr, "efipt %s: %s: %s\n", cmd, path, strerror(errno));
 		return -1;
 	}
+	int rc = dbglog_read_file(dl, f, path, cpu, cmd);
+	fclose(f);
+	return rc;
+}
+
+int dbglog_read_file(struct dbglog *dl, FILE *f, const char *path, long cpu, const char *cmd)
+{
+	memset(dl, 0, sizeof(*dl));
 	struct partial *p = calloc(DBGLOG_CPUS, sizeof(*p));
 	char *line = NULL;
 	size_t cap = 0;
@@ -141,7 +149,6 @@ oom:
 out:
 	free(line);
 	free(p);
-	fclose(f);
 	if (rc)
 		dbglog_free(dl);
 	return rc;

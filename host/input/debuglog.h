@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define DBGLOG_CPUS 64
 #define DBGLOG_TEXT 4096	/* a longer line is cut there */
@@ -35,6 +36,8 @@ struct dbglog {
  * record that is not one (printed, prefixed by cmd, with the line number).
  */
 int dbglog_read(struct dbglog *dl, const char *dir, long cpu, const char *cmd);
+/* The same from an open file; path names it in messages. 0 or -1. */
+int dbglog_read_file(struct dbglog *dl, FILE *f, const char *path, long cpu, const char *cmd);
 void dbglog_free(struct dbglog *dl);
 
 /* "0x" and 1-16 hex digits (a 64-bit address, nothing else) into *v. */
