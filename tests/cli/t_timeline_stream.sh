@@ -42,9 +42,11 @@ p1=$peak s1=$slices
 held long 1
 p4=$peak s4=$slices
 # what waits: the open frames' begins (the model's stack is 1024 frames at
-# most, and the walk reaches that), the ends of a stack closed at once and
-# a batch's blocks, whatever the trace's length
-if [ -n "$p1" ] && [ -n "$p4" ] && [ "$p4" -le 1300 ] && [ "$p4" -le $((p1 + 64)) ] &&
+# most), the ends of a stack closed at once and a batch's blocks, whatever
+# the trace's length: under one bound while the slices grow with the trace
+# (how deep each walk goes depends on the code of efipt.efi it walks, so
+# the two peaks are not compared with each other)
+if [ -n "$p1" ] && [ -n "$p4" ] && [ "$p1" -le 1300 ] && [ "$p4" -le 1300 ] &&
 	[ "${s4:-0}" -gt $((3 * ${s1:-0})) ]; then
 	ok "timeline stream: memory bounded ($p1 and $p4 events held, $s1 and $s4 slices)"
 else
