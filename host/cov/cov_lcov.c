@@ -830,35 +830,79 @@ static int code_line_from(const struct lcov *l, uint32_t file, int line)
 	return lo < l->nrows && l->rows[lo].file == file ? l->rows[lo].line : 0;
 }
 
+/* (file, line) of a function with code of its own, ordered. */
+struct fn_at {
+	uint32_t file;
+	int line;
+};
+
+static int by_file_line(const void *a, const void *b)
+{
+	const struct fn_at *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+/* Does one of own[0..n) begin in file at a line from `from` to `to`? */
+static bool fn_between(const struct fn_at *own, size_t n, uint32_t file, int from, int to)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (own[mid].file < file || (own[mid].file == file && own[mid].line < from))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && own[lo].file == file && own[lo].line <= to;
+}
+
 /*
  * The line of each inlined copy: its function's where the function has its
  * own code in the file, else the first line with code from its declaration
- * on (genhtml, lcov 2, wants a line with code); a copy without one is
- * dropped. Rows sorted by file, line; leaves fn sorted by file, name, line.
+ * on (genhtml, lcov 2, wants a line with code), unless another function
+ * begins first (the copy's code then sits on no line of its own: it is
+ * dropped, as a copy without such a line is). Rows sorted by file, line;
+ * leaves fn sorted by file, name, line. -1 out of memory.
  */
-static void place_copies(struct lcov *l)
+static int place_copies(struct lcov *l)
 {
+	struct fn_at *own = malloc((l->nfn + 1) * sizeof(*own));
+	if (!own)
+		return -1;
+	size_t nown = 0;
 	for (size_t i = 0; i < l->nfn; i++)
-		if (l->fn[i].inl)
-			l->fn[i].line = code_line_from(l, l->fn[i].file, l->fn[i].decl_line);
+		if (!l->fn[i].inl)
+			own[nown++] = (struct fn_at){ l->fn[i].file, l->fn[i].line };
+	qsort(own, nown, sizeof(*own), by_file_line);
+	for (size_t i = 0; i < l->nfn; i++) {
+		struct lfunc *f = &l->fn[i];
+		if (!f->inl)
+			continue;
+		int c = code_line_from(l, f->file, f->decl_line);
+		f->line = c > 0 && !fn_between(own, nown, f->file, f->decl_line, c) ? c : 0;
+	}
+	free(own);
 	if (l->nfn)
 		qsort(l->fn, l->nfn, sizeof(*l->fn), by_file_name_line);
 	size_t n = 0;
 	for (size_t g = 0, e; g < l->nfn; g = e) {
 		e = same_name_end(l, g);
-		int own = 0;
-		for (size_t i = g; i < e && !own; i++)
+		int line = 0;
+		for (size_t i = g; i < e && !line; i++)
 			if (!l->fn[i].inl)
-				own = l->fn[i].line;
+				line = l->fn[i].line;
 		for (size_t i = g; i < e; i++) {
 			struct lfunc *f = &l->fn[i];
-			if (f->inl && own)
-				f->line = own;
+			if (f->inl && line)
+				f->line = line;
 			if (f->line > 0)
 				l->fn[n++] = *f;
 		}
 	}
 	l->nfn = n;
+	return 0;
 }
 
 int cov_lcov_run(struct session *t, const char *out, const struct srcmap *sm)
@@ -943,7 +987,8 @@ int cov_lcov_run(struct session *t, const char *out, const struct srcmap *sm)
 		goto oom;
 	if (l.nrows)
 		qsort(l.rows, l.nrows, sizeof(*l.rows), by_file_line_addr);
-	place_copies(&l);
+	if (place_copies(&l))
+		goto oom;
 	if (l.nfn)
 		qsort(l.fn, l.nfn, sizeof(*l.fn), by_fn_file);
 	if (name_clones(&l))
