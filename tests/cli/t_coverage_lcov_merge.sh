@@ -10,8 +10,21 @@ for s in 3 5; do
 	$EFIPT coverage --pt "$TMP/$s.pt" $PE --symbols "$SO" --format lcov -o "$TMP/$s.info" 2>/dev/null
 done
 # records as "SF|record", sorted, without TN: the same tracefile whatever
-# the order (lcov -a sorts SF by name)
-norm() { awk '/^SF:/ { sf = $0 } !/^TN:/ { print sf "|" $0 }' "$1" | sort; }
+# the order (lcov -a sorts SF by name); lcov 2's function records (FNL
+# INDEX,START[,END] and FNA INDEX,COUNT,NAME, Debian 13) as lcov 1's FN and
+# FNDA, without its VER
+norm() {
+	awk -F'[:,]' '/^SF:/ { sf = $0; delete at }
+		/^FNL:/ { at[$2] = $3; next }
+		/^FNA:/ { n = substr($0, length($1 $2 $3) + 4)
+			print sf "|FN:" at[$2] "," n; print sf "|FNDA:" $3 "," n; next }
+		!/^(TN|VER):/ { print sf "|" $0 }' "$1" | sort
+}
+# lcov 2 (Debian 13's) checks its inputs' consistency, which the tracefiles
+# written by hand below do not have on purpose (a branch on a line without
+# DA): lcov 2's genhtml checks efipt's own tracefiles (lcov2_renders)
+LCOV_LAX=""
+case "$(lcov --version 2>&1)" in *"version 1."*) ;; *) LCOV_LAX="--ignore-errors inconsistent,inconsistent" ;; esac
 same_as_lcov() {
 	name=$1 out=$2
 	shift 2
@@ -19,7 +32,7 @@ same_as_lcov() {
 	for f in "$@"; do args="$args -a $f"; done
 	if ! command -v lcov >/dev/null; then
 		nok "$name" "lcov missing (Debian package lcov: mk/deps.sh)"
-	elif ! lcov -q --rc lcov_branch_coverage=1 $args -o "$TMP/lcov.info" 2>"$TMP/lcov.err"; then
+	elif ! lcov -q --rc lcov_branch_coverage=1 $LCOV_LAX $args -o "$TMP/lcov.info" 2>"$TMP/lcov.err"; then
 		nok "$name" "lcov -a failed: $(head -c 300 "$TMP/lcov.err")"
 	elif [ "$(norm "$out")" = "$(norm "$TMP/lcov.info")" ]; then
 		ok "$name"
@@ -67,7 +80,11 @@ contains "lcov merge: FNDA added" "$TMP/ab.info" "FNDA:1,f"
 contains "lcov merge: totals counted again" "$TMP/ab.info" "BRF:3
 BRH:1"
 sum_ok "lcov merge: written by hand adds up" "$TMP/ab.info" "$TMP/a.info" "$TMP/b.info"
-same_as_lcov "lcov merge: written by hand as lcov -a" "$TMP/ab.info" "$TMP/a.info" "$TMP/b.info"
+if [ -z "$LCOV_LAX" ]; then
+	same_as_lcov "lcov merge: written by hand as lcov -a" "$TMP/ab.info" "$TMP/a.info" "$TMP/b.info"
+else
+	echo "# lcov merge: written by hand: not compared with lcov 2's -a, which refuses an FNDA without its FN (lcov 1 takes it)"
+fi
 sed 's/^DA:3,1$/DA:3,2/' "$TMP/ab.info" >"$TMP/bad.info"
 r=$(python3 tests/cli/lcov_sum.py "$TMP/bad.info" "$TMP/a.info" "$TMP/b.info")
 case "$r" in ok*) nok "lcov merge: the checker rejects a wrong sum" "accepted" ;; *) ok "lcov merge: the checker rejects a wrong sum" ;; esac
