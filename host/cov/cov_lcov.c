@@ -78,7 +78,7 @@ struct lfunc {
 	uint64_t base;
 	uint32_t inl;		/* an inlined copy: index + 1 in sf->inl;
 				 * 0: the function's own code */
-	int decl_line;		/* its declaration's line, 0: not known */
+	int decl_line;		/* an inlined copy's declaration line (0: not known) */
 };
 
 struct lcov {
@@ -967,7 +967,7 @@ int cov_lcov_run(struct session *t, const char *out, const struct srcmap *sm)
 							first_line(&l, r, im->base + sfn->hi,
 								   sfn->decl_line),
 							sfn->name, NULL, im->sf, im->base, 0,
-							sfn->decl_line };
+							0 };
 		}
 		if (im->sf && !l.oom)
 			add_inlined_copies(&l, t, i);
