@@ -4,7 +4,8 @@ EFIPT=${EFIPT:-build/efipt}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 ok() { printf 'ok - %s\n' "$1"; }
-nok() { printf 'not ok - %s: %s\n' "$1" "$2"; }
+# the detail on one line: a test run's summary shows only "not ok" lines
+nok() { printf 'not ok - %s: %s\n' "$1" "$(printf '%s' "$2" | tr '\n' ' ')"; }
 # expect NAME CONDITION-COMMAND...: ok if the command succeeds
 expect() {
 	name=$1

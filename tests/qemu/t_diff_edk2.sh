@@ -106,9 +106,18 @@ app = open(cmp).read().split(";")[0]
 assert app.startswith("app: ") and app != "app: no change", app
 logged = {e.split()[0]: int(e.split()[1]) for e in app[5:].split(", ")}
 rows = [r for r in csv.DictReader(open(fn_csv)) if r["image"] == "FixtureApp" and r["status"] != "same"]
-diffed = {r["function"]: int(r["delta_excl"]) for r in rows}
-assert diffed == logged, (diffed, logged)
-assert any(r["function"] == name and r["status"] == status for r in rows), (name, status, rows)
+# a function whose own instructions are the same can still be "changed" by
+# what it calls: firmware event notifications run when a callee lowers the
+# TPL, so where the timer's work lands varies from run to run
+own = [r for r in rows if int(r["delta_excl"]) != 0 or r["status"].startswith("only")]
+for r in rows:
+    if r not in own and r["delta_incl"] == "0" and r["a_calls"] == r["b_calls"]:
+        sys.exit("%s is changed but its counts and calls are not" % r["function"])
+diffed = {r["function"]: int(r["delta_excl"]) for r in own}
+if diffed != logged:
+    sys.exit("own instructions changed: diff %s, logger %s" % (diffed, logged))
+if not any(r["function"] == name and r["status"] == status for r in rows):
+    sys.exit("%s not %s in %s" % (name, status, [(r["function"], r["status"]) for r in rows]))
 EOP
 	then
 		ok "diff edk2: $3 ($4 $5): the changed functions and deltas are the logger's ($(head -1 "$TMP/cmp"))"
@@ -125,12 +134,22 @@ if python3 - "$TMP/irq.jsonl" >"$TMP/cmp" 2>&1 <<'EOP'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 s = rows[0]
+# each failure on one line: the summary of a test run shows the first
 for side in ("a", "b"):
     n = sum(r[side + "_insns"] for r in rows[1:] if r["context"] == "interrupt")
-    assert s[side]["interrupts"] > 0, ("no interrupt between the markers", side, s[side])
-    assert n == s[side]["interrupt_insns"] > 0, ("interrupt rows do not add up", side, n, s[side])
-timer = [r["context"] for r in rows[1:] if r["image"] == "LocalApicTimerDxe"]
-assert timer == ["interrupt"], timer
+    if s[side]["interrupts"] == 0:
+        sys.exit("%s: no interrupt between the markers: %s" % (side, s[side]))
+    if n != s[side]["interrupt_insns"] or n == 0:
+        sys.exit("%s: interrupt rows sum to %d, the header says %d" % (side, n, s[side]["interrupt_insns"]))
+# the timer driver's code runs in interrupts: it has an interrupt row with
+# instructions in each run. A code row too is allowed: the plugin infers
+# events from the blocks run, and takes a timer interrupt that strikes right
+# after a RET or an indirect JMP/CALL for that branch's target (docs/qemu.md,
+# "What the plugin sees, and what it cannot"); where the interrupt strikes
+# varies with what ran before the application
+timer = {r["context"]: r for r in rows[1:] if r["image"] == "LocalApicTimerDxe"}
+if "interrupt" not in timer or not (timer["interrupt"]["a_insns"] > 0 and timer["interrupt"]["b_insns"] > 0):
+    sys.exit("the timer driver's rows: %s" % list(timer.values()))
 print("%d and %d instructions in %d and %d interrupts" % (s["a"]["interrupt_insns"], s["b"]["interrupt_insns"], s["a"]["interrupts"], s["b"]["interrupts"]))
 EOP
 then ok "diff edk2: interrupts apart ($(cat "$TMP/cmp"))"; else nok "diff edk2: interrupts apart" "$(tail -c 500 "$TMP/cmp")"; fi
@@ -147,10 +166,22 @@ if logref a a2 "$APPA" "$APPA" "$TMP/fn2.csv" "$TMP/img2.csv" && grep -q "^app: 
 else
 	nok "diff edk2: one build, two runs: the app the same, counts are the logger's" "$(tail -c 700 "$TMP/cmp")"
 fi
-if [ "$(grep -c '^"FixtureApp",' "$TMP/fn2.csv")" -gt 5 ] && ! grep '^"FixtureApp",' "$TMP/fn2.csv" | grep -qv ',same,code$'; then
-	ok "diff edk2: one build, two runs: every app function the same (exclusive, inclusive, calls)"
+# (exclusive counts and calls; an inclusive count takes in the timer
+# event notifications a callee that lowers the TPL runs, which vary)
+if python3 - "$TMP/fn2.csv" >"$TMP/cmp" 2>&1 <<'EOP'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["image"] == "FixtureApp"]
+if len(rows) <= 5:
+    sys.exit("only %d app functions" % len(rows))
+for r in rows:
+    if r["context"] != "code" or r["delta_excl"] != "0" or r["a_calls"] != r["b_calls"]:
+        sys.exit("%s differs: %s" % (r["function"], r))
+print("%d functions, %d with the same inclusive count" % (len(rows), sum(r["delta_incl"] == "0" for r in rows)))
+EOP
+then
+	ok "diff edk2: one build, two runs: every app function the same (exclusive, calls: $(cat "$TMP/cmp"))"
 else
-	nok "diff edk2: one build, two runs: every app function the same (exclusive, inclusive, calls)" "$(grep '^"FixtureApp",' "$TMP/fn2.csv" | grep -v ',same,code$' | head -3)"
+	nok "diff edk2: one build, two runs: every app function the same (exclusive, calls)" "$(cat "$TMP/cmp")"
 fi
 expect_rc "diff edk2: one build, two runs: --image FixtureApp --fail-if-grows 0" 0 $EFIPT diff "$TMP/a/run" "$TMP/a2/run" $SA --fail-if-grows 0 --image FixtureApp
 # the gates on the real change
