@@ -8,7 +8,7 @@
 # application function's A and B counts, and every image's, must be what the
 # logger's records give (functions from the ELF symbols, without efipt); a
 # run against itself diffs to "no change"; two runs of one build have every
-# application function the same, and what differs in the firmware (here,
+# application function's own instructions and calls the same, and what differs in the firmware (here,
 # under -icount too: DxeCore, CpuDxe, Ps2KeyboardDxe, by all appearances
 # code run from timer events; not examined further) is what the logger
 # saw; --folded must give efipt flame's counts of each run.
