@@ -257,9 +257,57 @@ static void pft_track(struct tl_sink *s, int tid, const char *name)
 	emit(w);
 }
 
+/*
+ * A slice's begin or end (iid 0: none, an end) written straight into
+ * out_mem, the same bytes event_packet() makes through its buffers: a
+ * timeline is mostly these, tens of millions of them. Only when no name
+ * is to be interned first and the sequence has started; false: not
+ * written (event_packet() does it).
+ */
+static bool slice_packet(struct tl_sink *s, int type, uint64_t track, uint32_t iid, uint64_t ns)
+{
+	struct pft_writer *w = s->w;
+	if (!w->started || w->names_sent < s->names.n || w->keys_sent < w->keys.n ||
+	    w->in.len || w->pkt.full)
+		return false;
+	/* the TrackEvent (at most 3 keys and 3 varints: 33 bytes) */
+	uint8_t ev[40], *e = ev;
+	*e++ = TE_TYPE << 3 | PB_VARINT;
+	*e++ = (uint8_t)type;
+	*e++ = TE_TRACK_UUID << 3 | PB_VARINT;
+	e = pb_put_varint(e, track);
+	if (iid) {
+		*e++ = TE_NAME_IID << 3 | PB_VARINT;
+		e = pb_put_varint(e, iid);
+	}
+	/* the packet: sequence, flags, timestamp, the event (at most 59 bytes) */
+	uint8_t pkt[72], *q = pkt;
+	*q++ = PKT_SEQUENCE_ID << 3 | PB_VARINT;
+	*q++ = SEQUENCE;
+	*q++ = PKT_SEQUENCE_FLAGS << 3 | PB_VARINT;
+	*q++ = SEQ_NEEDS_INCREMENTAL_STATE;
+	*q++ = PKT_TIMESTAMP << 3 | PB_VARINT;
+	q = pb_put_varint(q, ns);
+	*q++ = PKT_TRACK_EVENT << 3 | PB_LEN;
+	*q++ = (uint8_t)(e - ev);
+	memcpy(q, ev, (size_t)(e - ev));
+	q += e - ev;
+	size_t len = (size_t)(q - pkt);
+	if (len + 16 > sizeof(w->out_mem) - w->out_len)
+		flush_out(w);
+	uint8_t *o = w->out_mem + w->out_len;
+	*o++ = TRACE_PACKET << 3 | PB_LEN;
+	*o++ = (uint8_t)len;
+	memcpy(o, pkt, len);
+	w->out_len += 2 + len;
+	return true;
+}
+
 static void pft_begin(struct tl_sink *s, int tid, uint64_t ns, uint32_t name)
 {
 	struct pft_writer *w = s->w;
+	if (slice_packet(s, TYPE_SLICE_BEGIN, thread_uuid(tid), name + 1, ns))
+		return;
 	event(w, TYPE_SLICE_BEGIN, thread_uuid(tid));
 	pb_uint(&w->ev, TE_NAME_IID, name + 1);
 	event_packet(s, ns);
@@ -269,6 +317,8 @@ static void pft_end(struct tl_sink *s, int tid, uint64_t ns, uint32_t name)
 {
 	struct pft_writer *w = s->w;
 	(void)name; /* an end needs no name (TrackEvent.Type) */
+	if (slice_packet(s, TYPE_SLICE_END, thread_uuid(tid), 0, ns))
+		return;
 	event(w, TYPE_SLICE_END, thread_uuid(tid));
 	event_packet(s, ns);
 }
