@@ -270,18 +270,11 @@ static bool slice_packet(struct tl_sink *s, int type, uint64_t track, uint32_t i
 	if (!w->started || w->names_sent < s->names.n || w->keys_sent < w->keys.n ||
 	    w->in.len || w->pkt.full)
 		return false;
-	/* the TrackEvent (at most 3 keys and 3 varints: 33 bytes) */
-	uint8_t ev[40], *e = ev;
-	*e++ = TE_TYPE << 3 | PB_VARINT;
-	*e++ = (uint8_t)type;
-	*e++ = TE_TRACK_UUID << 3 | PB_VARINT;
-	e = pb_put_varint(e, track);
-	if (iid) {
-		*e++ = TE_NAME_IID << 3 | PB_VARINT;
-		e = pb_put_varint(e, iid);
-	}
-	/* the packet: sequence, flags, timestamp, the event (at most 59 bytes) */
-	uint8_t pkt[72], *q = pkt;
+	/* the packet (at most 59 bytes, so one byte of length each), in
+	 * place: sequence, flags, timestamp, the TrackEvent */
+	if (80 > sizeof(w->out_mem) - w->out_len)
+		flush_out(w);
+	uint8_t *o = w->out_mem + w->out_len, *q = o + 2;
 	*q++ = PKT_SEQUENCE_ID << 3 | PB_VARINT;
 	*q++ = SEQUENCE;
 	*q++ = PKT_SEQUENCE_FLAGS << 3 | PB_VARINT;
@@ -289,17 +282,19 @@ static bool slice_packet(struct tl_sink *s, int type, uint64_t track, uint32_t i
 	*q++ = PKT_TIMESTAMP << 3 | PB_VARINT;
 	q = pb_put_varint(q, ns);
 	*q++ = PKT_TRACK_EVENT << 3 | PB_LEN;
-	*q++ = (uint8_t)(e - ev);
-	memcpy(q, ev, (size_t)(e - ev));
-	q += e - ev;
-	size_t len = (size_t)(q - pkt);
-	if (len + 16 > sizeof(w->out_mem) - w->out_len)
-		flush_out(w);
-	uint8_t *o = w->out_mem + w->out_len;
-	*o++ = TRACE_PACKET << 3 | PB_LEN;
-	*o++ = (uint8_t)len;
-	memcpy(o, pkt, len);
-	w->out_len += 2 + len;
+	uint8_t *ev = q++; /* its length */
+	*q++ = TE_TYPE << 3 | PB_VARINT;
+	*q++ = (uint8_t)type;
+	*q++ = TE_TRACK_UUID << 3 | PB_VARINT;
+	q = pb_put_varint(q, track);
+	if (iid) {
+		*q++ = TE_NAME_IID << 3 | PB_VARINT;
+		q = pb_put_varint(q, iid);
+	}
+	*ev = (uint8_t)(q - ev - 1);
+	o[0] = TRACE_PACKET << 3 | PB_LEN;
+	o[1] = (uint8_t)(q - o - 2);
+	w->out_len += (size_t)(q - o);
 	return true;
 }
 
