@@ -557,8 +557,14 @@ static void on_event(void *ctx, const struct ptflow_event *ev)
  * it on), found by reading packets only. *tsc: that, or with no TSC
  * packet -1 and *psb whether the trace has a PSB at all (one without
  * decodes to nothing). 0, or -1 (printed).
+ * window (--to): the rest of the trace is not decoded, so it is not read
+ * here either: the first PSB+ has a TSC packet if TSC packets were on
+ * (33.3.7, TSCEn), and that changes only while tracing is off, so a trace
+ * whose first PSB+ has none is taken as one without (the scan ends at its
+ * PSBEND, or at an OVF, which ends a PSB+ too).
  */
-static int first_tsc(struct session *s, const char *path, uint64_t *tsc, bool *psb)
+static int first_tsc(struct session *s, const char *path, bool window, uint64_t *tsc,
+		     bool *psb)
 {
 	struct input_map in;
 	char err[4400];
@@ -580,6 +586,8 @@ static int first_tsc(struct session *s, const char *path, uint64_t *tsc, bool *p
 					*tsc = p.u.tsc.tsc;
 					break;
 				}
+				if (window && (p.type == ptpkt_psbend || p.type == ptpkt_ovf))
+					break;
 			} else if (n == -ptpkt_err_eos || n == -ptpkt_err_truncated ||
 				   ptpkt_sync_forward(&d)) {
 				break; /* the end, or no PSB after a bad packet */
@@ -701,7 +709,7 @@ int cmd_timeline(int argc, char **argv)
 		bool psb;
 		if (!strcmp(t.trace[i].path, "-") && stdin_to_file("timeline"))
 			goto out;
-		if (first_tsc(&t, t.trace[i].path, &first, &psb))
+		if (first_tsc(&t, t.trace[i].path, opt.to != 0, &first, &psb))
 			goto out;
 		if (psb && first == UINT64_MAX)
 			timed = false;
