@@ -121,7 +121,10 @@ struct instant {
 };
 
 /* What waits to be written: a slice's begin (pending while its frame is)
- * or end, an instant. x, t: where it is (instruction index, time). */
+ * or end, an instant. x, t: where it is (instruction index, time). An
+ * instant's details wait in a queue of their own (struct tl, iq): the
+ * instants are written in the order they came, and the items, mostly
+ * begins and ends moved about by the dozen each batch, stay small. */
 enum { Q_BEGIN, Q_END, Q_INSTANT };
 struct tl_item {
 	uint8_t kind;
@@ -129,7 +132,6 @@ struct tl_item {
 	bool cut;		/* a begin cut at --from: its time is --from's */
 	uint32_t fn;
 	uint64_t x, t;
-	struct instant in;
 };
 
 /* One CPU's trace as it is decoded: the open frames, what waits to be
@@ -147,6 +149,8 @@ struct tl {
 	uint32_t shown;			/* frames 1..shown are SHOWN */
 	struct tl_item *q;		/* q[qh..qn): in the order they are written */
 	size_t qh, qn, qcap, qpeak;
+	struct instant *iq;		/* iq[ih..in): the instants' of q, in order */
+	size_t ih, in, icap;
 	uint32_t *names, nnames;	/* the sink's name of each function + 1 */
 	char cname[64];			/* the CBR counter's */
 	uint64_t nslices, ninstants;
@@ -200,10 +204,9 @@ static uint64_t sink_ns(const struct tl_sink *sink, uint64_t ts)
 	return ts > UINT64_MAX / 1000 ? UINT64_MAX / 1000 * 1000 : ts * 1000;
 }
 
-/* An event's instant, its arguments in a: how many. */
-static size_t instant_args(const struct tl_item *it, struct tl_arg *a)
+/* An event's instant (in: its details), its arguments in a: how many. */
+static size_t instant_args(const struct tl_item *it, const struct instant *in, struct tl_arg *a)
 {
-	const struct instant *in = &it->in;
 	size_t n = 0;
 	if (in->has & IS_DEBUG) {
 		a[n++] = (struct tl_arg){ "debug_port", TL_STR, 0, "firmware DEBUG output" };
@@ -225,7 +228,8 @@ static size_t instant_args(const struct tl_item *it, struct tl_arg *a)
 	return n;
 }
 
-/* One item onto the CPU's track (tid CPU + 1). */
+/* One item onto the CPU's track (tid CPU + 1); an instant's details are
+ * the first that wait. */
 static void write_item(struct tl *l, const struct tl_item *it)
 {
 	struct tl_sink *sink = l->sink;
@@ -238,14 +242,19 @@ static void write_item(struct tl *l, const struct tl_item *it)
 		sink->ops->begin(sink, TID, ns, fn_name(l, it->fn));
 	} else if (it->kind == Q_END) {
 		sink->ops->end(sink, TID, ns, fn_name(l, it->fn));
-	} else if (!it->in.name) {
-		/* a counter's ts is its time (0 without) */
-		sink->ops->counter(sink, TID, sink_ns(sink, ts_of(l, it->t)),
-				   tlsink_name(sink, l->cname), "MHz", it->in.mhz);
 	} else {
-		struct tl_arg a[6];
-		size_t n = instant_args(it, a);
-		sink->ops->instant(sink, TID, ns, tlsink_name(sink, it->in.name), a, n);
+		const struct instant *in = &l->iq[l->ih++];
+		if (l->ih == l->in)
+			l->ih = l->in = 0;
+		if (!in->name) {
+			/* a counter's ts is its time (0 without) */
+			sink->ops->counter(sink, TID, sink_ns(sink, ts_of(l, it->t)),
+					   tlsink_name(sink, l->cname), "MHz", in->mhz);
+		} else {
+			struct tl_arg a[6];
+			size_t n = instant_args(it, in, a);
+			sink->ops->instant(sink, TID, ns, tlsink_name(sink, in->name), a, n);
+		}
 	}
 }
 
@@ -312,8 +321,19 @@ static size_t queue(struct tl *l, const struct tl_item *it)
 
 static void queue_instant(struct tl *l, uint64_t x, uint64_t t, const struct instant *in)
 {
-	struct tl_item it = { .kind = Q_INSTANT, .x = x, .t = t, .in = *in };
-	queue(l, &it);
+	if (l->in == l->icap) {
+		if (l->ih) { /* move what waits to the front */
+			memmove(l->iq, l->iq + l->ih, (l->in - l->ih) * sizeof(*l->iq));
+			l->in -= l->ih;
+			l->ih = 0;
+		} else if (!grow_array((void **)&l->iq, &l->icap, l->in, sizeof(*l->iq), 64)) {
+			l->oom = true;
+			return;
+		}
+	}
+	struct tl_item it = { .kind = Q_INSTANT, .x = x, .t = t };
+	if (queue(l, &it) != SIZE_MAX)
+		l->iq[l->in++] = *in;
 }
 
 /* The DEBUG lines written before instruction cs->insns, as instants at the
@@ -537,8 +557,14 @@ static void on_event(void *ctx, const struct ptflow_event *ev)
  * it on), found by reading packets only. *tsc: that, or with no TSC
  * packet -1 and *psb whether the trace has a PSB at all (one without
  * decodes to nothing). 0, or -1 (printed).
+ * window (--to): the rest of the trace is not decoded, so it is not read
+ * here either: the first PSB+ has a TSC packet if TSC packets were on
+ * (33.3.7, TSCEn), and that changes only while tracing is off, so a trace
+ * whose first PSB+ has none is taken as one without (the scan ends at its
+ * PSBEND, or at an OVF, which ends a PSB+ too).
  */
-static int first_tsc(struct session *s, const char *path, uint64_t *tsc, bool *psb)
+static int first_tsc(struct session *s, const char *path, bool window, uint64_t *tsc,
+		     bool *psb)
 {
 	struct input_map in;
 	char err[4400];
@@ -560,6 +586,8 @@ static int first_tsc(struct session *s, const char *path, uint64_t *tsc, bool *p
 					*tsc = p.u.tsc.tsc;
 					break;
 				}
+				if (window && (p.type == ptpkt_psbend || p.type == ptpkt_ovf))
+					break;
 			} else if (n == -ptpkt_err_eos || n == -ptpkt_err_truncated ||
 				   ptpkt_sync_forward(&d)) {
 				break; /* the end, or no PSB after a bad packet */
@@ -681,7 +709,7 @@ int cmd_timeline(int argc, char **argv)
 		bool psb;
 		if (!strcmp(t.trace[i].path, "-") && stdin_to_file("timeline"))
 			goto out;
-		if (first_tsc(&t, t.trace[i].path, &first, &psb))
+		if (first_tsc(&t, t.trace[i].path, opt.to != 0, &first, &psb))
 			goto out;
 		if (psb && first == UINT64_MAX)
 			timed = false;
@@ -715,6 +743,7 @@ int cmd_timeline(int argc, char **argv)
 	const char *peak = getenv("EFIPT_TIMELINE_PEAK");
 	for (int i = 0; i < ncpu; i++) {
 		free(m->q);
+		free(m->iq);
 		free(m->names);
 		free(m->dbg);
 		memset(m, 0, sizeof(*m));
@@ -842,6 +871,7 @@ out:
 	session_free(&t);
 	if (m) {
 		free(m->q);
+		free(m->iq);
 		free(m->names);
 		free(m->dbg);
 	}

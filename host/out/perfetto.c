@@ -257,9 +257,52 @@ static void pft_track(struct tl_sink *s, int tid, const char *name)
 	emit(w);
 }
 
+/*
+ * A slice's begin or end (iid 0: none, an end) written straight into
+ * out_mem, the same bytes event_packet() makes through its buffers: a
+ * timeline is mostly these, tens of millions of them. Only when no name
+ * is to be interned first and the sequence has started; false: not
+ * written (event_packet() does it).
+ */
+static bool slice_packet(struct tl_sink *s, int type, uint64_t track, uint32_t iid, uint64_t ns)
+{
+	struct pft_writer *w = s->w;
+	if (!w->started || w->names_sent < s->names.n || w->keys_sent < w->keys.n ||
+	    w->in.len || w->pkt.full)
+		return false;
+	/* the packet (at most 59 bytes, so one byte of length each), in
+	 * place: sequence, flags, timestamp, the TrackEvent */
+	if (80 > sizeof(w->out_mem) - w->out_len)
+		flush_out(w);
+	uint8_t *o = w->out_mem + w->out_len, *q = o + 2;
+	*q++ = PKT_SEQUENCE_ID << 3 | PB_VARINT;
+	*q++ = SEQUENCE;
+	*q++ = PKT_SEQUENCE_FLAGS << 3 | PB_VARINT;
+	*q++ = SEQ_NEEDS_INCREMENTAL_STATE;
+	*q++ = PKT_TIMESTAMP << 3 | PB_VARINT;
+	q = pb_put_varint(q, ns);
+	*q++ = PKT_TRACK_EVENT << 3 | PB_LEN;
+	uint8_t *ev = q++; /* its length */
+	*q++ = TE_TYPE << 3 | PB_VARINT;
+	*q++ = (uint8_t)type;
+	*q++ = TE_TRACK_UUID << 3 | PB_VARINT;
+	q = pb_put_varint(q, track);
+	if (iid) {
+		*q++ = TE_NAME_IID << 3 | PB_VARINT;
+		q = pb_put_varint(q, iid);
+	}
+	*ev = (uint8_t)(q - ev - 1);
+	o[0] = TRACE_PACKET << 3 | PB_LEN;
+	o[1] = (uint8_t)(q - o - 2);
+	w->out_len += (size_t)(q - o);
+	return true;
+}
+
 static void pft_begin(struct tl_sink *s, int tid, uint64_t ns, uint32_t name)
 {
 	struct pft_writer *w = s->w;
+	if (slice_packet(s, TYPE_SLICE_BEGIN, thread_uuid(tid), name + 1, ns))
+		return;
 	event(w, TYPE_SLICE_BEGIN, thread_uuid(tid));
 	pb_uint(&w->ev, TE_NAME_IID, name + 1);
 	event_packet(s, ns);
@@ -269,6 +312,8 @@ static void pft_end(struct tl_sink *s, int tid, uint64_t ns, uint32_t name)
 {
 	struct pft_writer *w = s->w;
 	(void)name; /* an end needs no name (TrackEvent.Type) */
+	if (slice_packet(s, TYPE_SLICE_END, thread_uuid(tid), 0, ns))
+		return;
 	event(w, TYPE_SLICE_END, thread_uuid(tid));
 	event_packet(s, ns);
 }

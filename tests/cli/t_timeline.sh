@@ -66,6 +66,24 @@ bad "displayTimeUnit" 's/^{"traceEvents":\[/{"displayTimeUnit":"ns","traceEvents
 bad "a slice without pid" '0,/"ph":"B","pid":1,/{s/"ph":"B","pid":1,/"ph":"B",/}'
 bad "cut JSON" '$d'
 
+# --to reads no further than it decodes: the time base comes from the
+# first PSB+ (a TSC there when TSC packets were on), not from a TSC far
+# past the window. A trace without TSC packets, then one with (as two
+# recordings one after the other): its window is by instruction index,
+# the whole trace on the TSC's time.
+$EFIPT synth --out "$TMP/n.pt" $PE --insns 60000 --seed 3 2>/dev/null
+$EFIPT synth --out "$TMP/y.pt" $PE --insns 60000 --seed 5 --tsc 2>/dev/null
+cat "$TMP/n.pt" "$TMP/y.pt" >"$TMP/ny.pt"
+expect_rc "timeline: a trace with TSC packets only later" 0 $EFIPT timeline --pt "$TMP/ny.pt" $PE \
+	--symbols "$SO" -o "$TMP/ny.json"
+contains "timeline: the whole of it on the TSC's time" "$TMP/ny.json" '"time":"TSC ticks'
+expect_rc "timeline: --to 1000 of it" 0 $EFIPT timeline --pt "$TMP/ny.pt" $PE --symbols "$SO" \
+	-o "$TMP/nyw.json" --to 1000
+contains "timeline: --to reads no TSC past its window" "$TMP/nyw.json" '"time":"instruction index'
+expect_rc "timeline: --to 1000 of a trace with TSC packets" 0 $EFIPT timeline --pt "$TMP/y.pt" $PE \
+	--symbols "$SO" -o "$TMP/yw.json" --to 1000
+contains "timeline: its window on the TSC's time" "$TMP/yw.json" '"time":"TSC ticks'
+
 # --depth, --min-dur, --from/--to
 expect_rc "timeline: --depth 2" 0 $EFIPT timeline --pt "$TMP/e.pt" $PE --symbols "$SO" -o "$TMP/d.json" --depth 2
 r=$($CHECK "$TMP/d.json" --max-depth 2)
