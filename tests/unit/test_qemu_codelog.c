@@ -110,6 +110,40 @@ static void several_cpus(const char *dir)
 	      "unknown flags refused");
 }
 
+/* An image loaded while traced where the snapshots have nothing
+ * (efi/load_watch.c): its code comes from the changes alone, from their
+ * position on. */
+static void fresh_memory(const char *dir)
+{
+	struct codelog l;
+	memset(&l, 0, sizeof(l));
+	codelog_add(&l, 0, 10, 0x5000, down, sizeof(down));
+	codelog_add(&l, 0, 10, 0x5000 + sizeof(down), up, sizeof(up));
+	uint64_t drop[1] = { 0 };
+	char err[4400];
+	CHECK(!codelog_write(&l, dir, drop, 1, NULL, NULL, err, sizeof(err)), "fresh: written");
+	codelog_free(&l);
+	struct codechg *r;
+	size_t n;
+	if (!CHECK(!codechanges_load(dir, -1, &r, &n, err, sizeof(err)) && n == 2, "fresh: read"))
+		return;
+	struct codechanges c;
+	codechanges_start(&c, r, n, 0, (struct ptimg){ base_read, NULL });
+	struct ptimg img = codechanges_image(&c);
+	struct ptflow_decoder d;
+	memset(&d, 0, sizeof(d));
+	codechanges_attach(&c, &d);
+	uint8_t b[16];
+	CHECK(img.read(img.ctx, 0x5000, b, 16) <= 0, "fresh: no code before its position");
+	CHECK(d.pos_fn(d.pos_ctx, 10) == UINT64_MAX, "fresh: both at 10");
+	CHECK(img.read(img.ctx, 0x5000, b, 16) == 10 && !memcmp(b, down, 5) && !memcmp(b + 5, up, 5),
+	      "fresh: the new code from its position on, across records, as far as it goes");
+	CHECK(img.read(img.ctx, 0x5003, b, 4) == 4 && b[0] == down[3], "fresh: from within");
+	CHECK(img.read(img.ctx, 0x1000, b, 5) == 5 && !memcmp(b, up, 5), "fresh: old code kept");
+	codechanges_free(&c);
+	free(r);
+}
+
 int main(void)
 {
 	struct codemap m;
@@ -173,6 +207,7 @@ int main(void)
 	CHECK(codechanges_load(dir, 2, &r, &n, err, sizeof(err)) && strstr(err, "missing"),
 	      "no file where the manifest counts changes: refused");
 	several_cpus(dir);
+	fresh_memory(dir);
 	rmdir(dir);
 	return check_exit();
 }
