@@ -47,13 +47,17 @@ static int live_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
 	return (int)k;
 }
 
+/* The table changed as a whole: no event sees it half done (TPL_HIGH_LEVEL),
+ * its CRC32 over the header size with the field 0 (UEFI 2.10 4.2) */
 static void set_load_image(EFI_IMAGE_LOAD fn)
 {
+	EFI_TPL old = uefi_call_wrapper(BS->RaiseTPL, 1, TPL_HIGH_LEVEL);
 	BS->LoadImage = fn;
 	BS->Hdr.CRC32 = 0;
 	UINT32 crc = 0;
 	uefi_call_wrapper(BS->CalculateCrc32, 3, BS, BS->Hdr.HeaderSize, &crc);
 	BS->Hdr.CRC32 = crc;
+	uefi_call_wrapper(BS->RestoreTPL, 1, old);
 }
 
 /* The new image's record, position and code, right after it loaded. */
