@@ -72,7 +72,8 @@ static void note(EFI_HANDLE h)
 		return;
 	struct load *l = &w.load[w.n];
 	efipt_memset(l, 0, sizeof(*l));
-	/* the position first: nothing of the code copy below is traced */
+	/* the position first, right after LoadImage wrote the image: every
+	 * instruction from there on ran with its code in memory */
 	l->pos_known = !EFI_ERROR(w.pos(&l->pos));
 	if (!l->pos_known)
 		say(l->why, "the trace position could not be read");
