@@ -3,9 +3,11 @@
  * (efi/load_watch.c, tests/qemu/t_qemu_loads.sh): it loads and starts
  * \EFI\tools\child.efi (an application: the firmware unloads it when it
  * returns, freeing its memory), then loads and starts \EFI\tools\child2.efi,
- * a smaller, different image that the firmware's allocator places in the
- * memory the first one had. child.efi is this application again, told by
- * its load options ("child") to return at once.
+ * a different image of the same size, which the firmware's allocator
+ * places in the memory the first one had. child.efi is this application
+ * again, child2.efi this application built with LOAD_APP_VARIANT (its code
+ * a few bytes further on), each told by its load options ("child") to
+ * return at once.
  */
 #include <efi.h>
 #include <efilib.h>
@@ -37,6 +39,9 @@ static EFI_STATUS run_child(EFI_HANDLE parent, EFI_HANDLE dev, CHAR16 *path, boo
 EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab);
 EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 {
+#ifdef LOAD_APP_VARIANT
+	__asm__ volatile("nop; nop; nop; nop; nop; nop; nop");
+#endif
 	InitializeLib(image, systab);
 	EFI_LOADED_IMAGE *self = NULL;
 	uefi_call_wrapper(BS->HandleProtocol, 3, image, &LoadedImageProtocol, (void **)&self);
@@ -48,5 +53,5 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	EFI_STATUS st = run_child(image, self->DeviceHandle, L"\\EFI\\tools\\child.efi", true);
 	if (EFI_ERROR(st))
 		return st;
-	return run_child(image, self->DeviceHandle, L"\\EFI\\tools\\child2.efi", false);
+	return run_child(image, self->DeviceHandle, L"\\EFI\\tools\\child2.efi", true);
 }

@@ -1,7 +1,8 @@
 # Images loaded while efipt.efi traces on its hardware path (efi/load_watch.c)
 # under QEMU's TCG with efipt-qemu.so start=guest: tests/qemu/load_app.c
 # loads and runs child.efi (the firmware unloads it when it returns), then
-# child2.efi, a smaller image, into the memory child.efi had. efipt.efi's
+# child2.efi, the same size with its code a few bytes on, into the memory
+# child.efi had. efipt.efi's
 # watch of LoadImage must leave the firmware working (both run, the trace
 # ends, the BS table is put back), and lists both loads in its manifest. Their
 # positions are null here, with the reason: QEMU reads the PT MSRs back as 0,
@@ -26,7 +27,7 @@ mkdir -p "$d"
 cp "$PROFILE" "$d/prof.txt"
 sh ovmf/mkesp.sh --image "$d/esp.img" --add 'build/tests/load_app.efi:\EFI\tools\app.efi' \
 	--add 'build/tests/load_app.efi:\EFI\tools\child.efi' \
-	--add 'build/tests/traced_app.efi:\EFI\tools\child2.efi' --add "$d/prof.txt:\\prof.txt" \
+	--add 'build/tests/load_app2.efi:\EFI\tools\child2.efi' --add "$d/prof.txt:\\prof.txt" \
 	--args 'trace --emulated-caps \prof.txt --debugcon --shutdown -- \EFI\tools\app.efi' >/dev/null
 EFIPT_QEMU_PLUGIN=$PLUGIN nice -n 10 sh ovmf/qemu_esp.sh "$EFIPT" "$d/esp.img" "$d" 600 \
 	--esp "$d/esp.img" --start guest --cpuid "$PROFILE" >"$d/out" 2>"$d/qemu.log"
@@ -47,7 +48,11 @@ import json; l=json.load(open('$d/guest.json'))['loaded_while_traced']
 assert [x['image']['name'] for x in l]==['child', 'child2'], l
 for x in l: assert x['position'] is None and 'could not be read' in x['why'], x
 a, b = [(int(x['image']['base'], 16), x['image']['size']) for x in l]
-assert a[0] < b[0] + b[1] and b[0] < a[0] + a[1], (a, b)"
+assert a[0] < b[0] + b[1] and b[0] < a[0] + a[1], (a, b)
+print('child at 0x%x, child2 at 0x%x' % (a[0], b[0]))"
+expect "loads: the plugin saw child2's code where child's had run (codechanges.bin)" python3 -c "
+import json; t=json.load(open('$d/run/manifest.json'))['trace']
+assert t['code_changes'] > 0, t['code_changes']"
 expect_rc "loads: efipt decode of the merged run" 0 $EFIPT decode "$d/run"
 expect "loads: zero errors, child2's code decoded" python3 -c "
 import re; s=open('$TMP/out').read()
