@@ -15,12 +15,8 @@
 
 plugin_output "loads"
 PROFILE=$PWD/tests/data/cpu-profiles/tiger-lake-up3-core-i7-1165g7.txt
-api=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
-set -- $api
-if [ "${1:-0}" -lt 9 ] || { [ "$1" -eq 9 ] && [ "${2:-0}" -lt 2 ]; }; then
-	ok "loads: SKIP, start=guest needs QEMU 9.2 or newer (this is $1.$2; qemu10/t_qemu_loads runs it)"
-	exit 0
-fi
+SKIP_WHY="loads: SKIP, start=guest needs QEMU 9.2 or newer; qemu10/t_qemu_loads runs it"
+skip_without_api4
 
 d=$TMP/loads
 mkdir -p "$d"
