@@ -38,26 +38,6 @@ for e in t['traces']:
 # CPU 1 runs thousands of instructions by then (QEMU 10.0: 4716; the exact
 # count is checked against the logger below)
 assert t['traces'][0]['insns'] == t['insns'] == $LIMIT and t['traces'][1]['insns'] > 1000, t['traces']"
-# code one vCPU changed is copied into the other's trace (codechanges.bin
-# flags bit 0, docs/format.md): each copy names a change the other CPU ran
-# first, and CPU 0, which runs to the end, has a copy of each of CPU 1's
-expect "smp: every code change one CPU ran first is in the other CPU's trace too" python3 -c "
-import json, struct
-t = json.load(open('$d/run/manifest.json'))['trace']
-try:
-    b = open('$d/run/codechanges.bin', 'rb').read()
-except FileNotFoundError:
-    b = b'EFIPTCC1' + bytes(8)
-r = [struct.unpack_from('<QQHBBH2x16s', b, o) for o in range(16, len(b), 40)]
-own = [(pos, a, c, n, x[:n]) for pos, a, c, n, f, by, x in r if not f]
-cp = [(a, c, by, x[:n]) for pos, a, c, n, f, by, x in r if f == 1]
-assert len(r) == t['code_changes'] and len(cp) == t['code_changes_other_cpu'], (len(r), t)
-for a, c, by, x in cp:
-    assert by != c and (a, by, x) in [(o[1], o[2], o[4]) for o in own], (hex(a), c, by)
-# CPU 0 runs to the end: it takes up every change CPU 1 ran first
-for pos, a, c, n, x in own:
-    assert c == 0 or (a, 0, 1, x) in cp, hex(a)
-print(len(own), 'changes,', len(cp), 'copies')"
 expect_rc "smp: efipt info reads the run" 0 $EFIPT info "$d/run"
 contains "smp: info lists CPU 1's trace" "$TMP/out" "CPU 1   trace.cpu1.pt"
 
