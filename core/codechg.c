@@ -16,6 +16,8 @@ void codechg_put(uint8_t *out, const struct codechg *c)
 	efipt_store_le(out + 8, c->addr, 8);
 	efipt_store_le(out + 16, c->cpu, 2);
 	out[18] = c->len;
+	out[19] = c->flags;
+	efipt_store_le(out + 20, c->flags & CODECHG_OTHER_CPU ? c->by : c->cpu, 2);
 	efipt_memcpy(out + 24, c->bytes, c->len <= CODECHG_MAX_LEN ? c->len : CODECHG_MAX_LEN);
 }
 
@@ -56,9 +58,15 @@ int codechg_get(const uint8_t *buf, size_t size, size_t i, struct codechg *c, co
 	c->addr = efipt_le64(r + 8);
 	c->cpu = efipt_le16(r + 16);
 	c->len = r[18];
+	c->flags = r[19];
+	c->by = c->flags & CODECHG_OTHER_CPU ? efipt_le16(r + 20) : c->cpu;
 	efipt_memcpy(c->bytes, r + 24, CODECHG_MAX_LEN);
 	if (!c->len || c->len > CODECHG_MAX_LEN) {
 		*why = "a code length of 0 or above 16";
+		return -1;
+	}
+	if (c->flags & ~CODECHG_OTHER_CPU) {
+		*why = "unknown flags (byte 19 of the record)";
 		return -1;
 	}
 	if (c->addr + c->len - 1 < c->addr) {

@@ -34,6 +34,7 @@
 #include "efi/fs.h"
 #include "efi/hw_trace.h"
 #include "efi/image_load.h"
+#include "efi/load_watch.h"
 #include "efi/inplace.h"
 #include "efi/inplace_cov.h"
 #include "efi/mp_trace.h"
@@ -403,6 +404,16 @@ static EFI_STATUS run_target_body(void *ctx)
 	return run_target(t->img, t->started);
 }
 
+/* A hardware trace on one CPU: images loaded while it runs are noted with
+ * their trace position (efi/load_watch.h). */
+static EFI_STATUS run_target_watched(void *ctx)
+{
+	loadwatch_begin(hw_trace_position);
+	EFI_STATUS st = run_target_body(ctx);
+	loadwatch_end();
+	return st;
+}
+
 /* A trace too large for a copy goes from the PT buffer straight to trace.pt. */
 static struct esp_file spill_file;
 static bool spill_begun;
@@ -441,8 +452,13 @@ static EFI_STATUS trace_hw(struct app *app, struct traced_image *img, bool *star
 	struct target t = { img, started };
 	spill_begun = false;
 	const struct hw_hooks *hooks = opt.rec.on ? recorder_hooks(app, &opt.rec, img) : NULL;
-	EFI_STATUS st = hw_trace(&app->caps, &opt.cfg, run_target_body, &t, &spill, hooks, &res,
+	EFI_STATUS st = hw_trace(&app->caps, &opt.cfg, run_target_watched, &t, &spill, hooks, &res,
 				 &sb);
+	UINTN changes = loadwatch_write(app->have_run && !EFI_ERROR(st) ? &app->run : NULL,
+					res.ext.wrapped, res.ext.bytes);
+	if (changes)
+		con_printf("efipt: %llu code change records (images loaded while traced): "
+			   "codechanges.bin\n", (unsigned long long)changes);
 	if (EFI_ERROR(st)) {
 		if (opt.rec.on)
 			recorder_disarm();

@@ -38,6 +38,19 @@ static void EFIAPI on_exit_boot_services(EFI_EVENT ev, void *ctx)
 		k->at_exit(k->ctx, &hw.eng);
 }
 
+EFI_STATUS hw_trace_position(uint64_t *pos)
+{
+	if (!hw.eng.running)
+		return EFI_NOT_READY;
+	char text[200];
+	struct strbuf sb;
+	sb_init(&sb, text, sizeof(text));
+	gp_guard_install();
+	int r = rtit_position(&hw.eng, pos, &sb);
+	gp_guard_remove();
+	return r == RTIT_OK ? EFI_SUCCESS : EFI_DEVICE_ERROR;
+}
+
 struct collect {
 	struct hw_result *res;
 	uint64_t cap;

@@ -76,4 +76,12 @@ EFI_STATUS hw_trace(const struct ptcaps *caps, const struct ptcfg *cfg, hw_body_
 		    void *ctx, const struct hw_spill *spill, const struct hw_hooks *hooks,
 		    struct hw_result *res, struct strbuf *msg);
 
+/*
+ * While hw_trace's body runs: the exact position in the trace now (the
+ * offset of the next packet in trace.pt; rtit_position() pauses TraceEn
+ * for the read). EFI_NOT_READY when not tracing, EFI_DEVICE_ERROR when it
+ * could not be read (the trace had stopped: buffer full, error).
+ */
+EFI_STATUS hw_trace_position(uint64_t *pos);
+
 #endif

@@ -114,6 +114,29 @@ $(BUILD)/tests/smc_app.efi: $(BUILD)/tests/smc_app.so
 
 TEST_EXTRA += $(BUILD)/tests/smc_app.efi
 
+# images loaded while traced, one over the other's memory (t_qemu_loads.sh)
+$(BUILD)/tests/load_app.so: tests/qemu/load_app.c linker.ld | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(EFI_CFLAGS) -c $< -o $(BUILD)/tests/load_app.o
+	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/load_app.o -o $@ -lefi -lgnuefi \
+		$(shell $(CC) -print-libgcc-file-name)
+
+$(BUILD)/tests/load_app.efi: $(BUILD)/tests/load_app.so
+	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
+		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
+
+$(BUILD)/tests/load_app2.so: tests/qemu/load_app.c linker.ld | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(EFI_CFLAGS) -DLOAD_APP_VARIANT -c $< -o $(BUILD)/tests/load_app2.o
+	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/load_app2.o -o $@ -lefi -lgnuefi \
+		$(shell $(CC) -print-libgcc-file-name)
+
+$(BUILD)/tests/load_app2.efi: $(BUILD)/tests/load_app2.so
+	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
+		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
+
+TEST_EXTRA += $(BUILD)/tests/load_app.efi $(BUILD)/tests/load_app2.efi
+
 # the same work without markers, returning (efipt.efi trace --source qemu)
 $(BUILD)/tests/traced_app.so: tests/qemu/marker_app.c linker.ld | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)

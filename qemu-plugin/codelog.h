@@ -19,9 +19,25 @@ struct codelog {
 };
 
 /* The instruction at addr (len bytes) is new code from trace byte pos of
- * CPU cpu's trace on. */
-void codelog_add(struct codelog *l, unsigned cpu, uint64_t pos, uint64_t addr,
+ * CPU cpu's trace on. False when out of memory (l->failed). */
+bool codelog_add(struct codelog *l, unsigned cpu, uint64_t pos, uint64_t addr,
 		 const uint8_t *bytes, unsigned len);
+/*
+ * Code one CPU changed is changed for every CPU, but only the CPU that ran
+ * it first is told (QEMU's translations, and so the "first run" the code
+ * map sees, are shared): every other CPU takes the change up in its own
+ * trace at its next instruction, the first one that can have run after the
+ * change was recorded (there is no finer common clock between vCPU
+ * threads). Records from *seen on: codelog_foreign() says whether one of
+ * them is another CPU's change (skipping cpu's own and copies), then the
+ * caller writes out the TNT bits it holds and codelog_copy_foreign() copies
+ * each one into cpu's trace at pos (CODECHG_OTHER_CPU). Both under the
+ * lock that codelog_add() is called under.
+ */
+bool codelog_foreign(const struct codelog *l, unsigned cpu, size_t *seen);
+void codelog_copy_foreign(struct codelog *l, unsigned cpu, size_t *seen, uint64_t pos);
+/* How many records are copies (CODECHG_OTHER_CPU). */
+size_t codelog_copies(const struct codelog *l);
 /*
  * Write codechanges.bin into dir (through NAME.tmp and a rename). The
  * positions count every byte a CPU's trace generated; drop[cpu] bytes of

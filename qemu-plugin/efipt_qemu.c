@@ -98,6 +98,7 @@ struct vcpu {
 	uint64_t pend_value, pend_ip;
 	uint64_t pend_cr3;	/* 0: not read */
 	bool rt_said;		/* the output's stop was reported */
+	size_t chg_seen;	/* P.changes looked at (codelog_foreign()) */
 };
 
 static struct {
@@ -271,6 +272,22 @@ static void code_seen(void *ctx, const struct pinsn *p)
 	pthread_mutex_unlock(&P.code_lock);
 }
 
+/* Several vCPUs: code another CPU changed since v's last instruction is
+ * changed for v too, from its instruction about to run on (after
+ * infer_exec() took the branch before it): the change goes into v's trace
+ * there (codelog_foreign(); docs/format.md, codechanges.bin). */
+static void code_catch_up(struct vcpu *v)
+{
+	if (__atomic_load_n(&P.changes.n, __ATOMIC_ACQUIRE) == v->chg_seen)
+		return;
+	pthread_mutex_lock(&P.code_lock);
+	if (codelog_foreign(&P.changes, v->index, &v->chg_seen)) {
+		ptwr_flush_tnt(&v->gen.w);
+		codelog_copy_foreign(&P.changes, v->index, &v->chg_seen, v->gen.w.bytes);
+	}
+	pthread_mutex_unlock(&P.code_lock);
+}
+
 /* The trace, the code, an empty image list and the manifest, once. */
 static void finish(const char *why)
 {
@@ -429,6 +446,7 @@ static void finish(const char *why)
 				 sizeof(sbuf)), v0->inf.executed);
 		struct manifest_facts mf = {
 			.opt = &P.opt, .inf = &v0->inf, .gen = &v0->gen, .code = &P.code,
+			.code_records = P.changes.n, .code_copies = codelog_copies(&P.changes),
 			.cpus = ntraces, .traces = traces,
 			.started = P.started, .stopped_by = P.stopped_by, .files = P.files,
 			.result = failed ? "failed" : "ok", .message = msg,
@@ -670,6 +688,8 @@ static void on_insn(unsigned int vcpu, void *ud)
 			infer_block_regs(&v->inf, &now);
 		if (!stop)
 			stop = infer_exec(&v->inf, p);
+		if (!stop && P.ncpus > 1)
+			code_catch_up(v);
 		if (v->pend)
 			guest_wrmsr_done(v);
 	}

@@ -78,7 +78,9 @@ int manifest_write(const struct manifest_facts *f, char *err, size_t errlen)
 		       f->inf->no_mode, f->code->conflicts);
 	/* code that changed while traced: its bytes, and the changes the
 	 * decoder applies at their trace positions (codechanges.bin) */
-	outfile_printf(&o, ", \"code_changes\": %" PRIu64, f->code->changes);
+	outfile_printf(&o, ", \"code_changes\": %" PRIu64, f->code_records);
+	if (f->cpus > 1)
+		outfile_printf(&o, ", \"code_changes_other_cpu\": %" PRIu64, f->code_copies);
 	if (f->code->conflicts)
 		outfile_printf(&o, ", \"first_code_conflict\": \"0x%" PRIx64 "\"",
 			       f->code->first_conflict);

@@ -18,6 +18,8 @@ struct manifest_facts {
 	const struct infer *inf;
 	const struct ptgen *gen;
 	const struct codemap *code;
+	uint64_t code_records;	/* codechanges.bin's records */
+	uint64_t code_copies;	/* ... of them taken up from another CPU */
 	const char *started;	/* host local time */
 	const char *stopped_by;	/* "exit", "stop", "limit", "full" */
 	const char *files;	/* the "files" array's entries, JSON */

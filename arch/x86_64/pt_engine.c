@@ -262,6 +262,47 @@ int rtit_stop(struct rtit_engine *e, struct strbuf *msg)
 	return RTIT_OK;
 }
 
+int rtit_position(struct rtit_engine *e, uint64_t *pos, struct strbuf *msg)
+{
+	if (!e->running) {
+		sb_puts(msg, "tracing is not running");
+		return RTIT_STATE;
+	}
+	/* Read while TraceEn=1, the output MSRs lag behind (Table 33-3:
+	 * updates "may not be synchronous to software execution") and packets
+	 * may still be buffered in the CPU (33.2.8.2); clearing TraceEn
+	 * flushes them and makes the MSRs exact (33.2.8.3). Whatever fails,
+	 * the engine stays running: rtit_stop clears TraceEn again (harmless)
+	 * and reads the output back. */
+	if (wr(e, MSR_IA32_RTIT_CTL, e->ctl & ~RTIT_CTL_TRACEEN))
+		return fault_msg(e, msg, "pausing tracing");
+	uint64_t base, mask, status;
+	int r = rd(e, MSR_IA32_RTIT_OUTPUT_BASE, &base) ||
+		rd(e, MSR_IA32_RTIT_OUTPUT_MASK_PTRS, &mask) || rd(e, MSR_IA32_RTIT_STATUS, &status);
+	int bad = r || ptout_position(e->out, base, mask, status, pos);
+	/* the configuration MSRs are as rtit_start wrote them: TraceEn alone
+	 * goes back on and the output goes on where it was (33.2.8.2). Not
+	 * after Stopped or Error: nothing more would be traced (TriggerEn
+	 * stays 0, 33.2.8.2), and the state stays for rtit_stop to report. */
+	bool resume = !r && !(status & (RTIT_STATUS_STOPPED | RTIT_STATUS_ERROR));
+	if (resume && wr(e, MSR_IA32_RTIT_CTL, e->ctl))
+		return fault_msg(e, msg, "resuming tracing");
+	if (r)
+		return fault_msg(e, msg, "reading the output position");
+	if (bad) {
+		sb_printf(msg, "the output MSRs (base 0x%llx, mask 0x%llx) point outside the buffer",
+			  (unsigned long long)base, (unsigned long long)mask);
+		return RTIT_STATE;
+	}
+	if (!resume) {
+		sb_printf(msg, "IA32_RTIT_STATUS 0x%llx: the trace had stopped (%s)",
+			  (unsigned long long)status,
+			  status & RTIT_STATUS_ERROR ? "operational error" : "Stopped");
+		return RTIT_STATE;
+	}
+	return RTIT_OK;
+}
+
 void rtit_adopt(struct rtit_engine *e, uint64_t ctl)
 {
 	e->ctl = ctl | RTIT_CTL_TRACEEN;

@@ -113,6 +113,20 @@ int rtit_start(struct rtit_engine *e, struct strbuf *msg);
 int rtit_stop(struct rtit_engine *e, struct strbuf *msg);
 
 /*
+ * The trace position now, exactly: the byte offset of the next packet
+ * (ptout_position()). While TraceEn=1 the output MSRs need not be up to
+ * date and packets may still sit in the CPU (Table 33-3, 33.2.8.2), so
+ * this pauses: clear TraceEn (the buffered packets are written), read
+ * OUTPUT_BASE, OUTPUT_MASK_PTRS and STATUS, set TraceEn again. The trace
+ * shows the pause as TIP.PGD and TIP.PGE (33.2.8.3); nothing in between is
+ * traced. RTIT_STATE: not running, the MSRs point outside the buffer, or
+ * the trace had stopped (STATUS.Stopped or Error: not resumed; *pos is
+ * where it ended); RTIT_FAULT: an MSR access faulted. The engine stays
+ * running for rtit_stop in every case.
+ */
+int rtit_position(struct rtit_engine *e, uint64_t *pos, struct strbuf *msg);
+
+/*
  * Continue a trace started elsewhere with these settings and this output
  * (the firmware boot trace: EfiptPei starts it, EfiptDxe or efipt.efi
  * collect stops it; arch/x86_64/boot_trace.c): the engine is as rtit_start

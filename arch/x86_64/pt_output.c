@@ -219,9 +219,11 @@ static int emit(ptout_span_fn fn, void *ctx, struct ptout_extent *ext, uint64_t 
 	return fn ? fn(ctx, phys, len) : 0;
 }
 
-int ptout_extract(const struct ptout *o, uint64_t base, uint64_t mask, uint64_t status,
-		  const struct ptout_mem *mem, ptout_span_fn fn, void *ctx,
-		  struct ptout_extent *ext)
+/* The region (*cur) and offset in it (*off) the output MSRs point at; sets
+ * ext's stopped, error, full, wrapped (single-range offset past the mask)
+ * and bad_pointer. Returns 0, or -1 if they point nowhere in this layout. */
+static int locate(const struct ptout *o, uint64_t base, uint64_t mask, uint64_t status,
+		  struct ptout_extent *ext, unsigned *cur_out, uint64_t *off_out)
 {
 	efipt_memset(ext, 0, sizeof(*ext));
 	ext->stopped = status & RTIT_STATUS_STOPPED;
@@ -273,7 +275,34 @@ int ptout_extract(const struct ptout *o, uint64_t base, uint64_t mask, uint64_t 
 			ext->full = true;
 		}
 	}
+	*cur_out = cur;
+	*off_out = off;
+	return 0;
+}
 
+int ptout_position(const struct ptout *o, uint64_t base, uint64_t mask, uint64_t status,
+		   uint64_t *pos)
+{
+	struct ptout_extent ext;
+	unsigned cur;
+	uint64_t off;
+	if (locate(o, base, mask, status, &ext, &cur, &off))
+		return -1;
+	uint64_t at = off;
+	for (unsigned i = 0; i < cur; i++)
+		at += o->reg[i].size;
+	*pos = at;
+	return 0;
+}
+
+int ptout_extract(const struct ptout *o, uint64_t base, uint64_t mask, uint64_t status,
+		  const struct ptout_mem *mem, ptout_span_fn fn, void *ctx,
+		  struct ptout_extent *ext)
+{
+	unsigned cur;
+	uint64_t off;
+	if (locate(o, base, mask, status, ext, &cur, &off))
+		return -1;
 	const struct ptout_region *r = &o->reg[cur];
 	bool wrapped = ext->wrapped;
 	if (o->mode == PTCFG_MODE_WRAP && !wrapped && mem->read) {

@@ -130,4 +130,14 @@ int ptout_extract(const struct ptout *o, uint64_t base, uint64_t mask, uint64_t 
 		  const struct ptout_mem *mem, ptout_span_fn fn, void *ctx,
 		  struct ptout_extent *ext);
 
+/*
+ * The offset in the buffer, counted over its regions in order, of the next
+ * byte the output MSRs (read after TraceEn was cleared) say the CPU writes:
+ * in stop mode, and in wrap mode until the buffer first goes round, the
+ * byte offset in the trace file of the first packet after that point.
+ * Returns 0, or -1 if the MSRs do not point into this layout.
+ */
+int ptout_position(const struct ptout *o, uint64_t base, uint64_t mask, uint64_t status,
+		   uint64_t *pos);
+
 #endif

@@ -130,13 +130,33 @@ static struct codechanges_page *page(struct codechanges *c, uint64_t pn, int mak
 	return p;
 }
 
-/* ptimg_read_fn: the code, with the changes applied so far laid over it. */
+/* The overlay's bytes from a on, as far as they go without a gap (up to n). */
+static size_t overlay_run(struct codechanges *c, uint64_t a, uint8_t *buf, size_t n)
+{
+	size_t k = 0;
+	while (k < n) {
+		struct codechanges_page *p = page(c, (a + k) / PAGE, 0);
+		unsigned o = (unsigned)((a + k) % PAGE);
+		if (!p || !(p->set[o / 8] & (1u << (o % 8))) || a + k < a)
+			break;
+		buf[k++] = p->bytes[o];
+	}
+	return k;
+}
+
+/* ptimg_read_fn: the code, with the changes applied so far laid over it;
+ * where the snapshots have none (an image loaded while traced,
+ * efi/load_watch.h), the changes' bytes alone, as far as they go. */
 static int read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
 {
 	struct codechanges *c = ctx;
 	int got = c->base.read(c->base.ctx, ip, buf, n);
-	if (got <= 0 || !c->npg)
+	if (!c->npg)
 		return got;
+	if (got <= 0)
+		return (int)overlay_run(c, ip, buf, n);
+	if ((size_t)got < n)
+		got += (int)overlay_run(c, ip + (uint64_t)got, buf + got, n - (size_t)got);
 	for (uint64_t a = ip; a - ip < (uint64_t)got;) {
 		struct codechanges_page *p = page(c, a / PAGE, 0);
 		uint64_t stop = (a / PAGE + 1) * PAGE;

@@ -396,6 +396,29 @@ static int say(const struct session *s, const char *fmt, ...)
 	return -1;
 }
 
+/* Images efipt.efi saw loaded while it traced whose place in the trace is
+ * not known (manifest "loaded_while_traced" without a position,
+ * efi/load_watch.h): said, never guessed. */
+static void say_unplaced_loads(const struct session *s)
+{
+	json_t *list = json_object_get(s->rd.manifest, "loaded_while_traced");
+	size_t i;
+	json_t *e;
+	json_array_foreach(list, i, e) {
+		if (json_is_integer(json_object_get(e, "position")))
+			continue;
+		json_t *img = json_object_get(e, "image");
+		const char *name = json_string_value(json_object_get(img, "name"));
+		const char *base = json_string_value(json_object_get(img, "base"));
+		const char *why = json_string_value(json_object_get(e, "why"));
+		fprintf(stderr, "%s: note: image %s at %s was loaded while traced, at a place in the "
+				"trace that is not known (%s): the trace after it is decoded with the "
+				"code the snapshots hold there\n",
+			s->prefixed, term_safe(name ? name : "?"), term_safe(base ? base : "?"),
+			term_safe(why ? why : "no position recorded"));
+	}
+}
+
 /* say() for a command line that cannot work: -2. */
 #define usage(...) (say(__VA_ARGS__), -2)
 
@@ -462,6 +485,7 @@ static int open_run(struct session *s, unsigned flags)
 	s->ntrace = (unsigned)n;
 	if (rundir_load_code(&s->rd, err, sizeof(err)))
 		return say(s, "%s", term_safe(err));
+	say_unplaced_loads(s);
 	for (unsigned i = 0; i < s->rd.nsnap; i++) {
 		const struct rundir_snapshot *m = &s->rd.snap[i];
 		if (ptsec_add_ref(&s->code, m->phys, m->bytes, m->size, "snapshot"))

@@ -83,7 +83,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (long i = 0; i <= n; i++) { /* one past the last: refused */
 			struct codechg c;
 			if (!codechg_get(copy, size, (size_t)i, &c, &why) &&
-			    (!c.len || c.len > CODECHG_MAX_LEN || c.addr + c.len - 1 < c.addr))
+			    (!c.len || c.len > CODECHG_MAX_LEN || c.addr + c.len - 1 < c.addr ||
+			     (c.flags & ~CODECHG_OTHER_CPU) ||
+			     (!(c.flags & CODECHG_OTHER_CPU) && c.by != c.cpu)))
 				__builtin_trap();
 		}
 		free(copy);

@@ -11,3 +11,6 @@ printf '\002--size 16M --output topa --mode wrap --mtc=3 --cyc=1 --psb=4K --filt
 # codechanges.bin: its header and two records (core/codechg.h)
 { printf '\003EFIPTCC1\050\000\000\000\000\000\000\000'
   for r in 1 2; do printf '\020\000\000\000\000\000\000\000\000\060\000\000\000\000\000\000\000\000\012\000\000\000\000\000\061\300\377\300\203\370\005\165\371\303\000\000\000\000\000\000'; done; } >"$out/seed-codechanges"
+# ... and a change CPU 1 ran first, copied into CPU 0's trace (flags 1, by 1)
+{ printf '\003EFIPTCC1\050\000\000\000\000\000\000\000'
+  printf '\020\000\000\000\000\000\000\000\000\060\000\000\000\000\000\000\000\000\012\001\001\000\000\000\061\300\377\300\203\370\005\165\371\303\000\000\000\000\000\000'; } >"$out/seed-codechanges-copy"

@@ -159,6 +159,8 @@ static void check_topa(struct ptmodel *m)
 	      (unsigned long long)start_table);
 }
 
+static size_t emit_now(struct ptmodel *m, const uint8_t *bytes, size_t n);
+
 static int wrmsr(void *ctx, uint32_t msr, uint64_t v)
 {
 	struct ptmodel *m = ctx;
@@ -167,6 +169,11 @@ static int wrmsr(void *ctx, uint32_t msr, uint64_t v)
 	struct strbuf sb;
 	sb_init(&sb, why, sizeof(why));
 	bool was = m->u.ctl & RTIT_CTL_TRACEEN;
+	if (msr == MSR_IA32_RTIT_CTL && was && !(v & RTIT_CTL_TRACEEN) && m->nheld) {
+		/* clearing TraceEn writes out what the CPU held (33.2.8.3) */
+		emit_now(m, m->held, m->nheld);
+		m->nheld = 0;
+	}
 	switch (ptunit_wrmsr(&m->u, msr, v, unit_mem(m), &sb)) {
 	case PTUNIT_GP:
 		return gp(m, "%s", why);
@@ -230,15 +237,16 @@ void ptmodel_clear_counts(struct ptmodel *m)
 
 void ptmodel_warm_reset(struct ptmodel *m)
 {
-	/* 33.2.8.1, 33.3.4, Table 33-11 EBX[2] */
+	/* 33.2.8.1, 33.3.4, Table 33-11 EBX[2]; what the CPU held is lost */
 	m->u.ctl &= ~RTIT_CTL_TRACEEN;
+	m->nheld = 0;
 	if (m->u.caps.ip_filter)
 		return;
 	struct ptcaps caps = m->u.caps;
 	ptunit_init(&m->u, &caps); /* every MSR at its reset value */
 }
 
-size_t ptmodel_emit(struct ptmodel *m, const uint8_t *bytes, size_t n)
+static size_t emit_now(struct ptmodel *m, const uint8_t *bytes, size_t n)
 {
 	char why[300] = "";
 	struct strbuf sb;
@@ -248,4 +256,26 @@ size_t ptmodel_emit(struct ptmodel *m, const uint8_t *bytes, size_t n)
 	if (!before && (m->u.status & RTIT_STATUS_ERROR))
 		operr(m, "%s", why);
 	return k;
+}
+
+size_t ptmodel_emit(struct ptmodel *m, const uint8_t *bytes, size_t n)
+{
+	size_t hold = m->hold < PTMODEL_HOLD_MAX ? m->hold : PTMODEL_HOLD_MAX;
+	if (!hold)
+		return emit_now(m, bytes, n);
+	if (m->nheld + n <= hold) {
+		memcpy(m->held + m->nheld, bytes, n);
+		m->nheld += n;
+		return n;
+	}
+	/* the oldest bytes beyond hold go out: the held ones first */
+	size_t out = m->nheld + n - hold;
+	size_t from_held = out < m->nheld ? out : m->nheld;
+	emit_now(m, m->held, from_held);
+	memmove(m->held, m->held + from_held, m->nheld - from_held);
+	m->nheld -= from_held;
+	size_t k = emit_now(m, bytes, out - from_held);
+	memcpy(m->held + m->nheld, bytes + (out - from_held), n - (out - from_held));
+	m->nheld += n - (out - from_held);
+	return k == out - from_held ? n : k;
 }

@@ -49,6 +49,8 @@
 #include "core/pt_unit.h"
 #include "host/util/sim_mem.h"
 
+#define PTMODEL_HOLD_MAX 256u
+
 struct ptmodel {
 	struct ptcaps caps;
 	const struct cpuid_set *cpuid; /* may be NULL */
@@ -56,6 +58,13 @@ struct ptmodel {
 	struct ptunit u;	/* the MSRs: u.ctl, u.status, u.base, ... */
 	struct ptunit_mem umem;
 	uint64_t tsc;
+	/* Packets the CPU holds before they reach memory (33.2.8.2: "may be
+	 * buffered internally"): the last hold bytes (up to PTMODEL_HOLD_MAX)
+	 * of ptmodel_emit() stay in held until more come or TraceEn is
+	 * cleared, which writes them (33.2.8.3). 0: written at once. */
+	size_t hold;
+	uint8_t held[256];
+	size_t nheld;
 
 	unsigned gp, operr, stale_status, enables;
 	unsigned hazards; /* output regions overlapping ToPA tables or each other */

@@ -40,6 +40,16 @@ plugin_output() {
 		exit 0
 	fi
 }
+# skip_without_api4 (SKIP_WHY set): start=guest needs plugin API 4 (QEMU 9.2 on);
+# under an older QEMU one "ok - $SKIP_WHY ..." line and the script ends
+skip_without_api4() {
+	api=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+	set -- $api
+	if [ "${1:-0}" -lt 9 ] || { [ "$1" -eq 9 ] && [ "${2:-0}" -lt 2 ]; }; then
+		ok "$SKIP_WHY (QEMU $1.$2 has no plugin API 4)"
+		exit 0
+	fi
+}
 # marker_app_trace NAME DIR APP: the UEFI app APP (with the trace markers
 # around its work) booted from an ESP under efipt qemu --start marker
 # --stop marker with QARGS, the logger recording from the start marker on:

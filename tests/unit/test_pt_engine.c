@@ -1143,6 +1143,78 @@ static void test_sequence(void)
 	}
 }
 
+/*
+ * rtit_position: the exact trace position while tracing, over a ToPA of
+ * 16K, 8K and 4K regions, with the model holding the last 64 bytes in the
+ * CPU as 33.2.8.2 allows: the output MSRs read with TraceEn=1 lag behind,
+ * the pause (TraceEn cleared, read, set again) gives the offset of the
+ * next byte in the trace, and tracing goes on after it.
+ */
+static void test_position(void)
+{
+	const struct cpu_profile *p = find_profile("skylake-s-core-i7-6700k");
+	if (!CHECK(p, "position: profile present"))
+		return;
+	static struct simmem mem;
+	simmem_init(&mem, SIMMEM_DEFAULT_BASE);
+	struct ptout_mem ops;
+	simmem_ops(&mem, &ops);
+	struct ptcfg_settings s = topa_settings(28u << 10, PTCFG_MODE_STOP, true);
+	struct ptout out;
+	ptout_init(&out, regions, MAXREG, tables, MAXTAB);
+	char msg[512];
+	struct strbuf ms;
+	sb_init(&ms, msg, sizeof(msg));
+	if (!CHECKF(!ptout_build(&out, &s, &ops, &ms) && out.nreg == 3, "position: 3 regions",
+		    "%s", msg))
+		return;
+	struct ptmodel m;
+	ptmodel_init(&m, &p->caps, &p->set, &mem);
+	m.hold = 64;
+	struct rtit_engine e;
+	rtit_engine_init(&e, &m.ops, &p->caps, &s, &out, NULL);
+	uint64_t pos = 0;
+	CHECK(rtit_position(&e, &pos, &ms) == RTIT_STATE, "position: refused before start");
+	CHECKF(rtit_start(&e, &ms) == RTIT_OK, "position: started", "%s", msg);
+	static uint8_t sbuf[32u << 10], got[32u << 10];
+	make_stream(sbuf, 0, sizeof(sbuf));
+	ptmodel_emit(&m, sbuf, 20000);
+	uint64_t base = 0, mask = 0, lag = 0;
+	m.ops.rdmsr(m.ops.ctx, MSR_IA32_RTIT_OUTPUT_BASE, &base);
+	m.ops.rdmsr(m.ops.ctx, MSR_IA32_RTIT_OUTPUT_MASK_PTRS, &mask);
+	CHECKF(!ptout_position(&out, base, mask, 0, &lag) && lag == 20000 - 64,
+	       "position: read with TraceEn=1 the MSRs lag by what the CPU holds", "%llu",
+	       (unsigned long long)lag);
+	int r = rtit_position(&e, &pos, &ms);
+	CHECKF(r == RTIT_OK && pos == 20000, "position: paused, it is exact (in the second region)",
+	       "rc %d pos %llu %s", r, (unsigned long long)pos, msg);
+	CHECK(e.running && (m.u.ctl & RTIT_CTL_TRACEEN) && m.u.ctl == e.ctl,
+	      "position: tracing resumed with the same IA32_RTIT_CTL");
+	ptmodel_emit(&m, sbuf + 20000, 3000);
+	CHECKF(rtit_stop(&e, &ms) == RTIT_OK, "position: stopped", "%s", msg);
+	struct collect c = { .mem = &mem, .buf = got, .cap = sizeof(got) };
+	struct ptout_extent ext;
+	CHECK(!rtit_extract(&e, &ops, collect_span, &c, &ext) && c.len == 23000 &&
+		      !memcmp(got, sbuf, 23000),
+	      "position: the trace is whole across the pause");
+	CHECKF(m.gp == 0 && m.operr == 0 && m.stale_status == 0, "position: no #GP, no error",
+	       "%s %s", m.last_gp, m.last_operr);
+
+	/* the buffer filled (ToPA STOP): its end, and tracing not resumed */
+	ptmodel_init(&m, &p->caps, &p->set, &mem);
+	rtit_engine_init(&e, &m.ops, &p->caps, &s, &out, NULL);
+	rtit_start(&e, &ms);
+	ptmodel_emit(&m, sbuf, sizeof(sbuf));
+	sb_init(&ms, msg, sizeof(msg));
+	r = rtit_position(&e, &pos, &ms);
+	CHECKF(r == RTIT_STATE && pos == out.size && strstr(msg, "Stopped") &&
+		       !(m.u.ctl & RTIT_CTL_TRACEEN) && m.stale_status == 0,
+	       "position: a full buffer gives its end and is not enabled again", "rc %d pos %llu %s",
+	       r, (unsigned long long)pos, msg);
+	CHECK(rtit_stop(&e, &ms) == RTIT_OK, "position: stop after a full buffer");
+	ptout_free(&out, &ops);
+}
+
 int main(void)
 {
 	int n = cpu_profiles_load(profiles, CPU_PROFILES_MAX);
@@ -1155,6 +1227,7 @@ int main(void)
 	test_topa_layout();
 	test_wrap();
 	test_sequence();
+	test_position();
 	test_sweep();
 	return check_exit();
 }

@@ -29,6 +29,121 @@ static int base_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
 	return (int)k;
 }
 
+/*
+ * Code one CPU changed is changed for all: CPU 0 runs new code at 0x1000
+ * first, CPU 1 at 0x1003; each other CPU takes each change up at its next
+ * instruction (its own position then), and each CPU's decoder applies it.
+ */
+static void several_cpus(const char *dir)
+{
+	struct codelog l;
+	memset(&l, 0, sizeof(l));
+	size_t seen[3] = { 0, 0, 0 };
+	CHECK(!codelog_foreign(&l, 1, &seen[1]), "no changes: nothing to take up");
+	codelog_add(&l, 0, 40, 0x1000, down, sizeof(down));
+	CHECK(!codelog_foreign(&l, 0, &seen[0]) && seen[0] == 1, "a CPU's own change: not again");
+	CHECK(codelog_foreign(&l, 1, &seen[1]), "CPU 1 sees CPU 0's change");
+	codelog_copy_foreign(&l, 1, &seen[1], 7);
+	codelog_add(&l, 1, 20, 0x1003, up + 3, 2);
+	CHECK(codelog_foreign(&l, 0, &seen[0]), "CPU 0 sees CPU 1's change, not its copy");
+	codelog_copy_foreign(&l, 0, &seen[0], 60);
+	CHECK(!codelog_foreign(&l, 1, &seen[1]) && !codelog_foreign(&l, 0, &seen[0]),
+	      "copies are not taken up again");
+	CHECK(codelog_foreign(&l, 2, &seen[2]), "a CPU that ran nothing yet sees both");
+	codelog_copy_foreign(&l, 2, &seen[2], 3);
+	CHECK(l.n == 6 && codelog_copies(&l) == 4 && !codelog_foreign(&l, 2, &seen[2]),
+	      "every change in every other CPU's trace once");
+	uint64_t drop[3] = { 0, 0, 0 };
+	char err[4400];
+	CHECK(!codelog_write(&l, dir, drop, 3, NULL, NULL, err, sizeof(err)), "written");
+	codelog_free(&l);
+
+	struct codechg *r;
+	size_t n;
+	if (!CHECK(!codechanges_load(dir, 6, &r, &n, err, sizeof(err)) && n == 6,
+		   "6 records read back")) {
+		free(r);
+		return;
+	}
+	CHECK(r[0].cpu == 0 && r[0].pos == 40 && r[0].by == 0 && !r[0].flags && r[1].cpu == 0 &&
+		      r[1].pos == 60 && r[1].flags == CODECHG_OTHER_CPU && r[1].by == 1,
+	      "CPU 0: its own change, then CPU 1's at CPU 0's position");
+	CHECK(r[2].cpu == 1 && r[2].pos == 7 && r[2].by == 0 && r[3].cpu == 1 && r[3].pos == 20 &&
+		      r[3].by == 1,
+	      "CPU 1: CPU 0's change at CPU 1's position, then its own");
+	CHECK(r[4].cpu == 2 && r[4].pos == 3 && r[5].cpu == 2 && r[5].pos == 3, "CPU 2: both at 3");
+
+	/* each CPU's decoder: CPU 1's reads CPU 0's code from its position 7 */
+	uint8_t b[8];
+	for (unsigned cpu = 0; cpu < 3; cpu++) {
+		struct codechanges c;
+		codechanges_start(&c, r, n, cpu, (struct ptimg){ base_read, NULL });
+		struct ptimg img = codechanges_image(&c);
+		struct ptflow_decoder d;
+		memset(&d, 0, sizeof(d));
+		char name[80];
+		snprintf(name, sizeof(name), "CPU %u: two changes, the first at its own position",
+			 cpu);
+		CHECK(codechanges_attach(&c, &d) == 2 && d.pos_at == r[2 * cpu].pos, name);
+		uint64_t at = d.pos_at;
+		while (at != UINT64_MAX)
+			at = d.pos_fn(d.pos_ctx, at);
+		snprintf(name, sizeof(name), "CPU %u: both changes in its code at the end", cpu);
+		CHECK(img.read(img.ctx, 0x1000, b, 5) == 5 && !memcmp(b, down, 3) &&
+			      !memcmp(b + 3, up + 3, 2),
+		      name);
+		codechanges_free(&c);
+	}
+	free(r);
+
+	/* the flags byte: unknown bits refused; files without flags read as before */
+	uint8_t rec[CODECHG_HEADER + CODECHG_RECORD];
+	struct codechg g = { .pos = 1, .addr = 0x1000, .cpu = 2, .len = 1, .bytes = { 0x90 } };
+	codechg_header(rec);
+	codechg_put(rec + CODECHG_HEADER, &g);
+	const char *why = NULL;
+	CHECK(!codechg_get(rec, sizeof(rec), 0, &g, &why) && g.by == 2 && !g.flags,
+	      "no flags: the CPU that ran it is its own");
+	CHECK(rec[CODECHG_HEADER + 20] == 2, "by written as the record's CPU");
+	rec[CODECHG_HEADER + 19] = 2;
+	CHECK(codechg_get(rec, sizeof(rec), 0, &g, &why) && strstr(why, "unknown flags"),
+	      "unknown flags refused");
+}
+
+/* An image loaded while traced where the snapshots have nothing
+ * (efi/load_watch.c): its code comes from the changes alone, from their
+ * position on. */
+static void fresh_memory(const char *dir)
+{
+	struct codelog l;
+	memset(&l, 0, sizeof(l));
+	codelog_add(&l, 0, 10, 0x5000, down, sizeof(down));
+	codelog_add(&l, 0, 10, 0x5000 + sizeof(down), up, sizeof(up));
+	uint64_t drop[1] = { 0 };
+	char err[4400];
+	CHECK(!codelog_write(&l, dir, drop, 1, NULL, NULL, err, sizeof(err)), "fresh: written");
+	codelog_free(&l);
+	struct codechg *r;
+	size_t n;
+	if (!CHECK(!codechanges_load(dir, -1, &r, &n, err, sizeof(err)) && n == 2, "fresh: read"))
+		return;
+	struct codechanges c;
+	codechanges_start(&c, r, n, 0, (struct ptimg){ base_read, NULL });
+	struct ptimg img = codechanges_image(&c);
+	struct ptflow_decoder d;
+	memset(&d, 0, sizeof(d));
+	codechanges_attach(&c, &d);
+	uint8_t b[16];
+	CHECK(img.read(img.ctx, 0x5000, b, 16) <= 0, "fresh: no code before its position");
+	CHECK(d.pos_fn(d.pos_ctx, 10) == UINT64_MAX, "fresh: both at 10");
+	CHECK(img.read(img.ctx, 0x5000, b, 16) == 10 && !memcmp(b, down, 5) && !memcmp(b + 5, up, 5),
+	      "fresh: the new code from its position on, across records, as far as it goes");
+	CHECK(img.read(img.ctx, 0x5003, b, 4) == 4 && b[0] == down[3], "fresh: from within");
+	CHECK(img.read(img.ctx, 0x1000, b, 5) == 5 && !memcmp(b, up, 5), "fresh: old code kept");
+	codechanges_free(&c);
+	free(r);
+}
+
 int main(void)
 {
 	struct codemap m;
@@ -91,6 +206,8 @@ int main(void)
 	CHECK(!codechanges_load(dir, -1, &r, &n, err, sizeof(err)) && n == 0, "no file: no changes");
 	CHECK(codechanges_load(dir, 2, &r, &n, err, sizeof(err)) && strstr(err, "missing"),
 	      "no file where the manifest counts changes: refused");
+	several_cpus(dir);
+	fresh_memory(dir);
 	rmdir(dir);
 	return check_exit();
 }

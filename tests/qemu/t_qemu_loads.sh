@@ -1,0 +1,55 @@
+# Images loaded while efipt.efi traces on its hardware path (efi/load_watch.c)
+# under QEMU's TCG with efipt-qemu.so start=guest: tests/qemu/load_app.c
+# loads and runs child.efi (the firmware unloads it when it returns), then
+# child2.efi, the same size with its code a few bytes on, into the memory
+# child.efi had. efipt.efi's
+# watch of LoadImage must leave the firmware working (both run, the trace
+# ends, the BS table is put back), and lists both loads in its manifest. Their
+# positions are null here, with the reason: QEMU reads the PT MSRs back as 0,
+# so the output position cannot be read (real CPUs: tests/unit/
+# test_pt_engine.c, the PT model). The plugin's own codechanges.bin places
+# child2.efi's code at the instruction where it first ran, so the merged run
+# decodes with zero errors. Needs plugin API 4 (QEMU 9.2 on) for start=guest.
+. tests/lib.sh
+. tests/qemu/lib_qemu.sh
+
+plugin_output "loads"
+PROFILE=$PWD/tests/data/cpu-profiles/tiger-lake-up3-core-i7-1165g7.txt
+SKIP_WHY="loads: SKIP, start=guest needs QEMU 9.2 or newer; qemu10/t_qemu_loads runs it"
+skip_without_api4
+
+d=$TMP/loads
+mkdir -p "$d"
+cp "$PROFILE" "$d/prof.txt"
+sh ovmf/mkesp.sh --image "$d/esp.img" --add 'build/tests/load_app.efi:\EFI\tools\app.efi' \
+	--add 'build/tests/load_app.efi:\EFI\tools\child.efi' \
+	--add 'build/tests/load_app2.efi:\EFI\tools\child2.efi' --add "$d/prof.txt:\\prof.txt" \
+	--args 'trace --emulated-caps \prof.txt --debugcon --shutdown -- \EFI\tools\app.efi' >/dev/null
+EFIPT_QEMU_PLUGIN=$PLUGIN nice -n 10 sh ovmf/qemu_esp.sh "$EFIPT" "$d/esp.img" "$d" 600 \
+	--esp "$d/esp.img" --start guest --cpuid "$PROFILE" >"$d/out" 2>"$d/qemu.log"
+rc=$?
+[ "$rc" -eq 0 ] && ok "loads: efipt qemu --start guest ran efipt.efi to power-off" ||
+	nok "loads: efipt qemu --start guest" "exit $rc: $(head -c 400 "$d/qemu.log"); $(tail -c 300 "$d/debugcon.log")"
+contains "loads: the app loaded and ran both children under the watch" "$d/debugcon.log" \
+	"efipt: \\EFI\\tools\\app.efi returned EFI_SUCCESS"
+
+# efipt.efi's own run directory, on the ESP
+id=$(python3 -c "import json; print(json.load(open('$d/run/manifest.json'))['guest_run']['run_id'])" 2>/dev/null)
+img=$d/esp.img
+[ "$(dd if="$img" bs=1 skip=512 count=8 2>/dev/null)" = "EFI PART" ] && img="$img@@1M"
+mcopy -n -i "$img" "::/efipt/$id/manifest.json" "$d/guest.json" 2>"$d/mcopy.log"
+expect "loads: efipt.efi's manifest lists both loads, in order, overlapping, unplaced with the reason" \
+	python3 -c "
+import json; l=json.load(open('$d/guest.json'))['loaded_while_traced']
+assert [x['image']['name'] for x in l]==['child', 'child2'], l
+for x in l: assert x['position'] is None and 'could not be read' in x['why'], x
+a, b = [(int(x['image']['base'], 16), x['image']['size']) for x in l]
+assert a[0] < b[0] + b[1] and b[0] < a[0] + a[1], (a, b)
+print('child at 0x%x, child2 at 0x%x' % (a[0], b[0]))"
+expect "loads: the plugin saw child2's code where child's had run (codechanges.bin)" python3 -c "
+import json; t=json.load(open('$d/run/manifest.json'))['trace']
+assert t['code_changes'] > 0, t['code_changes']"
+expect_rc "loads: efipt decode of the merged run" 0 $EFIPT decode "$d/run"
+expect "loads: zero errors, child2's code decoded" python3 -c "
+import re; s=open('$TMP/out').read()
+assert re.search(r'^Errors +0$', s, re.M), s"
