@@ -8,8 +8,11 @@
 # QPLUG_DIR holds the qemu-plugin.h built against (get-plugin-header.sh),
 # QPLUG_BUILD the plugins and their objects: the defaults are the installed
 # QEMU's; mk/qemu10.mk builds them again for QEMU 10.0 in build/qemu10.
+# QPLUG_VERSION the Debian version of the QEMU whose header it is (empty:
+# the installed one's).
 QPLUG_DIR ?= $(BUILD)/qemu-plugin
 QPLUG_BUILD ?= $(BUILD)
+QPLUG_VERSION ?=
 QPLUG_HDR := $(QPLUG_DIR)/qemu/qemu-plugin.h
 QPLUG_SRC := $(wildcard qemu-plugin/*.c)
 # the core files the plugin links, compiled position-independent
@@ -24,7 +27,7 @@ QPLUG_CFLAGS = -std=gnu11 -O2 -g $(WARN) -I. -I$(QPLUG_DIR) -fPIC -fvisibility=h
 	-D_GNU_SOURCE $(shell pkg-config --cflags glib-2.0 2>/dev/null)
 
 $(QPLUG_HDR): qemu-plugin/get-plugin-header.sh
-	sh qemu-plugin/get-plugin-header.sh $(QPLUG_DIR)
+	sh qemu-plugin/get-plugin-header.sh $(QPLUG_DIR) $(QPLUG_VERSION)
 
 $(QPLUG_BUILD)/pic/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
