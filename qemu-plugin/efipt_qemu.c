@@ -834,6 +834,8 @@ static void on_event(void *ctx, uint64_t index, uint64_t ip, uint64_t handler)
 	int vec = -1;
 	if (v->inf.regs.valid)
 		vec = idt_vector(&v->idt, v->inf.regs.cr0, v->inf.regs.efer, handler, &why);
+	if (vec >= 0)
+		idt_seen_handler(&v->idt, handler);
 	idt_record(&P.idt, v->index, index, ip, handler, vec, why, idt_apic_timer_vector());
 }
 

@@ -312,6 +312,13 @@ bool idt_is_handler(struct idt_cpu *c, uint64_t cr0, uint64_t efer, uint64_t add
 	return bsearch(&addr, c->handlers, c->nhandlers, sizeof(c->handlers[0]), cmp_u64);
 }
 
+void idt_seen_handler(struct idt_cpu *c, uint64_t handler)
+{
+	if (c->handlers_size &&
+	    !bsearch(&handler, c->handlers, c->nhandlers, sizeof(c->handlers[0]), cmp_u64))
+		c->handlers_size = 0; /* read at the next question */
+}
+
 bool idt_frame_ip(uint64_t cr0, uint64_t efer, uint64_t rsp, int vector, uint64_t *ip)
 {
 	bool lma = efer & (1u << 10);

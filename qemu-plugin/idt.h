@@ -81,10 +81,14 @@ int idt_vector(struct idt_cpu *c, uint64_t cr0, uint64_t efer, uint64_t handler,
 	       const char **why);
 
 /* Is addr some gate's handler (protected or IA-32e mode)? The handlers
- * are read once after each LIDT (firmware fills its IDT before it loads
- * it; a gate rewritten later is not seen): cheap enough to ask after
- * every near indirect branch. */
+ * are read after each LIDT and again after an event went to a handler not
+ * among them (firmware writes gates into the IDT it loaded, e.g. EDK2's
+ * exception handler library): cheap enough to ask after every near
+ * indirect branch. */
 bool idt_is_handler(struct idt_cpu *c, uint64_t cr0, uint64_t efer, uint64_t addr);
+
+/* An event went to handler: read the gates again if it is not among them. */
+void idt_seen_handler(struct idt_cpu *c, uint64_t handler);
 
 /* At the first instruction of the handler of vector, entered by an event
  * with the stack pointer now rsp: the IP its frame holds, if the frame
