@@ -104,6 +104,19 @@ $(BUILD)/tests/marker_app.efi: $(BUILD)/tests/marker_app.so
 	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
 		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
 
+# interrupts right after RETs and indirect CALLs (t_qemu_irq_after_branch.sh)
+$(BUILD)/tests/ret_app.so: tests/qemu/ret_app.c linker.ld | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(EFI_CFLAGS) -c $< -o $(BUILD)/tests/ret_app.o
+	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/ret_app.o -o $@ -lefi -lgnuefi \
+		$(shell $(CC) -print-libgcc-file-name)
+
+$(BUILD)/tests/ret_app.efi: $(BUILD)/tests/ret_app.so
+	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
+		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
+
+TEST_EXTRA += $(BUILD)/tests/ret_app.efi
+
 # code that changes between two calls (t_qemu_smc.sh)
 $(BUILD)/tests/smc_app.so: tests/qemu/smc_app.c linker.ld | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
