@@ -17,7 +17,8 @@ qemu10: | $(DEPS_STAMP)
 	@rm -f $(QEMU10)/ready
 	sh mk/qemu-prefix.sh $(QEMU10) $(QEMU10_SUITE)
 	sh qemu-plugin/get-plugin-header.sh $(QEMU10)/api "$$(cat $(QEMU10)/version)"
-	@$(MAKE) --no-print-directory qemu-plugin QPLUG_DIR=$(QEMU10)/api QPLUG_BUILD=$(QEMU10)
+	@$(MAKE) --no-print-directory qemu-plugin QPLUG_DIR=$(QEMU10)/api QPLUG_BUILD=$(QEMU10) \
+		QPLUG_VERSION="$$(cat $(QEMU10)/version)"
 	@touch $(QEMU10)/ready
 
 # after qemu-plugin-if-possible: only where the first run is not QEMU 10's

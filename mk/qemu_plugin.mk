@@ -8,8 +8,11 @@
 # QPLUG_DIR holds the qemu-plugin.h built against (get-plugin-header.sh),
 # QPLUG_BUILD the plugins and their objects: the defaults are the installed
 # QEMU's; mk/qemu10.mk builds them again for QEMU 10.0 in build/qemu10.
+# QPLUG_VERSION the Debian version of the QEMU whose header it is (empty:
+# the installed one's).
 QPLUG_DIR ?= $(BUILD)/qemu-plugin
 QPLUG_BUILD ?= $(BUILD)
+QPLUG_VERSION ?=
 QPLUG_HDR := $(QPLUG_DIR)/qemu/qemu-plugin.h
 QPLUG_SRC := $(wildcard qemu-plugin/*.c)
 # the core files the plugin links, compiled position-independent
@@ -24,7 +27,7 @@ QPLUG_CFLAGS = -std=gnu11 -O2 -g $(WARN) -I. -I$(QPLUG_DIR) -fPIC -fvisibility=h
 	-D_GNU_SOURCE $(shell pkg-config --cflags glib-2.0 2>/dev/null)
 
 $(QPLUG_HDR): qemu-plugin/get-plugin-header.sh
-	sh qemu-plugin/get-plugin-header.sh $(QPLUG_DIR)
+	sh qemu-plugin/get-plugin-header.sh $(QPLUG_DIR) $(QPLUG_VERSION)
 
 $(QPLUG_BUILD)/pic/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -100,6 +103,19 @@ $(BUILD)/tests/marker_app.so: tests/qemu/marker_app.c linker.ld | $(DEPS_STAMP)
 $(BUILD)/tests/marker_app.efi: $(BUILD)/tests/marker_app.so
 	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
 		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
+
+# interrupts right after RETs and indirect CALLs (t_qemu_irq_after_branch.sh)
+$(BUILD)/tests/ret_app.so: tests/qemu/ret_app.c linker.ld | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(EFI_CFLAGS) -c $< -o $(BUILD)/tests/ret_app.o
+	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/ret_app.o -o $@ -lefi -lgnuefi \
+		$(shell $(CC) -print-libgcc-file-name)
+
+$(BUILD)/tests/ret_app.efi: $(BUILD)/tests/ret_app.so
+	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
+		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
+
+TEST_EXTRA += $(BUILD)/tests/ret_app.efi
 
 # code that changes between two calls (t_qemu_smc.sh)
 $(BUILD)/tests/smc_app.so: tests/qemu/smc_app.c linker.ld | $(DEPS_STAMP)

@@ -90,6 +90,7 @@ struct vcpu {
 	unsigned index;		/* its vCPU number */
 	struct dbgport_queue dq;	/* OUTs to the debug port not yet fed */
 	struct idt_cpu idt;	/* its IDTR, for the vectors of its events */
+	uint64_t struck;	/* events found right after a near indirect branch */
 	/* start=guest: the PT unit its WRMSRs program, and the WRMSR about
 	 * to run (on_wrmsr() before on_insn() feeds it, see there) */
 	struct grtit rt;
@@ -358,7 +359,10 @@ static void finish(const char *why)
 			note_file(NULL, "debugport.jsonl", n);
 	}
 	char vec_json[512];
-	idt_manifest(&P.idt, P.vectors, vec_json, sizeof(vec_json));
+	uint64_t struck = 0;
+	for (unsigned c = 0; c < P.ncpus; c++)
+		struck += P.cpu[c].struck;
+	idt_manifest(&P.idt, P.vectors, struck, vec_json, sizeof(vec_json));
 	if (!rc && P.idt.open) {
 		pthread_mutex_lock(&P.idt.lock);
 		uint64_t n = P.idt.out.size;
@@ -491,6 +495,37 @@ static struct infer_regs read_regs(struct vcpu *v)
 		  papi_reg(&v->regs, PAPI_EFER, &r.efer) &&
 		  papi_reg(&v->regs, PAPI_EFLAGS, &r.eflags) && papi_reg(&v->regs, PAPI_CR3, &r.cr3);
 	return r;
+}
+
+/*
+ * The block at addr about to run after last, a near RET or indirect
+ * JMP/CALL (now: the registers at addr): is addr a handler the branch was
+ * interrupted into? Then QEMU delivered an interrupt (or a fault) between
+ * the branch and its target, and the handler's frame holds the target
+ * (infer_regs.struck). Needs the IDT (plugin API 4, regs=on).
+ */
+static void check_struck(struct vcpu *v, struct infer_regs *now, const struct pinsn *last,
+			 uint64_t addr)
+{
+	now->struck = false;
+	if (!P.vectors || !last || !v->idt.known)
+		return;
+	bool indirect = false;
+	for (int m = X86_MODE_16; m <= X86_MODE_64; m++)
+		if (last->modes & PINSN_MODE_BIT(m) &&
+		    (last->iclass[m] == X86_IC_RET_NEAR || last->iclass[m] == X86_IC_JMP_INDIRECT ||
+		     last->iclass[m] == X86_IC_CALL_INDIRECT))
+			indirect = true;
+	uint64_t cr0 = now->cr0, efer = now->efer, rsp, ip;
+	if (!indirect || !now->valid || !idt_is_handler(&v->idt, cr0, efer, addr))
+		return;
+	const char *why;
+	int vec = idt_vector(&v->idt, cr0, efer, addr, &why);
+	if (papi_reg(&v->regs, PAPI_RSP, &rsp) && idt_frame_ip(cr0, efer, rsp, vec, &ip)) {
+		now->struck = true;
+		now->struck_ip = ip;
+		v->struck++;
+	}
 }
 
 /*
@@ -680,8 +715,14 @@ static void on_insn(unsigned int vcpu, void *ud)
 	pthread_mutex_lock(&v->lock);
 	if (!finished()) { /* nothing after the files are written */
 		struct infer_regs now;
-		if (p->flags & PINSN_FIRST)
+		if (p->flags & PINSN_FIRST) {
 			now = read_regs(v);
+			/* the instruction before: the last block's, or fed */
+			const struct tbinfo *t = P.per_insn ? NULL : v->last_tb;
+			uint64_t k = t ? papi_counter_get(&P.insn_started, 0) - v->last_tb_start : 0;
+			check_struck(v, &now, t ? (k == t->n && k ? &t->insn[k - 1] : NULL)
+						: v->inf.prev, p->addr);
+		}
 		if (!P.per_insn)
 			stop = feed_last_tb(v); /* the block before, if it ran with a count */
 		if (p->flags & PINSN_FIRST)
@@ -710,8 +751,14 @@ static void on_tb(unsigned int vcpu, void *ud)
 		const struct tbinfo *t = ud;
 		uint64_t k = papi_counter_get(&P.insn_started, 0) - v->last_tb_start;
 		struct infer_regs now = v->last_tb_regs;
-		if (P.regs && regs_may_change(v->last_tb, k, t->n ? t->insn[0].addr : 0))
+		uint64_t addr = t->n ? t->insn[0].addr : 0;
+		const struct pinsn *last = v->last_tb && k == v->last_tb->n && k ?
+					   &v->last_tb->insn[k - 1] : NULL;
+		if (P.regs && regs_may_change(v->last_tb, k, addr))
 			now = read_regs(v);
+		else if (P.vectors && last && idt_is_handler(&v->idt, now.cr0, now.efer, addr))
+			now = read_regs(v); /* a handler after a near branch: see check_struck() */
+		check_struck(v, &now, last, addr);
 		stop = feed_last_tb(v);
 		v->last_tb = ud;
 		v->last_tb_regs = now;
@@ -807,6 +854,8 @@ static void on_event(void *ctx, uint64_t index, uint64_t ip, uint64_t handler)
 	int vec = -1;
 	if (v->inf.regs.valid)
 		vec = idt_vector(&v->idt, v->inf.regs.cr0, v->inf.regs.efer, handler, &why);
+	if (vec >= 0)
+		idt_seen_handler(&v->idt, handler);
 	idt_record(&P.idt, v->index, index, ip, handler, vec, why, idt_apic_timer_vector());
 }
 

@@ -1,5 +1,6 @@
 /* Interrupt vectors from the guest's IDT; see idt.h. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -280,6 +281,75 @@ int idt_vector(struct idt_cpu *c, uint64_t cr0, uint64_t efer, uint64_t handler,
 	return found;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+bool idt_is_handler(struct idt_cpu *c, uint64_t cr0, uint64_t efer, uint64_t addr)
+{
+	unsigned size = efer & (1u << 10) ? 16 : cr0 & 1 ? 8 : 4;
+	if (!c->known || size == 4)
+		return false;
+	if (c->handlers_size != size || c->handlers_lidts != c->lidts) {
+		static __thread uint8_t table[256 * 16];
+		unsigned n = (c->limit + 1) / size;
+		if (n > 256)
+			n = 256;
+		c->nhandlers = 0;
+		c->handlers_size = size;
+		c->handlers_lidts = c->lidts;
+		if (!n || !papi_read_memory(c->base, table, n * size))
+			return false; /* asked again after the next LIDT */
+		for (unsigned v = 0; v < n; v++) {
+			uint64_t h = gate_target(table + v * size, size);
+			if (h)
+				c->handlers[c->nhandlers++] = h;
+		}
+		qsort(c->handlers, c->nhandlers, sizeof(c->handlers[0]), cmp_u64);
+	}
+	return bsearch(&addr, c->handlers, c->nhandlers, sizeof(c->handlers[0]), cmp_u64);
+}
+
+void idt_seen_handler(struct idt_cpu *c, uint64_t handler)
+{
+	if (c->handlers_size &&
+	    !bsearch(&handler, c->handlers, c->nhandlers, sizeof(c->handlers[0]), cmp_u64))
+		c->handlers_size = 0; /* read at the next question */
+}
+
+bool idt_frame_ip(uint64_t cr0, uint64_t efer, uint64_t rsp, int vector, uint64_t *ip)
+{
+	bool lma = efer & (1u << 10);
+	if (!(cr0 & 1) || vector < 0)
+		return false;
+	/* exceptions that push an error code (SDM Vol. 3, Table 6-1): #DF,
+	 * #TS, #NP, #SS, #GP, #PF, #AC, #CP, #VC, #SX */
+	static const uint32_t errcode = 1u << 8 | 1u << 10 | 1u << 11 | 1u << 12 | 1u << 13 |
+					1u << 14 | 1u << 17 | 1u << 21 | 1u << 29 | 1u << 30;
+	unsigned slot = lma ? 8 : 4;	/* IA-32e: 8-byte pushes (6.14.2) */
+	uint64_t at = rsp + (vector < 32 && (errcode >> vector & 1) ? slot : 0);
+	uint8_t f[24];
+	if (!lma)
+		at &= 0xffffffff;
+	if (!papi_read_memory(at, f, 3 * slot))
+		return false;
+	uint64_t v = 0, flags = 0;
+	for (unsigned i = slot; i > 0; i--) {
+		v = v << 8 | f[i - 1];
+		flags = flags << 8 | f[2 * slot + i - 1];
+	}
+	if (!(flags & 2) || (vector >= 32 && !(flags & 0x200)))
+		return false;	/* EFLAGS bit 1 is always set; IF for an interrupt */
+	/* canonical with 48 or 57 address bits */
+	uint64_t top48 = v >> 47, top57 = v >> 56;
+	if (lma && top48 && top48 != 0x1ffff && top57 && top57 != 0xff)
+		return false;
+	*ip = v;
+	return v != 0;
+}
+
 int idt_apic_timer_vector(void)
 {
 	/* the xAPIC's registers (SDM Vol. 3, 11.4.1, Table 11-1): version at
@@ -314,7 +384,8 @@ void idt_record(struct idt_file *f, unsigned cpu, uint64_t insn, uint64_t ip, ui
 	pthread_mutex_unlock(&f->lock);
 }
 
-void idt_manifest(const struct idt_file *f, bool recorded, char *buf, size_t len)
+void idt_manifest(const struct idt_file *f, bool recorded, uint64_t after_branch, char *buf,
+		  size_t len)
 {
 	if (!recorded) {
 		snprintf(buf, len, "{\"recorded\": false, \"why\": \"needs QEMU 9.2 or newer (plugin "
@@ -323,7 +394,8 @@ void idt_manifest(const struct idt_file *f, bool recorded, char *buf, size_t len
 	}
 	int n = snprintf(buf, len, "{\"recorded\": true, \"file\": \"interrupts.jsonl\", "
 			 "\"records\": %" PRIu64 ", \"vectors_known\": %" PRIu64 ", \"timer\": %"
-			 PRIu64, f->records, f->known, f->timer);
+			 PRIu64 ", \"after_branch\": %" PRIu64, f->records, f->known, f->timer,
+			 after_branch);
 	if (n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, f->timer_vector >= 0 ?
 			 ", \"apic_timer_vector\": %d}" : "}", f->timer_vector);

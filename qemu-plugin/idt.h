@@ -42,6 +42,10 @@ struct idt_cpu {
 	uint64_t lidts, unread;	/* LIDTs seen; operands that could not be read */
 	uint64_t cached_handler;	/* the last handler found ... */
 	int cached_vector;		/* ... and its vector (-1: none) */
+	uint64_t handlers[256];		/* every gate's handler, sorted ... */
+	unsigned nhandlers;
+	uint64_t handlers_lidts;	/* ... as read after this many LIDTs */
+	unsigned handlers_size;		/* ... with gates of this size (0: not read) */
 };
 
 /* interrupts.jsonl, shared by the vCPUs (under its lock). */
@@ -76,6 +80,22 @@ void idt_lidt(struct idt_cpu *c, const uint8_t *b, unsigned len, uint64_t ip, ui
 int idt_vector(struct idt_cpu *c, uint64_t cr0, uint64_t efer, uint64_t handler,
 	       const char **why);
 
+/* Is addr some gate's handler (protected or IA-32e mode)? The handlers
+ * are read after each LIDT and again after an event went to a handler not
+ * among them (firmware writes gates into the IDT it loaded, e.g. EDK2's
+ * exception handler library): cheap enough to ask after every near
+ * indirect branch. */
+bool idt_is_handler(struct idt_cpu *c, uint64_t cr0, uint64_t efer, uint64_t addr);
+
+/* An event went to handler: read the gates again if it is not among them. */
+void idt_seen_handler(struct idt_cpu *c, uint64_t handler);
+
+/* At the first instruction of the handler of vector, entered by an event
+ * with the stack pointer now rsp: the IP its frame holds, if the frame
+ * looks like one (EFLAGS bit 1 set; IF set for vectors 32 and up, which
+ * only an external interrupt or INT n reaches; a canonical IP). */
+bool idt_frame_ip(uint64_t cr0, uint64_t efer, uint64_t rsp, int vector, uint64_t *ip);
+
 /* The local APIC's LVT Timer vector when unmasked, else -1. */
 int idt_apic_timer_vector(void);
 
@@ -84,7 +104,9 @@ void idt_record(struct idt_file *f, unsigned cpu, uint64_t insn, uint64_t ip, ui
 		int vector, const char *why, int timer_vector);
 
 /* The manifest's "interrupts" object into buf (JSON), for a run with
- * (recorded) or without the file. */
-void idt_manifest(const struct idt_file *f, bool recorded, char *buf, size_t len);
+ * (recorded) or without the file; after_branch: events found right after
+ * a near indirect branch or RET (idt_frame_ip()). */
+void idt_manifest(const struct idt_file *f, bool recorded, uint64_t after_branch, char *buf,
+		  size_t len);
 
 #endif

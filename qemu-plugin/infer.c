@@ -161,6 +161,20 @@ static bool is_event(const struct pinsn *p, unsigned pm, uint64_t a)
 	}
 }
 
+/* A near indirect branch or RET went to a, a handler's entry: was it
+ * interrupted there (the caller read the event's frame at a)? Then *to is
+ * where the branch went, and where the event struck (the FUP's IP: the
+ * next instruction for an interrupt, the faulting one for a fault, 33.4.2.6
+ * and Table 33-23, both the frame's IP). */
+static bool struck(struct infer *f, uint64_t a, uint64_t *to)
+{
+	if (!f->regs.struck || f->regs.struck_ip == a)
+		return false;
+	f->regs.struck = false; /* one event per block entry */
+	*to = f->regs.struck_ip;
+	return true;
+}
+
 static void resolve(struct infer *f, const struct pinsn *p, unsigned pm, uint64_t a, unsigned am)
 {
 	struct ptgen *g = f->g;
@@ -194,9 +208,17 @@ static void resolve(struct infer *f, const struct pinsn *p, unsigned pm, uint64_
 		break;
 	case X86_IC_CALL_INDIRECT:
 		ptgen_call(g, next);
+		if (struck(f, a, &next)) {
+			ptgen_tip(g, next, g->w.mode);
+			goto event;
+		}
 		ptgen_tip(g, a, am);
 		break;
 	case X86_IC_RET_NEAR:
+		if (struck(f, a, &next)) {
+			ptgen_ret(g, next);
+			goto event;
+		}
 		if (am != g->w.mode)
 			ptgen_mode(g, am);
 		ptgen_ret(g, a);
@@ -218,6 +240,10 @@ static void resolve(struct infer *f, const struct pinsn *p, unsigned pm, uint64_
 		break;
 	default:
 		/* indirect JMP and far transfers: a TIP (33.2.1, Table 33-1) */
+		if (p->iclass[pm] == X86_IC_JMP_INDIRECT && struck(f, a, &next)) {
+			ptgen_tip(g, next, g->w.mode);
+			goto event;
+		}
 		if (x86_pt_report(p->iclass[pm]) == X86_PT_TIP) {
 			ptgen_tip(g, a, am);
 			break;

@@ -9,7 +9,10 @@
  *    neither: an event right after it (the outcome is unknowable; taken as
  *    not taken, which changes no executed instruction);
  *  - direct JMP/CALL: A is the target, else an event at the target;
- *  - indirect JMP/CALL, RET, far transfers: A is the target;
+ *  - indirect JMP/CALL, RET, far transfers: A is the target, unless the
+ *    caller says A's block is a handler the branch was interrupted into
+ *    (infer_regs.struck: the event's frame read, plugin API 4): then the
+ *    branch went to the frame's IP and an event struck there;
  *  - INT n/INT3/INTO/INT1, and UD0/UD1/UD2 (always #UD, a fault): FUP at
  *    the instruction, which does not count as executed, TIP(A) (Table
  *    33-23; Table 33-55 13);
@@ -59,10 +62,16 @@ struct infer_config {
 	uint64_t cr3_match;	/* IA32_RTIT_CR3_MATCH (registers: plugin API 2) */
 };
 
-/* Registers at the start of a block (plugin API 2 on). */
+/* Registers at the start of a block (plugin API 2 on). struck: the block
+ * is an interrupt or exception handler entered right after a near RET or
+ * indirect JMP/CALL, which the block order alone cannot tell from that
+ * branch's target; struck_ip is the IP the event's stack frame holds (where
+ * the branch really went, and the event struck). */
 struct infer_regs {
 	bool valid;
 	uint64_t cr0, efer, eflags, cr3;
+	bool struck;
+	uint64_t struck_ip;
 };
 
 struct infer {

@@ -96,7 +96,7 @@ static inline uint64_t papi_counter_get(const struct papi_counter *c, unsigned v
  */
 enum papi_reg {
 	PAPI_CR0, PAPI_CR3, PAPI_EFER, PAPI_EFLAGS,
-	PAPI_RAX, PAPI_RCX, PAPI_RDX, PAPI_RSI,
+	PAPI_RAX, PAPI_RCX, PAPI_RDX, PAPI_RSI, PAPI_RSP,
 	PAPI_NREGS
 };
 
@@ -114,7 +114,7 @@ static inline bool papi_regs_find(struct papi_regs *r)
 	r->found = false;
 #if PAPI_REGS
 	static const char *const names[PAPI_NREGS] = {
-		"cr0", "cr3", "efer", "eflags", "rax", "rcx", "rdx", "rsi",
+		"cr0", "cr3", "efer", "eflags", "rax", "rcx", "rdx", "rsi", "rsp",
 	};
 	GArray *all = qemu_plugin_get_registers();
 	unsigned n = 0;

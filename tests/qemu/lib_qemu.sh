@@ -53,14 +53,15 @@ skip_without_api4() {
 # marker_app_trace NAME DIR APP: the UEFI app APP (with the trace markers
 # around its work) booted from an ESP under efipt qemu --start marker
 # --stop marker with QARGS, the logger recording from the start marker on:
-# DIR/run, DIR/log.bin, DIR/debugcon.log (port 0x402).
+# DIR/run, DIR/log.bin, DIR/debugcon.log (port 0x402). TRACE_TIMEOUT:
+# seconds QEMU may take (120; more for -icount, which makes QEMU slower).
 marker_app_trace() {
 	mkdir -p "$2"
 	EFIPT_EFI=$3 sh ovmf/mkesp.sh --image "$2/esp.img" >/dev/null
 	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$2/vars.fd"
 	# shellcheck disable=SC2086
 	expect_rc "$1: efipt qemu traces the app's region and ends QEMU at the stop marker" 0 \
-		nice -n 10 timeout 120 $EFIPT qemu -o "$2/run" --no-esp --start marker --stop marker \
+		nice -n 10 timeout "${TRACE_TIMEOUT:-120}" $EFIPT qemu -o "$2/run" --no-esp --start marker --stop marker \
 		-- $QARGS -drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
 		-drive if=pflash,format=raw,unit=1,file="$2/vars.fd" \
 		-drive format=raw,file="$2/esp.img" -device isa-debug-exit,iobase=0xf4,iosize=0x04 \

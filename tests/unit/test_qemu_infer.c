@@ -397,10 +397,10 @@ static void regs_mode_tests(void)
 {
 	const unsigned all = PINSN_MODE_BIT(X86_MODE_16) | PINSN_MODE_BIT(X86_MODE_32) |
 			     PINSN_MODE_BIT(X86_MODE_64);
-	struct infer_regs real = { true, 0x10, 0, 0x2, 0 };
-	struct infer_regs prot = { true, 0x11, 0, 0x2, 0 };
-	struct infer_regs v86 = { true, 0x11, 0, 0x20002, 0 };
-	struct infer_regs ia32e = { true, 0x80000011, 0x500, 0x2, 0x1000 };
+	struct infer_regs real = { .valid = true, .cr0 = 0x10, .efer = 0, .eflags = 0x2, .cr3 = 0 };
+	struct infer_regs prot = { .valid = true, .cr0 = 0x11, .efer = 0, .eflags = 0x2, .cr3 = 0 };
+	struct infer_regs v86 = { .valid = true, .cr0 = 0x11, .efer = 0, .eflags = 0x20002, .cr3 = 0 };
+	struct infer_regs ia32e = { .valid = true, .cr0 = 0x80000011, .efer = 0x500, .eflags = 0x2, .cr3 = 0x1000 };
 	CHECK(infer_regs_mode(&real, all, X86_MODE_32, true) == X86_MODE_16,
 	      "regs: real mode runs 16-bit code whatever the lengths suggest");
 	CHECK(infer_regs_mode(&v86, all, X86_MODE_32, false) == X86_MODE_16, "regs: virtual-8086 mode too");
@@ -525,7 +525,7 @@ static void cr3_filter_tests(void)
 	infer_init(&inf, &cfg, &gen);
 	inf.mode = X86_MODE_64;
 	for (size_t i = 0; exec[i] >= 0; i++) {
-		struct infer_regs r = { true, 0x80000011, 0x500, 0x2, cr3[i] };
+		struct infer_regs r = { .valid = true, .cr0 = 0x80000011, .efer = 0x500, .eflags = 0x2, .cr3 = cr3[i] };
 		infer_block_regs(&inf, &r);
 		infer_exec(&inf, pin((uint64_t)exec[i]));
 	}
@@ -570,9 +570,65 @@ static void cr3_filter_tests(void)
 	       order);
 }
 
+/* An interrupt right after a RET or an indirect JMP: the block order makes
+ * the handler look like the branch's target; with the handler's frame read
+ * (infer_regs.struck, plugin API 4) the branch goes where the frame says
+ * and the event is there: RET (compressed), FUP, TIP(handler). Without it,
+ * the same instructions and no event (docs/qemu.md). */
+static void struck_tests(void)
+{
+	static const int64_t exec[] = {
+		0x1000, 0x1100, 0x1101,		/* call, nop, ret */
+		0x1200, 0x1201,			/* interrupted before 1005 */
+		0x1005, 0x1007, 0x1008,		/* jz not taken */
+		0x1009, 0x100b,			/* rep stosb (no iteration), jmp rax */
+		0x1200, 0x1201,			/* interrupted before 1022 */
+		0x1022, 0x1023, -1
+	};
+	for (int know = 0; know < 2; know++) {
+		static struct ptgen gen;
+		struct infer inf;
+		struct infer_config cfg;
+		memset(&cfg, 0, sizeof(cfg));
+		out.len = 0;
+		ptgen_init(&gen, 256, true, ptgen_buf_write, &out);
+		infer_init(&inf, &cfg, &gen);
+		inf.mode = X86_MODE_64;
+		struct infer_regs r = { .valid = true, .cr0 = 0x80000011, .efer = 0x500 };
+		size_t n = 0;
+		for (const int64_t *e = exec; *e >= 0; e++, n++) {
+			struct infer_regs now = r;
+			if (know && *e == 0x1200) {
+				now.struck = true;
+				now.struck_ip = (uint64_t)e[2];	/* where the IRETQ returns */
+			}
+			infer_block_regs(&inf, &now);
+			infer_exec(&inf, pin((uint64_t)*e));
+		}
+		infer_finish(&inf);
+		ptgen_flush(&gen);
+		flow_decode(true);
+		n--; /* the last JMP: its target never came (no packet) */
+		size_t same = 0;
+		while (same < n && same < got.n && got.ip[same] == (uint64_t)exec[same])
+			same++;
+		static uint64_t lip[64];
+		long ln = libipt_decode(lip, 64, true);
+		CHECKF(!got.errors && got.n == n && same == n && ln == (long)n &&
+		       !memcmp(lip, got.ip, n * sizeof(uint64_t)) &&
+		       got.interrupts == (know ? 2u : 0u) && inf.events == got.interrupts,
+		       know ? "struck: an interrupt right after a RET and a JMP rax, from its frame"
+			    : "struck: without the frame, the same instructions and no event",
+		       "%s; %zu decoded of %zu, %zu the same, libipt %ld, %u interrupts, %llu events",
+		       got.errors ? got.first_error : "no error", got.n, n, same, ln, got.interrupts,
+		       (unsigned long long)inf.events);
+	}
+}
+
 int main(void)
 {
 	build_code();
+	struck_tests();
 	mode_switch_tests();
 	regs_mode_tests();
 	cr3_filter_tests();
