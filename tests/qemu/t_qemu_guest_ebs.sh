@@ -11,14 +11,9 @@
 # was set. One boot of OVMF under TCG.
 . tests/lib.sh
 . tests/qemu/lib_qemu.sh
+. tests/qemu/lib_guest.sh
 
-plugin_output "guest ExitBootServices"
-api=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
-set -- $api
-if [ "${1:-0}" -lt 9 ] || { [ "$1" -eq 9 ] && [ "${2:-0}" -lt 2 ]; }; then
-	ok "guest ExitBootServices: SKIP, QEMU $1.$2 has no plugin API 4 (start=guest)"
-	exit 0
-fi
+need_guest_api "guest ExitBootServices"
 PROFILE=$PWD/tests/data/cpu-profiles/tiger-lake-up3-core-i7-1165g7.txt
 A=${EFIPT_BUILD:-build}/tests
 [ -f "$A/mp_exit.efi" ] || A=build/tests
@@ -58,28 +53,13 @@ assert [e['cpu'] for e in t['traces']]==[0,1], t['traces']
 for e, g in zip(t['traces'], t['guest']['cpus']):
     assert e['bytes']==g['bytes'] > 0 and g['gp']==0 and not g['error'], (e, g)
     assert not int(g['ctl'],16)&1, g"
-fc=$(python3 -c "import json; print(json.load(open('$d/run/manifest.json'))['trace']['first_call'])")
 for c in 0 1; do
-	expect_rc "ebs: CPU $c decodes with zero errors" 0 $EFIPT insn --run "$d/run" --cpu "$c" --no-inst
-	mv "$TMP/out" "$d/insn$c.txt"
-	if [ "$c" -eq 0 ]; then
-		set -- "$d/log.bin" "$d/insn0.txt" "$d/run/manifest.json" "$fc" --whole
-	else
-		set -- "$d/log.bin.cpu$c" "$d/insn$c.txt" "$d/run/manifest.json" 0 --cpu "$c"
-	fi
-	if python3 tests/qemu/insnlog_cmp.py "$@" >"$d/cmp$c.txt" 2>&1; then
-		ok "ebs: CPU $c decoded = executed while its TraceEn was set ($(cat "$d/cmp$c.txt"))"
-	else
-		nok "ebs: CPU $c decoded = executed" "$(head -c 400 "$d/cmp$c.txt")"
-	fi
+	cpu_equals_log ebs "$d" "$c"
 done
-# the BSP's trace runs into ExitBootServices: its last instructions are
-# the firmware's, not the app's power-off (after the handler's WRMSR)
-expect "ebs: the BSP's trace ends before the app's power-off" python3 -c "
-import json
-app=[i for i in json.load(open('$d/run/images.json'))['images'] if i['name']=='app']
-ins=[int(l,16) for l in open('$d/insn0.txt') if not l.startswith('[')]
-assert ins, 'empty'
-if app:
-    b=int(app[0]['base'],16) if isinstance(app[0]['base'],str) else app[0]['base']
-    assert not (b <= ins[-1] < b + app[0]['size']), hex(ins[-1])"
+# each stream ends as a WRMSR that clears TraceEn ends it: FUP, TIP.PGD
+for c in 0 1; do
+	f=trace.pt
+	[ "$c" -eq 0 ] || f=trace.cpu$c.pt
+	expect "ebs: CPU $c's stream ends with FUP, TIP.PGD" sh -c \
+		"$EFIPT packets '$d/run/$f' | awk 'NF>1{a=b; b=\$2} END{exit !(a==\"fup\" && b==\"tip.pgd\")}'"
+done

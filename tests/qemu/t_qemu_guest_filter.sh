@@ -10,14 +10,9 @@
 # of OVMF under TCG, about a minute and a half.
 . tests/lib.sh
 . tests/qemu/lib_qemu.sh
+. tests/qemu/lib_guest.sh
 
-plugin_output "start=guest, filter"
-api=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
-set -- $api
-if [ "${1:-0}" -lt 9 ] || { [ "$1" -eq 9 ] && [ "${2:-0}" -lt 2 ]; }; then
-	ok "start=guest, filter: SKIP, QEMU $1.$2 has no plugin API 4 (t_qemu_guest checks the refusal)"
-	exit 0
-fi
+need_guest_api "start=guest, filter"
 PROFILE=$PWD/tests/data/cpu-profiles/tiger-lake-up3-core-i7-1165g7.txt
 ARGS='--filter image=app --tsc --mtc=6 --cyc=2 --psb=4 --output topa --mode stop'
 # plan accepts the combination for this profile (what efipt.efi will do)
