@@ -175,14 +175,38 @@ $(BUILD)/tests/mp_app.efi: $(BUILD)/tests/mp_app.so
 	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
 		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
 
-TEST_EXTRA += $(BUILD)/tests/marker_app.efi $(BUILD)/tests/traced_app.efi $(BUILD)/tests/mp_app.efi
+# the same, then ExitBootServices as an OS loader (t_qemu_guest_ebs.sh)
+$(BUILD)/tests/mp_exit.so: tests/qemu/mp_app.c linker.ld | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(EFI_CFLAGS) -DMP_APP_EXIT -c $< -o $(BUILD)/tests/mp_exit.o
+	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/mp_exit.o -o $@ -lefi -lgnuefi \
+		$(shell $(CC) -print-libgcc-file-name)
+
+$(BUILD)/tests/mp_exit.efi: $(BUILD)/tests/mp_exit.so
+	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
+		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
+
+# firmware without MP services: removes them, then starts efipt.efi (t_qemu_nomp.sh)
+$(BUILD)/tests/nomp_app.so: tests/qemu/nomp_app.c linker.ld | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(EFI_CFLAGS) -c $< -o $(BUILD)/tests/nomp_app.o
+	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/nomp_app.o -o $@ -lefi -lgnuefi \
+		$(shell $(CC) -print-libgcc-file-name)
+
+$(BUILD)/tests/nomp_app.efi: $(BUILD)/tests/nomp_app.so
+	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
+		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
+
+TEST_EXTRA += $(BUILD)/tests/marker_app.efi $(BUILD)/tests/traced_app.efi $(BUILD)/tests/mp_app.efi \
+	$(BUILD)/tests/mp_exit.efi $(BUILD)/tests/nomp_app.efi
 
 # a guest programming Intel PT itself, badly (tests/qemu/rtit_guest_app.c):
 # rtit_bad.efi, rtit_noen.efi (-DRTIT_NEVER_ENABLE), rtit_nodis.efi
-# (-DRTIT_NO_DISABLE)
+# (-DRTIT_NO_DISABLE), rtit_toggle.efi (-DRTIT_TOGGLE)
 RTIT_APP_DEFS_bad :=
 RTIT_APP_DEFS_noen := -DRTIT_NEVER_ENABLE
 RTIT_APP_DEFS_nodis := -DRTIT_NO_DISABLE
+RTIT_APP_DEFS_toggle := -DRTIT_TOGGLE
 $(BUILD)/tests/rtit_%.so: tests/qemu/rtit_guest_app.c linker.ld | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(EFI_CFLAGS) $(RTIT_APP_DEFS_$*) -c $< -o $(BUILD)/tests/rtit_$*.o
@@ -193,7 +217,8 @@ $(BUILD)/tests/rtit_%.efi: $(BUILD)/tests/rtit_%.so
 	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
 		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
 
-RTIT_APPS := $(BUILD)/tests/rtit_bad.efi $(BUILD)/tests/rtit_noen.efi $(BUILD)/tests/rtit_nodis.efi
+RTIT_APPS := $(BUILD)/tests/rtit_bad.efi $(BUILD)/tests/rtit_noen.efi $(BUILD)/tests/rtit_nodis.efi \
+	$(BUILD)/tests/rtit_toggle.efi
 TEST_EXTRA += $(RTIT_APPS)
 
 # efipt plan's WRMSR sequences through the PT unit's rules (tests/cli/t_plan_unit.sh)

@@ -322,7 +322,10 @@ static __attribute__((noinline)) void leave(struct infer *f, const struct pinsn 
 			ptgen_leave(f->g, 0, a, true);
 			return;
 		}
-		from = next; /* neither way: an event after it */
+		/* neither way: an event after it, which found it not
+		 * taken (as in resolve()): its TNT bit, then the FUP */
+		ptgen_jcc(f->g, false);
+		from = next;
 		break;
 	case X86_IC_CALL_DIRECT:
 	case X86_IC_JMP_DIRECT:

@@ -4,6 +4,11 @@
  * the BSP, and return EFI_SUCCESS; EFI_UNSUPPORTED without MP services.
  * efipt.efi trace --cpus all traces it (tests/qemu/t_qemu_guest_smp.sh):
  * each AP's trace must hold mp_app_ap_procedure.
+ * -DMP_APP_EXIT (mp_exit.efi): then, as an OS loader does, ExitBootServices
+ * and no return: it says so on the debug console (port 0xe9) and powers
+ * QEMU off through isa-debug-exit (port 0xf4), so that only efipt.efi's
+ * ExitBootServices handler can have stopped the CPUs' tracing
+ * (tests/qemu/t_qemu_guest_ebs.sh).
  */
 #include <efi.h>
 #include <efilib.h>
@@ -37,6 +42,35 @@ static __attribute__((noinline)) UINT32 collatz(UINT32 n)
 
 static volatile UINT32 ap_sum, ap_runs;
 
+#ifdef MP_APP_EXIT
+static void say(const char *s)
+{
+	for (; *s; s++)
+		__asm__ volatile("outb %0, %1" : : "a"(*s), "Nd"((UINT16)0xe9));
+}
+
+/* ExitBootServices with the current map key (again once if the map changed
+ * in between, UEFI 2.10 7.4), then power-off: boot services are gone */
+static void exit_boot_services(EFI_HANDLE image)
+{
+	static UINT8 map[64 * 1024];
+	EFI_STATUS s = EFI_NOT_READY;
+	for (int tries = 0; tries < 2 && EFI_ERROR(s); tries++) {
+		UINTN size = sizeof(map), key = 0, dsize = 0;
+		UINT32 dver = 0;
+		s = uefi_call_wrapper(BS->GetMemoryMap, 5, &size, (EFI_MEMORY_DESCRIPTOR *)map, &key,
+				      &dsize, &dver);
+		if (!EFI_ERROR(s))
+			s = uefi_call_wrapper(BS->ExitBootServices, 2, image, key);
+	}
+	say(EFI_ERROR(s) ? "mp_app: ExitBootServices failed\n"
+			 : "mp_app: ExitBootServices succeeded, powering off\n");
+	__asm__ volatile("outb %0, %1" : : "a"((UINT8)0), "Nd"((UINT16)0xf4));
+	for (;;)
+		__asm__ volatile("hlt");
+}
+#endif
+
 VOID EFIAPI mp_app_ap_procedure(VOID *arg);
 EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st);
 
@@ -69,5 +103,10 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 		bsp += collatz(base + i);
 	Print(L"mp_app: %d CPUs, StartupAllAPs %r, %d APs ran the procedure (sum %d), BSP %d\n",
 	      (int)all, s, (int)ap_runs, (int)ap_sum, (int)bsp);
+#ifdef MP_APP_EXIT
+	say(ap_runs + 1 == enabled && !EFI_ERROR(s) ? "mp_app: every AP ran the procedure\n"
+						     : "mp_app: NOT every AP ran the procedure\n");
+	exit_boot_services(image);
+#endif
 	return EFI_ERROR(s) ? s : (ap_runs + 1 == enabled ? EFI_SUCCESS : EFI_DEVICE_ERROR);
 }

@@ -24,6 +24,11 @@
  *   programmed, TraceEn never set.
  * -DRTIT_NO_DISABLE (rtit_nodis.efi): TraceEn set with a good ToPA,
  *   then power-off with it still set.
+ * -DRTIT_TOGGLE (rtit_toggle.efi): a good ToPA (one 256 KiB region, END
+ *   back), TraceEn set, work, TraceEn cleared, other work untraced, TraceEn
+ *   set again with nothing reprogrammed (the output goes on where it was,
+ *   SDM 33.2.7.2), work, TraceEn cleared, power-off
+ *   (tests/qemu/t_qemu_guest_toggle.sh).
  * No other firmware service than AllocatePages is called.
  */
 #include <efi.h>
@@ -43,6 +48,7 @@
 #define CTL_ON (CTL_TRACEEN | CTL_OS | CTL_TOPA | CTL_BRANCHEN)
 
 #define TOPA_END (1ull << 0)
+#define TOPA_SIZE_256K (6ull << 6) /* 4 KiB << 6, bits 9:6 */
 
 #define MANY 1000000u
 
@@ -90,7 +96,7 @@ static void power_off(void)
 	__asm__ volatile("outb %0, %1" : : "a"((uint8_t)0), "Nd"((uint16_t)0xf4));
 }
 
-#if !defined(RTIT_NEVER_ENABLE) && !defined(RTIT_NO_DISABLE)
+#if !defined(RTIT_NEVER_ENABLE) && !defined(RTIT_NO_DISABLE) && !defined(RTIT_TOGGLE)
 /* TraceEn on with the table at table, some work, off, STATUS cleared */
 static uint32_t traced(uint64_t table, uint32_t n)
 {
@@ -128,6 +134,26 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 	wrmsr(MSR_OUTPUT_MASK, 0);
 	wrmsr(MSR_CTL, CTL_ON);
 	sink += work(60);
+#elif defined(RTIT_TOGGLE)
+	/* a ToPA region is aligned to its size (ToPA error 2b, 33.2.7.2) */
+	uint64_t big = pages(st, 128);
+	if (!big)
+		return EFI_OUT_OF_RESOURCES;
+	big = (big + 0x3ffff) & ~0x3ffffull;
+	t[0] = big | TOPA_SIZE_256K;
+	say("rtit app: span 1\n");
+	wrmsr(MSR_OUTPUT_BASE, table);
+	wrmsr(MSR_OUTPUT_MASK, 0);
+	wrmsr(MSR_CTL, CTL_ON);
+	sink += work(40);
+	wrmsr(MSR_CTL, CTL_ON & ~CTL_TRACEEN);
+	say("rtit app: untraced\n");
+	sink += work(70);
+	say("rtit app: span 2\n");
+	wrmsr(MSR_CTL, CTL_ON);
+	sink += work(50);
+	wrmsr(MSR_CTL, CTL_ON & ~CTL_TRACEEN);
+	say("rtit app: done\n");
 #else
 	say("rtit app: base\n");
 	wrmsr(MSR_OUTPUT_BASE, table | 0x40);

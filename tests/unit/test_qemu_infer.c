@@ -738,6 +738,16 @@ int main(void)
 		cfg.filter_b[0] = 0x1082;
 		run_leaving("filter: an interrupt wakes a HLT, its handler out of the range", &cfg,
 			    true, hlt_exec, hlt_want, 0, 0x1081);
+		/* an interrupt right after a JZ (handler out of the range):
+		 * the JZ's TNT bit (not taken, as in range), then FUP(next),
+		 * TIP.PGD; the IRETQ comes back in with TIP.PGE */
+		static const int64_t jz_exec[] = { 0x1000, 0x1100, 0x1101, 0x1005, 0x1200, 0x1201,
+						   0x1007, 0x1008, 0x1009, -1 };
+		static const int64_t jz_want[] = { 0x1000, 0x1005, 0x1007, 0x1008, 0x1009, -1 };
+		cfg.filter_a[0] = 0x1000;
+		cfg.filter_b[0] = 0x1010;
+		run_leaving("filter: an interrupt right after a JZ, its handler out of the range",
+			    &cfg, true, jz_exec, jz_want, 0, 0x1007);
 		/* a UD2 does not retire: its #UD is a fault, whose FUP names
 		 * the UD2 itself (Table 33-23, Table 33-56 case 8), so it is
 		 * not decoded; the handler, out of the range, skips it */
