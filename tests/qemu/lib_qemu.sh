@@ -40,19 +40,51 @@ plugin_output() {
 		exit 0
 	fi
 }
+# machine_args [SMP]: the QEMU machine the plugin's tests boot: q35, 512M,
+# SMP vCPUs (default 1), TCG, -cpu max; no display, default devices,
+# reboot (the guest's reset ends QEMU) or network.
+machine_args() {
+	echo "-machine q35 -m 512 -smp ${1:-1} -accel tcg -cpu max -display none -nodefaults -no-reboot -net none"
+}
+# ovmf_args DIR [SMP]: machine_args and OVMF (CODE, plugin_output's) in
+# flash, its variable store a fresh copy in DIR/vars.fd. For an unquoted
+# $(...): the paths hold no spaces.
+ovmf_args() {
+	mkdir -p "$1"
+	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$1/vars.fd"
+	echo "$(machine_args "${2:-1}") -drive if=pflash,format=raw,unit=0,readonly=on,file=$CODE" \
+		"-drive if=pflash,format=raw,unit=1,file=$1/vars.fd"
+}
+# qemu_run DIR SECONDS QEMU...: qemu-system-x86_64 QEMU... under nice and
+# a timeout of SECONDS, no input, its output in DIR/qemu.log; its status.
+qemu_run() {
+	qd=$1 qs=$2
+	shift 2
+	nice -n 10 timeout --kill-after=5 "$qs" qemu-system-x86_64 "$@" </dev/null >"$qd/qemu.log" 2>&1
+}
+# need_api4 NAME WHY: under a QEMU older than 9.2 (no plugin API 4, which
+# start=guest and the interrupt vectors need), "ok NAME: SKIP, ... (WHY)"
+# and the script ends.
+need_api4() {
+	api=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+	# shellcheck disable=SC2086
+	set -- "$1" "$2" $api
+	if [ "${3:-0}" -lt 9 ] || { [ "$3" -eq 9 ] && [ "${4:-0}" -lt 2 ]; }; then
+		ok "$1: SKIP, QEMU $3.$4 has no plugin API 4 ($2)"
+		exit 0
+	fi
+}
 # marker_app_trace NAME DIR APP: the UEFI app APP (with the trace markers
 # around its work) booted from an ESP under efipt qemu --start marker
-# --stop marker with QARGS, the logger recording from the start marker on:
+# --stop marker (ovmf_args), the logger recording from the start marker on:
 # DIR/run, DIR/log.bin, DIR/debugcon.log (port 0x402).
 marker_app_trace() {
 	mkdir -p "$2"
 	EFIPT_EFI=$3 sh ovmf/mkesp.sh --image "$2/esp.img" >/dev/null
-	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$2/vars.fd"
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2046,SC2086
 	expect_rc "$1: efipt qemu traces the app's region and ends QEMU at the stop marker" 0 \
 		nice -n 10 timeout 120 $EFIPT qemu -o "$2/run" --no-esp --start marker --stop marker \
-		-- $QARGS -drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
-		-drive if=pflash,format=raw,unit=1,file="$2/vars.fd" \
+		-- $(ovmf_args "$2") \
 		-drive format=raw,file="$2/esp.img" -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-debugcon file:"$2/debugcon.log" -global isa-debugcon.iobase=0x402 \
 		-plugin "$LOGGER,out=$2/log.bin,from=marker"
@@ -122,6 +154,17 @@ guest_boot() {
 		-debugcon file:"$gd/debugcon.log" -global isa-debugcon.iobase=0xe9 \
 		-plugin "$PLUGIN,dir=$gd/run,start=guest,cpuid=$gp" "$@" \
 		</dev/null >"$gd/qemu.log" 2>&1
+}
+# cpu_equals_log NAME DIR CPU [WHAT]: DIR/insnCPU.txt (decoded) is, from its
+# first instruction to its last, what the logger (cpus=all) recorded for
+# that vCPU in DIR/log.bin.cpuCPU
+cpu_equals_log() {
+	if python3 tests/qemu/insnlog_cmp.py "$2/log.bin.cpu$3" "$2/insn$3.txt" "$2/run/manifest.json" 0 \
+		--cpu "$3" >"$2/cmp$3.txt" 2>&1; then
+		ok "$1: CPU $3 decoded = executed${4:+ $4} ($(cat "$2/cmp$3.txt"))"
+	else
+		nok "$1: CPU $3 decoded = executed" "$(head -c 400 "$2/cmp$3.txt")"
+	fi
 }
 # part_equals_log NAME DIR prefix|suffix WHAT: DIR/insn.txt (decoded) is the
 # first (prefix) or last (suffix) of the instructions DIR/log.bin recorded
