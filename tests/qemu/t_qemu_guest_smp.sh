@@ -12,12 +12,7 @@
 . tests/qemu/lib_qemu.sh
 
 plugin_output "guest smp"
-api=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
-set -- $api
-if [ "${1:-0}" -lt 9 ] || { [ "$1" -eq 9 ] && [ "${2:-0}" -lt 2 ]; }; then
-	ok "guest smp: SKIP, QEMU $1.$2 has no plugin API 4 (start=guest)"
-	exit 0
-fi
+need_api4 "guest smp" start=guest
 PROFILE=$PWD/tests/data/cpu-profiles/tiger-lake-up3-core-i7-1165g7.txt
 APP=build/tests/mp_app.efi
 d=$TMP/smp
