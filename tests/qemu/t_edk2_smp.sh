@@ -19,12 +19,7 @@
 
 edk2_ovmf "EfiptPkg smp"
 plugin_output "EfiptPkg smp"
-api=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
-set -- $api
-if [ "${1:-0}" -lt 9 ] || { [ "$1" -eq 9 ] && [ "${2:-0}" -lt 2 ]; }; then
-	ok "EfiptPkg smp: SKIP, QEMU $1.$2 has no plugin API 4 (start=guest)"
-	exit 0
-fi
+need_api4 "EfiptPkg smp" start=guest
 PROFILE=$PWD/tests/data/cpu-profiles/tiger-lake-up3-core-i7-1165g7.txt
 QEMU_EXTRA="-smp 2"
 export QEMU_EXTRA
@@ -80,12 +75,7 @@ part_equals_log "smp: CPU 0" "$d" prefix \
 	"decoded = the first instructions executed from EfiptPei's TraceEn write (the buffer filled)"
 expect_rc "smp: CPU 1 decodes with zero errors" 0 $EFIPT insn --run "$d/run" --cpu 1 --no-inst
 mv "$TMP/out" "$d/insn1.txt"
-if python3 tests/qemu/insnlog_cmp.py "$d/log.bin.cpu1" "$d/insn1.txt" "$d/run/manifest.json" 0 \
-	--cpu 1 >"$d/cmp1.txt" 2>&1; then
-	ok "smp: CPU 1 decoded = executed while EfiptDxe's TraceEn was set ($(cat "$d/cmp1.txt"))"
-else
-	nok "smp: CPU 1 decoded = executed" "$(head -c 400 "$d/cmp1.txt")"
-fi
+cpu_equals_log smp "$d" 1 "while EfiptDxe's TraceEn was set"
 expect_rc "smp: efipt decode --cpu 1 reads the AP's trace" 0 $EFIPT decode --cpu 1 "$d/run"
 contains "smp: zero decode errors on the AP" "$TMP/out" "Errors        0"
 # the comparison finds one instruction changed in the AP's trace
