@@ -166,6 +166,47 @@ cpu_equals_log() {
 		nok "$1: CPU $3 decoded = executed" "$(head -c 400 "$2/cmp$3.txt")"
 	fi
 }
+# count_equals_log NAME DIR MIN [WHAT] [PYTHON]: the instructions efipt
+# decode counted (DIR/decode.txt) are the trace's (DIR/run) and those the
+# logger counted (DIR/count.txt: count=), more than MIN of them; QEMU ends
+# inside the logger's callback, so a last branch, whose target is unknown,
+# is left out of the trace (its end_ip is then that branch). PYTHON: more
+# asserts on t, the manifest's trace.
+count_equals_log() {
+	expect "$1: ${4:+$4, }decoded = executed instruction count (logger: $(cat "$2/count.txt" 2>/dev/null))" python3 -c "
+import json, re
+t = json.load(open('$2/run/manifest.json'))['trace']
+dec = int(re.search(r'^Instructions +(\d+)', open('$2/decode.txt').read(), re.M).group(1))
+w = open('$2/count.txt').read().split()
+ran, last = int(w[3]), int(w[5], 16)
+left_out = 1 if int(t['end_ip'], 16) == last else 0
+${5:-}
+assert dec == t['insns'] == ran - left_out and ran > $3, (dec, t['insns'], ran, left_out)"
+}
+# wrmsrs_per_cpu NAME DIR N: in DIR/run/rtit.jsonl each of the N vCPUs'
+# RTIT WRMSRs was accepted, set TraceEn once and cleared it, and gave an
+# output base of its own
+wrmsrs_per_cpu() {
+	expect "$1" python3 -c "
+import json; w=[json.loads(l) for l in open('$2/run/rtit.jsonl')]
+assert all(x['result']=='ok' for x in w), [x for x in w if x['result']!='ok']
+bases=set()
+for c in range($3):
+    mine=[x for x in w if x['cpu']==c]
+    ctl=[int(x['value'],16) for x in mine if x['msr']=='IA32_RTIT_CTL']
+    assert len(ctl)==2 and ctl[0]&1 and not ctl[1]&1, (c, ctl)
+    bases.add([x['value'] for x in mine if x['msr']=='IA32_RTIT_OUTPUT_BASE'][0])
+assert len(bases)==$3, bases"
+}
+# profile_esp DIR ARGS [MKESP...]: DIR/esp.img (ovmf/mkesp.sh MKESP...)
+# holding PROFILE as \prof.txt, efipt.efi's arguments ARGS
+profile_esp() {
+	pd=$1 pa=$2
+	shift 2
+	mkdir -p "$pd"
+	cp "$PROFILE" "$pd/prof.txt"
+	sh ovmf/mkesp.sh --image "$pd/esp.img" "$@" --add "$pd/prof.txt:\\prof.txt" --args "$pa" >/dev/null
+}
 # part_equals_log NAME DIR prefix|suffix WHAT: DIR/insn.txt (decoded) is the
 # first (prefix) or last (suffix) of the instructions DIR/log.bin recorded
 # from the trace's start (a logger with from=traceen), of those DIR/run's
