@@ -16,11 +16,8 @@ need_api4 "guest smp" start=guest
 PROFILE=$PWD/tests/data/cpu-profiles/tiger-lake-up3-core-i7-1165g7.txt
 APP=build/tests/mp_app.efi
 d=$TMP/smp
-mkdir -p "$d"
-cp "$PROFILE" "$d/prof.txt"
-sh ovmf/mkesp.sh --image "$d/esp.img" --add "$APP:\\EFI\\tools\\app.efi" \
-	--add "$d/prof.txt:\\prof.txt" \
-	--args 'trace --emulated-caps \prof.txt --cpus all --decode --debugcon --shutdown -- \EFI\tools\app.efi' >/dev/null
+profile_esp "$d" 'trace --emulated-caps \prof.txt --cpus all --decode --debugcon --shutdown -- \EFI\tools\app.efi' \
+	--add "$APP:\\EFI\\tools\\app.efi"
 EFIPT_QEMU_PLUGIN=$PLUGIN QEMU_EXTRA="-smp 4 -plugin $LOGGER,out=$d/log.bin,from=traceen,cpus=all" \
 	nice -n 10 sh ovmf/qemu_esp.sh "$EFIPT" "$d/esp.img" "$d" 900 --esp "$d/esp.img" \
 	--start guest --cpuid "$PROFILE" >"$d/out" 2>"$d/qemu.log"
@@ -33,16 +30,7 @@ contains "smp: the app ran its procedure on the 3 APs through MP services" "$d/d
 	"efipt: \\EFI\\tools\\app.efi returned EFI_SUCCESS"
 contains "smp: the in-place decode reports each CPU" "$d/debugcon.log" "CPU 3 (APIC ID 0x3), "
 contains "smp: efipt qemu writes each vCPU's trace" "$d/out" "CPU 3: "
-expect "smp: each vCPU's own WRMSRs: accepted, TraceEn set then cleared, on its own ToPA" python3 -c "
-import json; w=[json.loads(l) for l in open('$d/run/rtit.jsonl')]
-assert all(x['result']=='ok' for x in w), [x for x in w if x['result']!='ok']
-bases=set()
-for c in range(4):
-    mine=[x for x in w if x['cpu']==c]
-    ctl=[int(x['value'],16) for x in mine if x['msr']=='IA32_RTIT_CTL']
-    assert len(ctl)==2 and ctl[0]&1 and not ctl[1]&1, (c, ctl)
-    bases.add([x['value'] for x in mine if x['msr']=='IA32_RTIT_OUTPUT_BASE'][0])
-assert len(bases)==4, bases"
+wrmsrs_per_cpu "smp: each vCPU's own WRMSRs: accepted, TraceEn set then cleared, on its own ToPA" "$d" 4
 expect "smp: the run lists 4 traces, each with its APIC ID and the plugin's write position" python3 -c "
 import json; m=json.load(open('$d/run/manifest.json')); t=m['trace']
 assert t['cpus']==4 and [(e['cpu'], e['file']) for e in t['traces']]==[(0,'trace.pt'),(1,'trace.cpu1.pt'),(2,'trace.cpu2.pt'),(3,'trace.cpu3.pt')], t['traces']
@@ -106,11 +94,8 @@ expect "smp: the comparison finds an instruction of CPU 2's that differs" sh -c 
 # --cpus LIST: CPUs 0 and 2 programmed, 1 and 3 left alone (the app still
 # runs its procedure on all three APs)
 d=$TMP/list
-mkdir -p "$d"
-cp "$PROFILE" "$d/prof.txt"
-sh ovmf/mkesp.sh --image "$d/esp.img" --add "$APP:\\EFI\\tools\\app.efi" \
-	--add "$d/prof.txt:\\prof.txt" \
-	--args 'trace --emulated-caps \prof.txt --cpus 0,2 --debugcon --shutdown -- \EFI\tools\app.efi' >/dev/null
+profile_esp "$d" 'trace --emulated-caps \prof.txt --cpus 0,2 --debugcon --shutdown -- \EFI\tools\app.efi' \
+	--add "$APP:\\EFI\\tools\\app.efi"
 EFIPT_QEMU_PLUGIN=$PLUGIN QEMU_EXTRA="-smp 4" nice -n 10 sh ovmf/qemu_esp.sh "$EFIPT" "$d/esp.img" "$d" 900 \
 	--esp "$d/esp.img" --start guest --cpuid "$PROFILE" >"$d/out" 2>"$d/qemu.log"
 rc=$?
