@@ -25,10 +25,7 @@ QEMU_EXTRA="-smp 2"
 export QEMU_EXTRA
 
 # arm: the profile, then the options (each a boot of its own)
-mkdir -p "$TMP/caps"
-cp "$PROFILE" "$TMP/caps/prof.txt"
-sh ovmf/mkesp.sh --image "$TMP/caps/esp.img" --add "$TMP/caps/prof.txt:\\prof.txt" \
-	--args 'arm --emulated-caps \prof.txt --debugcon --shutdown' >/dev/null
+profile_esp "$TMP/caps" 'arm --emulated-caps \prof.txt --debugcon --shutdown'
 fwboot_esp caps
 contains "arm --emulated-caps: the profile is written" "$TMP/caps/debugcon.log" \
 	"efipt: armed: a test build of the firmware emulates the Intel PT of \\prof.txt"
@@ -55,16 +52,7 @@ contains "smp: EfiptDxe starts the AP through MP services" "$d/fw.log" \
 contains "smp: EfiptDxe's record of the AP" "$d/fw.log" "EfiptDxe: CPU 1 (APIC ID 0x1): running"
 contains "smp: the table holds the AP's record" "$d/fw.log" "images, 1 other CPUs: Success"
 contains "smp: collect reads the AP's record" "$d/debugcon.log" "efipt: CPU 1: EMULATED Intel PT"
-expect "smp: each vCPU's WRMSRs accepted, TraceEn set once then cleared, a ToPA each" python3 -c "
-import json; w=[json.loads(l) for l in open('$d/run/rtit.jsonl')]
-assert all(x['result']=='ok' for x in w), [x for x in w if x['result']!='ok']
-bases=set()
-for c in range(2):
-    mine=[x for x in w if x['cpu']==c]
-    ctl=[int(x['value'],16) for x in mine if x['msr']=='IA32_RTIT_CTL']
-    assert len(ctl)==2 and ctl[0]&1 and not ctl[1]&1, (c, ctl)
-    bases.add([x['value'] for x in mine if x['msr']=='IA32_RTIT_OUTPUT_BASE'][0])
-assert len(bases)==2, bases"
+wrmsrs_per_cpu "smp: each vCPU's WRMSRs accepted, TraceEn set once then cleared, a ToPA each" "$d" 2
 expect "smp: the run lists 2 traces" python3 -c "
 import json; m=json.load(open('$d/run/manifest.json')); t=m['trace']
 assert t['cpus']==2 and [(e['cpu'], e['file']) for e in t['traces']]==[(0,'trace.pt'),(1,'trace.cpu1.pt')], t['traces']
