@@ -207,6 +207,22 @@ profile_esp() {
 	cp "$PROFILE" "$pd/prof.txt"
 	sh ovmf/mkesp.sh --image "$pd/esp.img" "$@" --add "$pd/prof.txt:\\prof.txt" --args "$pa" >/dev/null
 }
+# guest_esp NAME DIR SECONDS [OPTIONS...]: efipt qemu OPTIONS --start guest
+# --cpuid PROFILE under PLUGIN from DIR/esp.img (ovmf/qemu_esp.sh, with the
+# QEMU_EXTRA, OVMF_CODE and OVMF_VARS the caller gives it), its output in
+# DIR/out and DIR/qemu.log; "ok NAME" when it ends by itself in SECONDS.
+guest_esp() {
+	gn=$1 gd=$2 gs=$3
+	shift 3
+	EFIPT_QEMU_PLUGIN=$PLUGIN nice -n 10 sh ovmf/qemu_esp.sh "$EFIPT" "$gd/esp.img" "$gd" "$gs" "$@" \
+		--start guest --cpuid "$PROFILE" >"$gd/out" 2>"$gd/qemu.log"
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		ok "$gn"
+	else
+		nok "$gn" "exit $rc: $(head -c 400 "$gd/qemu.log"); $(tail -c 300 "$gd/debugcon.log")"
+	fi
+}
 # part_equals_log NAME DIR prefix|suffix WHAT: DIR/insn.txt (decoded) is the
 # first (prefix) or last (suffix) of the instructions DIR/log.bin recorded
 # from the trace's start (a logger with from=traceen), of those DIR/run's
