@@ -18,12 +18,8 @@ APP=build/tests/mp_app.efi
 d=$TMP/smp
 profile_esp "$d" 'trace --emulated-caps \prof.txt --cpus all --decode --debugcon --shutdown -- \EFI\tools\app.efi' \
 	--add "$APP:\\EFI\\tools\\app.efi"
-EFIPT_QEMU_PLUGIN=$PLUGIN QEMU_EXTRA="-smp 4 -plugin $LOGGER,out=$d/log.bin,from=traceen,cpus=all" \
-	nice -n 10 sh ovmf/qemu_esp.sh "$EFIPT" "$d/esp.img" "$d" 900 --esp "$d/esp.img" \
-	--start guest --cpuid "$PROFILE" >"$d/out" 2>"$d/qemu.log"
-rc=$?
-[ "$rc" -eq 0 ] && ok "smp: efipt qemu --start guest -smp 4 ran efipt.efi trace --cpus all to power-off" ||
-	nok "smp: efipt qemu --start guest -smp 4" "exit $rc: $(head -c 400 "$d/qemu.log"); $(tail -c 300 "$d/debugcon.log")"
+QEMU_EXTRA="-smp 4 -plugin $LOGGER,out=$d/log.bin,from=traceen,cpus=all" guest_esp \
+	"smp: efipt qemu --start guest -smp 4 ran efipt.efi trace --cpus all to power-off" "$d" 900 --esp "$d/esp.img"
 contains "smp: efipt.efi programs the four CPUs, each with its APIC ID" "$d/debugcon.log" \
 	"efipt: tracing 4 CPUs: 0 (APIC ID 0x0) 1 (APIC ID 0x1) 2 (APIC ID 0x2) 3 (APIC ID 0x3)"
 contains "smp: the app ran its procedure on the 3 APs through MP services" "$d/debugcon.log" \
@@ -96,11 +92,7 @@ expect "smp: the comparison finds an instruction of CPU 2's that differs" sh -c 
 d=$TMP/list
 profile_esp "$d" 'trace --emulated-caps \prof.txt --cpus 0,2 --debugcon --shutdown -- \EFI\tools\app.efi' \
 	--add "$APP:\\EFI\\tools\\app.efi"
-EFIPT_QEMU_PLUGIN=$PLUGIN QEMU_EXTRA="-smp 4" nice -n 10 sh ovmf/qemu_esp.sh "$EFIPT" "$d/esp.img" "$d" 900 \
-	--esp "$d/esp.img" --start guest --cpuid "$PROFILE" >"$d/out" 2>"$d/qemu.log"
-rc=$?
-[ "$rc" -eq 0 ] && ok "list: trace --cpus 0,2 ran to power-off" ||
-	nok "list: trace --cpus 0,2" "exit $rc: $(head -c 400 "$d/qemu.log"); $(tail -c 300 "$d/debugcon.log")"
+QEMU_EXTRA="-smp 4" guest_esp "list: trace --cpus 0,2 ran to power-off" "$d" 900 --esp "$d/esp.img"
 contains "list: efipt.efi programs CPUs 0 and 2 alone" "$d/debugcon.log" \
 	"efipt: tracing 2 CPUs: 0 (APIC ID 0x0) 2 (APIC ID 0x2)"
 expect "list: only CPUs 0 and 2 wrote the RTIT MSRs; the run names their APIC IDs" python3 -c "
