@@ -37,14 +37,10 @@ contains "arm --next-boot --cpus all: armed" "$TMP/opts/debugcon.log" \
 d=$TMP/smp
 mkdir -p "$d"
 sh ovmf/mkesp.sh --image "$d/esp.img" --args 'collect --debugcon --shutdown' >/dev/null
-OVMF_CODE=$EOVMF OVMF_VARS=$TMP/opts/vars.fd EFIPT_QEMU_PLUGIN=$PLUGIN \
+OVMF_CODE=$EOVMF OVMF_VARS=$TMP/opts/vars.fd \
 	QEMU_EXTRA="-smp 2 -plugin $LOGGER,out=$d/log.bin,from=traceen,cpus=all,head=3000000 \
 -device isa-debugcon,iobase=0x402,chardev=fw -chardev file,id=fw,path=$d/fw.log" \
-	nice -n 10 sh ovmf/qemu_esp.sh "$EFIPT" "$d/esp.img" "$d" 900 --start guest \
-	--cpuid "$PROFILE" >"$d/out" 2>"$d/qemu.log"
-rc=$?
-[ "$rc" -eq 0 ] && ok "smp: the firmware traced under efipt qemu --start guest -smp 2 to power-off" ||
-	nok "smp: efipt qemu --start guest -smp 2" "exit $rc: $(head -c 400 "$d/qemu.log"); $(tail -c 300 "$d/debugcon.log")"
+	guest_esp "smp: the firmware traced under efipt qemu --start guest -smp 2 to power-off" "$d" 900
 contains "smp: EfiptPei programs the boot processor with the profile's PT" "$d/fw.log" \
 	"EfiptPei: running: EMULATED Intel PT"
 contains "smp: EfiptDxe starts the AP through MP services" "$d/fw.log" \
