@@ -4,19 +4,13 @@
 # WRMSR's registers; t_qemu_guest.sh checks the refusal there).
 need_guest_api() {
 	plugin_output "$1"
-	ga=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
-	# shellcheck disable=SC2086
-	set -- "$1" $ga
-	if [ "${2:-0}" -lt 9 ] || { [ "$2" -eq 9 ] && [ "${3:-0}" -lt 2 ]; }; then
-		ok "$1: SKIP, QEMU $2.$3 has no plugin API 4 (start=guest; t_qemu_guest checks the refusal)"
-		exit 0
-	fi
+	need_api4 "$1" "start=guest; t_qemu_guest checks the refusal"
 }
-# cpu_equals_log NAME DIR CPU: CPU's trace in DIR/run decodes with zero
+# cpu_decodes_as_logged NAME DIR CPU: CPU's trace in DIR/run decodes with zero
 # errors (DIR/insnCPU.txt) to exactly what the logger (from=traceen,
 # cpus=all: DIR/log.bin, DIR/log.bin.cpuN) recorded for it while its
 # TraceEn was set
-cpu_equals_log() {
+cpu_decodes_as_logged() {
 	cn=$1 cd=$2 cc=$3
 	expect_rc "$cn: CPU $cc decodes with zero errors" 0 $EFIPT insn --run "$cd/run" --cpu "$cc" --no-inst
 	mv "$TMP/out" "$cd/insn$cc.txt"

@@ -40,30 +40,53 @@ plugin_output() {
 		exit 0
 	fi
 }
-# skip_without_api4 (SKIP_WHY set): start=guest needs plugin API 4 (QEMU 9.2 on);
-# under an older QEMU one "ok - $SKIP_WHY ..." line and the script ends
-skip_without_api4() {
+# machine_args [SMP]: the QEMU machine the plugin's tests boot: q35, 512M,
+# SMP vCPUs (default 1), TCG, -cpu max; no display, default devices,
+# reboot (the guest's reset ends QEMU) or network.
+machine_args() {
+	echo "-machine q35 -m 512 -smp ${1:-1} -accel tcg -cpu max -display none -nodefaults -no-reboot -net none"
+}
+# ovmf_args DIR [SMP]: machine_args and OVMF (CODE, plugin_output's) in
+# flash, its variable store a fresh copy in DIR/vars.fd. For an unquoted
+# $(...): the paths hold no spaces.
+ovmf_args() {
+	mkdir -p "$1"
+	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$1/vars.fd"
+	echo "$(machine_args "${2:-1}") -drive if=pflash,format=raw,unit=0,readonly=on,file=$CODE" \
+		"-drive if=pflash,format=raw,unit=1,file=$1/vars.fd"
+}
+# qemu_run DIR SECONDS QEMU...: qemu-system-x86_64 QEMU... under nice and
+# a timeout of SECONDS, no input, its output in DIR/qemu.log; its status.
+qemu_run() {
+	qd=$1 qs=$2
+	shift 2
+	nice -n 10 timeout --kill-after=5 "$qs" qemu-system-x86_64 "$@" </dev/null >"$qd/qemu.log" 2>&1
+}
+# need_api4 NAME WHY: under a QEMU older than 9.2 (no plugin API 4, which
+# start=guest and the interrupt vectors need), "ok NAME: SKIP, ... (WHY)"
+# and the script ends.
+need_api4() {
 	api=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
-	set -- $api
-	if [ "${1:-0}" -lt 9 ] || { [ "$1" -eq 9 ] && [ "${2:-0}" -lt 2 ]; }; then
-		ok "$SKIP_WHY (QEMU $1.$2 has no plugin API 4)"
+	# shellcheck disable=SC2086
+	set -- "$1" "$2" $api
+	if [ "${3:-0}" -lt 9 ] || { [ "$3" -eq 9 ] && [ "${4:-0}" -lt 2 ]; }; then
+		ok "$1: SKIP, QEMU $3.$4 has no plugin API 4 ($2)"
 		exit 0
 	fi
 }
 # marker_app_trace NAME DIR APP: the UEFI app APP (with the trace markers
 # around its work) booted from an ESP under efipt qemu --start marker
-# --stop marker with QARGS, the logger recording from the start marker on:
-# DIR/run, DIR/log.bin, DIR/debugcon.log (port 0x402). TRACE_TIMEOUT:
-# seconds QEMU may take (120; more for -icount, which makes QEMU slower).
+# --stop marker (ovmf_args, and TRACE_EXTRA: more QEMU options), the logger
+# recording from the start marker on: DIR/run, DIR/log.bin, DIR/debugcon.log
+# (port 0x402). TRACE_TIMEOUT: seconds QEMU may take (120; more for -icount,
+# which makes QEMU slower).
 marker_app_trace() {
 	mkdir -p "$2"
 	EFIPT_EFI=$3 sh ovmf/mkesp.sh --image "$2/esp.img" >/dev/null
-	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$2/vars.fd"
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2046,SC2086
 	expect_rc "$1: efipt qemu traces the app's region and ends QEMU at the stop marker" 0 \
 		nice -n 10 timeout "${TRACE_TIMEOUT:-120}" $EFIPT qemu -o "$2/run" --no-esp --start marker --stop marker \
-		-- $QARGS -drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
-		-drive if=pflash,format=raw,unit=1,file="$2/vars.fd" \
+		-- $(ovmf_args "$2") ${TRACE_EXTRA:-} \
 		-drive format=raw,file="$2/esp.img" -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-debugcon file:"$2/debugcon.log" -global isa-debugcon.iobase=0x402 \
 		-plugin "$LOGGER,out=$2/log.bin,from=marker"
@@ -133,6 +156,74 @@ guest_boot() {
 		-debugcon file:"$gd/debugcon.log" -global isa-debugcon.iobase=0xe9 \
 		-plugin "$PLUGIN,dir=$gd/run,start=guest,cpuid=$gp" "$@" \
 		</dev/null >"$gd/qemu.log" 2>&1
+}
+# cpu_equals_log NAME DIR CPU [WHAT]: DIR/insnCPU.txt (decoded) is, from its
+# first instruction to its last, what the logger (cpus=all) recorded for
+# that vCPU in DIR/log.bin.cpuCPU
+cpu_equals_log() {
+	if python3 tests/qemu/insnlog_cmp.py "$2/log.bin.cpu$3" "$2/insn$3.txt" "$2/run/manifest.json" 0 \
+		--cpu "$3" >"$2/cmp$3.txt" 2>&1; then
+		ok "$1: CPU $3 decoded = executed${4:+ $4} ($(cat "$2/cmp$3.txt"))"
+	else
+		nok "$1: CPU $3 decoded = executed" "$(head -c 400 "$2/cmp$3.txt")"
+	fi
+}
+# count_equals_log NAME DIR MIN [WHAT] [PYTHON]: the instructions efipt
+# decode counted (DIR/decode.txt) are the trace's (DIR/run) and those the
+# logger counted (DIR/count.txt: count=), more than MIN of them; QEMU ends
+# inside the logger's callback, so a last branch, whose target is unknown,
+# is left out of the trace (its end_ip is then that branch). PYTHON: more
+# asserts on t, the manifest's trace.
+count_equals_log() {
+	expect "$1: ${4:+$4, }decoded = executed instruction count (logger: $(cat "$2/count.txt" 2>/dev/null))" python3 -c "
+import json, re
+t = json.load(open('$2/run/manifest.json'))['trace']
+dec = int(re.search(r'^Instructions +(\d+)', open('$2/decode.txt').read(), re.M).group(1))
+w = open('$2/count.txt').read().split()
+ran, last = int(w[3]), int(w[5], 16)
+left_out = 1 if int(t['end_ip'], 16) == last else 0
+${5:-}
+assert dec == t['insns'] == ran - left_out and ran > $3, (dec, t['insns'], ran, left_out)"
+}
+# wrmsrs_per_cpu NAME DIR N: in DIR/run/rtit.jsonl each of the N vCPUs'
+# RTIT WRMSRs was accepted, set TraceEn once and cleared it, and gave an
+# output base of its own
+wrmsrs_per_cpu() {
+	expect "$1" python3 -c "
+import json; w=[json.loads(l) for l in open('$2/run/rtit.jsonl')]
+assert all(x['result']=='ok' for x in w), [x for x in w if x['result']!='ok']
+bases=set()
+for c in range($3):
+    mine=[x for x in w if x['cpu']==c]
+    ctl=[int(x['value'],16) for x in mine if x['msr']=='IA32_RTIT_CTL']
+    assert len(ctl)==2 and ctl[0]&1 and not ctl[1]&1, (c, ctl)
+    bases.add([x['value'] for x in mine if x['msr']=='IA32_RTIT_OUTPUT_BASE'][0])
+assert len(bases)==$3, bases"
+}
+# profile_esp DIR ARGS [MKESP...]: DIR/esp.img (ovmf/mkesp.sh MKESP...)
+# holding PROFILE as \prof.txt, efipt.efi's arguments ARGS
+profile_esp() {
+	pd=$1 pa=$2
+	shift 2
+	mkdir -p "$pd"
+	cp "$PROFILE" "$pd/prof.txt"
+	sh ovmf/mkesp.sh --image "$pd/esp.img" "$@" --add "$pd/prof.txt:\\prof.txt" --args "$pa" >/dev/null
+}
+# guest_esp NAME DIR SECONDS [OPTIONS...]: efipt qemu OPTIONS --start guest
+# --cpuid PROFILE under PLUGIN from DIR/esp.img (ovmf/qemu_esp.sh, with the
+# QEMU_EXTRA, OVMF_CODE and OVMF_VARS the caller gives it), its output in
+# DIR/out and DIR/qemu.log; "ok NAME" when it ends by itself in SECONDS.
+guest_esp() {
+	gn=$1 gd=$2 gs=$3
+	shift 3
+	EFIPT_QEMU_PLUGIN=$PLUGIN nice -n 10 sh ovmf/qemu_esp.sh "$EFIPT" "$gd/esp.img" "$gd" "$gs" "$@" \
+		--start guest --cpuid "$PROFILE" >"$gd/out" 2>"$gd/qemu.log"
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		ok "$gn"
+	else
+		nok "$gn" "exit $rc: $(head -c 400 "$gd/qemu.log"); $(tail -c 300 "$gd/debugcon.log")"
+	fi
 }
 # part_equals_log NAME DIR prefix|suffix WHAT: DIR/insn.txt (decoded) is the
 # first (prefix) or last (suffix) of the instructions DIR/log.bin recorded

@@ -19,21 +19,13 @@
 
 edk2_ovmf "EfiptPkg smp"
 plugin_output "EfiptPkg smp"
-api=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
-set -- $api
-if [ "${1:-0}" -lt 9 ] || { [ "$1" -eq 9 ] && [ "${2:-0}" -lt 2 ]; }; then
-	ok "EfiptPkg smp: SKIP, QEMU $1.$2 has no plugin API 4 (start=guest)"
-	exit 0
-fi
+need_api4 "EfiptPkg smp" start=guest
 PROFILE=$PWD/tests/data/cpu-profiles/tiger-lake-up3-core-i7-1165g7.txt
 QEMU_EXTRA="-smp 2"
 export QEMU_EXTRA
 
 # arm: the profile, then the options (each a boot of its own)
-mkdir -p "$TMP/caps"
-cp "$PROFILE" "$TMP/caps/prof.txt"
-sh ovmf/mkesp.sh --image "$TMP/caps/esp.img" --add "$TMP/caps/prof.txt:\\prof.txt" \
-	--args 'arm --emulated-caps \prof.txt --debugcon --shutdown' >/dev/null
+profile_esp "$TMP/caps" 'arm --emulated-caps \prof.txt --debugcon --shutdown'
 fwboot_esp caps
 contains "arm --emulated-caps: the profile is written" "$TMP/caps/debugcon.log" \
 	"efipt: armed: a test build of the firmware emulates the Intel PT of \\prof.txt"
@@ -45,14 +37,10 @@ contains "arm --next-boot --cpus all: armed" "$TMP/opts/debugcon.log" \
 d=$TMP/smp
 mkdir -p "$d"
 sh ovmf/mkesp.sh --image "$d/esp.img" --args 'collect --debugcon --shutdown' >/dev/null
-OVMF_CODE=$EOVMF OVMF_VARS=$TMP/opts/vars.fd EFIPT_QEMU_PLUGIN=$PLUGIN \
+OVMF_CODE=$EOVMF OVMF_VARS=$TMP/opts/vars.fd \
 	QEMU_EXTRA="-smp 2 -plugin $LOGGER,out=$d/log.bin,from=traceen,cpus=all,head=3000000 \
 -device isa-debugcon,iobase=0x402,chardev=fw -chardev file,id=fw,path=$d/fw.log" \
-	nice -n 10 sh ovmf/qemu_esp.sh "$EFIPT" "$d/esp.img" "$d" 900 --start guest \
-	--cpuid "$PROFILE" >"$d/out" 2>"$d/qemu.log"
-rc=$?
-[ "$rc" -eq 0 ] && ok "smp: the firmware traced under efipt qemu --start guest -smp 2 to power-off" ||
-	nok "smp: efipt qemu --start guest -smp 2" "exit $rc: $(head -c 400 "$d/qemu.log"); $(tail -c 300 "$d/debugcon.log")"
+	guest_esp "smp: the firmware traced under efipt qemu --start guest -smp 2 to power-off" "$d" 900
 contains "smp: EfiptPei programs the boot processor with the profile's PT" "$d/fw.log" \
 	"EfiptPei: running: EMULATED Intel PT"
 contains "smp: EfiptDxe starts the AP through MP services" "$d/fw.log" \
@@ -60,16 +48,7 @@ contains "smp: EfiptDxe starts the AP through MP services" "$d/fw.log" \
 contains "smp: EfiptDxe's record of the AP" "$d/fw.log" "EfiptDxe: CPU 1 (APIC ID 0x1): running"
 contains "smp: the table holds the AP's record" "$d/fw.log" "images, 1 other CPUs: Success"
 contains "smp: collect reads the AP's record" "$d/debugcon.log" "efipt: CPU 1: EMULATED Intel PT"
-expect "smp: each vCPU's WRMSRs accepted, TraceEn set once then cleared, a ToPA each" python3 -c "
-import json; w=[json.loads(l) for l in open('$d/run/rtit.jsonl')]
-assert all(x['result']=='ok' for x in w), [x for x in w if x['result']!='ok']
-bases=set()
-for c in range(2):
-    mine=[x for x in w if x['cpu']==c]
-    ctl=[int(x['value'],16) for x in mine if x['msr']=='IA32_RTIT_CTL']
-    assert len(ctl)==2 and ctl[0]&1 and not ctl[1]&1, (c, ctl)
-    bases.add([x['value'] for x in mine if x['msr']=='IA32_RTIT_OUTPUT_BASE'][0])
-assert len(bases)==2, bases"
+wrmsrs_per_cpu "smp: each vCPU's WRMSRs accepted, TraceEn set once then cleared, a ToPA each" "$d" 2
 expect "smp: the run lists 2 traces" python3 -c "
 import json; m=json.load(open('$d/run/manifest.json')); t=m['trace']
 assert t['cpus']==2 and [(e['cpu'], e['file']) for e in t['traces']]==[(0,'trace.pt'),(1,'trace.cpu1.pt')], t['traces']
@@ -80,12 +59,7 @@ part_equals_log "smp: CPU 0" "$d" prefix \
 	"decoded = the first instructions executed from EfiptPei's TraceEn write (the buffer filled)"
 expect_rc "smp: CPU 1 decodes with zero errors" 0 $EFIPT insn --run "$d/run" --cpu 1 --no-inst
 mv "$TMP/out" "$d/insn1.txt"
-if python3 tests/qemu/insnlog_cmp.py "$d/log.bin.cpu1" "$d/insn1.txt" "$d/run/manifest.json" 0 \
-	--cpu 1 >"$d/cmp1.txt" 2>&1; then
-	ok "smp: CPU 1 decoded = executed while EfiptDxe's TraceEn was set ($(cat "$d/cmp1.txt"))"
-else
-	nok "smp: CPU 1 decoded = executed" "$(head -c 400 "$d/cmp1.txt")"
-fi
+cpu_equals_log smp "$d" 1 "while EfiptDxe's TraceEn was set"
 expect_rc "smp: efipt decode --cpu 1 reads the AP's trace" 0 $EFIPT decode --cpu 1 "$d/run"
 contains "smp: zero decode errors on the AP" "$TMP/out" "Errors        0"
 # the comparison finds one instruction changed in the AP's trace

@@ -54,7 +54,7 @@ for e, g in zip(t['traces'], t['guest']['cpus']):
     assert e['bytes']==g['bytes'] > 0 and g['gp']==0 and not g['error'], (e, g)
     assert not int(g['ctl'],16)&1, g"
 for c in 0 1; do
-	cpu_equals_log ebs "$d" "$c"
+	cpu_decodes_as_logged ebs "$d" "$c"
 done
 # each stream ends as a WRMSR that clears TraceEn ends it: FUP, TIP.PGD
 for c in 0 1; do

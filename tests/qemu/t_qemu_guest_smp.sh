@@ -12,42 +12,21 @@
 . tests/qemu/lib_qemu.sh
 
 plugin_output "guest smp"
-api=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
-set -- $api
-if [ "${1:-0}" -lt 9 ] || { [ "$1" -eq 9 ] && [ "${2:-0}" -lt 2 ]; }; then
-	ok "guest smp: SKIP, QEMU $1.$2 has no plugin API 4 (start=guest)"
-	exit 0
-fi
+need_api4 "guest smp" start=guest
 PROFILE=$PWD/tests/data/cpu-profiles/tiger-lake-up3-core-i7-1165g7.txt
 APP=build/tests/mp_app.efi
 d=$TMP/smp
-mkdir -p "$d"
-cp "$PROFILE" "$d/prof.txt"
-sh ovmf/mkesp.sh --image "$d/esp.img" --add "$APP:\\EFI\\tools\\app.efi" \
-	--add "$d/prof.txt:\\prof.txt" \
-	--args 'trace --emulated-caps \prof.txt --cpus all --decode --debugcon --shutdown -- \EFI\tools\app.efi' >/dev/null
-EFIPT_QEMU_PLUGIN=$PLUGIN QEMU_EXTRA="-smp 4 -plugin $LOGGER,out=$d/log.bin,from=traceen,cpus=all" \
-	nice -n 10 sh ovmf/qemu_esp.sh "$EFIPT" "$d/esp.img" "$d" 900 --esp "$d/esp.img" \
-	--start guest --cpuid "$PROFILE" >"$d/out" 2>"$d/qemu.log"
-rc=$?
-[ "$rc" -eq 0 ] && ok "smp: efipt qemu --start guest -smp 4 ran efipt.efi trace --cpus all to power-off" ||
-	nok "smp: efipt qemu --start guest -smp 4" "exit $rc: $(head -c 400 "$d/qemu.log"); $(tail -c 300 "$d/debugcon.log")"
+profile_esp "$d" 'trace --emulated-caps \prof.txt --cpus all --decode --debugcon --shutdown -- \EFI\tools\app.efi' \
+	--add "$APP:\\EFI\\tools\\app.efi"
+QEMU_EXTRA="-smp 4 -plugin $LOGGER,out=$d/log.bin,from=traceen,cpus=all" guest_esp \
+	"smp: efipt qemu --start guest -smp 4 ran efipt.efi trace --cpus all to power-off" "$d" 900 --esp "$d/esp.img"
 contains "smp: efipt.efi programs the four CPUs, each with its APIC ID" "$d/debugcon.log" \
 	"efipt: tracing 4 CPUs: 0 (APIC ID 0x0) 1 (APIC ID 0x1) 2 (APIC ID 0x2) 3 (APIC ID 0x3)"
 contains "smp: the app ran its procedure on the 3 APs through MP services" "$d/debugcon.log" \
 	"efipt: \\EFI\\tools\\app.efi returned EFI_SUCCESS"
 contains "smp: the in-place decode reports each CPU" "$d/debugcon.log" "CPU 3 (APIC ID 0x3), "
 contains "smp: efipt qemu writes each vCPU's trace" "$d/out" "CPU 3: "
-expect "smp: each vCPU's own WRMSRs: accepted, TraceEn set then cleared, on its own ToPA" python3 -c "
-import json; w=[json.loads(l) for l in open('$d/run/rtit.jsonl')]
-assert all(x['result']=='ok' for x in w), [x for x in w if x['result']!='ok']
-bases=set()
-for c in range(4):
-    mine=[x for x in w if x['cpu']==c]
-    ctl=[int(x['value'],16) for x in mine if x['msr']=='IA32_RTIT_CTL']
-    assert len(ctl)==2 and ctl[0]&1 and not ctl[1]&1, (c, ctl)
-    bases.add([x['value'] for x in mine if x['msr']=='IA32_RTIT_OUTPUT_BASE'][0])
-assert len(bases)==4, bases"
+wrmsrs_per_cpu "smp: each vCPU's own WRMSRs: accepted, TraceEn set then cleared, on its own ToPA" "$d" 4
 expect "smp: the run lists 4 traces, each with its APIC ID and the plugin's write position" python3 -c "
 import json; m=json.load(open('$d/run/manifest.json')); t=m['trace']
 assert t['cpus']==4 and [(e['cpu'], e['file']) for e in t['traces']]==[(0,'trace.pt'),(1,'trace.cpu1.pt'),(2,'trace.cpu2.pt'),(3,'trace.cpu3.pt')], t['traces']
@@ -111,16 +90,9 @@ expect "smp: the comparison finds an instruction of CPU 2's that differs" sh -c 
 # --cpus LIST: CPUs 0 and 2 programmed, 1 and 3 left alone (the app still
 # runs its procedure on all three APs)
 d=$TMP/list
-mkdir -p "$d"
-cp "$PROFILE" "$d/prof.txt"
-sh ovmf/mkesp.sh --image "$d/esp.img" --add "$APP:\\EFI\\tools\\app.efi" \
-	--add "$d/prof.txt:\\prof.txt" \
-	--args 'trace --emulated-caps \prof.txt --cpus 0,2 --debugcon --shutdown -- \EFI\tools\app.efi' >/dev/null
-EFIPT_QEMU_PLUGIN=$PLUGIN QEMU_EXTRA="-smp 4" nice -n 10 sh ovmf/qemu_esp.sh "$EFIPT" "$d/esp.img" "$d" 900 \
-	--esp "$d/esp.img" --start guest --cpuid "$PROFILE" >"$d/out" 2>"$d/qemu.log"
-rc=$?
-[ "$rc" -eq 0 ] && ok "list: trace --cpus 0,2 ran to power-off" ||
-	nok "list: trace --cpus 0,2" "exit $rc: $(head -c 400 "$d/qemu.log"); $(tail -c 300 "$d/debugcon.log")"
+profile_esp "$d" 'trace --emulated-caps \prof.txt --cpus 0,2 --debugcon --shutdown -- \EFI\tools\app.efi' \
+	--add "$APP:\\EFI\\tools\\app.efi"
+QEMU_EXTRA="-smp 4" guest_esp "list: trace --cpus 0,2 ran to power-off" "$d" 900 --esp "$d/esp.img"
 contains "list: efipt.efi programs CPUs 0 and 2 alone" "$d/debugcon.log" \
 	"efipt: tracing 2 CPUs: 0 (APIC ID 0x0) 2 (APIC ID 0x2)"
 expect "list: only CPUs 0 and 2 wrote the RTIT MSRs; the run names their APIC IDs" python3 -c "

@@ -12,15 +12,9 @@
 . tests/qemu/lib_qemu.sh
 
 plugin_output "irq after branch"
-api=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
-set -- $api
-if [ "${1:-0}" -lt 9 ] || { [ "$1" -eq 9 ] && [ "${2:-0}" -lt 2 ]; }; then
-	ok "irq after branch: SKIP, QEMU $1.$2 has no plugin API 4 (docs/qemu.md: the handler is taken for the branch's target)"
-	exit 0
-fi
-QARGS="-machine q35 -m 512 -smp 1 -accel tcg -cpu max -display none -nodefaults -no-reboot -net none -icount shift=8,sleep=off"
+need_api4 "irq after branch" "docs/qemu.md: the handler is taken for the branch's target"
 d=$TMP/ret
-TRACE_TIMEOUT=600
+TRACE_TIMEOUT=600 TRACE_EXTRA="-icount shift=8,sleep=off"
 marker_app_trace "irq after branch" "$d" build/tests/ret_app.efi
 decoded_equals_log "irq after branch" "$d" "start marker to stop marker"
 $EFIPT insn --run "$d/run" >"$d/text.txt" 2>"$d/err"

@@ -15,8 +15,7 @@
 
 plugin_output "loads"
 PROFILE=$PWD/tests/data/cpu-profiles/tiger-lake-up3-core-i7-1165g7.txt
-SKIP_WHY="loads: SKIP, start=guest needs QEMU 9.2 or newer; qemu10/t_qemu_loads runs it"
-skip_without_api4
+need_api4 loads "start=guest; qemu10/t_qemu_loads runs it"
 
 d=$TMP/loads
 mkdir -p "$d"

@@ -13,16 +13,9 @@ plugin_output "qemu plugin"
 trace() {
 	t=$1 skip=$2 limit=$3 opts=$4
 	d=$TMP/$t
-	mkdir -p "$d"
-	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$d/vars.fd"
-	nice -n 10 timeout --kill-after=5 120 qemu-system-x86_64 \
-		-machine q35 -m 512 -smp 1 -accel tcg -cpu max \
-		-drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
-		-drive if=pflash,format=raw,unit=1,file="$d/vars.fd" \
-		-display none -nodefaults -no-reboot -net none \
-		-plugin "$PLUGIN,dir=$d/run,$opts" \
-		-plugin "$LOGGER,out=$d/log.bin,skip=$skip,limit=$limit" \
-		</dev/null >"$d/qemu.log" 2>&1
+	# shellcheck disable=SC2046
+	qemu_run "$d" 120 $(ovmf_args "$d") -plugin "$PLUGIN,dir=$d/run,$opts" \
+		-plugin "$LOGGER,out=$d/log.bin,skip=$skip,limit=$limit"
 	rc=$?
 	if [ "$rc" -eq 0 ] && [ -f "$d/run/manifest.json" ]; then
 		ok "$t: QEMU ran both plugins and the run directory is complete"
@@ -77,12 +70,11 @@ $EFIPT packets "$TMP/dxe/run/trace.pt" 2>&1 | head -n 20 >"$TMP/dxe/packets.txt"
 contains "dxe: MODE.Exec says 64-bit" "$TMP/dxe/packets.txt" "mode.exec cs.l"
 
 # efipt qemu: the same through the host CLI
-QARGS="-machine q35 -m 512 -smp 1 -accel tcg -cpu max -display none -nodefaults -no-reboot -net none"
-cp /usr/share/OVMF/OVMF_VARS_4M.fd "$TMP/cli-vars.fd"
-FW="-drive if=pflash,format=raw,unit=0,readonly=on,file=$CODE -drive if=pflash,format=raw,unit=1,file=$TMP/cli-vars.fd"
+QARGS=$(machine_args)
+OVMF=$(ovmf_args "$TMP/cli-fw")
 # shellcheck disable=SC2086
 expect_rc "efipt qemu: traces 300000 instructions and ends QEMU" 0 nice -n 10 timeout 120 \
-	$EFIPT qemu -o "$TMP/cli" --start protected --limit 300000 --noretcomp --psb 2048 -- $QARGS $FW
+	$EFIPT qemu -o "$TMP/cli" --start protected --limit 300000 --noretcomp --psb 2048 -- $OVMF
 contains "efipt qemu: says what it wrote" "$TMP/out" "300000 instructions traced"
 expect_rc "efipt qemu: decode reads the run directory" 0 $EFIPT decode "$TMP/cli"
 contains "efipt qemu: decoded 300000 instructions, no errors" "$TMP/out" "Instructions  300000"
@@ -97,19 +89,19 @@ expect_rc "efipt qemu: refuses QEMU arguments without firmware" 2 $EFIPT qemu -o
 contains "efipt qemu: says how to give the firmware" "$TMP/err" "the QEMU arguments give no firmware: add OVMF with -drive if=pflash"
 [ ! -e "$TMP/nofw" ] && ok "efipt qemu: no run directory without firmware" || nok "efipt qemu: no run directory without firmware" "$TMP/nofw exists"
 # shellcheck disable=SC2086
-expect_rc "efipt qemu: refuses an existing run directory" 2 $EFIPT qemu -o "$TMP/cli" -- $QARGS $FW
+expect_rc "efipt qemu: refuses an existing run directory" 2 $EFIPT qemu -o "$TMP/cli" -- $OVMF
 contains "efipt qemu: names it" "$TMP/err" "already exists: give a new run directory"
 # shellcheck disable=SC2086
-expect_rc "efipt qemu: QEMU failing to start" 1 $EFIPT qemu -o "$TMP/badq" -- $QARGS $FW -bogus-option
+expect_rc "efipt qemu: QEMU failing to start" 1 $EFIPT qemu -o "$TMP/badq" -- $OVMF -bogus-option
 contains "efipt qemu: says tracing never began" "$TMP/err" "before tracing began; no run directory"
 [ ! -e "$TMP/badq" ] && ok "efipt qemu: no run directory when QEMU fails" || nok "efipt qemu: no run directory when QEMU fails" "$TMP/badq exists"
 # shellcheck disable=SC2086
-expect_rc "efipt qemu: a missing plugin is named" 2 $EFIPT qemu --plugin "$TMP/none.so" -o "$TMP/np" -- $QARGS $FW
+expect_rc "efipt qemu: a missing plugin is named" 2 $EFIPT qemu --plugin "$TMP/none.so" -o "$TMP/np" -- $OVMF
 contains "efipt qemu: says how to build it" "$TMP/err" "make qemu-plugin"
 # a start condition never met (the logger ends QEMU after 1M instructions)
 # shellcheck disable=SC2086
 expect_rc "efipt qemu: a start address never reached fails" 1 nice -n 10 timeout 120 \
-	$EFIPT qemu -o "$TMP/never" --start 0x1 -- $QARGS $FW -plugin "$LOGGER,out=/dev/null,limit=1000000"
+	$EFIPT qemu -o "$TMP/never" --start 0x1 -- $OVMF -plugin "$LOGGER,out=/dev/null,limit=1000000"
 contains "efipt qemu: says tracing never started" "$TMP/err" "tracing never started: start=0x1 was not reached in "
 expect "efipt qemu: the manifest says failed" python3 -c "
 import json; m=json.load(open('$TMP/never/manifest.json'))
@@ -200,7 +192,7 @@ EOS
 chmod +x "$TMP/killed-qemu.sh"
 # shellcheck disable=SC2086
 expect_rc "efipt qemu: QEMU killed mid-run" 1 $EFIPT qemu --qemu "$TMP/killed-qemu.sh" \
-	-o "$TMP/killed" --start protected -- $QARGS $FW
+	-o "$TMP/killed" --start protected -- $OVMF
 contains "efipt qemu: the incomplete trace is named" "$TMP/err" "no manifest.json: QEMU ended (status 137) before the plugin finished the trace; trace.pt.tmp is incomplete"
 expect "efipt qemu: no trace.pt presented as complete" sh -c "[ ! -e '$TMP/killed/trace.pt' ] && [ -e '$TMP/killed/trace.pt.tmp' ]"
 expect_rc "efipt qemu: info refuses the unfinished run" 1 $EFIPT info "$TMP/killed"

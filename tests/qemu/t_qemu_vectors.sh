@@ -8,23 +8,11 @@
 . tests/qemu/lib_qemu.sh
 
 plugin_output "vectors"
-api=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
-set -- $api
-if [ "${1:-0}" -lt 9 ] || { [ "$1" -eq 9 ] && [ "${2:-0}" -lt 2 ]; }; then
-	ok "vectors: SKIP, QEMU $1.$2 has no plugin API 4 (t_qemu_plugin checks the manifest's reason)"
-	exit 0
-fi
+need_api4 vectors "t_qemu_plugin checks the manifest's reason"
 d=$TMP/dxe
-mkdir -p "$d"
-cp /usr/share/OVMF/OVMF_VARS_4M.fd "$d/vars.fd"
 # DXE, about 900M instructions in: the local APIC timer ticks every ~85000
-nice -n 10 timeout --kill-after=5 300 qemu-system-x86_64 \
-	-machine q35 -m 512 -smp 1 -accel tcg -cpu max \
-	-drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
-	-drive if=pflash,format=raw,unit=1,file="$d/vars.fd" \
-	-display none -nodefaults -no-reboot -net none \
-	-plugin "$PLUGIN,dir=$d/run,after=900000000,limit=3000000,exit=on" \
-	</dev/null >"$d/qemu.log" 2>&1
+# shellcheck disable=SC2046
+qemu_run "$d" 300 $(ovmf_args "$d") -plugin "$PLUGIN,dir=$d/run,after=900000000,limit=3000000,exit=on"
 rc=$?
 if [ "$rc" -eq 0 ] && [ -f "$d/run/interrupts.jsonl" ]; then
 	ok "vectors: QEMU ran the plugin, interrupts.jsonl written"

@@ -25,6 +25,7 @@
 #include "host/util/sim_mem.h"
 #include "lib/cpu_profiles.h"
 #include "lib/pt_model.h"
+#include "lib/span_copy.h"
 
 static struct cpu_profile profiles[CPU_PROFILES_MAX];
 static unsigned nprof;
@@ -39,21 +40,6 @@ static bool sim_reserved(void *ctx, uint64_t base, uint64_t size)
 }
 
 static uint8_t stream_byte(uint64_t i) { return (uint8_t)(i % 251 + 1); }
-
-struct span_copy {
-	uint8_t *buf;
-	size_t len, cap;
-};
-
-static int copy_span(void *ctx, uint64_t phys, uint64_t len)
-{
-	struct span_copy *c = ctx;
-	if (c->len + len > c->cap)
-		return 1;
-	simmem_read(&mem, phys, c->buf + c->len, (size_t)len);
-	c->len += (size_t)len;
-	return 0;
-}
 
 /* efipt.efi trace's own path: the words through ptcfg_option, then ptcfg_validate. */
 static int trace_validate(const struct cpu_profile *p, const char *options,
@@ -142,11 +128,11 @@ static void boot_once(const struct cpu_profile *p, const char *options, uint32_t
 	/* efipt.efi collect: the table as found in memory */
 	collected = hob;
 	struct ptout_extent ext;
-	struct span_copy c = { got, 0, sizeof(got) };
+	struct span_copy c = { .mem = &mem, .buf = got, .cap = sizeof(got) };
 	if (fwtrace_check(&collected, sizeof(collected), &ws) ||
 	    boottrace_check_memory(&collected, sim_reserved, &mem, &ws) ||
 	    boottrace_adopt(&collected, &work2, &m.ops, &ws) ||
-	    boottrace_extract(&collected, &work2, &memops, copy_span, &c, &ext)) {
+	    boottrace_extract(&collected, &work2, &memops, span_copy, &c, &ext)) {
 		snprintf(b->detail, sizeof(b->detail), "collect refused the table: %s", why);
 		return;
 	}
@@ -589,11 +575,11 @@ static void synth_case(const char *options, uint64_t len, bool want_full, const 
 		bytes[i] = stream_byte(i);
 	uint64_t stored = boottrace_synth_store(&r, &work, &memops, bytes, len);
 	fwtrace_seal(&r);
-	struct span_copy c = { got, 0, sizeof(got) };
+	struct span_copy c = { .mem = &mem, .buf = got, .cap = sizeof(got) };
 	struct ptout_extent ext;
 	int ck = fwtrace_check(&r, sizeof(r), &ws);
 	int ad2 = boottrace_adopt(&r, &work2, NULL, &ws);
-	int ex = boottrace_extract(&r, &work2, &memops, copy_span, &c, &ext);
+	int ex = boottrace_extract(&r, &work2, &memops, span_copy, &c, &ext);
 	uint64_t keep = len < r.buf_size ? len : r.buf_size;
 	CHECKF(st == FWTRACE_RUNNING && !ad && !sp && !ck && !ad2 && !ex && stored == keep &&
 		       c.len == keep && !memcmp(got, bytes, keep) && ext.full == want_full &&

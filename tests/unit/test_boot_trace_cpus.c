@@ -17,6 +17,7 @@
 #include "host/util/sim_mem.h"
 #include "lib/cpu_profiles.h"
 #include "lib/pt_model.h"
+#include "lib/span_copy.h"
 
 #define NCPU 4
 
@@ -85,21 +86,6 @@ static struct {
 
 static uint8_t pattern(unsigned cpu, size_t i) { return (uint8_t)((i * 7 + cpu * 31) % 251 + 1); }
 
-struct got {
-	uint8_t buf[1 << 16];
-	size_t len;
-};
-
-static int copy_span(void *ctx, uint64_t phys, uint64_t len)
-{
-	struct got *g = ctx;
-	if (g->len + len > sizeof(g->buf))
-		return 1;
-	simmem_read(&mem, phys, g->buf + g->len, (size_t)len);
-	g->len += (size_t)len;
-	return 0;
-}
-
 struct run {
 	uint32_t pei_status;
 	unsigned started, stop_failed;
@@ -155,7 +141,8 @@ static void boot(const char *profile_names[NCPU], const char *options, struct ru
 	if (r->check_rc)
 		return;
 	r->streams_ok = true;
-	static struct got got;
+	static uint8_t buf[1 << 16];
+	struct span_copy got = { .mem = &mem, .buf = buf, .cap = sizeof(buf) };
 	for (unsigned k = 0; k < table.rec.ncpus; k++) {
 		struct fwtrace_rec *c = &fwtrace_cpus(&table.rec)[k];
 		if (c->status != FWTRACE_STOPPED)
@@ -164,7 +151,7 @@ static void boot(const char *profile_names[NCPU], const char *options, struct ru
 		got.len = 0;
 		if (boottrace_check_memory(c, sim_reserved, &mem, &ws) ||
 		    boottrace_adopt(c, &work, NULL, &ws) ||
-		    boottrace_extract(c, &work, &memops, copy_span, &got, &ext)) {
+		    boottrace_extract(c, &work, &memops, span_copy, &got, &ext)) {
 			r->streams_ok = false;
 			return;
 		}

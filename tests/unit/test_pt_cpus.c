@@ -17,6 +17,7 @@
 #include "host/util/sim_mem.h"
 #include "lib/cpu_profiles.h"
 #include "lib/pt_model.h"
+#include "lib/span_copy.h"
 
 #define NCPU 4
 #define MAXREG 64
@@ -158,21 +159,6 @@ static int bring_up(struct ptcpus *c, const struct cpu_profile *const ps[NCPU], 
 	return rc ? rc : ptcpus_prepare(c, &cfg, msg);
 }
 
-struct collect {
-	uint8_t buf[1 << 16];
-	size_t len;
-};
-
-static int collect_span(void *ctx, uint64_t phys, uint64_t len)
-{
-	struct collect *c = ctx;
-	if (c->len + len > sizeof(c->buf))
-		return 1;
-	simmem_read(&mach.mem, phys, c->buf + c->len, (size_t)len);
-	c->len += (size_t)len;
-	return 0;
-}
-
 /* Every CPU traced: its own bytes, in its own buffer, found again. */
 static void test_all_cpus(const struct cpu_profile *p)
 {
@@ -198,10 +184,10 @@ static void test_all_cpus(const struct cpu_profile *p)
 	       "all: every CPU stopped", "rc %d, %u with TraceEn", rc, trace_en_set());
 	bool same = true;
 	for (unsigned i = 0; i < NCPU; i++) {
-		static struct collect col;
-		col.len = 0;
+		static uint8_t buf[1 << 16];
+		struct span_copy col = { .mem = &mach.mem, .buf = buf, .cap = sizeof(buf) };
 		struct ptout_extent ext;
-		ptcpus_extract(&c, i, collect_span, &col, &ext);
+		ptcpus_extract(&c, i, span_copy, &col, &ext);
 		size_t want = sizeof(bytes[i]) - 100 * i;
 		if (col.len != want || memcmp(col.buf, bytes[i], want)) {
 			printf("# CPU %u: %zu bytes, want %zu\n", i, col.len, want);

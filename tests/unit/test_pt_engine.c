@@ -26,6 +26,7 @@
 #include "host/util/sim_mem.h"
 #include "lib/cpu_profiles.h"
 #include "lib/pt_model.h"
+#include "lib/span_copy.h"
 
 #define MAXREG 4096
 #define MAXTAB 64
@@ -52,22 +53,6 @@ static void make_stream(uint8_t *b, uint64_t start, size_t n)
 }
 
 /* Collect extracted spans into one host buffer. */
-struct collect {
-	struct simmem *mem;
-	uint8_t *buf;
-	size_t len, cap;
-};
-
-static int collect_span(void *ctx, uint64_t phys, uint64_t len)
-{
-	struct collect *c = ctx;
-	if (c->len + len > c->cap)
-		return 1;
-	simmem_read(c->mem, phys, c->buf + c->len, (size_t)len);
-	c->len += (size_t)len;
-	return 0;
-}
-
 /* ---- one full run: validate, build, start, emit, stop, extract ---------- */
 
 struct run {
@@ -117,8 +102,8 @@ static void run_engine(const struct cpu_profile *p, const struct ptcfg *cfg, siz
 	make_stream(sbuf, 0, emit_bytes);
 	size_t written = ptmodel_emit(&m, sbuf, emit_bytes);
 	r->stop_rc = rtit_stop(&e, &msg);
-	struct collect c = { .mem = &mem, .buf = got, .cap = sizeof(got) };
-	r->extract_rc = rtit_extract(&e, &ops, collect_span, &c, &r->ext);
+	struct span_copy c = { .mem = &mem, .buf = got, .cap = sizeof(got) };
+	r->extract_rc = rtit_extract(&e, &ops, span_copy, &c, &r->ext);
 	/* What the CPU kept: stop mode the first bytes, wrap the last ones. */
 	size_t keep = written < out.size ? written : (size_t)out.size;
 	const uint8_t *want = out.mode == PTCFG_MODE_WRAP ? sbuf + written - keep : sbuf;
@@ -866,9 +851,9 @@ static void test_wrap(void)
 					done += ptmodel_emit(&m, sbuf + done, (size_t)part);
 				}
 				rtit_stop(&e, &es);
-				struct collect c = { .mem = &mem, .buf = got, .cap = sizeof(got) };
+				struct span_copy c = { .mem = &mem, .buf = got, .cap = sizeof(got) };
 				struct ptout_extent ext;
-				int rc = rtit_extract(&e, &ops, collect_span, &c, &ext);
+				int rc = rtit_extract(&e, &ops, span_copy, &c, &ext);
 				uint64_t keep = n < sz ? n : sz;
 				const uint8_t *want = wc->mode == PTCFG_MODE_WRAP ? sbuf + n - keep : sbuf;
 				bool wrapped_ok = wc->mode == PTCFG_MODE_STOP ? !ext.wrapped
