@@ -1177,9 +1177,9 @@ static void test_position(void)
 	      "position: tracing resumed with the same IA32_RTIT_CTL");
 	ptmodel_emit(&m, sbuf + 20000, 3000);
 	CHECKF(rtit_stop(&e, &ms) == RTIT_OK, "position: stopped", "%s", msg);
-	struct collect c = { .mem = &mem, .buf = got, .cap = sizeof(got) };
+	struct span_copy c = { .mem = &mem, .buf = got, .cap = sizeof(got) };
 	struct ptout_extent ext;
-	CHECK(!rtit_extract(&e, &ops, collect_span, &c, &ext) && c.len == 23000 &&
+	CHECK(!rtit_extract(&e, &ops, span_copy, &c, &ext) && c.len == 23000 &&
 		      !memcmp(got, sbuf, 23000),
 	      "position: the trace is whole across the pause");
 	CHECKF(m.gp == 0 && m.operr == 0 && m.stale_status == 0, "position: no #GP, no error",
