@@ -17,12 +17,12 @@
 /* RVAs: main 0x100, A 0x200 (and its cold part at 0x600), B 0x300,
  * C 0x400, H (a handler) 0x500; 0x700.. is between functions */
 static struct symfunc funcs[] = {
-	{ 0x100, 0x180, 0x100, "main", true },
-	{ 0x200, 0x280, 0x200, "A", true },
-	{ 0x300, 0x380, 0x300, "B", true },
-	{ 0x400, 0x480, 0x400, "C", true },
-	{ 0x500, 0x580, 0x500, "H", true },
-	{ 0x600, 0x640, 0x200, "A", true },
+	{ 0x100, 0x180, 0x100, "main", true, 0 },
+	{ 0x200, 0x280, 0x200, "A", true, 0 },
+	{ 0x300, 0x380, 0x300, "B", true, 0 },
+	{ 0x400, 0x480, 0x400, "C", true, 0 },
+	{ 0x500, 0x580, 0x500, "H", true, 0 },
+	{ 0x600, 0x640, 0x200, "A", true, 0 },
 };
 
 struct log {
@@ -464,7 +464,7 @@ static void irq_time_case(void)
 
 /* Inline frames: in main, I is inlined at [0x110, 0x120) and J into I at
  * [0x118, 0x11c); J's last instruction calls A. */
-static struct syminline inls[] = { { "I", 0, 1 }, { "J", 1, 2 } };
+static struct syminline inls[] = { { .name = "I", .parent = 0, .depth = 1 }, { .name = "J", .parent = 1, .depth = 2 } };
 static struct syminl_seg segs[] = {
 	{ 0x110, 0x118, 0 }, { 0x118, 0x11c, 1 }, { 0x11c, 0x120, 0 },
 };
