@@ -93,133 +93,44 @@ $(BUILD)/tests/test_qemu_options: tests/unit/test_qemu_options.c \
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Itests -MMD -MP -o $@ $< $(BUILD)/host/qemu-plugin/options.o
 
-# a UEFI app with the trace markers around known work (t_qemu_plugin.sh)
-$(BUILD)/tests/marker_app.so: tests/qemu/marker_app.c linker.ld | $(DEPS_STAMP)
-	@mkdir -p $(dir $@)
-	$(CC) $(EFI_CFLAGS) -c $< -o $(BUILD)/tests/marker_app.o
-	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/marker_app.o -o $@ -lefi -lgnuefi \
-		$(shell $(CC) -print-libgcc-file-name)
+# A test-only UEFI app (gnu-efi, as efipt.efi): $(call test_app,NAME,SOURCE,
+# DEFINES) makes build/tests/NAME.efi and adds it to TEST_EXTRA.
+define test_app
+$(BUILD)/tests/$(1).so: $(2) linker.ld | $(DEPS_STAMP)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(EFI_CFLAGS) $(3) -c $$< -o $(BUILD)/tests/$(1).o
+	ld $$(EFI_LDFLAGS) $$(EFI_CRT0) $(BUILD)/tests/$(1).o -o $$@ -lefi -lgnuefi \
+		$$(shell $$(CC) -print-libgcc-file-name)
 
-$(BUILD)/tests/marker_app.efi: $(BUILD)/tests/marker_app.so
+$(BUILD)/tests/$(1).efi: $(BUILD)/tests/$(1).so
 	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
-		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
+		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $$< $$@
 
+TEST_EXTRA += $(BUILD)/tests/$(1).efi
+endef
+# the trace markers around known work (t_qemu_plugin.sh); the same work
+# without markers, returning (efipt.efi trace --source qemu)
+$(eval $(call test_app,marker_app,tests/qemu/marker_app.c,))
+$(eval $(call test_app,traced_app,tests/qemu/marker_app.c,-DTRACED_APP))
 # interrupts right after RETs and indirect CALLs (t_qemu_irq_after_branch.sh)
-$(BUILD)/tests/ret_app.so: tests/qemu/ret_app.c linker.ld | $(DEPS_STAMP)
-	@mkdir -p $(dir $@)
-	$(CC) $(EFI_CFLAGS) -c $< -o $(BUILD)/tests/ret_app.o
-	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/ret_app.o -o $@ -lefi -lgnuefi \
-		$(shell $(CC) -print-libgcc-file-name)
-
-$(BUILD)/tests/ret_app.efi: $(BUILD)/tests/ret_app.so
-	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
-		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
-
-TEST_EXTRA += $(BUILD)/tests/ret_app.efi
-
+$(eval $(call test_app,ret_app,tests/qemu/ret_app.c,))
 # code that changes between two calls (t_qemu_smc.sh)
-$(BUILD)/tests/smc_app.so: tests/qemu/smc_app.c linker.ld | $(DEPS_STAMP)
-	@mkdir -p $(dir $@)
-	$(CC) $(EFI_CFLAGS) -c $< -o $(BUILD)/tests/smc_app.o
-	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/smc_app.o -o $@ -lefi -lgnuefi \
-		$(shell $(CC) -print-libgcc-file-name)
-
-$(BUILD)/tests/smc_app.efi: $(BUILD)/tests/smc_app.so
-	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
-		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
-
-TEST_EXTRA += $(BUILD)/tests/smc_app.efi
-
+$(eval $(call test_app,smc_app,tests/qemu/smc_app.c,))
 # images loaded while traced, one over the other's memory (t_qemu_loads.sh)
-$(BUILD)/tests/load_app.so: tests/qemu/load_app.c linker.ld | $(DEPS_STAMP)
-	@mkdir -p $(dir $@)
-	$(CC) $(EFI_CFLAGS) -c $< -o $(BUILD)/tests/load_app.o
-	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/load_app.o -o $@ -lefi -lgnuefi \
-		$(shell $(CC) -print-libgcc-file-name)
-
-$(BUILD)/tests/load_app.efi: $(BUILD)/tests/load_app.so
-	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
-		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
-
-$(BUILD)/tests/load_app2.so: tests/qemu/load_app.c linker.ld | $(DEPS_STAMP)
-	@mkdir -p $(dir $@)
-	$(CC) $(EFI_CFLAGS) -DLOAD_APP_VARIANT -c $< -o $(BUILD)/tests/load_app2.o
-	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/load_app2.o -o $@ -lefi -lgnuefi \
-		$(shell $(CC) -print-libgcc-file-name)
-
-$(BUILD)/tests/load_app2.efi: $(BUILD)/tests/load_app2.so
-	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
-		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
-
-TEST_EXTRA += $(BUILD)/tests/load_app.efi $(BUILD)/tests/load_app2.efi
-
-# the same work without markers, returning (efipt.efi trace --source qemu)
-$(BUILD)/tests/traced_app.so: tests/qemu/marker_app.c linker.ld | $(DEPS_STAMP)
-	@mkdir -p $(dir $@)
-	$(CC) $(EFI_CFLAGS) -DTRACED_APP -c $< -o $(BUILD)/tests/traced_app.o
-	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/traced_app.o -o $@ -lefi -lgnuefi \
-		$(shell $(CC) -print-libgcc-file-name)
-
-$(BUILD)/tests/traced_app.efi: $(BUILD)/tests/traced_app.so
-	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
-		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
-
-# work on the APs through MP services (efipt.efi trace --cpus)
-$(BUILD)/tests/mp_app.so: tests/qemu/mp_app.c linker.ld | $(DEPS_STAMP)
-	@mkdir -p $(dir $@)
-	$(CC) $(EFI_CFLAGS) -c $< -o $(BUILD)/tests/mp_app.o
-	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/mp_app.o -o $@ -lefi -lgnuefi \
-		$(shell $(CC) -print-libgcc-file-name)
-
-$(BUILD)/tests/mp_app.efi: $(BUILD)/tests/mp_app.so
-	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
-		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
-
-# the same, then ExitBootServices as an OS loader (t_qemu_guest_ebs.sh)
-$(BUILD)/tests/mp_exit.so: tests/qemu/mp_app.c linker.ld | $(DEPS_STAMP)
-	@mkdir -p $(dir $@)
-	$(CC) $(EFI_CFLAGS) -DMP_APP_EXIT -c $< -o $(BUILD)/tests/mp_exit.o
-	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/mp_exit.o -o $@ -lefi -lgnuefi \
-		$(shell $(CC) -print-libgcc-file-name)
-
-$(BUILD)/tests/mp_exit.efi: $(BUILD)/tests/mp_exit.so
-	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
-		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
-
+$(eval $(call test_app,load_app,tests/qemu/load_app.c,))
+$(eval $(call test_app,load_app2,tests/qemu/load_app.c,-DLOAD_APP_VARIANT))
+# work on the APs through MP services (efipt.efi trace --cpus); the same,
+# then ExitBootServices as an OS loader (t_qemu_guest_ebs.sh)
+$(eval $(call test_app,mp_app,tests/qemu/mp_app.c,))
+$(eval $(call test_app,mp_exit,tests/qemu/mp_app.c,-DMP_APP_EXIT))
 # firmware without MP services: removes them, then starts efipt.efi (t_qemu_nomp.sh)
-$(BUILD)/tests/nomp_app.so: tests/qemu/nomp_app.c linker.ld | $(DEPS_STAMP)
-	@mkdir -p $(dir $@)
-	$(CC) $(EFI_CFLAGS) -c $< -o $(BUILD)/tests/nomp_app.o
-	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/nomp_app.o -o $@ -lefi -lgnuefi \
-		$(shell $(CC) -print-libgcc-file-name)
-
-$(BUILD)/tests/nomp_app.efi: $(BUILD)/tests/nomp_app.so
-	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
-		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
-
-TEST_EXTRA += $(BUILD)/tests/marker_app.efi $(BUILD)/tests/traced_app.efi $(BUILD)/tests/mp_app.efi \
-	$(BUILD)/tests/mp_exit.efi $(BUILD)/tests/nomp_app.efi
-
-# a guest programming Intel PT itself, badly (tests/qemu/rtit_guest_app.c):
-# rtit_bad.efi, rtit_noen.efi (-DRTIT_NEVER_ENABLE), rtit_nodis.efi
-# (-DRTIT_NO_DISABLE), rtit_toggle.efi (-DRTIT_TOGGLE)
-RTIT_APP_DEFS_bad :=
-RTIT_APP_DEFS_noen := -DRTIT_NEVER_ENABLE
-RTIT_APP_DEFS_nodis := -DRTIT_NO_DISABLE
-RTIT_APP_DEFS_toggle := -DRTIT_TOGGLE
-$(BUILD)/tests/rtit_%.so: tests/qemu/rtit_guest_app.c linker.ld | $(DEPS_STAMP)
-	@mkdir -p $(dir $@)
-	$(CC) $(EFI_CFLAGS) $(RTIT_APP_DEFS_$*) -c $< -o $(BUILD)/tests/rtit_$*.o
-	ld $(EFI_LDFLAGS) $(EFI_CRT0) $(BUILD)/tests/rtit_$*.o -o $@ -lefi -lgnuefi \
-		$(shell $(CC) -print-libgcc-file-name)
-
-$(BUILD)/tests/rtit_%.efi: $(BUILD)/tests/rtit_%.so
-	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
-		-j .rela -j .reloc --target=efi-app-x86_64 --subsystem=10 $< $@
-
-RTIT_APPS := $(BUILD)/tests/rtit_bad.efi $(BUILD)/tests/rtit_noen.efi $(BUILD)/tests/rtit_nodis.efi \
-	$(BUILD)/tests/rtit_toggle.efi
-TEST_EXTRA += $(RTIT_APPS)
+$(eval $(call test_app,nomp_app,tests/qemu/nomp_app.c,))
+# a guest programming Intel PT itself, badly (tests/qemu/rtit_guest_app.c),
+# or toggling TraceEn (t_qemu_guest_toggle.sh)
+$(eval $(call test_app,rtit_bad,tests/qemu/rtit_guest_app.c,))
+$(eval $(call test_app,rtit_noen,tests/qemu/rtit_guest_app.c,-DRTIT_NEVER_ENABLE))
+$(eval $(call test_app,rtit_nodis,tests/qemu/rtit_guest_app.c,-DRTIT_NO_DISABLE))
+$(eval $(call test_app,rtit_toggle,tests/qemu/rtit_guest_app.c,-DRTIT_TOGGLE))
 
 # efipt plan's WRMSR sequences through the PT unit's rules (tests/cli/t_plan_unit.sh)
 $(BUILD)/tests/ptunit_replay: tests/cli/ptunit_replay.c $(BUILD)/libefipt-host.a
