@@ -91,6 +91,7 @@ struct vcpu {
 	struct dbgport_queue dq;	/* OUTs to the debug port not yet fed */
 	struct idt_cpu idt;	/* its IDTR, for the vectors of its events */
 	uint64_t struck;	/* events found right after a near indirect branch */
+	bool idt_fresh;		/* the gates read since tracing started */
 	/* start=guest: the PT unit its WRMSRs program, and the WRMSR about
 	 * to run (on_wrmsr() before on_insn() feeds it, see there) */
 	struct grtit rt;
@@ -508,6 +509,16 @@ static void check_struck(struct vcpu *v, struct infer_regs *now, const struct pi
 			 uint64_t addr)
 {
 	now->struck = false;
+	if (!v->inf.tracing) {
+		v->idt_fresh = false;
+		return;
+	}
+	/* the gates as they are when tracing starts: firmware may have
+	 * written them after its LIDT, and no traced event has told yet */
+	if (!v->idt_fresh) {
+		v->idt.handlers_size = 0;
+		v->idt_fresh = true;
+	}
 	if (!P.vectors || !last || !v->idt.known)
 		return;
 	bool indirect = false;

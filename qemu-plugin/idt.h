@@ -81,8 +81,9 @@ int idt_vector(struct idt_cpu *c, uint64_t cr0, uint64_t efer, uint64_t handler,
 	       const char **why);
 
 /* Is addr some gate's handler (protected or IA-32e mode)? The handlers
- * are read after each LIDT and again after an event went to a handler not
- * among them (firmware writes gates into the IDT it loaded, e.g. EDK2's
+ * are read after each LIDT, when the caller says (handlers_size = 0: when
+ * tracing starts), and again after an event went to a handler not among
+ * them (firmware writes gates into the IDT it loaded, e.g. EDK2's
  * exception handler library): cheap enough to ask after every near
  * indirect branch. */
 bool idt_is_handler(struct idt_cpu *c, uint64_t cr0, uint64_t efer, uint64_t addr);

@@ -118,7 +118,9 @@ PY
 else
 	nok "span: coverage counts PEI modules and DXE drivers; executed + outside = decoded" "$(echo "$out" | tail -c 600)"
 fi
-expect_rc "span: efipt timeline" 0 $EFIPT timeline "$d/run" $B --depth 3 --min-dur 100000 -o "$d/tl.json"
+# DxeCore runs under PeiCore, DxeLoadCore and SwitchStack (which never
+# returns): its functions are 4 and more deep
+expect_rc "span: efipt timeline" 0 $EFIPT timeline "$d/run" $B --depth 8 --min-dur 100000 -o "$d/tl.json"
 expect "span: the timeline has DxeCore's and PEI's slices" python3 -c "
 import json
 t=json.load(open('$d/tl.json'))
