@@ -500,13 +500,14 @@ static struct infer_regs read_regs(struct vcpu *v)
 
 /*
  * The block at addr about to run after last, a near RET or indirect
- * JMP/CALL (now: the registers at addr): is addr a handler the branch was
+ * JMP/CALL (now: the registers, read at addr when fresh, else read here
+ * once addr is known to be a handler): is addr a handler the branch was
  * interrupted into? Then QEMU delivered an interrupt (or a fault) between
  * the branch and its target, and the handler's frame holds the target
  * (infer_regs.struck). Needs the IDT (plugin API 4, regs=on).
  */
 static void check_struck(struct vcpu *v, struct infer_regs *now, const struct pinsn *last,
-			 uint64_t addr)
+			 uint64_t addr, bool fresh)
 {
 	now->struck = false;
 	if (!v->inf.tracing) {
@@ -527,8 +528,13 @@ static void check_struck(struct vcpu *v, struct infer_regs *now, const struct pi
 		    (last->iclass[m] == X86_IC_RET_NEAR || last->iclass[m] == X86_IC_JMP_INDIRECT ||
 		     last->iclass[m] == X86_IC_CALL_INDIRECT))
 			indirect = true;
+	/* CR0 and EFER as last read: a near branch changes neither */
+	if (!indirect || !idt_is_handler(&v->idt, now->cr0, now->efer, addr))
+		return;
+	if (!fresh)
+		*now = read_regs(v); /* RSP, and the registers at the handler */
 	uint64_t cr0 = now->cr0, efer = now->efer, rsp, ip;
-	if (!indirect || !now->valid || !idt_is_handler(&v->idt, cr0, efer, addr))
+	if (!now->valid)
 		return;
 	const char *why;
 	int vec = idt_vector(&v->idt, cr0, efer, addr, &why);
@@ -732,7 +738,7 @@ static void on_insn(unsigned int vcpu, void *ud)
 			const struct tbinfo *t = P.per_insn ? NULL : v->last_tb;
 			uint64_t k = t ? papi_counter_get(&P.insn_started, 0) - v->last_tb_start : 0;
 			check_struck(v, &now, t ? (k == t->n && k ? &t->insn[k - 1] : NULL)
-						: v->inf.prev, p->addr);
+						: v->inf.prev, p->addr, true);
 		}
 		if (!P.per_insn)
 			stop = feed_last_tb(v); /* the block before, if it ran with a count */
@@ -765,11 +771,10 @@ static void on_tb(unsigned int vcpu, void *ud)
 		uint64_t addr = t->n ? t->insn[0].addr : 0;
 		const struct pinsn *last = v->last_tb && k == v->last_tb->n && k ?
 					   &v->last_tb->insn[k - 1] : NULL;
-		if (P.regs && regs_may_change(v->last_tb, k, addr))
+		bool fresh = P.regs && regs_may_change(v->last_tb, k, addr);
+		if (fresh)
 			now = read_regs(v);
-		else if (P.vectors && last && idt_is_handler(&v->idt, now.cr0, now.efer, addr))
-			now = read_regs(v); /* a handler after a near branch: see check_struck() */
-		check_struck(v, &now, last, addr);
+		check_struck(v, &now, last, addr, fresh);
 		stop = feed_last_tb(v);
 		v->last_tb = ud;
 		v->last_tb_regs = now;
