@@ -200,7 +200,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libefipt-host.a $(TEST_LIB_OBJ)
 
 ifeq ($(SANITIZE),)
 test: all $(TEST_BIN) $(TEST_EXTRA) $(FREE_OBJ)
-	@sh tests/run.sh
+	@sh tests/run.sh $(TESTS)
 else
 # Unit and CLI tests (SAN_TEST_DIRS="cli qemu" adds the QEMU boots, whose
 # run directories the sanitized efipt then reads): efipt.efi is not
@@ -211,7 +211,7 @@ SAN_TEST_DIRS ?= cli
 # (the CLI tests' own host tools are built sanitized too)
 test: all $(BUILD)/tests/ptunit_replay
 	@$(MAKE) --no-print-directory SANITIZE= BUILD=build build/efipt.efi build/x86code/.stamp
-	@EFIPT_BUILD=$(BUILD) EFIPT_TEST_DIRS="$(SAN_TEST_DIRS)" EFIPT_SANITIZED=1 sh tests/run.sh
+	@EFIPT_BUILD=$(BUILD) EFIPT_TEST_DIRS="$(SAN_TEST_DIRS)" EFIPT_SANITIZED=1 sh tests/run.sh $(TESTS)
 endif
 
 run: all qemu-plugin-if-possible

@@ -13,6 +13,8 @@
 # command's whole output) and, on stdout, how each ended with make test's
 # "N passed, N failed". KEEP=1 keeps the root (and its mounts undone) to
 # look into; debootstrap's downloads stay in DIR.cache for the next time.
+# TESTS=PATTERN runs only the tests whose names contain PATTERN (make test
+# TESTS=PATTERN), to look again at what failed without a whole run.
 # Root is needed (debootstrap, chroot, mount). Exit status: 0 when both
 # commands succeed, 1 otherwise, 2 when the root could not be made.
 set -u
@@ -76,7 +78,7 @@ fi
 git clone -q "$top" "$dir/root/efipt" >>"$log" 2>&1 || { say "git clone of $top failed"; exit 2; }
 say "cloned $(git -C "$dir/root/efipt" log -1 --format='%h %s' | cut -c1-70)"
 rc=0
-for cmd in "make run" "make test"; do
+for cmd in "make run" "make test${TESTS:+ TESTS=$TESTS}"; do
 	t0=$(date +%s)
 	echo "== $cmd" >>"$log"
 	in_root "cd /root/efipt && $cmd" >"$dir.out" 2>&1
