@@ -29,6 +29,7 @@ mtools dosfstools fdisk : ESP images and the USB disk image
 debian-archive-keyring xz-utils : qemu-plugin.h from Debian's qemu source package
 libglib2.0-dev pkgconf : glib.h, which qemu-plugin.h includes from QEMU 9.0 on
 python3 file : test scripts
+procps : pgrep and ps, with which the tests check that QEMU ends with efipt
 lcov : genhtml and lcov, which the coverage tests run on efipt's tracefiles
 protobuf-compiler : protoc --decode, which checks efipt timeline's Perfetto output
 systemd-boot-efi grub-efi-amd64-bin shim-unsigned ipxe memtest86+ : real UEFI binaries, test data
