@@ -2,7 +2,7 @@
 """Compare the instructions `efipt insn --no-inst` decoded from an
 efipt-qemu.so trace with insnlog.so's record of the same execution.
 
-usage: insnlog_cmp.py LOG INSN_OUTPUT MANIFEST SKIP [--drop K | --whole | --head | --cpu N]
+usage: insnlog_cmp.py LOG INSN_OUTPUT MANIFEST SKIP [--drop K | --whole | --head | --cpu N] [--events]
 
 LOG holds 8-byte addresses, one per execution callback, the first SKIP left
 out; the manifest's trace.first_call says where the trace starts in it.
@@ -18,6 +18,10 @@ callback ran, INT n/INT3/INTO/INT1 and UD0/UD1/UD2 (#UD) included, while
 the trace reports those at their event's FUP, not as executed (SDM Table
 33-23; docs/qemu.md): a window that runs one differs at it. The OVMF
 windows compared here run none (t_qemu_reset.sh checks a whole boot).
+--events takes those in: at an event of INSN_OUTPUT ("[interrupt, from:
+X, to: Y]") where the log runs X, then Y (the instruction raised the event
+itself: it is no asynchronous one, whose X runs after the handler), X is
+the event's and not among the decoded instructions.
 Prints one line; exit status 0 if the decoded instructions are exactly the
 logged ones from first_call on, as many as the manifest's trace.insns."""
 import json
@@ -40,6 +44,9 @@ def read_log(path):
 
 
 def main():
+    events = '--events' in sys.argv[5:]
+    if events:
+        sys.argv.remove('--events')
     log_path, insn_path, man_path, skip = sys.argv[1:5]
     drop = int(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[5] == '--drop' else None
     whole = len(sys.argv) > 5 and sys.argv[5] == '--whole'
@@ -55,18 +62,36 @@ def main():
     want = collapse(log[start:])
     if drop is not None:
         del want[drop]
-    got = []
+    got = []  # with --events, (X, Y) at each event between the instructions
     for line in open(insn_path):
         line = line.strip()
         if not line.startswith('['):
             got.append(int(line, 16))
-    if head and (not got or len(got) > tr['insns']):
-        print('decoded %d instructions as the window, the trace has %d' % (len(got), tr['insns']))
+        elif events and line.startswith('[interrupt, from: '):
+            x, y = line[len('[interrupt, from: '):].rstrip(']').split(', to: ')
+            got.append((int(x, 16), int(y, 16)))
+    n_got = sum(1 for g in got if not isinstance(g, tuple))
+    if head and (not n_got or n_got > tr['insns']):
+        print('decoded %d instructions as the window, the trace has %d' % (n_got, tr['insns']))
         return 1
-    if not head and len(got) != tr['insns']:
-        print('decoded %d instructions, the manifest says %d' % (len(got), tr['insns']))
+    if not head and n_got != tr['insns']:
+        print('decoded %d instructions, the manifest says %d' % (n_got, tr['insns']))
         return 1
     got = collapse(got)
+    if events:
+        # the log's instructions that raised the events, out of it
+        keep, i = [], 0
+        for g in got:
+            if isinstance(g, tuple):
+                if want[i:i + 2] == list(g):
+                    i += 1
+                continue
+            keep.append(i)
+            i += 1
+        raised = len(want[:i]) - len(keep)
+        want = [want[k] for k in keep if k < len(want)] + list(want[i:])
+        got = [g for g in got if not isinstance(g, tuple)]
+        print('%d instructions raised their own events; ' % raised, end='')
     if len(want) < len(got):
         print('decoded %d instructions, the log has only %d' % (len(got), len(want)))
         return 1

@@ -91,15 +91,16 @@ marker_app_trace() {
 		-debugcon file:"$2/debugcon.log" -global isa-debugcon.iobase=0x402 \
 		-plugin "$LOGGER,out=$2/log.bin,from=marker"
 }
-# decoded_equals_log NAME DIR WHAT: efipt insn --run DIR/run must decode
-# without errors (DIR/insn.txt) exactly the instructions of DIR/log.bin
-# (insnlog.so's record, starting where the trace does), to its end.
+# decoded_equals_log NAME DIR WHAT [--events]: efipt insn --run DIR/run
+# must decode without errors (DIR/insn.txt) exactly the instructions of
+# DIR/log.bin (insnlog.so's record, starting where the trace does), to its
+# end; --events: but for the INT3s and UD2s that raised events (insnlog_cmp.py).
 decoded_equals_log() {
 	expect_rc "$1: efipt insn --run decodes without errors" 0 $EFIPT insn --run "$2/run" --no-inst
 	mv "$TMP/out" "$2/insn.txt"
 	fc=$(python3 -c "import json; print(json.load(open('$2/run/manifest.json'))['trace']['first_call'])")
 	if python3 tests/qemu/insnlog_cmp.py "$2/log.bin" "$2/insn.txt" "$2/run/manifest.json" "$fc" \
-		--whole >"$2/cmp.txt" 2>&1; then
+		--whole ${4:-} >"$2/cmp.txt" 2>&1; then
 		ok "$1: decoded = executed, $3 ($(cat "$2/cmp.txt"))"
 	else
 		nok "$1: decoded = executed, $3" "$(head -c 400 "$2/cmp.txt")"
