@@ -58,12 +58,14 @@ static void cyc_until(struct ptgen *g, uint64_t tsc, bool force)
 /* The writer's hook before every packet outside PSB+ (33.3.6): an MTC for
  * each crystal clock edge of bit MTCFreq passed since the last (33.4.2.12:
  * payload CTC[N+7:N]), each after a CYC up to its edge, then a CYC up to
- * now. */
+ * now. Before a TNT "now" is its first branch's time: the CYC before a TNT
+ * gives the time of its first branch, and no packet before a CYC may be
+ * later than it (33.3.6.2); what ran since (a long REP after a Jcc) is
+ * timed at the next packet. */
 static void timing_before(void *ctx, int type)
 {
 	struct ptgen *g = ctx;
-	(void)type;
-	uint64_t now = ptgen_now(g);
+	uint64_t now = type == ptpkt_tnt8 || type == ptpkt_tnt64 ? g->tnt_time : ptgen_now(g);
 	if (g->timing.mtc) {
 		unsigned f = g->timing.mtc_freq;
 		uint64_t edge = now * PTGEN_CPUID15_EAX / PTGEN_CPUID15_EBX >> f;
@@ -144,8 +146,16 @@ void ptgen_mode(struct ptgen *g, unsigned mode)
 	ptwr_mode_change(&g->w, mode);
 }
 
+/* The time of a TNT's first bit, for timing_before() */
+static void tnt_bit_time(struct ptgen *g)
+{
+	if (!g->w.tnt_n)
+		g->tnt_time = ptgen_now(g);
+}
+
 void ptgen_jcc(struct ptgen *g, bool taken)
 {
+	tnt_bit_time(g);
 	ptwr_tnt(&g->w, taken);
 }
 
@@ -158,6 +168,7 @@ void ptgen_call(struct ptgen *g, uint64_t ret_to)
  * (not a bit) is this RET's (33.4.2.3). */
 void ptgen_ret(struct ptgen *g, uint64_t target)
 {
+	tnt_bit_time(g);
 	if (!ptwr_ret(&g->w, target))
 		ptwr_ip(&g->w, ptpkt_tip, target);
 }

@@ -51,6 +51,7 @@ struct ptgen {
 	const uint64_t *insns;
 	uint64_t cyc_tsc;	/* time the last CYC counted to */
 	uint64_t mtc_edge;	/* crystal ticks >> mtc_freq at the last MTC or TMA */
+	uint64_t tnt_time;	/* time of the first branch the pending TNT holds */
 	bool resync;		/* the stream was cut: PSB+ at the next enable */
 	bool cr3_known;		/* CR3 (registers: plugin API 2 on) for PSB+ */
 	uint64_t cr3;
