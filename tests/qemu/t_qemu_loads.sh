@@ -45,6 +45,18 @@ for x in l: assert x['position'] is None and 'could not be read' in x['why'], x
 a, b = [(int(x['image']['base'], 16), x['image']['size']) for x in l]
 assert a[0] < b[0] + b[1] and b[0] < a[0] + a[1], (a, b)
 print('child at 0x%x, child2 at 0x%x' % (a[0], b[0]))"
+# images.json: both loads as full records after the images loaded before
+# the trace, named from their device paths, with their code sections (their
+# headers are in no snapshot) and "loaded_at" null with the same reason
+mcopy -n -i "$img" "::/efipt/$id/images.json" "$d/guest_images.json" 2>>"$d/mcopy.log"
+expect "loads: efipt.efi's images.json lists both loads last, unplaced, with code sections" \
+	python3 -c "
+import json; l=json.load(open('$d/guest_images.json'))['images']
+assert [x['name'] for x in l[-2:]]==['child', 'child2'], [x['name'] for x in l]
+for x in l[-2:]:
+	assert x['loaded_at'] is None and 'could not be read' in x['loaded_why'], x
+	assert x['code'] and 'child' in x['path'], x
+assert all('loaded_at' not in x for x in l[:-2]), l"
 expect "loads: the plugin saw child2's code where child's had run (codechanges.bin)" python3 -c "
 import json; t=json.load(open('$d/run/manifest.json'))['trace']
 assert t['code_changes'] > 0, t['code_changes']"
@@ -52,3 +64,23 @@ expect_rc "loads: efipt decode of the merged run" 0 $EFIPT decode "$d/run"
 expect "loads: zero errors, child2's code decoded" python3 -c "
 import re; s=open('$TMP/out').read()
 assert re.search(r'^Errors +0$', s, re.M), s"
+# a symbol lookup by name into an image loaded while traced, and what QEMU
+# cannot give: without a position (null here) the run's code at child2's
+# place is the code first seen there (child's, which ran there first), so
+# child2's own symbol file is checked against it and refused, never used to
+# name child's code; with a position its code comes from codechanges.bin
+# (tests/cli/t_decode_loads.sh checks that, on a model run directory)
+expect "loads: the merged run's images.json keeps both loads, unplaced" python3 -c "
+import json; l=json.load(open('$d/run/images.json'))['images']
+x=[i for i in l if i['name'] in ('child', 'child2')]
+assert [i['name'] for i in x]==['child', 'child2'] and all(i['loaded_at'] is None for i in x), x"
+expect_rc "loads: efipt symbols finds child2's file by its name" 0 $EFIPT symbols "$d/run" \
+	--symbols child2=build/tests/load_app2.so
+cp "$TMP/out" "$d/symbols.out"
+expect "loads: ... checks it against the code the run holds there and refuses it" \
+	python3 - "$d/symbols.out" <<'EOP'
+import re, sys
+t = open(sys.argv[1]).read()
+b = [b for b in re.split(r"\n(?=\S)", t) if b.startswith("child2 ")]
+assert len(b) == 1 and "symbols: none" in b[0] and "load_app2.so: code differs" in b[0], b
+EOP
