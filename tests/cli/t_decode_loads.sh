@@ -130,3 +130,22 @@ EOP
 run_manifest "$L" trace.pt memmap.json images.json "mem-${BASE#0x}.bin" codechanges.bin
 expect_rc "loaded image: a loaded_at that is no position is refused" 2 $EFIPT symbols "$L"
 contains "loaded image: ... and named" "$TMP/err" "\"loaded_at\" must be a trace position"
+# images.json is untrusted: a loaded image of 1 TiB (no code anywhere) is
+# checked against a symbol file at the cost of what that file holds
+python3 - "$L/images.json" <<'EOP'
+import json, sys
+j = json.load(open(sys.argv[1]))
+j["images"][0]["loaded_at"] = 0
+j["images"].append({"name": "efipt", "base": "0x100000000", "size": 1 << 40, "loaded_at": 0})
+json.dump(j, open(sys.argv[1], "w"))
+EOP
+run_manifest "$L" trace.pt memmap.json images.json "mem-${BASE#0x}.bin" codechanges.bin
+expect_rc "loaded image: a 1 TiB loaded image is checked quickly" 0 timeout 20 $EFIPT symbols "$L" --symbols "$SO"
+if python3 - "$TMP/out" <<'EOP'
+import re, sys
+b = [b for b in re.split(r"\n(?=\S)", open(sys.argv[1]).read()) if b.startswith("efipt  0x0000000100000000")]
+assert len(b) == 1 and "symbols: none" in b[0], b
+EOP
+then ok "loaded image: ... and given no symbols (its code is all unknown)"
+else nok "loaded image: ... and given no symbols (its code is all unknown)" "$(head -c 400 "$TMP/out")"
+fi
