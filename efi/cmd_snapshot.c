@@ -29,6 +29,7 @@ EFI_STATUS efi_cmd_snapshot(struct app *app)
 	}
 	struct sideband_stats s;
 	EFI_STATUS st = sideband_write(&app->run, &s, NULL, 0, NULL);
+	sideband_images_forget();
 	EFI_STATUS fst = fpdt_save(&app->run);
 	if (!EFI_ERROR(st))
 		st = fst;

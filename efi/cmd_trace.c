@@ -937,6 +937,7 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 		st = recover_pending(app);
 	if (opt.rec.on && opt.source == SOURCE_HW && EFI_ERROR(st)) {
 		fail(app, RUN_FAILED, st, pending_refusal(st));
+		sideband_images_forget();
 		if (copy)
 			FreePool(copy);
 		image_release(&img, false);
@@ -955,6 +956,7 @@ EFI_STATUS efi_cmd_trace(struct app *app)
 		st = EFI_OUT_OF_RESOURCES;
 	}
 	EFI_STATUS target_st = st;
+	sideband_images_forget(); /* images loaded while traced are in it by now */
 	st = EFI_SUCCESS;
 	if (opt.rec.on) {
 		/* the image returned: the region keeps the trace for recover */

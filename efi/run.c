@@ -62,8 +62,16 @@ EFI_STATUS run_create(struct run *run, struct esp *esp, const char *command,
 
 static void record_file(struct run *run, const char *name, UINT64 size, EFI_STATUS st)
 {
-	if (run->nfiles < RUN_MAX_FILES) {
-		struct run_file *f = &run->files[run->nfiles++];
+	/* a file written again (images.json after a trace) has one entry; a
+	 * failed rewrite left the earlier one (esp_write_atomic) */
+	unsigned i = 0;
+	while (i < run->nfiles && efipt_strcmp(run->files[i].name, name))
+		i++;
+	bool kept = i < run->nfiles && EFI_ERROR(st) && !EFI_ERROR(run->files[i].status);
+	if (i < RUN_MAX_FILES && !kept) {
+		struct run_file *f = &run->files[i];
+		if (i == run->nfiles)
+			run->nfiles++;
 		struct strbuf sb;
 		sb_init(&sb, f->name, sizeof(f->name));
 		sb_puts(&sb, name);

@@ -231,6 +231,13 @@ EFI_STATUS sideband_list_images(struct ptsum_image *img, unsigned max, unsigned 
 	return EFI_SUCCESS;
 }
 
+/* The last images.json written, for sideband_images_append(). */
+static struct {
+	char *text;
+	UINTN len;
+	bool any;	/* it lists an image */
+} kept;
+
 static EFI_STATUS write_images(struct run *run, struct sideband_stats *stats,
 			       struct ptsum_image *img, unsigned max, unsigned *nimg)
 {
@@ -261,6 +268,42 @@ static EFI_STATUS write_images(struct run *run, struct sideband_stats *stats,
 	sb_puts(&sb, "\n]}\n");
 	FreePool(handles);
 	st = sb.truncated ? EFI_BUFFER_TOO_SMALL : run_write_file(run, "images.json", buf, sb.len);
+	sideband_images_forget();
+	if (EFI_ERROR(st)) {
+		FreePool(buf);
+		return st;
+	}
+	kept.text = buf;
+	kept.len = sb.len;
+	kept.any = !first;
+	return st;
+}
+
+void sideband_images_forget(void)
+{
+	if (kept.text)
+		FreePool(kept.text);
+	kept.text = NULL;
+}
+
+EFI_STATUS sideband_images_append(struct run *run, const char *more)
+{
+	static const char end[] = "\n]}\n";
+	UINTN tail = sizeof(end) - 1;
+	if (!kept.text || kept.len < tail)
+		return EFI_NOT_READY;
+	UINTN n = efipt_strlen(more), cap = kept.len + n + 8;
+	char *buf = AllocatePool(cap);
+	if (!buf)
+		return EFI_OUT_OF_RESOURCES;
+	struct strbuf sb;
+	sb_init(&sb, buf, cap);
+	sb_putn(&sb, kept.text, kept.len - tail);
+	sb_puts(&sb, kept.any ? ",\n  " : "\n  ");
+	sb_puts(&sb, more);
+	sb_puts(&sb, end);
+	EFI_STATUS st = sb.truncated ? EFI_BUFFER_TOO_SMALL
+				     : run_write_file(run, "images.json", buf, sb.len);
 	FreePool(buf);
 	return st;
 }

@@ -46,6 +46,13 @@ EFI_STATUS sideband_write(struct run *run, struct sideband_stats *stats,
  * snapshot is taken. */
 EFI_STATUS sideband_list_images(struct ptsum_image *img, unsigned max, unsigned *nimg);
 
+/* images.json written again with more images after those sideband_write()
+ * listed: more is their records ("{...}" joined by ",\n  "). EFI_NOT_READY
+ * when sideband_write() wrote none (its text is kept until
+ * sideband_images_forget()). */
+EFI_STATUS sideband_images_append(struct run *run, const char *more);
+void sideband_images_forget(void);
+
 /* The images.json record of one loaded image. Without may_alloc (at
  * ExitBootServices) the path holds only the device path's file path nodes. */
 void sideband_image_record(EFI_LOADED_IMAGE *li, struct imgrec *r, bool may_alloc);

@@ -90,7 +90,7 @@ struct vcpu {
 	unsigned index;		/* its vCPU number */
 	struct dbgport_queue dq;	/* OUTs to the debug port not yet fed */
 	struct idt_cpu idt;	/* its IDTR, for the vectors of its events */
-	uint64_t struck;	/* events found right after a near indirect branch */
+	uint64_t struck;	/* events found right after a near indirect branch or Jcc */
 	bool idt_fresh;		/* the gates read since tracing started */
 	/* start=guest: the PT unit its WRMSRs program, and the WRMSR about
 	 * to run (on_wrmsr() before on_insn() feeds it, see there) */
@@ -499,12 +499,13 @@ static struct infer_regs read_regs(struct vcpu *v)
 }
 
 /*
- * The block at addr about to run after last, a near RET or indirect
- * JMP/CALL (now: the registers, read at addr when fresh, else read here
- * once addr is known to be a handler): is addr a handler the branch was
- * interrupted into? Then QEMU delivered an interrupt (or a fault) between
- * the branch and its target, and the handler's frame holds the target
- * (infer_regs.struck). Needs the IDT (plugin API 4, regs=on).
+ * The block at addr about to run after last, a near RET, indirect
+ * JMP/CALL or Jcc (now: the registers, read at addr when fresh, else read
+ * here once addr is known to be a handler): is addr a handler the branch
+ * was interrupted into? Then QEMU delivered an interrupt (or a fault)
+ * between the branch and its target, and the handler's frame holds the
+ * target (infer_regs.struck): for a Jcc, whether it was taken. Needs the
+ * IDT (plugin API 4, regs=on).
  */
 static void check_struck(struct vcpu *v, struct infer_regs *now, const struct pinsn *last,
 			 uint64_t addr, bool fresh)
@@ -522,14 +523,14 @@ static void check_struck(struct vcpu *v, struct infer_regs *now, const struct pi
 	}
 	if (!P.vectors || !last || !v->idt.known)
 		return;
-	bool indirect = false;
+	bool branch = false;
 	for (int m = X86_MODE_16; m <= X86_MODE_64; m++)
 		if (last->modes & PINSN_MODE_BIT(m) &&
 		    (last->iclass[m] == X86_IC_RET_NEAR || last->iclass[m] == X86_IC_JMP_INDIRECT ||
-		     last->iclass[m] == X86_IC_CALL_INDIRECT))
-			indirect = true;
+		     last->iclass[m] == X86_IC_CALL_INDIRECT || last->iclass[m] == X86_IC_JCC))
+			branch = true;
 	/* CR0 and EFER as last read: a near branch changes neither */
-	if (!indirect || !idt_is_handler(&v->idt, now->cr0, now->efer, addr))
+	if (!branch || !idt_is_handler(&v->idt, now->cr0, now->efer, addr))
 		return;
 	if (!fresh)
 		*now = read_regs(v); /* RSP, and the registers at the handler */

@@ -106,7 +106,7 @@ void idt_record(struct idt_file *f, unsigned cpu, uint64_t insn, uint64_t ip, ui
 
 /* The manifest's "interrupts" object into buf (JSON), for a run with
  * (recorded) or without the file; after_branch: events found right after
- * a near indirect branch or RET (idt_frame_ip()). */
+ * a near indirect branch, RET or Jcc (idt_frame_ip()). */
 void idt_manifest(const struct idt_file *f, bool recorded, uint64_t after_branch, char *buf,
 		  size_t len);
 

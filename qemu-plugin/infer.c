@@ -188,6 +188,17 @@ static void resolve(struct infer *f, const struct pinsn *p, unsigned pm, uint64_
 	f->pip_due = false;
 	switch (p->iclass[pm]) {
 	case X86_IC_JCC:
+		/* interrupted before the next instruction ran: the frame's IP
+		 * is where the CPU resumes, its target when it was taken */
+		if (struck(f, a, &next)) {
+			if (next != p->addr + p->len && !reaches(p, pm, next)) {
+				next = p->addr + p->len; /* neither: as without it */
+				ptgen_jcc(g, false);
+			} else {
+				ptgen_jcc(g, next != p->addr + p->len);
+			}
+			goto event;
+		}
 		if (reaches(p, pm, a) && a != next) {
 			ptgen_jcc(g, true);
 			break;

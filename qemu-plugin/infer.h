@@ -6,8 +6,10 @@
  *  - not a branch: A is P's next instruction, else an asynchronous event
  *    (interrupt, exception) came after P: FUP(next IP), TIP(A);
  *  - Jcc: taken if A is its target, not taken if A is the next instruction;
- *    neither: an event right after it (the outcome is unknowable; taken as
- *    not taken, which changes no executed instruction);
+ *    neither: an event right after it, with the outcome the event's frame
+ *    gives (infer_regs.struck, plugin API 4: the IP the CPU resumes at is
+ *    the target or the next instruction), else taken as not taken (which
+ *    changes no executed instruction);
  *  - direct JMP/CALL: A is the target, else an event at the target;
  *  - indirect JMP/CALL, RET, far transfers: A is the target, unless the
  *    caller says A's block is a handler the branch was interrupted into
@@ -63,9 +65,9 @@ struct infer_config {
 };
 
 /* Registers at the start of a block (plugin API 2 on). struck: the block
- * is an interrupt or exception handler entered right after a near RET or
- * indirect JMP/CALL, which the block order alone cannot tell from that
- * branch's target; struck_ip is the IP the event's stack frame holds (where
+ * is an interrupt or exception handler entered right after a near RET,
+ * indirect JMP/CALL or Jcc, which the block order alone cannot tell from
+ * that branch's target (or, for a Jcc, whether it was taken); struck_ip is the IP the event's stack frame holds (where
  * the branch really went, and the event struck). */
 struct infer_regs {
 	bool valid;

@@ -72,7 +72,8 @@ if [ -f "$q2/ready" ]; then
 	for t in t_qemu_plugin t_qemu_bad t_qemu_reset t_qemu_smp t_qemu_trace_opts t_qemu_guest \
 		t_qemu_guest_bad t_qemu_guest_smp t_qemu_guest_toggle t_qemu_guest_ebs t_qemu_guest_filter \
 		t_qemu_vectors t_qemu_cr3 t_trace_edk2 t_trace_qemu t_make_run t_edk2_qemu t_edk2_smp \
-		t_qemu_smc t_qemu_loads t_qemu_irq_after_branch t_qemu_exceptions; do
+		t_qemu_smc t_qemu_loads t_qemu_irq_after_branch \
+		t_qemu_irq_after_jcc t_qemu_exceptions; do
 		n=qemu10/$t
 		[ -n "$q2_run" ] || continue
 		case "$n" in *"$pattern"*) ;; *) continue ;; esac

@@ -124,6 +124,16 @@ int images_json_read(json_t *ij, const char *what, struct image_list *l, char *e
 		snprintf(m->name, sizeof(m->name), "%s", name);
 		if (image_code(r, i, what, base, size, &m->code, err, errlen))
 			return -1;
+		json_t *at = json_object_get(r, "loaded_at");
+		if (at && !json_is_null(at) &&
+		    (!json_is_integer(at) || json_integer_value(at) < 0)) {
+			snprintf(err, errlen, "%s: image %zu: \"loaded_at\" must be a trace "
+				 "position (an integer from 0) or null", what, i);
+			return -1;
+		}
+		m->loaded = at != NULL;
+		m->loaded_known = json_is_integer(at);
+		m->loaded_at = m->loaded_known ? (uint64_t)json_integer_value(at) : 0;
 		const char *pdb = json_string_value(json_object_get(r, "pdb"));
 		snprintf(m->pdb, sizeof(m->pdb), "%s", pdb ? pdb : "");
 		/* an image loaded from a firmware volume: its FvFile GUID */

@@ -28,6 +28,11 @@ struct image {
 	bool pdb_is_image;	/* pdb is the traced ELF file itself (--elf) */
 	char guid[40];		/* FvFile GUID ("" if none) */
 	struct pe_code code;	/* executable sections and entry (n 0: not known) */
+	/* loaded while efipt.efi traced (images.json "loaded_at"): its code
+	 * is the run's code changes from trace byte loaded_at on */
+	bool loaded;		/* "loaded_at" given */
+	bool loaded_known;	/* ... and not null */
+	uint64_t loaded_at;
 	bool executed_only;	/* its code is known only where it ran (a QEMU
 				 * plugin's record): zero bytes are unknown */
 	/* its symbol file, as symmap_resolve() found it */

@@ -13,6 +13,7 @@
 #include "host/input/flow_notes.h"
 #include "host/input/progress.h"
 #include "host/input/code_changes.h"
+#include "host/input/image_loaded.h"
 #include "host/input/session.h"
 #include "host/input/trace_end.h"
 #include "host/symbols/kernsyms.h"
@@ -610,8 +611,17 @@ int session_open(struct session *s, const char *positional, unsigned flags)
 				     image_name);
 	if (!(flags & SESSION_SYMBOLS))
 		return 0;
-	for (unsigned i = 0; i < s->images.n; i++)
-		symmap_resolve(&s->images.v[i], &s->so, read_code, &s->code);
+	for (unsigned i = 0; i < s->images.n; i++) {
+		struct image *im = &s->images.v[i];
+		if (!im->loaded_known) {
+			symmap_resolve(im, &s->so, read_code, &s->code);
+			continue;
+		}
+		struct image_loaded_code lc;
+		image_loaded_code(&lc, im, &s->code, s->rd.chg, s->rd.nchg, s->cpu);
+		symmap_resolve(im, &s->so, image_loaded_read, &lc);
+		image_loaded_free(&lc);
+	}
 	for (size_t b = 0; b < s->so.nbinds; b++) {
 		unsigned i = 0;
 		while (i < s->images.n && !symopts_names_image(s->images.v[i].name, s->so.bind_img[b]))

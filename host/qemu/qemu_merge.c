@@ -286,6 +286,23 @@ static void add_code_sections(json_t *imgs, json_t *gregs, const char *guest)
 	}
 }
 
+/* An image efipt.efi saw loaded while it traced has its position in
+ * efipt.efi's own trace ("loaded_at"), which is not the plugin's: the
+ * plugin's codechanges.bin places its code in this run. */
+static void unplace_loads(json_t *imgs)
+{
+	size_t i;
+	json_t *im;
+	json_array_foreach(imgs, i, im) {
+		if (!json_is_integer(json_object_get(im, "loaded_at")))
+			continue;
+		json_object_set_new(im, "loaded_at", json_null());
+		json_object_set_new(im, "loaded_why",
+				    json_string("a position in efipt.efi's own trace, not the "
+						"plugin's (its codechanges.bin places the code)"));
+	}
+}
+
 /* efipt.efi trace --cpus: each CPU's APIC ID, as the guest's MP services
  * named it, onto the plugin's trace of the same CPU (trace.traces[].cpu:
  * the vCPU index, which is MP services' number under OVMF). */
@@ -382,6 +399,7 @@ int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
 	}
 	res->images = (unsigned)json_array_size(imgs);
 	add_code_sections(imgs, gregs, guest); /* before the snapshots move */
+	unplace_loads(imgs);
 
 	/* memory map: the guest's regions, whose snapshots are taken over where
 	 * the plugin recorded no code (the plugin's bytes are what executed),

@@ -2,7 +2,8 @@
  * Test-only UEFI application for images loaded while efipt.efi traces
  * (efi/load_watch.c, tests/qemu/t_qemu_loads.sh): it loads and starts
  * \EFI\tools\child.efi (an application: the firmware unloads it when it
- * returns, freeing its memory), then loads and starts \EFI\tools\child2.efi,
+ * returns, freeing its memory) 40 times, then loads and starts
+ * \EFI\tools\child2.efi,
  * a different image of the same size, which the firmware's allocator
  * places in the memory the first one had. child.efi is this application
  * again, child2.efi this application built with LOAD_APP_VARIANT (its code
@@ -12,6 +13,8 @@
 #include <efi.h>
 #include <efilib.h>
 #include <stdbool.h>
+
+#define LOAD_APP_CHILDREN 40
 
 static CHAR16 child_opt[] = L"child";
 
@@ -50,8 +53,11 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	if (self->LoadOptionsSize == sizeof(child_opt) &&
 	    !CompareMem(self->LoadOptions, child_opt, sizeof(child_opt)))
 		return EFI_SUCCESS;
-	EFI_STATUS st = run_child(image, self->DeviceHandle, L"\\EFI\\tools\\child.efi", true);
-	if (EFI_ERROR(st))
-		return st;
+	/* more loads than the watch keeps without allocating (32) */
+	for (int i = 0; i < LOAD_APP_CHILDREN; i++) {
+		EFI_STATUS st = run_child(image, self->DeviceHandle, L"\\EFI\\tools\\child.efi", true);
+		if (EFI_ERROR(st))
+			return st;
+	}
 	return run_child(image, self->DeviceHandle, L"\\EFI\\tools\\child2.efi", true);
 }

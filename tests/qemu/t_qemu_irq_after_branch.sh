@@ -49,7 +49,7 @@ if not (entries == events == len(recs) == m["records"]):
     sys.exit("%d entries, %d events, %d records, manifest %s" % (entries, events, len(recs), m))
 if not m["after_branch"] > 0:
     sys.exit("no interrupt struck right after a branch: %s" % m)
-print("%d interrupts, %d of them right after a RET or CALL" % (len(recs), m["after_branch"]))
+print("%d interrupts, %d of them right after a RET, CALL or Jcc" % (len(recs), m["after_branch"]))
 EOP
 then
 	ok "irq after branch: every handler entry is an interrupt ($(cat "$d/check"))"

@@ -101,6 +101,7 @@ struct got {
 	char first_error[160];
 	uint64_t async_disabled[8];	/* FUPs of FUP+TIP.PGD */
 	unsigned nasync;
+	uint64_t intr_ip[8];		/* where each interrupt struck */
 };
 static void got_run(void *ctx, const struct ptflow_run *r)
 {
@@ -114,6 +115,8 @@ static void got_run(void *ctx, const struct ptflow_run *r)
 static void got_event(void *ctx, const struct ptflow_event *ev)
 {
 	struct got *g = ctx;
+	if (ev->type == PTFLOW_EV_INTERRUPT && g->interrupts < 8)
+		g->intr_ip[g->interrupts] = ev->ip;
 	if (ev->type == PTFLOW_EV_INTERRUPT)
 		g->interrupts++;
 	if (ev->type == PTFLOW_EV_ASYNC_DISABLED && ev->has_ip && g->nasync < 8)
@@ -575,6 +578,50 @@ static void cr3_filter_tests(void)
  * (infer_regs.struck, plugin API 4) the branch goes where the frame says
  * and the event is there: RET (compressed), FUP, TIP(handler). Without it,
  * the same instructions and no event (docs/qemu.md). */
+/*
+ * exec[] through the inference, the handler at 1200 entered right after a
+ * branch: with know, each entry's registers carry the event's frame, whose
+ * IP is where the IRETQ returns (two instructions on). Decoded into got
+ * and by libipt; returns the instructions that must decode (the last JMP's
+ * target never came: no packet), *same how many of them got has, *ln
+ * libipt's count (-1: an error; the same list as got's, else -2).
+ */
+static size_t struck_run(const int64_t *exec, bool know, uint64_t *events, size_t *same, long *ln)
+{
+	static struct ptgen gen;
+	struct infer inf;
+	struct infer_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	out.len = 0;
+	ptgen_init(&gen, 256, true, ptgen_buf_write, &out);
+	infer_init(&inf, &cfg, &gen);
+	inf.mode = X86_MODE_64;
+	struct infer_regs r = { .valid = true, .cr0 = 0x80000011, .efer = 0x500 };
+	size_t n = 0;
+	for (const int64_t *e = exec; *e >= 0; e++, n++) {
+		struct infer_regs now = r;
+		if (know && *e == 0x1200) {
+			now.struck = true;
+			now.struck_ip = (uint64_t)e[2];	/* where the IRETQ returns */
+		}
+		infer_block_regs(&inf, &now);
+		infer_exec(&inf, pin((uint64_t)*e));
+	}
+	infer_finish(&inf);
+	ptgen_flush(&gen);
+	flow_decode(true);
+	*events = inf.events;
+	n--;
+	*same = 0;
+	while (*same < n && *same < got.n && got.ip[*same] == (uint64_t)exec[*same])
+		(*same)++;
+	static uint64_t lip[64];
+	*ln = libipt_decode(lip, 64, true);
+	if (*ln >= 0 && memcmp(lip, got.ip, (size_t)*ln * sizeof(uint64_t)))
+		*ln = -2;
+	return n;
+}
+
 static void struck_tests(void)
 {
 	static const int64_t exec[] = {
@@ -586,49 +633,66 @@ static void struck_tests(void)
 		0x1022, 0x1023, -1
 	};
 	for (int know = 0; know < 2; know++) {
-		static struct ptgen gen;
-		struct infer inf;
-		struct infer_config cfg;
-		memset(&cfg, 0, sizeof(cfg));
-		out.len = 0;
-		ptgen_init(&gen, 256, true, ptgen_buf_write, &out);
-		infer_init(&inf, &cfg, &gen);
-		inf.mode = X86_MODE_64;
-		struct infer_regs r = { .valid = true, .cr0 = 0x80000011, .efer = 0x500 };
-		size_t n = 0;
-		for (const int64_t *e = exec; *e >= 0; e++, n++) {
-			struct infer_regs now = r;
-			if (know && *e == 0x1200) {
-				now.struck = true;
-				now.struck_ip = (uint64_t)e[2];	/* where the IRETQ returns */
-			}
-			infer_block_regs(&inf, &now);
-			infer_exec(&inf, pin((uint64_t)*e));
-		}
-		infer_finish(&inf);
-		ptgen_flush(&gen);
-		flow_decode(true);
-		n--; /* the last JMP: its target never came (no packet) */
-		size_t same = 0;
-		while (same < n && same < got.n && got.ip[same] == (uint64_t)exec[same])
-			same++;
-		static uint64_t lip[64];
-		long ln = libipt_decode(lip, 64, true);
+		uint64_t events;
+		size_t same;
+		long ln;
+		size_t n = struck_run(exec, know, &events, &same, &ln);
 		CHECKF(!got.errors && got.n == n && same == n && ln == (long)n &&
-		       !memcmp(lip, got.ip, n * sizeof(uint64_t)) &&
-		       got.interrupts == (know ? 2u : 0u) && inf.events == got.interrupts,
+		       got.interrupts == (know ? 2u : 0u) && events == got.interrupts,
 		       know ? "struck: an interrupt right after a RET and a JMP rax, from its frame"
 			    : "struck: without the frame, the same instructions and no event",
 		       "%s; %zu decoded of %zu, %zu the same, libipt %ld, %u interrupts, %llu events",
 		       got.errors ? got.first_error : "no error", got.n, n, same, ln, got.interrupts,
-		       (unsigned long long)inf.events);
+		       (unsigned long long)events);
 	}
+}
+
+/*
+ * An interrupt right after a Jcc (plugin API 4): QEMU runs the handler next,
+ * so the block order cannot say whether the Jcc was taken; the handler's
+ * frame holds the IP the CPU resumes at (the target or the fall-through).
+ * With the frame the trace has the real outcome and the FUP there; without
+ * it the old inference: not taken, FUP at the fall-through (the decoded
+ * instructions are the executed ones either way, the IRETQ's TIP goes
+ * where execution resumed).
+ */
+static void jcc_struck_tests(void)
+{
+	/* jz 1009 at 1005 taken, then not taken, each interrupted */
+	static const int64_t taken[] = { 0x1000, 0x1100, 0x1101, 0x1005, 0x1200, 0x1201,
+					 0x1009, 0x100b, 0x1022, 0x1023, -1 };
+	static const int64_t not_taken[] = { 0x1000, 0x1100, 0x1101, 0x1005, 0x1200, 0x1201,
+					     0x1007, 0x1008, 0x1009, 0x100b, 0x1022, 0x1023, -1 };
+	static const struct {
+		const int64_t *exec;
+		const char *name;
+	} c[] = { { taken, "taken" }, { not_taken, "not taken" } };
+	for (unsigned k = 0; k < 2; k++)
+		for (int know = 0; know < 2; know++) {
+			uint64_t events;
+			size_t same;
+			long ln;
+			size_t n = struck_run(c[k].exec, know, &events, &same, &ln);
+			uint64_t want_fup = know ? (uint64_t)c[k].exec[6] : 0x1007;
+			char name[96];
+			snprintf(name, sizeof(name), "struck Jcc %s: %s", c[k].name,
+				 know ? "taken or not from the frame, FUP where it resumed"
+				      : "without the frame, not taken, FUP at the fall-through");
+			CHECKF(!got.errors && got.n == n && same == n && ln == (long)n &&
+			       got.interrupts == 1 && events == 1 && got.intr_ip[0] == want_fup,
+			       name, "%s; %zu decoded of %zu, %zu the same, libipt %ld, %u interrupts "
+			       "(FUP 0x%llx, want 0x%llx), %llu events",
+			       got.errors ? got.first_error : "no error", got.n, n, same, ln,
+			       got.interrupts, (unsigned long long)got.intr_ip[0],
+			       (unsigned long long)want_fup, (unsigned long long)events);
+		}
 }
 
 int main(void)
 {
 	build_code();
 	struck_tests();
+	jcc_struck_tests();
 	mode_switch_tests();
 	regs_mode_tests();
 	cr3_filter_tests();
