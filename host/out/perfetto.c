@@ -262,16 +262,19 @@ static void pft_track(struct tl_sink *s, int tid, const char *name)
  * out_mem, the same bytes event_packet() makes through its buffers: a
  * timeline is mostly these, tens of millions of them. Only when no name
  * is to be interned first and the sequence has started; false: not
- * written (event_packet() does it).
+ * written (event_packet() does it). Inline in pft_begin() and pft_end(),
+ * where type and whether there is a name are constants.
  */
-static bool slice_packet(struct tl_sink *s, int type, uint64_t track, uint32_t iid, uint64_t ns)
+static inline __attribute__((always_inline)) bool
+slice_packet(struct tl_sink *s, int type, uint64_t track, uint32_t iid, uint64_t ns)
 {
 	struct pft_writer *w = s->w;
-	if (!w->started || w->names_sent < s->names.n || w->keys_sent < w->keys.n ||
+	if (w->names_sent < s->names.n || !w->started || w->keys_sent < w->keys.n ||
 	    w->in.len || w->pkt.full)
 		return false;
-	/* the packet (at most 59 bytes, so one byte of length each), in
-	 * place: sequence, flags, timestamp, the TrackEvent */
+	/* the packet (at most 59 bytes, so one byte of length each, and the
+	 * 8 bytes each pb_put_varint_wide() stores), in place: sequence,
+	 * flags, timestamp, the TrackEvent */
 	if (80 > sizeof(w->out_mem) - w->out_len)
 		flush_out(w);
 	uint8_t *o = w->out_mem + w->out_len, *q = o + 2;
@@ -280,16 +283,16 @@ static bool slice_packet(struct tl_sink *s, int type, uint64_t track, uint32_t i
 	*q++ = PKT_SEQUENCE_FLAGS << 3 | PB_VARINT;
 	*q++ = SEQ_NEEDS_INCREMENTAL_STATE;
 	*q++ = PKT_TIMESTAMP << 3 | PB_VARINT;
-	q = pb_put_varint(q, ns);
+	q = pb_put_varint_wide(q, ns);
 	*q++ = PKT_TRACK_EVENT << 3 | PB_LEN;
 	uint8_t *ev = q++; /* its length */
 	*q++ = TE_TYPE << 3 | PB_VARINT;
 	*q++ = (uint8_t)type;
 	*q++ = TE_TRACK_UUID << 3 | PB_VARINT;
-	q = pb_put_varint(q, track);
+	q = pb_put_varint_wide(q, track);
 	if (iid) {
 		*q++ = TE_NAME_IID << 3 | PB_VARINT;
-		q = pb_put_varint(q, iid);
+		q = pb_put_varint_wide(q, iid);
 	}
 	*ev = (uint8_t)(q - ev - 1);
 	o[0] = TRACE_PACKET << 3 | PB_LEN;
