@@ -9,11 +9,18 @@
 
 enum { PID = 1 };
 
-/* n bytes of text to the file, with the warning past 1 GB */
-static void put_raw(struct tl_sink *s, const char *buf, size_t n)
+/* The text gathered in out to the file: one write for many events. */
+static void flush_out(struct tev_writer *w)
+{
+	if (w->out_len)
+		atomic_write(&w->af, w->out, w->out_len);
+	w->out_len = 0;
+}
+
+/* n more bytes of text written: counted, with the warning past 1 GB */
+static void count(struct tl_sink *s, size_t n)
 {
 	struct tev_writer *w = s->w;
-	atomic_write(&w->af, buf, n);
 	w->bytes += (uint64_t)n;
 	if (!w->warned && w->bytes > TEV_WARN_BYTES) {
 		w->warned = true;
@@ -21,6 +28,21 @@ static void put_raw(struct tl_sink *s, const char *buf, size_t n)
 			"load: narrow it with --from/--to, --depth or --min-dur, or write "
 			"Perfetto's protobuf format (-o FILE.pftrace)\n", s->cmd, w->af.path);
 	}
+}
+
+/* n bytes of text to the file */
+static void put_raw(struct tl_sink *s, const char *buf, size_t n)
+{
+	struct tev_writer *w = s->w;
+	if (n > sizeof(w->out) - w->out_len)
+		flush_out(w);
+	if (n > sizeof(w->out)) {
+		atomic_write(&w->af, buf, n);
+	} else {
+		memcpy(w->out + w->out_len, buf, n);
+		w->out_len += n;
+	}
+	count(s, n);
 }
 
 static void put(struct tl_sink *s, const char *fmt, ...)
@@ -88,7 +110,10 @@ static char *cat_ts(const struct tl_sink *s, char *o, uint64_t ns)
 static void put_slice(struct tl_sink *s, bool end, int tid, uint64_t ns, const char *name)
 {
 	struct tev_writer *w = s->w;
-	char buf[2048]; /* names are at most 1024 bytes (name_json()) */
+	/* composed in place: names are at most 1024 bytes (name_json()) */
+	if (2048 > sizeof(w->out) - w->out_len)
+		flush_out(w);
+	char *buf = w->out + w->out_len;
 	char *o = cat(buf, w->first ? "\n" : ",\n");
 	w->first = false;
 	if (end) {
@@ -108,7 +133,8 @@ static void put_slice(struct tl_sink *s, bool end, int tid, uint64_t ns, const c
 		o = cat(o, name);
 	}
 	*o++ = '}';
-	put_raw(s, buf, (size_t)(o - buf));
+	w->out_len += (size_t)(o - buf);
+	count(s, (size_t)(o - buf));
 }
 
 /* Start an event: the separator from the previous one. */
@@ -123,6 +149,7 @@ static int tev_open(struct tl_sink *s, const char *cmd, const char *path)
 {
 	struct tev_writer *w = s->w;
 	w->first = true;
+	w->out_len = 0;
 	if (atomic_open(&w->af, cmd, path))
 		return -1;
 	put(s, "{\"traceEvents\":[");
@@ -297,6 +324,7 @@ static int tev_close(struct tl_sink *s)
 {
 	struct tev_writer *w = s->w;
 	put(s, "\n],\n\"otherData\":%s}\n", w->other ? w->other : "{}");
+	flush_out(w);
 	release(w);
 	return atomic_commit(&w->af, s->cmd);
 }

@@ -24,6 +24,8 @@
 
 struct tev_writer {
 	struct atomic_file af;
+	char out[65536];	/* text not yet written to the file */
+	size_t out_len;
 	uint64_t bytes;
 	bool first, warned;
 	char **esc;		/* names by handle, as JSON string literals */
