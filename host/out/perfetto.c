@@ -273,7 +273,7 @@ slice_packet(struct tl_sink *s, int type, uint64_t track, uint32_t iid, uint64_t
 	    w->in.len || w->pkt.full)
 		return false;
 	/* the packet (at most 59 bytes, so one byte of length each, and the
-	 * 8 bytes each pb_put_varint_wide() stores), in place: sequence,
+	 * 8 bytes pb_put_varint_wide() stores), in place: sequence,
 	 * flags, timestamp, the TrackEvent */
 	if (80 > sizeof(w->out_mem) - w->out_len)
 		flush_out(w);
@@ -289,10 +289,10 @@ slice_packet(struct tl_sink *s, int type, uint64_t track, uint32_t iid, uint64_t
 	*q++ = TE_TYPE << 3 | PB_VARINT;
 	*q++ = (uint8_t)type;
 	*q++ = TE_TRACK_UUID << 3 | PB_VARINT;
-	q = pb_put_varint_wide(q, track);
+	q = pb_put_varint(q, track);
 	if (iid) {
 		*q++ = TE_NAME_IID << 3 | PB_VARINT;
-		q = pb_put_varint_wide(q, iid);
+		q = pb_put_varint(q, iid);
 	}
 	*ev = (uint8_t)(q - ev - 1);
 	o[0] = TRACE_PACKET << 3 | PB_LEN;
