@@ -272,9 +272,8 @@ slice_packet(struct tl_sink *s, int type, uint64_t track, uint32_t iid, uint64_t
 	if (w->names_sent < s->names.n || !w->started || w->keys_sent < w->keys.n ||
 	    w->in.len || w->pkt.full)
 		return false;
-	/* the packet (at most 59 bytes, so one byte of length each, and the
-	 * 8 bytes pb_put_varint_wide() stores), in place: sequence,
-	 * flags, timestamp, the TrackEvent */
+	/* the packet (at most 59 bytes, so one byte of length each), in
+	 * place: sequence, flags, timestamp, the TrackEvent */
 	if (80 > sizeof(w->out_mem) - w->out_len)
 		flush_out(w);
 	uint8_t *o = w->out_mem + w->out_len, *q = o + 2;
@@ -283,7 +282,7 @@ slice_packet(struct tl_sink *s, int type, uint64_t track, uint32_t iid, uint64_t
 	*q++ = PKT_SEQUENCE_FLAGS << 3 | PB_VARINT;
 	*q++ = SEQ_NEEDS_INCREMENTAL_STATE;
 	*q++ = PKT_TIMESTAMP << 3 | PB_VARINT;
-	q = pb_put_varint_wide(q, ns);
+	q = pb_put_varint(q, ns);
 	*q++ = PKT_TRACK_EVENT << 3 | PB_LEN;
 	uint8_t *ev = q++; /* its length */
 	*q++ = TE_TYPE << 3 | PB_VARINT;

@@ -43,32 +43,6 @@ static inline uint8_t *pb_put_varint(uint8_t *q, uint64_t v)
 	*q++ = (uint8_t)v;
 	return q;
 }
-/*
- * pb_put_varint() without a loop: the 7-bit groups of v spread over the
- * bytes of one 64-bit store, the continuation bits on all but the last of
- * its bytes. Writes 8 bytes at q (room for them needed) whatever the
- * length; values of 2^56 and more take the loop. For values whose length
- * varies, as a timeline's timestamps, whose loop exit mispredicts.
- */
-static inline uint8_t *pb_put_varint_wide(uint8_t *q, uint64_t v)
-{
-	if (v >> 56)
-		return pb_put_varint(q, v);
-	uint64_t x = (v & 0x7full) | (v << 1 & 0x7f00ull) | (v << 2 & 0x7f0000ull) |
-		     (v << 3 & 0x7f000000ull) | (v << 4 & 0x7f00000000ull) |
-		     (v << 5 & 0x7f0000000000ull) | (v << 6 & 0x7f000000000000ull) |
-		     (v << 7 & 0x7f00000000000000ull);
-	/* the highest byte with bits is the last */
-	unsigned top = (unsigned)(63 - __builtin_clzll(x | 1)) & ~7u;
-	x |= 0x8080808080808080ull & ((1ull << top) - 1);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	__builtin_memcpy(q, &x, 8); /* one store */
-#else
-	for (unsigned i = 0; i < 8; i++)
-		q[i] = (uint8_t)(x >> (8 * i));
-#endif
-	return q + top / 8 + 1;
-}
 /* pb_uint near the end of the buffer: what fits. */
 void pb_uint_room(struct pb_buf *b, uint32_t field, uint64_t v);
 /* Field number field with wire type 0: uint32/64, int32/64, bool, enum.
