@@ -261,10 +261,8 @@ static void write_item(struct tl *l, const struct tl_item *it)
 		l->ns_t = t;
 		l->ns = ns;
 	}
-	if (it->kind == Q_BEGIN) {
-		sink->ops->begin(sink, TID, ns, fn_name(l, it->fn));
-	} else if (it->kind == Q_END) {
-		sink->ops->end(sink, TID, ns, fn_name(l, it->fn));
+	if (it->kind != Q_INSTANT) {
+		sink->ops->slice(sink, TID, ns, fn_name(l, it->fn), it->kind == Q_END);
 	} else {
 		const struct instant *in = &l->iq[l->ih++];
 		if (l->ih == l->in)

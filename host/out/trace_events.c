@@ -277,14 +277,9 @@ static const char *ts_text(const struct tl_sink *s, uint64_t ns, char *buf, size
 	return buf;
 }
 
-static void tev_begin(struct tl_sink *s, int tid, uint64_t ns, uint32_t name)
+static void tev_slice(struct tl_sink *s, int tid, uint64_t ns, uint32_t name, bool end)
 {
-	put_slice(s, false, tid, ns, name_json(s, name));
-}
-
-static void tev_end(struct tl_sink *s, int tid, uint64_t ns, uint32_t name)
-{
-	put_slice(s, true, tid, ns, name_json(s, name));
+	put_slice(s, end, tid, ns, name_json(s, name));
 }
 
 static void tev_counter(struct tl_sink *s, int tid, uint64_t ns, uint32_t name, const char *unit,
@@ -341,8 +336,7 @@ const struct tl_sink_ops tev_sink_ops = {
 	.info = tev_info,
 	.process = tev_process,
 	.track = tev_track,
-	.begin = tev_begin,
-	.end = tev_end,
+	.slice = tev_slice,
 	.instant = tev_instant,
 	.counter = tev_counter,
 	.close = tev_close,
