@@ -261,20 +261,19 @@ static void pft_track(struct tl_sink *s, int tid, const char *name)
  * A slice's begin or end (iid: a begin's name) written straight into
  * out_mem, the same bytes event_packet() makes through its buffers: a
  * timeline is mostly these, tens of millions of them. Only when no name
- * is to be interned first and the sequence has started; false: not
- * written (event_packet() does it).
+ * is to be interned first, the sequence has started and out_mem has room;
+ * false: not written (event_packet() does it).
  */
 static inline __attribute__((always_inline)) bool
 slice_packet(struct tl_sink *s, bool end, uint64_t track, uint32_t iid, uint64_t ns)
 {
 	struct pft_writer *w = s->w;
-	if (w->names_sent < s->names.n || !w->started || w->keys_sent < w->keys.n ||
-	    w->in.len || w->pkt.full)
-		return false;
 	/* the packet (at most 59 bytes, so one byte of length each), in
-	 * place: sequence, flags, timestamp, the TrackEvent */
-	if (80 > sizeof(w->out_mem) - w->out_len)
-		flush_out(w);
+	 * place: sequence, flags, timestamp, the TrackEvent; no call, so
+	 * that it saves no registers (a full out_mem: event_packet()) */
+	if (w->names_sent < s->names.n || !w->started || w->keys_sent < w->keys.n ||
+	    w->in.len || w->pkt.full || 80 > sizeof(w->out_mem) - w->out_len)
+		return false;
 	uint8_t *o = w->out_mem + w->out_len, *q = o + 2;
 	*q++ = PKT_SEQUENCE_ID << 3 | PB_VARINT;
 	*q++ = SEQUENCE;
@@ -300,15 +299,22 @@ slice_packet(struct tl_sink *s, bool end, uint64_t track, uint32_t iid, uint64_t
 	return true;
 }
 
-static void pft_slice(struct tl_sink *s, int tid, uint64_t ns, uint32_t name, bool end)
+/* A slice's begin or end through the buffers, where slice_packet() does
+ * not write it: out of line, so that the common case saves no registers. */
+static __attribute__((noinline)) void slice_event(struct tl_sink *s, int tid, uint64_t ns,
+						  uint32_t name, bool end)
 {
 	struct pft_writer *w = s->w;
-	if (slice_packet(s, end, thread_uuid(tid), name + 1, ns))
-		return;
 	event(w, end ? TYPE_SLICE_END : TYPE_SLICE_BEGIN, thread_uuid(tid));
 	if (!end) /* an end needs no name (TrackEvent.Type) */
 		pb_uint(&w->ev, TE_NAME_IID, name + 1);
 	event_packet(s, ns);
+}
+
+static void pft_slice(struct tl_sink *s, int tid, uint64_t ns, uint32_t name, bool end)
+{
+	if (!slice_packet(s, end, thread_uuid(tid), name + 1, ns))
+		slice_event(s, tid, ns, name, end);
 }
 
 static void pft_instant(struct tl_sink *s, int tid, uint64_t ns, uint32_t name,
