@@ -367,7 +367,7 @@ static void queue_instant(struct tl *l, uint64_t x, uint64_t t, const struct ins
 
 /* The DEBUG lines written before instruction cs->insns, as instants at the
  * model's time now (the latest it knows). */
-static void place_debug_lines(struct tl *l, const struct callstack *cs)
+static void place_debug_lines_due(struct tl *l, const struct callstack *cs)
 {
 	while (l->next_dbg < l->ndbg && (uint64_t)l->dbg[l->next_dbg]->insn < cs->insns) {
 		const struct dbglog_line *d = l->dbg[l->next_dbg++];
@@ -379,6 +379,14 @@ static void place_debug_lines(struct tl *l, const struct callstack *cs)
 		l->ninstants++;
 		l->dbg_placed++;
 	}
+}
+
+/* place_debug_lines_due() where a line waits: every frame's enter and
+ * leave asks. */
+static inline void place_debug_lines(struct tl *l, const struct callstack *cs)
+{
+	if (l->next_dbg < l->ndbg)
+		place_debug_lines_due(l, cs);
 }
 
 /* Has frame d run --min-dur instructions in the window by instruction e? */
