@@ -70,16 +70,47 @@ static char *cat(char *o, const char *str)
 	return o + n;
 }
 
+static char *cat_n(char *o, const char *str, size_t n)
+{
+	memcpy(o, str, n);
+	return o + n;
+}
+
+/* v in decimal: its length first (from its bits, then one comparison),
+ * then two digits at a time from the end (half the divisions of one
+ * digit at a time; timestamps are most of a JSON timeline's digits) */
 static char *cat_u64(char *o, uint64_t v)
 {
-	char t[20];
-	int n = 0;
-	do
-		t[n++] = (char)('0' + v % 10);
-	while ((v /= 10));
-	while (n)
-		*o++ = t[--n];
-	return o;
+	static const char two[] = "00010203040506070809101112131415161718192021222324"
+				  "25262728293031323334353637383940414243444546474849"
+				  "50515253545556575859606162636465666768697071727374"
+				  "75767778798081828384858687888990919293949596979899";
+	static const uint64_t pow10[20] = {
+		1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+		100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
+		1000000000000ull, 10000000000000ull, 100000000000000ull,
+		1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+		1000000000000000000ull, 10000000000000000000ull,
+	};
+	if (v < 10) {
+		*o = (char)('0' + v);
+		return o + 1;
+	}
+	/* log10(2) ~ 1233 / 4096: t or t + 1 digits */
+	unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233 >> 12;
+	unsigned n = t + (v >= pow10[t]);
+	char *p = o + n;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		p -= 2;
+		memcpy(p, two + 2 * r, 2);
+	}
+	if (v >= 10)
+		memcpy(p - 2, two + 2 * v, 2);
+	else
+		p[-1] = (char)('0' + v);
+	return o + n;
 }
 
 static char *cat_int(char *o, int v)
@@ -107,7 +138,8 @@ static char *cat_ts(const struct tl_sink *s, char *o, uint64_t ns)
 
 /* The separator from the previous event, then "{"head"tid":..,"ts":..} with
  * the name before (end) or after (begin). */
-static void put_slice(struct tl_sink *s, bool end, int tid, uint64_t ns, const char *name)
+static void put_slice(struct tl_sink *s, bool end, int tid, uint64_t ns, const char *name,
+		      size_t name_len)
 {
 	struct tev_writer *w = s->w;
 	/* composed in place: names are at most 1024 bytes (name_json()) */
@@ -118,7 +150,7 @@ static void put_slice(struct tl_sink *s, bool end, int tid, uint64_t ns, const c
 	w->first = false;
 	if (end) {
 		o = cat(o, "{\"name\":");
-		o = cat(o, name);
+		o = cat_n(o, name, name_len);
 		o = cat(o, ",\"ph\":\"E\",\"pid\":");
 	} else {
 		o = cat(o, "{\"ph\":\"B\",\"pid\":");
@@ -130,7 +162,7 @@ static void put_slice(struct tl_sink *s, bool end, int tid, uint64_t ns, const c
 	o = cat_ts(s, o, ns);
 	if (!end) {
 		o = cat(o, ",\"name\":");
-		o = cat(o, name);
+		o = cat_n(o, name, name_len);
 	}
 	*o++ = '}';
 	w->out_len += (size_t)(o - buf);
@@ -185,29 +217,36 @@ void tev_json_string(const char *s, char *buf, size_t cap)
 	buf[o] = 0;
 }
 
-/* A name as a JSON string literal, made once per handle. */
-static const char *name_json(struct tl_sink *s, uint32_t name)
+/* A name as a JSON string literal, made once per handle; *len (when
+ * asked): its length. */
+static const char *name_json(struct tl_sink *s, uint32_t name, size_t *len)
 {
+	static const char unknown[] = "\"[unknown]\"";
 	struct tev_writer *w = s->w;
+	if (len)
+		*len = sizeof(unknown) - 1;
 	if (name >= w->nesc) {
 		uint32_t c = w->nesc ? w->nesc : 256;
 		while (c <= name)
 			c *= 2;
-		char **a = realloc(w->esc, c * sizeof(*a));
+		struct tev_name *a = realloc(w->esc, c * sizeof(*a));
 		if (!a)
-			return "\"[unknown]\"";
+			return unknown;
 		memset(a + w->nesc, 0, (c - w->nesc) * sizeof(*a));
 		w->esc = a;
 		w->nesc = c;
 	}
-	if (!w->esc[name]) {
+	if (!w->esc[name].s) {
 		char js[1024];
 		tev_json_string(tlsink_str(s, name), js, sizeof(js));
-		w->esc[name] = strdup(js);
-		if (!w->esc[name])
-			return "\"[unknown]\"";
+		w->esc[name].s = strdup(js);
+		if (!w->esc[name].s)
+			return unknown;
+		w->esc[name].n = strlen(js);
 	}
-	return w->esc[name];
+	if (len)
+		*len = w->esc[name].n;
+	return w->esc[name].s;
 }
 
 /* args as a JSON object literal into buf. */
@@ -279,7 +318,9 @@ static const char *ts_text(const struct tl_sink *s, uint64_t ns, char *buf, size
 
 static void tev_slice(struct tl_sink *s, int tid, uint64_t ns, uint32_t name, bool end)
 {
-	put_slice(s, end, tid, ns, name_json(s, name));
+	size_t n;
+	const char *js = name_json(s, name, &n);
+	put_slice(s, end, tid, ns, js, n);
 }
 
 static void tev_counter(struct tl_sink *s, int tid, uint64_t ns, uint32_t name, const char *unit,
@@ -289,7 +330,7 @@ static void tev_counter(struct tl_sink *s, int tid, uint64_t ns, uint32_t name, 
 	tev_json_string(unit, u, sizeof(u));
 	next(s);
 	put(s, "{\"ph\":\"C\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"name\":%s,\"args\":{%s:%" PRId64 "}}",
-	    PID, tid, ts_text(s, ns, t, sizeof(t)), name_json(s, name), u, value);
+	    PID, tid, ts_text(s, ns, t, sizeof(t)), name_json(s, name, NULL), u, value);
 }
 
 static void tev_instant(struct tl_sink *s, int tid, uint64_t ns, uint32_t name,
@@ -300,14 +341,14 @@ static void tev_instant(struct tl_sink *s, int tid, uint64_t ns, uint32_t name,
 		args_json(a, n, args, sizeof(args));
 	next(s);
 	put(s, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"name\":%s%s%s}", PID, tid,
-	    ts_text(s, ns, t, sizeof(t)), name_json(s, name), n ? ",\"args\":" : "",
+	    ts_text(s, ns, t, sizeof(t)), name_json(s, name, NULL), n ? ",\"args\":" : "",
 	    n ? args : "");
 }
 
 static void release(struct tev_writer *w)
 {
 	for (uint32_t i = 0; i < w->nesc; i++)
-		free(w->esc[i]);
+		free(w->esc[i].s);
 	free(w->esc);
 	w->esc = NULL;
 	w->nesc = 0;

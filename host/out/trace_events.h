@@ -28,7 +28,10 @@ struct tev_writer {
 	size_t out_len;
 	uint64_t bytes;
 	bool first, warned;
-	char **esc;		/* names by handle, as JSON string literals */
+	struct tev_name {	/* names by handle, as JSON string literals */
+		char *s;
+		size_t n;	/* strlen(s) */
+	} *esc;
 	uint32_t nesc;
 	char *other;		/* otherData (info), written at the end */
 };
