@@ -104,10 +104,13 @@ static const struct opt_row timeline_rows[] = {
  * SHOWN (its begin written or queued); HIDDEN past --depth. */
 enum { FR_PENDING, FR_SHOWN, FR_HIDDEN };
 struct tl_frame {
-	uint64_t b, tb;		/* where it began: instruction index, time */
+	uint64_t b;		/* where it began: instruction index, */
 	uint32_t fn;
 	uint8_t state;
 	size_t qi;		/* PENDING: its begin in the queue */
+	uint64_t tb;		/* and time (not next to b: the two copied as
+				 * one 16-byte load of the model's fields just
+				 * stored cost a store-forwarding stall) */
 };
 
 enum { HAS_IP = 1, HAS_TARGET = 2, HAS_VALUE = 4, HAS_TSC = 8, IS_DEBUG = 16 };
@@ -159,15 +162,18 @@ struct tl {
 	uint64_t cbr_samples;
 	bool from_set, to_set;		/* the times of --from, --to are known */
 	uint64_t from_t, to_t;
+	bool ns_known;			/* ns is the sink's time of TSC ns_t */
+	uint64_t ns_t, ns;
 	/* the CPU's DEBUG lines by instruction index; the first not yet placed */
 	const struct dbglog_line **dbg;
 	size_t ndbg, next_dbg, dbg_placed;
 	const struct irqlog *irq;	/* the interrupts' vectors */
 };
 
-/* The sink's handle of each function's name, asked once per function
- * (cache: handle + 1 by function id). */
-static uint32_t fn_name(struct tl *l, uint32_t fn)
+/* fn_name()'s first time for fn: the cache grown to hold it, the name
+ * asked of the sink. Out of line: its buffer costs every call a stack
+ * check, and it runs once per function. */
+static __attribute__((noinline)) uint32_t fn_name_new(struct tl *l, uint32_t fn)
 {
 	char name[700];
 	if (fn >= l->nnames) {
@@ -181,11 +187,18 @@ static uint32_t fn_name(struct tl *l, uint32_t fn)
 		l->names = a;
 		l->nnames = c;
 	}
-	if (!l->names[fn]) {
-		symtab_fn_name(&l->t->st, fn, name, sizeof(name));
-		l->names[fn] = tlsink_name(l->sink, name) + 1;
-	}
+	symtab_fn_name(&l->t->st, fn, name, sizeof(name));
+	l->names[fn] = tlsink_name(l->sink, name) + 1;
 	return l->names[fn] - 1;
+}
+
+/* The sink's handle of each function's name, asked once per function
+ * (cache: handle + 1 by function id). */
+static inline uint32_t fn_name(struct tl *l, uint32_t fn)
+{
+	if (fn < l->nnames && l->names[fn])
+		return l->names[fn] - 1;
+	return fn_name_new(l, fn);
 }
 
 /* A TSC estimate as ts: ns (or ticks) since base, the first time of
@@ -237,11 +250,19 @@ static void write_item(struct tl *l, const struct tl_item *it)
 	uint64_t t = it->t;
 	if (it->cut && l->from_set && t < l->from_t)
 		t = l->from_t; /* the time of --from's block */
-	uint64_t ns = sink_ns(sink, l->timed ? ts_of(l, t) : it->x);
-	if (it->kind == Q_BEGIN) {
-		sink->ops->begin(sink, TID, ns, fn_name(l, it->fn));
-	} else if (it->kind == Q_END) {
-		sink->ops->end(sink, TID, ns, fn_name(l, it->fn));
+	uint64_t ns;
+	if (!l->timed) {
+		ns = sink_ns(sink, it->x);
+	} else if (l->ns_known && t == l->ns_t) {
+		ns = l->ns; /* time moves only at timing packets */
+	} else {
+		ns = sink_ns(sink, ts_of(l, t));
+		l->ns_known = true;
+		l->ns_t = t;
+		l->ns = ns;
+	}
+	if (it->kind != Q_INSTANT) {
+		sink->ops->slice(sink, TID, ns, fn_name(l, it->fn), it->kind == Q_END);
 	} else {
 		const struct instant *in = &l->iq[l->ih++];
 		if (l->ih == l->in)
@@ -299,20 +320,29 @@ static int queue_room(struct tl *l)
 	return 0;
 }
 
-/* Queue it (a begin or an end: before the instants at its place, which
- * the model made first); its index, or SIZE_MAX. */
-static size_t queue(struct tl *l, const struct tl_item *it)
+/* Queue an item of kind at (x, t) (a begin or an end: before the
+ * instants at its place, which the model made first); its index, or
+ * SIZE_MAX. Filled in place, field by field: an item composed on the
+ * stack and copied whole is read back before its bytes are stored. */
+static inline size_t queue(struct tl *l, uint8_t kind, bool pending, uint32_t fn, uint64_t x,
+			   uint64_t t)
 {
-	if (queue_room(l))
+	if (l->qn == l->qcap && queue_room(l))
 		return SIZE_MAX;
 	size_t p = l->qn;
-	if (it->kind != Q_INSTANT)
-		while (p > l->qh && l->q[p - 1].kind == Q_INSTANT && l->q[p - 1].x == it->x &&
-		       l->q[p - 1].t == it->t)
+	if (kind != Q_INSTANT)
+		while (p > l->qh && l->q[p - 1].kind == Q_INSTANT && l->q[p - 1].x == x &&
+		       l->q[p - 1].t == t)
 			p--;
 	if (p < l->qn) /* mostly it goes last */
 		memmove(l->q + p + 1, l->q + p, (l->qn - p) * sizeof(*l->q));
-	l->q[p] = *it;
+	struct tl_item *it = &l->q[p];
+	it->kind = kind;
+	it->pending = pending;
+	it->cut = false;
+	it->fn = fn;
+	it->x = x;
+	it->t = t;
 	l->qn++;
 	if (l->qn - l->qh > l->qpeak)
 		l->qpeak = l->qn - l->qh;
@@ -331,14 +361,13 @@ static void queue_instant(struct tl *l, uint64_t x, uint64_t t, const struct ins
 			return;
 		}
 	}
-	struct tl_item it = { .kind = Q_INSTANT, .x = x, .t = t };
-	if (queue(l, &it) != SIZE_MAX)
+	if (queue(l, Q_INSTANT, false, 0, x, t) != SIZE_MAX)
 		l->iq[l->in++] = *in;
 }
 
 /* The DEBUG lines written before instruction cs->insns, as instants at the
  * model's time now (the latest it knows). */
-static void place_debug_lines(struct tl *l, const struct callstack *cs)
+static void place_debug_lines_due(struct tl *l, const struct callstack *cs)
 {
 	while (l->next_dbg < l->ndbg && (uint64_t)l->dbg[l->next_dbg]->insn < cs->insns) {
 		const struct dbglog_line *d = l->dbg[l->next_dbg++];
@@ -350,6 +379,14 @@ static void place_debug_lines(struct tl *l, const struct callstack *cs)
 		l->ninstants++;
 		l->dbg_placed++;
 	}
+}
+
+/* place_debug_lines_due() where a line waits: every frame's enter and
+ * leave asks. */
+static inline void place_debug_lines(struct tl *l, const struct callstack *cs)
+{
+	if (l->next_dbg < l->ndbg)
+		place_debug_lines_due(l, cs);
 }
 
 /* Has frame d run --min-dur instructions in the window by instruction e? */
@@ -402,12 +439,11 @@ static void on_enter(void *ctx, const struct callstack *cs, const struct cs_fram
 	if (d > CS_MAX_DEPTH + 1)
 		return;
 	struct tl_frame *fr = &l->fr[d];
-	*fr = (struct tl_frame){ cs->insns, cs->now, f->fn, FR_HIDDEN, 0 };
+	*fr = (struct tl_frame){ .b = cs->insns, .tb = cs->now, .fn = f->fn, .state = FR_HIDDEN };
 	if (l->depth && d > l->depth)
 		return;
-	struct tl_item it = { .kind = Q_BEGIN, .pending = true, .fn = f->fn,
-			      .x = cs->insns < l->from ? l->from : cs->insns, .t = cs->now };
-	size_t qi = queue(l, &it);
+	size_t qi = queue(l, Q_BEGIN, true, f->fn, cs->insns < l->from ? l->from : cs->insns,
+			  cs->now);
 	if (qi != SIZE_MAX) {
 		fr->qi = qi;
 		fr->state = FR_PENDING;
@@ -443,8 +479,7 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 		e = l->to;
 	if (l->to_set && e == l->to && te > l->to_t)
 		te = l->to_t;
-	struct tl_item it = { .kind = Q_END, .fn = fr->fn, .x = e, .t = te };
-	queue(l, &it);
+	queue(l, Q_END, false, fr->fn, e, te);
 	l->nslices++;
 	l->shown = d - 1;
 	fr->state = FR_HIDDEN;
@@ -551,6 +586,28 @@ static void on_event(void *ctx, const struct ptflow_event *ev)
 	flush_queue(l, false);
 }
 
+/* Packets from d on until a TSC packet (1, its value in *tsc), the end of
+ * the trace or no PSB after a bad packet (0), or with psb_only the end of
+ * the PSB+ (2). */
+static int next_tsc(struct ptpkt_decoder *d, bool psb_only, uint64_t *tsc)
+{
+	for (;;) {
+		struct ptpkt p;
+		int n = ptpkt_next(d, &p);
+		if (n > 0) {
+			if (p.type == ptpkt_tsc) {
+				*tsc = p.u.tsc.tsc;
+				return 1;
+			}
+			if (psb_only && (p.type == ptpkt_psbend || p.type == ptpkt_ovf))
+				return 2;
+		} else if (n == -ptpkt_err_eos || n == -ptpkt_err_truncated ||
+			   ptpkt_sync_forward(d)) {
+			return 0; /* the end, or no PSB after a bad packet */
+		}
+	}
+}
+
 /*
  * The time base before anything is written: a trace's first TSC packet
  * (33.4.2.11) is where its time starts (the decoder's estimate exists from
@@ -578,19 +635,21 @@ static int first_tsc(struct session *s, const char *path, bool window, uint64_t 
 	ptpkt_init(&d, in.data, in.size, 0);
 	if (in.size && !ptpkt_sync_forward(&d)) {
 		*psb = true;
-		for (;;) {
-			struct ptpkt p;
-			int n = ptpkt_next(&d, &p);
-			if (n > 0) {
-				if (p.type == ptpkt_tsc) {
-					*tsc = p.u.tsc.tsc;
-					break;
-				}
-				if (window && (p.type == ptpkt_psbend || p.type == ptpkt_ovf))
-					break;
+		/* the first PSB+, then (without a window) the rest counted by
+		 * ptpkt_scan(), many times faster than packet by packet: only
+		 * the stretch with a TSC packet is read again for its value */
+		int r = next_tsc(&d, true, tsc);
+		while (r == 2 && !window) {
+			struct ptpkt_decoder at = d;
+			struct ptpkt_stat st;
+			memset(&st, 0, sizeof(st));
+			int n = ptpkt_scan(&d, &st);
+			if (st.count[ptpkt_tsc]) {
+				d = at;
+				r = next_tsc(&d, false, tsc);
 			} else if (n == -ptpkt_err_eos || n == -ptpkt_err_truncated ||
 				   ptpkt_sync_forward(&d)) {
-				break; /* the end, or no PSB after a bad packet */
+				r = 0;
 			}
 		}
 	}

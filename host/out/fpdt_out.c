@@ -212,7 +212,7 @@ int fpdtout_track(struct tl_sink *s, const struct fpdt_run *f, int tid0, uint64_
 		for (k = 0; k < FPDT_TRACKS; k++) {
 			while (depth[k] && end[k][depth[k] - 1] <= b) {
 				depth[k]--;
-				s->ops->end(s, tid0 + 1 + k, end[k][depth[k]], ename[k][depth[k]]);
+				s->ops->slice(s, tid0 + 1 + k, end[k][depth[k]], ename[k][depth[k]], true);
 			}
 			if (!depth[k] || (end[k][depth[k] - 1] >= e && depth[k] < 64))
 				break;
@@ -232,14 +232,14 @@ int fpdtout_track(struct tl_sink *s, const struct fpdt_run *f, int tid0, uint64_
 		}
 		fpdtrun_label(sp, label, sizeof(label));
 		uint32_t name = tlsink_name(s, label);
-		s->ops->begin(s, tid0 + 1 + k, b, name);
+		s->ops->slice(s, tid0 + 1 + k, b, name, false);
 		end[k][depth[k]] = e;
 		ename[k][depth[k]++] = name;
 	}
 	for (int k = 0; k < ntracks; k++)
 		while (depth[k]) {
 			depth[k]--;
-			s->ops->end(s, tid0 + 1 + k, end[k][depth[k]], ename[k][depth[k]]);
+			s->ops->slice(s, tid0 + 1 + k, end[k][depth[k]], ename[k][depth[k]], true);
 		}
 	return ntracks + 1;
 }

@@ -258,22 +258,22 @@ static void pft_track(struct tl_sink *s, int tid, const char *name)
 }
 
 /*
- * A slice's begin or end (iid 0: none, an end) written straight into
+ * A slice's begin or end (iid: a begin's name) written straight into
  * out_mem, the same bytes event_packet() makes through its buffers: a
  * timeline is mostly these, tens of millions of them. Only when no name
- * is to be interned first and the sequence has started; false: not
- * written (event_packet() does it).
+ * is to be interned first, the sequence has started and out_mem has room;
+ * false: not written (event_packet() does it).
  */
-static bool slice_packet(struct tl_sink *s, int type, uint64_t track, uint32_t iid, uint64_t ns)
+static inline __attribute__((always_inline)) bool
+slice_packet(struct tl_sink *s, bool end, uint64_t track, uint32_t iid, uint64_t ns)
 {
 	struct pft_writer *w = s->w;
-	if (!w->started || w->names_sent < s->names.n || w->keys_sent < w->keys.n ||
-	    w->in.len || w->pkt.full)
-		return false;
 	/* the packet (at most 59 bytes, so one byte of length each), in
-	 * place: sequence, flags, timestamp, the TrackEvent */
-	if (80 > sizeof(w->out_mem) - w->out_len)
-		flush_out(w);
+	 * place: sequence, flags, timestamp, the TrackEvent; no call, so
+	 * that it saves no registers (a full out_mem: event_packet()) */
+	if (w->names_sent < s->names.n || !w->started || w->keys_sent < w->keys.n ||
+	    w->in.len || w->pkt.full || 80 > sizeof(w->out_mem) - w->out_len)
+		return false;
 	uint8_t *o = w->out_mem + w->out_len, *q = o + 2;
 	*q++ = PKT_SEQUENCE_ID << 3 | PB_VARINT;
 	*q++ = SEQUENCE;
@@ -284,13 +284,14 @@ static bool slice_packet(struct tl_sink *s, int type, uint64_t track, uint32_t i
 	*q++ = PKT_TRACK_EVENT << 3 | PB_LEN;
 	uint8_t *ev = q++; /* its length */
 	*q++ = TE_TYPE << 3 | PB_VARINT;
-	*q++ = (uint8_t)type;
+	*q++ = end ? TYPE_SLICE_END : TYPE_SLICE_BEGIN;
 	*q++ = TE_TRACK_UUID << 3 | PB_VARINT;
 	q = pb_put_varint(q, track);
-	if (iid) {
-		*q++ = TE_NAME_IID << 3 | PB_VARINT;
-		q = pb_put_varint(q, iid);
-	}
+	/* the name, written either way and kept for a begin (an end needs
+	 * none, TrackEvent.Type): no branch on which it is */
+	*q = TE_NAME_IID << 3 | PB_VARINT;
+	uint8_t *named = pb_put_varint(q + 1, iid);
+	q = end ? q : named;
 	*ev = (uint8_t)(q - ev - 1);
 	o[0] = TRACE_PACKET << 3 | PB_LEN;
 	o[1] = (uint8_t)(q - o - 2);
@@ -298,24 +299,22 @@ static bool slice_packet(struct tl_sink *s, int type, uint64_t track, uint32_t i
 	return true;
 }
 
-static void pft_begin(struct tl_sink *s, int tid, uint64_t ns, uint32_t name)
+/* A slice's begin or end through the buffers, where slice_packet() does
+ * not write it: out of line, so that the common case saves no registers. */
+static __attribute__((noinline)) void slice_event(struct tl_sink *s, int tid, uint64_t ns,
+						  uint32_t name, bool end)
 {
 	struct pft_writer *w = s->w;
-	if (slice_packet(s, TYPE_SLICE_BEGIN, thread_uuid(tid), name + 1, ns))
-		return;
-	event(w, TYPE_SLICE_BEGIN, thread_uuid(tid));
-	pb_uint(&w->ev, TE_NAME_IID, name + 1);
+	event(w, end ? TYPE_SLICE_END : TYPE_SLICE_BEGIN, thread_uuid(tid));
+	if (!end) /* an end needs no name (TrackEvent.Type) */
+		pb_uint(&w->ev, TE_NAME_IID, name + 1);
 	event_packet(s, ns);
 }
 
-static void pft_end(struct tl_sink *s, int tid, uint64_t ns, uint32_t name)
+static void pft_slice(struct tl_sink *s, int tid, uint64_t ns, uint32_t name, bool end)
 {
-	struct pft_writer *w = s->w;
-	(void)name; /* an end needs no name (TrackEvent.Type) */
-	if (slice_packet(s, TYPE_SLICE_END, thread_uuid(tid), 0, ns))
-		return;
-	event(w, TYPE_SLICE_END, thread_uuid(tid));
-	event_packet(s, ns);
+	if (!slice_packet(s, end, thread_uuid(tid), name + 1, ns))
+		slice_event(s, tid, ns, name, end);
 }
 
 static void pft_instant(struct tl_sink *s, int tid, uint64_t ns, uint32_t name,
@@ -407,8 +406,7 @@ const struct tl_sink_ops pft_sink_ops = {
 	.info = pft_info,
 	.process = pft_process,
 	.track = pft_track,
-	.begin = pft_begin,
-	.end = pft_end,
+	.slice = pft_slice,
 	.instant = pft_instant,
 	.counter = pft_counter,
 	.close = pft_close,

@@ -43,9 +43,11 @@ struct tl_sink_ops {
 	void (*process)(struct tl_sink *s, const char *name);
 	void (*info)(struct tl_sink *s, const struct tl_arg *a, size_t n);
 	void (*track)(struct tl_sink *s, int tid, const char *name);
-	void (*begin)(struct tl_sink *s, int tid, uint64_t ns, uint32_t name);
-	/* name: the slice's, as begin had it */
-	void (*end)(struct tl_sink *s, int tid, uint64_t ns, uint32_t name);
+	/* A slice's begin, or (end) its end; name: the slice's (an end's
+	 * as its begin had it). One call for both: a timeline's begins and
+	 * ends alternate in no pattern a branch predictor learns, and one
+	 * indirect call has one target. */
+	void (*slice)(struct tl_sink *s, int tid, uint64_t ns, uint32_t name, bool end);
 	void (*instant)(struct tl_sink *s, int tid, uint64_t ns, uint32_t name,
 			const struct tl_arg *a, size_t n);
 	/* A sample of the counter name (in unit) that belongs with track tid. */

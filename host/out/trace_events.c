@@ -9,11 +9,18 @@
 
 enum { PID = 1 };
 
-/* n bytes of text to the file, with the warning past 1 GB */
-static void put_raw(struct tl_sink *s, const char *buf, size_t n)
+/* The text gathered in out to the file: one write for many events. */
+static void flush_out(struct tev_writer *w)
+{
+	if (w->out_len)
+		atomic_write(&w->af, w->out, w->out_len);
+	w->out_len = 0;
+}
+
+/* n more bytes of text written: counted, with the warning past 1 GB */
+static void count(struct tl_sink *s, size_t n)
 {
 	struct tev_writer *w = s->w;
-	atomic_write(&w->af, buf, n);
 	w->bytes += (uint64_t)n;
 	if (!w->warned && w->bytes > TEV_WARN_BYTES) {
 		w->warned = true;
@@ -21,6 +28,21 @@ static void put_raw(struct tl_sink *s, const char *buf, size_t n)
 			"load: narrow it with --from/--to, --depth or --min-dur, or write "
 			"Perfetto's protobuf format (-o FILE.pftrace)\n", s->cmd, w->af.path);
 	}
+}
+
+/* n bytes of text to the file */
+static void put_raw(struct tl_sink *s, const char *buf, size_t n)
+{
+	struct tev_writer *w = s->w;
+	if (n > sizeof(w->out) - w->out_len)
+		flush_out(w);
+	if (n > sizeof(w->out)) {
+		atomic_write(&w->af, buf, n);
+	} else {
+		memcpy(w->out + w->out_len, buf, n);
+		w->out_len += n;
+	}
+	count(s, n);
 }
 
 static void put(struct tl_sink *s, const char *fmt, ...)
@@ -48,16 +70,47 @@ static char *cat(char *o, const char *str)
 	return o + n;
 }
 
+static char *cat_n(char *o, const char *str, size_t n)
+{
+	memcpy(o, str, n);
+	return o + n;
+}
+
+/* v in decimal: its length first (from its bits, then one comparison),
+ * then two digits at a time from the end (half the divisions of one
+ * digit at a time; timestamps are most of a JSON timeline's digits) */
 static char *cat_u64(char *o, uint64_t v)
 {
-	char t[20];
-	int n = 0;
-	do
-		t[n++] = (char)('0' + v % 10);
-	while ((v /= 10));
-	while (n)
-		*o++ = t[--n];
-	return o;
+	static const char two[] = "00010203040506070809101112131415161718192021222324"
+				  "25262728293031323334353637383940414243444546474849"
+				  "50515253545556575859606162636465666768697071727374"
+				  "75767778798081828384858687888990919293949596979899";
+	static const uint64_t pow10[20] = {
+		1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+		100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
+		1000000000000ull, 10000000000000ull, 100000000000000ull,
+		1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+		1000000000000000000ull, 10000000000000000000ull,
+	};
+	if (v < 10) {
+		*o = (char)('0' + v);
+		return o + 1;
+	}
+	/* log10(2) ~ 1233 / 4096: t or t + 1 digits */
+	unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233 >> 12;
+	unsigned n = t + (v >= pow10[t]);
+	char *p = o + n;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		p -= 2;
+		memcpy(p, two + 2 * r, 2);
+	}
+	if (v >= 10)
+		memcpy(p - 2, two + 2 * v, 2);
+	else
+		p[-1] = (char)('0' + v);
+	return o + n;
 }
 
 static char *cat_int(char *o, int v)
@@ -85,15 +138,19 @@ static char *cat_ts(const struct tl_sink *s, char *o, uint64_t ns)
 
 /* The separator from the previous event, then "{"head"tid":..,"ts":..} with
  * the name before (end) or after (begin). */
-static void put_slice(struct tl_sink *s, bool end, int tid, uint64_t ns, const char *name)
+static void put_slice(struct tl_sink *s, bool end, int tid, uint64_t ns, const char *name,
+		      size_t name_len)
 {
 	struct tev_writer *w = s->w;
-	char buf[2048]; /* names are at most 1024 bytes (name_json()) */
+	/* composed in place: names are at most 1024 bytes (name_json()) */
+	if (2048 > sizeof(w->out) - w->out_len)
+		flush_out(w);
+	char *buf = w->out + w->out_len;
 	char *o = cat(buf, w->first ? "\n" : ",\n");
 	w->first = false;
 	if (end) {
 		o = cat(o, "{\"name\":");
-		o = cat(o, name);
+		o = cat_n(o, name, name_len);
 		o = cat(o, ",\"ph\":\"E\",\"pid\":");
 	} else {
 		o = cat(o, "{\"ph\":\"B\",\"pid\":");
@@ -105,10 +162,11 @@ static void put_slice(struct tl_sink *s, bool end, int tid, uint64_t ns, const c
 	o = cat_ts(s, o, ns);
 	if (!end) {
 		o = cat(o, ",\"name\":");
-		o = cat(o, name);
+		o = cat_n(o, name, name_len);
 	}
 	*o++ = '}';
-	put_raw(s, buf, (size_t)(o - buf));
+	w->out_len += (size_t)(o - buf);
+	count(s, (size_t)(o - buf));
 }
 
 /* Start an event: the separator from the previous one. */
@@ -123,6 +181,7 @@ static int tev_open(struct tl_sink *s, const char *cmd, const char *path)
 {
 	struct tev_writer *w = s->w;
 	w->first = true;
+	w->out_len = 0;
 	if (atomic_open(&w->af, cmd, path))
 		return -1;
 	put(s, "{\"traceEvents\":[");
@@ -158,29 +217,36 @@ void tev_json_string(const char *s, char *buf, size_t cap)
 	buf[o] = 0;
 }
 
-/* A name as a JSON string literal, made once per handle. */
-static const char *name_json(struct tl_sink *s, uint32_t name)
+/* A name as a JSON string literal, made once per handle; *len (when
+ * asked): its length. */
+static const char *name_json(struct tl_sink *s, uint32_t name, size_t *len)
 {
+	static const char unknown[] = "\"[unknown]\"";
 	struct tev_writer *w = s->w;
+	if (len)
+		*len = sizeof(unknown) - 1;
 	if (name >= w->nesc) {
 		uint32_t c = w->nesc ? w->nesc : 256;
 		while (c <= name)
 			c *= 2;
-		char **a = realloc(w->esc, c * sizeof(*a));
+		struct tev_name *a = realloc(w->esc, c * sizeof(*a));
 		if (!a)
-			return "\"[unknown]\"";
+			return unknown;
 		memset(a + w->nesc, 0, (c - w->nesc) * sizeof(*a));
 		w->esc = a;
 		w->nesc = c;
 	}
-	if (!w->esc[name]) {
+	if (!w->esc[name].s) {
 		char js[1024];
 		tev_json_string(tlsink_str(s, name), js, sizeof(js));
-		w->esc[name] = strdup(js);
-		if (!w->esc[name])
-			return "\"[unknown]\"";
+		w->esc[name].s = strdup(js);
+		if (!w->esc[name].s)
+			return unknown;
+		w->esc[name].n = strlen(js);
 	}
-	return w->esc[name];
+	if (len)
+		*len = w->esc[name].n;
+	return w->esc[name].s;
 }
 
 /* args as a JSON object literal into buf. */
@@ -250,14 +316,11 @@ static const char *ts_text(const struct tl_sink *s, uint64_t ns, char *buf, size
 	return buf;
 }
 
-static void tev_begin(struct tl_sink *s, int tid, uint64_t ns, uint32_t name)
+static void tev_slice(struct tl_sink *s, int tid, uint64_t ns, uint32_t name, bool end)
 {
-	put_slice(s, false, tid, ns, name_json(s, name));
-}
-
-static void tev_end(struct tl_sink *s, int tid, uint64_t ns, uint32_t name)
-{
-	put_slice(s, true, tid, ns, name_json(s, name));
+	size_t n;
+	const char *js = name_json(s, name, &n);
+	put_slice(s, end, tid, ns, js, n);
 }
 
 static void tev_counter(struct tl_sink *s, int tid, uint64_t ns, uint32_t name, const char *unit,
@@ -267,7 +330,7 @@ static void tev_counter(struct tl_sink *s, int tid, uint64_t ns, uint32_t name, 
 	tev_json_string(unit, u, sizeof(u));
 	next(s);
 	put(s, "{\"ph\":\"C\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"name\":%s,\"args\":{%s:%" PRId64 "}}",
-	    PID, tid, ts_text(s, ns, t, sizeof(t)), name_json(s, name), u, value);
+	    PID, tid, ts_text(s, ns, t, sizeof(t)), name_json(s, name, NULL), u, value);
 }
 
 static void tev_instant(struct tl_sink *s, int tid, uint64_t ns, uint32_t name,
@@ -278,14 +341,14 @@ static void tev_instant(struct tl_sink *s, int tid, uint64_t ns, uint32_t name,
 		args_json(a, n, args, sizeof(args));
 	next(s);
 	put(s, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"name\":%s%s%s}", PID, tid,
-	    ts_text(s, ns, t, sizeof(t)), name_json(s, name), n ? ",\"args\":" : "",
+	    ts_text(s, ns, t, sizeof(t)), name_json(s, name, NULL), n ? ",\"args\":" : "",
 	    n ? args : "");
 }
 
 static void release(struct tev_writer *w)
 {
 	for (uint32_t i = 0; i < w->nesc; i++)
-		free(w->esc[i]);
+		free(w->esc[i].s);
 	free(w->esc);
 	w->esc = NULL;
 	w->nesc = 0;
@@ -297,6 +360,7 @@ static int tev_close(struct tl_sink *s)
 {
 	struct tev_writer *w = s->w;
 	put(s, "\n],\n\"otherData\":%s}\n", w->other ? w->other : "{}");
+	flush_out(w);
 	release(w);
 	return atomic_commit(&w->af, s->cmd);
 }
@@ -313,8 +377,7 @@ const struct tl_sink_ops tev_sink_ops = {
 	.info = tev_info,
 	.process = tev_process,
 	.track = tev_track,
-	.begin = tev_begin,
-	.end = tev_end,
+	.slice = tev_slice,
 	.instant = tev_instant,
 	.counter = tev_counter,
 	.close = tev_close,

@@ -24,9 +24,14 @@
 
 struct tev_writer {
 	struct atomic_file af;
+	char out[65536];	/* text not yet written to the file */
+	size_t out_len;
 	uint64_t bytes;
 	bool first, warned;
-	char **esc;		/* names by handle, as JSON string literals */
+	struct tev_name {	/* names by handle, as JSON string literals */
+		char *s;
+		size_t n;	/* strlen(s) */
+	} *esc;
 	uint32_t nesc;
 	char *other;		/* otherData (info), written at the end */
 };

@@ -258,11 +258,11 @@ int main(void)
 		ns += rnd() % 3;
 		if (what < 3 && open[tid] < 64) {
 			stack[tid][open[tid]++] = name;
-			s.ops->begin(&s, tid, ns, name);
+			s.ops->slice(&s, tid, ns, name, false);
 			begins++;
 		} else if (what < 6 && open[tid]) {
 			open[tid]--;
-			s.ops->end(&s, tid, ns, stack[tid][open[tid]]);
+			s.ops->slice(&s, tid, ns, stack[tid][open[tid]], true);
 		} else if (what == 6) {
 			struct tl_arg a[] = { { "offset", TL_U64, rnd(), NULL },
 					      { "ip", TL_HEX, rnd(), NULL },
@@ -278,7 +278,7 @@ int main(void)
 	for (int tid = 1; tid <= 2; tid++)
 		while (open[tid]) {
 			open[tid]--;
-			s.ops->end(&s, tid, ns, stack[tid][open[tid]]);
+			s.ops->slice(&s, tid, ns, stack[tid][open[tid]], true);
 		}
 	CHECK(tlsink_name(&s, pool[0]) == tlsink_name(&s, pool[1]),
 	      "perfetto: the same name has one handle");
@@ -312,14 +312,14 @@ int main(void)
 	      "perfetto: an output directory missing: refused, nothing made");
 	CHECK(tlsink_open(&s, TL_PERFETTO, "test", path) == 0, "perfetto: open again");
 	s.ops->process(&s, "p");
-	s.ops->begin(&s, 1, 0, tlsink_name(&s, "f"));
+	s.ops->slice(&s, 1, 0, tlsink_name(&s, "f"), false);
 	tlsink_abort(&s);
 	CHECK(files_in(dir) == 0, "perfetto: an abandoned write leaves no file");
 	if (access("/dev/full", W_OK) == 0) {
 		CHECK(tlsink_open(&s, TL_PERFETTO, "test", "/dev/full") == 0, "perfetto: /dev/full");
 		s.ops->process(&s, "p");
 		for (int i = 0; i < 2000; i++)
-			s.ops->begin(&s, 1, (uint64_t)i, tlsink_name(&s, pool[i % 64]));
+			s.ops->slice(&s, 1, (uint64_t)i, tlsink_name(&s, pool[i % 64]), false);
 		CHECK(tlsink_close(&s) == -1, "perfetto: a write error fails the close");
 	}
 	for (unsigned i = 0; i < 4096; i++)
