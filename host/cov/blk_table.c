@@ -29,25 +29,20 @@ static bool grow(struct blk_table *t)
 	return true;
 }
 
-struct blk_entry *blk_table_get(struct blk_table *t, uint64_t ip, uint16_t size, uint8_t mode,
+struct blk_entry *blk_table_add(struct blk_table *t, uint64_t ip, uint16_t size, uint8_t mode,
 				bool *fresh)
 {
 	*fresh = false;
 	if ((t->n + 1) * 2 > t->cap && !grow(t))
 		return NULL;
 	size_t k = blk_table_slot(t, ip, size, mode);
-	for (;; k = (k + 1) & (t->cap - 1)) {
-		struct blk_entry *e = &t->e[k];
-		if (!e->used) {
-			*e = (struct blk_entry){ .ip = ip, .size = size, .mode = mode, .used = true,
-						 .tag = -1 };
-			t->n++;
-			*fresh = true;
-			return e;
-		}
-		if (e->ip == ip && e->size == size && e->mode == mode)
-			return e;
-	}
+	while (t->e[k].used)
+		k = (k + 1) & (t->cap - 1);
+	struct blk_entry *e = &t->e[k];
+	*e = (struct blk_entry){ .ip = ip, .size = size, .mode = mode, .used = true, .tag = -1 };
+	t->n++;
+	*fresh = true;
+	return e;
 }
 
 void blk_table_free(struct blk_table *t)

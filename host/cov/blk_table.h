@@ -30,9 +30,6 @@ struct blk_table {
 	size_t cap, n;		/* cap: a power of two */
 };
 
-/* The entry of a block, made when new (*fresh set: execs 0, the rest the
- * caller's to fill); NULL when out of memory. Entries move when the table
- * grows: a pointer is good until the next call. */
 /* The slot where the lookup of a block begins. */
 static inline size_t blk_table_slot(const struct blk_table *t, uint64_t ip, uint16_t size,
 				    uint8_t mode)
@@ -50,8 +47,30 @@ static inline void blk_table_prefetch(const struct blk_table *t, uint64_t ip, ui
 		__builtin_prefetch(&t->e[blk_table_slot(t, ip, size, mode)]);
 }
 
-struct blk_entry *blk_table_get(struct blk_table *t, uint64_t ip, uint16_t size, uint8_t mode,
+/* A block not in t added (blk_table_get() when it finds none). */
+struct blk_entry *blk_table_add(struct blk_table *t, uint64_t ip, uint16_t size, uint8_t mode,
 				bool *fresh);
+
+/* The entry of a block, made when new (*fresh set: execs 0, the rest the
+ * caller's to fill); NULL when out of memory. Entries move when the table
+ * grows: a pointer is good until the next call. Inline: a consumer looks
+ * up every block it is given, and nearly all are there already. */
+static inline struct blk_entry *blk_table_get(struct blk_table *t, uint64_t ip, uint16_t size,
+					      uint8_t mode, bool *fresh)
+{
+	for (size_t k = t->cap ? blk_table_slot(t, ip, size, mode) : 0; t->cap;
+	     k = (k + 1) & (t->cap - 1)) {
+		struct blk_entry *e = &t->e[k];
+		if (!e->used)
+			break;
+		if (e->ip == ip && e->size == size && e->mode == mode) {
+			*fresh = false;
+			return e;
+		}
+	}
+	return blk_table_add(t, ip, size, mode, fresh);
+}
+
 void blk_table_free(struct blk_table *t);
 
 #endif
