@@ -150,6 +150,14 @@ void ptcov_on_blocks(void *ctx, const struct ptflow_batch *batch)
 	int k = c->span_k;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t ip = b[i].ip;
+		/* in the stretch of no image as the last block: no entry in
+		 * seen to look for (below, as it would be counted there) */
+		bool fits = b[i].size && b[i].size - 1u <= hi - ip;
+		if (k < 0 && c->span_set && ip - lo <= hi - lo && fits) {
+			c->insns += b[i].ninsn;
+			c->outside += b[i].ninsn;
+			continue;
+		}
 		/* the common case first: marked before, so in one image */
 		struct ptcov_seen *e = NULL;
 		if (c->seen && b[i].size) {
