@@ -150,6 +150,25 @@ void ptcov_on_blocks(void *ctx, const struct ptflow_batch *batch)
 	int k = c->span_k;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t ip = b[i].ip;
+		/* in the stretch of no image as the last block: no entry in
+		 * seen to look for (below, as it would be counted there) */
+		bool fits = b[i].size && b[i].size - 1u <= hi - ip;
+		if (k < 0 && c->span_set && ip - lo <= hi - lo && fits) {
+			c->insns += b[i].ninsn;
+			c->outside += b[i].ninsn;
+			continue;
+		}
+		/* the common case first: marked before, so in one image */
+		struct ptcov_seen *e = NULL;
+		if (c->seen && b[i].size) {
+			e = &c->seen[(ip ^ ip >> 12 ^ b[i].mode) & c->seen_mask];
+			if (e->ip == ip && e->mode == b[i].mode && e->size >= b[i].size) {
+				c->insns += b[i].ninsn;
+				c->img[e->img].execs += b[i].ninsn;
+				branch(c, e, &b[i]);
+				continue;
+			}
+		}
 		if (!c->span_set || ip - lo > hi - lo) {
 			k = ptimg_list_span(c->img, c->nimg, sizeof(*c->img), ip, &c->last,
 					    c->overlap, &lo, &hi);
@@ -167,14 +186,10 @@ void ptcov_on_blocks(void *ctx, const struct ptflow_batch *batch)
 			c->outside += b[i].ninsn;
 			continue;
 		}
-		struct ptcov_seen *e = NULL;
-		if (fast && m->bits) {
-			fast = false;
-			if (c->seen) {
-				e = &c->seen[(ip ^ ip >> 12 ^ b[i].mode) & c->seen_mask];
-				fast = e->ip == ip && e->mode == b[i].mode && e->size >= b[i].size;
-			}
-		}
+		if (fast && m->bits)
+			fast = false; /* not in seen (above) */
+		else
+			e = NULL;
 		if (fast) {
 			c->insns += b[i].ninsn;
 			m->execs += b[i].ninsn;
@@ -195,6 +210,7 @@ void ptcov_on_blocks(void *ctx, const struct ptflow_batch *batch)
 				e->size = 0;
 			e->ip = ip;
 			e->mode = b[i].mode;
+			e->img = (uint32_t)k;
 			if (b[i].size > e->size)
 				e->size = b[i].size;
 		}

@@ -39,13 +39,16 @@ struct ptcov_image {
 };
 
 /* A block whose bits are all set already: blocks from the same ip and
- * mode decode alike, so one of at most size bytes sets nothing new. */
+ * mode decode alike, so one of at most size bytes sets nothing new. Every
+ * such block lies wholly in what image img owns (its stretch then needs
+ * no lookup). */
 struct ptcov_seen {
 	uint64_t ip;
 	uint16_t size;
 	uint8_t mode;
 	uint8_t ways;		/* PTCOV_*: the block's branch went so (size
 				 * is the block's) */
+	uint32_t img;		/* index in ptcov.img */
 };
 
 /* Ways a conditional branch went (ptcov.on_branch). */

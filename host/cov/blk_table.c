@@ -1,25 +1,25 @@
 /* Distinct blocks: see blk_table.h. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "host/cov/blk_table.h"
 
-static size_t slot(const struct blk_table *t, uint64_t ip, uint16_t size, uint8_t mode)
-{
-	uint64_t h = (ip ^ (uint64_t)size << 48 ^ (uint64_t)mode << 40) * 0x9e3779b97f4a7c15ull;
-	return (size_t)(h >> 20) & (t->cap - 1);
-}
+_Static_assert(sizeof(struct blk_entry) == 64, "a blk_entry is one cache line");
 
 static bool grow(struct blk_table *t)
 {
 	size_t cap = t->cap ? t->cap * 2 : 4096;
-	struct blk_entry *e = calloc(cap, sizeof(*e));
+	if (cap > SIZE_MAX / sizeof(struct blk_entry))
+		return false;
+	struct blk_entry *e = aligned_alloc(64, cap * sizeof(*e));
 	if (!e)
 		return false;
+	memset(e, 0, cap * sizeof(*e));
 	struct blk_table n = { e, cap, t->n };
 	for (size_t i = 0; i < t->cap; i++) {
 		if (!t->e[i].used)
 			continue;
-		size_t k = slot(&n, t->e[i].ip, t->e[i].size, t->e[i].mode);
+		size_t k = blk_table_slot(&n, t->e[i].ip, t->e[i].size, t->e[i].mode);
 		while (e[k].used)
 			k = (k + 1) & (cap - 1);
 		e[k] = t->e[i];
@@ -29,25 +29,20 @@ static bool grow(struct blk_table *t)
 	return true;
 }
 
-struct blk_entry *blk_table_get(struct blk_table *t, uint64_t ip, uint16_t size, uint8_t mode,
+struct blk_entry *blk_table_add(struct blk_table *t, uint64_t ip, uint16_t size, uint8_t mode,
 				bool *fresh)
 {
 	*fresh = false;
 	if ((t->n + 1) * 2 > t->cap && !grow(t))
 		return NULL;
-	size_t k = slot(t, ip, size, mode);
-	for (;; k = (k + 1) & (t->cap - 1)) {
-		struct blk_entry *e = &t->e[k];
-		if (!e->used) {
-			*e = (struct blk_entry){ .ip = ip, .size = size, .mode = mode, .used = true,
-						 .tag = -1 };
-			t->n++;
-			*fresh = true;
-			return e;
-		}
-		if (e->ip == ip && e->size == size && e->mode == mode)
-			return e;
-	}
+	size_t k = blk_table_slot(t, ip, size, mode);
+	while (t->e[k].used)
+		k = (k + 1) & (t->cap - 1);
+	struct blk_entry *e = &t->e[k];
+	*e = (struct blk_entry){ .ip = ip, .size = size, .mode = mode, .used = true, .tag = -1 };
+	t->n++;
+	*fresh = true;
+	return e;
 }
 
 void blk_table_free(struct blk_table *t)

@@ -391,7 +391,7 @@ static long find_branch(const struct lcov *l, uint64_t a)
 
 /* The flow went on at ip after the pending branch. A branch to its own
  * fall-through counts as not taken: both go to the same place. */
-static void resolve(struct lcov *l, uint64_t ip)
+static inline void resolve(struct lcov *l, uint64_t ip)
 {
 	if (l->pending < 0)
 		return;
@@ -447,17 +447,32 @@ static void first_sight(struct lcov *l, struct blk_entry *e, const struct ptflow
 	}
 	e->n = (uint32_t)(l->nhit - e->first);
 	/* a conditional branch ends its block: where the flow went says
-	 * whether it was taken */
-	e->tag = n && b->iclass == X86_IC_JCC ? find_branch(l, last) : -1;
+	 * whether it was taken (to[0] its fall-through, to[1] its target:
+	 * resolve()'s order); br has fewer than 2^31 entries (72 bytes each) */
+	long k = n && b->iclass == X86_IC_JCC ? find_branch(l, last) : -1;
+	e->tag = k <= INT32_MAX ? (int32_t)k : -1;
+	if (e->tag >= 0) {
+		e->to[0] = l->br[k].fall;
+		e->to[1] = l->br[k].target;
+	}
 }
+
+/* Blocks looked up ahead of their turn (blk_table_prefetch()). */
+#define LOOKAHEAD 8
 
 /* Blocks: each distinct one worked out once, then only counted; the lines'
  * counts are summed from the blocks' at the end (add_block_counts()). */
 static void on_batch(void *ctx, const struct ptflow_batch *batch)
 {
 	struct lcov *l = ctx;
+	const struct ptflow_blk *bs = batch->b;
+	for (size_t i = 0; i < batch->n && i < LOOKAHEAD; i++)
+		blk_table_prefetch(&l->blocks, bs[i].ip, bs[i].size, bs[i].mode);
 	for (size_t i = 0; i < batch->n && !l->oom; i++) {
-		const struct ptflow_blk *b = &batch->b[i];
+		const struct ptflow_blk *b = &bs[i];
+		if (i + LOOKAHEAD < batch->n)
+			blk_table_prefetch(&l->blocks, b[LOOKAHEAD].ip, b[LOOKAHEAD].size,
+					   b[LOOKAHEAD].mode);
 		resolve(l, b->ip);
 		bool fresh;
 		struct blk_entry *e = blk_table_get(&l->blocks, b->ip, b->size, b->mode, &fresh);
@@ -468,22 +483,33 @@ static void on_batch(void *ctx, const struct ptflow_batch *batch)
 		if (fresh)
 			first_sight(l, e, b, batch->image);
 		e->execs++;
-		if (e->tag >= 0) {
-			l->br[e->tag].execs++;
-			l->pending = (long)e->tag;
-			if (b->next)
-				resolve(l, b->next);
-		}
+		if (e->tag < 0)
+			continue;
+		/* where the flow went, as resolve() would count it; the
+		 * branch's counts are summed at the end (add_block_counts()) */
+		if (!b->next)
+			l->pending = (long)e->tag; /* an event or the next block says */
+		else if (b->next == e->to[0])
+			e->went[0]++;
+		else if (b->next == e->to[1])
+			e->went[1]++;
 	}
 }
 
+/* The blocks' counts into the lines' instructions and their branches. */
 static void add_block_counts(struct lcov *l)
 {
 	for (size_t i = 0; i < l->blocks.cap; i++) {
 		const struct blk_entry *e = &l->blocks.e[i];
-		if (e->used)
-			for (uint32_t h = 0; h < e->n; h++)
-				l->count[l->hit[e->first + h]] += e->execs;
+		if (!e->used)
+			continue;
+		for (uint32_t h = 0; h < e->n; h++)
+			l->count[l->hit[e->first + h]] += e->execs;
+		if (e->tag >= 0) {
+			l->br[e->tag].execs += e->execs;
+			l->br[e->tag].not_taken += e->went[0];
+			l->br[e->tag].taken += e->went[1];
+		}
 	}
 }
 

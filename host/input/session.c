@@ -757,12 +757,20 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 	}
 	f.until = until == UINT64_MAX ? 0 : until;
 	struct ptflow_sink sink = { &f, runs ? fan_run : NULL, events ? fan_event : NULL };
+	ptflow_blocks_fn batch = fan_batch;
+	if (n == 1 && !f.until) {
+		/* one consumer with nothing to stop at: the decoder calls it
+		 * directly (with a timed consumer, a batch can be a few blocks
+		 * long: before each MTC) */
+		sink = (struct ptflow_sink){ c[0].ctx, c[0].run, c[0].event };
+		batch = c[0].batch;
+	}
 	long errs = -1;
 	if (!f.d || (fc.cache_size && !fc.cache) || ptflow_init(f.d, &fc, &sink)) {
 		say(s, "out of memory");
 	} else {
 		if (blocks) {
-			ptflow_on_blocks(f.d, fan_batch);
+			ptflow_on_blocks(f.d, batch);
 			if (regions)
 				ptflow_blk_regions(f.d, fan_region, &f);
 			ptflow_blocks_timed(f.d, timed);

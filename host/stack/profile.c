@@ -6,7 +6,8 @@
 
 #include "host/stack/profile.h"
 
-static struct profile_fn *profile_grow(struct profile *p, uint32_t fn)
+/* out of line: get() is on every frame change, this once per doubling */
+static __attribute__((noinline)) struct profile_fn *profile_grow(struct profile *p, uint32_t fn)
 {
 	uint32_t n = p->n ? p->n : 1024;
 	while (n <= fn)
@@ -22,9 +23,9 @@ static struct profile_fn *profile_grow(struct profile *p, uint32_t fn)
 	return &p->fn[fn];
 }
 
-static struct profile_fn *get(struct profile *p, uint32_t fn)
+static inline struct profile_fn *get(struct profile *p, uint32_t fn)
 {
-	return fn < p->n ? &p->fn[fn] : profile_grow(p, fn);
+	return __builtin_expect(fn < p->n, 1) ? &p->fn[fn] : profile_grow(p, fn);
 }
 
 uint64_t profile_irq_insns(const struct profile *p, const struct callstack *cs)
