@@ -10,7 +10,11 @@ nok() { printf 'not ok - %s: %s\n' "$1" "$(printf '%s' "$2" | tr '\n' ' ')"; }
 expect() {
 	name=$1
 	shift
-	if "$@" >/dev/null 2>&1; then ok "$name"; else nok "$name" "failed: $*"; fi
+	if "$@" >"$TMP/expect.out" 2>&1; then
+		ok "$name"
+	else
+		nok "$name" "failed: $*; output: $(tail -c 300 "$TMP/expect.out")"
+	fi
 }
 # expect_rc NAME RC COMMAND...: run the command, compare its exit status
 expect_rc() {
