@@ -7,10 +7,11 @@
  * per iteration); from=marker starts at the first start marker instead;
  * to=marker ends the record before the first stop marker (QEMU runs on).
  * head=N writes only the first N addresses (after skip) and counts on:
- * count=FILE gets, when QEMU ends, "callbacks N executed I last A": I
- * counts the instructions that ran, a run of callbacks at one address once
- * (as the comparison does; with limit=N not the N-th, exit() comes before
- * it), A is the last that ran; a whole boot is checked without a file of
+ * count=FILE gets, when QEMU ends, "callbacks N executed I last A next X":
+ * I counts the instructions that ran, a run of callbacks at one address
+ * once (as the comparison does; with limit=N not the N-th, exit() comes
+ * before it), A is the last that ran, X the address of the limit=N-th
+ * callback's instruction (0 without limit=); a whole boot is checked without a file of
  * 10^9 addresses. cpus=all records every other vCPU N too, all it runs,
  * in FILE.cpuN (created when it first runs). from=traceen records CPU 0
  * while the guest's own WRMSRs have IA32_RTIT_CTL.TraceEn (ECX 570H, EAX
@@ -37,6 +38,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 static FILE *out;
 static const char *count_file;
 static uint64_t count, limit, skip, head = UINT64_MAX, distinct, last_addr = UINT64_MAX;
+static uint64_t limit_addr;	/* limit=N: the N-th callback's, which did not run */
 static bool from_marker, to_marker, logging = true, ended, all_cpus;
 static bool from_traceen, traceen_next;	/* from=traceen; TraceEn set by the WRMSR now running */
 static struct papi_regs regs0;	/* CPU 0's */
@@ -89,9 +91,9 @@ static void write_count(void)
 	FILE *f = count_file ? fopen(count_file, "w") : NULL;
 	if (!f)
 		return;
-	fprintf(f, "callbacks %llu executed %llu last 0x%llx\n",
+	fprintf(f, "callbacks %llu executed %llu last 0x%llx next 0x%llx\n",
 		(unsigned long long)(count > skip ? count - skip : 0), (unsigned long long)distinct,
-		(unsigned long long)last_addr);
+		(unsigned long long)last_addr, (unsigned long long)limit_addr);
 	fclose(f);
 	count_file = NULL;
 }
@@ -121,6 +123,7 @@ static void on_insn(unsigned int vcpu, void *ud)
 		 * instruction of this callback does not run */
 		fclose(out);
 		out = NULL;
+		limit_addr = a;
 		if (count > skip) {
 			distinct -= fresh;
 			last_addr = before;

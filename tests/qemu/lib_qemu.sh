@@ -171,9 +171,13 @@ cpu_equals_log() {
 }
 # count_equals_log NAME DIR MIN [WHAT] [PYTHON]: the instructions efipt
 # decode counted (DIR/decode.txt) are the trace's (DIR/run) and those the
-# logger counted (DIR/count.txt: count=), more than MIN of them; QEMU ends
-# inside the logger's callback, so a last branch, whose target is unknown,
-# is left out of the trace (its end_ip is then that branch). PYTHON: more
+# logger counted (DIR/count.txt: count=), more than MIN of them. QEMU ends
+# inside the logger's callback (limit=): a last branch, whose target is
+# unknown, is left out of the trace (its end_ip is then that branch). Which
+# plugin's work on the limit's instruction X comes first QEMU leaves open
+# (Debian 13's QEMU 10.0.13 runs efipt-qemu.so's count of X first, 7.2 and
+# backports' 10.0.2 the logger's exit): where efipt-qemu.so saw X start, the
+# trace holds X and ends after it (end_ip in X's 1..15 bytes). PYTHON: more
 # asserts on t, the manifest's trace.
 count_equals_log() {
 	expect "$1: ${4:+$4, }decoded = executed instruction count (logger: $(cat "$2/count.txt" 2>/dev/null))" python3 -c "
@@ -182,9 +186,11 @@ t = json.load(open('$2/run/manifest.json'))['trace']
 dec = int(re.search(r'^Instructions +(\d+)', open('$2/decode.txt').read(), re.M).group(1))
 w = open('$2/count.txt').read().split()
 ran, last = int(w[3]), int(w[5], 16)
-left_out = 1 if int(t['end_ip'], 16) == last else 0
+nxt = int(w[7], 16) if len(w) > 7 else 0
+end = int(t['end_ip'], 16)
+extra = -1 if end == last else 1 if nxt and 0 < end - nxt <= 15 else 0
 ${5:-}
-assert dec == t['insns'] == ran - left_out and ran > $3, (dec, t['insns'], ran, left_out)"
+assert dec == t['insns'] == ran + extra and ran > $3, (dec, t['insns'], ran, extra, hex(end), hex(nxt))"
 }
 # wrmsrs_per_cpu NAME DIR N: in DIR/run/rtit.jsonl each of the N vCPUs'
 # RTIT WRMSRs was accepted, set TraceEn once and cleared it, and gave an

@@ -34,9 +34,10 @@ expect_rc "recorder, efipt qemu: efipt insn --run decodes without errors" 0 \
 	$EFIPT insn --run "$d/run" --no-inst
 # decoded = executed (as tests/qemu/insnlog_cmp.py compares, streamed: 5e7
 # instructions): consecutive repeats of one address are one instruction on
-# both sides (a REP string instruction logs each iteration); at QEMU's exit
-# the last executed instruction, the one that resets, is the trace's end_ip
-# and is not decoded
+# both sides (a REP string instruction logs each iteration). At QEMU's exit
+# the last logged instruction, the one that resets, is either the trace's
+# end_ip and not decoded, or (where the plugin saw it start: Debian 13's
+# QEMU 10.0.13) decoded, with end_ip the next instruction (1..15 bytes on)
 grep -v '^\[' "$TMP/out" | uniq >"$d/dec.txt"
 ndec=$(grep -vc '^\[' "$TMP/out")
 rm -f "$TMP/out"
@@ -44,8 +45,9 @@ od -An -v -tx8 -w8 "$d/log.bin" | tr -d ' ' | uniq >"$d/log.txt"
 set -- $(python3 -c "import json; t = json.load(open('$d/run/manifest.json'))['trace']
 print(t['insns'], '%016x' % int(t['end_ip'], 16), t['first_ip'])")
 insns=$1 end_ip=$2 first_ip=$3
-if [ "$ndec" = "$insns" ] && [ "$(tail -n 1 "$d/log.txt")" = "$end_ip" ] &&
-	head -n -1 "$d/log.txt" | cmp -s - "$d/dec.txt"; then
+last=$(tail -n 1 "$d/log.txt")
+if [ "$ndec" = "$insns" ] && { { [ "$last" = "$end_ip" ] && head -n -1 "$d/log.txt" | cmp -s - "$d/dec.txt"; } ||
+	{ [ $((0x$end_ip - 0x$last)) -ge 1 ] && [ $((0x$end_ip - 0x$last)) -le 15 ] && cmp -s "$d/log.txt" "$d/dec.txt"; }; }; then
 	ok "recorder, efipt qemu: decoded = executed, marker ($first_ip) to reset: $insns instructions"
 else
 	nok "recorder, efipt qemu: decoded = executed" "decoded $ndec, manifest $insns, end_ip $end_ip, \
