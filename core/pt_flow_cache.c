@@ -209,6 +209,8 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 		hk = HK_JCC;
 	else if (last.class_end == X86_IC_RET_NEAR)
 		hk = HK_RET;
+	else if (last.class_end == X86_IC_CALL_DIRECT) /* not a zero-length CALL */
+		hk = HK_CALL;
 	/* quiet: the last branch cannot leave the region either (a Jcc, a
 	 * direct JMP or a split into it; nothing that pushes) */
 	bool jcc = last.class_end == X86_IC_JCC, jmp = last.class_end == X86_IC_JMP_DIRECT;

@@ -14,10 +14,11 @@ enum { OUT_RUNS = 1, OUT_BLOCKS = 2 };
 /*
  * The common case as tight as it gets: 64-bit code, no packet pending, and
  * chains that end in a Jcc or a compressed RET, so that every step takes
- * one TNT bit; short TNT packets are read here. It stops before the first
- * chain it cannot take as it is (walk() goes on from there). As a step
- * takes at most 255 instructions, the step limit is checked per TNT packet,
- * not per step. Returns nothing: the walk's state is in the caller's
+ * one TNT bit, or in a direct CALL (with regions, ptflow_blk_regions(), a
+ * chain ends at each); short TNT packets are read here. It stops before
+ * the first chain it cannot take as it is (walk() goes on from there). As
+ * a step takes at most 255 instructions, the step limit is checked per TNT
+ * packet, and at a CALL. Returns nothing: the walk's state is in the caller's
  * variables (*ipp ... *blocksp), updated in place.
  */
 static inline __attribute__((always_inline)) void
@@ -29,13 +30,15 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 	uint64_t branches = 0, blocks = 0;
 	unsigned n = *np;
 	/* Quiet chains that blk_step() would add to the open block (the last
-	 * delivered, a quiet chain's) are summed here, up to the room it has
-	 * left, and added once: when anything else comes or the loop ends. */
-	unsigned qn = 0, qroom = 0, qlast = 0; /* qlast: the last one's chain_class_end */
-	uint64_t qto = 0;
-	bool qopen = (out & OUT_BLOCKS) && d->blk_merge == d->blk_cur;
-	if (qopen)
-		qroom = 0xffffu - d->blk_cur[-1].ninsn;
+	 * delivered, a quiet chain's) are added once, when anything else
+	 * comes or the loop ends: their instructions are those counted in
+	 * insns since qbase, the last of them is qcur, going on to qnext's
+	 * entry; one more fits while insns stays at most qmax (the room the
+	 * open block has left; 0: no block is open, none fits). */
+	uint64_t qbase = 0, qmax = 0;
+	const struct ptflow_block *qcur = NULL, *qnext = NULL;
+	if ((out & OUT_BLOCKS) && d->blk_merge == d->blk_cur)
+		qmax = 0xffffu - d->blk_cur[-1].ninsn;
 	/* the entry at ip: from here on the links lead the way */
 	const struct ptflow_block *e = *ep ? *ep : cache_find(d, ip, X86_MODE_64);
 
@@ -71,34 +74,46 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 			if (!e)
 				e = cache_find(d, ip, X86_MODE_64);
 			to = ip;
+		} else if ((hk & ~HK_MARKS) == HK_CALL64 &&
+			   steps + (insns - since) + cur->chain_ninsn + 255u * n <= d->cfg.max_steps) {
+			/* a direct CALL takes no packet, so the step limit is
+			 * checked here, with room for the steps the bits left
+			 * may take (walk() checks it exactly) */
+			if (hk & HK_PUSH)
+				stack_push(d, linked(d, cur->chain_ret_link)->ip, cur->chain_ret_link);
+			stack_push(d, linked(d, cur->chain_link[0])->ip, cur->chain_link[0]);
+			e = linked(d, cur->chain_link[1]);
+			to = e->ip;
 		} else {
 			break;
 		}
+		uint64_t before = insns;
 		insns += cur->chain_ninsn;
 		branches += cur->chain_branches;
 		blocks++;
 		if (out & OUT_RUNS)
 			ptflow_deliver_chain(d, cur, (uint8_t)(cur->chain_class_end & 31));
-		if ((out & OUT_BLOCKS) && (hk & HK_QUIET) && qopen && cur->chain_ninsn <= qroom - qn) {
-			qn += cur->chain_ninsn;
-			qlast = cur->chain_class_end;
-			qto = to;
+		if ((out & OUT_BLOCKS) && (hk & HK_QUIET) && insns <= qmax) {
+			/* a quiet chain ends in a Jcc: it goes on to e */
+			qcur = cur;
+			qnext = e;
 		} else if (out & OUT_BLOCKS) {
-			if (qn)
-				blk_add_quiet(d, qn, qlast, qto);
-			qn = 0;
+			if (qcur)
+				blk_add_quiet(d, (unsigned)(before - qbase), qcur->chain_class_end,
+					      qnext->ip);
+			qcur = NULL;
 			blk_step(d, cur, to);
-			qopen = d->blk_merge == d->blk_cur;
-			if (qopen)
-				qroom = 0xffffu - d->blk_cur[-1].ninsn;
+			qbase = insns;
+			qmax = d->blk_merge == d->blk_cur ? insns + 0xffffu - d->blk_cur[-1].ninsn
+							  : 0;
 		}
 		if (!e)
 			goto out; /* returned to code not in the cache */
 	}
 	ip = e->ip;
 out:
-	if (qn)
-		blk_add_quiet(d, qn, qlast, qto);
+	if (qcur)
+		blk_add_quiet(d, (unsigned)(insns - qbase), qcur->chain_class_end, qnext->ip);
 	*ep = e;
 	*ipp = ip;
 	*tntp = tnt;
