@@ -30,15 +30,13 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 	uint64_t branches = 0, blocks = 0;
 	unsigned n = *np;
 	/* Quiet chains that blk_step() would add to the open block (the last
-	 * delivered, a quiet chain's) are added once, when anything else
-	 * comes or the loop ends: their instructions are those counted in
-	 * insns since qbase, the last of them is qcur, going on to qnext's
-	 * entry; one more fits while insns stays at most qmax (the room the
-	 * open block has left; 0: no block is open, none fits). */
-	uint64_t qbase = 0, qmax = 0;
-	const struct ptflow_block *qcur = NULL, *qnext = NULL;
-	if ((out & OUT_BLOCKS) && d->blk_merge == d->blk_cur)
-		qmax = 0xffffu - d->blk_cur[-1].ninsn;
+	 * delivered, a quiet chain's) are summed here, up to the room it has
+	 * left, and added once: when anything else comes or the loop ends. */
+	unsigned qn = 0, qroom = 0, qlast = 0; /* qlast: the last one's chain_class_end */
+	uint64_t qto = 0;
+	bool qopen = (out & OUT_BLOCKS) && d->blk_merge == d->blk_cur;
+	if (qopen)
+		qroom = 0xffffu - d->blk_cur[-1].ninsn;
 	/* the entry at ip: from here on the links lead the way */
 	const struct ptflow_block *e = *ep ? *ep : cache_find(d, ip, X86_MODE_64);
 
@@ -87,33 +85,31 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 		} else {
 			break;
 		}
-		uint64_t before = insns;
 		insns += cur->chain_ninsn;
 		branches += cur->chain_branches;
 		blocks++;
 		if (out & OUT_RUNS)
 			ptflow_deliver_chain(d, cur, (uint8_t)(cur->chain_class_end & 31));
-		if ((out & OUT_BLOCKS) && (hk & HK_QUIET) && insns <= qmax) {
-			/* a quiet chain ends in a Jcc: it goes on to e */
-			qcur = cur;
-			qnext = e;
+		if ((out & OUT_BLOCKS) && (hk & HK_QUIET) && qopen && cur->chain_ninsn <= qroom - qn) {
+			qn += cur->chain_ninsn;
+			qlast = cur->chain_class_end;
+			qto = to;
 		} else if (out & OUT_BLOCKS) {
-			if (qcur)
-				blk_add_quiet(d, (unsigned)(before - qbase), qcur->chain_class_end,
-					      qnext->ip);
-			qcur = NULL;
+			if (qn)
+				blk_add_quiet(d, qn, qlast, qto);
+			qn = 0;
 			blk_step(d, cur, to);
-			qbase = insns;
-			qmax = d->blk_merge == d->blk_cur ? insns + 0xffffu - d->blk_cur[-1].ninsn
-							  : 0;
+			qopen = d->blk_merge == d->blk_cur;
+			if (qopen)
+				qroom = 0xffffu - d->blk_cur[-1].ninsn;
 		}
 		if (!e)
 			goto out; /* returned to code not in the cache */
 	}
 	ip = e->ip;
 out:
-	if (qcur)
-		blk_add_quiet(d, (unsigned)(insns - qbase), qcur->chain_class_end, qnext->ip);
+	if (qn)
+		blk_add_quiet(d, qn, qlast, qto);
 	*ep = e;
 	*ipp = ip;
 	*tntp = tnt;
