@@ -221,6 +221,10 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 	 * whose ip + size is its end when it returns there (a CALL) */
 	bool in = region && !push && (lbend == PTFLOW_BEND_SPLIT || branch) &&
 		  (!x86_returns_after(lic) || b_next(&last) - b->ip - 1 < 0xffff);
+	/* a region chain comes as one block (blk_region()), which needs no
+	 * second block's entry: the offset of that end instead, once */
+	if (in && !quiet)
+		b->chain_ret_link = x86_returns_after(lic) ? (uint32_t)(b_next(&last) - b->ip) : 0;
 	b->chain_hot = (uint8_t)(hk | HK_MODE(mode) | (push ? HK_PUSH : 0) | HK_CHAINED |
 				 (quiet ? HK_QUIET : in ? HK_REGION : 0));
 }

@@ -363,6 +363,8 @@ static inline void blk_put(struct ptflow_decoder *d, uint64_t ip, unsigned ninsn
  * The entry of the second block of b's chain, or 0: chain_build() keeps it
  * in chain_ret_link when the chain pushes nothing, else in chain_link[1]
  * when the last branch has no direct target (the loops read neither then).
+ * Not for a region chain (HK_REGION), delivered as one block: its
+ * chain_ret_link holds an offset (blk_region()).
  */
 static inline uint32_t chain_member(const struct ptflow_block *b)
 {
@@ -397,9 +399,11 @@ static inline __attribute__((always_inline)) void
 blk_region(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next)
 {
 	unsigned n = b->chain_ninsn, last = b->chain_class_end, ic = last & 31;
-	/* where the last instruction ends, if a return goes there */
-	uint64_t end = !x86_returns_after(ic) ? 0
-		       : n == b_ninsn(b) ? b_next(b) : linked(d, b->chain_link[0])->ip;
+	/* where the last instruction ends, if a return goes there (its
+	 * offset from ip: chain_build() keeps it in a region chain's
+	 * chain_ret_link) */
+	uint32_t off = b->chain_ret_link;
+	uint64_t end = off ? b->ip + off : 0;
 	struct ptflow_blk *m = d->blk_merge;
 	d->blk_merge = NULL;
 	if (m == d->blk_cur && m[-1].ninsn <= 0xffff - n &&
@@ -412,8 +416,7 @@ blk_region(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next
 		m[-1].next = next;
 		return;
 	}
-	blk_put_walk(d, b->ip, n, end ? (unsigned)(end - b->ip) : b_size(b), b_mode(b), ic,
-		     (last >> 5) & 3, next);
+	blk_put_walk(d, b->ip, n, off ? off : b_size(b), b_mode(b), ic, (last >> 5) & 3, next);
 }
 
 /* n instructions of quiet chains added to the open block, the last chain
