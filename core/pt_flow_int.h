@@ -142,8 +142,8 @@ static inline void stack_pop(struct ptflow_decoder *d)
 
 /* Compressed RET: take the youngest return address (the stack has one);
  * *e gets its cache entry when the push knew it and it is in mode. */
-static inline uint64_t stack_take(struct ptflow_decoder *d, unsigned mode,
-				  const struct ptflow_block **e)
+static inline __attribute__((always_inline)) uint64_t
+stack_take(struct ptflow_decoder *d, unsigned mode, const struct ptflow_block **e)
 {
 	d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
 	d->sn--;
