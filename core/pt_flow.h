@@ -69,7 +69,10 @@ enum ptflow_bend {
  *   chain_link[0], chain_link[1] (32 each: the entries at the fall-through
  *   and at the direct target, entry number + 1, or 0) |
  *   chain_ret_link (32: the entry at the return address a CALL in the
- *   chain pushes; without one, the entry of the chain's second block) | chain_ninsn (8) | chain_class_end (8: the last block's
+ *   chain pushes; without one, the entry of the chain's second block, or
+ *   in a chain delivered as one block of a region, the offset from ip to
+ *   the end of its last instruction when a return comes back there, else
+ *   0) | chain_ninsn (8) | chain_class_end (8: the last block's
  *   class_end) | chain_branches (8: blocks ending in a branch) |
  *   chain_hot (8: what the hot loop does, the mode, the push)
  *

@@ -209,6 +209,8 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 		hk = HK_JCC;
 	else if (last.class_end == X86_IC_RET_NEAR)
 		hk = HK_RET;
+	else if (last.class_end == X86_IC_CALL_DIRECT) /* not a zero-length CALL */
+		hk = HK_CALL;
 	/* quiet: the last branch cannot leave the region either (a Jcc, a
 	 * direct JMP or a split into it; nothing that pushes) */
 	bool jcc = last.class_end == X86_IC_JCC, jmp = last.class_end == X86_IC_JMP_DIRECT;
@@ -219,6 +221,10 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 	 * whose ip + size is its end when it returns there (a CALL) */
 	bool in = region && !push && (lbend == PTFLOW_BEND_SPLIT || branch) &&
 		  (!x86_returns_after(lic) || b_next(&last) - b->ip - 1 < 0xffff);
+	/* a region chain comes as one block (blk_region()), which needs no
+	 * second block's entry: the offset of that end instead, once */
+	if (in && !quiet)
+		b->chain_ret_link = x86_returns_after(lic) ? (uint32_t)(b_next(&last) - b->ip) : 0;
 	b->chain_hot = (uint8_t)(hk | HK_MODE(mode) | (push ? HK_PUSH : 0) | HK_CHAINED |
 				 (quiet ? HK_QUIET : in ? HK_REGION : 0));
 }

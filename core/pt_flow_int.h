@@ -42,7 +42,8 @@ static inline uint64_t b_target(const struct ptflow_block *b)
 /*
  * chain_hot: how the hot loop takes a chain (64-bit code only: the mode is part
  * of the value, so other modes fall through to the general walk):
- * HK_JCC / HK_RET the last branch is a Jcc / near RET, anything else is
+ * HK_JCC / HK_RET / HK_CALL the last branch is a Jcc / near RET / direct
+ * CALL that pushes (with regions a chain ends there), anything else is
  * HK_OTHER; HK_PUSH a CALL in the chain pushes the return address chain_ret_link
  * links to; HK_CHAINED the chain fields are there (a block decoded as part
  * of another's chain, or a stub, has none yet: ptflow_block_get() makes
@@ -50,12 +51,13 @@ static inline uint64_t b_target(const struct ptflow_block *b)
  * regions (ptflow_blk_regions(); never with HK_PUSH), HK_QUIET so does every
  * place its last branch goes (a Jcc, a direct JMP or a split).
  */
-enum { HK_OTHER = 0, HK_JCC = 1, HK_RET = 2, HK_REGION = 1 << 2, HK_PUSH = 1 << 5,
+enum { HK_OTHER = 0, HK_JCC = 1, HK_RET = 2, HK_CALL = 3, HK_REGION = 1 << 2, HK_PUSH = 1 << 5,
        HK_CHAINED = 1 << 6, HK_QUIET = 1 << 7 };
 #define HK_MODE(m) ((unsigned)(m) << 3)
 #define HK_MARKS (HK_PUSH | HK_REGION | HK_QUIET) /* besides the kind and mode */
 #define HK_JCC64 (HK_JCC | HK_MODE(X86_MODE_64) | HK_CHAINED)
 #define HK_RET64 (HK_RET | HK_MODE(X86_MODE_64) | HK_CHAINED)
+#define HK_CALL64 (HK_CALL | HK_MODE(X86_MODE_64) | HK_CHAINED)
 static inline bool chain_push(const struct ptflow_block *b) { return b->chain_hot & HK_PUSH; }
 static inline bool chained(const struct ptflow_block *b) { return b->chain_hot & HK_CHAINED; }
 
@@ -140,8 +142,8 @@ static inline void stack_pop(struct ptflow_decoder *d)
 
 /* Compressed RET: take the youngest return address (the stack has one);
  * *e gets its cache entry when the push knew it and it is in mode. */
-static inline uint64_t stack_take(struct ptflow_decoder *d, unsigned mode,
-				  const struct ptflow_block **e)
+static inline __attribute__((always_inline)) uint64_t
+stack_take(struct ptflow_decoder *d, unsigned mode, const struct ptflow_block **e)
 {
 	d->sp = (uint8_t)((d->sp + PTFLOW_STACK - 1) % PTFLOW_STACK);
 	d->sn--;
@@ -361,6 +363,8 @@ static inline void blk_put(struct ptflow_decoder *d, uint64_t ip, unsigned ninsn
  * The entry of the second block of b's chain, or 0: chain_build() keeps it
  * in chain_ret_link when the chain pushes nothing, else in chain_link[1]
  * when the last branch has no direct target (the loops read neither then).
+ * Not for a region chain (HK_REGION), delivered as one block: its
+ * chain_ret_link holds an offset (blk_region()).
  */
 static inline uint32_t chain_member(const struct ptflow_block *b)
 {
@@ -395,9 +399,11 @@ static inline __attribute__((always_inline)) void
 blk_region(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next)
 {
 	unsigned n = b->chain_ninsn, last = b->chain_class_end, ic = last & 31;
-	/* where the last instruction ends, if a return goes there */
-	uint64_t end = !x86_returns_after(ic) ? 0
-		       : n == b_ninsn(b) ? b_next(b) : linked(d, b->chain_link[0])->ip;
+	/* where the last instruction ends, if a return goes there (its
+	 * offset from ip: chain_build() keeps it in a region chain's
+	 * chain_ret_link) */
+	uint32_t off = b->chain_ret_link;
+	uint64_t end = off ? b->ip + off : 0;
 	struct ptflow_blk *m = d->blk_merge;
 	d->blk_merge = NULL;
 	if (m == d->blk_cur && m[-1].ninsn <= 0xffff - n &&
@@ -410,8 +416,7 @@ blk_region(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next
 		m[-1].next = next;
 		return;
 	}
-	blk_put_walk(d, b->ip, n, end ? (unsigned)(end - b->ip) : b_size(b), b_mode(b), ic,
-		     (last >> 5) & 3, next);
+	blk_put_walk(d, b->ip, n, off ? off : b_size(b), b_mode(b), ic, (last >> 5) & 3, next);
 }
 
 /* n instructions of quiet chains added to the open block, the last chain

@@ -14,10 +14,11 @@ enum { OUT_RUNS = 1, OUT_BLOCKS = 2 };
 /*
  * The common case as tight as it gets: 64-bit code, no packet pending, and
  * chains that end in a Jcc or a compressed RET, so that every step takes
- * one TNT bit; short TNT packets are read here. It stops before the first
- * chain it cannot take as it is (walk() goes on from there). As a step
- * takes at most 255 instructions, the step limit is checked per TNT packet,
- * not per step. Returns nothing: the walk's state is in the caller's
+ * one TNT bit, or in a direct CALL (with regions, ptflow_blk_regions(), a
+ * chain ends at each); short TNT packets are read here. It stops before
+ * the first chain it cannot take as it is (walk() goes on from there). As
+ * a step takes at most 255 instructions, the step limit is checked per TNT
+ * packet, and at a CALL. Returns nothing: the walk's state is in the caller's
  * variables (*ipp ... *blocksp), updated in place.
  */
 static inline __attribute__((always_inline)) void
@@ -71,6 +72,16 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 			if (!e)
 				e = cache_find(d, ip, X86_MODE_64);
 			to = ip;
+		} else if ((hk & ~HK_MARKS) == HK_CALL64 &&
+			   steps + (insns - since) + cur->chain_ninsn + 255u * n <= d->cfg.max_steps) {
+			/* a direct CALL takes no packet, so the step limit is
+			 * checked here, with room for the steps the bits left
+			 * may take (walk() checks it exactly) */
+			if (hk & HK_PUSH)
+				stack_push(d, linked(d, cur->chain_ret_link)->ip, cur->chain_ret_link);
+			stack_push(d, linked(d, cur->chain_link[0])->ip, cur->chain_link[0]);
+			e = linked(d, cur->chain_link[1]);
+			to = e->ip;
 		} else {
 			break;
 		}

@@ -64,6 +64,7 @@ static const uint8_t code3[] = { 0x90, 0x0f, 0x30, 0x74, 0x02, 0x90, 0x90, 0xc3 
 static const uint8_t reset_vec[] = { 0x90, 0x90, 0xe9, 0x0b, 0xff };
 static const uint8_t reset_code[] = { 0x90, 0x74, 0x02, 0x90, 0x90, 0xe8, 0x03, 0x00,
 				      0x90, 0xeb, 0xfe, 0xc3 };
+static const uint8_t call_self[] = { 0xe8, 0xfb, 0xff, 0xff, 0xff };
 static uint8_t nops[61];
 static const uint8_t seg_end[] = { 0xeb, 0x0e };
 static const uint8_t seg_start[] = { 0x90, 0x90 };
@@ -77,6 +78,7 @@ static const struct {
 	{ 0x2000, code2, sizeof(code2) },
 	{ 0x3000, code3, sizeof(code3) },
 	{ 0x4000, nops, sizeof(nops) },
+	{ 0x6000, call_self, sizeof(call_self) },
 	{ 0xfffffff0, reset_vec, sizeof(reset_vec) },
 	{ 0xffffff00, reset_code, sizeof(reset_code) },
 	{ 0xfff0, seg_end, sizeof(seg_end) },
@@ -670,6 +672,19 @@ int main(void)
 	}
 
 	check_sdm_safe();
+
+	/* A CALL to itself after the last packet: the fast loop takes direct
+	 * CALLs without reading a packet, so it has to stop at the step limit
+	 * as block by block does (max_steps above 255: the fast loop runs) */
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.max_steps = 300;
+	build("start:6000 tnt:!");
+	decode("error: bounded work through calls, cache 0 decodes the same");
+	unsigned ncalls = 0;
+	for (const char *p = out; (p = strstr(p, " 6000 ")); p++)
+		ncalls++;
+	CHECKF(ncalls == 300 && strstr(out, "[error 6000: too many instructions without a packet]"),
+	       "error: bounded work through calls without packets", "%u calls: %s", ncalls, out);
 
 	/* Timing: TSC, then CYC with CBR, and TMA+MTC (33.8.3); decimal: TSC
 	 * 1000, CBR 10, CYC 5, TSC 2000, TMA CTC 0x100, MTC 0x22 */
