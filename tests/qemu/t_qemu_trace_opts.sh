@@ -129,16 +129,7 @@ probe() {
 # times early in SEC, chosen from the firmware's own first 300000
 # instructions (tests/qemu/filter_range.py; in Debian 12's OVMF
 # 0xfffcc999-0xfffcca5a, in SecMain's LZMA decoder)
-probe filter-probe "--start protected --limit 300000"
-d=$TMP/filter-probe
-if $EFIPT insn --run "$d/run" >"$d/insn.txt" 2>"$d/err" &&
-	F=$(python3 tests/qemu/filter_range.py "$d/insn.txt" 30000 2>>"$d/err"); then
-	ok "filter: a stretch entered and left by branches only found in $CODE's first run ($F)"
-else
-	nok "filter: a stretch entered and left by branches only found in $CODE's first run" \
-		"$(tail -c 300 "$d/out") $(head -c 300 "$d/err")"
-	F=0x1-0x2
-fi
+filter_checks() {
 run filter "--start protected --filter $F --limit 30000"
 d=$TMP/filter
 expect "filter: ADDR0_CFG=1 and the range in the manifest" python3 -c "
@@ -153,6 +144,17 @@ else
 fi
 expect "filter: TIP.PGE and TIP.PGD at the range edges" sh -c "$EFIPT packets '$d/run/trace.pt' |
 	grep -c 'tip.pgd' | awk '{ exit !(\$1 > 100) }'"
+}
+probe filter-probe "--start protected --limit 300000"
+d=$TMP/filter-probe
+if $EFIPT insn --run "$d/run" >"$d/insn.txt" 2>"$d/err" &&
+	F=$(python3 tests/qemu/filter_range.py "$d/insn.txt" 30000 2>>"$d/err"); then
+	ok "filter: a stretch entered and left by branches only found in $CODE's first run ($F)"
+	filter_checks
+else
+	nok "filter: a stretch entered and left by branches only found in $CODE's first run" \
+		"$(tail -c 300 "$d/out") $(head -c 300 "$d/err")"
+fi
 
 # ---- --filter image=NAME: a PEI module, which runs in place ----------------
 # PlatformPei's range comes from the flash's firmware volumes before QEMU
@@ -161,16 +163,7 @@ expect "filter: TIP.PGE and TIP.PGD at the range edges" sh -c "$EFIPT packets '$
 # every run): a first run filtered to it finds where, and the logger records
 # from 3 million before on (it counts REP iterations too: never later). With
 # a range no code runs in mixed in.
-probe image-probe "--start protected --filter image=PlatformPei --limit 1" -icount shift=0,sleep=off
-if SKIP=$(python3 -c "import json; t=json.load(open('$TMP/image-probe/run/manifest.json'))['trace']
-assert t['insns'] == 1, t
-print(max(0, t['first_call'] + t['filtered'] - 3000000))" 2>"$TMP/image-probe/err"); then
-	ok "image: where PlatformPei first runs found by a first run (logger from $SKIP on)"
-else
-	nok "image: where PlatformPei first runs found by a first run" \
-		"$(tail -c 300 "$TMP/image-probe/out") $(tail -c 300 "$TMP/image-probe/err")"
-	SKIP=0
-fi
+image_checks() {
 I="--filter 0x1000-0x10ff --filter image=PlatformPei"
 LOGOPT=",skip=$SKIP" run image "--start protected $I --limit 5000" -icount shift=0,sleep=off
 d=$TMP/image
@@ -202,6 +195,17 @@ $EFIPT top "$d/run" >"$d/top.txt" 2>&1
 expect "image: efipt top names only PlatformPei" python3 -c "
 r=[l.split() for l in open('$d/top.txt') if '%' in l and 'share' not in l]
 assert r and all(x[-1].startswith('PlatformPei\`') for x in r), r"
+}
+probe image-probe "--start protected --filter image=PlatformPei --limit 1" -icount shift=0,sleep=off
+if SKIP=$(python3 -c "import json; t=json.load(open('$TMP/image-probe/run/manifest.json'))['trace']
+assert t['insns'] == 1, t
+print(max(0, t['first_call'] + t['filtered'] - 3000000))" 2>"$TMP/image-probe/err"); then
+	ok "image: where PlatformPei first runs found by a first run (logger from $SKIP on)"
+	image_checks
+else
+	nok "image: where PlatformPei first runs found by a first run" \
+		"$(tail -c 300 "$TMP/image-probe/out") $(tail -c 300 "$TMP/image-probe/err")"
+fi
 
 # ---- refused and bad options: before QEMU, no run directory ----------------
 FW="-drive if=pflash,format=raw,unit=0,readonly=on,file=$CODE"
