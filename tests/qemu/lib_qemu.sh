@@ -5,6 +5,10 @@
 # The boot itself is a check: it must end by itself before the timeout.
 # QEMU_EXTRA (exported) adds QEMU options.
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-90}
+# The OVMF the plugin's tests boot: the system's, or another build's code and
+# variable store (EFIPT_TEST_OVMF_CODE, EFIPT_TEST_OVMF_VARS; docs/platforms.md).
+OVMF_TEST_CODE=${EFIPT_TEST_OVMF_CODE:-/usr/share/OVMF/OVMF_CODE_4M.fd}
+OVMF_TEST_VARS=${EFIPT_TEST_OVMF_VARS:-/usr/share/OVMF/OVMF_VARS_4M.fd}
 boot() {
 	mkdir -p "$TMP/$1"
 	sh ovmf/mkesp.sh --image "$TMP/$1/esp.img" --args "$2" >/dev/null
@@ -33,7 +37,7 @@ plugin_output() {
 	PLUGIN=$(plugin_path)
 	LOGGER=$(logger_path)
 	IPT=build/tests/ipt_insns
-	CODE=/usr/share/OVMF/OVMF_CODE_4M.fd
+	CODE=$OVMF_TEST_CODE
 	if [ ! -f "$PLUGIN" ] || [ ! -f "$LOGGER" ]; then
 		# qemu-plugin.h comes from Debian's qemu source package (network)
 		ok "$1: SKIP, $PLUGIN not built (qemu-plugin.h unavailable: make qemu-plugin says why)"
@@ -51,7 +55,7 @@ machine_args() {
 # $(...): the paths hold no spaces.
 ovmf_args() {
 	mkdir -p "$1"
-	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$1/vars.fd"
+	cp "$OVMF_TEST_VARS" "$1/vars.fd"
 	echo "$(machine_args "${2:-1}") -drive if=pflash,format=raw,unit=0,readonly=on,file=$CODE" \
 		"-drive if=pflash,format=raw,unit=1,file=$1/vars.fd"
 }
@@ -147,7 +151,7 @@ isa-debugcon,iobase=0x402,chardev=fw -chardev file,id=fw,path=$TMP/$1/fw.log" \
 guest_boot() {
 	gd=$1 gp=$2
 	shift 2
-	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$gd/vars.fd"
+	cp "$OVMF_TEST_VARS" "$gd/vars.fd"
 	# shellcheck disable=SC2086
 	nice -n 10 timeout --kill-after=5 600 qemu-system-x86_64 -machine q35 -m 512 -smp 1 \
 		-accel tcg -cpu max -display none -nodefaults -no-reboot -net none \
