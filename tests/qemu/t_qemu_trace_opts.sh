@@ -7,7 +7,7 @@
 
 plugin_output "qemu trace options"
 export EFIPT_QEMU_PLUGIN=$PLUGIN
-QARGS="-machine q35 -m 512 -smp 1 -accel tcg -cpu max -display none -nodefaults -no-reboot -net none"
+QARGS=$(machine_args)
 
 # run NAME EFIPT-QEMU-OPTIONS [QEMU-ARGS...]: efipt qemu with the logger in
 # the same QEMU (skip=0: every execution); leaves $TMP/NAME/run, log.bin,
@@ -17,13 +17,9 @@ run() {
 	t=$1 opts=$2
 	shift 2
 	d=$TMP/$t
-	mkdir -p "$d"
-	cp "$OVMF_TEST_VARS" "$d/vars.fd"
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086,SC2046
 	expect_rc "$t: efipt qemu $opts" 0 nice -n 10 timeout 120 $EFIPT qemu -o "$d/run" $opts -- \
-		$QARGS -drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
-		-drive if=pflash,format=raw,unit=1,file="$d/vars.fd" "$@" \
-		-plugin "$LOGGER,out=$d/log.bin${LOGOPT:-}"
+		$(ovmf_args "$d") "$@" -plugin "$LOGGER,out=$d/log.bin${LOGOPT:-}"
 	cp "$TMP/out" "$d/qemu.out"
 	expect_rc "$t: efipt insn --run decodes without errors" 0 $EFIPT insn --run "$d/run" --no-inst
 	mv "$TMP/out" "$d/insn.txt"
@@ -118,12 +114,9 @@ fi
 probe() {
 	pd=$TMP/$1 po=$2
 	shift 2
-	mkdir -p "$pd"
-	cp "$OVMF_TEST_VARS" "$pd/vars.fd"
-	# shellcheck disable=SC2086
-	nice -n 10 timeout 120 $EFIPT qemu -o "$pd/run" $po -- $QARGS \
-		-drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
-		-drive if=pflash,format=raw,unit=1,file="$pd/vars.fd" "$@" >"$pd/out" 2>&1
+	mkdir -p "$pd" # for the output, before ovmf_args runs
+	# shellcheck disable=SC2086,SC2046
+	nice -n 10 timeout 120 $EFIPT qemu -o "$pd/run" $po -- $(ovmf_args "$pd") "$@" >"$pd/out" 2>&1
 }
 # a stretch of code entered and left by taken branches only, thousands of
 # times early in SEC, chosen from the firmware's own first 300000
