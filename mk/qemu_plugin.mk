@@ -26,7 +26,8 @@ QPLUG_OBJ := $(patsubst %.c,$(QPLUG_BUILD)/pic/%.o,$(QPLUG_SRC) $(QPLUG_CORE)) \
 QPLUG_CFLAGS = -std=gnu11 -O2 -g $(WARN) -I. -I$(QPLUG_DIR) -fPIC -fvisibility=hidden \
 	-D_GNU_SOURCE $(shell pkg-config --cflags glib-2.0 2>/dev/null)
 
-$(QPLUG_HDR): qemu-plugin/get-plugin-header.sh
+# after mk/deps.sh: the header comes from the installed QEMU's version
+$(QPLUG_HDR): qemu-plugin/get-plugin-header.sh | $(DEPS_STAMP)
 	sh qemu-plugin/get-plugin-header.sh $(QPLUG_DIR) $(QPLUG_VERSION)
 
 $(QPLUG_BUILD)/pic/%.o: %.c | $(DEPS_STAMP)
