@@ -113,6 +113,14 @@ static unsigned choose_mode(struct infer *f, const struct pinsn *p)
 	if (f->mode == X86_MODE_16 && prev && (prev->flags & PINSN_FAR32) &&
 	    prev->iclass[X86_MODE_16] != X86_IC_OTHER && (p->modes & PINSN_MODE_BIT(X86_MODE_32)))
 		return X86_MODE_32;
+	/* Likewise a far JMP right after a MOV CR0 in 32-bit code goes to
+	 * 64-bit code, where its lengths allow: setting CR0.PG with EFER.LME
+	 * enters IA-32e mode, and the far JMP loads a 64-bit CS (SDM Vol. 3A,
+	 * "Initializing IA-32e Mode"). Debian 13's OVMF does so, to code
+	 * (TEST, Jcc, JMP) that decodes alike in both sizes. */
+	if (f->mode == X86_MODE_32 && prev && f->cr0_before_prev &&
+	    prev->iclass[X86_MODE_32] == X86_IC_FAR_JMP && (p->modes & PINSN_MODE_BIT(X86_MODE_64)))
+		return X86_MODE_64;
 	/* INIT and a start-up IPI restart an AP in real mode at the vector's
 	 * 4 KiB page below 1 MiB (SDM Vol. 3A, the MP
 	 * initialization protocol), out of wherever it
@@ -478,6 +486,7 @@ bool infer_exec(struct infer *f, struct pinsn *p)
 	if (am != pm)
 		f->mode_changes++;
 	f->mode = am;
+	f->cr0_before_prev = prev && (prev->flags & PINSN_MOV_CR0);
 	f->prev = p;
 	if (f->done)
 		return false;
@@ -578,6 +587,7 @@ bool infer_exec_run(struct infer *f, struct pinsn *p, size_t k, bool straight)
 			/* falls through p[1..k-1]: no packet, nothing to decide */
 			f->calls += more;
 			f->executed += more;
+			f->cr0_before_prev = p[k - 2].flags & PINSN_MOV_CR0;
 			f->prev = &p[k - 1];
 			if (f->done)
 				return false;

@@ -88,6 +88,8 @@ struct infer {
 	uint64_t reg_fixes;		/* instructions whose size they corrected */
 	struct ptgen *g;
 	const struct pinsn *prev;	/* last instruction executed */
+	bool cr0_before_prev;		/* ... and the one before it was a
+					 * MOV CR0 (PINSN_MOV_CR0) */
 	unsigned mode;			/* enum x86_mode of prev's block */
 	bool tracing;			/* TraceEn */
 	bool packet_en;			/* ... and in the filter ranges, ContextEn */

@@ -6,6 +6,16 @@
 const uint8_t pinsn_marker_start[PINSN_MARKER_LEN] = { 0x0f, 0x1f, 0x84, 0x00, 'E', 'P', 'T', '1' };
 const uint8_t pinsn_marker_stop[PINSN_MARKER_LEN] = { 0x0f, 0x1f, 0x84, 0x00, 'E', 'P', 'T', '0' };
 
+/* MOV CR0, r: 0F 22 with ModRM.reg 0, after any legacy prefixes (SDM Vol.
+ * 2B MOV--Move to/from Control Registers). */
+static bool mov_to_cr0(const uint8_t *b, unsigned len)
+{
+	unsigned i = 0;
+	while (i < len && memchr("\x66\x67\xf0\xf2\xf3\x26\x2e\x36\x3e\x64\x65", b[i], 11))
+		i++;
+	return i + 2 < len && b[i] == 0x0f && b[i + 1] == 0x22 && ((b[i + 2] >> 3) & 7) == 0;
+}
+
 unsigned pinsn_init(struct pinsn *p, uint64_t addr, const uint8_t *bytes, unsigned len)
 {
 	memset(p, 0, sizeof(*p));
@@ -27,6 +37,8 @@ unsigned pinsn_init(struct pinsn *p, uint64_t addr, const uint8_t *bytes, unsign
 		    (in.iclass == X86_IC_FAR_JMP || in.iclass == X86_IC_FAR_CALL))
 			p->flags |= PINSN_FAR32;
 	}
+	if (mov_to_cr0(p->bytes, len))
+		p->flags |= PINSN_MOV_CR0;
 	if (len == PINSN_MARKER_LEN && !memcmp(bytes, pinsn_marker_start, len))
 		p->flags |= PINSN_START;
 	if (len == PINSN_MARKER_LEN && !memcmp(bytes, pinsn_marker_stop, len))

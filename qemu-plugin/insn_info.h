@@ -27,6 +27,9 @@ enum pinsn_flag {
 	PINSN_FAR32 = 8,	/* in 16-bit code: a far JMP/CALL with a 32-bit
 				 * offset (66h), the way real-mode code enters
 				 * 32-bit protected mode */
+	PINSN_MOV_CR0 = 32,	/* MOV CR0, r (0F 22 /0): with a far JMP
+				 * right after it, how 32-bit code enters
+				 * long mode (infer.c choose_mode()) */
 };
 
 /* Bit m of modes: the bytes decode to QEMU's length in enum x86_mode m. */

@@ -394,8 +394,107 @@ static void mode_switch_tests(void)
 	       got.n, same, got.interrupts);
 }
 
-/* CR0.PE, EFER.LMA, EFLAGS.VM bound the code size; the lengths choose
- * within (plugin API 2 on) */
+/*
+ * 32-bit code entering long mode the way Debian 13's OVMF does: MOV CR0
+ * (PG on, EFER.LME set before), then a far JMP to a 64-bit CS, whose
+ * target (TEST, Jcc, NOPs) decodes alike in 32 and 64 bits up to the REX
+ * prefix of MOV RBX, RAX. Without registers (QEMU 7.2) the switch must be
+ * inferred at the far JMP: its TIP carries the MODE.Exec (33.4.2.8), and
+ * one at the REX would come too late for a decoder, which would read 48 as
+ * DEC EAX.
+ */
+static uint8_t lm_code[0x200];
+static int lm_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
+{
+	(void)ctx;
+	if (ip < 0xa000 || ip >= 0xa000 + sizeof(lm_code))
+		return 0;
+	size_t k = (size_t)(0xa000 + sizeof(lm_code) - ip);
+	if (n > k)
+		n = k;
+	memcpy(buf, lm_code + (ip - 0xa000), n);
+	return (int)n;
+}
+
+static void long_mode_run(struct pinsn *pi, size_t n, size_t first_block)
+{
+	static struct ptgen gen;
+	struct infer inf;
+	struct infer_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	out.len = 0;
+	ptgen_init(&gen, 4096, true, ptgen_buf_write, &out);
+	infer_init(&inf, &cfg, &gen);
+	unsigned modes[16];
+	size_t i = 0;
+	if (first_block) {
+		infer_exec_run(&inf, pi, first_block, true);
+		for (; i < first_block; i++)
+			modes[i] = inf.mode;
+	}
+	for (; i < n; i++) {
+		infer_exec(&inf, &pi[i]);
+		modes[i] = inf.mode;
+	}
+	infer_finish(&inf);
+	ptgen_flush(&gen);
+	CHECKF(modes[2] == X86_MODE_32 && modes[3] == X86_MODE_64,
+	       first_block ? "a far jmp right after MOV CR0 goes to 64-bit code (by blocks)"
+			   : "a far jmp right after MOV CR0 in 32-bit code goes to 64-bit code",
+	       "modes at the jmp and its target: %u, %u", modes[2], modes[3]);
+
+	static struct ptflow_block cache[64];
+	struct ptflow_config fc;
+	memset(&fc, 0, sizeof(fc));
+	fc.image = (struct ptimg){ lm_read, NULL };
+	fc.cache = cache;
+	fc.cache_size = 64;
+	memset(&got, 0, sizeof(got));
+	struct ptflow_sink fs = { &got, got_run, got_event };
+	static struct ptflow_decoder dec;
+	ptflow_init(&dec, &fc, &fs);
+	ptflow_decode(&dec, trace, out.len, 0);
+	size_t same = 0;
+	while (same < got.n && same < n && got.ip[same] == pi[same].addr)
+		same++;
+	CHECKF(!got.errors && got.n == n && same == n,
+	       first_block ? "long mode entered by MOV CR0 and far jmp: decoded = executed (by blocks)"
+			   : "long mode entered by MOV CR0 and far jmp: decoded = executed",
+	       "%s; %zu decoded for %zu, %zu the same", got.errors ? got.first_error : "no error", got.n, n, same);
+}
+
+static void long_mode_tests(void)
+{
+	static const struct { uint16_t off; uint8_t len; const char *hex; } ins[] = {
+		{ 0x000, 5, "b801000000" },	/* mov eax, 1 (32 or 64) */
+		{ 0x005, 3, "0f22c0" },		/* mov cr0, eax */
+		{ 0x008, 7, "ea00a100003800" },	/* ljmp 0x38:0xa100 (32 only) */
+		{ 0x100, 2, "85c0" },		/* test eax, eax */
+		{ 0x102, 2, "7402" },		/* jz 0xa106 (not taken) */
+		{ 0x104, 1, "90" }, { 0x105, 1, "90" },
+		{ 0x106, 3, "4889c3" },		/* mov rbx, rax (64 only) */
+		{ 0x109, 1, "f4" },		/* hlt */
+	};
+	enum { N = sizeof(ins) / sizeof(ins[0]) };
+	static struct pinsn pi[N];
+	memset(lm_code, 0x90, sizeof(lm_code));
+	for (unsigned i = 0; i < N; i++) {
+		for (unsigned b = 0; b < ins[i].len; b++) {
+			unsigned v;
+			sscanf(ins[i].hex + 2 * b, "%2x", &v);
+			lm_code[ins[i].off + b] = (uint8_t)v;
+		}
+		pinsn_init(&pi[i], 0xa000 + ins[i].off, lm_code + ins[i].off, ins[i].len);
+	}
+	CHECK((pi[1].flags & PINSN_MOV_CR0) && !(pi[0].flags & PINSN_MOV_CR0) &&
+		      !(pi[7].flags & PINSN_MOV_CR0),
+	      "MOV CR0 is told from other instructions");
+	/* one at a time, then the first block as QEMU runs it (the MOV CR0
+	 * inside a straight stretch: infer_exec_run()'s fast path) */
+	for (int blocks = 0; blocks < 2; blocks++)
+		long_mode_run(pi, N, blocks ? 3 : 0);
+}
+
 static void regs_mode_tests(void)
 {
 	const unsigned all = PINSN_MODE_BIT(X86_MODE_16) | PINSN_MODE_BIT(X86_MODE_32) |
@@ -694,6 +793,7 @@ int main(void)
 	struck_tests();
 	jcc_struck_tests();
 	mode_switch_tests();
+	long_mode_tests();
 	regs_mode_tests();
 	cr3_filter_tests();
 	struct infer_config cfg;
