@@ -66,6 +66,34 @@ qemu_run() {
 	shift 2
 	nice -n 10 timeout --kill-after=5 "$qs" qemu-system-x86_64 "$@" </dev/null >"$qd/qemu.log" 2>&1
 }
+# dxe_after DIR: DXE, an execution count in DXE for the plugins' after=.
+# Where DXE begins is the firmware's (Debian 12's OVMF: past 750M
+# instructions, as PEI decompresses DXE; Debian 13's: past 500M, and soon
+# after it waits, nearly idle, in real time): a first run of the logger
+# alone (LOGGER: plugin_output's), with QEMU's log of interrupts (-d int) in
+# DIR, is ended at the firmware's first hardware interrupt (its DXE timer),
+# and DXE is 20M callbacks after where it was (QEMU was ended a little
+# later; without -icount the count there differs a little from run to run).
+# REP iterations make the log longer. Status 1 when no interrupt came in
+# 120 s (DIR/qemu.log says why).
+dxe_after() {
+	mkdir -p "$1"
+	# shellcheck disable=SC2046
+	nice -n 10 timeout --kill-after=5 120 qemu-system-x86_64 $(ovmf_args "$1") -d int -D "$1/int.log" \
+		-plugin "$LOGGER,out=/dev/null,count=$1/count.txt" </dev/null >"$1/qemu.log" 2>&1 &
+	dp=$! # timeout's: it passes SIGTERM on to QEMU
+	di=0
+	while ! grep -q '^Servicing hardware INT' "$1/int.log" 2>/dev/null && [ $di -lt 1200 ] &&
+		kill -0 $dp 2>/dev/null; do
+		sleep 0.1
+		di=$((di + 1))
+	done
+	kill -TERM $dp 2>/dev/null
+	wait $dp
+	DXE=
+	grep -q '^Servicing hardware INT' "$1/int.log" 2>/dev/null && [ -s "$1/count.txt" ] || return 1
+	DXE=$(($(cut -d' ' -f2 "$1/count.txt") + 20000000))
+}
 # need_api4 NAME WHY: under a QEMU older than 9.2 (no plugin API 4, which
 # start=guest and the interrupt vectors need), "ok NAME: SKIP, ... (WHY)"
 # and the script ends.

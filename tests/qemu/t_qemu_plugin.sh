@@ -60,30 +60,10 @@ import json; n=sum(1 for l in open('$TMP/nocomp/packets.txt') if ' psb' in l and
 size=json.load(open('$TMP/nocomp/run/manifest.json'))['trace']['bytes']
 assert n >= size // 300, (n, size)"
 
-# DXE: 64-bit code and the timer interrupts there (FUP+TIP). Where DXE
-# begins is the firmware's (Debian 12's OVMF: past 750M instructions, as PEI
-# decompresses DXE; Debian 13's: past 500M, and soon after it waits, nearly
-# idle, in real time): a first run of the logger alone, with QEMU's log of
-# interrupts (-d int), is ended at the first hardware interrupt, and the
-# window starts 20M callbacks after where it was (QEMU was ended a little
-# later; without -icount the count there differs a little from run to run).
-# REP iterations make the log longer.
+# DXE: 64-bit code and the timer interrupts there (FUP+TIP), in a window
+# past the firmware's first interrupt (dxe_after)
 d=$TMP/dxe-probe
-mkdir -p "$d"
-# shellcheck disable=SC2046
-nice -n 10 timeout --kill-after=5 120 qemu-system-x86_64 $(ovmf_args "$d") -d int -D "$d/int.log" \
-	-plugin "$LOGGER,out=/dev/null,count=$d/count.txt" </dev/null >"$d/qemu.log" 2>&1 &
-qp=$! # timeout's: it passes SIGTERM on to QEMU
-i=0
-while ! grep -q '^Servicing hardware INT' "$d/int.log" 2>/dev/null && [ $i -lt 1200 ] &&
-	kill -0 $qp 2>/dev/null; do
-	sleep 0.1
-	i=$((i + 1))
-done
-kill -TERM $qp 2>/dev/null
-wait $qp
-if grep -q '^Servicing hardware INT' "$d/int.log" 2>/dev/null && [ -s "$d/count.txt" ]; then
-	DXE=$(($(cut -d' ' -f2 "$d/count.txt") + 20000000))
+if dxe_after "$d"; then
 	ok "dxe: the firmware's first interrupt found by a first run (window after $DXE)"
 	trace dxe $((DXE - 1000000)) $((DXE + 15000000)) after=$DXE,limit=5000000
 	expect "dxe: 5000000 instructions with interrupts among them" python3 -c "

@@ -9,10 +9,15 @@
 
 plugin_output "vectors"
 need_api4 vectors "t_qemu_plugin checks the manifest's reason"
+# a window of 10M instructions in DXE (dxe_after): the local APIC timer
+# ticks in real time, about every 500000 instructions here (2026-11-27)
+if ! dxe_after "$TMP/probe"; then
+	nok "vectors: the firmware's first interrupt found by a first run" "$(tail -c 300 "$TMP/probe/qemu.log")"
+	exit 0
+fi
 d=$TMP/dxe
-# DXE, about 900M instructions in: the local APIC timer ticks every ~85000
 # shellcheck disable=SC2046
-qemu_run "$d" 300 $(ovmf_args "$d") -plugin "$PLUGIN,dir=$d/run,after=900000000,limit=3000000,exit=on"
+qemu_run "$d" 300 $(ovmf_args "$d") -plugin "$PLUGIN,dir=$d/run,after=$DXE,limit=10000000,exit=on"
 rc=$?
 if [ "$rc" -eq 0 ] && [ -f "$d/run/interrupts.jsonl" ]; then
 	ok "vectors: QEMU ran the plugin, interrupts.jsonl written"
@@ -35,7 +40,7 @@ for l in open('$d/insn.txt'):
         n += 1
 recs = [json.loads(l) for l in open('$d/run/interrupts.jsonl')]
 want = [(r['insn'], int(r['ip'], 16), int(r['handler'], 16)) for r in recs]
-assert len(got) >= 10 and got == want, (len(got), len(want), got[:3], want[:3])
+assert len(got) >= 4 and got == want, (len(got), len(want), got[:3], want[:3])
 assert all(isinstance(r['vector'], int) for r in recs), [r for r in recs if r['vector'] is None][:3]
 m = json.load(open('$d/run/manifest.json'))['trace']
 assert m['interrupts']['records'] == len(recs) == m['events'] == m['interrupts']['vectors_known'], m"
