@@ -244,7 +244,7 @@ static void run_leaving(const char *name, const struct infer_config *cfg, bool r
 		}
 	}
 	infer_finish(&inf);
-	ptgen_flush(&gen);
+	ptgen_flush(inf.g);
 
 	flow_decode(retcomp);
 
@@ -320,18 +320,53 @@ static const int64_t flow_exec[] = {
  * MODE.Exec must come with each TIP, else the decoder takes the wrong
  * lengths. QEMU's lengths are those of the size the CPU ran.
  */
-static uint8_t sipi_code[0x200];
-static int sipi_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
+/* A fresh inference (cfg, or none: NULL) writing into out, PSB+ every psb
+ * bytes, RET compression on; the code size it starts in is the caller's. */
+static void infer_start(struct infer *inf, const struct infer_config *cfg, unsigned psb)
 {
-	(void)ctx;
-	if (ip < 0x9000 || ip >= 0x9000 + sizeof(sipi_code))
+	static struct ptgen start_gen;
+	static const struct infer_config none;
+	out.len = 0;
+	ptgen_init(&start_gen, psb, true, ptgen_buf_write, &out);
+	infer_init(inf, cfg ? cfg : &none, &start_gen);
+}
+
+/* Code at base (the tests' own, not code[]), read by the flow decoder. */
+struct window {
+	uint64_t base;
+	uint8_t *buf;
+	size_t size;
+};
+static int window_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
+{
+	const struct window *w = ctx;
+	if (ip < w->base || ip >= w->base + w->size)
 		return 0;
-	size_t k = (size_t)(0x9000 + sizeof(sipi_code) - ip);
+	size_t k = (size_t)(w->base + w->size - ip);
 	if (n > k)
 		n = k;
-	memcpy(buf, sipi_code + (ip - 0x9000), n);
+	memcpy(buf, w->buf + (ip - w->base), n);
 	return (int)n;
 }
+
+/* The trace the test wrote (out), decoded over w into got. */
+static void decode_window(struct window *w)
+{
+	static struct ptflow_block cache[64];
+	struct ptflow_config fc;
+	memset(&fc, 0, sizeof(fc));
+	fc.image = (struct ptimg){ window_read, w };
+	fc.cache = cache;
+	fc.cache_size = 64;
+	memset(&got, 0, sizeof(got));
+	struct ptflow_sink fs = { &got, got_run, got_event };
+	static struct ptflow_decoder dec;
+	ptflow_init(&dec, &fc, &fs);
+	ptflow_decode(&dec, trace, out.len, 0);
+}
+
+static uint8_t sipi_code[0x200];
+static struct window sipi_window = { 0x9000, sipi_code, sizeof(sipi_code) };
 
 static void mode_switch_tests(void)
 {
@@ -355,35 +390,20 @@ static void mode_switch_tests(void)
 	/* twice through: reset, far jump, halt, start-up IPI, again */
 	static const unsigned order[] = { 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6 };
 	const size_t n = sizeof(order) / sizeof(order[0]);
-	static struct ptgen gen;
 	struct infer inf;
-	struct infer_config cfg;
-	memset(&cfg, 0, sizeof(cfg));
-	out.len = 0;
-	ptgen_init(&gen, 4096, true, ptgen_buf_write, &out);
-	infer_init(&inf, &cfg, &gen); /* real mode, as at reset */
+	infer_start(&inf, NULL, 4096); /* real mode, as at reset */
 	unsigned modes[14];
 	for (size_t i = 0; i < n; i++) {
 		infer_exec(&inf, &pi[order[i]]);
 		modes[i] = inf.mode;
 	}
 	infer_finish(&inf);
-	ptgen_flush(&gen);
+	ptgen_flush(inf.g);
 	CHECKF(modes[3] == X86_MODE_32 && modes[7] == X86_MODE_16 && modes[10] == X86_MODE_32,
 	       "far jmp with a 32-bit offset goes to 32-bit code, a start-up IPI to 16-bit",
 	       "modes at the targets: %u, %u, %u", modes[3], modes[7], modes[10]);
 
-	static struct ptflow_block cache[64];
-	struct ptflow_config fc;
-	memset(&fc, 0, sizeof(fc));
-	fc.image = (struct ptimg){ sipi_read, NULL };
-	fc.cache = cache;
-	fc.cache_size = 64;
-	memset(&got, 0, sizeof(got));
-	struct ptflow_sink fs = { &got, got_run, got_event };
-	static struct ptflow_decoder dec;
-	ptflow_init(&dec, &fc, &fs);
-	ptflow_decode(&dec, trace, out.len, 0);
+	decode_window(&sipi_window);
 	size_t same = 0;
 	while (same < got.n && same < n && got.ip[same] == pi[order[same]].addr)
 		same++;
@@ -404,27 +424,12 @@ static void mode_switch_tests(void)
  * DEC EAX.
  */
 static uint8_t lm_code[0x200];
-static int lm_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n)
-{
-	(void)ctx;
-	if (ip < 0xa000 || ip >= 0xa000 + sizeof(lm_code))
-		return 0;
-	size_t k = (size_t)(0xa000 + sizeof(lm_code) - ip);
-	if (n > k)
-		n = k;
-	memcpy(buf, lm_code + (ip - 0xa000), n);
-	return (int)n;
-}
+static struct window lm_window = { 0xa000, lm_code, sizeof(lm_code) };
 
 static void long_mode_run(struct pinsn *pi, size_t n, size_t first_block)
 {
-	static struct ptgen gen;
 	struct infer inf;
-	struct infer_config cfg;
-	memset(&cfg, 0, sizeof(cfg));
-	out.len = 0;
-	ptgen_init(&gen, 4096, true, ptgen_buf_write, &out);
-	infer_init(&inf, &cfg, &gen);
+	infer_start(&inf, NULL, 4096);
 	unsigned modes[16];
 	size_t i = 0;
 	if (first_block) {
@@ -437,23 +442,13 @@ static void long_mode_run(struct pinsn *pi, size_t n, size_t first_block)
 		modes[i] = inf.mode;
 	}
 	infer_finish(&inf);
-	ptgen_flush(&gen);
+	ptgen_flush(inf.g);
 	CHECKF(modes[2] == X86_MODE_32 && modes[3] == X86_MODE_64,
 	       first_block ? "a far jmp right after MOV CR0 goes to 64-bit code (by blocks)"
 			   : "a far jmp right after MOV CR0 in 32-bit code goes to 64-bit code",
 	       "modes at the jmp and its target: %u, %u", modes[2], modes[3]);
 
-	static struct ptflow_block cache[64];
-	struct ptflow_config fc;
-	memset(&fc, 0, sizeof(fc));
-	fc.image = (struct ptimg){ lm_read, NULL };
-	fc.cache = cache;
-	fc.cache_size = 64;
-	memset(&got, 0, sizeof(got));
-	struct ptflow_sink fs = { &got, got_run, got_event };
-	static struct ptflow_decoder dec;
-	ptflow_init(&dec, &fc, &fs);
-	ptflow_decode(&dec, trace, out.len, 0);
+	decode_window(&lm_window);
 	size_t same = 0;
 	while (same < got.n && same < n && got.ip[same] == pi[same].addr)
 		same++;
@@ -527,13 +522,8 @@ static void regs_mode_tests(void)
 	pinsn_init(&p[2], 0x7004, nop, 1);
 	for (int i = 0; i < 3; i++)
 		p[i].modes = (uint8_t)all;
-	static struct ptgen gen;
 	struct infer inf;
-	struct infer_config cfg;
-	memset(&cfg, 0, sizeof(cfg));
-	out.len = 0;
-	ptgen_init(&gen, 4096, true, ptgen_buf_write, &out);
-	infer_init(&inf, &cfg, &gen);
+	infer_start(&inf, NULL, 4096);
 	inf.mode = X86_MODE_64;
 	infer_block_regs(&inf, &ia32e);
 	infer_exec(&inf, &p[0]);
@@ -543,7 +533,7 @@ static void regs_mode_tests(void)
 	infer_block_regs(&inf, &after);
 	infer_exec(&inf, &p[2]);
 	infer_finish(&inf);
-	ptgen_flush(&gen);
+	ptgen_flush(inf.g);
 	struct ptpkt_decoder d;
 	struct ptpkt k;
 	ptpkt_init(&d, trace, out.len, 0);
@@ -567,9 +557,7 @@ static void regs_mode_tests(void)
 	pinsn_init(&p[2], 0x87000, nop, 1);
 	for (int i = 0; i < 3; i++)
 		p[i].modes = (uint8_t)all;
-	out.len = 0;
-	ptgen_init(&gen, 4096, true, ptgen_buf_write, &out);
-	infer_init(&inf, &cfg, &gen);
+	infer_start(&inf, NULL, 4096);
 	inf.mode = X86_MODE_64;
 	infer_block_regs(&inf, &ia32e);
 	infer_exec(&inf, &p[0]);
@@ -578,7 +566,7 @@ static void regs_mode_tests(void)
 	infer_block_regs(&inf, &after);
 	infer_exec(&inf, &p[2]);
 	infer_finish(&inf);
-	ptgen_flush(&gen);
+	ptgen_flush(inf.g);
 	ptpkt_init(&d, trace, out.len, 0);
 	ptpkt_sync_forward(&d);
 	char order[16] = "";
@@ -632,7 +620,7 @@ static void cr3_filter_tests(void)
 		infer_exec(&inf, pin((uint64_t)exec[i]));
 	}
 	infer_finish(&inf);
-	ptgen_flush(&gen);
+	ptgen_flush(inf.g);
 
 	flow_decode(true);
 	CHECKF(!got.errors && got.n == nw && !memcmp(got.ip, want, sizeof(want)) &&
@@ -707,7 +695,7 @@ static size_t struck_run(const int64_t *exec, bool know, uint64_t *events, size_
 		infer_exec(&inf, pin((uint64_t)*e));
 	}
 	infer_finish(&inf);
-	ptgen_flush(&gen);
+	ptgen_flush(inf.g);
 	flow_decode(true);
 	*events = inf.events;
 	n--;
