@@ -76,13 +76,14 @@ fi
 sed '50d' "$d/insn.txt" >"$d/insn.drop"
 expect "filter: the comparison finds a missing instruction" sh -c "! python3 '$d/cmp.py' '$d' '$d/insn.drop'"
 $EFIPT packets "$d/run/trace.pt" >"$d/packets.txt" 2>&1
-# The app calls nothing outside its range: it is entered once and left
-# once, plus once more for each timer interrupt that strikes while it runs
-# (FUP, TIP.PGD; TIP.PGE on the return). How many strike depends on the
-# host's speed, so only the pairing is asserted.
+# The app's range is entered (TIP.PGE) and left (TIP.PGD) at its start and
+# return, at each branch out to firmware code (Debian 13's build of the app
+# has ten, seen as TIP.PGD without FUP; Debian 12's none) and at each timer
+# interrupt that strikes while it runs (FUP, TIP.PGD). How many of each
+# there are depends on the build and on the host's speed, so only the
+# pairing is asserted.
 expect "filter: the stream carries TSC, MTC, CYC and paired TIP.PGE/TIP.PGD at the range's edges" python3 -c "
 k=[l.split()[1] for l in open('$d/packets.txt') if len(l.split())>1 and l[:1] in '0123456789abcdef']
 assert all(x in k for x in ('tsc','mtc','cyc')), set(k)
 e=[x for x in k if x in ('tip.pge','tip.pgd')]
-assert e and e == ['tip.pge','tip.pgd'] * (len(e) // 2), e
-assert k.count('fup') >= len(e) // 2 - 1, (k.count('fup'), len(e))"
+assert e and e == ['tip.pge','tip.pgd'] * (len(e) // 2), e"
