@@ -6,16 +6,6 @@
 const uint8_t pinsn_marker_start[PINSN_MARKER_LEN] = { 0x0f, 0x1f, 0x84, 0x00, 'E', 'P', 'T', '1' };
 const uint8_t pinsn_marker_stop[PINSN_MARKER_LEN] = { 0x0f, 0x1f, 0x84, 0x00, 'E', 'P', 'T', '0' };
 
-/* MOV CR0, r: 0F 22 with ModRM.reg 0, after any legacy prefixes (SDM Vol.
- * 2B MOV--Move to/from Control Registers). */
-static bool mov_to_cr0(const uint8_t *b, unsigned len)
-{
-	unsigned i = 0;
-	while (i < len && memchr("\x66\x67\xf0\xf2\xf3\x26\x2e\x36\x3e\x64\x65", b[i], 11))
-		i++;
-	return i + 2 < len && b[i] == 0x0f && b[i + 1] == 0x22 && ((b[i + 2] >> 3) & 7) == 0;
-}
-
 unsigned pinsn_init(struct pinsn *p, uint64_t addr, const uint8_t *bytes, unsigned len)
 {
 	memset(p, 0, sizeof(*p));
@@ -36,9 +26,11 @@ unsigned pinsn_init(struct pinsn *p, uint64_t addr, const uint8_t *bytes, unsign
 		if (m == X86_MODE_16 && in.osize == 32 &&
 		    (in.iclass == X86_IC_FAR_JMP || in.iclass == X86_IC_FAR_CALL))
 			p->flags |= PINSN_FAR32;
+		/* MOV CR0, r (0F 22 /0; 32-bit code has no REX.R for CR8) */
+		if (m == X86_MODE_32 && in.enc == X86_ENC_LEGACY && in.map == X86_MAP_0F &&
+		    in.opcode == 0x22 && !((in.modrm >> 3) & 7))
+			p->flags |= PINSN_MOV_CR0;
 	}
-	if (mov_to_cr0(p->bytes, len))
-		p->flags |= PINSN_MOV_CR0;
 	if (len == PINSN_MARKER_LEN && !memcmp(bytes, pinsn_marker_start, len))
 		p->flags |= PINSN_START;
 	if (len == PINSN_MARKER_LEN && !memcmp(bytes, pinsn_marker_stop, len))
