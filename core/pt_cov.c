@@ -93,27 +93,32 @@ void ptcov_mark(struct ptcov_image *m, uint64_t off, uint64_t len, bool head, bo
 	}
 }
 
-void ptcov_on_run(void *ctx, const struct ptflow_run *run)
+/* run, executed x times */
+static void on_run(struct ptcov *c, const struct ptflow_run *run, uint64_t x)
 {
-	struct ptcov *c = ctx;
-	c->insns += run->ninsn;
+	c->insns += run->ninsn * x;
 	uint64_t ip = run->ip;
 	bool head = true; /* a run starts where the flow arrived */
 	for (uint32_t i = 0; i < run->ninsn; i++) {
 		int k = find_image(c, ip);
 		if (k < 0) {
-			c->outside++;
+			c->outside += x;
 		} else {
 			struct ptcov_image *m = &c->img[k];
-			m->execs++;
+			m->execs += x;
 			if (m->bits)
 				ptcov_mark(m, ip - m->base, run->lens[i], head, true);
 			else
-				m->lost++;
+				m->lost += x;
 		}
 		head = false;
 		ip += run->lens[i];
 	}
+}
+
+void ptcov_on_run(void *ctx, const struct ptflow_run *run)
+{
+	on_run(ctx, run, 1);
 }
 
 void ptcov_use_blocks(struct ptcov *c, struct ptcov_seen *seen, uint32_t nseen)
@@ -150,12 +155,14 @@ void ptcov_on_blocks(void *ctx, const struct ptflow_batch *batch)
 	int k = c->span_k;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t ip = b[i].ip;
+		/* instructions (counted batches: times each ran) */
+		uint64_t ni = batch->execs ? b[i].ninsn * batch->execs[i] : b[i].ninsn;
 		/* in the stretch of no image as the last block: no entry in
 		 * seen to look for (below, as it would be counted there) */
 		bool fits = b[i].size && b[i].size - 1u <= hi - ip;
 		if (k < 0 && c->span_set && ip - lo <= hi - lo && fits) {
-			c->insns += b[i].ninsn;
-			c->outside += b[i].ninsn;
+			c->insns += ni;
+			c->outside += ni;
 			continue;
 		}
 		/* the common case first: marked before, so in one image */
@@ -163,8 +170,8 @@ void ptcov_on_blocks(void *ctx, const struct ptflow_batch *batch)
 		if (c->seen && b[i].size) {
 			e = &c->seen[(ip ^ ip >> 12 ^ b[i].mode) & c->seen_mask];
 			if (e->ip == ip && e->mode == b[i].mode && e->size >= b[i].size) {
-				c->insns += b[i].ninsn;
-				c->img[e->img].execs += b[i].ninsn;
+				c->insns += ni;
+				c->img[e->img].execs += ni;
 				branch(c, e, &b[i]);
 				continue;
 			}
@@ -182,8 +189,8 @@ void ptcov_on_blocks(void *ctx, const struct ptflow_batch *batch)
 		 * in one go */
 		bool fast = b[i].size && b[i].size - 1u <= hi - ip;
 		if (fast && !m) {
-			c->insns += b[i].ninsn;
-			c->outside += b[i].ninsn;
+			c->insns += ni;
+			c->outside += ni;
 			continue;
 		}
 		if (fast && m->bits)
@@ -191,10 +198,10 @@ void ptcov_on_blocks(void *ctx, const struct ptflow_batch *batch)
 		else
 			e = NULL;
 		if (fast) {
-			c->insns += b[i].ninsn;
-			m->execs += b[i].ninsn;
+			c->insns += ni;
+			m->execs += ni;
 			if (!m->bits)
-				m->lost += b[i].ninsn;
+				m->lost += ni;
 			branch(c, e, &b[i]);
 			continue;
 		}
@@ -202,7 +209,7 @@ void ptcov_on_blocks(void *ctx, const struct ptflow_batch *batch)
 		uint8_t lens[PTFLOW_BLOCK_MAX];
 		struct ptflow_run r = { ip, lens, 0, b[i].mode, b[i].iclass };
 		r.ninsn = ptflow_blk_lens(batch->image, &b[i], lens);
-		ptcov_on_run(c, &r);
+		on_run(c, &r, batch->execs ? batch->execs[i] : 1);
 		if (e && r.ninsn == b[i].ninsn) {
 			if (e->ip != ip || e->mode != b[i].mode || e->size != b[i].size)
 				e->ways = 0; /* the branch at its end is another */

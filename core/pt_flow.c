@@ -231,7 +231,9 @@ void ptflow_blk_flush(struct ptflow_decoder *d)
 		batch.has_time = pttime_get(&d->time, &batch.tsc, NULL, NULL);
 		batch.cbr = d->time.cbr;
 		batch.image = &d->cfg.image;
+		batch.execs = NULL;
 		d->on_blocks(d->sink.ctx, &batch);
+		d->blk_waiting = d->blk_open;
 	}
 	d->blk_cur = d->blk;
 	d->blk_open = false;
@@ -253,6 +255,11 @@ void ptflow_blk_regions(struct ptflow_decoder *d, uint64_t (*region)(void *ctx, 
 	d->blk_region_ctx = ctx;
 	d->blk_merge = NULL;
 	ptflow_cache_flush(d); /* chains made before are not marked */
+}
+
+void ptflow_blocks_counted(struct ptflow_decoder *d, uint64_t *counts)
+{
+	d->counts = counts;
 }
 
 void ptflow_blocks_timed(struct ptflow_decoder *d, bool on)
@@ -532,6 +539,7 @@ static bool pos_reached(struct ptflow_decoder *d)
 		return false;
 	uint64_t off = d->pk.base + (uint64_t)(d->pk.end - d->pk.begin);
 	ptflow_blk_flush(d); /* walked in the code before */
+	ptflow_counts_flush(d);
 	uint64_t next = d->pos_fn(d->pos_ctx, off);
 	d->pos_at = next > off ? next : off + 1; /* always forward */
 	if (d->used) { /* an empty cache costs nothing to keep (many positions) */
@@ -1422,5 +1430,6 @@ long ptflow_decode(struct ptflow_decoder *d, const uint8_t *buf, size_t size, ui
 			break;
 	}
 	ptflow_blk_flush(d);
+	ptflow_counts_flush(d);
 	return (long)(d->stat.errors - errors0);
 }

@@ -223,6 +223,11 @@ struct ptflow_batch {
 	uint64_t tsc;		/* the time estimate (core/pt_time.h) */
 	uint8_t cbr;		/* the last CBR (0: none yet) */
 	const struct ptimg *image;	/* the decoder's code */
+	/* ptflow_blocks_counted(): b[i] ran execs[i] times, each time going
+	 * on to b[i].next, which is 0 unless its last instruction is a
+	 * conditional branch (the way it went); the batch is in no order.
+	 * NULL: each block ran once, in the order given. */
+	const uint64_t *execs;
 };
 
 typedef void (*ptflow_blocks_fn)(void *ctx, const struct ptflow_batch *batch);
@@ -343,6 +348,8 @@ struct ptflow_decoder {
 					 * which takes the next one's counts */
 	bool blk_open;		/* the last buffered block waits for its next */
 	bool blk_timed;		/* ptflow_blocks_timed() */
+	bool blk_waiting;	/* the last block handed over waits for its next */
+	uint64_t *counts;	/* ptflow_blocks_counted() */
 	bool stop;		/* ptflow_stop() */
 	void (*progress)(void *ctx, uint64_t offset);	/* ptflow_on_progress() */
 	void *progress_ctx;
@@ -406,6 +413,23 @@ void ptflow_on_blocks(struct ptflow_decoder *d, ptflow_blocks_fn fn);
  */
 void ptflow_blk_regions(struct ptflow_decoder *d, uint64_t (*region)(void *ctx, uint64_t ip),
 			void *ctx);
+
+/*
+ * Have the blocks counted rather than handed over one by one, for a
+ * consumer that wants to know which blocks ran, how often, and which way
+ * each conditional branch went, in no particular order (coverage): the
+ * fast loops count each step they take in its cache entry's slot of
+ * counts, one per way of the step's last branch (2 per cache entry,
+ * caller-owned, zeroed), and hand the counts over as batches with execs
+ * set when the cache is emptied, before a position callback
+ * (ptflow_on_position()) and at the end of ptflow_decode(). Blocks the
+ * state machine delivers come one by one as before, and so does the first
+ * block after a batch whose last block still waited for where the flow
+ * went (an event came between), so that a consumer waiting for it learns
+ * it in order. Works with the cache only, and not with runs (sink.run),
+ * regions or timed blocks: then blocks come as without. NULL: off.
+ */
+void ptflow_blocks_counted(struct ptflow_decoder *d, uint64_t *counts);
 
 /*
  * Deliver blocks before every timing packet (TSC, MTC, CYC, TMA, CBR), so

@@ -87,6 +87,7 @@ int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
 
 void ptflow_cache_flush(struct ptflow_decoder *d)
 {
+	ptflow_counts_flush(d); /* while the entries are there */
 	if (d->nents)
 		efipt_memset(d->index, 0, ((size_t)d->imask + 1) * sizeof(*d->index));
 	d->used = 0;
@@ -255,18 +256,17 @@ const struct ptflow_block *ptflow_block_get(struct ptflow_decoder *d, uint64_t i
 	return b;
 }
 
-/* See pt_flow_int.h. The blocks after the first are mostly in the cache
- * (chain_build() put them there), right after the first. */
-void ptflow_blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next)
+/* The blocks of b's chain into o (room for PTFLOW_CHAIN_MAX), the last
+ * going on to next; returns the end. The blocks after the first are mostly
+ * in the cache (chain_build() put them there), right after the first. */
+static struct ptflow_blk *chain_blocks(struct ptflow_decoder *d, const struct ptflow_block *b,
+				       uint64_t next, struct ptflow_blk *o)
 {
 	struct ptflow_block tmp;
 	unsigned mode = b_mode(b), left = b->chain_ninsn;
 	const struct ptflow_block *ents = d->ents, *used = d->ents + d->used;
 	uint32_t member = chain_member(b);
 
-	if (d->blk_cur > d->blk + PTFLOW_BLK_BATCH - PTFLOW_CHAIN_MAX)
-		ptflow_blk_flush(d); /* room for the whole chain */
-	struct ptflow_blk *o = d->blk_cur;
 	for (unsigned k = 1;; k++, o++) {
 		unsigned n = b_ninsn(b);
 		o->ip = b->ip;
@@ -277,7 +277,7 @@ void ptflow_blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, ui
 		if (n >= left || k == PTFLOW_CHAIN_MAX) { /* (the code changed) */
 			o->ninsn = (uint16_t)left;
 			o->next = next;
-			break;
+			return o + 1;
 		}
 		uint64_t to = b_bend(b) == PTFLOW_BEND_SPLIT ? b_next(b) : b_target(b);
 		o->ninsn = (uint16_t)n;
@@ -296,5 +296,60 @@ void ptflow_blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, ui
 		}
 		b = nb;
 	}
-	d->blk_cur = o + 1;
+}
+
+/* See pt_flow_int.h. */
+void ptflow_blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next)
+{
+	if (d->blk_cur > d->blk + PTFLOW_BLK_BATCH - PTFLOW_CHAIN_MAX)
+		ptflow_blk_flush(d); /* room for the whole chain */
+	d->blk_cur = chain_blocks(d, b, next, d->blk_cur);
+}
+
+/* The counted blocks o[0..n) to the consumer. */
+static void counts_deliver(struct ptflow_decoder *d, const struct ptflow_blk *o,
+			   const uint64_t *execs, size_t n)
+{
+	struct ptflow_batch batch;
+	batch.b = o;
+	batch.n = n;
+	batch.has_time = false; /* counts hold no time */
+	batch.tsc = 0;
+	batch.cbr = 0;
+	batch.image = &d->cfg.image;
+	batch.execs = execs;
+	d->on_blocks(d->sink.ctx, &batch);
+}
+
+/* See pt_flow_int.h. Every entry made since the cache was last emptied
+ * may have counts; each way of a chain's last Jcc comes as the chain's
+ * blocks going that way. */
+void ptflow_counts_flush(struct ptflow_decoder *d)
+{
+	uint64_t *cnt = d->counts;
+	if (!cnt || !d->on_blocks || !d->nents)
+		return;
+	struct ptflow_blk o[PTFLOW_BLK_BATCH];
+	uint64_t execs[PTFLOW_BLK_BATCH];
+	size_t n = 0;
+	for (uint32_t i = 0; i < d->used; i++) {
+		const struct ptflow_block *b = &d->ents[i];
+		for (unsigned way = 0; way < 2; way++) {
+			uint64_t x = cnt[2 * (size_t)i + way];
+			if (!x)
+				continue;
+			cnt[2 * (size_t)i + way] = 0;
+			if (n > PTFLOW_BLK_BATCH - PTFLOW_CHAIN_MAX) {
+				counts_deliver(d, o, execs, n);
+				n = 0;
+			}
+			uint32_t l = b->chain_link[way];
+			uint64_t next = b->chain_class_end == X86_IC_JCC && l ? linked(d, l)->ip : 0;
+			size_t m = (size_t)(chain_blocks(d, b, next, o + n) - o);
+			for (; n < m; n++)
+				execs[n] = x;
+		}
+	}
+	if (n)
+		counts_deliver(d, o, execs, n);
 }

@@ -355,6 +355,7 @@ static inline void blk_put(struct ptflow_decoder *d, uint64_t ip, unsigned ninsn
 		d->blk_cur[-1].next = ip;
 		d->blk_open = false;
 	}
+	d->blk_waiting = false;
 	blk_put_walk(d, ip, ninsn, size, mode, iclass, end, next);
 	d->blk_open = open;
 }
@@ -378,6 +379,19 @@ static inline uint32_t chain_member(const struct ptflow_block *b)
 
 /* The blocks of b's chain (more than one), the last going on to next. */
 void ptflow_blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next);
+
+/* The steps counted so far (ptflow_blocks_counted()) to the consumer, as
+ * the blocks of their chains, and the counts set to 0. */
+void ptflow_counts_flush(struct ptflow_decoder *d);
+
+/* Counting the steps of the fast loops: ptflow_blocks_counted() was
+ * given counts, and nothing needs the blocks one by one. */
+static inline bool counting(const struct ptflow_decoder *d)
+{
+	return d->counts && d->on_blocks && d->nents && !d->sink.run && !d->blk_region &&
+	       !d->blk_timed;
+}
+
 
 /* b's chain as blocks, the last going on to next. */
 static inline __attribute__((always_inline)) void
@@ -457,6 +471,20 @@ blk_step(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next)
 		unsigned last = b->chain_class_end;
 		blk_put_walk(d, b->ip, n, b_size(b), b_mode(b), last & 31, (last >> 5) & 3, next);
 		d->blk_merge = d->blk_cur;
+	}
+}
+
+/* A step through the chain of cache entry b counted: its last branch went
+ * the way way (a Jcc: 1 taken, else 0); or, when the last block handed
+ * over waits for where the flow went, the step's blocks handed over. */
+static inline __attribute__((always_inline)) void
+count_step(struct ptflow_decoder *d, const struct ptflow_block *b, unsigned way, uint64_t next)
+{
+	if (__builtin_expect(!d->blk_waiting, 1)) {
+		d->counts[2 * (size_t)(b - d->ents) + way]++;
+	} else {
+		d->blk_waiting = false;
+		blk_chain(d, b, next);
 	}
 }
 

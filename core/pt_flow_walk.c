@@ -8,8 +8,9 @@
 #include "core/pt_flow_int.h"
 
 /* What the loops deliver besides the counts (compile-time constants, so
- * that each combination has a loop of its own). */
-enum { OUT_RUNS = 1, OUT_BLOCKS = 2 };
+ * that each combination has a loop of its own); OUT_COUNTED with
+ * OUT_BLOCKS: the steps counted (counting()), the other blocks delivered. */
+enum { OUT_RUNS = 1, OUT_BLOCKS = 2, OUT_COUNTED = 4 };
 
 /*
  * The common case as tight as it gets: 64-bit code, no packet pending, and
@@ -34,7 +35,7 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 	 * left, and added once: when anything else comes or the loop ends. */
 	unsigned qn = 0, qroom = 0, qlast = 0; /* qlast: the last one's chain_class_end */
 	uint64_t qto = 0;
-	bool qopen = (out & OUT_BLOCKS) && d->blk_merge == d->blk_cur;
+	bool qopen = (out & OUT_BLOCKS) && !(out & OUT_COUNTED) && d->blk_merge == d->blk_cur;
 	if (qopen)
 		qroom = 0xffffu - d->blk_cur[-1].ninsn;
 	/* the entry at ip: from here on the links lead the way */
@@ -56,11 +57,13 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 		const struct ptflow_block *cur = e;
 		unsigned hk = cur->chain_hot; /* a stub's is HK_OTHER */
 		uint64_t to;
+		unsigned way = 0;
 		if ((hk & ~HK_MARKS) == HK_JCC64) {
 			if (hk & HK_PUSH)
 				stack_push(d, linked(d, cur->chain_ret_link)->ip, cur->chain_ret_link);
 			n--;
-			e = linked(d, cur->chain_link[(tnt >> n) & 1]);
+			way = (tnt >> n) & 1;
+			e = linked(d, cur->chain_link[way]);
 			to = e->ip;
 		} else if ((hk & ~HK_MARKS) == HK_RET64 && (tnt >> (n - 1)) & 1 &&
 			   (d->sn || hk & HK_PUSH) && !d->cfg.disretc) {
@@ -90,7 +93,10 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 		blocks++;
 		if (out & OUT_RUNS)
 			ptflow_deliver_chain(d, cur, (uint8_t)(cur->chain_class_end & 31));
-		if ((out & OUT_BLOCKS) && (hk & HK_QUIET) && qopen && cur->chain_ninsn <= qroom - qn) {
+		if (out & OUT_COUNTED) {
+			count_step(d, cur, way, to);
+		} else if ((out & OUT_BLOCKS) && (hk & HK_QUIET) && qopen &&
+			   cur->chain_ninsn <= qroom - qn) {
 			qn += cur->chain_ninsn;
 			qlast = cur->chain_class_end;
 			qto = to;
@@ -273,9 +279,11 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 			branches++;
 			if (out & OUT_RUNS)
 				ptflow_deliver(d, b, cn, (uint8_t)ic);
-			if (out & OUT_BLOCKS) /* tracing stops: at the TIP.PGD's IP */
+			if (out & OUT_BLOCKS) { /* tracing stops: at the TIP.PGD's IP */
 				blk_put_walk(d, b->ip, cn, b_size(b), mode, ic, bend,
 					     pend_has_ip(d) ? d->pend.u.ip.ip : 0);
+				d->blk_waiting = false;
+			}
 			d->ip = ip;
 			ptflow_disable(d, PTFLOW_EV_DISABLED, pend_has_ip(d), d->pend.u.ip.ip);
 			/* the usual way back: MODE.Exec, TIP.PGE (33.7) */
@@ -376,10 +384,14 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 			ptflow_deliver(d, b, cn, (uint8_t)ic);
 		else if (out & OUT_RUNS)
 			ptflow_deliver_chain(d, b, (uint8_t)ic);
-		if ((out & OUT_BLOCKS) && pgd)
+		if ((out & OUT_BLOCKS) && pgd) {
 			blk_put_walk(d, b->ip, cn, b_size(b), mode, ic, bend, next);
-		else if (out & OUT_BLOCKS)
+			d->blk_waiting = false;
+		} else if (out & OUT_COUNTED) {
+			count_step(d, b, (ci & 0x7f) == X86_IC_JCC ? nl : 0, next);
+		} else if (out & OUT_BLOCKS) {
 			blk_step(d, b, next);
+		}
 		if (nl < 2 && !pgd)
 			e = linked(d, b->chain_link[nl]);
 		else if (nl == 3)
@@ -410,6 +422,8 @@ void ptflow_walk(struct ptflow_decoder *d)
 		walk(d, OUT_RUNS | OUT_BLOCKS);
 	else if (d->sink.run)
 		walk(d, OUT_RUNS);
+	else if (counting(d))
+		walk(d, OUT_BLOCKS | OUT_COUNTED);
 	else if (d->on_blocks)
 		walk(d, OUT_BLOCKS);
 	else

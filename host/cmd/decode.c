@@ -159,7 +159,7 @@ int cmd_decode(int argc, char **argv)
 	}
 	struct both x = { &sum, symbols ? &cs : NULL, s.images.v, s.images.n, s.overlap, 0 };
 	/* blocks from the fast loops: no instruction decoded twice */
-	struct flow_consumer c = { &x, both_batch, both_event, NULL, both_region, symbols, 0 };
+	struct flow_consumer c = { &x, both_batch, both_event, NULL, both_region, symbols, 0, false };
 	long errs = session_decode(&s, 0, &c, 1);
 	if (errs < 0) {
 		rc = 1;

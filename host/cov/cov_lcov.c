@@ -473,7 +473,10 @@ static void on_batch(void *ctx, const struct ptflow_batch *batch)
 		if (i + LOOKAHEAD < batch->n)
 			blk_table_prefetch(&l->blocks, b[LOOKAHEAD].ip, b[LOOKAHEAD].size,
 					   b[LOOKAHEAD].mode);
-		resolve(l, b->ip);
+		/* a counted batch (no order): each block's own next says */
+		uint64_t x = batch->execs ? batch->execs[i] : 1;
+		if (!batch->execs)
+			resolve(l, b->ip);
 		bool fresh;
 		struct blk_entry *e = blk_table_get(&l->blocks, b->ip, b->size, b->mode, &fresh);
 		if (!e) {
@@ -482,17 +485,17 @@ static void on_batch(void *ctx, const struct ptflow_batch *batch)
 		}
 		if (fresh)
 			first_sight(l, e, b, batch->image);
-		e->execs++;
+		e->execs += x;
 		if (e->tag < 0)
 			continue;
 		/* where the flow went, as resolve() would count it; the
 		 * branch's counts are summed at the end (add_block_counts()) */
-		if (!b->next)
+		if (!b->next && !batch->execs)
 			l->pending = (long)e->tag; /* an event or the next block says */
 		else if (b->next == e->to[0])
-			e->went[0]++;
+			e->went[0] += x;
 		else if (b->next == e->to[1])
-			e->went[1]++;
+			e->went[1] += x;
 	}
 }
 
@@ -1041,7 +1044,7 @@ int cov_lcov_run(struct session *t, const char *out, const struct srcmap *sm)
 	if (l.nbr)
 		qsort(l.br, l.nbr, sizeof(*l.br), br_by_addr);
 	l.pending = -1;
-	struct flow_consumer c = { &l, on_batch, on_event, NULL, NULL, false, 0 };
+	struct flow_consumer c = { &l, on_batch, on_event, NULL, NULL, false, 0, true };
 	long errs = session_decode(t, 0, &c, 1);
 	if (errs < 0)
 		goto out;

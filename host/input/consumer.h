@@ -23,6 +23,9 @@ struct flow_consumer {
 	bool timed;			/* blocks before each timing packet */
 	uint64_t until;			/* enough after this many instructions
 					 * (0: the whole trace) */
+	bool counted;			/* takes blocks counted, in no order
+					 * (ptflow_blocks_counted()): used
+					 * when every consumer of blocks does */
 };
 
 #endif

@@ -742,6 +742,7 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 	f.d = malloc(sizeof(*f.d));
 	f.in = &in;
 	bool blocks = false, runs = false, events = false, regions = true, timed = false;
+	bool counted = true;
 	uint64_t until = 0;
 	for (unsigned k = 0; k < n; k++) {
 		blocks |= c[k].batch != NULL;
@@ -750,6 +751,8 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 		timed |= c[k].batch && c[k].timed;
 		if (c[k].batch && !c[k].region)
 			regions = false;
+		if (c[k].batch && !c[k].counted)
+			counted = false;
 		if (!c[k].until)
 			until = UINT64_MAX;
 		else if (c[k].until > until)
@@ -766,7 +769,12 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 		batch = c[0].batch;
 	}
 	long errs = -1;
-	if (!f.d || (fc.cache_size && !fc.cache) || ptflow_init(f.d, &fc, &sink)) {
+	/* counts per way of each cache entry's last branch: blocks counted
+	 * when nothing needs them in order (or stops after a count) */
+	bool count = blocks && counted && !f.until && fc.cache_size;
+	uint64_t *counts = count ? calloc(2 * (size_t)fc.cache_size, sizeof(*counts)) : NULL;
+	if (!f.d || (fc.cache_size && !fc.cache) || (count && !counts) ||
+	    ptflow_init(f.d, &fc, &sink)) {
 		say(s, "out of memory");
 	} else {
 		if (blocks) {
@@ -774,6 +782,7 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 			if (regions)
 				ptflow_blk_regions(f.d, fan_region, &f);
 			ptflow_blocks_timed(f.d, timed);
+			ptflow_blocks_counted(f.d, counts);
 		}
 		codechanges_attach(&chg, f.d);
 		s->code_now = fc.image;
@@ -797,6 +806,7 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 	s->code_now = ptsec_ptimg(&s->code);
 	free(f.d);
 	free(fc.cache);
+	free(counts);
 	input_unmap(&in);
 	return errs;
 }

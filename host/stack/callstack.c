@@ -566,6 +566,6 @@ static uint64_t sym_region(void *ctx, uint64_t ip)
 
 struct flow_consumer cs_consumer(struct callstack *cs)
 {
-	struct flow_consumer c = { cs, cs_on_blocks, cs_on_event, NULL, sym_region, true, 0 };
+	struct flow_consumer c = { cs, cs_on_blocks, cs_on_event, NULL, sym_region, true, 0, false };
 	return c;
 }

@@ -103,7 +103,7 @@ static uint64_t fake_tsc;
 
 static void blocks(const struct ptflow_blk *b, size_t n)
 {
-	struct ptflow_batch batch = { b, n, fake_tsc != 0, fake_tsc, 0, &nops };
+	struct ptflow_batch batch = { b, n, fake_tsc != 0, fake_tsc, 0, &nops, NULL };
 	cs_on_blocks(&cs, &batch);
 }
 

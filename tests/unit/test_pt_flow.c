@@ -9,6 +9,7 @@
  * followed again are left out. Also: a hand-assembled buffer with PTWRITE
  * and MWAIT instructions.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -412,11 +413,176 @@ static size_t find_entries(const char *path, const struct ptsec_image *im, uint6
 	return n;
 }
 
+/* ---- counted blocks (ptflow_blocks_counted()) -------------------------------
+ * The same trace decoded into blocks one by one and counted: the same
+ * blocks, each as often, and every conditional branch going each way as
+ * often, where the way is worked out as a coverage consumer does it (the
+ * block's next, else the next block in order or an event's IP: a counted
+ * decode must hand that block over in order). */
+
+struct tblk {
+	uint64_t ip, execs;
+	uint16_t ninsn, size;
+	uint8_t mode, iclass, end;
+};
+struct tway {
+	uint64_t end;		/* the branch's block's end */
+	bool taken;
+	uint64_t execs;
+};
+struct tally {
+	struct tblk *b;
+	struct tway *w;
+	size_t nb, nw, capb, capw;
+	uint64_t pending;	/* the end of a branch whose way is due (0: none) */
+	uint64_t counted;	/* batches with execs */
+};
+
+static void *grow(void *v, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return v;
+	*cap = *cap ? *cap * 2 : 4096;
+	v = realloc(v, *cap * size);
+	if (!v)
+		abort();
+	return v;
+}
+
+static void tally_way(struct tally *t, uint64_t end, uint64_t next, uint64_t execs)
+{
+	t->w = grow(t->w, &t->capw, t->nw, sizeof(*t->w));
+	t->w[t->nw++] = (struct tway){ end, next != end, execs };
+}
+
+static void tally_blocks(void *ctx, const struct ptflow_batch *batch)
+{
+	struct tally *t = ctx;
+	const struct ptflow_blk *b = batch->b;
+	t->counted += batch->execs != NULL;
+	for (size_t i = 0; i < batch->n; i++) {
+		uint64_t x = batch->execs ? batch->execs[i] : 1;
+		if (!batch->execs && t->pending) {
+			tally_way(t, t->pending, b[i].ip, 1);
+			t->pending = 0;
+		}
+		t->b = grow(t->b, &t->capb, t->nb, sizeof(*t->b));
+		t->b[t->nb++] = (struct tblk){ b[i].ip, x, b[i].ninsn, b[i].size, b[i].mode,
+					       b[i].iclass, b[i].end };
+		if (b[i].iclass != X86_IC_JCC || b[i].end != PTFLOW_BEND_BRANCH)
+			continue;
+		uint64_t end = b[i].ip + b[i].size;
+		if (b[i].next)
+			tally_way(t, end, b[i].next, x);
+		else if (!batch->execs)
+			t->pending = end;
+	}
+}
+
+/* As efipt coverage's lcov: an event with an IP says where the flow went,
+ * some change nothing, the others lose the way. */
+static void tally_event(void *ctx, const struct ptflow_event *ev)
+{
+	struct tally *t = ctx;
+	switch (ev->type) {
+	case PTFLOW_EV_INTERRUPT:
+	case PTFLOW_EV_ASYNC_DISABLED:
+	case PTFLOW_EV_TSX:
+	case PTFLOW_EV_EXSTOP:
+	case PTFLOW_EV_CFE:
+	case PTFLOW_EV_PTWRITE:
+		if (ev->has_ip && t->pending) {
+			tally_way(t, t->pending, ev->ip, 1);
+			t->pending = 0;
+		}
+		break;
+	case PTFLOW_EV_EXEC_MODE:
+	case PTFLOW_EV_PAGING:
+	case PTFLOW_EV_VMCS:
+	case PTFLOW_EV_MWAIT:
+	case PTFLOW_EV_PWRE:
+	case PTFLOW_EV_PWRX:
+	case PTFLOW_EV_EVD:
+		break;
+	default:
+		t->pending = 0;
+	}
+}
+
+static int tblk_cmp(const void *a, const void *b)
+{
+	const struct tblk *x = a, *y = b;
+	if (x->ip != y->ip)
+		return x->ip < y->ip ? -1 : 1;
+	if (x->ninsn != y->ninsn)
+		return x->ninsn < y->ninsn ? -1 : 1;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return memcmp(&x->mode, &y->mode, 3);
+}
+
+static int tway_cmp(const void *a, const void *b)
+{
+	const struct tway *x = a, *y = b;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return (int)x->taken - (int)y->taken;
+}
+
+/* Sorted, equal entries summed into one: the new count. */
+static size_t merge(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *),
+		    size_t execs_off)
+{
+	qsort(v, n, size, cmp);
+	char *p = v;
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x;
+		memcpy(&x, p + i * size + execs_off, sizeof(x));
+		if (m && !cmp(p + (m - 1) * size, p + i * size)) {
+			uint64_t y;
+			memcpy(&y, p + (m - 1) * size + execs_off, sizeof(y));
+			y += x;
+			memcpy(p + (m - 1) * size + execs_off, &y, sizeof(y));
+		} else {
+			memmove(p + m++ * size, p + i * size, size);
+		}
+	}
+	return m;
+}
+
+/* The counted tally c against the one-by-one tally o: NULL if the same. */
+static const char *tally_diff(struct tally *o, struct tally *c)
+{
+	o->nb = merge(o->b, o->nb, sizeof(*o->b), tblk_cmp, offsetof(struct tblk, execs));
+	c->nb = merge(c->b, c->nb, sizeof(*c->b), tblk_cmp, offsetof(struct tblk, execs));
+	o->nw = merge(o->w, o->nw, sizeof(*o->w), tway_cmp, offsetof(struct tway, execs));
+	c->nw = merge(c->w, c->nw, sizeof(*c->w), tway_cmp, offsetof(struct tway, execs));
+	if (o->nb != c->nb)
+		return "another number of distinct blocks";
+	for (size_t i = 0; i < o->nb; i++)
+		if (tblk_cmp(&o->b[i], &c->b[i]) || o->b[i].execs != c->b[i].execs)
+			return "a block ran another number of times";
+	if (o->nw != c->nw)
+		return "another number of branch ways";
+	for (size_t i = 0; i < o->nw; i++)
+		if (tway_cmp(&o->w[i], &c->w[i]) || o->w[i].execs != c->w[i].execs)
+			return "a branch went a way another number of times";
+	return NULL;
+}
+
+static void tally_free(struct tally *t)
+{
+	free(t->b);
+	free(t->w);
+}
+
 static struct ptflow_block cache[1 << 12];
 
 struct totals {
 	uint64_t insns, events, traces, bytes;
 	uint64_t blocks, region_blocks; /* without and with regions */
+	uint64_t counted_batches;
 	uint64_t kinds[256];
 };
 
@@ -521,6 +687,27 @@ static int run_one(const char *name, const struct ptsynth_config *base, uint64_t
 		blocks_ok = false;
 		snprintf(whyb, sizeof(whyb), "with regions: %s", whyr);
 	}
+	/* the same blocks counted (with the cache only) */
+	if (fc.cache_size) {
+		static uint64_t counts[2 << 12];
+		struct tally one = { 0 }, counted = { 0 };
+		struct ptflow_sink os = { &one, NULL, tally_event }, cs = { &counted, NULL, tally_event };
+		ptflow_init(&blk_dec, &fc, &os);
+		ptflow_on_blocks(&blk_dec, tally_blocks);
+		ptflow_decode(&blk_dec, buf, res.size, 0);
+		ptflow_init(&blk_dec, &fc, &cs);
+		ptflow_on_blocks(&blk_dec, tally_blocks);
+		ptflow_blocks_counted(&blk_dec, counts);
+		ptflow_decode(&blk_dec, buf, res.size, 0);
+		const char *bad = tally_diff(&one, &counted);
+		if (bad && blocks_ok) {
+			blocks_ok = false;
+			snprintf(whyb, sizeof(whyb), "counted: %s", bad);
+		}
+		tot->counted_batches += counted.counted;
+		tally_free(&one);
+		tally_free(&counted);
+	}
 	tot->blocks += plain.n;
 	tot->region_blocks += merged.n;
 	free(plain.v);
@@ -616,12 +803,13 @@ static void summary_check(const char *path, struct ptsec_image *im, const struct
 	static struct ptsynth syn;
 	static struct ptflow_block scache[1 << 14];
 	static struct ptsum_image img[4096];
-	static struct ptcov_image cimg[3][4096];
+	static struct ptcov_image cimg[4][4096];
 	static struct ptcov_seen seen[1 << 12];
-	static char text[3][1 << 16];
-	static unsigned char drcov[3][1 << 20];
-	struct covout co[3];
-	static char ctext[3][4096];
+	static uint64_t counts[2 << 14];
+	static char text[4][1 << 16];
+	static unsigned char drcov[4][1 << 20];
+	struct covout co[4];
+	static char ctext[4][4096];
 	unsigned long long seen_all = 0; /* runs: distinct, lost and outside all seen */
 	struct ptsynth_result res;
 	if (ptsynth_run(&syn, base, NULL, buf, sizeof(buf), &res))
@@ -636,7 +824,8 @@ static void summary_check(const char *path, struct ptsec_image *im, const struct
 				snprintf(img[n].name, sizeof(img[n].name), "part%u", n);
 				n++;
 			}
-	for (int v = 0; v < 3; v++) { /* runs, blocks, blocks without the memo */
+	/* runs, blocks, blocks without the memo, blocks counted */
+	for (int v = 0; v < 4; v++) {
 		static struct ptsum sum;
 		static struct ptcov cov;
 		static struct ptflow_decoder dec;
@@ -671,8 +860,10 @@ static void summary_check(const char *path, struct ptsec_image *im, const struct
 		ptflow_init(&dec, &fc, &csink);
 		if (v) {
 			ptflow_on_blocks(&dec, ptcov_on_blocks);
-			ptcov_use_blocks(&cov, v == 1 ? seen : NULL,
-					 v == 1 ? sizeof(seen) / sizeof(seen[0]) : 0);
+			ptcov_use_blocks(&cov, v != 2 ? seen : NULL,
+					 v != 2 ? sizeof(seen) / sizeof(seen[0]) : 0);
+			if (v == 3)
+				ptflow_blocks_counted(&dec, counts);
 		}
 		ptflow_decode(&dec, buf, res.size, 0);
 		co[v] = (struct covout){ drcov[v], 0, sizeof(drcov[v]) };
@@ -697,12 +888,15 @@ static void summary_check(const char *path, struct ptsec_image *im, const struct
 		       strstr(text[0], "outside every listed image"),
 	       "flow: summary from blocks as from runs", "%s\nruns:\n%s\nblocks:\n%s", path, text[0],
 	       text[1]);
-	bool same = !strcmp(ctext[0], ctext[1]) && !strcmp(ctext[0], ctext[2]);
-	for (int v = 1; v < 3; v++)
+	bool same = true;
+	for (int v = 1; v < 4; v++)
+		same = same && !strcmp(ctext[0], ctext[v]);
+	for (int v = 1; v < 4; v++)
 		same = same && co[v].len == co[0].len && co[0].len <= co[0].cap &&
 		       !memcmp(drcov[0], drcov[v], co[0].len);
 	CHECKF(same && seen_all, "flow: coverage from blocks as from runs",
-	       "%s\nruns:   %s\nblocks: %s\nno memo: %s", path, ctext[0], ctext[1], ctext[2]);
+	       "%s\nruns:    %s\nblocks:  %s\nno memo: %s\ncounted: %s", path, ctext[0], ctext[1],
+	       ctext[2], ctext[3]);
 }
 
 static uint64_t all_blocks, all_region_blocks; /* over all images */
@@ -735,8 +929,11 @@ static void image_tests(const char *kind, const char *path, int nseeds)
 		good += run_one(path, &sc, (uint64_t)s + 1, &tot, false);
 	}
 	CHECKF(good == nseeds, path, "%d of %d seeds exact", good, nseeds);
-	printf("# %s: %llu blocks, %llu with regions\n", path, (unsigned long long)tot.blocks,
-	       (unsigned long long)tot.region_blocks);
+	CHECKF(tot.counted_batches > 0, "flow: blocks counted", "%s: no counted batch in %d seeds",
+	       path, nseeds);
+	printf("# %s: %llu blocks, %llu with regions, %llu counted batches\n", path,
+	       (unsigned long long)tot.blocks, (unsigned long long)tot.region_blocks,
+	       (unsigned long long)tot.counted_batches);
 	all_blocks += tot.blocks;
 	all_region_blocks += tot.region_blocks;
 	if (!strcmp(kind, "elf") && strstr(path, "libc.so")) {

@@ -217,8 +217,8 @@ static void test_api(void)
 		      s.images.v[0].base == 0x1000,
 	      "session_open: the image of images.json");
 	struct counts a = { 0 }, b = { 0 };
-	struct flow_consumer c[2] = { { &a, on_batch, on_event, NULL, NULL, false, 0 },
-				      { &b, on_batch, NULL, NULL, NULL, false, 0 } };
+	struct flow_consumer c[2] = { { &a, on_batch, on_event, NULL, NULL, false, 0, false },
+				      { &b, on_batch, NULL, NULL, NULL, false, 0, false } };
 	long e = session_decode(&s, 0, c, 2);
 	CHECK(e == 0, "session_decode: no decode errors");
 	CHECK(decodes == 1, "session_decode: two consumers, one decode");
@@ -227,7 +227,7 @@ static void test_api(void)
 	CHECK(a.events > 0 && b.events == 0, "session_decode: events to who asks");
 	/* until: enough after 1000 instructions */
 	struct counts u = { 0 };
-	struct flow_consumer cu = { &u, on_batch, NULL, NULL, NULL, false, 1000 };
+	struct flow_consumer cu = { &u, on_batch, NULL, NULL, NULL, false, 1000, false };
 	e = session_decode(&s, 0, &cu, 1);
 	CHECK(e == 0 && u.insns >= 1000 && u.insns < 50000,
 	      "session_decode: until stops decoding after its instructions");
