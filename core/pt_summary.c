@@ -30,10 +30,10 @@ static uint64_t *region(struct ptsum *s, uint64_t ip, uint64_t *lo, uint64_t *hi
 	return k >= 0 ? &s->img[k].insns : &s->outside;
 }
 
-void ptsum_on_run(void *ctx, const struct ptflow_run *run)
+/* run, executed x times */
+static void on_run(struct ptsum *s, const struct ptflow_run *run, uint64_t x)
 {
-	struct ptsum *s = ctx;
-	s->insns += run->ninsn;
+	s->insns += run->ninsn * x;
 	uint64_t ip = run->ip;
 	uint32_t i = 0;
 	while (i < run->ninsn) {
@@ -45,9 +45,14 @@ void ptsum_on_run(void *ctx, const struct ptflow_run *run)
 		uint32_t j = i;
 		while (j < run->ninsn && ip - start <= hi - start && ip >= start)
 			ip += run->lens[j++];
-		*count += j - i;
+		*count += (j - i) * x;
 		i = j;
 	}
+}
+
+void ptsum_on_run(void *ctx, const struct ptflow_run *run)
+{
+	on_run(ctx, run, 1);
 }
 
 void ptsum_on_blocks(void *ctx, const struct ptflow_batch *batch)
@@ -65,16 +70,18 @@ void ptsum_on_blocks(void *ctx, const struct ptflow_batch *batch)
 			here = 0;
 			count = region(s, ip, &lo, &hi);
 		}
+		/* counted batches: times each ran */
+		uint64_t x = batch->execs ? batch->execs[i] : 1;
 		if (b[i].size && b[i].size - 1u <= hi - ip) {
-			all += b[i].ninsn;
-			here += b[i].ninsn;
+			all += b[i].ninsn * x;
+			here += b[i].ninsn * x;
 			continue;
 		}
 		/* across an image's end: by instruction */
 		uint8_t lens[PTFLOW_BLOCK_MAX];
 		struct ptflow_run r = { ip, lens, 0, b[i].mode, b[i].iclass };
 		r.ninsn = ptflow_blk_lens(batch->image, &b[i], lens);
-		ptsum_on_run(s, &r);
+		on_run(s, &r, x);
 	}
 	if (count)
 		*count += here;

@@ -158,8 +158,10 @@ int cmd_decode(int argc, char **argv)
 		cs.tree = false;
 	}
 	struct both x = { &sum, symbols ? &cs : NULL, s.images.v, s.images.n, s.overlap, 0 };
-	/* blocks from the fast loops: no instruction decoded twice */
-	struct flow_consumer c = { &x, both_batch, both_event, NULL, both_region, symbols, 0, false };
+	/* blocks from the fast loops: no instruction decoded twice; the
+	 * summary alone needs no order, so they come counted */
+	struct flow_consumer c = { &x, both_batch, both_event, NULL,
+				   symbols ? both_region : NULL, symbols, 0, !symbols };
 	long errs = session_decode(&s, 0, &c, 1);
 	if (errs < 0) {
 		rc = 1;

@@ -848,9 +848,10 @@ static void summary_check(const char *path, struct ptsec_image *im, const struct
 		ptcov_init(&cov, cimg[v], n);
 		struct ptflow_sink sink = { &sum, v ? NULL : ptsum_on_run, ptsum_on_event };
 		ptflow_init(&dec, &fc, &sink);
-		if (v) {
+		if (v)
 			ptflow_on_blocks(&dec, ptsum_on_blocks);
-		}
+		if (v == 3)
+			ptflow_blocks_counted(&dec, counts);
 		ptflow_decode(&dec, buf, res.size, 0);
 		struct strbuf sb;
 		sb_init(&sb, text[v], sizeof(text[v]));
@@ -884,7 +885,7 @@ static void summary_check(const char *path, struct ptsec_image *im, const struct
 		if (!v)
 			seen_all = dins && lost && cov.outside;
 	}
-	CHECKF(!strcmp(text[0], text[1]) && !strcmp(text[0], text[2]) &&
+	CHECKF(!strcmp(text[0], text[1]) && !strcmp(text[0], text[2]) && !strcmp(text[0], text[3]) &&
 		       strstr(text[0], "outside every listed image"),
 	       "flow: summary from blocks as from runs", "%s\nruns:\n%s\nblocks:\n%s", path, text[0],
 	       text[1]);
