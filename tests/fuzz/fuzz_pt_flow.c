@@ -169,6 +169,21 @@ static void on_region_blocks(void *ctx, const struct ptflow_batch *batch)
 	}
 }
 
+/* Blocks counted (ptflow_blocks_counted()): each with its lengths, as
+ * often as it ran. */
+static void on_counted_blocks(void *ctx, const struct ptflow_batch *batch)
+{
+	struct seen *s = ctx;
+	const struct ptflow_blk *b = batch->b;
+	for (size_t i = 0; i < batch->n; i++) {
+		uint8_t lens[PTFLOW_BLOCK_MAX];
+		if (ptflow_blk_lens(batch->image, &b[i], lens) != b[i].ninsn ||
+		    (batch->execs && !batch->execs[i]))
+			__builtin_trap();
+		s->insns += b[i].ninsn * (batch->execs ? batch->execs[i] : 1);
+	}
+}
+
 static void on_event(void *ctx, const struct ptflow_event *ev)
 {
 	struct seen *s = ctx;
@@ -185,7 +200,8 @@ static void on_event(void *ctx, const struct ptflow_event *ev)
 }
 
 /* Decode data[1..size) with cache_size entries of cache (0: none);
- * blocks 1: as blocks too, 2: as blocks merged in regions. */
+ * blocks 1: as blocks too, 2: as blocks merged in regions, 3: as blocks
+ * counted. */
 static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
 		   uint32_t cache_size, int blocks, struct seen *s, struct ptflow_stat *st)
 {
@@ -212,8 +228,12 @@ static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
 	flat.bytes = image;
 	code_step = 8 + size % 57;
 	ptflow_on_position(&d, code_step, switch_code, NULL);
+	static uint64_t counts[2 * 64];
 	if (blocks) {
-		ptflow_on_blocks(&d, blocks == 2 ? on_region_blocks : on_blocks);
+		ptflow_on_blocks(&d, blocks == 2 ? on_region_blocks
+				     : blocks == 3 ? on_counted_blocks : on_blocks);
+		if (blocks == 3)
+			ptflow_blocks_counted(&d, counts);
 		/* handed over before each timing packet: the same blocks */
 		ptflow_blocks_timed(&d, data[0] & 0x80);
 		if (blocks == 2)
@@ -238,7 +258,8 @@ static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
  * timing packet (ptflow_blocks_timed()). Every input is decoded with the
  * cache and without (cache 0: block by block, none of the fast loops), and
  * both must deliver the same; so must the cache's blocks, and the blocks
- * merged in regions (ptflow_blk_regions()) count the same instructions.
+ * merged in regions (ptflow_blk_regions()) and the blocks counted
+ * (ptflow_blocks_counted()) count the same instructions.
  */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -257,6 +278,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ptflow_stat sm;
 	decode(data, size, cache, data[0] & 0x20 ? 8 : 64, 2, &merged, &sm);
 	if (merged.insns != so.insns || merged.events != without.events || sm.errors != so.errors)
+		__builtin_trap();
+	struct seen counted;
+	struct ptflow_stat sc;
+	decode(data, size, cache, data[0] & 0x20 ? 8 : 64, 3, &counted, &sc);
+	if (counted.insns != so.insns || counted.events != without.events || sc.errors != so.errors)
 		__builtin_trap();
 	/* blocks deliver every instruction, runs only with bit 6 */
 	bool same = (data[0] & 0x40 ? blocks.hash == without.hash : blocks.events == without.events) &&
