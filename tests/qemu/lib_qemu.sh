@@ -94,6 +94,13 @@ dxe_after() {
 	grep -q '^Servicing hardware INT' "$1/int.log" 2>/dev/null && [ -s "$1/count.txt" ] || return 1
 	DXE=$(($(cut -d' ' -f2 "$1/count.txt") + 20000000))
 }
+# need_dxe NAME DIR: dxe_after DIR, or "not ok NAME: ..." and the script
+# ends.
+need_dxe() {
+	dxe_after "$2" && return 0
+	nok "$1: the firmware's first interrupt found by a first run" "$(tail -c 300 "$2/qemu.log")"
+	exit 0
+}
 # need_api4 NAME WHY: under a QEMU older than 9.2 (no plugin API 4, which
 # start=guest and the interrupt vectors need), "ok NAME: SKIP, ... (WHY)"
 # and the script ends.

@@ -25,10 +25,7 @@ cr3_run() {
 }
 
 # the DXE CR3: where a window in DXE starts (dxe_after)
-if ! dxe_after "$TMP/probe"; then
-	nok "cr3 filter: the firmware's first interrupt found by a first run" "$(tail -c 300 "$TMP/probe/qemu.log")"
-	exit 0
-fi
+need_dxe "cr3 filter" "$TMP/probe"
 cr3_run "$TMP/w" after=$DXE,limit=1000,exit=on
 X=$(python3 -c "import json; print(json.load(open('$TMP/w/run/manifest.json'))['trace']['cr3'])" 2>/dev/null)
 case $X in
