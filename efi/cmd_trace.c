@@ -765,7 +765,8 @@ static void decode_in_place(struct app *app, const struct decode_item *item, uns
 	struct ptimg code = { memview_read, &view };
 	bool cov = app->have_run && !EFI_ERROR(inplace_cov_init(&ic, images, nimg, &code));
 	/* blocks from the fast loops: the summary and the coverage decode
-	 * nothing again but blocks that cross an image's end or are new */
+	 * nothing again but blocks that cross an image's end or are new, and
+	 * need no order, so they come counted */
 	static struct ptflow_decoder dec;
 	if (cov)
 		ptcov_use_blocks(&ic.cov, ic.seen, ic.nseen);
@@ -782,7 +783,7 @@ static void decode_in_place(struct app *app, const struct decode_item *item, uns
 	for (unsigned i = 0; i < n; i++) {
 		ptsum_init(&sum, images, nimg);
 		if (EFI_ERROR(inplace_decode(item[i].buf, item[i].len, &view, &app->caps, ctl, &dec,
-					     &sink, both_on_blocks, &stat))) {
+					     &sink, both_on_blocks, true, &stat))) {
 			con_puts("efipt: no memory for the decoder's block cache: not decoding\n");
 			if (cov)
 				inplace_cov_free(&ic);

@@ -117,7 +117,7 @@ int selftest_trace_mode(const struct ptcaps *caps, enum ptcfg_output output,
 		struct ptflow_stat stat;
 		static struct ptflow_decoder dec; /* several KiB: not on the stack */
 		if (EFI_ERROR(inplace_decode(res.buf, res.len, &view, caps, 0, &dec, &sink, NULL,
-					     &stat)))
+					     false, &stat)))
 			sb_puts(detail, "no memory for the decoder");
 		else if (c.errors)
 			sb_printf(detail, "%llu decode errors (first at trace offset 0x%llx)",
