@@ -480,7 +480,9 @@ unsigned ptflow_blk_lens(const struct ptimg *img, const struct ptflow_blk *b, ui
  * window of the trace). Safe to call while the decoder delivers. */
 void ptflow_stop(struct ptflow_decoder *d);
 
-/* Empty the block cache (the code changed). */
+/* Empty the block cache (the code is about to change): the blocks counted
+ * so far (ptflow_blocks_counted()) are handed over first, from the code as
+ * it still is. */
 void ptflow_cache_flush(struct ptflow_decoder *d);
 
 /* Decode one block at ip/mode without the cache. lens (PTFLOW_BLOCK_MAX

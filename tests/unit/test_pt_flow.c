@@ -533,6 +533,8 @@ static int tway_cmp(const void *a, const void *b)
 static size_t merge(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *),
 		    size_t execs_off)
 {
+	if (!n)
+		return 0; /* v may be NULL */
 	qsort(v, n, size, cmp);
 	char *p = v;
 	size_t m = 0;
