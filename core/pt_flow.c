@@ -90,6 +90,29 @@ const char *ptflow_ev_name(int type)
 	return "?";
 }
 
+enum ptflow_ev_way ptflow_ev_way(int type)
+{
+	switch (type) {
+	case PTFLOW_EV_INTERRUPT:
+	case PTFLOW_EV_ASYNC_DISABLED:
+	case PTFLOW_EV_TSX:
+	case PTFLOW_EV_EXSTOP:
+	case PTFLOW_EV_CFE:
+	case PTFLOW_EV_PTWRITE:
+		return PTFLOW_WAY_AT_IP;
+	case PTFLOW_EV_EXEC_MODE:
+	case PTFLOW_EV_PAGING:
+	case PTFLOW_EV_VMCS:
+	case PTFLOW_EV_MWAIT:
+	case PTFLOW_EV_PWRE:
+	case PTFLOW_EV_PWRX:
+	case PTFLOW_EV_EVD:
+		return PTFLOW_WAY_KEPT;
+	default:
+		return PTFLOW_WAY_LOST;
+	}
+}
+
 /* ---- output -------------------------------------------------------------- */
 
 /* An event to the sink, with the time estimate so far. */
@@ -221,18 +244,27 @@ static void run(struct ptflow_decoder *d, const struct ptflow_block *b, uint32_t
 	}
 }
 
+/* See pt_flow_int.h. */
+void ptflow_hand_over(struct ptflow_decoder *d, const struct ptflow_blk *b, size_t n,
+		      const uint64_t *execs)
+{
+	struct ptflow_batch batch;
+	batch.b = b;
+	batch.n = n;
+	batch.tsc = 0;
+	/* counts hold no time */
+	batch.has_time = !execs && pttime_get(&d->time, &batch.tsc, NULL, NULL);
+	batch.cbr = execs ? 0 : d->time.cbr;
+	batch.image = &d->cfg.image;
+	batch.execs = execs;
+	d->on_blocks(d->sink.ctx, &batch);
+}
+
 void ptflow_blk_flush(struct ptflow_decoder *d)
 {
 	size_t n = (size_t)(d->blk_cur - d->blk);
 	if (n && d->on_blocks) {
-		struct ptflow_batch batch;
-		batch.b = d->blk;
-		batch.n = n;
-		batch.has_time = pttime_get(&d->time, &batch.tsc, NULL, NULL);
-		batch.cbr = d->time.cbr;
-		batch.image = &d->cfg.image;
-		batch.execs = NULL;
-		d->on_blocks(d->sink.ctx, &batch);
+		ptflow_hand_over(d, d->blk, n, NULL);
 		d->blk_waiting = d->blk_open;
 	}
 	d->blk_cur = d->blk;

@@ -494,6 +494,16 @@ int ptflow_block_decode(const struct ptimg *img, uint64_t ip, uint8_t mode,
 /* Event name for output ("interrupt", "overflow", ...). */
 const char *ptflow_ev_name(int type);
 
+/* What an event that comes between a branch and the block after it says
+ * of where the branch went. */
+enum ptflow_ev_way {
+	PTFLOW_WAY_AT_IP,	/* asynchronous, at ev->ip (if has_ip): the flow
+				 * was there (an interrupt, a TSX abort, ...) */
+	PTFLOW_WAY_KEPT,	/* changes nothing in the flow: the next block says */
+	PTFLOW_WAY_LOST,	/* overflow, disable, gap, error: not known */
+};
+enum ptflow_ev_way ptflow_ev_way(int type);
+
 /* Synthesizes traces over a small built-in code buffer and decodes them. */
 int ptflow_selfcheck(void);
 

@@ -306,21 +306,6 @@ void ptflow_blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, ui
 	d->blk_cur = chain_blocks(d, b, next, d->blk_cur);
 }
 
-/* The counted blocks o[0..n) to the consumer. */
-static void counts_deliver(struct ptflow_decoder *d, const struct ptflow_blk *o,
-			   const uint64_t *execs, size_t n)
-{
-	struct ptflow_batch batch;
-	batch.b = o;
-	batch.n = n;
-	batch.has_time = false; /* counts hold no time */
-	batch.tsc = 0;
-	batch.cbr = 0;
-	batch.image = &d->cfg.image;
-	batch.execs = execs;
-	d->on_blocks(d->sink.ctx, &batch);
-}
-
 /* See pt_flow_int.h. Every entry made since the cache was last emptied
  * may have counts; each way of a chain's last Jcc comes as the chain's
  * blocks going that way. */
@@ -340,7 +325,7 @@ void ptflow_counts_flush(struct ptflow_decoder *d)
 				continue;
 			cnt[2 * (size_t)i + way] = 0;
 			if (n > PTFLOW_BLK_BATCH - PTFLOW_CHAIN_MAX) {
-				counts_deliver(d, o, execs, n);
+				ptflow_hand_over(d, o, n, execs);
 				n = 0;
 			}
 			uint32_t l = b->chain_link[way];
@@ -351,5 +336,5 @@ void ptflow_counts_flush(struct ptflow_decoder *d)
 		}
 	}
 	if (n)
-		counts_deliver(d, o, execs, n);
+		ptflow_hand_over(d, o, n, execs);
 }

@@ -322,6 +322,12 @@ void ptflow_deliver_chain(struct ptflow_decoder *d, const struct ptflow_block *b
 
 /* ---- delivered blocks (ptflow_on_blocks()) --------------------------------- */
 
+/* b[0..n) to the consumer as a batch: counted (execs[i] times each,
+ * ptflow_blocks_counted()), or with execs NULL in order, with the time
+ * estimate now. */
+void ptflow_hand_over(struct ptflow_decoder *d, const struct ptflow_blk *b, size_t n,
+		      const uint64_t *execs);
+
 /* Hand the buffered blocks to the consumer. */
 void ptflow_blk_flush(struct ptflow_decoder *d);
 
@@ -391,7 +397,6 @@ static inline bool counting(const struct ptflow_decoder *d)
 	return d->counts && d->on_blocks && d->nents && !d->sink.run && !d->blk_region &&
 	       !d->blk_timed;
 }
-
 
 /* b's chain as blocks, the last going on to next. */
 static inline __attribute__((always_inline)) void

@@ -516,32 +516,18 @@ static void add_block_counts(struct lcov *l)
 	}
 }
 
-/* Events between a branch and where the flow went on: an asynchronous one
- * with an IP (an interrupt, a TSX abort, ...) happened there, so the IP is
- * the branch's outcome; one that changes nothing in the flow leaves it
- * pending; the others (overflow, disable, gap, error) leave it unknown. */
+/* Events between a branch and where the flow went on (ptflow_ev_way()). */
 static void on_event(void *ctx, const struct ptflow_event *ev)
 {
 	struct lcov *l = ctx;
-	switch (ev->type) {
-	case PTFLOW_EV_INTERRUPT:
-	case PTFLOW_EV_ASYNC_DISABLED:
-	case PTFLOW_EV_TSX:
-	case PTFLOW_EV_EXSTOP:
-	case PTFLOW_EV_CFE:
-	case PTFLOW_EV_PTWRITE:
+	switch (ptflow_ev_way(ev->type)) {
+	case PTFLOW_WAY_AT_IP:
 		if (ev->has_ip)
 			resolve(l, ev->ip);
 		break;
-	case PTFLOW_EV_EXEC_MODE:
-	case PTFLOW_EV_PAGING:
-	case PTFLOW_EV_VMCS:
-	case PTFLOW_EV_MWAIT:
-	case PTFLOW_EV_PWRE:
-	case PTFLOW_EV_PWRX:
-	case PTFLOW_EV_EVD:
+	case PTFLOW_WAY_KEPT:
 		break;
-	default:
+	case PTFLOW_WAY_LOST:
 		l->pending = -1;
 	}
 }

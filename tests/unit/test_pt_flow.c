@@ -479,34 +479,15 @@ static void tally_blocks(void *ctx, const struct ptflow_batch *batch)
 	}
 }
 
-/* As efipt coverage's lcov: an event with an IP says where the flow went,
- * some change nothing, the others lose the way. */
+/* As efipt coverage's lcov: the rule of ptflow_ev_way(). */
 static void tally_event(void *ctx, const struct ptflow_event *ev)
 {
 	struct tally *t = ctx;
-	switch (ev->type) {
-	case PTFLOW_EV_INTERRUPT:
-	case PTFLOW_EV_ASYNC_DISABLED:
-	case PTFLOW_EV_TSX:
-	case PTFLOW_EV_EXSTOP:
-	case PTFLOW_EV_CFE:
-	case PTFLOW_EV_PTWRITE:
-		if (ev->has_ip && t->pending) {
-			tally_way(t, t->pending, ev->ip, 1);
-			t->pending = 0;
-		}
-		break;
-	case PTFLOW_EV_EXEC_MODE:
-	case PTFLOW_EV_PAGING:
-	case PTFLOW_EV_VMCS:
-	case PTFLOW_EV_MWAIT:
-	case PTFLOW_EV_PWRE:
-	case PTFLOW_EV_PWRX:
-	case PTFLOW_EV_EVD:
-		break;
-	default:
+	enum ptflow_ev_way w = ptflow_ev_way(ev->type);
+	if (w == PTFLOW_WAY_AT_IP && ev->has_ip && t->pending)
+		tally_way(t, t->pending, ev->ip, 1);
+	if (w == PTFLOW_WAY_LOST || (w == PTFLOW_WAY_AT_IP && ev->has_ip))
 		t->pending = 0;
-	}
 }
 
 static int tblk_cmp(const void *a, const void *b)
