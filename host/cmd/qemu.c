@@ -242,6 +242,15 @@ int cmd_qemu(int argc, char **argv)
 	static char auto_esp[PATH_MAX];
 	unsigned long long limit, timeout;
 	char plugin[PATH_MAX] = "";
+	/* the whole efipt command line, as efipt.efi records its own: from the
+	 * command on (argv[0] is "efipt qemu", the name getopt's messages use),
+	 * taken before the option parsers below take their options out of argv */
+	static char cmdline[8192];
+	snprintf(cmdline, sizeof(cmdline), "qemu");
+	for (int i = 1; i < argc; i++) {
+		strncat(cmdline, " ", sizeof(cmdline) - strlen(cmdline) - 1);
+		strncat(cmdline, argv[i], sizeof(cmdline) - strlen(cmdline) - 1);
+	}
 	/* the hardware trace options first: the shared table's rows */
 	struct qemu_trace_opts topt;
 	char terr[4096];
@@ -445,13 +454,6 @@ int cmd_qemu(int argc, char **argv)
 		free(qargv);
 		free(before);
 		return qr.signal ? 128 + qr.signal : 1;
-	}
-	/* the whole efipt command line, as efipt.efi records its own: from the
-	 * command on (argv[0] is "efipt qemu", the name getopt's messages use) */
-	char cmdline[8192] = "qemu";
-	for (int i = 1; i < argc; i++) {
-		strncat(cmdline, " ", sizeof(cmdline) - strlen(cmdline) - 1);
-		strncat(cmdline, argv[i], sizeof(cmdline) - strlen(cmdline) - 1);
 	}
 	int rc = note_qemu(out, cmdline, qargv, status);
 	free(qargv);

@@ -46,6 +46,11 @@ assert c & (1<<10) and c & (1<<9) and (c >> 14) & 15 == 3 and c & 2, hex(c)
 assert t['emulated'] is True and 'shift=3: 8 ns per instruction' in t['clock'], t
 assert t['cpuid15_ebx'] * t['cpuid15_ecx'] // t['cpuid15_eax'] == t['tsc_hz'] == t['nom_freq'] * 100000000, t
 assert int(t['tsc_start'],16) == m['trace']['first_call'] << 3, t"
+# the manifest keeps the command as given, trace options included (the
+# option table takes them out of argv before efipt qemu's own parser)
+expect "time: manifest command_line is the whole command" python3 -c "
+import json; c=json.load(open('$d/run/manifest.json'))['command_line']
+assert c.startswith('qemu -o $d/run --start protected --limit 300000 --tsc --mtc --cyc -- '), c"
 $EFIPT packets "$d/run/trace.pt" >"$d/packets.txt" 2>&1
 expect "time: efipt packets shows TSC, TMA, CBR, MTC and CYC" python3 -c "
 w=[l.split()[1] for l in open('$d/packets.txt') if len(l.split()) > 1]
