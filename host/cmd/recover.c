@@ -212,7 +212,14 @@ int cmd_recover(int argc, char **argv)
 					   "region (--source qemu: the host's efipt-qemu.so recorded it)",
 			 h->boot);
 	}
-	runfiles_manifest(&o, run_id, started, cmdline, &r, text, rc ? "failed" : "ok", msg);
+	if (runfiles_manifest(&o, run_id, started, cmdline, &r, text, rc ? "failed" : "ok", msg)) {
+		/* no manifest, no run: what was written goes too */
+		runfiles_remove_written(&o);
+		rmdir(out);
+		fprintf(stderr, "efipt recover: %s: no run directory written\n", o.why);
+		free(text);
+		return 2;
+	}
 	free(text);
 	fprintf(rc ? stderr : stdout, "efipt recover: %s\n", msg);
 	if (notes[0] && !rc)

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "core/pt_caps.h"
-#include "core/version.h"
+#include "core/run_manifest.h"
 #include "host/out/run_files.h"
 #include "host/util/file_io.h"
 
@@ -101,64 +101,59 @@ void runfiles_put_region(struct run_files *o, const char *name, struct recmem *m
 		runfiles_note(o, name, total, "written");
 }
 
-static void json_str(struct strbuf *sb, const char *s)
-{
-	sb_putc(sb, '"');
-	sb_json_escape(sb, s);
-	sb_putc(sb, '"');
-}
-
-void runfiles_manifest(struct run_files *o, const char *run_id, const char *started,
-		       const char *cmdline, struct ptrec *r, const char *members,
-		       const char *result, const char *message)
+int runfiles_manifest(struct run_files *o, const char *run_id, const char *started,
+		      const char *cmdline, struct ptrec *r, const char *members,
+		      const char *result, const char *message)
 {
 	char *buf = malloc(TEXT_CAP);
-	if (!buf)
-		return;
+	if (!buf) {
+		snprintf(o->why, sizeof(o->why), "manifest.json: out of memory");
+		return -1;
+	}
 	struct strbuf sb;
 	sb_init(&sb, buf, TEXT_CAP);
-	sb_printf(&sb, "{\n  \"format\": \"efipt-run\",\n  \"format_version\": 1,\n"
-		       "  \"efipt_version\": \"%s\",\n  \"efipt_gitrev\": \"%s\",\n",
-		  efipt_version, efipt_gitrev);
-	sb_printf(&sb, "  \"run_id\": \"%s\",\n  \"started\": \"%s\",\n  \"command\": \"recover\","
-		       "\n  \"command_line\": ",
-		  run_id, started);
-	json_str(&sb, cmdline);
+	/* the members every run has, the files and the status: core's writer,
+	 * as efipt.efi's and the QEMU plugin's manifests */
+	struct runmf_head head = { run_id, started, "recover", cmdline };
+	runmf_open(&sb, &head);
 	if (r) {
-		sb_puts(&sb, ",\n  \"firmware\": {\"vendor\": ");
-		json_str(&sb, r->h.fw_vendor);
-		sb_printf(&sb, ", \"revision\": \"0x%08x\", \"uefi\": \"%u.%u\"}", r->h.fw_revision,
-			  r->h.uefi_revision >> 16, (r->h.uefi_revision & 0xffff) / 10);
+		sb_puts(&sb, "  \"firmware\": {\"vendor\": ");
+		sb_json_str(&sb, r->h.fw_vendor);
+		sb_printf(&sb, ", \"revision\": \"0x%08x\", \"uefi\": \"%u.%u\"},\n",
+			  r->h.fw_revision, r->h.uefi_revision >> 16,
+			  (r->h.uefi_revision & 0xffff) / 10);
 		static struct cpuid_set set;
 		static struct ptcaps caps;
 		ptrec_cpuid(r, &set);
 		ptcaps_parse(&caps, &set);
-		sb_puts(&sb, ",\n  \"cpu\": ");
+		sb_puts(&sb, "  \"cpu\": ");
 		ptcaps_json(&caps, &sb);
+		sb_puts(&sb, ",\n");
 	}
 	if (members && *members)
-		sb_printf(&sb, ",\n  %s", members);
-	sb_puts(&sb, ",\n  \"files\": [");
-	for (unsigned i = 0; i < o->n; i++) {
-		sb_printf(&sb, "%s\n    {\"name\": ", i ? "," : "");
-		json_str(&sb, o->f[i].name);
-		sb_printf(&sb, ", \"size\": %llu, \"status\": ", (unsigned long long)o->f[i].size);
-		json_str(&sb, o->f[i].status);
-		sb_putc(&sb, '}');
-	}
-	sb_printf(&sb, "%s],\n  \"status\": {\"result\": \"%s\", \"efi_status\": \"none\", "
-		       "\"message\": ",
-		  o->n ? "\n  " : "", result);
-	json_str(&sb, message);
-	sb_puts(&sb, "}\n}\n");
+		sb_printf(&sb, "  %s,\n", members);
+	runmf_files_open(&sb);
+	for (unsigned i = 0; i < o->n; i++)
+		runmf_file(&sb, i, o->f[i].name, o->f[i].size, o->f[i].status);
+	runmf_close(&sb, o->n, result, "none", message);
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/manifest.json", o->dir);
+	int rc = -1;
 	struct atomic_file af;
-	if (!sb.truncated && !atomic_open(&af, "recover", path)) {
+	if (sb.truncated)
+		snprintf(o->why, sizeof(o->why), "manifest.json: more than %u bytes", TEXT_CAP);
+	else if (atomic_open(&af, "recover", path))
+		snprintf(o->why, sizeof(o->why), "manifest.json: %s", strerror(errno));
+	else {
 		atomic_write(&af, buf, sb.len);
-		atomic_commit(&af, "recover");
+		int err = af.err;
+		if (atomic_commit(&af, "recover"))
+			snprintf(o->why, sizeof(o->why), "manifest.json: %s", strerror(err ? err : EIO));
+		else
+			rc = 0;
 	}
 	free(buf);
+	return rc;
 }
 
 void runfiles_remove_written(struct run_files *o)

@@ -40,10 +40,11 @@ void runfiles_put_region(struct run_files *o, const char *name, struct recmem *m
 			 struct ptrec *r, const struct ptrec_end *e, uint64_t off, uint64_t len);
 
 /* manifest.json: the run, the recorder's firmware and CPU (r may be NULL),
- * members (JSON members, or ""), the files, the result and its message. */
-void runfiles_manifest(struct run_files *o, const char *run_id, const char *started,
-		       const char *cmdline, struct ptrec *r, const char *members,
-		       const char *result, const char *message);
+ * members (JSON members, or ""), the files, the result and its message.
+ * 0, or -1 when it could not be written (o->why says why). */
+int runfiles_manifest(struct run_files *o, const char *run_id, const char *started,
+		      const char *cmdline, struct ptrec *r, const char *members,
+		      const char *result, const char *message);
 
 /* An incomplete run is no result: remove the files written ("removed"). */
 void runfiles_remove_written(struct run_files *o);
