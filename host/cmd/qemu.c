@@ -532,9 +532,10 @@ int cmd_qemu(int argc, char **argv)
 				err);
 		else
 			printf("efipt qemu: %s: firmware volumes of %s: %u modules (%u LZMA sections"
-			       "%s), %u images named, %u SEC/PEI images added\n",
+			       "%s), %u images named, %u SEC/PEI images added, %u images found "
+			       "loaded in memory by their code\n",
 			       out, flash, fr.modules, fr.lzma, fr.lzma_failed ? ", some unreadable" : "",
-			       fr.renamed, fr.added);
+			       fr.renamed, fr.added, fr.found);
 	}
 	if (status) {
 		fprintf(stderr, "efipt qemu: %s exited with status %d\n", qemu, status);

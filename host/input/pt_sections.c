@@ -16,6 +16,7 @@
 
 #include "core/mem.h"
 #include "host/util/file_io.h"
+#include "host/util/pe_map.h"
 
 #define MAX_FILE (1ull << 30)
 #define MAX_IMAGE (512ull << 20)
@@ -394,124 +395,32 @@ int ptsec_load_pe(struct ptsec_image *im, const char *spec)
 		return fail(im, "out of memory");
 	unsigned long long base;
 	int have_base, rc = -1;
-	uint8_t *img = NULL;
 	split_num(s, &base, &have_base);
 	size_t len;
 	uint8_t *f = slurp(im, s, &len);
 	if (!f)
 		goto out;
-	if (len < 64 || f[0] != 'M' || f[1] != 'Z') {
-		fail(im, "%s: not a PE file (no MZ header)", s);
+	struct pe_mapped pm;
+	char why[200];
+	if (pe_map(f, len, base, have_base, &pm, why, sizeof(why))) {
+		fail(im, "%s: %s", s, why);
 		goto out_f;
 	}
-	uint32_t pe = efipt_le32(f + 0x3c);
-	if (!in_file(len, pe, 24) || memcmp(f + pe, "PE\0\0", 4)) {
-		fail(im, "%s: no PE signature", s);
-		goto out_f;
-	}
-	unsigned nsec = efipt_le16(f + pe + 6);
-	unsigned optsz = efipt_le16(f + pe + 20);
-	uint64_t opt = (uint64_t)pe + 24;
-	if (!in_file(len, opt, optsz) || optsz < 96) {
-		fail(im, "%s: optional header outside the file", s);
-		goto out_f;
-	}
-	unsigned magic = efipt_le16(f + opt);
-	bool plus = magic == 0x20b;
-	if (!plus && magic != 0x10b) {
-		fail(im, "%s: unknown optional header magic 0x%x", s, magic);
-		goto out_f;
-	}
-	if (optsz < (plus ? 112u : 96u)) {
-		fail(im, "%s: optional header too short (%u bytes)", s, optsz);
-		goto out_f;
-	}
-	uint64_t image_base = plus ? efipt_le64(f + opt + 24) : efipt_le32(f + opt + 28);
-	uint32_t entry_rva = efipt_le32(f + opt + 16);
-	uint32_t size_of_image = efipt_le32(f + opt + 56);
-	uint32_t size_of_headers = efipt_le32(f + opt + 60);
-	uint64_t dd = opt + (plus ? 112 : 96);
-	uint32_t ndd = efipt_le32(f + opt + (plus ? 108 : 92));
-	uint32_t reloc_rva = 0, reloc_size = 0;
-	if (ndd > 5 && dd + 6 * 8 <= opt + optsz) {
-		reloc_rva = efipt_le32(f + dd + 5 * 8);
-		reloc_size = efipt_le32(f + dd + 5 * 8 + 4);
-	}
-	if (!size_of_image || size_of_image > MAX_IMAGE) {
-		fail(im, "%s: bad SizeOfImage 0x%x", s, size_of_image);
-		goto out_f;
-	}
-	uint64_t load = have_base ? base : image_base;
-	img = calloc(1, size_of_image);
-	if (!img) {
-		fail(im, "out of memory");
-		goto out_f;
-	}
-	if (size_of_headers > size_of_image)
-		size_of_headers = size_of_image;
-	memcpy(img, f, size_of_headers < len ? size_of_headers : len);
-	uint64_t sect = opt + optsz;
-	if (!in_file(len, sect, (uint64_t)nsec * 40)) {
-		fail(im, "%s: section table outside the file", s);
-		goto out_f;
-	}
-	for (unsigned i = 0; i < nsec; i++) {
-		const uint8_t *h = f + sect + (uint64_t)i * 40;
-		uint32_t vsz = efipt_le32(h + 8), va = efipt_le32(h + 12);
-		uint32_t rawsz = efipt_le32(h + 16), rawp = efipt_le32(h + 20);
-		uint64_t n = rawsz < vsz || !vsz ? rawsz : vsz;
-		if (!in_file(len, rawp, n) || !in_file(size_of_image, va, n)) {
-			fail(im, "%s: section %u outside the file or image", s, i);
-			goto out_f;
-		}
-		memcpy(img + va, f + rawp, n);
-	}
-	/* Base relocations: blocks of {PageRVA, BlockSize, u16 entries}. */
-	uint64_t delta = load - image_base;
-	if (delta && reloc_size) {
-		if (!in_file(size_of_image, reloc_rva, reloc_size)) {
-			fail(im, "%s: relocation table outside the image", s);
-			goto out_f;
-		}
-		uint64_t p = reloc_rva, end = (uint64_t)reloc_rva + reloc_size;
-		while (p + 8 <= end) {
-			uint32_t page = efipt_le32(img + p), bsz = efipt_le32(img + p + 4);
-			if (bsz < 8 || bsz > end - p) {
-				fail(im, "%s: bad relocation block at rva 0x%llx", s, (unsigned long long)p);
-				goto out_f;
-			}
-			for (uint64_t e = p + 8; e + 2 <= p + bsz; e += 2) {
-				unsigned v = efipt_le16(img + e), type = v >> 12;
-				uint64_t at = (uint64_t)page + (v & 0xfff);
-				if (type == 0) /* ABSOLUTE: padding */
-					continue;
-				unsigned w = type == 10 ? 8 : type == 3 ? 4 : 0; /* DIR64, HIGHLOW */
-				if (!w) {
-					fail(im, "%s: unsupported relocation type %u", s, type);
-					goto out_f;
-				}
-				if (!in_file(size_of_image, at, w)) {
-					fail(im, "%s: relocation outside the image", s);
-					goto out_f;
-				}
-				efipt_store_le(img + at, efipt_load_le(img + at, w) + delta, w);
-			}
-			p += bsz;
-		}
-	} else if (delta && !reloc_size && have_base) {
-		/* no relocations: fine if the code is position independent */
-	}
+	uint8_t *img = pm.img;
+	uint64_t load = pm.load;
+	uint32_t size_of_image = pm.size_of_image, entry_rva = pm.entry_rva;
+	unsigned nsec = pm.nsec;
 	int added = 0;
 	for (unsigned i = 0; i < nsec; i++) {
-		const uint8_t *h = f + sect + (uint64_t)i * 40;
+		const uint8_t *h = pe_map_section(&pm, i);
 		uint32_t vsz = efipt_le32(h + 8), va = efipt_le32(h + 12);
-		uint32_t rawsz = efipt_le32(h + 16), ch = efipt_le32(h + 36);
-		if (!(ch & 0x20000000u) && !(ch & 0x20u)) /* MEM_EXECUTE, CNT_CODE */
+		uint32_t rawsz = efipt_le32(h + 16);
+		if (!pe_map_section_is_code(h))
 			continue;
 		uint64_t n = vsz ? vsz : rawsz;
 		if (va >= size_of_image) {
 			fail(im, "%s: section %u outside the image", s, i);
-			goto out_f;
+			goto out_img;
 		}
 		if (!in_file(size_of_image, va, n))
 			n = size_of_image - va;
@@ -521,12 +430,12 @@ int ptsec_load_pe(struct ptsec_image *im, const char *spec)
 			if (*c < 32 || *c > 126)
 				*c = '?';
 		if (ptsec_add(im, load + va, img + va, n, name))
-			goto out_f;
+			goto out_img;
 		added++;
 	}
 	if (!added) {
 		fail(im, "%s: no executable sections", s);
-		goto out_f;
+		goto out_img;
 	}
 	im->entry = load + entry_rva;
 	im->pe_base = load;
@@ -539,8 +448,9 @@ int ptsec_load_pe(struct ptsec_image *im, const char *spec)
 	struct ptimg hdr = { ptimg_flat_read, &laid };
 	pe_code_read(&hdr, load, size_of_image, &im->pe_code);
 	rc = 0;
-out_f:
+out_img:
 	free(img);
+out_f:
 	free(f);
 out:
 	free(s);

@@ -136,8 +136,15 @@ static void parse_sections(struct scan *s, const uint8_t *p, size_t len, struct 
 			break;
 		}
 		case 0x10: /* PE32 */
-			if (!m->image_size)
+			if (!m->image_size) {
 				read_pe(d, dlen, m);
+				/* kept: the volume's bytes may be an LZMA
+				 * section's, gone before the callback */
+				if (m->image_size && (m->pe = malloc(dlen))) {
+					memcpy(m->pe, d, dlen);
+					m->pe_len = dlen;
+				}
+			}
 			break;
 		case 0x12: /* TE */
 			if (!m->image_size)
@@ -236,6 +243,7 @@ static void parse_fv(struct scan *s, const uint8_t *p, size_t len, int depth)
 				s->st->modules++;
 				s->fn(s->ctx, &m);
 			}
+			free(m.pe);
 		}
 		off += size;
 	}
@@ -264,11 +272,13 @@ int fv_module_xip(const struct fv_module *m)
 	       m->image_size;
 }
 
-static void collect(void *ctx, const struct fv_module *m)
+static void collect(void *ctx, struct fv_module *m)
 {
 	struct fv_modules *ms = ctx;
-	if (ms->n < FV_MODULES_MAX)
+	if (ms->n < FV_MODULES_MAX) {
 		ms->m[ms->n++] = *m;
+		m->pe = NULL; /* the list's now */
+	}
 }
 
 int fv_modules_load(const char *path, struct fv_modules *ms)
@@ -290,6 +300,8 @@ int fv_modules_load(const char *path, struct fv_modules *ms)
 
 void fv_modules_free(struct fv_modules *ms)
 {
+	for (unsigned i = 0; ms->m && i < ms->n; i++)
+		free(ms->m[i].pe);
 	free(ms->m);
 	memset(ms, 0, sizeof(*ms));
 }

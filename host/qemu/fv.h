@@ -21,6 +21,11 @@ struct fv_module {
 	uint64_t image_base;	/* PE/TE ImageBase where the headers give one, else 0 */
 	uint64_t image_size;	/* SizeOfImage (PE) or the end of the last section (TE) */
 	struct pe_code code;	/* its executable sections (RVAs from image_base) */
+	/* a PE32 image's file bytes (a copy, malloc'd: fv_scan() frees it
+	 * after the callback unless the callback takes it, setting pe NULL;
+	 * fv_modules_load() takes it, fv_modules_free() frees it) */
+	uint8_t *pe;
+	size_t pe_len;
 };
 
 struct fv_stats {
@@ -28,7 +33,7 @@ struct fv_stats {
 	unsigned lzma, lzma_failed, other_compressed;
 };
 
-typedef void (*fv_module_fn)(void *ctx, const struct fv_module *m);
+typedef void (*fv_module_fn)(void *ctx, struct fv_module *m);
 
 /* Every firmware volume in buf (found by its "_FVH" signature), nested ones
  * and those inside LZMA sections included: fn once per file with a UI name

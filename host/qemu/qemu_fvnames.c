@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,103 @@
 #include "host/util/file_io.h"
 #include "host/qemu/fv.h"
 #include "host/input/rundir.h"
+#include "host/qemu/qemu_fvfind.h"
 #include "host/qemu/qemu_merge.h"
+
+/* Does an image of imgs overlap [base, base + size)? */
+static bool listed(json_t *imgs, uint64_t base, uint64_t size)
+{
+	size_t i;
+	json_t *im;
+	json_array_foreach(imgs, i, im) {
+		unsigned long long b;
+		json_t *sz = json_object_get(im, "size");
+		if (!rundir_hex(json_object_get(im, "base"), &b) && json_is_integer(sz) &&
+		    b < base + size && base < b + (uint64_t)json_integer_value(sz))
+			return true;
+	}
+	return false;
+}
+
+/* Module m as an images.json entry at base, with its executable sections
+ * (the plugin records no headers) and, from a PE file, its entry and
+ * CodeView path. 0, or -1 out of memory. */
+static int add_image(json_t *imgs, const struct fv_module *m, uint64_t base, const char *type)
+{
+	char at[24], fvfile[48];
+	snprintf(at, sizeof(at), "0x%" PRIx64, base);
+	snprintf(fvfile, sizeof(fvfile), "FvFile(%s)", m->guid_text);
+	struct pe_info pi;
+	bool pe = m->pe && !pe_read_info(m->pe, m->pe_len, false, &pi);
+	json_t *e = json_pack("{s:s, s:s, s:I, s:s, s:s, s:s}", "name",
+			      m->name[0] ? m->name : fvfile, "base", at, "size",
+			      (json_int_t)m->image_size, "code_type", type, "path", fvfile, "pdb",
+			      pe ? pi.debug_path : "");
+	if (!e)
+		return -1;
+	if (pe && pi.entry_rva) {
+		snprintf(at, sizeof(at), "0x%" PRIx64, base + pi.entry_rva);
+		json_object_set_new(e, "entry", json_string(at));
+	}
+	json_t *code = json_array();
+	for (unsigned c = 0; code && c < m->code.n; c++) {
+		char rva[24];
+		if ((uint64_t)m->code.r[c].rva + m->code.r[c].size > m->image_size)
+			continue;
+		snprintf(rva, sizeof(rva), "0x%" PRIx32, m->code.r[c].rva);
+		json_array_append_new(code, json_pack("{s:s, s:I}", "rva", rva, "size",
+						      (json_int_t)m->code.r[c].size));
+	}
+	if (json_array_size(code))
+		json_object_set_new(e, "code", code);
+	else
+		json_decref(code);
+	return json_array_append_new(imgs, e);
+}
+
+/* The run's snapshots searched for the modules that are loaded where the
+ * DXE core chooses; each found where nothing is listed is added. 0, or -1
+ * with err set. */
+static int find_loaded(const char *rundir, const struct fv_modules *ms, json_t *imgs,
+		       struct qemu_fv_result *res, char *err, size_t errlen)
+{
+	static struct run_dir rd;
+	char why[sizeof(rd.err) + 64];
+	if (rundir_open(&rd, rundir)) {
+		snprintf(err, errlen, "%s", rd.err);
+		return -1;
+	}
+	int rc = -1;
+	struct fv_found *f = calloc(FV_MODULES_MAX, sizeof(*f));
+	if (!f) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (rundir_load_code(&rd, why, sizeof(why))) {
+		snprintf(err, errlen, "%s", why);
+		goto out;
+	}
+	int n = fvfind_loaded(ms, rd.snap, rd.nsnap, f, FV_MODULES_MAX);
+	if (n < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		const struct fv_module *m = &ms->m[f[i].module];
+		if (listed(imgs, f[i].base, m->image_size))
+			continue;
+		if (add_image(imgs, m, f[i].base, "FirmwareVolumeLoaded")) {
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
+		res->found++;
+	}
+	rc = 0;
+out:
+	free(f);
+	rundir_close(&rd);
+	return rc;
+}
 
 int qemu_name_fv_modules(const char *rundir, const char *flash, struct qemu_fv_result *res,
 			 char *err, size_t errlen)
@@ -67,42 +164,13 @@ int qemu_name_fv_modules(const char *rundir, const char *flash, struct qemu_fv_r
 		const struct fv_module *m = &ms.m[k];
 		if (!fv_module_xip(m) || m->image_base + m->image_size < m->image_base)
 			continue;
-		int clash = 0;
-		for (i = 0; i < json_array_size(imgs) && !clash; i++) {
-			unsigned long long b;
-			json_t *im2 = json_array_get(imgs, i);
-			json_t *sz = json_object_get(im2, "size");
-			if (!rundir_hex(json_object_get(im2, "base"), &b) && json_is_integer(sz) &&
-			    b < m->image_base + m->image_size &&
-			    m->image_base < b + (uint64_t)json_integer_value(sz))
-				clash = 1;
-		}
-		if (clash)
-			continue;
-		char base[24], fvfile[48];
-		snprintf(base, sizeof(base), "0x%" PRIx64, m->image_base);
-		snprintf(fvfile, sizeof(fvfile), "FvFile(%s)", m->guid_text);
-		json_t *e = json_pack("{s:s, s:s, s:I, s:s, s:s, s:s}", "name",
-				      m->name[0] ? m->name : fvfile, "base", base, "size",
-				      (json_int_t)m->image_size, "code_type", "FirmwareVolume", "path",
-				      fvfile, "pdb", "");
-		/* its executable sections: the plugin records no headers */
-		json_t *code = json_array();
-		for (unsigned c = 0; c < m->code.n; c++) {
-			char rva[24];
-			if ((uint64_t)m->code.r[c].rva + m->code.r[c].size > m->image_size)
-				continue;
-			snprintf(rva, sizeof(rva), "0x%" PRIx32, m->code.r[c].rva);
-			json_array_append_new(code, json_pack("{s:s, s:I}", "rva", rva, "size",
-							      (json_int_t)m->code.r[c].size));
-		}
-		if (json_array_size(code))
-			json_object_set_new(e, "code", code);
-		else
-			json_decref(code);
-		json_array_append_new(imgs, e);
-		res->added++;
+		if (!listed(imgs, m->image_base, m->image_size) &&
+		    !add_image(imgs, m, m->image_base, "FirmwareVolume"))
+			res->added++;
 	}
+	/* DXE modules: found where their code is in the snapshots */
+	if (find_loaded(rundir, &ms, imgs, res, err, errlen))
+		goto out;
 	if (rundir_json_save(rundir, "images.json", ij, 1, err, errlen))
 		goto out;
 	/* the manifest's files entry for images.json, and what was done */
@@ -114,9 +182,10 @@ int qemu_name_fv_modules(const char *rundir, const char *flash, struct qemu_fv_r
 		    !stat(path, &sb))
 			json_object_set_new(f, "size", json_integer((json_int_t)sb.st_size));
 	json_object_set_new(man, "firmware_volumes",
-			    json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "flash", flash, "modules",
+			    json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "flash", flash, "modules",
 				      (json_int_t)ms.n, "renamed", (json_int_t)res->renamed, "added",
-				      (json_int_t)res->added, "lzma", (json_int_t)st.lzma,
+				      (json_int_t)res->added, "found", (json_int_t)res->found,
+				      "lzma", (json_int_t)st.lzma,
 				      "lzma_failed", (json_int_t)st.lzma_failed));
 	rc = rundir_json_save(rundir, "manifest.json", man, 1, err, errlen);
 out:

@@ -39,14 +39,18 @@ struct qemu_fv_result {
 	unsigned modules;	/* modules found in the firmware volumes */
 	unsigned renamed;	/* images.json entries named FvFile(GUID) given their UI name */
 	unsigned added;		/* SEC/PEI images added at their in-place addresses */
+	unsigned found;		/* DXE images added where their code is in the
+				 * snapshots (host/qemu/qemu_fvfind.h) */
 	unsigned lzma, lzma_failed;
 };
 
 /*
  * Name the firmware's modules in RUNDIR/images.json from the firmware
  * volumes of the flash image FLASH (host/qemu/fv.c): entries named
- * FvFile(GUID) take the UI name of that file, and SEC/PEI modules, which
- * run where their PE/TE headers say, are added where no image is listed.
+ * FvFile(GUID) take the UI name of that file, SEC/PEI modules, which run
+ * where their PE/TE headers say, are added where no image is listed, and
+ * so are the modules found loaded elsewhere by their code in the run's
+ * snapshots (DXE drivers, PEI's copies in memory: qemu_fvfind.h).
  * images.json and the manifest's files entry are rewritten (tmp + rename).
  */
 int qemu_name_fv_modules(const char *rundir, const char *flash, struct qemu_fv_result *res,

@@ -29,6 +29,17 @@ assert t['first_ip']=='0xfffffff0' and t['first_call']==0 and t['stopped_by']=='
 expect_rc "reset: efipt decode reads the whole boot" 0 $EFIPT decode "$d/run"
 mv "$TMP/out" "$d/decode.txt"
 contains "reset: no decode errors" "$d/decode.txt" "Errors        0"
+# the modules that run where the firmware loaded them (DXE drivers, PEI's
+# copies in memory) found by their code in the snapshots: nearly every
+# instruction of the boot is some module's
+expect "reset: DXE drivers and PEI's copies in memory named by their code" python3 -c "
+import json, re
+im = json.load(open('$d/run/images.json'))['images']
+loaded = [i['name'] for i in im if i['code_type'] == 'FirmwareVolumeLoaded']
+assert {'DxeCore', 'BdsDxe', 'CpuDxe', 'PeiCore', 'DxeIpl'} <= set(loaded), sorted(loaded)
+assert json.load(open('$d/run/manifest.json'))['firmware_volumes']['found'] == len(loaded)
+out = re.search(r'(\d+)\s+([\d.]+)%  \(outside every listed image\)', open('$d/decode.txt').read())
+assert out is None or float(out.group(2)) < 1.0, out.group(0)"
 count_equals_log reset "$d" '10**9'
 
 # the first instructions, one by one, by efipt and by libipt

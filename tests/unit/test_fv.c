@@ -12,11 +12,13 @@
 
 static struct fv_module found[16];
 static unsigned nfound;
-static void on_module(void *ctx, const struct fv_module *m)
+static void on_module(void *ctx, struct fv_module *m)
 {
 	(void)ctx;
-	if (nfound < 16)
-		found[nfound++] = *m;
+	if (nfound < 16) {
+		found[nfound] = *m;
+		found[nfound++].pe = NULL; /* not kept: fv_scan() frees it */
+	}
 }
 
 static const struct fv_module *by_name(const char *n)

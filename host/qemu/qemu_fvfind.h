@@ -1,0 +1,45 @@
+/*
+ * Firmware-volume modules found loaded in a run's code snapshots. DXE
+ * drivers and applications are decompressed and loaded where the DXE core
+ * allocates pages, PEI copies its core and PEIMs to memory once memory is
+ * up (and enters its core's copy past the entry point), so no header in
+ * the flash says where they ran, and the plugin's snapshots hold the bytes
+ * that executed (the rest is 0), not the PE headers. Every executed page
+ * is searched for a few runs of executed bytes; where one equals a
+ * module's code at the same page offset, the module may be loaded at the
+ * page-aligned base that puts it there (the UEFI loader loads an image
+ * into pages it allocates). It is found there when its code, laid out and
+ * relocated for that base as the loader does (host/util/pe_map.h), equals
+ * the snapshots' executed bytes, but for the few the firmware patches as
+ * it runs.
+ */
+#ifndef EFIPT_HOST_QEMU_FVFIND_H
+#define EFIPT_HOST_QEMU_FVFIND_H
+
+#include <stdint.h>
+
+#include "host/input/rundir.h"
+#include "host/qemu/fv.h"
+
+struct fv_found {
+	unsigned module;	/* index in the module list */
+	uint64_t base;		/* where it was loaded */
+	uint64_t matched;	/* code bytes compared, all equal */
+};
+
+/* Bytes of code that must match for a find (the entry's included), and
+ * at most one in this many of those compared may differ. */
+#define FVFIND_MIN_MATCH 64
+#define FVFIND_MAX_DIFF 256
+
+/*
+ * The modules of ms found in the snapshots snap[0..nsnap) (those that run
+ * in place only where PEI copied them), at most max into out, by
+ * address; where two modules
+ * match at one base, the one with more code matched. Returns how many, or
+ * -1 out of memory.
+ */
+int fvfind_loaded(const struct fv_modules *ms, const struct rundir_snapshot *snap, unsigned nsnap,
+		  struct fv_found *out, unsigned max);
+
+#endif

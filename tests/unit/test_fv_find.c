@@ -1,0 +1,138 @@
+/*
+ * host/qemu/qemu_fvfind: firmware-volume modules found loaded in code
+ * snapshots by their code. The module is a real PE32+ image, efipt.efi;
+ * the "snapshot" is that image laid out at a page-aligned base as the
+ * UEFI loader does (host/util/pe_map.h), with only some
+ * runs of its code kept, the rest 0, as QEMU records executed bytes. It
+ * must be found at that base, still with a few bytes patched, and not
+ * where too many bytes differ, where too few are there or off a page
+ * boundary. (gnu-efi images relocate themselves: efipt.efi's PE holds no
+ * base relocations, so the relocated layout is pe_map's, as --pe uses it.)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/pe_info.h"
+#include "core/pt_image.h"
+#include "host/qemu/qemu_fvfind.h"
+#include "host/util/file_io.h"
+#include "host/util/pe_map.h"
+
+#define BASE 0x1e7cf000ull
+
+static struct fv_modules ms;
+static struct fv_module mods[2];
+static struct pe_mapped at_base;
+
+/* A snapshot of the module at base: every stride bytes of its code, run
+ * bytes kept (executed), the rest 0. */
+static uint8_t *snapshot(const struct pe_mapped *m, const struct pe_code *code, unsigned stride,
+			 unsigned run)
+{
+	uint8_t *s = calloc(1, m->size_of_image);
+	for (unsigned r = 0; s && r < code->n; r++)
+		for (uint64_t o = code->r[r].rva; o < (uint64_t)code->r[r].rva + code->r[r].size;
+		     o += stride)
+			for (unsigned i = 0; i < run && o + i < m->size_of_image; i++)
+				s[o + i] = m->img[o + i];
+	return s;
+}
+
+static int find(const uint8_t *bytes, uint64_t phys, uint64_t size, struct fv_found *f)
+{
+	struct rundir_snapshot snap = { phys, size, bytes };
+	return fvfind_loaded(&ms, &snap, 1, f, 8);
+}
+
+int main(void)
+{
+	const char *b = getenv("EFIPT_BUILD");
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/efipt.efi", b && *b ? b : "build");
+	size_t len;
+	uint8_t *pe = (uint8_t *)read_small_file(path, 64u << 20, &len);
+	if (!pe) {
+		CHECK(0, "fv_find: efipt.efi to read (make all first)");
+		return 1;
+	}
+	char err[200];
+	struct pe_info pi;
+	if (pe_map(pe, len, BASE, true, &at_base, err, sizeof(err)) ||
+	    pe_read_info(pe, len, false, &pi)) {
+		CHECKF(0, "fv_find: efipt.efi maps", "%s", err);
+		return 1;
+	}
+	/* the module as the volume holds it: its file, size and code */
+	struct fv_module *m = &mods[0];
+	snprintf(m->name, sizeof(m->name), "Efipt");
+	m->type = 9; /* an application: loaded where memory is allocated */
+	m->image_base = pi.image_base;
+	m->image_size = at_base.size_of_image;
+	m->pe = pe;
+	m->pe_len = len;
+	struct ptimg_flat flat = { at_base.img, BASE, at_base.size_of_image };
+	struct ptimg img = { ptimg_flat_read, &flat };
+	pe_code_read(&img, BASE, at_base.size_of_image, &m->code);
+	CHECK(m->code.n > 0 && pe_code_bytes(&m->code) > 8192 && BASE != pi.image_base,
+	      "fv_find: efipt.efi has code, and is loaded away from its ImageBase");
+	ms.m = mods;
+	ms.n = 1;
+
+	struct fv_found f[8];
+	uint8_t *s = snapshot(&at_base, &m->code, 97, 24);
+	int n = find(s, BASE, at_base.size_of_image, f);
+	CHECKF(n == 1 && f[0].module == 0 && f[0].base == BASE && f[0].matched > 1000,
+	       "fv_find: found at its page-aligned base from runs of executed bytes",
+	       "n %d base 0x%llx matched %llu", n, n > 0 ? (unsigned long long)f[0].base : 0ull,
+	       n > 0 ? (unsigned long long)f[0].matched : 0ull);
+
+	/* a few bytes the firmware patched: still found */
+	uint8_t *p = malloc(at_base.size_of_image);
+	memcpy(p, s, at_base.size_of_image);
+	uint64_t kept = 0;
+	for (uint64_t i = 0; i < at_base.size_of_image; i++)
+		kept += p[i] != 0;
+	for (uint64_t i = 0, changed = 0; i < at_base.size_of_image && changed < kept / 1000; i++)
+		if (p[i] && i % 331 == 0) {
+			p[i] ^= 0x5a;
+			changed++;
+		}
+	n = find(p, BASE, at_base.size_of_image, f);
+	CHECK(n == 1 && f[0].base == BASE, "fv_find: found with one byte in a thousand patched");
+
+	/* one in a hundred differing: another module's code, not found */
+	memcpy(p, s, at_base.size_of_image);
+	for (uint64_t i = 0, c = 0; i < at_base.size_of_image; i++)
+		if (p[i] && ++c % 100 == 0)
+			p[i] ^= 0x5a;
+	n = find(p, BASE, at_base.size_of_image, f);
+	CHECKF(n == 0, "fv_find: not found where one byte in a hundred differs", "n %d", n);
+
+	/* the same bytes 16 bytes off a page boundary: no page-aligned base */
+	uint8_t *sh = calloc(1, at_base.size_of_image + 16);
+	memcpy(sh + 16, s, at_base.size_of_image);
+	n = find(sh, BASE, at_base.size_of_image + 16, f);
+	CHECKF(n == 0, "fv_find: not found at a base off a page boundary", "n %d", n);
+
+	/* too few executed bytes: one short run */
+	memset(p, 0, at_base.size_of_image);
+	uint32_t e = pi.entry_rva;
+	memcpy(p + e, at_base.img + e, 20);
+	n = find(p, BASE, at_base.size_of_image, f);
+	CHECKF(n == 0, "fv_find: not found from 20 executed bytes", "n %d", n);
+
+	/* an empty or garbage snapshot, and no module: nothing, no crash */
+	memset(p, 0xcc, at_base.size_of_image);
+	CHECK(find(p, BASE, at_base.size_of_image, f) == 0, "fv_find: nothing in int3 filler");
+	ms.n = 0;
+	CHECK(find(s, BASE, at_base.size_of_image, f) == 0, "fv_find: no module, nothing found");
+
+	free(sh);
+	free(p);
+	free(s);
+	free(at_base.img);
+	free(pe);
+	return check_failures ? 1 : 0;
+}
