@@ -12,6 +12,9 @@
 
 #define MAX_DEPTH 6
 #define MAX_LZMA_OUT (64u << 20) /* OVMF's DXEFV is ~15 MiB */
+/* the decoder's memory, its dictionary mostly: the header's dictionary
+ * size is untrusted (up to 4 GiB); EDK2's LzmaCompress uses 4 MiB */
+#define MAX_LZMA_MEM (128u << 20)
 
 /* EDK2's LZMA custom decompress GUID EE4E5898-3914-4259-9D6E-DC7BD79403CF */
 static const uint8_t lzma_guid[16] = { 0x98, 0x58, 0x4e, 0xee, 0x14, 0x39, 0x59, 0x42,
@@ -86,7 +89,7 @@ static uint8_t *unlzma(const uint8_t *p, size_t len, size_t *out_len)
 	if (!out)
 		return NULL;
 	lzma_stream z = LZMA_STREAM_INIT;
-	if (lzma_alone_decoder(&z, UINT64_MAX) != LZMA_OK) {
+	if (lzma_alone_decoder(&z, MAX_LZMA_MEM) != LZMA_OK) {
 		free(out);
 		return NULL;
 	}
