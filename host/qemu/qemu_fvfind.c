@@ -76,12 +76,62 @@ static unsigned anchors(const struct rundir_snapshot *s, uint64_t off, uint32_t 
 	unsigned n = 0, run = 0;
 	for (uint64_t i = 0; i < end && n < ANCHORS; i++) {
 		run = s->bytes[off + i] ? run + 1 : 0;
-		if (run == ANCHOR && i + 1 >= ANCHOR) {
+		if (run == ANCHOR) {
 			at[n++] = (uint32_t)(i + 1 - ANCHOR);
 			run = 0;
 		}
 	}
 	return n;
+}
+
+/* An anchor: ANCHOR executed bytes at addr (bytes: in its snapshot). */
+struct anchor {
+	uint64_t addr;
+	const uint8_t *bytes;
+};
+
+/* Anchors by page offset and first 8 bytes, so that each module's code is
+ * read once, not once per page (open addressing, a power of two). */
+struct anchors {
+	struct anchor *slot;	/* bytes NULL: empty */
+	size_t mask;
+};
+
+static uint64_t key_of(const uint8_t *b, uint64_t page_off)
+{
+	uint64_t k;
+	memcpy(&k, b, 8);
+	return (k ^ page_off * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+}
+
+static int anchors_build(struct anchors *t, const struct rundir_snapshot *snap, unsigned nsnap)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < nsnap; i++)
+		n += (snap[i].size / PAGE + 1) * ANCHORS;
+	size_t cap = 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	t->slot = calloc(cap, sizeof(*t->slot));
+	t->mask = cap - 1;
+	if (!t->slot)
+		return -1;
+	for (unsigned i = 0; i < nsnap; i++) {
+		const struct rundir_snapshot *s = &snap[i];
+		for (uint64_t off = 0; off < s->size; off += PAGE) {
+			uint32_t at[ANCHORS];
+			unsigned na = anchors(s, off, at);
+			for (unsigned a = 0; a < na; a++) {
+				uint64_t addr = s->phys + off + at[a];
+				const uint8_t *b = s->bytes + off + at[a];
+				size_t h = key_of(b, addr & (PAGE - 1)) & t->mask;
+				while (t->slot[h].bytes)
+					h = (h + 1) & t->mask;
+				t->slot[h] = (struct anchor){ addr, b };
+			}
+		}
+	}
+	return 0;
 }
 
 /* (module, base) tried already? */
@@ -90,88 +140,92 @@ struct tried {
 	uint64_t base;
 };
 
+struct search {
+	const struct fv_modules *ms;
+	const struct rundir_snapshot *snap;
+	unsigned nsnap;
+	struct tried *t;
+	size_t nt, tcap;
+	struct fv_found *out;
+	unsigned n, max;
+};
+
+/* Module k may be loaded at base: tried once; found when its code matches. */
+static int try_base(struct search *x, unsigned k, uint64_t base)
+{
+	for (size_t j = 0; j < x->nt; j++)
+		if (x->t[j].module == k && x->t[j].base == base)
+			return 0;
+	if (x->nt == x->tcap) {
+		struct tried *g = realloc(x->t, 2 * x->tcap * sizeof(*g));
+		if (!g)
+			return -1;
+		x->t = g;
+		x->tcap *= 2;
+	}
+	x->t[x->nt++] = (struct tried){ k, base };
+	uint64_t got = match_at(&x->ms->m[k], base, x->snap, x->nsnap);
+	if (!got)
+		return 0;
+	unsigned f = 0;
+	while (f < x->n && x->out[f].base != base)
+		f++;
+	if (f < x->n) { /* two at one base: the better match */
+		if (got > x->out[f].matched)
+			x->out[f] = (struct fv_found){ k, base, got };
+	} else if (x->n < x->max) {
+		x->out[x->n++] = (struct fv_found){ k, base, got };
+	}
+	return 0;
+}
+
 int fvfind_loaded(const struct fv_modules *ms, const struct rundir_snapshot *snap, unsigned nsnap,
 		  struct fv_found *out, unsigned max)
 {
-	/* each module laid out at its own ImageBase: anchors are compared
-	 * there, where few relocations touch code (x64 code is RIP-relative) */
-	struct pe_mapped *img = calloc(ms->n ? ms->n : 1, sizeof(*img));
-	size_t tcap = 1024, nt = 0;
-	struct tried *t = malloc(tcap * sizeof(*t));
-	if (!img || !t) {
-		free(img);
-		free(t);
+	struct anchors t;
+	struct search x = { ms, snap, nsnap, malloc(64 * sizeof(struct tried)), 0, 64, out, 0, max };
+	if (!x.t || anchors_build(&t, snap, nsnap)) {
+		free(x.t);
 		return -1;
 	}
-	for (unsigned i = 0; i < ms->n; i++) {
+	int rc = 0;
+	/* each module's code laid out at its own ImageBase, every byte of it
+	 * looked up: where few relocations touch code (x64 code is
+	 * RIP-relative), the bytes are the loaded module's */
+	for (unsigned k = 0; k < ms->n && !rc; k++) {
+		const struct fv_module *m = &ms->m[k];
+		struct pe_mapped pm;
 		char err[200];
-		if (ms->m[i].pe && ms->m[i].code.n &&
-		    pe_map(ms->m[i].pe, ms->m[i].pe_len, 0, false, &img[i], err, sizeof(err)))
-			img[i].img = NULL;
-	}
-	int n = 0;
-	for (unsigned si = 0; si < nsnap && n >= 0; si++) {
-		const struct rundir_snapshot *s = &snap[si];
-		for (uint64_t off = 0; off < s->size && n >= 0; off += PAGE) {
-			uint32_t at[ANCHORS];
-			unsigned na = anchors(s, off, at);
-			uint64_t pg = s->phys + off;
-			for (unsigned ai = 0; ai < na && n >= 0; ai++) {
-				const uint8_t *want = s->bytes + off + at[ai];
-				for (unsigned k = 0; k < ms->n && n >= 0; k++) {
-					const struct fv_module *m = &ms->m[k];
-					if (!img[k].img)
+		if (!m->pe || !m->code.n || pe_map(m->pe, m->pe_len, 0, false, &pm, err, sizeof(err)))
+			continue;
+		for (unsigned r = 0; r < m->code.n && !rc; r++) {
+			uint64_t lo = m->code.r[r].rva, hi = lo + m->code.r[r].size;
+			if (hi > pm.size_of_image)
+				hi = pm.size_of_image;
+			for (uint64_t rva = lo; rva + ANCHOR <= hi && !rc; rva++) {
+				const uint8_t *b = pm.img + rva;
+				for (size_t h = key_of(b, rva & (PAGE - 1)) & t.mask; t.slot[h].bytes;
+				     h = (h + 1) & t.mask) {
+					const struct anchor *a = &t.slot[h];
+					if ((a->addr & (PAGE - 1)) != (rva & (PAGE - 1)) ||
+					    memcmp(a->bytes, b, ANCHOR))
 						continue;
-					/* the module's code bytes at this page offset */
-					for (unsigned r = 0; r < m->code.n; r++) {
-						uint64_t lo = m->code.r[r].rva, hi = lo + m->code.r[r].size;
-						if (hi > img[k].size_of_image)
-							hi = img[k].size_of_image;
-						uint64_t rva = (lo & ~(uint64_t)(PAGE - 1)) + at[ai];
-						for (; rva + ANCHOR <= hi; rva += PAGE) {
-							if (rva < lo || memcmp(img[k].img + rva, want, ANCHOR))
-								continue;
-							uint64_t base = pg + at[ai] - rva;
-							if (fv_module_xip(m) && base == m->image_base)
-								continue; /* in place: listed so */
-							size_t j = 0;
-							while (j < nt && !(t[j].module == k && t[j].base == base))
-								j++;
-							if (j < nt)
-								continue;
-							if (nt == tcap) {
-								struct tried *g = realloc(t, 2 * tcap * sizeof(*t));
-								if (!g) {
-									n = -1;
-									break;
-								}
-								t = g;
-								tcap *= 2;
-							}
-							t[nt++] = (struct tried){ k, base };
-							uint64_t got = match_at(m, base, snap, nsnap);
-							if (!got)
-								continue;
-							int f = 0;
-							while (f < n && out[f].base != base)
-								f++;
-							if (f < n) { /* two at one base: the better match */
-								if (got > out[f].matched)
-									out[f] = (struct fv_found){ k, base, got };
-							} else if ((unsigned)n < max) {
-								out[n++] = (struct fv_found){ k, base, got };
-							}
-						}
+					uint64_t base = a->addr - rva;
+					/* in place: listed so */
+					if (!(fv_module_xip(m) && base == m->image_base) &&
+					    try_base(&x, k, base)) {
+						rc = -1;
+						break;
 					}
 				}
 			}
 		}
+		free(pm.img);
 	}
-	for (unsigned i = 0; i < ms->n; i++)
-		free(img[i].img);
-	free(img);
-	free(t);
-	if (n > 0)
-		qsort(out, (size_t)n, sizeof(*out), by_base);
-	return n;
+	free(t.slot);
+	free(x.t);
+	if (rc)
+		return -1;
+	qsort(out, x.n, sizeof(*out), by_base);
+	return (int)x.n;
 }
