@@ -20,13 +20,26 @@ static const struct rundir_snapshot *snap_at(const struct rundir_snapshot *snap,
 	return NULL;
 }
 
+/* One page of a module's code against the snapshots: bytes equal, and
+ * whether the page agrees (all but one in FVFIND_MAX_DIFF equal). */
+static void page_add(uint64_t same, uint64_t differ, uint64_t *agree, uint64_t *disagree)
+{
+	if (differ * FVFIND_MAX_DIFF <= same)
+		*agree += same;
+	else
+		*disagree += same + differ;
+}
+
 /*
- * Module m laid out at base against the snapshots: how many of its code
- * bytes the snapshots hold (QEMU's record of executed bytes: the others
- * are 0 there, so a 0 is not compared), or 0 when too few are there or
- * more than one in FVFIND_MAX_DIFF of them differ. A few may: code the
- * firmware patches as it runs (EDK2's PatchInstructionX86 sets immediates
- * of MpInitLib's AP startup code).
+ * Module m laid out at base against the snapshots, page by page: the
+ * executed bytes (QEMU's record: the others are 0 there, so a 0 is not
+ * compared) of the pages that agree, or 0 when they are too few, or not
+ * FVFIND_AGREE times the bytes of the pages that do not. A page may
+ * differ in a few bytes (code the firmware patches as it runs: EDK2's
+ * PatchInstructionX86 sets immediates of MpInitLib's AP startup code) or
+ * whole: another module ran there first and left (a driver that unloads
+ * itself when not needed, its pages then the next driver's), and the
+ * snapshot keeps the code first executed there.
  */
 static uint64_t match_at(const struct fv_module *m, uint64_t base,
 			 const struct rundir_snapshot *snap, unsigned nsnap)
@@ -35,31 +48,36 @@ static uint64_t match_at(const struct fv_module *m, uint64_t base,
 	char err[200];
 	if (pe_map(m->pe, m->pe_len, base, true, &pm, err, sizeof(err)))
 		return 0;
-	uint64_t same = 0, differ = 0;
+	uint64_t agree = 0, disagree = 0;
 	for (unsigned r = 0; r < m->code.n; r++) {
 		uint64_t rva = m->code.r[r].rva, end = rva + m->code.r[r].size;
 		if (end > pm.size_of_image)
 			end = pm.size_of_image;
 		while (rva < end) {
 			uint64_t a = base + rva;
+			/* to the end of this page of the module */
+			uint64_t n = PAGE - (rva & (PAGE - 1));
+			if (n > end - rva)
+				n = end - rva;
 			const struct rundir_snapshot *s = snap_at(snap, nsnap, a);
-			if (!s) {
-				rva++;
-				continue;
-			}
-			uint64_t off = a - s->phys, n = end - rva;
-			if (n > s->size - off)
-				n = s->size - off;
-			for (uint64_t i = 0; i < n; i++) {
-				uint8_t b = s->bytes[off + i];
-				if (b)
-					b == pm.img[rva + i] ? same++ : differ++;
+			if (s) {
+				uint64_t off = a - s->phys, same = 0, differ = 0;
+				if (n > s->size - off)
+					n = s->size - off;
+				for (uint64_t i = 0; i < n; i++) {
+					uint8_t b = s->bytes[off + i];
+					if (b)
+						b == pm.img[rva + i] ? same++ : differ++;
+				}
+				page_add(same, differ, &agree, &disagree);
+			} else {
+				n = 1;
 			}
 			rva += n;
 		}
 	}
 	free(pm.img);
-	return same < FVFIND_MIN_MATCH || differ * FVFIND_MAX_DIFF > same ? 0 : same;
+	return agree < FVFIND_MIN_MATCH || agree < FVFIND_AGREE * disagree ? 0 : agree;
 }
 
 static int by_base(const void *a, const void *b)

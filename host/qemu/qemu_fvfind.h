@@ -11,7 +11,7 @@
  * into pages it allocates). It is found there when its code, laid out and
  * relocated for that base as the loader does (host/util/pe_map.h), equals
  * the snapshots' executed bytes, but for the few the firmware patches as
- * it runs.
+ * it runs and the pages another module ran in first.
  */
 #ifndef EFIPT_HOST_QEMU_FVFIND_H
 #define EFIPT_HOST_QEMU_FVFIND_H
@@ -27,16 +27,20 @@ struct fv_found {
 	uint64_t matched;	/* code bytes compared, all equal */
 };
 
-/* Bytes of code that must match for a find (the entry's included), and
- * at most one in this many of those compared may differ. */
+/* Bytes of code that must match for a find; a page of the module's code
+ * agrees with the snapshots when at most one in FVFIND_MAX_DIFF of its
+ * bytes compared differ, and the pages that agree must hold FVFIND_AGREE
+ * times the bytes of those that do not (match_at()). */
 #define FVFIND_MIN_MATCH 64
 #define FVFIND_MAX_DIFF 256
+#define FVFIND_AGREE 3
 
 /*
  * The modules of ms found in the snapshots snap[0..nsnap) (those that run
  * in place only where PEI copied them), at most max into out, by
  * address; where two modules
- * match at one base, the one with more code matched. Returns how many, or
+ * match at one base, the one with more code matched. Modules found may
+ * overlap (one left, another was loaded there). Returns how many, or
  * -1 out of memory.
  */
 int fvfind_loaded(const struct fv_modules *ms, const struct rundir_snapshot *snap, unsigned nsnap,

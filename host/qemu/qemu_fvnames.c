@@ -16,12 +16,11 @@
 #include "host/qemu/qemu_fvfind.h"
 #include "host/qemu/qemu_merge.h"
 
-/* Does an image of imgs overlap [base, base + size)? */
-static bool listed(json_t *imgs, uint64_t base, uint64_t size)
+/* Does one of the first n images of imgs overlap [base, base + size)? */
+static bool listed(json_t *imgs, size_t n, uint64_t base, uint64_t size)
 {
-	size_t i;
-	json_t *im;
-	json_array_foreach(imgs, i, im) {
+	for (size_t i = 0; i < n && i < json_array_size(imgs); i++) {
+		json_t *im = json_array_get(imgs, i);
 		unsigned long long b;
 		json_t *sz = json_object_get(im, "size");
 		if (!rundir_hex(json_object_get(im, "base"), &b) && json_is_integer(sz) &&
@@ -94,9 +93,13 @@ static int find_loaded(const char *rundir, const struct fv_modules *ms, json_t *
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	/* not where an image is listed; those found may overlap each other
+	 * (one left, another was loaded there: the later one's bytes are the
+	 * later image's, as images.json says of overlaps) */
+	size_t before = json_array_size(imgs);
 	for (int i = 0; i < n; i++) {
 		const struct fv_module *m = &ms->m[f[i].module];
-		if (listed(imgs, f[i].base, m->image_size))
+		if (listed(imgs, before, f[i].base, m->image_size))
 			continue;
 		if (add_image(imgs, m, f[i].base, "FirmwareVolumeLoaded")) {
 			snprintf(err, errlen, "out of memory");
@@ -164,7 +167,7 @@ int qemu_name_fv_modules(const char *rundir, const char *flash, struct qemu_fv_r
 		const struct fv_module *m = &ms.m[k];
 		if (!fv_module_xip(m) || m->image_base + m->image_size < m->image_base)
 			continue;
-		if (!listed(imgs, m->image_base, m->image_size) &&
+		if (!listed(imgs, json_array_size(imgs), m->image_base, m->image_size) &&
 		    !add_image(imgs, m, m->image_base, "FirmwareVolume"))
 			res->added++;
 	}
