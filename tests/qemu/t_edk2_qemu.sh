@@ -128,3 +128,36 @@ ev=t['traceEvents'] if isinstance(t, dict) else t
 names=' '.join(str(e.get('name', '')) for e in ev)
 assert 'CoreConnectController' in names or 'CoreStartImage' in names, names[:300]
 assert 'PeiCore' in names, names[:300]"
+
+# The same firmware from the reset vector, without efipt.efi: its modules
+# named from the flash (SEC, PEI in place) and by their code in the
+# snapshots (PEI's copies, DXE drivers: host/qemu/qemu_fvfind.c), so the
+# build's symbols name DxeCore's and the drivers' functions in a boot
+# nothing in the firmware recorded
+r=$TMP/reset
+mkdir -p "$r"
+cp "$EVARS" "$r/vars.fd"
+# shellcheck disable=SC2046
+expect_rc "reset: efipt qemu traces the build's OVMF from the reset vector" 0 nice -n 10 \
+	timeout 300 $EFIPT qemu -o "$r/run" --start reset --limit 400000000 -- $(machine_args) \
+	-icount shift=3,sleep=off -drive if=pflash,format=raw,unit=0,readonly=on,file="$EOVMF" \
+	-drive if=pflash,format=raw,unit=1,file="$r/vars.fd"
+contains "reset: modules found loaded in memory by their code" "$TMP/out" "images found loaded in memory"
+expect_rc "reset: efipt decode" 0 $EFIPT decode "$r/run"
+mv "$TMP/out" "$r/decode.txt"
+expect "reset: under 1% of the instructions outside every module" python3 -c "
+import re
+m = re.search(r'([\d.]+)%  \(outside every listed image\)', open('$r/decode.txt').read())
+assert m is None or float(m.group(1)) < 1.0, m.group(0)"
+expect_rc "reset: efipt top with the build's symbols" 0 $EFIPT top "$r/run" $B --format jsonl
+mv "$TMP/out" "$r/top.jsonl"
+expect "reset: top names DxeCore's functions and the drivers', found by their code" python3 -c "
+import json
+im = {i['name']: i for i in json.load(open('$r/run/images.json'))['images']}
+assert im['DxeCore']['code_type'] == 'FirmwareVolumeLoaded', im['DxeCore']
+rows = [json.loads(l) for l in open('$r/top.jsonl') if l.strip()]
+named = [r for r in rows if r.get('function') and '[' not in r['function']]
+core = {r['function'] for r in named if r['image'] == 'DxeCore'}
+drv = {r['image'] for r in named if r['image'] not in ('DxeCore', 'SecMain', 'PeiCore')}
+assert 'CoreConnectController' in core and len(core) > 20, sorted(core)[:40]
+assert len(drv) > 5, sorted(drv)"
