@@ -1,17 +1,7 @@
 # Fuzz smoke run over CPUID dumps, PE headers and trace command lines
 # (tests/fuzz/fuzz_inputs.c; make fuzz runs it for FUZZ_SECONDS).
 . tests/lib.sh
-F=${EFIPT_BUILD:-build}/fuzz/fuzz_inputs
-if [ ! -x "$F" ]; then
-	nok "fuzz inputs" "$F is not built (make $F)"
-	exit 0
-fi
+. tests/fuzz/lib_fuzz.sh
+fuzz_target inputs || exit 0
 sh tests/fuzz/inputs_seeds.sh "$TMP/corpus"
-secs=${FUZZ_SMOKE_SECONDS:-10}
-if "$F" -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$TMP/" \
-	"$TMP/corpus" >"$TMP/log" 2>&1; then
-	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$TMP/log")
-	ok "fuzz inputs: ${runs:-?} executions in ${secs} s, no failure"
-else
-	nok "fuzz inputs" "$(grep -E 'ERROR|SUMMARY|abort|deadly' "$TMP/log" | head -n 5 | tr '\n' ' ')"
-fi
+fuzz_smoke inputs 10
