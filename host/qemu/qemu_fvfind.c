@@ -9,6 +9,9 @@
 #define PAGE 4096u
 #define ANCHOR 16u	/* executed bytes a snapshot page is searched by */
 #define ANCHORS 4u	/* per page at most */
+/* a firmware module is far smaller: a bigger SizeOfImage is not laid out
+ * (each candidate base would allocate it) */
+#define FVFIND_MAX_IMAGE (64u << 20)
 
 /* The snapshot holding addr, or NULL. */
 static const struct rundir_snapshot *snap_at(const struct rundir_snapshot *snap, unsigned n,
@@ -59,6 +62,8 @@ static uint64_t match_at(const struct fv_module *m, uint64_t base,
 			uint64_t n = PAGE - (rva & (PAGE - 1));
 			if (n > end - rva)
 				n = end - rva;
+			/* snapshots hold whole pages: none has this one, or it
+			 * holds all of it */
 			const struct rundir_snapshot *s = snap_at(snap, nsnap, a);
 			if (s) {
 				uint64_t off = a - s->phys, same = 0, differ = 0;
@@ -70,8 +75,6 @@ static uint64_t match_at(const struct fv_module *m, uint64_t base,
 						b == pm.img[rva + i] ? same++ : differ++;
 				}
 				page_add(same, differ, &agree, &disagree);
-			} else {
-				n = 1;
 			}
 			rva += n;
 		}
@@ -214,7 +217,8 @@ int fvfind_loaded(const struct fv_modules *ms, const struct rundir_snapshot *sna
 		const struct fv_module *m = &ms->m[k];
 		struct pe_mapped pm;
 		char err[200];
-		if (!m->pe || !m->code.n || pe_map(m->pe, m->pe_len, 0, false, &pm, err, sizeof(err)))
+		if (!m->pe || !m->code.n || m->image_size > FVFIND_MAX_IMAGE ||
+		    pe_map(m->pe, m->pe_len, 0, false, &pm, err, sizeof(err)))
 			continue;
 		for (unsigned r = 0; r < m->code.n && !rc; r++) {
 			uint64_t lo = m->code.r[r].rva, hi = lo + m->code.r[r].size;
