@@ -536,6 +536,9 @@ int cmd_qemu(int argc, char **argv)
 			       "loaded in memory by their code\n",
 			       out, flash, fr.modules, fr.lzma, fr.lzma_failed ? ", some unreadable" : "",
 			       fr.renamed, fr.added, fr.found);
+		if (fr.find_err[0])
+			fprintf(stderr, "efipt qemu: modules not looked for in the code snapshots: %s\n",
+				fr.find_err);
 	}
 	if (status) {
 		fprintf(stderr, "efipt qemu: %s exited with status %d\n", qemu, status);

@@ -171,9 +171,9 @@ int qemu_name_fv_modules(const char *rundir, const char *flash, struct qemu_fv_r
 		    !add_image(imgs, m, m->image_base, "FirmwareVolume"))
 			res->added++;
 	}
-	/* DXE modules: found where their code is in the snapshots */
-	if (find_loaded(rundir, &ms, imgs, res, err, errlen))
-		goto out;
+	/* DXE modules, PEI's copies: found where their code is in the
+	 * snapshots; without that the names above still stand */
+	find_loaded(rundir, &ms, imgs, res, res->find_err, sizeof(res->find_err));
 	if (rundir_json_save(rundir, "images.json", ij, 1, err, errlen))
 		goto out;
 	/* the manifest's files entry for images.json, and what was done */

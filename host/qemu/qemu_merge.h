@@ -41,6 +41,7 @@ struct qemu_fv_result {
 	unsigned added;		/* SEC/PEI images added at their in-place addresses */
 	unsigned found;		/* DXE images added where their code is in the
 				 * snapshots (host/qemu/qemu_fvfind.h) */
+	char find_err[1200];	/* why that search could not be done ("": it was) */
 	unsigned lzma, lzma_failed;
 };
 
