@@ -115,6 +115,15 @@ static int show_code(struct run_dir *rd)
 		bytes += rd->snap[i].size;
 	printf("Code         %u snapshots (%llu KiB), %u images\n", rd->nsnap,
 	       (unsigned long long)(bytes >> 10), rd->images.n);
+	/* how efipt qemu named them from the flash image (docs/qemu.md) */
+	json_t *fv = json_object_get(rd->manifest, "firmware_volumes");
+	if (json_is_object(fv))
+		printf("Modules      %lld in the firmware volumes: %lld images renamed, %lld SEC/PEI "
+		       "added in place, %lld found loaded in memory by their code\n",
+		       (long long)json_integer_value(json_object_get(fv, "modules")),
+		       (long long)json_integer_value(json_object_get(fv, "renamed")),
+		       (long long)json_integer_value(json_object_get(fv, "added")),
+		       (long long)json_integer_value(json_object_get(fv, "found")));
 	/* code that changed while traced (codechanges.bin): a QEMU run says
 	 * how many, even none */
 	json_t *tc = json_object_get(json_object_get(rd->manifest, "trace"), "code_changes");

@@ -40,6 +40,12 @@ assert {'DxeCore', 'BdsDxe', 'CpuDxe', 'PeiCore', 'DxeIpl'} <= set(loaded), sort
 assert json.load(open('$d/run/manifest.json'))['firmware_volumes']['found'] == len(loaded)
 out = re.search(r'(\d+)\s+([\d.]+)%  \(outside every listed image\)', open('$d/decode.txt').read())
 assert out is None or float(out.group(2)) < 1.0, out.group(0)"
+expect_rc "reset: efipt info" 0 $EFIPT info "$d/run"
+expect "reset: efipt info says how the modules were named" python3 -c "
+import re, json
+m = re.search(r'^Modules +(\d+) in the firmware volumes: \d+ images renamed, (\d+) SEC/PEI added in place, (\d+) found loaded in memory by their code$', open('$TMP/out').read(), re.M)
+fv = json.load(open('$d/run/manifest.json'))['firmware_volumes']
+assert m and [int(x) for x in m.groups()] == [fv['modules'], fv['added'], fv['found']], (m, fv)"
 count_equals_log reset "$d" '10**9'
 
 # the first instructions, one by one, by efipt and by libipt
