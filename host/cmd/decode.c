@@ -57,48 +57,65 @@ static const char *ptsum_image_name(const void *img)
 	return ((const struct ptsum_image *)img)->name;
 }
 
-/* The summary and the call-stack model from one decode. */
+/*
+ * The summary and the call-stack model from one decode. With symbols the
+ * model alone takes the blocks: every instruction counts for the function
+ * at its address (callstack.h), and each function lies in one image (or
+ * none), so the summary's counts per image are its functions' exclusive
+ * counts (summary_from_profile()); the summary takes only the events.
+ */
 struct both {
 	struct ptsum *sum;
-	struct callstack *cs;	/* NULL: no --symbols */
-	const struct image *img;	/* the session's, sorted */
-	unsigned nimg;
-	int overlap;
-	unsigned last;
+	struct callstack *cs;
 };
 
 static void both_batch(void *ctx, const struct ptflow_batch *b)
 {
-	struct both *x = ctx;
-	ptsum_on_blocks(x->sum, b);
-	if (x->cs)
-		cs_on_blocks(x->cs, b);
+	cs_on_blocks(((struct both *)ctx)->cs, b);
 }
 
 static void both_event(void *ctx, const struct ptflow_event *ev)
 {
 	struct both *x = ctx;
 	ptsum_on_event(x->sum, ev);
-	if (x->cs)
-		cs_on_event(x->cs, ev);
+	cs_on_event(x->cs, ev);
 }
 
-/* Regions where blocks may merge: inside one image's stretch (the summary
- * counts per image), and inside one symbol range (the model's). */
+/* The summary's instruction counts from the finished model's profile: its
+ * images are the symbol table's, in the same (sorted) order. */
+static void summary_from_profile(struct ptsum *sum, const struct symtab *st,
+				 const struct profile *p)
+{
+	sum->insns = 0;
+	sum->outside = 0;
+	for (unsigned i = 0; i < sum->nimg; i++)
+		sum->img[i].insns = 0;
+	for (uint32_t fn = 0; fn < p->n && fn < st->nfn; fn++) {
+		uint64_t n = p->fn[fn].excl;
+		int32_t k = st->fn[fn].image;
+		sum->insns += n;
+		if (k >= 0 && (unsigned)k < sum->nimg)
+			sum->img[k].insns += n;
+		else
+			sum->outside += n;
+	}
+}
+
+/* The summary's images are the symbol table's, one for one (ptsum_init()
+ * kept the order and every range). */
 static uint64_t both_region(void *ctx, uint64_t ip)
 {
-	struct both *x = ctx;
-	uint64_t lo, hi, end;
-	ptimg_list_span(x->img, x->nimg, sizeof(*x->img), ip, &x->last, x->overlap, &lo, &hi);
-	end = hi + 1 ? hi + 1 : hi; /* hi is the stretch's last address */
-	if (x->cs) {
-		uint64_t shi;
-		bool entry;
-		symtab_lookup(x->cs->st, ip, &shi, &entry);
-		if (shi < end)
-			end = shi;
-	}
-	return end;
+	return cs_region(((struct both *)ctx)->cs, ip);
+}
+
+static bool same_images(const struct ptsum *sum, const struct symtab *st)
+{
+	if (sum->nimg != st->nimg)
+		return false;
+	for (unsigned i = 0; i < sum->nimg; i++)
+		if (sum->img[i].base != st->img[i].base || sum->img[i].size != st->img[i].size)
+			return false;
+	return true;
 }
 
 int cmd_decode(int argc, char **argv)
@@ -157,11 +174,22 @@ int cmd_decode(int argc, char **argv)
 		}
 		cs.tree = false;
 	}
-	struct both x = { &sum, symbols ? &cs : NULL, s.images.v, s.images.n, s.overlap, 0 };
+	if (symbols && !same_images(&sum, &s.st)) {
+		fprintf(stderr, "efipt decode: internal error: the summary's images are not the "
+				"symbol table's\n");
+		goto out;
+	}
 	/* blocks from the fast loops: no instruction decoded twice; the
 	 * summary alone needs no order, so they come counted */
-	struct flow_consumer c = { &x, both_batch, both_event, NULL,
-				   symbols ? both_region : NULL, symbols, 0, !symbols };
+	struct both x = { &sum, &cs };
+	struct flow_consumer c = { &sum, ptsum_on_blocks, ptsum_on_event, NULL, NULL, false, 0,
+				   true };
+	if (symbols) {
+		/* the model's consumer, with the summary's events */
+		struct flow_consumer m = cs_consumer(&cs);
+		c = (struct flow_consumer){ &x, both_batch, both_event, NULL, both_region,
+					    m.timed, 0, false };
+	}
 	long errs = session_decode(&s, 0, &c, 1);
 	if (errs < 0) {
 		rc = 1;
@@ -170,11 +198,14 @@ int cmd_decode(int argc, char **argv)
 	static char text[1 << 16];
 	struct strbuf sb;
 	sb_init(&sb, text, sizeof(text));
+	if (symbols) {
+		cs_finish(&cs);
+		summary_from_profile(&sum, &s.st, &p);
+	}
 	ptsum_format(&sum, &s.stat, (unsigned)o.top, &sb);
 	fputs_safe_text(text, stdout); /* image names come from images.json */
 	rc = errs ? 1 : 0;
 	if (symbols) {
-		cs_finish(&cs);
 		if (cs.oom || p.oom) {
 			fprintf(stderr, "efipt decode: out of memory for the call tree\n");
 			rc = 2;

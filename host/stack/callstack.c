@@ -555,7 +555,7 @@ void cs_finish(struct callstack *cs)
 /* The model's regions: the lookup ranges of the symbols (symtab_lookup()).
  * Inside one, a jump or a fall-through changes no frame and counts for the
  * same range, so the decoder may merge the blocks there. */
-static uint64_t sym_region(void *ctx, uint64_t ip)
+uint64_t cs_region(void *ctx, uint64_t ip)
 {
 	struct callstack *cs = ctx;
 	uint64_t hi;
@@ -566,6 +566,6 @@ static uint64_t sym_region(void *ctx, uint64_t ip)
 
 struct flow_consumer cs_consumer(struct callstack *cs)
 {
-	struct flow_consumer c = { cs, cs_on_blocks, cs_on_event, NULL, sym_region, true, 0, false };
+	struct flow_consumer c = { cs, cs_on_blocks, cs_on_event, NULL, cs_region, true, 0, false };
 	return c;
 }

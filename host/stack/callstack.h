@@ -160,6 +160,8 @@ void cs_on_blocks(void *cs, const struct ptflow_batch *batch);
  * inside its regions: the lookup ranges of the symbols, where a jump or a
  * fall-through changes no frame) and events. */
 struct flow_consumer cs_consumer(struct callstack *cs);
+/* Its regions (ctx: the callstack): the end of ip's lookup range. */
+uint64_t cs_region(void *cs, uint64_t ip);
 
 /* The time is tsc (TSC estimate), the core:bus ratio cbr: now moves on
  * (never back: a lower estimate is held and counted in time_back). The

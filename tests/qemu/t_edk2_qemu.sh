@@ -151,6 +151,15 @@ m = re.search(r'([\d.]+)%  \(outside every listed image\)', open('$r/decode.txt'
 assert m is None or float(m.group(1)) < 1.0, m.group(0)"
 expect_rc "reset: efipt top with the build's symbols" 0 $EFIPT top "$r/run" $B --format jsonl
 mv "$TMP/out" "$r/top.jsonl"
+# with symbols the summary's counts per image come from the call-stack
+# model's functions: the same summary, on a boot of a hundred images
+expect_rc "reset: efipt decode with the build's symbols" 0 $EFIPT decode "$r/run" $B
+sed '/^top functions:$/,$d' "$TMP/out" | sed '$d' >"$r/decode_sym.txt"
+if cmp -s "$r/decode.txt" "$r/decode_sym.txt"; then
+	ok "reset: decode's summary is the same with symbols"
+else
+	nok "reset: decode's summary is the same with symbols" "$(diff "$r/decode.txt" "$r/decode_sym.txt" | head -5)"
+fi
 expect "reset: top names DxeCore's functions and the drivers', found by their code" python3 -c "
 import json
 im = {i['name']: i for i in json.load(open('$r/run/images.json'))['images']}
