@@ -15,9 +15,10 @@
 #include "host/cmd/commands.h"
 #include "host/input/debuglog.h"
 #include "host/input/irqlog.h"
-#include "host/util/file_io.h"
 #include "host/stack/analysis.h"
+#include "host/stack/fn_window.h"
 #include "host/stack/inline_frames.h"
+#include "host/util/file_io.h"
 #include "host/util/opts.h"
 
 static const char calls_usage[] =
@@ -45,7 +46,14 @@ struct copts {
 	const struct session *t;
 	bool index;			/* --index */
 	bool inline_frames;		/* --inline */
-	unsigned long long depth, from, to;
+	unsigned long long depth;
+	/* --from/--to as given, and the window they make: instruction
+	 * indices [from, to) (to 0: none), a function's found as it runs */
+	struct fnwin_where from_w, to_w;
+	uint64_t from, to;
+	struct fnwin win;
+	bool by_fn;			/* a function opens or closes it */
+	bool done;			/* --to FUNCTION ran: nothing more */
 	const char *function, *image;
 	bool lines, filter;
 	bool no_log;			/* --no-log */
@@ -113,6 +121,32 @@ static int set_function(void *ctx, const struct opt_row *r, const char *v, struc
 	return 0;
 }
 
+static int set_where(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
+{
+	if (fnwin_parse(v, (struct fnwin_where *)((char *)ctx + r->field))) {
+		sb_printf(err, "--%s needs an instruction index or a function (NAME or "
+			  "IMAGE`NAME), got '%s'", r->name, term_safe(v));
+		return -1;
+	}
+	return 0;
+}
+
+/* Control is in fn from here on, at instruction cs->insns: where a
+ * function opens or closes the window, its index is known now (--to's
+ * only after the window opened). */
+static void window_at(struct copts *o, const struct callstack *cs, uint32_t fn)
+{
+	if (!o->by_fn || (!o->from_w.is_fn && cs->insns < o->from))
+		return;
+	int r = fnwin_at(&o->win, fn);
+	if (r == FNWIN_OPEN) {
+		o->from = cs->insns;
+	} else if (r == FNWIN_CLOSED) {
+		o->to = cs->insns;
+		o->done = true;
+	}
+}
+
 static const struct opt_row calls_rows[] = {
 	{ "depth", OPT_VALUE, opts_set_u64, offsetof(struct copts, depth), "N",
 	  "only N levels (below the --function/--image frame)" },
@@ -120,10 +154,12 @@ static const struct opt_row calls_rows[] = {
 	  "(or IMAGE`NAME)" },
 	{ "image", OPT_VALUE, set_function, 0, "NAME", "only calls under a function of image "
 	  "NAME" },
-	{ "from", OPT_VALUE, opts_set_u64, offsetof(struct copts, from), "N",
-	  "only entries at instruction index N.." },
-	{ "to", OPT_VALUE, opts_set_u64, offsetof(struct copts, to), "N",
-	  "only entries before instruction index N" },
+	{ "from", OPT_VALUE, set_where, offsetof(struct copts, from_w), "WHERE",
+	  "only entries from WHERE on: an instruction index N,\nor the first instruction "
+	  "executed in a FUNCTION\n(NAME or IMAGE`NAME)" },
+	{ "to", OPT_VALUE, set_where, offsetof(struct copts, to_w), "WHERE",
+	  "only entries before WHERE: an instruction index N,\nor the first instruction "
+	  "executed in a FUNCTION\nafter the window opened" },
 	{ "lines", OPT_FLAG, opt_set_true, offsetof(struct copts, lines), NULL,
 	  "the source line (DWARF) of each function entered" },
 	{ "inline", OPT_FLAG, opt_set_true, offsetof(struct copts, inline_frames), NULL,
@@ -192,6 +228,7 @@ static void on_enter(void *ctx, const struct callstack *cs, const struct cs_fram
 {
 	struct copts *o = ctx;
 	uint32_t d = cs->depth;
+	window_at(o, cs, f->fn);
 	show_debug_lines(o, cs, d - 1); /* before the call: in its caller */
 	if (d >= o->top_cap) {
 		uint32_t cap = o->top_cap ? o->top_cap * 2 : CS_MAX_DEPTH + 1;
@@ -251,6 +288,9 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 	struct copts *o = ctx;
 	(void)f;
 	show_debug_lines(o, cs, cs->depth);
+	uint32_t back = fnwin_leave_to(cs, why);
+	if (back != UINT32_MAX)
+		window_at(o, cs, back);
 	if (why == CS_LEAVE_UNKNOWN_END && cs->depth == 1 && !o->filter &&
 	    cs->insns >= o->from && (!o->to || cs->insns < o->to)) {
 		stamp(o, cs);
@@ -283,17 +323,25 @@ int cmd_calls(int argc, char **argv)
 		goto out;
 	}
 	bool inline_frames = o->inline_frames;
-	if (o->to && o->from >= o->to) {
+	if (!o->from_w.is_fn && !o->to_w.is_fn && o->to_w.set &&
+	    o->from_w.index >= o->to_w.index) {
 		fprintf(stderr, "efipt calls: --from %llu --to %llu: no instruction index is in "
-			"[from, to)\n", o->from, o->to);
+			"[from, to)\n", (unsigned long long)o->from_w.index,
+			(unsigned long long)o->to_w.index);
 		goto out;
 	}
+	/* a function's index is known when it runs: nothing before */
+	o->from = o->from_w.is_fn ? UINT64_MAX : o->from_w.index;
+	o->to = o->to_w.is_fn ? 0 : o->to_w.index;
+	o->by_fn = o->from_w.is_fn || o->to_w.is_fn;
 	o->filter = o->function || o->image;
 	t.streams = true;
 	if (session_open(&t, run, SESSION_TRACE | SESSION_SYMBOLS))
 		goto out;
 	o->st = &t.st;
 	o->t = &t;
+	fnwin_init(&o->win, o->from_w.is_fn ? o->from_w.fn : NULL,
+		   o->to_w.is_fn ? o->to_w.fn : NULL, &t.st);
 	if (!names_something(&t, o, inline_frames))
 		goto out;
 	if (t.have_run && !o->no_log) {
@@ -322,12 +370,20 @@ int cmd_calls(int argc, char **argv)
 		goto out;
 	}
 	cs.tree = false;
-	long errs = analysis_decode(&t, 0, &cs, o->to);
+	long errs = analysis_decode(&t, 0, &cs, o->to, o->by_fn ? &o->done : NULL);
 	show_debug_lines(o, &cs, 0); /* after the last frame ended */
 	if (errs < 0)
 		goto out;
-	if (o->oom || x.oom) {
+	if (o->oom || x.oom || o->win.oom) {
 		fprintf(stderr, "efipt calls: out of memory\n");
+		goto out;
+	}
+	if (o->by_fn && o->win.state != FNWIN_CLOSED && (o->to_w.is_fn || o->win.state == FNWIN_BEFORE)) {
+		bool opened = o->win.state != FNWIN_BEFORE;
+		fprintf(stderr, "efipt calls: --%s %s: it never ran in the trace%s (the window "
+			"never %s)\n", opened ? "to" : "from",
+			term_safe(opened ? o->to_w.fn : o->from_w.fn),
+			opened ? " after the window opened" : "", opened ? "closed" : "opened");
 		goto out;
 	}
 	if (o->filter && !o->shown)
@@ -339,6 +395,8 @@ int cmd_calls(int argc, char **argv)
 			"(--tsc-hz)\n");
 	rc = errs ? 1 : 0;
 out:
+	if (o)
+		fnwin_free(&o->win);
 	cs_free(&cs);
 	inl_frames_free(&x);
 	dbglog_free(&dl);

@@ -183,12 +183,12 @@ int cmd_decode(int argc, char **argv)
 	 * summary alone needs no order, so they come counted */
 	struct both x = { &sum, &cs };
 	struct flow_consumer c = { &sum, ptsum_on_blocks, ptsum_on_event, NULL, NULL, false, 0,
-				   true };
+				   true, NULL };
 	if (symbols) {
 		/* the model's consumer, with the summary's events */
 		struct flow_consumer m = cs_consumer(&cs);
 		c = (struct flow_consumer){ &x, both_batch, both_event, NULL, both_region,
-					    m.timed, 0, false };
+					    m.timed, 0, false, NULL };
 	}
 	long errs = session_decode(&s, 0, &c, 1);
 	if (errs < 0) {

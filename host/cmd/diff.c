@@ -204,6 +204,24 @@ static int set_gate_name(void *ctx, const struct opt_row *r, const char *v, stru
 	return 0;
 }
 
+/* --from/--to: a function. The other commands also take an instruction
+ * index; two runs' indices name different points of their flows. */
+static int set_window(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
+{
+	struct fnwin_where w;
+	if (fnwin_parse(v, &w)) {
+		sb_printf(err, "--%s needs a function (NAME or IMAGE`NAME)", r->name);
+		return -1;
+	}
+	if (!w.is_fn) {
+		sb_printf(err, "--%s %s: diff takes a function here, not an instruction index "
+			  "(the same index is a different point in each run)", r->name,
+			  term_safe(v));
+		return -1;
+	}
+	return opts_set_str(ctx, r, v, err);
+}
+
 static const struct opt_row diff_input_rows[] = {
 	{ "symbols", OPT_VALUE, set_symbols, 0, "PATH", "symbols of A, and of B unless "
 	  "--symbols-b is given;\nas for 'efipt top' (a build directory, one ELF file,\n"
@@ -215,10 +233,10 @@ static const struct opt_row diff_input_rows[] = {
 	{ "rename", OPT_VALUE, set_rename, 0, "OLD=NEW", "the image called OLD in A is called "
 	  "NEW in B: compared\nas one (shown as OLD); repeatable" },
 	{ "cpu", OPT_VALUE, set_cpu, 0, "N", "the trace of CPU N of both runs (default 0)" },
-	{ "from", OPT_VALUE, opts_set_str, offsetof(struct diff_opts, from), "FUNCTION",
+	{ "from", OPT_VALUE, set_window, offsetof(struct diff_opts, from), "FUNCTION",
 	  "only from the first instruction executed in FUNCTION\n(NAME or IMAGE`NAME) on, "
 	  "in each run" },
-	{ "to", OPT_VALUE, opts_set_str, offsetof(struct diff_opts, to), "FUNCTION",
+	{ "to", OPT_VALUE, set_window, offsetof(struct diff_opts, to), "FUNCTION",
 	  "only up to the first instruction executed in\nFUNCTION after the window opened "
 	  "(excluded), in\neach run" },
 };

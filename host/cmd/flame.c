@@ -258,7 +258,7 @@ int cmd_flame(int argc, char **argv)
 		cs.ls = inl_frames_listener(&x);
 		cs.tree = false; /* the listener builds it */
 	}
-	long errs = analysis_decode(&t, 0, &cs, 0);
+	long errs = analysis_decode(&t, 0, &cs, 0, NULL);
 	if (errs < 0)
 		goto out;
 	if (nt.oom || x.oom || it.oom) {

@@ -32,12 +32,13 @@
 #include "host/cmd/commands.h"
 #include "host/input/debuglog.h"
 #include "host/input/irqlog.h"
-#include "host/util/file_io.h"
 #include "host/input/fpdt_run.h"
+#include "host/input/session.h"
 #include "host/out/fpdt_out.h"
 #include "host/out/timeline_sink.h"
-#include "host/input/session.h"
 #include "host/stack/callstack.h"
+#include "host/stack/fn_window.h"
+#include "host/util/file_io.h"
 #include "host/util/opts.h"
 #include "host/util/grow.h"
 
@@ -77,20 +78,33 @@ static const char timeline_tail[] =
 /* The options. */
 struct tl_opts {
 	const char *out, *format;
-	unsigned long long from, to, min_dur, depth;
+	struct fnwin_where from, to;
+	unsigned long long min_dur, depth;
 	bool no_log;
 };
+
+static int set_where(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
+{
+	if (fnwin_parse(v, (struct fnwin_where *)((char *)ctx + r->field))) {
+		sb_printf(err, "--%s needs an instruction index or a function (NAME or "
+			  "IMAGE`NAME), got '%s'", r->name, term_safe(v));
+		return -1;
+	}
+	return 0;
+}
 
 static const struct opt_row timeline_rows[] = {
 	{ "output", OPT_VALUE, opts_set_str, offsetof(struct tl_opts, out), "FILE",
 	  "the file (written under a temporary name, then\nrenamed)" },
 	{ "format", OPT_VALUE, opts_set_str, offsetof(struct tl_opts, format), "json|perfetto",
 	  "the format (default: perfetto for FILE.pftrace and\nFILE.perfetto-trace, else json)" },
-	{ "from", OPT_VALUE, opts_set_u64, offsetof(struct tl_opts, from), "N",
-	  "only instructions N.. : slices are cut there\n(instruction indices, also when ts "
-	  "is time)" },
-	{ "to", OPT_VALUE, opts_set_u64, offsetof(struct tl_opts, to), "N",
-	  "only instructions ..N (excluded): slices are cut\nthere" },
+	{ "from", OPT_VALUE, set_where, offsetof(struct tl_opts, from), "WHERE",
+	  "only instructions from WHERE on: slices are cut\nthere. WHERE: an instruction "
+	  "index N (also when\nts is time), or the first instruction executed in\na FUNCTION "
+	  "(NAME or IMAGE`NAME)" },
+	{ "to", OPT_VALUE, set_where, offsetof(struct tl_opts, to), "WHERE",
+	  "only instructions before WHERE: slices are cut\nthere (a FUNCTION: its first "
+	  "instruction after\nthe window opened)" },
 	{ "min-dur", OPT_VALUE, opts_set_u64, offsetof(struct tl_opts, min_dur), "N",
 	  "drop slices shorter than N instructions (default 1)" },
 	{ "depth", OPT_VALUE, opts_set_u64, offsetof(struct tl_opts, depth), "N",
@@ -148,6 +162,9 @@ struct tl {
 	bool timed;			/* the file's ts is time (every trace has it) */
 	uint64_t base;			/* the TSC ts 0 stands for */
 	unsigned long long from, to, min_dur, depth;
+	/* --from/--to FUNCTION: from and to become known as it runs */
+	struct fnwin win;
+	bool by_fn, from_fn, done;
 	struct tl_frame fr[CS_MAX_DEPTH + 2];	/* by frame depth */
 	uint32_t shown;			/* frames 1..shown are SHOWN */
 	struct tl_item *q;		/* q[qh..qn): in the order they are written */
@@ -431,10 +448,27 @@ static void show_long(struct tl *l)
 		show(l, d);
 }
 
+/* Control is in fn from here on, at instruction cs->insns: where a
+ * function opens or closes the window, its index is known now (--to's
+ * only after the window opened). */
+static void window_at(struct tl *l, const struct callstack *cs, uint32_t fn)
+{
+	if (!l->by_fn || (!l->from_fn && cs->insns < l->from))
+		return;
+	int r = fnwin_at(&l->win, fn);
+	if (r == FNWIN_OPEN) {
+		l->from = cs->insns;
+	} else if (r == FNWIN_CLOSED) {
+		l->to = cs->insns;
+		l->done = true;
+	}
+}
+
 static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
 {
 	struct tl *l = ctx;
 	uint32_t d = cs->depth;
+	window_at(l, cs, f->fn);
 	place_debug_lines(l, cs);
 	if (d > CS_MAX_DEPTH + 1)
 		return;
@@ -454,8 +488,10 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 {
 	struct tl *l = ctx;
 	(void)f;
-	(void)why;
 	uint32_t d = cs->depth;
+	uint32_t back = fnwin_leave_to(cs, why);
+	if (back != UINT32_MAX)
+		window_at(l, cs, back);
 	place_debug_lines(l, cs);
 	if (d > CS_MAX_DEPTH + 1)
 		return;
@@ -734,11 +770,12 @@ int cmd_timeline(int argc, char **argv)
 			opt.format);
 		goto out;
 	}
-	if (opt.to && opt.to <= opt.from) {
-		fprintf(stderr, "efipt timeline: --to %llu is not after --from %llu\n", opt.to,
-			opt.from);
+	if (opt.to.set && !opt.to.is_fn && !opt.from.is_fn && opt.to.index <= opt.from.index) {
+		fprintf(stderr, "efipt timeline: --to %llu is not after --from %llu\n",
+			(unsigned long long)opt.to.index, (unsigned long long)opt.from.index);
 		goto out;
 	}
+	bool by_fn = opt.from.is_fn || opt.to.is_fn;
 	if (!opt.min_dur)
 		opt.min_dur = 1; /* an empty slice shows nothing */
 	if (session_open(&t, run,
@@ -768,7 +805,7 @@ int cmd_timeline(int argc, char **argv)
 		bool psb;
 		if (!strcmp(t.trace[i].path, "-") && stdin_to_file("timeline"))
 			goto out;
-		if (first_tsc(&t, t.trace[i].path, opt.to != 0, &first, &psb))
+		if (first_tsc(&t, t.trace[i].path, opt.to.set, &first, &psb))
 			goto out;
 		if (psb && first == UINT64_MAX)
 			timed = false;
@@ -800,14 +837,21 @@ int cmd_timeline(int argc, char **argv)
 	/* each CPU's track, written as its trace is decoded */
 	struct tl_totals tot = { 0 };
 	const char *peak = getenv("EFIPT_TIMELINE_PEAK");
+	bool opened_any = false, closed_any = false;
 	for (int i = 0; i < ncpu; i++) {
 		free(m->q);
 		free(m->iq);
 		free(m->names);
 		free(m->dbg);
+		fnwin_free(&m->win);
 		memset(m, 0, sizeof(*m));
-		m->from = opt.from;
-		m->to = opt.to;
+		/* a function's index is known when it runs: nothing before */
+		m->from = opt.from.is_fn ? UINT64_MAX : opt.from.index;
+		m->to = opt.to.is_fn ? 0 : opt.to.index;
+		m->by_fn = by_fn;
+		m->from_fn = opt.from.is_fn;
+		fnwin_init(&m->win, opt.from.is_fn ? opt.from.fn : NULL,
+			   opt.to.is_fn ? opt.to.fn : NULL, &t.st);
 		m->min_dur = opt.min_dur;
 		m->depth = opt.depth;
 		m->t = &t;
@@ -834,14 +878,17 @@ int cmd_timeline(int argc, char **argv)
 		cs.tree = false;
 		/* the model's blocks, and the events as instants; decoding
 		 * stops at --to */
-		struct flow_consumer c = { m, on_batch, on_event, NULL, tl_region, true, opt.to, false };
+		struct flow_consumer c = { m, on_batch, on_event, NULL, tl_region, true, m->to, false,
+					   by_fn ? &m->done : NULL };
 		long e = session_decode(&t, (unsigned)i, &c, 1);
 		if (e < 0)
 			goto out;
 		cs_finish(&cs);
 		place_debug_lines(m, &cs);
 		flush_queue(m, true);
-		if (m->oom || cs.oom) {
+		opened_any |= m->win.state != FNWIN_BEFORE;
+		closed_any |= m->win.state == FNWIN_CLOSED;
+		if (m->oom || cs.oom || m->win.oom) {
 			fprintf(stderr, "efipt timeline: out of memory for the slices (narrow the "
 				"timeline with --from/--to, --depth or --min-dur)\n");
 			goto out;
@@ -859,6 +906,15 @@ int cmd_timeline(int argc, char **argv)
 		tot.debug += m->dbg_placed;
 		m->cs = NULL;
 		cs_free(&cs);
+	}
+	/* a window a function was to open or close that it never did: the
+	 * file would not be what was asked for */
+	if (by_fn && (!opened_any || (opt.to.is_fn && !closed_any))) {
+		const struct fnwin_where *w = opened_any ? &opt.to : &opt.from;
+		fprintf(stderr, "efipt timeline: --%s %s: it never ran in the trace%s (the window "
+			"never %s)\n", opened_any ? "to" : "from", term_safe(w->fn),
+			opened_any ? " after the window opened" : "", opened_any ? "closed" : "opened");
+		goto out;
 	}
 	/* what the file is (the JSON writes it last, Perfetto where it is) */
 	char producer[64], clock[200];

@@ -100,7 +100,7 @@ int cmd_top(int argc, char **argv)
 		goto out;
 	}
 	cs.tree = false;
-	long errs = analysis_decode(&t, 0, &cs, 0);
+	long errs = analysis_decode(&t, 0, &cs, 0, NULL);
 	if (errs < 0)
 		goto out;
 	if (p.oom || x.oom) {

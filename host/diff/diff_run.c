@@ -175,7 +175,7 @@ int diff_run_decode(struct session *t, struct diff_run *r, const struct diff_wan
 	}
 	cs.tree = want_stacks;
 	struct flow_consumer more = cov ? cov_blocks_consumer(&cb) : (struct flow_consumer){ 0 };
-	r->errs = analysis_decode_with(t, 0, &cs, 0, &more, cov);
+	r->errs = analysis_decode_with(t, 0, &cs, 0, NULL, &more, cov);
 	if (r->errs < 0)
 		goto out;
 	if (p.oom)

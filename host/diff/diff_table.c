@@ -170,5 +170,5 @@ void diff_row_name(char *buf, size_t cap, const struct diff_row *r, bool by_imag
 /* Does NAME ("f" or "image`f") name row r (the code's rows only)? */
 bool diff_row_names_function(const struct diff_row *r, const char *name)
 {
-	return !r->irq && diffwin_names(r->image, r->name, name);
+	return !r->irq && fnwin_names(r->image, r->name, name);
 }

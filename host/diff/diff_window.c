@@ -4,39 +4,6 @@
 
 #include "host/diff/diff_window.h"
 
-bool diffwin_names(const char *image, const char *name, const char *spec)
-{
-	const char *tick = strchr(spec, '`');
-	if (!tick)
-		return !strcmp(name, spec);
-	return !strcmp(name, tick + 1) && strlen(image) == (size_t)(tick - spec) &&
-	       !strncmp(image, spec, (size_t)(tick - spec));
-}
-
-/* Whether fn is --from's (bit 2) or --to's (bit 4), found once per id. */
-static unsigned matches(struct diffwin *w, uint32_t fn)
-{
-	if (fn >= w->nmatch) {
-		uint32_t n = w->nmatch ? w->nmatch : 1024;
-		while (n <= fn)
-			n *= 2;
-		uint8_t *m = realloc(w->match, n);
-		if (!m) {
-			w->oom = true;
-			return 0;
-		}
-		memset(m + w->nmatch, 0, n - w->nmatch);
-		w->match = m;
-		w->nmatch = n;
-	}
-	if (!w->match[fn]) {
-		const char *im = symtab_fn_image(w->st, fn), *nm = w->st->fn[fn].name;
-		w->match[fn] = (uint8_t)(1 | (w->from && diffwin_names(im, nm, w->from) ? 2 : 0) |
-					 (w->to && diffwin_names(im, nm, w->to) ? 4 : 0));
-	}
-	return w->match[fn];
-}
-
 static void take(struct diffwin *w, const struct callstack *cs, struct diffwin_at *at)
 {
 	at->fn = profile_snapshot(w->p, cs);
@@ -51,20 +18,15 @@ static void take(struct diffwin *w, const struct callstack *cs, struct diffwin_a
 		w->oom = true;
 }
 
-/* Control is in fn from here on (a frame of it entered, or returned to):
- * the window opens at --from's, closes at --to's. */
+/* Control is in fn from here on: the window opens at --from's, closes at
+ * --to's. */
 static void now_in(struct diffwin *w, const struct callstack *cs, uint32_t fn)
 {
-	if (w->state == 2 || fn >= w->st->nfn)
-		return;
-	unsigned m = matches(w, fn);
-	if (w->state == 0 && (m & 2)) {
+	int r = fnwin_at(&w->win, fn);
+	if (r == FNWIN_OPEN)
 		take(w, cs, &w->open);
-		w->state = 1;
-	} else if (w->state == 1 && (m & 4)) {
+	else if (r == FNWIN_CLOSED)
 		take(w, cs, &w->close);
-		w->state = 2;
-	}
 }
 
 static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
@@ -79,8 +41,9 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 {
 	struct diffwin *w = ctx;
 	w->inner.leave(w->inner.ctx, cs, f, why);
-	if (cs->depth >= 2 && (why == CS_LEAVE_RETURN || why == CS_LEAVE_SKIPPED))
-		now_in(w, cs, cs->f[cs->depth - 2].fn);
+	uint32_t to = fnwin_leave_to(cs, why);
+	if (to != UINT32_MAX)
+		now_in(w, cs, to);
 }
 
 static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
@@ -94,13 +57,9 @@ struct cs_listener diffwin_listener(struct diffwin *w, const char *from, const c
 				    const struct cs_listener *ls)
 {
 	memset(w, 0, sizeof(*w));
-	w->from = from;
-	w->to = to;
+	fnwin_init(&w->win, from, to, st);
 	w->inner = *ls;
 	w->p = p;
-	w->st = st;
-	/* without --from the window opens with the trace: nothing before */
-	w->state = from ? 0 : 1;
 	struct cs_listener l = { w, on_enter, on_leave, NULL, on_time };
 	return l;
 }
@@ -108,14 +67,14 @@ struct cs_listener diffwin_listener(struct diffwin *w, const char *from, const c
 int diffwin_counts(struct diffwin *w, const struct callstack *cs, struct profile_fn **out,
 		   uint32_t *n, struct diffwin_at *at)
 {
-	if (w->state == 0)
+	if (w->win.state == FNWIN_BEFORE)
 		return 1;
-	if (w->state == 1) {
-		if (w->to)
+	if (w->win.state == FNWIN_OPEN) {
+		if (w->win.to)
 			return 2;
 		take(w, cs, &w->close);
 	}
-	if (w->oom)
+	if (w->oom || w->win.oom)
 		return -1;
 	const struct diffwin_at *o = &w->open, *c = &w->close;
 	struct profile_fn *d = calloc(c->n ? c->n : 1, sizeof(*d));
@@ -154,9 +113,8 @@ int diffwin_counts(struct diffwin *w, const struct callstack *cs, struct profile
 
 void diffwin_free(struct diffwin *w)
 {
-	free(w->match);
+	fnwin_free(&w->win);
 	free(w->open.fn);
 	free(w->close.fn);
-	w->match = NULL;
 	w->open.fn = w->close.fn = NULL;
 }

@@ -14,10 +14,8 @@
 #include <stdint.h>
 
 #include "host/stack/callstack.h"
+#include "host/stack/fn_window.h"
 #include "host/stack/profile.h"
-
-/* Does spec ("f" or "image`f") name the function name of image? */
-bool diffwin_names(const char *image, const char *name, const char *spec);
 
 /* The profile at a moment: its functions and its clocks. */
 struct diffwin_at {
@@ -28,14 +26,9 @@ struct diffwin_at {
 };
 
 struct diffwin {
-	const char *from, *to;	/* NULL: the trace's start, end */
+	struct fnwin win;	/* where it opens and closes */
 	struct cs_listener inner;	/* the profile's listener */
 	struct profile *p;
-	struct symtab *st;
-	uint8_t *match;		/* per function id: 0 not known yet, else
-				 * 1 | 2 (from) | 4 (to) */
-	uint32_t nmatch;
-	int state;		/* 0 before the open, 1 open, 2 closed */
 	struct diffwin_at open, close;
 	bool oom;
 };

@@ -26,6 +26,10 @@ struct flow_consumer {
 	bool counted;			/* takes blocks counted, in no order
 					 * (ptflow_blocks_counted()): used
 					 * when every consumer of blocks does */
+	const bool *done;		/* set by the consumer once it needs
+					 * nothing more (a window closed where
+					 * no count said): decoding stops
+					 * after the batch (NULL: never) */
 };
 
 #endif

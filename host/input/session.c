@@ -662,6 +662,7 @@ struct fanout {
 	unsigned n;
 	struct ptflow_decoder *d;
 	uint64_t until;			/* stop after this many instructions (0: never) */
+	bool some_done;			/* a consumer may say it is done */
 	struct progress pg;
 	struct input_map *in;
 };
@@ -674,6 +675,9 @@ static void fan_batch(void *ctx, const struct ptflow_batch *b)
 			f->c[i].batch(f->c[i].ctx, b);
 	if (f->until && f->d->stat.insns >= f->until)
 		ptflow_stop(f->d);
+	for (unsigned i = 0; f->some_done && i < f->n; i++)
+		if (f->c[i].done && *f->c[i].done)
+			ptflow_stop(f->d);
 }
 
 static void fan_run(void *ctx, const struct ptflow_run *r)
@@ -753,6 +757,7 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 			regions = false;
 		if (c[k].batch && !c[k].counted)
 			counted = false;
+		f.some_done |= c[k].done != NULL;
 		if (!c[k].until)
 			until = UINT64_MAX;
 		else if (c[k].until > until)
@@ -761,7 +766,7 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 	f.until = until == UINT64_MAX ? 0 : until;
 	struct ptflow_sink sink = { &f, runs ? fan_run : NULL, events ? fan_event : NULL };
 	ptflow_blocks_fn batch = fan_batch;
-	if (n == 1 && !f.until) {
+	if (n == 1 && !f.until && !f.some_done) {
 		/* one consumer with nothing to stop at: the decoder calls it
 		 * directly (with a timed consumer, a batch can be a few blocks
 		 * long: before each MTC) */
@@ -771,7 +776,7 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 	long errs = -1;
 	/* counts per way of each cache entry's last branch: blocks counted
 	 * when nothing needs them in order (or stops after a count) */
-	bool count = blocks && counted && !f.until && fc.cache_size;
+	bool count = blocks && counted && !f.until && !f.some_done && fc.cache_size;
 	uint64_t *counts = count ? calloc(2 * (size_t)fc.cache_size, sizeof(*counts)) : NULL;
 	if (!f.d || (fc.cache_size && !fc.cache) || (count && !counts) ||
 	    ptflow_init(f.d, &fc, &sink)) {

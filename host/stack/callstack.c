@@ -566,6 +566,6 @@ uint64_t cs_region(void *ctx, uint64_t ip)
 
 struct flow_consumer cs_consumer(struct callstack *cs)
 {
-	struct flow_consumer c = { cs, cs_on_blocks, cs_on_event, NULL, cs_region, true, 0, false };
+	struct flow_consumer c = { cs, cs_on_blocks, cs_on_event, NULL, cs_region, true, 0, false, NULL };
 	return c;
 }

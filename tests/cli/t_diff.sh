@@ -213,6 +213,9 @@ expect_rc "diff: --from with --folded" 2 $EFIPT diff "$A" "$B" $S --from efi_mai
 contains "diff: --from with --folded named" "$TMP/err" "not with --folded, --coverage or --fail-if-coverage-lost"
 expect_rc "diff: --from a function that never ran" 2 $EFIPT diff "$A" "$B" $S --from no_such_function
 contains "diff: --from a function that never ran named" "$TMP/err" "efipt diff: A: --from no_such_function never ran"
+# calls and timeline take an instruction index too; diff says why it does not
+expect_rc "diff: --from an instruction index" 2 $EFIPT diff "$A" "$B" $S --from 1000
+contains "diff: --from an index refused, saying why" "$TMP/err" "--from 1000: diff takes a function here, not an instruction index"
 # a window from the trace's first function to its end is the whole run
 $EFIPT diff "$A" "$B" $S --format csv >"$TMP/w0.csv" 2>/dev/null
 $EFIPT diff "$A" "$B" $S --format csv --from efi_main >"$TMP/w1.csv" 2>/dev/null

@@ -108,6 +108,55 @@ else
 fi
 pf_same "timeline: --from/--to as Perfetto's protobuf" "$TMP/w.json" --pt "$TMP/e.pt" $PE --symbols "$SO" --from 10000 --to 20000
 
+# --from/--to FUNCTION: the window a function opens and closes is the one
+# its first instruction's index makes (taken from efipt calls' listing:
+# two functions that first run after instruction 10000, the second after
+# the first, neither on the stack before)
+$EFIPT calls --pt "$TMP/e.pt" $PE --symbols "$SO" >"$TMP/calls.txt" 2>/dev/null
+set -- $(python3 -c '
+import sys
+seen, picked = set(), []
+for l in open(sys.argv[1]):
+    f = l.split()
+    if len(f) < 2 or not f[0].isdigit():
+        continue
+    i, name = int(f[0]), f[1]
+    if name not in seen and i > 10000 and "[" not in name and (not picked or i > picked[-1][0]):
+        picked.append((i, name))
+    seen.add(name)
+    if len(picked) == 2:
+        break
+print(" ".join("%d %s" % p for p in picked))' "$TMP/calls.txt")
+if [ $# -eq 4 ]; then
+	n=$1 f=$2 m=$3 g=$4
+	expect_rc "timeline: --from/--to FUNCTION" 0 $EFIPT timeline --pt "$TMP/e.pt" $PE --symbols "$SO" -o "$TMP/wf.json" --from "$f" --to "$g"
+	expect_rc "timeline: --from/--to their indices" 0 $EFIPT timeline --pt "$TMP/e.pt" $PE --symbols "$SO" -o "$TMP/wn.json" --from "$n" --to "$m"
+	r=$(python3 -c '
+import json, sys
+def slices(p):
+    return [(e.get("ph"), e.get("name"), e.get("ts"), e.get("tid")) for e in json.load(open(p))["traceEvents"] if e.get("ph") in ("B", "E", "i", "C")]
+a, b = slices(sys.argv[1]), slices(sys.argv[2])
+print("ok" if a == b and a else "%d vs %d events" % (len(a), len(b)))' "$TMP/wf.json" "$TMP/wn.json")
+	if [ "$r" = ok ]; then ok "timeline: a function's window is its first instruction's ($f at $n, $g at $m)"; else nok "timeline: a function's window is its first instruction's ($f at $n, $g at $m)" "$r"; fi
+	pf_same "timeline: --from/--to FUNCTION as Perfetto's protobuf" "$TMP/wf.json" --pt "$TMP/e.pt" $PE --symbols "$SO" --from "$f" --to "$g"
+	expect_rc "calls: --from/--to FUNCTION" 0 $EFIPT calls --pt "$TMP/e.pt" $PE --symbols "$SO" --from "$f" --to "$g"
+	mv "$TMP/out" "$TMP/cf.txt"
+	expect_rc "calls: --from/--to their indices" 0 $EFIPT calls --pt "$TMP/e.pt" $PE --symbols "$SO" --from "$n" --to "$m"
+	if [ -s "$TMP/cf.txt" ] && cmp -s "$TMP/cf.txt" "$TMP/out"; then ok "calls: a function's window is its first instruction's"; else nok "calls: a function's window is its first instruction's" "$(diff "$TMP/cf.txt" "$TMP/out" | head -3)"; fi
+	# --to FUNCTION before --from's: it closes only after the window opened
+	expect_rc "calls: --to a function that ran before --from's" 0 $EFIPT calls --pt "$TMP/e.pt" $PE --symbols "$SO" --from "$g" --to "$f"
+else
+	nok "timeline: two functions for a window" "calls listed: $(head -3 "$TMP/calls.txt")"
+fi
+echo keep >"$TMP/keep.json"
+expect_rc "timeline: --from a function that never runs" 2 $EFIPT timeline --pt "$TMP/e.pt" $PE --symbols "$SO" -o "$TMP/keep.json" --from no_such_function
+contains "timeline: the window that never opened said" "$TMP/err" "--from no_such_function: it never ran in the trace (the window never opened)"
+contains "timeline: the file before it is kept" "$TMP/keep.json" "keep"
+expect_rc "calls: --to a function that never runs" 2 $EFIPT calls --pt "$TMP/e.pt" $PE --symbols "$SO" --to no_such_function
+contains "calls: the window that never closed said" "$TMP/err" "--to no_such_function: it never ran in the trace after the window opened (the window never closed)"
+expect_rc "calls: --from needs WHERE" 2 $EFIPT calls --pt "$TMP/e.pt" $PE --from 12x
+contains "calls: a bad WHERE said" "$TMP/err" "--from needs an instruction index or a function (NAME or IMAGE\`NAME), got '12x'"
+
 # a long trace path with a quote and invalid UTF-8: still valid JSON
 long="$TMP"
 for i in 1 2 3 4 5 6 7 8 9 10 11 12; do

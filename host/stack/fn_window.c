@@ -1,0 +1,98 @@
+/* A window of the flow by function: see fn_window.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/stack/fn_window.h"
+
+bool fnwin_names(const char *image, const char *name, const char *spec)
+{
+	const char *tick = strchr(spec, '`');
+	if (!tick)
+		return !strcmp(name, spec);
+	return !strcmp(name, tick + 1) && strlen(image) == (size_t)(tick - spec) &&
+	       !strncmp(image, spec, (size_t)(tick - spec));
+}
+
+int fnwin_parse(const char *v, struct fnwin_where *w)
+{
+	memset(w, 0, sizeof(*w));
+	if (!*v)
+		return -1;
+	w->set = true;
+	/* a function name never begins with a digit: digits are an index */
+	if (*v >= '0' && *v <= '9') {
+		char *end;
+		unsigned long long n = strtoull(v, &end, 0);
+		if (*end)
+			return -1;
+		w->index = n;
+		return 0;
+	}
+	w->is_fn = true;
+	w->fn = v;
+	return 0;
+}
+
+void fnwin_init(struct fnwin *w, const char *from, const char *to, struct symtab *st)
+{
+	memset(w, 0, sizeof(*w));
+	w->from = from;
+	w->to = to;
+	w->st = st;
+	/* without a function to open it, the window opens with the trace */
+	w->state = from ? FNWIN_BEFORE : FNWIN_OPEN;
+}
+
+/* Whether fn is --from's (bit 2) or --to's (bit 4), found once per id. */
+static unsigned matches(struct fnwin *w, uint32_t fn)
+{
+	if (fn >= w->nmatch) {
+		uint32_t n = w->nmatch ? w->nmatch : 1024;
+		while (n <= fn)
+			n *= 2;
+		uint8_t *m = realloc(w->match, n);
+		if (!m) {
+			w->oom = true;
+			return 0;
+		}
+		memset(m + w->nmatch, 0, n - w->nmatch);
+		w->match = m;
+		w->nmatch = n;
+	}
+	if (!w->match[fn]) {
+		const char *im = symtab_fn_image(w->st, fn), *nm = w->st->fn[fn].name;
+		w->match[fn] = (uint8_t)(1 | (w->from && fnwin_names(im, nm, w->from) ? 2 : 0) |
+					 (w->to && fnwin_names(im, nm, w->to) ? 4 : 0));
+	}
+	return w->match[fn];
+}
+
+int fnwin_at(struct fnwin *w, uint32_t fn)
+{
+	if (w->state == FNWIN_CLOSED || fn >= w->st->nfn)
+		return FNWIN_BEFORE;
+	unsigned m = matches(w, fn);
+	if (w->state == FNWIN_BEFORE && (m & 2)) {
+		w->state = FNWIN_OPEN;
+		return FNWIN_OPEN;
+	}
+	if (w->state == FNWIN_OPEN && (m & 4)) {
+		w->state = FNWIN_CLOSED;
+		return FNWIN_CLOSED;
+	}
+	return FNWIN_BEFORE;
+}
+
+uint32_t fnwin_leave_to(const struct callstack *cs, int why)
+{
+	if (cs->depth >= 2 && (why == CS_LEAVE_RETURN || why == CS_LEAVE_SKIPPED))
+		return cs->f[cs->depth - 2].fn;
+	return UINT32_MAX;
+}
+
+void fnwin_free(struct fnwin *w)
+{
+	free(w->match);
+	w->match = NULL;
+	w->nmatch = 0;
+}

@@ -1,0 +1,56 @@
+/*
+ * A window of the flow by function (--from F, --to G in calls, timeline
+ * and diff): it opens at the first instruction executed in function F (or
+ * the trace's start) and closes at the first executed in G after that (or
+ * the trace's end; excluded), whether control came there by a call, a jump
+ * or a return. A listener asks at each frame change (fnwin_at()); the
+ * functions are found by name, so that two builds name the same part of
+ * their flows.
+ */
+#ifndef EFIPT_HOST_FN_WINDOW_H
+#define EFIPT_HOST_FN_WINDOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "host/stack/callstack.h"
+
+/* Does spec ("f" or "image`f") name the function name of image? */
+bool fnwin_names(const char *image, const char *name, const char *spec);
+
+/* An option's WHERE: an instruction index (digits) or a function. */
+struct fnwin_where {
+	bool set;
+	bool is_fn;
+	uint64_t index;		/* !is_fn */
+	const char *fn;		/* is_fn: NAME or IMAGE`NAME */
+};
+
+/* v as a WHERE: 0, or -1 with err set (empty). */
+int fnwin_parse(const char *v, struct fnwin_where *w);
+
+enum { FNWIN_BEFORE, FNWIN_OPEN, FNWIN_CLOSED };
+
+struct fnwin {
+	const char *from, *to;	/* NULL: the trace's start, end */
+	struct symtab *st;
+	uint8_t *match;		/* per function id: 0 not known yet, else
+				 * 1 | 2 (from) | 4 (to) */
+	uint32_t nmatch;
+	int state;		/* FNWIN_* */
+	bool oom;
+};
+
+void fnwin_init(struct fnwin *w, const char *from, const char *to, struct symtab *st);
+
+/* Control is in fn from here on: FNWIN_OPEN when the window opens here,
+ * FNWIN_CLOSED when it closes here, else FNWIN_BEFORE. */
+int fnwin_at(struct fnwin *w, uint32_t fn);
+
+/* The function control comes to when f leaves (the listener's leave, f
+ * still on the stack), or UINT32_MAX: a return goes to the frame below. */
+uint32_t fnwin_leave_to(const struct callstack *cs, int why);
+
+void fnwin_free(struct fnwin *w);
+
+#endif
