@@ -121,16 +121,6 @@ static int set_function(void *ctx, const struct opt_row *r, const char *v, struc
 	return 0;
 }
 
-static int set_where(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
-{
-	if (fnwin_parse(v, (struct fnwin_where *)((char *)ctx + r->field))) {
-		sb_printf(err, "--%s needs an instruction index or a function (NAME or "
-			  "IMAGE`NAME), got '%s'", r->name, term_safe(v));
-		return -1;
-	}
-	return 0;
-}
-
 /* Control is in fn from here on, at instruction cs->insns: where a
  * function opens or closes the window, its index is known now (--to's
  * only after the window opened). */
@@ -154,10 +144,10 @@ static const struct opt_row calls_rows[] = {
 	  "(or IMAGE`NAME)" },
 	{ "image", OPT_VALUE, set_function, 0, "NAME", "only calls under a function of image "
 	  "NAME" },
-	{ "from", OPT_VALUE, set_where, offsetof(struct copts, from_w), "WHERE",
+	{ "from", OPT_VALUE, fnwin_opt_where, offsetof(struct copts, from_w), "WHERE",
 	  "only entries from WHERE on: an instruction index N,\nor the first instruction "
 	  "executed in a FUNCTION\n(NAME or IMAGE`NAME)" },
-	{ "to", OPT_VALUE, set_where, offsetof(struct copts, to_w), "WHERE",
+	{ "to", OPT_VALUE, fnwin_opt_where, offsetof(struct copts, to_w), "WHERE",
 	  "only entries before WHERE: an instruction index N,\nor the first instruction "
 	  "executed in a FUNCTION\nafter the window opened" },
 	{ "lines", OPT_FLAG, opt_set_true, offsetof(struct copts, lines), NULL,

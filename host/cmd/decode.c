@@ -212,7 +212,7 @@ int cmd_decode(int argc, char **argv)
 			goto out;
 		}
 		printf("\ntop functions:\n");
-		if (top_table_write(&s, &cs, &p, errs, false, TOP_TEXT, o.top))
+		if (top_table_write(&s, &cs, &p, NULL, errs, false, TOP_TEXT, o.top))
 			rc = 2;
 	}
 out:

@@ -15,7 +15,7 @@
 #include "host/diff/diff_run.h"
 #include "host/diff/diff_side.h"
 #include "host/diff/diff_table.h"
-#include "host/diff/diff_window.h"
+#include "host/stack/profile_window.h"
 #include "host/input/session.h"
 #include "host/out/diff_out.h"
 #include "host/util/file_io.h"

@@ -83,26 +83,16 @@ struct tl_opts {
 	bool no_log;
 };
 
-static int set_where(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
-{
-	if (fnwin_parse(v, (struct fnwin_where *)((char *)ctx + r->field))) {
-		sb_printf(err, "--%s needs an instruction index or a function (NAME or "
-			  "IMAGE`NAME), got '%s'", r->name, term_safe(v));
-		return -1;
-	}
-	return 0;
-}
-
 static const struct opt_row timeline_rows[] = {
 	{ "output", OPT_VALUE, opts_set_str, offsetof(struct tl_opts, out), "FILE",
 	  "the file (written under a temporary name, then\nrenamed)" },
 	{ "format", OPT_VALUE, opts_set_str, offsetof(struct tl_opts, format), "json|perfetto",
 	  "the format (default: perfetto for FILE.pftrace and\nFILE.perfetto-trace, else json)" },
-	{ "from", OPT_VALUE, set_where, offsetof(struct tl_opts, from), "WHERE",
+	{ "from", OPT_VALUE, fnwin_opt_where, offsetof(struct tl_opts, from), "WHERE",
 	  "only instructions from WHERE on: slices are cut\nthere. WHERE: an instruction "
 	  "index N (also when\nts is time), or the first instruction executed in\na FUNCTION "
 	  "(NAME or IMAGE`NAME)" },
-	{ "to", OPT_VALUE, set_where, offsetof(struct tl_opts, to), "WHERE",
+	{ "to", OPT_VALUE, fnwin_opt_where, offsetof(struct tl_opts, to), "WHERE",
 	  "only instructions before WHERE: slices are cut\nthere (a FUNCTION: its first "
 	  "instruction after\nthe window opened)" },
 	{ "min-dur", OPT_VALUE, opts_set_u64, offsetof(struct tl_opts, min_dur), "N",

@@ -11,11 +11,12 @@
 #include <string.h>
 
 #include "host/cmd/commands.h"
-#include "host/util/file_io.h"
+#include "host/out/top_table.h"
 #include "host/stack/analysis.h"
 #include "host/stack/inline_frames.h"
-#include "host/out/top_table.h"
 #include "host/stack/profile.h"
+#include "host/stack/profile_window.h"
+#include "host/util/file_io.h"
 #include "host/util/opts.h"
 
 static const char top_usage[] =
@@ -28,6 +29,9 @@ static const char top_tail[] =
 	"A trace with timing packets (TSC, MTC, CYC) also gets exclusive and\n"
 	"inclusive time, in us (ns when the TSC frequency is unknown: see\n"
 	"--tsc-hz), sorted by exclusive time.\n"
+	"With --from/--to, the counts are those of the window: a function already\n"
+	"on the stack when it opens counts its inclusive instructions from there;\n"
+	"decoding stops where it closes.\n"
 	"Code in no listed image, or in an image without symbols, counts as\n"
 	"[unknown] (see 'efipt symbols').\n\n"
 	"Exit status: 0, 1 if the trace had decode errors (counted as gaps), 2 on\n"
@@ -37,6 +41,7 @@ struct top_opts {
 	bool by_image, inline_frames, have_limit;
 	int fmt;		/* 0 text, 1 jsonl, 2 csv */
 	unsigned long long limit;
+	struct fnwin_where from, to;
 };
 
 static int set_limit(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
@@ -57,6 +62,12 @@ static const struct opt_row top_rows[] = {
 	  "with timing packets adds excl_ns,\nincl_ns" },
 	{ "limit", OPT_VALUE, set_limit, offsetof(struct top_opts, limit), "N",
 	  "at most N rows (default: 30 in text, all otherwise)" },
+	{ "from", OPT_VALUE, fnwin_opt_where, offsetof(struct top_opts, from), "WHERE",
+	  "count only from WHERE on: an instruction index N,\nor the first instruction "
+	  "executed in a FUNCTION\n(NAME or IMAGE`NAME)" },
+	{ "to", OPT_VALUE, fnwin_opt_where, offsetof(struct top_opts, to), "WHERE",
+	  "count only before WHERE: an instruction index N,\nor the first instruction "
+	  "executed in a FUNCTION\nafter the window opened" },
 	{ "inline", OPT_FLAG, opt_set_true, offsetof(struct top_opts, inline_frames), NULL,
 	  "inline frames from DWARF as functions of their own\n(\"name [inlined]\"): "
 	  "instructions count for the\ninnermost inline frame (without it, for the\nconcrete "
@@ -70,7 +81,10 @@ int cmd_top(int argc, char **argv)
 	struct callstack cs;
 	struct profile p = { 0 };
 	struct inl_frames x = { 0 };
+	struct profwin win;
+	struct profile_fn *wfn = NULL;
 	int rc = 2;
+	memset(&win, 0, sizeof(win));
 	session_init(&t, "top");
 	memset(&cs, 0, sizeof(cs));
 	const struct session_cmd sc = { "top", top_usage, top_tail, true,
@@ -85,9 +99,19 @@ int cmd_top(int argc, char **argv)
 	bool by_image = o.by_image, have_limit = o.have_limit;
 	int fmt = o.fmt;
 	unsigned long long limit = o.limit;
+	bool windowed = o.from.set || o.to.set;
+	if (o.from.set && o.to.set && !o.from.is_fn && !o.to.is_fn &&
+	    o.from.index >= o.to.index) {
+		fprintf(stderr, "efipt top: --from %llu --to %llu: no instruction index is in "
+			"[from, to)\n", (unsigned long long)o.from.index,
+			(unsigned long long)o.to.index);
+		goto out;
+	}
 	if (session_open(&t, run, SESSION_TRACE | SESSION_SYMBOLS))
 		goto out;
 	struct cs_listener ls = profile_listener(&p);
+	if (windowed)
+		ls = profwin_listener(&win, &o.from, &o.to, &p, &t.st, &ls);
 	if (o.inline_frames) {
 		if (symtab_use_inline(&t.st) || inl_frames_init(&x, &ls)) {
 			fprintf(stderr, "efipt top: out of memory\n");
@@ -100,17 +124,43 @@ int cmd_top(int argc, char **argv)
 		goto out;
 	}
 	cs.tree = false;
-	long errs = analysis_decode(&t, 0, &cs, 0, NULL);
+	/* a window stops decoding where it closes */
+	long errs = analysis_decode(&t, 0, &cs, o.to.set && !o.to.is_fn ? o.to.index : 0,
+				    windowed ? &win.done : NULL);
 	if (errs < 0)
 		goto out;
-	if (p.oom || x.oom) {
+	if (p.oom || x.oom || win.oom || win.win.oom) {
 		fprintf(stderr, "efipt top: out of memory\n");
 		goto out;
 	}
-	if (top_table_write(&t, &cs, &p, errs, by_image, fmt, have_limit ? limit : ~0ull))
+	struct top_window tw = { 0 }, *twp = NULL;
+	if (windowed) {
+		struct profwin_at at;
+		int wr = profwin_counts(&win, &cs, &wfn, &tw.n, &at);
+		if (wr < 0) {
+			fprintf(stderr, "efipt top: out of memory\n");
+			goto out;
+		}
+		if (wr) {
+			fprintf(stderr, "efipt top: --%s %s: it never ran in the trace%s (the window "
+				"never %s)\n", wr == 1 ? "from" : "to",
+				term_safe(wr == 1 ? o.from.fn : o.to.fn),
+				wr == 1 ? "" : " after the window opened", wr == 1 ? "opened" : "closed");
+			goto out;
+		}
+		tw.fn = wfn;
+		tw.insns = at.insns;
+		tw.ticks = at.now;
+		tw.from = &o.from;
+		tw.to = &o.to;
+		twp = &tw;
+	}
+	if (top_table_write(&t, &cs, &p, twp, errs, by_image, fmt, have_limit ? limit : ~0ull))
 		goto out;
 	rc = errs ? 1 : 0;
 out:
+	profwin_free(&win);
+	free(wfn);
 	cs_free(&cs);
 	inl_frames_free(&x);
 	profile_free(&p);

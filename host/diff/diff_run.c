@@ -5,7 +5,7 @@
 
 #include "host/cov/cov_blocks.h"
 #include "host/diff/diff_run.h"
-#include "host/diff/diff_window.h"
+#include "host/stack/profile_window.h"
 #include "host/util/file_io.h"
 #include "host/stack/analysis.h"
 #include "host/stack/folded.h"
@@ -154,7 +154,7 @@ int diff_run_decode(struct session *t, struct diff_run *r, const struct diff_wan
 	struct callstack cs;
 	struct profile p = { 0 };
 	struct cov_blocks cb;
-	struct diffwin win;
+	struct profwin win;
 	struct profile_fn *wfn = NULL;
 	uint64_t *hits = NULL;
 	bool want_stacks = w->stacks, cov = w->cov, windowed = w->from || w->to;
@@ -167,8 +167,12 @@ int diff_run_decode(struct session *t, struct diff_run *r, const struct diff_wan
 		return -1;
 	/* the model counts for the profile itself, as for efipt top */
 	struct cs_listener ls = profile_listener(&p);
-	if (windowed)
-		ls = diffwin_listener(&win, w->from, w->to, &p, &t->st, &ls);
+	if (windowed) {
+		/* functions only (diff.c refuses an index) */
+		struct fnwin_where from = { w->from != NULL, w->from != NULL, 0, w->from };
+		struct fnwin_where to = { w->to != NULL, w->to != NULL, 0, w->to };
+		ls = profwin_listener(&win, &from, &to, &p, &t->st, &ls);
+	}
 	if (cs_init(&cs, &t->st, &ls)) {
 		fprintf(stderr, "efipt %s: out of memory\n", t->cmd);
 		goto out;
@@ -197,8 +201,8 @@ int diff_run_decode(struct session *t, struct diff_run *r, const struct diff_wan
 	const struct profile_fn *pf = p.fn;
 	uint32_t pn = p.n;
 	if (windowed) {
-		struct diffwin_at at;
-		int wr = diffwin_counts(&win, &cs, &wfn, &pn, &at);
+		struct profwin_at at;
+		int wr = profwin_counts(&win, &cs, &wfn, &pn, &at);
 		if (wr < 0)
 			goto oom;
 		if (wr) {
@@ -281,7 +285,7 @@ out:
 		cov_blocks_free(&cb);
 	free(hits);
 	free(wfn);
-	diffwin_free(&win);
+	profwin_free(&win);
 	return rc;
 }
 

@@ -66,7 +66,7 @@ struct diff_run {
 struct diff_want {
 	bool stacks;		/* the folded stacks */
 	bool cov;		/* each function's coverage (hit) */
-	const char *from, *to;	/* a window (diff_window.h), NULL: none */
+	const char *from, *to;	/* a window (profile_window.h), NULL: none */
 };
 
 /*

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "host/diff/diff_table.h"
-#include "host/diff/diff_window.h"
+#include "host/stack/profile_window.h"
 
 int64_t diff_delta(uint64_t a, uint64_t b)
 {

@@ -50,9 +50,28 @@ static void time_text(char *buf, size_t cap, uint64_t v, bool ns)
 	snprintf(buf, cap, " %16s", num);
 }
 
-int top_table_write(const struct session *t, const struct callstack *cs, const struct profile *p,
-		    long errs, bool by_image, int fmt, unsigned long long limit)
+/* A window's edge as text: "instruction 1200", "efipt.efi`efi_main",
+ * what (the trace's start or end) when not given; buf: its room. */
+static const char *where_text(char *buf, size_t cap, const struct fnwin_where *w,
+			      const char *what)
 {
+	if (!w->set)
+		snprintf(buf, cap, "%s", what);
+	else if (w->is_fn)
+		snprintf(buf, cap, "%s", term_safe(w->fn));
+	else
+		snprintf(buf, cap, "instruction %" PRIu64, w->index);
+	return buf;
+}
+
+int top_table_write(const struct session *t, const struct callstack *cs, const struct profile *p,
+		    const struct top_window *win, long errs, bool by_image, int fmt,
+		    unsigned long long limit)
+{
+	const struct profile_fn *pf = win ? win->fn : p->fn;
+	uint32_t pn = win ? win->n : p->n;
+	uint64_t insns = win ? win->insns : cs->insns;
+	uint64_t ticks = win ? win->ticks : cs->now - cs->time_first;
 	/* rows: functions, or images (exclusive counts summed) */
 	uint32_t nfn = t->st.nfn;
 	struct row *rows = calloc(nfn ? nfn : 1, sizeof(*rows));
@@ -62,7 +81,7 @@ int top_table_write(const struct session *t, const struct callstack *cs, const s
 	}
 	size_t nrows = 0;
 	for (uint32_t fn = 0; fn < nfn; fn++) {
-		const struct profile_fn *e = fn < p->n ? &p->fn[fn] : NULL;
+		const struct profile_fn *e = fn < pn ? &pf[fn] : NULL;
 		if (!e || (!e->excl && !e->incl))
 			continue;
 		const char *image = symtab_fn_image(&t->st, fn);
@@ -98,8 +117,14 @@ int top_table_write(const struct session *t, const struct callstack *cs, const s
 		limit = fmt == 0 ? 30 : nrows;
 	if (limit > nrows)
 		limit = nrows;
-	uint64_t total = cs->insns ? cs->insns : 1;
+	uint64_t total = insns ? insns : 1;
 	if (fmt == 0) {
+		if (win) {
+			char a[600], b[600];
+			printf("window: from %s to %s (excluded): %" PRIu64 " instructions (the "
+			       "shares below are of these)\n", where_text(a, sizeof(a), win->from, "the trace's start"),
+			       where_text(b, sizeof(b), win->to, "the trace's end"), insns);
+		}
 		printf("%" PRIu64 " instructions, %" PRIu64 " gaps (%ld decode error%s), %" PRIu64
 		       " returns without a matching call", cs->insns, cs->gaps, errs,
 		       errs == 1 ? "" : "s", cs->unmatched_rets);
@@ -107,7 +132,7 @@ int top_table_write(const struct session *t, const struct callstack *cs, const s
 			printf(", %" PRIu64 " stacks cut at %u frames", cs->too_deep, CS_MAX_DEPTH);
 		putchar('\n');
 		if (timed) {
-			uint64_t span = session_ns(t, cs->now - cs->time_first);
+			uint64_t span = session_ns(t, ticks);
 			if (t->tsc_hz)
 				printf("%" PRIu64 ".%03" PRIu64 " us traced (TSC %" PRIu64 " Hz from %s)",
 				       span / 1000, span % 1000, t->tsc_hz, t->tsc_src);

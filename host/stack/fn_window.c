@@ -2,7 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/opt_table.h"
+#include "core/strbuf.h"
 #include "host/stack/fn_window.h"
+#include "host/util/file_io.h"
 
 bool fnwin_names(const char *image, const char *name, const char *spec)
 {
@@ -30,6 +33,16 @@ int fnwin_parse(const char *v, struct fnwin_where *w)
 	}
 	w->is_fn = true;
 	w->fn = v;
+	return 0;
+}
+
+int fnwin_opt_where(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
+{
+	if (fnwin_parse(v, (struct fnwin_where *)((char *)ctx + r->field))) {
+		sb_printf(err, "--%s needs an instruction index or a function (NAME or "
+			  "IMAGE`NAME), got '%s'", r->name, term_safe(v));
+		return -1;
+	}
 	return 0;
 }
 

@@ -26,8 +26,14 @@ struct fnwin_where {
 	const char *fn;		/* is_fn: NAME or IMAGE`NAME */
 };
 
-/* v as a WHERE: 0, or -1 with err set (empty). */
+/* v as a WHERE: 0, or -1 (empty, or digits with more after them). */
 int fnwin_parse(const char *v, struct fnwin_where *w);
+
+/* An option table's setter (core/opt_table.h) of the struct fnwin_where
+ * at row->field. */
+struct opt_row;
+struct strbuf;
+int fnwin_opt_where(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err);
 
 enum { FNWIN_BEFORE, FNWIN_OPEN, FNWIN_CLOSED };
 

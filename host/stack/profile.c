@@ -149,31 +149,37 @@ struct cs_listener profile_listener(struct profile *p)
 
 struct profile_fn *profile_snapshot(const struct profile *p, const struct callstack *cs)
 {
+	return profile_snapshot_at(p, cs, cs->insns, (int64_t)cs->depth - 1);
+}
+
+struct profile_fn *profile_snapshot_at(const struct profile *p, const struct callstack *cs,
+				       uint64_t insns, int64_t top)
+{
 	struct profile_fn *o = malloc((p->n ? p->n : 1) * sizeof(*o));
 	if (!o)
 		return NULL;
-	uint64_t irq = profile_irq_insns(p, cs), irq_t = profile_irq_ticks(p, cs);
+	uint64_t irq = p->irq_done + (p->irq_base ? insns - p->irq_start : 0);
+	uint64_t irq_t = profile_irq_ticks(p, cs);
 	for (uint32_t i = 0; i < p->n; i++) {
 		struct profile_fn *e = &o[i];
 		*e = p->fn[i];
 		if (e->on_stack) {
-			e->incl += cs->insns - e->since;
+			e->incl += insns - e->since;
 			e->incl_t += cs->now - e->since_t;
 			e->incl_irq += irq - e->since_irq;
 			e->incl_t_irq += irq_t - e->since_t_irq;
 		}
 		if (e->in_irq) {
-			e->incl_in_irq += cs->insns - e->since_in_irq;
+			e->incl_in_irq += insns - e->since_in_irq;
 			e->incl_t_in_irq += cs->now - e->since_t_in_irq;
 		}
 	}
 	/* the top frame's instructions since the last change */
-	if (cs->depth && cs->f[cs->depth - 1].fn < p->n) {
-		uint32_t top = cs->depth - 1;
+	if (top >= 0 && top < (int64_t)cs->depth && cs->f[top].fn < p->n && insns > p->mark) {
 		struct profile_fn *e = &o[cs->f[top].fn];
-		e->excl += cs->insns - p->mark;
+		e->excl += insns - p->mark;
 		if (p->irq_base && top + 1 >= p->irq_base)
-			e->excl_irq += cs->insns - p->mark;
+			e->excl_irq += insns - p->mark;
 	}
 	return o;
 }

@@ -67,5 +67,10 @@ void profile_free(struct profile *p);
  * profile is not changed): out[0..p->n), malloc'd, or NULL out of memory.
  * Two of them subtract to the counts between the two moments. */
 struct profile_fn *profile_snapshot(const struct profile *p, const struct callstack *cs);
+/* The same at instruction insns, between the last frame change (its mark)
+ * and cs->insns, frame top (-1: none) on top since that change: the counts
+ * as they were at insns (time: as now). */
+struct profile_fn *profile_snapshot_at(const struct profile *p, const struct callstack *cs,
+				       uint64_t insns, int64_t top);
 
 #endif

@@ -107,6 +107,14 @@ else
 	nok "timeline: --from/--to cut the slices at the window" "$r"
 fi
 pf_same "timeline: --from/--to as Perfetto's protobuf" "$TMP/w.json" --pt "$TMP/e.pt" $PE --symbols "$SO" --from 10000 --to 20000
+$EFIPT top --pt "$TMP/e.pt" $PE --symbols "$SO" --format csv --from 10000 --to 20000 >"$TMP/tw.csv" 2>/dev/null
+r=$($CHECK "$TMP/w.json" --top "$TMP/tw.csv")
+total=$(awk -F, 'NR > 1 { s += $(NF - 2) } END { print s }' "$TMP/tw.csv")
+if [ "$r" = ok ] && [ "$total" = 10000 ]; then ok "top --from/--to: its counts are the window's (10000 instructions, the timeline's self times)"; else nok "top --from/--to: its counts are the window's (10000 instructions, the timeline's self times)" "$r, total $total"; fi
+expect_rc "top: --from a function that never runs" 2 $EFIPT top --pt "$TMP/e.pt" $PE --symbols "$SO" --from no_such_function
+contains "top: the window that never opened said" "$TMP/err" "--from no_such_function: it never ran in the trace (the window never opened)"
+expect_rc "top: an empty window" 2 $EFIPT top --pt "$TMP/e.pt" $PE --symbols "$SO" --from 20 --to 20
+contains "top: an empty window said" "$TMP/err" "--from 20 --to 20: no instruction index is in [from, to)"
 
 # --from/--to FUNCTION: the window a function opens and closes is the one
 # its first instruction's index makes (taken from efipt calls' listing:
@@ -143,6 +151,12 @@ print("ok" if a == b and a else "%d vs %d events" % (len(a), len(b)))' "$TMP/wf.
 	mv "$TMP/out" "$TMP/cf.txt"
 	expect_rc "calls: --from/--to their indices" 0 $EFIPT calls --pt "$TMP/e.pt" $PE --symbols "$SO" --from "$n" --to "$m"
 	if [ -s "$TMP/cf.txt" ] && cmp -s "$TMP/cf.txt" "$TMP/out"; then ok "calls: a function's window is its first instruction's"; else nok "calls: a function's window is its first instruction's" "$(diff "$TMP/cf.txt" "$TMP/out" | head -3)"; fi
+	# efipt top counts the same window: its exclusive counts are the
+	# timeline's self times there, by index or by function
+	$EFIPT top --pt "$TMP/e.pt" $PE --symbols "$SO" --format csv --from "$n" --to "$m" >"$TMP/tn.csv" 2>/dev/null
+	$EFIPT top --pt "$TMP/e.pt" $PE --symbols "$SO" --format csv --from "$f" --to "$g" >"$TMP/tf.csv" 2>/dev/null
+	r=$($CHECK "$TMP/wn.json" --top "$TMP/tn.csv")
+	if [ "$r" = ok ] && cmp -s "$TMP/tn.csv" "$TMP/tf.csv"; then ok "top: a window's counts are the timeline's, by index or by function"; else nok "top: a window's counts are the timeline's, by index or by function" "$r $(diff "$TMP/tn.csv" "$TMP/tf.csv" | head -3)"; fi
 	# --to FUNCTION before --from's: it closes only after the window opened
 	expect_rc "calls: --to a function that ran before --from's" 0 $EFIPT calls --pt "$TMP/e.pt" $PE --symbols "$SO" --from "$g" --to "$f"
 else
