@@ -47,13 +47,8 @@ struct copts {
 	bool index;			/* --index */
 	bool inline_frames;		/* --inline */
 	unsigned long long depth;
-	/* --from/--to as given, and the window they make: instruction
-	 * indices [from, to) (to 0: none), a function's found as it runs */
-	struct fnwin_where from_w, to_w;
-	uint64_t from, to;
-	struct fnwin win;
-	bool by_fn;			/* a function opens or closes it */
-	bool done;			/* --to FUNCTION ran: nothing more */
+	struct fnwin_where from_w, to_w;	/* --from/--to as given */
+	struct fnwin_span w;		/* the window they make */
 	const char *function, *image;
 	bool lines, filter;
 	bool no_log;			/* --no-log */
@@ -119,22 +114,6 @@ static int set_function(void *ctx, const struct opt_row *r, const char *v, struc
 	o->function = !strcmp(r->name, "function") ? v : NULL;
 	o->image = !strcmp(r->name, "image") ? v : NULL;
 	return 0;
-}
-
-/* Control is in fn from here on, at instruction cs->insns: where a
- * function opens or closes the window, its index is known now (--to's
- * only after the window opened). */
-static void window_at(struct copts *o, const struct callstack *cs, uint32_t fn)
-{
-	if (!o->by_fn || (!o->from_w.is_fn && cs->insns < o->from))
-		return;
-	int r = fnwin_at(&o->win, fn);
-	if (r == FNWIN_OPEN) {
-		o->from = cs->insns;
-	} else if (r == FNWIN_CLOSED) {
-		o->to = cs->insns;
-		o->done = true;
-	}
 }
 
 static const struct opt_row calls_rows[] = {
@@ -204,7 +183,7 @@ static void show_debug_lines(struct copts *o, const struct callstack *cs, uint32
 		const struct dbglog_line *l = o->dbg[o->next_dbg++];
 		uint64_t at = (uint64_t)l->insn;
 		uint32_t base = o->filter ? (d && d < o->top_cap ? o->top[d] : 0) : 1;
-		if ((o->filter && !base) || at < o->from || (o->to && at >= o->to))
+		if ((o->filter && !base) || at < o->w.from || (o->w.to && at >= o->w.to))
 			continue;
 		uint32_t rel = d + 1 - base;
 		if (o->depth && rel > o->depth)
@@ -218,7 +197,7 @@ static void on_enter(void *ctx, const struct callstack *cs, const struct cs_fram
 {
 	struct copts *o = ctx;
 	uint32_t d = cs->depth;
-	window_at(o, cs, f->fn);
+	fnwin_span_at(&o->w, cs, f->fn);
 	show_debug_lines(o, cs, d - 1); /* before the call: in its caller */
 	if (d >= o->top_cap) {
 		uint32_t cap = o->top_cap ? o->top_cap * 2 : CS_MAX_DEPTH + 1;
@@ -240,7 +219,7 @@ static void on_enter(void *ctx, const struct callstack *cs, const struct cs_fram
 		return;
 	o->shown = true;
 	uint32_t rel = d - (o->filter ? base : 1);
-	if ((o->depth && rel >= o->depth) || cs->insns < o->from || (o->to && cs->insns >= o->to))
+	if ((o->depth && rel >= o->depth) || cs->insns < o->w.from || (o->w.to && cs->insns >= o->w.to))
 		return;
 	char name[700];
 	const struct symfn *fn = &o->st->fn[f->fn];
@@ -280,9 +259,9 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 	show_debug_lines(o, cs, cs->depth);
 	uint32_t back = fnwin_leave_to(cs, why);
 	if (back != UINT32_MAX)
-		window_at(o, cs, back);
+		fnwin_span_at(&o->w, cs, back);
 	if (why == CS_LEAVE_UNKNOWN_END && cs->depth == 1 && !o->filter &&
-	    cs->insns >= o->from && (!o->to || cs->insns < o->to)) {
+	    cs->insns >= o->w.from && (!o->w.to || cs->insns < o->w.to)) {
 		stamp(o, cs);
 		printf("  -- gap --\n");
 	}
@@ -320,18 +299,13 @@ int cmd_calls(int argc, char **argv)
 			(unsigned long long)o->to_w.index);
 		goto out;
 	}
-	/* a function's index is known when it runs: nothing before */
-	o->from = o->from_w.is_fn ? UINT64_MAX : o->from_w.index;
-	o->to = o->to_w.is_fn ? 0 : o->to_w.index;
-	o->by_fn = o->from_w.is_fn || o->to_w.is_fn;
 	o->filter = o->function || o->image;
 	t.streams = true;
 	if (session_open(&t, run, SESSION_TRACE | SESSION_SYMBOLS))
 		goto out;
 	o->st = &t.st;
 	o->t = &t;
-	fnwin_init(&o->win, o->from_w.is_fn ? o->from_w.fn : NULL,
-		   o->to_w.is_fn ? o->to_w.fn : NULL, &t.st);
+	fnwin_span_init(&o->w, &o->from_w, &o->to_w, &t.st);
 	if (!names_something(&t, o, inline_frames))
 		goto out;
 	if (t.have_run && !o->no_log) {
@@ -360,20 +334,17 @@ int cmd_calls(int argc, char **argv)
 		goto out;
 	}
 	cs.tree = false;
-	long errs = analysis_decode(&t, 0, &cs, o->to, o->by_fn ? &o->done : NULL);
+	long errs = analysis_decode(&t, 0, &cs, o->w.to, o->w.by_fn ? &o->w.done : NULL);
 	show_debug_lines(o, &cs, 0); /* after the last frame ended */
 	if (errs < 0)
 		goto out;
-	if (o->oom || x.oom || o->win.oom) {
+	if (o->oom || x.oom || o->w.win.oom) {
 		fprintf(stderr, "efipt calls: out of memory\n");
 		goto out;
 	}
-	if (o->by_fn && o->win.state != FNWIN_CLOSED && (o->to_w.is_fn || o->win.state == FNWIN_BEFORE)) {
-		bool opened = o->win.state != FNWIN_BEFORE;
-		fprintf(stderr, "efipt calls: --%s %s: it never ran in the trace%s (the window "
-			"never %s)\n", opened ? "to" : "from",
-			term_safe(opened ? o->to_w.fn : o->from_w.fn),
-			opened ? " after the window opened" : "", opened ? "closed" : "opened");
+	char why[700];
+	if (fnwin_span_missing(&o->w, why, sizeof(why))) {
+		fprintf(stderr, "efipt calls: %s\n", why);
 		goto out;
 	}
 	if (o->filter && !o->shown)
@@ -386,7 +357,7 @@ int cmd_calls(int argc, char **argv)
 	rc = errs ? 1 : 0;
 out:
 	if (o)
-		fnwin_free(&o->win);
+		fnwin_free(&o->w.win);
 	cs_free(&cs);
 	inl_frames_free(&x);
 	dbglog_free(&dl);

@@ -151,10 +151,8 @@ struct tl {
 	unsigned cpu;
 	bool timed;			/* the file's ts is time (every trace has it) */
 	uint64_t base;			/* the TSC ts 0 stands for */
-	unsigned long long from, to, min_dur, depth;
-	/* --from/--to FUNCTION: from and to become known as it runs */
-	struct fnwin win;
-	bool by_fn, from_fn, done;
+	struct fnwin_span w;		/* the window: [from, to) */
+	unsigned long long min_dur, depth;
 	struct tl_frame fr[CS_MAX_DEPTH + 2];	/* by frame depth */
 	uint32_t shown;			/* frames 1..shown are SHOWN */
 	struct tl_item *q;		/* q[qh..qn): in the order they are written */
@@ -379,7 +377,7 @@ static void place_debug_lines_due(struct tl *l, const struct callstack *cs)
 	while (l->next_dbg < l->ndbg && (uint64_t)l->dbg[l->next_dbg]->insn < cs->insns) {
 		const struct dbglog_line *d = l->dbg[l->next_dbg++];
 		uint64_t at = (uint64_t)d->insn;
-		if (at < l->from || (l->to && at >= l->to))
+		if (at < l->w.from || (l->w.to && at >= l->w.to))
 			continue;
 		struct instant in = { .name = d->text, .ip = d->ip, .has = HAS_IP | IS_DEBUG };
 		queue_instant(l, at, cs->now, &in);
@@ -399,9 +397,9 @@ static inline void place_debug_lines(struct tl *l, const struct callstack *cs)
 /* Has frame d run --min-dur instructions in the window by instruction e? */
 static bool long_enough(const struct tl *l, const struct tl_frame *f, uint64_t e)
 {
-	uint64_t b = f->b < l->from ? l->from : f->b;
-	if (l->to && e > l->to)
-		e = l->to;
+	uint64_t b = f->b < l->w.from ? l->w.from : f->b;
+	if (l->w.to && e > l->w.to)
+		e = l->w.to;
 	return e > b && e - b >= l->min_dur;
 }
 
@@ -416,9 +414,9 @@ static void show(struct tl *l, uint32_t d)
 		struct tl_item *it = &l->q[f->qi];
 		/* cut at --from: its time is that of --from's block, known
 		 * when the batch that reaches it ends (write_item()) */
-		it->x = f->b < l->from ? l->from : f->b;
+		it->x = f->b < l->w.from ? l->w.from : f->b;
 		it->t = f->tb;
-		it->cut = f->b < l->from;
+		it->cut = f->b < l->w.from;
 		it->pending = false;
 		f->state = FR_SHOWN;
 	}
@@ -438,27 +436,11 @@ static void show_long(struct tl *l)
 		show(l, d);
 }
 
-/* Control is in fn from here on, at instruction cs->insns: where a
- * function opens or closes the window, its index is known now (--to's
- * only after the window opened). */
-static void window_at(struct tl *l, const struct callstack *cs, uint32_t fn)
-{
-	if (!l->by_fn || (!l->from_fn && cs->insns < l->from))
-		return;
-	int r = fnwin_at(&l->win, fn);
-	if (r == FNWIN_OPEN) {
-		l->from = cs->insns;
-	} else if (r == FNWIN_CLOSED) {
-		l->to = cs->insns;
-		l->done = true;
-	}
-}
-
 static void on_enter(void *ctx, const struct callstack *cs, const struct cs_frame *f)
 {
 	struct tl *l = ctx;
 	uint32_t d = cs->depth;
-	window_at(l, cs, f->fn);
+	fnwin_span_at(&l->w, cs, f->fn);
 	place_debug_lines(l, cs);
 	if (d > CS_MAX_DEPTH + 1)
 		return;
@@ -466,7 +448,7 @@ static void on_enter(void *ctx, const struct callstack *cs, const struct cs_fram
 	*fr = (struct tl_frame){ .b = cs->insns, .tb = cs->now, .fn = f->fn, .state = FR_HIDDEN };
 	if (l->depth && d > l->depth)
 		return;
-	size_t qi = queue(l, Q_BEGIN, true, f->fn, cs->insns < l->from ? l->from : cs->insns,
+	size_t qi = queue(l, Q_BEGIN, true, f->fn, cs->insns < l->w.from ? l->w.from : cs->insns,
 			  cs->now);
 	if (qi != SIZE_MAX) {
 		fr->qi = qi;
@@ -481,7 +463,7 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 	uint32_t d = cs->depth;
 	uint32_t back = fnwin_leave_to(cs, why);
 	if (back != UINT32_MAX)
-		window_at(l, cs, back);
+		fnwin_span_at(&l->w, cs, back);
 	place_debug_lines(l, cs);
 	if (d > CS_MAX_DEPTH + 1)
 		return;
@@ -501,9 +483,9 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 		}
 		show(l, d);
 	}
-	if (l->to && e > l->to)
-		e = l->to;
-	if (l->to_set && e == l->to && te > l->to_t)
+	if (l->w.to && e > l->w.to)
+		e = l->w.to;
+	if (l->to_set && e == l->w.to && te > l->to_t)
 		te = l->to_t;
 	queue(l, Q_END, false, fr->fn, e, te);
 	l->nslices++;
@@ -516,11 +498,11 @@ static void window_times(struct tl *l, const struct callstack *cs)
 {
 	if (!cs->timed)
 		return;
-	if (!l->from_set && cs->insns >= l->from) {
+	if (!l->from_set && cs->insns >= l->w.from) {
 		l->from_set = true;
 		l->from_t = cs->now;
 	}
-	if (l->to && !l->to_set && cs->insns >= l->to) {
+	if (l->w.to && !l->to_set && cs->insns >= l->w.to) {
 		l->to_set = true;
 		l->to_t = cs->now;
 	}
@@ -532,7 +514,7 @@ static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 	(void)ticks;
 	/* a CBR counter sample where the ratio changes (33.4.2.14: CBR is the
 	 * core:bus ratio, the bus clock 100 MHz) */
-	if (cs->cbr == l->cbr || cs->insns < l->from || (l->to && cs->insns >= l->to))
+	if (cs->cbr == l->cbr || cs->insns < l->w.from || (l->w.to && cs->insns >= l->w.to))
 		return;
 	l->cbr = cs->cbr;
 	struct instant in = { .name = NULL, .mhz = cs->cbr * 100u };
@@ -594,7 +576,7 @@ static void on_event(void *ctx, const struct ptflow_event *ev)
 	 * changes nothing) */
 	if (ev->has_time)
 		cs_time(l->cs, ev->tsc, l->cs->cbr);
-	if (name && ts >= l->from && (!l->to || ts < l->to)) {
+	if (name && ts >= l->w.from && (!l->w.to || ts < l->w.to)) {
 		struct instant in = { .name = name, .offset = ev->offset, .ip = ev->ip,
 				      .target = ev->target, .value = ev->value, .tsc = ev->tsc };
 		in.has = (ev->has_ip ? HAS_IP : 0) | (ev->has_time ? HAS_TSC : 0) |
@@ -827,21 +809,16 @@ int cmd_timeline(int argc, char **argv)
 	/* each CPU's track, written as its trace is decoded */
 	struct tl_totals tot = { 0 };
 	const char *peak = getenv("EFIPT_TIMELINE_PEAK");
-	bool opened_any = false, closed_any = false;
+	bool whole = false;		/* some CPU's window is whole */
+	char missing[700] = "";
 	for (int i = 0; i < ncpu; i++) {
 		free(m->q);
 		free(m->iq);
 		free(m->names);
 		free(m->dbg);
-		fnwin_free(&m->win);
+		fnwin_free(&m->w.win);
 		memset(m, 0, sizeof(*m));
-		/* a function's index is known when it runs: nothing before */
-		m->from = opt.from.is_fn ? UINT64_MAX : opt.from.index;
-		m->to = opt.to.is_fn ? 0 : opt.to.index;
-		m->by_fn = by_fn;
-		m->from_fn = opt.from.is_fn;
-		fnwin_init(&m->win, opt.from.is_fn ? opt.from.fn : NULL,
-			   opt.to.is_fn ? opt.to.fn : NULL, &t.st);
+		fnwin_span_init(&m->w, &opt.from, &opt.to, &t.st);
 		m->min_dur = opt.min_dur;
 		m->depth = opt.depth;
 		m->t = &t;
@@ -868,17 +845,21 @@ int cmd_timeline(int argc, char **argv)
 		cs.tree = false;
 		/* the model's blocks, and the events as instants; decoding
 		 * stops at --to */
-		struct flow_consumer c = { m, on_batch, on_event, NULL, tl_region, true, m->to, false,
-					   by_fn ? &m->done : NULL };
+		struct flow_consumer c = { m, on_batch, on_event, NULL, tl_region, true, m->w.to,
+					   false, by_fn ? &m->w.done : NULL };
 		long e = session_decode(&t, (unsigned)i, &c, 1);
 		if (e < 0)
 			goto out;
 		cs_finish(&cs);
 		place_debug_lines(m, &cs);
 		flush_queue(m, true);
-		opened_any |= m->win.state != FNWIN_BEFORE;
-		closed_any |= m->win.state == FNWIN_CLOSED;
-		if (m->oom || cs.oom || m->win.oom) {
+		/* a function's window on some CPU's trace is the file's */
+		char why[700];
+		if (!fnwin_span_missing(&m->w, why, sizeof(why)))
+			whole = true;
+		else if (!*missing)
+			snprintf(missing, sizeof(missing), "%s", why);
+		if (m->oom || cs.oom || m->w.win.oom) {
 			fprintf(stderr, "efipt timeline: out of memory for the slices (narrow the "
 				"timeline with --from/--to, --depth or --min-dur)\n");
 			goto out;
@@ -899,11 +880,8 @@ int cmd_timeline(int argc, char **argv)
 	}
 	/* a window a function was to open or close that it never did: the
 	 * file would not be what was asked for */
-	if (by_fn && (!opened_any || (opt.to.is_fn && !closed_any))) {
-		const struct fnwin_where *w = opened_any ? &opt.to : &opt.from;
-		fprintf(stderr, "efipt timeline: --%s %s: it never ran in the trace%s (the window "
-			"never %s)\n", opened_any ? "to" : "from", term_safe(w->fn),
-			opened_any ? " after the window opened" : "", opened_any ? "closed" : "opened");
+	if (by_fn && !whole) {
+		fprintf(stderr, "efipt timeline: %s\n", missing);
 		goto out;
 	}
 	/* what the file is (the JSON writes it last, Perfetto where it is) */
@@ -979,6 +957,7 @@ out:
 		free(m->iq);
 		free(m->names);
 		free(m->dbg);
+		fnwin_free(&m->w.win);
 	}
 	dbglog_free(&dl);
 	irqlog_free(&irq);

@@ -1,4 +1,5 @@
 /* A window of the flow by function: see fn_window.h. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,4 +109,42 @@ void fnwin_free(struct fnwin *w)
 	free(w->match);
 	w->match = NULL;
 	w->nmatch = 0;
+}
+
+void fnwin_span_init(struct fnwin_span *s, const struct fnwin_where *from,
+		     const struct fnwin_where *to, struct symtab *st)
+{
+	memset(s, 0, sizeof(*s));
+	s->from_w = *from;
+	s->to_w = *to;
+	/* a function's index is known when it runs: nothing before */
+	s->from = from->is_fn ? UINT64_MAX : from->index;
+	s->to = to->is_fn ? 0 : to->index;
+	s->by_fn = from->is_fn || to->is_fn;
+	fnwin_init(&s->win, from->is_fn ? from->fn : NULL, to->is_fn ? to->fn : NULL, st);
+}
+
+void fnwin_span_at(struct fnwin_span *s, const struct callstack *cs, uint32_t fn)
+{
+	if (!s->by_fn || (!s->from_w.is_fn && cs->insns < s->from))
+		return;
+	int r = fnwin_at(&s->win, fn);
+	if (r == FNWIN_OPEN) {
+		s->from = cs->insns;
+	} else if (r == FNWIN_CLOSED) {
+		s->to = cs->insns;
+		s->done = true;
+	}
+}
+
+bool fnwin_span_missing(const struct fnwin_span *s, char *buf, size_t cap)
+{
+	if (!s->by_fn || s->win.state == FNWIN_CLOSED ||
+	    (!s->to_w.is_fn && s->win.state != FNWIN_BEFORE))
+		return false;
+	bool opened = s->win.state != FNWIN_BEFORE;
+	snprintf(buf, cap, "--%s %s: it never ran in the trace%s (the window never %s)",
+		 opened ? "to" : "from", term_safe(opened ? s->to_w.fn : s->from_w.fn),
+		 opened ? " after the window opened" : "", opened ? "closed" : "opened");
+	return true;
 }

@@ -59,4 +59,32 @@ uint32_t fnwin_leave_to(const struct callstack *cs, int why);
 
 void fnwin_free(struct fnwin *w);
 
+/*
+ * A window as instruction indices [from, to) (calls, timeline), its ends
+ * given as indices or found as the functions run: from is UINT64_MAX until
+ * --from's function ran, to 0 (none) until --to's did (then done: nothing
+ * more is needed, flow_consumer.done).
+ */
+struct fnwin_span {
+	uint64_t from, to;
+	struct fnwin_where from_w, to_w;
+	struct fnwin win;
+	bool by_fn;		/* a function gives an end */
+	bool done;
+};
+
+/* from..to (unset: the trace's start, end) over st's functions. */
+void fnwin_span_init(struct fnwin_span *s, const struct fnwin_where *from,
+		     const struct fnwin_where *to, struct symtab *st);
+
+/* Control is in fn from here on, at instruction cs->insns (a listener's
+ * enter with the frame's function, its leave with fnwin_leave_to()'s):
+ * the index of a function's end is known now (--to's only after the
+ * window opened). */
+void fnwin_span_at(struct fnwin_span *s, const struct callstack *cs, uint32_t fn);
+
+/* After the decoding: a function's end that never came, as "--from NAME:
+ * it never ran ..." into buf (true), or false (the window is whole). */
+bool fnwin_span_missing(const struct fnwin_span *s, char *buf, size_t cap);
+
 #endif
