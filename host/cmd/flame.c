@@ -11,10 +11,11 @@
 #include <string.h>
 
 #include "host/cmd/commands.h"
-#include "host/util/file_io.h"
 #include "host/stack/analysis.h"
+#include "host/stack/fn_window.h"
 #include "host/stack/folded.h"
 #include "host/stack/inline_frames.h"
+#include "host/util/file_io.h"
 #include "host/util/grow.h"
 #include "host/util/opts.h"
 
@@ -27,11 +28,14 @@ static const char flame_usage[] =
 	"with [unknown caller].\n\n";
 
 static const char flame_tail[] =
+	"With --from/--to, only the window's instructions (or time) are counted,\n"
+	"each under the whole stack it ran in; decoding stops where it closes.\n\n"
 	"Exit status: 0, 1 if the trace had decode errors, 2 on usage errors,\n"
 	"unreadable inputs or a write error.\n";
 
 struct flame_opts {
 	bool inline_frames, by_time;
+	struct fnwin_where from, to;
 };
 
 static int set_weight(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err)
@@ -51,6 +55,12 @@ static const struct opt_row flame_rows[] = {
 	{ "weight", OPT_VALUE, set_weight, 0, "insns|time", "instructions (default), or the "
 	  "time each stack\nwas on the CPU in ns, from the trace's timing\npackets (TSC ticks "
 	  "when the TSC frequency is\nunknown)" },
+	{ "from", OPT_VALUE, fnwin_opt_where, offsetof(struct flame_opts, from), "WHERE",
+	  "count only from WHERE on: an instruction index N,\nor the first instruction "
+	  "executed in a FUNCTION\n(NAME or IMAGE`NAME)" },
+	{ "to", OPT_VALUE, fnwin_opt_where, offsetof(struct flame_opts, to), "WHERE",
+	  "count only before WHERE: an instruction index N,\nor the first instruction "
+	  "executed in a FUNCTION\nafter the window opened" },
 };
 
 /* Frame names as printed, made once per function. */
@@ -178,20 +188,24 @@ out:
 	return rc;
 }
 
-/* With inline frames, the call tree's paths are the expanded stacks: each
- * frame's node, kept as the inline frames listener shows them. */
+/* With inline frames, or a window, the call tree's paths are built by a
+ * listener: each frame's node, kept as the (inline frames) listener shows
+ * them; with a window, only its instructions and time are counted. */
 struct inline_tree {
 	struct callstack *cs;
 	uint32_t *node;		/* per expanded frame */
 	uint32_t cap;
 	bool oom;
 	struct node_time *nt;	/* --weight time */
+	struct fnwin_span *win;	/* --from/--to (NULL: none) */
 };
 
 static void tree_enter(void *ctx, const struct callstack *v, const struct cs_frame *f)
 {
 	struct inline_tree *it = ctx;
 	uint32_t d = v->depth - 1;
+	if (it->win)
+		fnwin_span_at(it->win, v, f->fn);
 	if (d >= it->cap) {
 		uint32_t cap = it->cap ? it->cap * 2 : 4096;
 		uint32_t *a = realloc(it->node, cap * sizeof(*a));
@@ -208,17 +222,40 @@ static void tree_enter(void *ctx, const struct callstack *v, const struct cs_fra
 	it->node[d] = cs_tree_child(it->cs, parent, f->fn);
 }
 
+/* f leaves: where control returns may open or close the window */
+static void tree_leave(void *ctx, const struct callstack *v, const struct cs_frame *f, int why)
+{
+	(void)f;
+	struct inline_tree *it = ctx;
+	uint32_t back = fnwin_leave_to(v, why);
+	if (back != UINT32_MAX)
+		fnwin_span_at(it->win, v, back);
+}
+
+/* n instructions of the top frame, the last before v->insns: those in
+ * the window */
 static void tree_insns(void *ctx, const struct callstack *v, uint64_t ip, uint64_t n)
 {
 	(void)ip;
 	struct inline_tree *it = ctx;
+	if (it->win) {
+		uint64_t lo = v->insns - n, hi = v->insns, from = it->win->from;
+		if (it->win->to && hi > it->win->to)
+			hi = it->win->to;
+		if (lo < from)
+			lo = from;
+		n = hi > lo ? hi - lo : 0;
+	}
 	if (v->depth - 1 < it->cap)
 		it->cs->node[it->node[v->depth - 1]].insns += n;
 }
 
+/* time moves at timing packets: it counts when they fall in the window */
 static void tree_time(void *ctx, const struct callstack *v, uint64_t ticks)
 {
 	struct inline_tree *it = ctx;
+	if (it->win && (v->insns < it->win->from || (it->win->to && v->insns >= it->win->to)))
+		return;
 	if (ticks && v->depth && v->depth - 1 < it->cap)
 		node_time_add(it->nt, it->node[v->depth - 1], ticks);
 }
@@ -231,7 +268,9 @@ int cmd_flame(int argc, char **argv)
 	struct node_time nt = { 0 };
 	struct flame_opts o = { 0 };
 	struct inl_frames x = { 0 };
-	struct inline_tree it = { &cs, NULL, 0, false, &nt };
+	struct fnwin_span win;
+	struct inline_tree it = { &cs, NULL, 0, false, &nt, NULL };
+	memset(&win, 0, sizeof(win));
 	int rc = 2;
 	session_init(&t, "flame");
 	memset(&cs, 0, sizeof(cs));
@@ -245,24 +284,43 @@ int cmd_flame(int argc, char **argv)
 		goto out;
 	}
 	bool by_time = o.by_time, inline_frames = o.inline_frames;
+	bool windowed = o.from.set || o.to.set;
+	if (o.from.set && o.to.set && !o.from.is_fn && !o.to.is_fn &&
+	    o.from.index >= o.to.index) {
+		fprintf(stderr, "efipt flame: --from %llu --to %llu: no instruction index is in "
+			"[from, to)\n", (unsigned long long)o.from.index,
+			(unsigned long long)o.to.index);
+		goto out;
+	}
 	if (session_open(&t, run, SESSION_TRACE | SESSION_SYMBOLS))
 		goto out;
-	struct cs_listener ls = { &it, tree_enter, NULL, tree_insns, by_time ? tree_time : NULL };
+	if (windowed) {
+		fnwin_span_init(&win, &o.from, &o.to, &t.st);
+		it.win = &win;
+	}
+	struct cs_listener ls = { &it, tree_enter, windowed ? tree_leave : NULL, tree_insns,
+				  by_time ? tree_time : NULL };
 	struct cs_listener tl = { &nt, NULL, NULL, NULL, on_time };
 	if ((inline_frames && (symtab_use_inline(&t.st) || inl_frames_init(&x, &ls))) ||
-	    cs_init(&cs, &t.st, by_time && !inline_frames ? &tl : NULL)) {
+	    cs_init(&cs, &t.st, by_time && !inline_frames && !windowed ? &tl : NULL)) {
 		fprintf(stderr, "efipt flame: out of memory\n");
 		goto out;
 	}
-	if (inline_frames) {
-		cs.ls = inl_frames_listener(&x);
+	if (inline_frames || windowed) {
+		cs.ls = inline_frames ? inl_frames_listener(&x) : ls;
 		cs.tree = false; /* the listener builds it */
 	}
-	long errs = analysis_decode(&t, 0, &cs, 0, NULL);
+	/* a window stops decoding where it closes */
+	long errs = analysis_decode(&t, 0, &cs, win.to, win.by_fn ? &win.done : NULL);
 	if (errs < 0)
 		goto out;
-	if (nt.oom || x.oom || it.oom) {
+	if (nt.oom || x.oom || it.oom || win.win.oom) {
 		fprintf(stderr, "efipt flame: out of memory\n");
+		goto out;
+	}
+	char why[700];
+	if (windowed && fnwin_span_missing(&win, why, sizeof(why))) {
+		fprintf(stderr, "efipt flame: %s\n", why);
 		goto out;
 	}
 	if (by_time && !cs.timed) {
@@ -297,6 +355,7 @@ out:
 	cs_free(&cs);
 	inl_frames_free(&x);
 	free(it.node);
+	fnwin_free(&win.win);
 	session_free(&t);
 	return rc; /* main's finish_stdout() checks the writes */
 }

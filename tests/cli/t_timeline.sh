@@ -111,6 +111,20 @@ $EFIPT top --pt "$TMP/e.pt" $PE --symbols "$SO" --format csv --from 10000 --to 2
 r=$($CHECK "$TMP/w.json" --top "$TMP/tw.csv")
 total=$(awk -F, 'NR > 1 { s += $(NF - 2) } END { print s }' "$TMP/tw.csv")
 if [ "$r" = ok ] && [ "$total" = 10000 ]; then ok "top --from/--to: its counts are the window's (10000 instructions, the timeline's self times)"; else nok "top --from/--to: its counts are the window's (10000 instructions, the timeline's self times)" "$r, total $total"; fi
+$EFIPT flame --pt "$TMP/e.pt" $PE --symbols "$SO" --from 10000 --to 20000 >"$TMP/w.folded" 2>/dev/null
+total=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/w.folded")
+r=$($CHECK "$TMP/w.json" --flame "$TMP/w.folded")
+if [ "$r" = ok ] && [ "$total" = 10000 ]; then ok "flame --from/--to: 10000 instructions, the timeline's stacks"; else nok "flame --from/--to: 10000 instructions, the timeline's stacks" "$r, total $total"; fi
+# a window from the start is the whole trace, by instructions and by time
+$EFIPT flame --pt "$TMP/e.pt" $PE --symbols "$SO" >"$TMP/all.folded" 2>/dev/null
+$EFIPT flame --pt "$TMP/e.pt" $PE --symbols "$SO" --from 0 >"$TMP/w0.folded" 2>/dev/null
+$EFIPT flame --pt "$TMP/y.pt" $PE --symbols "$SO" --weight time >"$TMP/yall.folded" 2>/dev/null
+$EFIPT flame --pt "$TMP/y.pt" $PE --symbols "$SO" --weight time --from 0 >"$TMP/yw0.folded" 2>/dev/null
+if [ -s "$TMP/all.folded" ] && cmp -s "$TMP/all.folded" "$TMP/w0.folded" && [ -s "$TMP/yall.folded" ] && cmp -s "$TMP/yall.folded" "$TMP/yw0.folded"; then
+	ok "flame --from 0: the whole trace's stacks (instructions and time)"
+else
+	nok "flame --from 0: the whole trace's stacks (instructions and time)" "$(diff "$TMP/all.folded" "$TMP/w0.folded" | head -3)"
+fi
 expect_rc "top: --from a function that never runs" 2 $EFIPT top --pt "$TMP/e.pt" $PE --symbols "$SO" --from no_such_function
 contains "top: the window that never opened said" "$TMP/err" "--from no_such_function: it never ran in the trace (the window never opened)"
 expect_rc "top: an empty window" 2 $EFIPT top --pt "$TMP/e.pt" $PE --symbols "$SO" --from 20 --to 20
@@ -157,6 +171,12 @@ print("ok" if a == b and a else "%d vs %d events" % (len(a), len(b)))' "$TMP/wf.
 	$EFIPT top --pt "$TMP/e.pt" $PE --symbols "$SO" --format csv --from "$f" --to "$g" >"$TMP/tf.csv" 2>/dev/null
 	r=$($CHECK "$TMP/wn.json" --top "$TMP/tn.csv")
 	if [ "$r" = ok ] && cmp -s "$TMP/tn.csv" "$TMP/tf.csv"; then ok "top: a window's counts are the timeline's, by index or by function"; else nok "top: a window's counts are the timeline's, by index or by function" "$r $(diff "$TMP/tn.csv" "$TMP/tf.csv" | head -3)"; fi
+	# efipt flame counts the same window: every instruction in it once, under
+	# the stack it ran in, by index or by function
+	$EFIPT flame --pt "$TMP/e.pt" $PE --symbols "$SO" --from "$n" --to "$m" >"$TMP/fn.folded" 2>/dev/null
+	$EFIPT flame --pt "$TMP/e.pt" $PE --symbols "$SO" --from "$f" --to "$g" >"$TMP/ff.folded" 2>/dev/null
+	total=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/fn.folded")
+	if [ "$total" = $((m - n)) ] && cmp -s "$TMP/fn.folded" "$TMP/ff.folded"; then ok "flame: a window's stacks hold its $((m - n)) instructions, by index or by function"; else nok "flame: a window's stacks hold its $((m - n)) instructions, by index or by function" "total $total"; fi
 	# --to FUNCTION before --from's: it closes only after the window opened
 	expect_rc "calls: --to a function that ran before --from's" 0 $EFIPT calls --pt "$TMP/e.pt" $PE --symbols "$SO" --from "$g" --to "$f"
 else
