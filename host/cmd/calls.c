@@ -47,7 +47,7 @@ struct copts {
 	bool index;			/* --index */
 	bool inline_frames;		/* --inline */
 	unsigned long long depth;
-	struct fnwin_where from_w, to_w;	/* --from/--to as given */
+	struct fnwin_where from, to;	/* --from/--to as given */
 	struct fnwin_span w;		/* the window they make */
 	const char *function, *image;
 	bool lines, filter;
@@ -123,12 +123,7 @@ static const struct opt_row calls_rows[] = {
 	  "(or IMAGE`NAME)" },
 	{ "image", OPT_VALUE, set_function, 0, "NAME", "only calls under a function of image "
 	  "NAME" },
-	{ "from", OPT_VALUE, fnwin_opt_where, offsetof(struct copts, from_w), "WHERE",
-	  "only entries from WHERE on: an instruction index N,\nor the first instruction "
-	  "executed in a FUNCTION\n(NAME or IMAGE`NAME)" },
-	{ "to", OPT_VALUE, fnwin_opt_where, offsetof(struct copts, to_w), "WHERE",
-	  "only entries before WHERE: an instruction index N,\nor the first instruction "
-	  "executed in a FUNCTION\nafter the window opened" },
+	FNWIN_OPT_ROWS(struct copts, "only entries"),
 	{ "lines", OPT_FLAG, opt_set_true, offsetof(struct copts, lines), NULL,
 	  "the source line (DWARF) of each function entered" },
 	{ "inline", OPT_FLAG, opt_set_true, offsetof(struct copts, inline_frames), NULL,
@@ -292,20 +287,15 @@ int cmd_calls(int argc, char **argv)
 		goto out;
 	}
 	bool inline_frames = o->inline_frames;
-	if (!o->from_w.is_fn && !o->to_w.is_fn && o->to_w.set &&
-	    o->from_w.index >= o->to_w.index) {
-		fprintf(stderr, "efipt calls: --from %llu --to %llu: no instruction index is in "
-			"[from, to)\n", (unsigned long long)o->from_w.index,
-			(unsigned long long)o->to_w.index);
+	if (fnwin_empty("efipt calls", &o->from, &o->to))
 		goto out;
-	}
 	o->filter = o->function || o->image;
 	t.streams = true;
 	if (session_open(&t, run, SESSION_TRACE | SESSION_SYMBOLS))
 		goto out;
 	o->st = &t.st;
 	o->t = &t;
-	fnwin_span_init(&o->w, &o->from_w, &o->to_w, &t.st);
+	fnwin_span_init(&o->w, &o->from, &o->to, &t.st);
 	if (!names_something(&t, o, inline_frames))
 		goto out;
 	if (t.have_run && !o->no_log) {

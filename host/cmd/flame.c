@@ -55,12 +55,7 @@ static const struct opt_row flame_rows[] = {
 	{ "weight", OPT_VALUE, set_weight, 0, "insns|time", "instructions (default), or the "
 	  "time each stack\nwas on the CPU in ns, from the trace's timing\npackets (TSC ticks "
 	  "when the TSC frequency is\nunknown)" },
-	{ "from", OPT_VALUE, fnwin_opt_where, offsetof(struct flame_opts, from), "WHERE",
-	  "count only from WHERE on: an instruction index N,\nor the first instruction "
-	  "executed in a FUNCTION\n(NAME or IMAGE`NAME)" },
-	{ "to", OPT_VALUE, fnwin_opt_where, offsetof(struct flame_opts, to), "WHERE",
-	  "count only before WHERE: an instruction index N,\nor the first instruction "
-	  "executed in a FUNCTION\nafter the window opened" },
+	FNWIN_OPT_ROWS(struct flame_opts, "count only"),
 };
 
 /* Frame names as printed, made once per function. */
@@ -285,13 +280,8 @@ int cmd_flame(int argc, char **argv)
 	}
 	bool by_time = o.by_time, inline_frames = o.inline_frames;
 	bool windowed = o.from.set || o.to.set;
-	if (o.from.set && o.to.set && !o.from.is_fn && !o.to.is_fn &&
-	    o.from.index >= o.to.index) {
-		fprintf(stderr, "efipt flame: --from %llu --to %llu: no instruction index is in "
-			"[from, to)\n", (unsigned long long)o.from.index,
-			(unsigned long long)o.to.index);
+	if (fnwin_empty("efipt flame", &o.from, &o.to))
 		goto out;
-	}
 	if (session_open(&t, run, SESSION_TRACE | SESSION_SYMBOLS))
 		goto out;
 	if (windowed) {

@@ -742,6 +742,7 @@ int cmd_timeline(int argc, char **argv)
 			opt.format);
 		goto out;
 	}
+	/* (an unset from is index 0) */
 	if (opt.to.set && !opt.to.is_fn && !opt.from.is_fn && opt.to.index <= opt.from.index) {
 		fprintf(stderr, "efipt timeline: --to %llu is not after --from %llu\n",
 			(unsigned long long)opt.to.index, (unsigned long long)opt.from.index);

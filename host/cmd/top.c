@@ -62,12 +62,7 @@ static const struct opt_row top_rows[] = {
 	  "with timing packets adds excl_ns,\nincl_ns" },
 	{ "limit", OPT_VALUE, set_limit, offsetof(struct top_opts, limit), "N",
 	  "at most N rows (default: 30 in text, all otherwise)" },
-	{ "from", OPT_VALUE, fnwin_opt_where, offsetof(struct top_opts, from), "WHERE",
-	  "count only from WHERE on: an instruction index N,\nor the first instruction "
-	  "executed in a FUNCTION\n(NAME or IMAGE`NAME)" },
-	{ "to", OPT_VALUE, fnwin_opt_where, offsetof(struct top_opts, to), "WHERE",
-	  "count only before WHERE: an instruction index N,\nor the first instruction "
-	  "executed in a FUNCTION\nafter the window opened" },
+	FNWIN_OPT_ROWS(struct top_opts, "count only"),
 	{ "inline", OPT_FLAG, opt_set_true, offsetof(struct top_opts, inline_frames), NULL,
 	  "inline frames from DWARF as functions of their own\n(\"name [inlined]\"): "
 	  "instructions count for the\ninnermost inline frame (without it, for the\nconcrete "
@@ -100,13 +95,8 @@ int cmd_top(int argc, char **argv)
 	int fmt = o.fmt;
 	unsigned long long limit = o.limit;
 	bool windowed = o.from.set || o.to.set;
-	if (o.from.set && o.to.set && !o.from.is_fn && !o.to.is_fn &&
-	    o.from.index >= o.to.index) {
-		fprintf(stderr, "efipt top: --from %llu --to %llu: no instruction index is in "
-			"[from, to)\n", (unsigned long long)o.from.index,
-			(unsigned long long)o.to.index);
+	if (fnwin_empty("efipt top", &o.from, &o.to))
 		goto out;
-	}
 	if (session_open(&t, run, SESSION_TRACE | SESSION_SYMBOLS))
 		goto out;
 	struct cs_listener ls = profile_listener(&p);

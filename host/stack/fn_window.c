@@ -47,6 +47,19 @@ int fnwin_opt_where(void *ctx, const struct opt_row *r, const char *v, struct st
 	return 0;
 }
 
+bool fnwin_empty(const char *cmd, const struct fnwin_where *from, const struct fnwin_where *to)
+{
+	uint64_t first = from->set && !from->is_fn ? from->index : 0;
+	if (!to->set || to->is_fn || (from->set && from->is_fn) || first < to->index)
+		return false;
+	if (from->set)
+		fprintf(stderr, "%s: --from %llu --to %llu: no instruction index is in [from, to)\n",
+			cmd, (unsigned long long)from->index, (unsigned long long)to->index);
+	else
+		fprintf(stderr, "%s: --to 0: no instruction index is before it\n", cmd);
+	return true;
+}
+
 void fnwin_init(struct fnwin *w, const char *from, const char *to, struct symtab *st)
 {
 	memset(w, 0, sizeof(*w));

@@ -35,6 +35,21 @@ struct opt_row;
 struct strbuf;
 int fnwin_opt_where(void *ctx, const struct opt_row *r, const char *v, struct strbuf *err);
 
+/* The --from and --to rows of a command's option table: the struct
+ * fnwin_where members from and to of type, counting what ("count only",
+ * "only entries"). */
+#define FNWIN_OPT_ROWS(type, what)                                                        \
+	{ "from", OPT_VALUE, fnwin_opt_where, offsetof(type, from), "WHERE",               \
+	  what " from WHERE on: an instruction index N,\nor the first instruction executed " \
+	  "in a FUNCTION\n(NAME or IMAGE`NAME)" },                                          \
+	{ "to", OPT_VALUE, fnwin_opt_where, offsetof(type, to), "WHERE",                    \
+	  what " before WHERE: an instruction index N,\nor the first instruction executed "  \
+	  "in a FUNCTION\nafter the window opened" }
+
+/* Two indices that leave no instruction between them: said (cmd: "efipt
+ * top") and true. */
+bool fnwin_empty(const char *cmd, const struct fnwin_where *from, const struct fnwin_where *to);
+
 enum { FNWIN_BEFORE, FNWIN_OPEN, FNWIN_CLOSED };
 
 struct fnwin {
