@@ -333,7 +333,7 @@ int cmd_calls(int argc, char **argv)
 		goto out;
 	}
 	char why[700];
-	if (fnwin_span_missing(&o->w, why, sizeof(why))) {
+	if (fnwin_span_missing(&o->w, cs.insns, why, sizeof(why))) {
 		fprintf(stderr, "efipt calls: %s\n", why);
 		goto out;
 	}

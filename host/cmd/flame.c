@@ -309,7 +309,7 @@ int cmd_flame(int argc, char **argv)
 		goto out;
 	}
 	char why[700];
-	if (windowed && fnwin_span_missing(&win, why, sizeof(why))) {
+	if (windowed && fnwin_span_missing(&win, cs.insns, why, sizeof(why))) {
 		fprintf(stderr, "efipt flame: %s\n", why);
 		goto out;
 	}

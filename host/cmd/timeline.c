@@ -856,7 +856,7 @@ int cmd_timeline(int argc, char **argv)
 		flush_queue(m, true);
 		/* a function's window on some CPU's trace is the file's */
 		char why[700];
-		if (!fnwin_span_missing(&m->w, why, sizeof(why)))
+		if (!fnwin_span_missing(&m->w, cs.insns, why, sizeof(why)))
 			whole = true;
 		else if (!*missing)
 			snprintf(missing, sizeof(missing), "%s", why);
@@ -881,7 +881,7 @@ int cmd_timeline(int argc, char **argv)
 	}
 	/* a window a function was to open or close that it never did: the
 	 * file would not be what was asked for */
-	if (by_fn && !whole) {
+	if ((by_fn || opt.from.set) && !whole) {
 		fprintf(stderr, "efipt timeline: %s\n", missing);
 		goto out;
 	}

@@ -131,6 +131,22 @@ int cmd_top(int argc, char **argv)
 			fprintf(stderr, "efipt top: out of memory\n");
 			goto out;
 		}
+		if (wr == 3) {
+			fprintf(stderr, "efipt top: --from %s: it first ran at instruction %" PRIu64
+				", not before --to %" PRIu64 " (the window is empty)\n",
+				term_safe(o.from.fn), win.open.insns, o.to.index);
+			goto out;
+		}
+		if (wr == 1 && o.to.set && !o.to.is_fn && o.from.is_fn) {
+			fprintf(stderr, "efipt top: --from %s: it did not run before --to %" PRIu64
+				" (the window is empty)\n", term_safe(o.from.fn), o.to.index);
+			goto out;
+		}
+		if (wr == 1 && !o.from.is_fn) {
+			fprintf(stderr, "efipt top: --from %" PRIu64 ": the trace ends before it (the "
+				"window never opened)\n", o.from.index);
+			goto out;
+		}
 		if (wr) {
 			fprintf(stderr, "efipt top: --%s %s: it never ran in the trace%s (the window "
 				"never %s)\n", wr == 1 ? "from" : "to",

@@ -144,20 +144,41 @@ void fnwin_span_at(struct fnwin_span *s, const struct callstack *cs, uint32_t fn
 	int r = fnwin_at(&s->win, fn);
 	if (r == FNWIN_OPEN) {
 		s->from = cs->insns;
+		s->opened = true;
 	} else if (r == FNWIN_CLOSED) {
 		s->to = cs->insns;
 		s->done = true;
 	}
 }
 
-bool fnwin_span_missing(const struct fnwin_span *s, char *buf, size_t cap)
+bool fnwin_span_missing(const struct fnwin_span *s, uint64_t insns, char *buf, size_t cap)
 {
-	if (!s->by_fn || s->win.state == FNWIN_CLOSED ||
-	    (!s->to_w.is_fn && s->win.state != FNWIN_BEFORE))
+	if (s->win.state == FNWIN_CLOSED)
 		return false;
-	bool opened = s->win.state != FNWIN_BEFORE;
-	snprintf(buf, cap, "--%s %s: it never ran in the trace%s (the window never %s)",
-		 opened ? "to" : "from", term_safe(opened ? s->to_w.fn : s->from_w.fn),
-		 opened ? " after the window opened" : "", opened ? "closed" : "opened");
-	return true;
+	if (!s->from_w.is_fn && insns <= s->from_w.index && s->from_w.set) {
+		snprintf(buf, cap, "--from %llu: the trace ends before it (the window never opened)",
+			 (unsigned long long)s->from_w.index);
+		return true;
+	}
+	if (!s->by_fn)
+		return false;
+	if (s->from_w.is_fn && !s->opened && s->to_w.set && !s->to_w.is_fn) {
+		snprintf(buf, cap, "--from %s: it did not run before --to %llu (the window is empty)",
+			 term_safe(s->from_w.fn), (unsigned long long)s->to_w.index);
+		return true;
+	}
+	if ((s->from_w.is_fn && !s->opened) || s->to_w.is_fn) {
+		bool opened = !s->from_w.is_fn || s->opened;
+		snprintf(buf, cap, "--%s %s: it never ran in the trace%s (the window never %s)",
+			 opened ? "to" : "from", term_safe(opened ? s->to_w.fn : s->from_w.fn),
+			 opened ? " after the window opened" : "", opened ? "closed" : "opened");
+		return true;
+	}
+	if (s->to_w.set && s->from >= s->to_w.index) {
+		snprintf(buf, cap, "--from %s: it first ran at instruction %llu, not before --to "
+			 "%llu (the window is empty)", term_safe(s->from_w.fn),
+			 (unsigned long long)s->from, (unsigned long long)s->to_w.index);
+		return true;
+	}
+	return false;
 }

@@ -85,6 +85,7 @@ struct fnwin_span {
 	struct fnwin_where from_w, to_w;
 	struct fnwin win;
 	bool by_fn;		/* a function gives an end */
+	bool opened;		/* --from's function ran */
 	bool done;
 };
 
@@ -98,8 +99,9 @@ void fnwin_span_init(struct fnwin_span *s, const struct fnwin_where *from,
  * window opened). */
 void fnwin_span_at(struct fnwin_span *s, const struct callstack *cs, uint32_t fn);
 
-/* After the decoding: a function's end that never came, as "--from NAME:
- * it never ran ..." into buf (true), or false (the window is whole). */
-bool fnwin_span_missing(const struct fnwin_span *s, char *buf, size_t cap);
+/* After the decoding of insns instructions: the window is empty or a
+ * function's end never came, said into buf ("--from NAME: it never ran
+ * ...") and true; false: the window is whole. */
+bool fnwin_span_missing(const struct fnwin_span *s, uint64_t insns, char *buf, size_t cap);
 
 #endif

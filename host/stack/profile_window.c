@@ -116,6 +116,8 @@ int profwin_counts(struct profwin *w, const struct callstack *cs, struct profile
 			return 2;
 		take(w, cs, &w->close); /* --to N past the trace's end: at its end */
 	}
+	if (w->close.insns < w->open.insns)
+		return 3; /* --from's function first ran after --to's index */
 	if (w->oom || w->win.oom)
 		return -1;
 	const struct profwin_at *o = &w->open, *c = &w->close;

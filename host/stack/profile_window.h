@@ -50,7 +50,8 @@ struct cs_listener profwin_listener(struct profwin *w, const struct fnwin_where 
 /* After the decoding (cs finished): close the window at the trace's end if
  * --to did not, then out[0..*n) = the window's counts (malloc'd) and *at
  * its clocks (close less open). 0; -1 out of memory; 1 the window never
- * opened (--from never ran), 2 it never closed (--to never ran after it). */
+ * opened (--from never ran), 2 it never closed (--to never ran after it),
+ * 3 it closed before it opened (--to an index before --from's function). */
 int profwin_counts(struct profwin *w, const struct callstack *cs, struct profile_fn **out,
 		   uint32_t *n, struct profwin_at *at);
 

@@ -177,6 +177,11 @@ print("ok" if a == b and a else "%d vs %d events" % (len(a), len(b)))' "$TMP/wf.
 	$EFIPT flame --pt "$TMP/e.pt" $PE --symbols "$SO" --from "$f" --to "$g" >"$TMP/ff.folded" 2>/dev/null
 	total=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/fn.folded")
 	if [ "$total" = $((m - n)) ] && cmp -s "$TMP/fn.folded" "$TMP/ff.folded"; then ok "flame: a window's stacks hold its $((m - n)) instructions, by index or by function"; else nok "flame: a window's stacks hold its $((m - n)) instructions, by index or by function" "total $total"; fi
+	# a window that holds nothing is said, not written empty
+	expect_rc "top: --from a function that first runs after --to" 2 $EFIPT top --pt "$TMP/e.pt" $PE --symbols "$SO" --from "$f" --to 5
+	contains "top: the empty window said" "$TMP/err" "--from $f: it did not run before --to 5 (the window is empty)"
+	expect_rc "flame: --from a function that first runs after --to" 2 $EFIPT flame --pt "$TMP/e.pt" $PE --symbols "$SO" --from "$f" --to 5
+	contains "flame: the empty window said" "$TMP/err" "--from $f: it did not run before --to 5 (the window is empty)"
 	# --to FUNCTION before --from's: it closes only after the window opened
 	expect_rc "calls: --to a function that ran before --from's" 0 $EFIPT calls --pt "$TMP/e.pt" $PE --symbols "$SO" --from "$g" --to "$f"
 else
@@ -186,6 +191,10 @@ echo keep >"$TMP/keep.json"
 expect_rc "timeline: --from a function that never runs" 2 $EFIPT timeline --pt "$TMP/e.pt" $PE --symbols "$SO" -o "$TMP/keep.json" --from no_such_function
 contains "timeline: the window that never opened said" "$TMP/err" "--from no_such_function: it never ran in the trace (the window never opened)"
 contains "timeline: the file before it is kept" "$TMP/keep.json" "keep"
+expect_rc "calls: --from past the trace's end" 2 $EFIPT calls --pt "$TMP/e.pt" $PE --symbols "$SO" --from 99999999
+contains "calls: the window past the end said" "$TMP/err" "--from 99999999: the trace ends before it (the window never opened)"
+expect_rc "timeline: --from past the trace's end" 2 $EFIPT timeline --pt "$TMP/e.pt" $PE --symbols "$SO" --from 99999999 -o "$TMP/keep.json"
+contains "timeline: the window past the end said, the file kept" "$TMP/keep.json" "keep"
 expect_rc "calls: --to a function that never runs" 2 $EFIPT calls --pt "$TMP/e.pt" $PE --symbols "$SO" --to no_such_function
 contains "calls: the window that never closed said" "$TMP/err" "--to no_such_function: it never ran in the trace after the window opened (the window never closed)"
 expect_rc "calls: --from needs WHERE" 2 $EFIPT calls --pt "$TMP/e.pt" $PE --from 12x
