@@ -887,7 +887,7 @@ int cmd_timeline(int argc, char **argv)
 	}
 	/* what the file is (the JSON writes it last, Perfetto where it is) */
 	char producer[64], clock[200];
-	struct tl_arg info[20];
+	struct tl_arg info[24];
 	size_t ni = 0;
 	snprintf(producer, sizeof(producer), "efipt %s", efipt_version);
 	info[ni++] = (struct tl_arg){ "producer", TL_STR, 0, producer };
@@ -918,6 +918,23 @@ int cmd_timeline(int argc, char **argv)
 	info[ni++] = (struct tl_arg){ "debug_lines", TL_U64, tot.debug, NULL };
 	if (ncpu > 1)
 		info[ni++] = (struct tl_arg){ "cpus", TL_U64, (uint64_t)ncpu, NULL };
+	/* the window, as given; a function's index where one trace has it */
+	char wtext[2][600];
+	const struct fnwin_where *we[2] = { &opt.from, &opt.to };
+	static const char *const wkey[2] = { "window_from", "window_to" };
+	for (int k = 0; k < 2; k++) {
+		if (!we[k]->set)
+			continue;
+		uint64_t at = k ? m->w.to : m->w.from;
+		if (!we[k]->is_fn)
+			snprintf(wtext[k], sizeof(wtext[k]), "instruction %" PRIu64, we[k]->index);
+		else if (ncpu == 1 && (k ? at != 0 : at != UINT64_MAX))
+			snprintf(wtext[k], sizeof(wtext[k]), "%s (instruction %" PRIu64 ")",
+				 we[k]->fn, at);
+		else
+			snprintf(wtext[k], sizeof(wtext[k]), "%s", we[k]->fn);
+		info[ni++] = (struct tl_arg){ wkey[k], TL_STR, 0, wtext[k] };
+	}
 	uint64_t fshift = 0;
 	char fclock[200];
 	if (fpdt.present) {

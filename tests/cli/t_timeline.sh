@@ -160,6 +160,7 @@ def slices(p):
 a, b = slices(sys.argv[1]), slices(sys.argv[2])
 print("ok" if a == b and a else "%d vs %d events" % (len(a), len(b)))' "$TMP/wf.json" "$TMP/wn.json")
 	if [ "$r" = ok ]; then ok "timeline: a function's window is its first instruction's ($f at $n, $g at $m)"; else nok "timeline: a function's window is its first instruction's ($f at $n, $g at $m)" "$r"; fi
+	contains "timeline: the file says its window" "$TMP/wf.json" "\"window_from\":\"$f (instruction $n)\",\"window_to\":\"$g (instruction $m)\""
 	pf_same "timeline: --from/--to FUNCTION as Perfetto's protobuf" "$TMP/wf.json" --pt "$TMP/e.pt" $PE --symbols "$SO" --from "$f" --to "$g"
 	expect_rc "calls: --from/--to FUNCTION" 0 $EFIPT calls --pt "$TMP/e.pt" $PE --symbols "$SO" --from "$f" --to "$g"
 	mv "$TMP/out" "$TMP/cf.txt"
