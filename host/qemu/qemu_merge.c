@@ -6,6 +6,7 @@
 #include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,6 +322,40 @@ static void merge_cpu_ids(json_t *ptrace, json_t *gtrace)
 	}
 }
 
+/* start=guest: where the guest's first WRMSR that set IA32_RTIT_CTL.TraceEn
+ * is (trace.guest.log, rtit.jsonl: one line per write). That is the run's
+ * mark, not first_ip: an interrupt may come at the boundary right after
+ * the WRMSR, and then the first traced instruction is its handler's, in
+ * another image. Returns 0 with *ip, or 1 when no write set TraceEn. */
+static int traceen_wrmsr_ip(const char *rundir, json_t *ptrace, uint64_t *ip)
+{
+	const char *log = json_string_value(json_object_get(json_object_get(ptrace, "guest"), "log"));
+	if (!log || strchr(log, '/'))
+		return 1;
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/%s", rundir, log);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 1;
+	char *line = NULL;
+	size_t cap = 0;
+	int rc = 1;
+	while (rc && getline(&line, &cap, f) > 0) {
+		json_t *w = json_loads(line, 0, NULL);
+		const char *msr = json_string_value(json_object_get(w, "msr"));
+		const char *res = json_string_value(json_object_get(w, "result"));
+		uint64_t v;
+		if (msr && res && !strcmp(msr, "IA32_RTIT_CTL") && !strcmp(res, "ok") &&
+		    !hex(json_object_get(w, "value"), &v) && (v & 1) &&
+		    !hex(json_object_get(w, "ip"), ip))
+			rc = 0;
+		json_decref(w);
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
 int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
 		   struct qemu_merge_result *res, char *err, size_t errlen)
 {
@@ -374,10 +409,16 @@ int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
 				      "made with --no-snapshot?)", esp, res->guest_run);
 		goto out;
 	}
-	/* the trace must be this run's: its start marker lies in a listed image */
+	/* the trace must be this run's: its start marker (start=guest: the
+	 * WRMSR that set TraceEn) lies in a listed image */
 	uint64_t first;
-	if (hex(json_object_get(ptrace, "first_ip"), &first)) {
-		snprintf(err, errlen, "%s: the trace has no first_ip (it never started)", rundir);
+	bool guest_start = json_is_object(json_object_get(ptrace, "guest"));
+	const char *what = guest_start ? "the WRMSR that set TraceEn" : "the start marker";
+	if (guest_start ? traceen_wrmsr_ip(rundir, ptrace, &first)
+			: hex(json_object_get(ptrace, "first_ip"), &first)) {
+		snprintf(err, errlen, "%s: %s", rundir,
+			 guest_start ? "no WRMSR of the guest's set TraceEn (trace.guest.log)"
+				     : "the trace has no first_ip (it never started)");
 		goto out;
 	}
 	size_t i;
@@ -392,9 +433,8 @@ int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
 		}
 	}
 	if (!res->marker_image[0]) {
-		snprintf(err, errlen, "%s: the start marker at 0x%" PRIx64 " lies in no image of "
-				      "guest run %s: not the run that was traced", esp, first,
-			 res->guest_run);
+		snprintf(err, errlen, "%s: %s at 0x%" PRIx64 " lies in no image of guest run %s: "
+				      "not the run that was traced", esp, what, first, res->guest_run);
 		goto out;
 	}
 	res->images = (unsigned)json_array_size(imgs);

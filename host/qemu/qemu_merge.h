@@ -12,7 +12,8 @@
 
 struct qemu_merge_result {
 	char guest_run[64];	/* the run-id merged */
-	char marker_image[256];	/* the guest image holding the start marker */
+	char marker_image[256];	/* the guest image holding the start marker
+				 * (start=guest: the WRMSR that set TraceEn) */
 	unsigned images;	/* images.json entries */
 	unsigned snapshots;	/* guest code snapshots taken over */
 };
