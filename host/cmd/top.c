@@ -126,32 +126,10 @@ int cmd_top(int argc, char **argv)
 	struct top_window tw = { 0 }, *twp = NULL;
 	if (windowed) {
 		struct profwin_at at;
-		int wr = profwin_counts(&win, &cs, &wfn, &tw.n, &at);
-		if (wr < 0) {
-			fprintf(stderr, "efipt top: out of memory\n");
-			goto out;
-		}
-		if (wr == 3) {
-			fprintf(stderr, "efipt top: --from %s: it first ran at instruction %" PRIu64
-				", not before --to %" PRIu64 " (the window is empty)\n",
-				term_safe(o.from.fn), win.open.insns, o.to.index);
-			goto out;
-		}
-		if (wr == 1 && o.to.set && !o.to.is_fn && o.from.is_fn) {
-			fprintf(stderr, "efipt top: --from %s: it did not run before --to %" PRIu64
-				" (the window is empty)\n", term_safe(o.from.fn), o.to.index);
-			goto out;
-		}
-		if (wr == 1 && !o.from.is_fn) {
-			fprintf(stderr, "efipt top: --from %" PRIu64 ": the trace ends before it (the "
-				"window never opened)\n", o.from.index);
-			goto out;
-		}
+		char why[600];
+		int wr = profwin_counts(&win, &cs, &wfn, &tw.n, &at, why, sizeof(why));
 		if (wr) {
-			fprintf(stderr, "efipt top: --%s %s: it never ran in the trace%s (the window "
-				"never %s)\n", wr == 1 ? "from" : "to",
-				term_safe(wr == 1 ? o.from.fn : o.to.fn),
-				wr == 1 ? "" : " after the window opened", wr == 1 ? "opened" : "closed");
+			fprintf(stderr, "efipt top: %s\n", wr < 0 ? "out of memory" : why);
 			goto out;
 		}
 		tw.fn = wfn;

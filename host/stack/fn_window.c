@@ -97,7 +97,7 @@ static unsigned matches(struct fnwin *w, uint32_t fn)
 int fnwin_at(struct fnwin *w, uint32_t fn)
 {
 	if (w->state == FNWIN_CLOSED || fn >= w->st->nfn)
-		return FNWIN_BEFORE;
+		return FNWIN_NONE;
 	unsigned m = matches(w, fn);
 	if (w->state == FNWIN_BEFORE && (m & 2)) {
 		w->state = FNWIN_OPEN;
@@ -107,7 +107,7 @@ int fnwin_at(struct fnwin *w, uint32_t fn)
 		w->state = FNWIN_CLOSED;
 		return FNWIN_CLOSED;
 	}
-	return FNWIN_BEFORE;
+	return FNWIN_NONE;
 }
 
 uint32_t fnwin_leave_to(const struct callstack *cs, int why)
@@ -151,34 +151,41 @@ void fnwin_span_at(struct fnwin_span *s, const struct callstack *cs, uint32_t fn
 	}
 }
 
-bool fnwin_span_missing(const struct fnwin_span *s, uint64_t insns, char *buf, size_t cap)
+bool fnwin_why_empty(const struct fnwin_where *from, const struct fnwin_where *to, bool opened,
+		     uint64_t from_at, bool closed, uint64_t insns, char *buf, size_t cap)
 {
-	if (s->win.state == FNWIN_CLOSED)
+	if (closed)
 		return false;
-	if (!s->from_w.is_fn && insns <= s->from_w.index && s->from_w.set) {
+	if (from->set && !from->is_fn && insns <= from->index) {
 		snprintf(buf, cap, "--from %llu: the trace ends before it (the window never opened)",
-			 (unsigned long long)s->from_w.index);
+			 (unsigned long long)from->index);
 		return true;
 	}
-	if (!s->by_fn)
+	if (!from->is_fn && !to->is_fn)
 		return false;
-	if (s->from_w.is_fn && !s->opened && s->to_w.set && !s->to_w.is_fn) {
+	if (from->is_fn && !opened && to->set && !to->is_fn) {
 		snprintf(buf, cap, "--from %s: it did not run before --to %llu (the window is empty)",
-			 term_safe(s->from_w.fn), (unsigned long long)s->to_w.index);
+			 term_safe(from->fn), (unsigned long long)to->index);
 		return true;
 	}
-	if ((s->from_w.is_fn && !s->opened) || s->to_w.is_fn) {
-		bool opened = !s->from_w.is_fn || s->opened;
+	if ((from->is_fn && !opened) || to->is_fn) {
+		bool o = !from->is_fn || opened;
 		snprintf(buf, cap, "--%s %s: it never ran in the trace%s (the window never %s)",
-			 opened ? "to" : "from", term_safe(opened ? s->to_w.fn : s->from_w.fn),
-			 opened ? " after the window opened" : "", opened ? "closed" : "opened");
+			 o ? "to" : "from", term_safe(o ? to->fn : from->fn),
+			 o ? " after the window opened" : "", o ? "closed" : "opened");
 		return true;
 	}
-	if (s->to_w.set && s->from >= s->to_w.index) {
+	if (to->set && from_at >= to->index) {
 		snprintf(buf, cap, "--from %s: it first ran at instruction %llu, not before --to "
-			 "%llu (the window is empty)", term_safe(s->from_w.fn),
-			 (unsigned long long)s->from, (unsigned long long)s->to_w.index);
+			 "%llu (the window is empty)", term_safe(from->fn),
+			 (unsigned long long)from_at, (unsigned long long)to->index);
 		return true;
 	}
 	return false;
+}
+
+bool fnwin_span_missing(const struct fnwin_span *s, uint64_t insns, char *buf, size_t cap)
+{
+	return fnwin_why_empty(&s->from_w, &s->to_w, s->opened, s->from,
+			       s->win.state == FNWIN_CLOSED, insns, buf, cap);
 }

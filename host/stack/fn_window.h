@@ -50,7 +50,9 @@ int fnwin_opt_where(void *ctx, const struct opt_row *r, const char *v, struct st
  * top") and true. */
 bool fnwin_empty(const char *cmd, const struct fnwin_where *from, const struct fnwin_where *to);
 
-enum { FNWIN_BEFORE, FNWIN_OPEN, FNWIN_CLOSED };
+/* the window's state (fnwin.state), and what fnwin_at() saw: NONE, no
+ * change here */
+enum { FNWIN_BEFORE, FNWIN_OPEN, FNWIN_CLOSED, FNWIN_NONE };
 
 struct fnwin {
 	const char *from, *to;	/* NULL: the trace's start, end */
@@ -65,7 +67,7 @@ struct fnwin {
 void fnwin_init(struct fnwin *w, const char *from, const char *to, struct symtab *st);
 
 /* Control is in fn from here on: FNWIN_OPEN when the window opens here,
- * FNWIN_CLOSED when it closes here, else FNWIN_BEFORE. */
+ * FNWIN_CLOSED when it closes here, else FNWIN_NONE. */
 int fnwin_at(struct fnwin *w, uint32_t fn);
 
 /* The function control comes to when f leaves (the listener's leave, f
@@ -98,6 +100,13 @@ void fnwin_span_init(struct fnwin_span *s, const struct fnwin_where *from,
  * the index of a function's end is known now (--to's only after the
  * window opened). */
 void fnwin_span_at(struct fnwin_span *s, const struct callstack *cs, uint32_t fn);
+
+/* After the decoding of insns instructions, why the window from..to holds
+ * nothing, into buf ("--from NAME: it never ran ...") and true; false: it
+ * holds something. opened: --from's function ran, first at instruction
+ * from_at; closed: --to's function ran after that. */
+bool fnwin_why_empty(const struct fnwin_where *from, const struct fnwin_where *to, bool opened,
+		     uint64_t from_at, bool closed, uint64_t insns, char *buf, size_t cap);
 
 /* After the decoding of insns instructions: the window is empty or a
  * function's end never came, said into buf ("--from NAME: it never ran

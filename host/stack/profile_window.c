@@ -1,4 +1,5 @@
 /* A window of a run's profile: see profile_window.h. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,17 +108,23 @@ struct cs_listener profwin_listener(struct profwin *w, const struct fnwin_where 
 }
 
 int profwin_counts(struct profwin *w, const struct callstack *cs, struct profile_fn **out,
-		   uint32_t *n, struct profwin_at *at)
+		   uint32_t *n, struct profwin_at *at, char *why, size_t whycap)
 {
+	int r = 0;
 	if (!w->opened)
-		return 1;
-	if (!w->closed) {
-		if (w->to.is_fn)
-			return 2;
+		r = 1;
+	else if (!w->closed && w->to.is_fn)
+		r = 2;
+	else if (!w->closed)
 		take(w, cs, &w->close); /* --to N past the trace's end: at its end */
+	if (!r && w->close.insns < w->open.insns)
+		r = 3; /* --from's function first ran after --to's index */
+	if (r) {
+		if (!fnwin_why_empty(&w->from, &w->to, w->opened, w->open.insns,
+				     w->closed && w->to.is_fn, cs->insns, why, whycap))
+			snprintf(why, whycap, "the window is empty");
+		return r;
 	}
-	if (w->close.insns < w->open.insns)
-		return 3; /* --from's function first ran after --to's index */
 	if (w->oom || w->win.oom)
 		return -1;
 	const struct profwin_at *o = &w->open, *c = &w->close;

@@ -129,6 +129,10 @@ expect_rc "top: --from a function that never runs" 2 $EFIPT top --pt "$TMP/e.pt"
 contains "top: the window that never opened said" "$TMP/err" "--from no_such_function: it never ran in the trace (the window never opened)"
 expect_rc "top: an empty window" 2 $EFIPT top --pt "$TMP/e.pt" $PE --symbols "$SO" --from 20 --to 20
 contains "top: an empty window said" "$TMP/err" "--from 20 --to 20: no instruction index is in [from, to)"
+expect_rc "top: --from past the trace's end" 2 $EFIPT top --pt "$TMP/e.pt" $PE --symbols "$SO" --from 99999999
+contains "top: the window past the end said as calls says it" "$TMP/err" "efipt top: --from 99999999: the trace ends before it (the window never opened)"
+expect_rc "top: --to a function that never runs" 2 $EFIPT top --pt "$TMP/e.pt" $PE --symbols "$SO" --to no_such_function
+contains "top: the window that never closed said as calls says it" "$TMP/err" "efipt top: --to no_such_function: it never ran in the trace after the window opened (the window never closed)"
 
 # --from/--to FUNCTION: the window a function opens and closes is the one
 # its first instruction's index makes (taken from efipt calls' listing:
