@@ -408,8 +408,12 @@ static int run(struct reader *r, const struct popts *o)
 		if (!resync(r)) {
 			if (r->io_error)
 				goto io_error;
-			if (ptpkt_offset(&r->d) + (uint64_t)(r->d.end - r->d.pos) == 0)
-				return 0; /* empty trace */
+			if (ptpkt_offset(&r->d) + (uint64_t)(r->d.end - r->d.pos) == 0) {
+				/* no packets is no result: said, not printed empty */
+				fprintf(stderr, "efipt packets: %s: the trace is empty (0 bytes): "
+						"nothing to list\n", r->path);
+				return 1;
+			}
 			fprintf(stderr, "efipt packets: %s: no PSB found\n", r->path);
 			return 1;
 		}

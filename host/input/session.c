@@ -731,6 +731,12 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 	const char *name = session_trace_name(s, i);
 	if (input_map(&in, s->trace[i].path, PIPE_MAX, err, sizeof(err)))
 		return say(s, "%s", term_safe(err));
+	if (!in.size) {
+		/* nothing to decode: an empty output would look like a result */
+		input_unmap(&in);
+		return say(s, "%s: the trace is empty (0 bytes): nothing to decode",
+			   term_safe(name));
+	}
 	stats.decodes++;
 	struct ptflow_config fc = s->fc;
 	/* code that changed while traced: applied where the trace reaches it */

@@ -37,3 +37,26 @@ named insn --pt "$TMP/err.pt" --pe $EFI --stat
 # insn's listing and decode's summary name it in their output
 expect_rc "insn: the listing names the error" 1 $EFIPT insn --pt "$TMP/err.pt" --pe $EFI --no-inst
 contains "insn: the error line" "$TMP/out" "[$(printf '%x' "$off"), "
+
+# An empty trace is no result: every decoding command says so and writes
+# nothing (an empty listing, table or file would look like one)
+: >"$TMP/empty.pt"
+for c in "insn --stat" decode top flame calls "timeline -o $TMP/empty.json" \
+	"coverage -o $TMP/empty.drcov" "coverage --symbols build/efipt.so -o $TMP/empty.info"; do
+	# shellcheck disable=SC2086
+	$EFIPT $c --pt "$TMP/empty.pt" --pe $EFI >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	name=${c%% -*}
+	if [ "$rc" -ne 0 ] && [ ! -s "$TMP/out" ] && grep -q "empty.pt: the trace is empty (0 bytes): nothing to decode" "$TMP/err"; then
+		ok "$name: an empty trace: said, exit $rc, nothing written"
+	else
+		nok "$name: an empty trace: said, nothing written" "exit $rc, $(wc -c <"$TMP/out") bytes out, stderr: $(head -c 300 "$TMP/err")"
+	fi
+done
+if [ ! -e "$TMP/empty.json" ] && [ ! -e "$TMP/empty.drcov" ] && [ ! -e "$TMP/empty.info" ]; then
+	ok "an empty trace: no timeline, drcov or lcov file written"
+else
+	nok "an empty trace: no timeline, drcov or lcov file written" "$(ls "$TMP"/empty.*)"
+fi
+$EFIPT insn --stat --pt - --pe $EFI <"$TMP/empty.pt" >"$TMP/out" 2>"$TMP/err"
+contains "insn --pt -: an empty standard input said" "$TMP/err" "<stdin>: the trace is empty (0 bytes): nothing to decode"
