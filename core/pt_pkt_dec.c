@@ -470,7 +470,7 @@ unsigned ptpkt_block_after(unsigned block, const struct ptpkt *pkt)
 void ptpkt_init(struct ptpkt_decoder *d, const uint8_t *buf, size_t size, uint64_t base)
 {
 	d->begin = buf;
-	d->end = buf + size;
+	d->end = size ? buf + size : buf; /* an empty mapping may be NULL */
 	d->pos = buf;
 	d->base = base;
 	d->block = 0;
@@ -480,7 +480,7 @@ void ptpkt_init(struct ptpkt_decoder *d, const uint8_t *buf, size_t size, uint64
 void ptpkt_set_buffer(struct ptpkt_decoder *d, const uint8_t *buf, size_t size, uint64_t base)
 {
 	d->begin = buf;
-	d->end = buf + size;
+	d->end = size ? buf + size : buf; /* an empty mapping may be NULL */
 	d->pos = buf;
 	d->base = base;
 }
