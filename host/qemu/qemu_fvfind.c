@@ -1,6 +1,7 @@
 /* Firmware-volume modules found in code snapshots; see qemu_fvfind.h. */
 #include "host/qemu/qemu_fvfind.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,10 +156,13 @@ static int anchors_build(struct anchors *t, const struct rundir_snapshot *snap, 
 	return 0;
 }
 
-/* (module, base) tried already? */
+/* (module, base) pairs tried already: a set by open addressing (a power
+ * of two, at most half full), as a module's code may put it at one base
+ * from many anchors and a list searched each time grows quadratically. */
 struct tried {
-	unsigned module;
 	uint64_t base;
+	unsigned module;
+	bool used;
 };
 
 struct search {
@@ -166,25 +170,46 @@ struct search {
 	const struct rundir_snapshot *snap;
 	unsigned nsnap;
 	struct tried *t;
-	size_t nt, tcap;
+	size_t nt, tmask;
 	struct fv_found *out;
 	unsigned n, max;
 };
 
+/* The slot of (k, base): where it is, or the empty one it goes in. */
+static size_t tried_slot(const struct tried *t, size_t mask, unsigned k, uint64_t base)
+{
+	uint64_t key = (base ^ (uint64_t)k * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+	size_t h = key >> 17 & mask;
+	while (t[h].used && !(t[h].module == k && t[h].base == base))
+		h = (h + 1) & mask;
+	return h;
+}
+
+/* Twice the slots, every pair placed again. */
+static int tried_grow(struct search *x)
+{
+	size_t mask = 2 * x->tmask + 1;
+	struct tried *g = calloc(mask + 1, sizeof(*g));
+	if (!g)
+		return -1;
+	for (size_t i = 0; i <= x->tmask; i++)
+		if (x->t[i].used)
+			g[tried_slot(g, mask, x->t[i].module, x->t[i].base)] = x->t[i];
+	free(x->t);
+	x->t = g;
+	x->tmask = mask;
+	return 0;
+}
+
 /* Module k may be loaded at base: tried once; found when its code matches. */
 static int try_base(struct search *x, unsigned k, uint64_t base)
 {
-	for (size_t j = 0; j < x->nt; j++)
-		if (x->t[j].module == k && x->t[j].base == base)
-			return 0;
-	if (x->nt == x->tcap) {
-		struct tried *g = realloc(x->t, 2 * x->tcap * sizeof(*g));
-		if (!g)
-			return -1;
-		x->t = g;
-		x->tcap *= 2;
-	}
-	x->t[x->nt++] = (struct tried){ k, base };
+	size_t h = tried_slot(x->t, x->tmask, k, base);
+	if (x->t[h].used)
+		return 0;
+	x->t[h] = (struct tried){ base, k, true };
+	if (++x->nt * 2 > x->tmask && tried_grow(x))
+		return -1;
 	uint64_t got = match_at(&x->ms->m[k], base, x->snap, x->nsnap);
 	if (!got)
 		return 0;
@@ -204,7 +229,7 @@ int fvfind_loaded(const struct fv_modules *ms, const struct rundir_snapshot *sna
 		  struct fv_found *out, unsigned max)
 {
 	struct anchors t;
-	struct search x = { ms, snap, nsnap, malloc(64 * sizeof(struct tried)), 0, 64, out, 0, max };
+	struct search x = { ms, snap, nsnap, calloc(64, sizeof(struct tried)), 0, 63, out, 0, max };
 	if (!x.t || anchors_build(&t, snap, nsnap)) {
 		free(x.t);
 		return -1;

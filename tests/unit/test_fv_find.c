@@ -91,6 +91,33 @@ static size_t reloc_pe(uint8_t *f)
 	return 0x600;
 }
 
+/* The driver loaded at COPIES bases, one after another: found at each
+ * (the bases tried are told apart however many there are). */
+#define COPIES 100
+static void check_many(const struct fv_modules *one, const uint8_t *f, size_t len)
+{
+	uint64_t at = 0x40000000ull, step = 0x3000;
+	uint8_t *s = calloc(COPIES, step);
+	struct fv_found *got = calloc(COPIES + 1, sizeof(*got));
+	for (unsigned i = 0; s && got && i < COPIES; i++) {
+		struct pe_mapped pm;
+		char err[200];
+		if (pe_map(f, len, at + i * step, true, &pm, err, sizeof(err)))
+			break;
+		memcpy(s + i * step, pm.img, step);
+		free(pm.img);
+	}
+	struct rundir_snapshot snap = { at, COPIES * step, s };
+	int n = s && got ? fvfind_loaded(one, &snap, 1, got, COPIES + 1) : -2;
+	int same = 0;
+	for (int i = 0; i < n; i++)
+		same += got[i].base == at + (uint64_t)i * step;
+	CHECKF(n == COPIES && same == COPIES, "fv_find: a driver found at each of 100 bases",
+	       "n %d, %d at their bases", n, same);
+	free(got);
+	free(s);
+}
+
 /* The driver is found only laid out with its relocation applied. */
 static void check_relocated(void)
 {
@@ -130,6 +157,7 @@ static void check_relocated(void)
 	n = fvfind_loaded(&one, &snap, 1, f2, 4);
 	CHECKF(n == 0, "fv_find: not found where the relocation was not applied", "n %d", n);
 	free(pm.img);
+	check_many(&one, f, len);
 }
 
 int main(void)
