@@ -3,7 +3,10 @@
 (one code section, a DIR64 base relocation), as a file section, inside a
 nested volume and inside an LZMA section, each followed by the driver laid
 out and relocated at the page the input is searched as (fuzz_fv.c: the
-input is also the snapshot, at 0x100000), so that the search finds it."""
+input is also the snapshot, at 0x100000), so that the search finds it.
+
+The driver is built here only: "fv_seeds.py --pe" writes its file to
+standard output for tests/unit/test_fv_find.c."""
 import lzma
 import os
 import struct
@@ -15,7 +18,9 @@ AT = 0x1000  # where the laid-out driver sits in the input
 
 def pe_file():
     text = bytes((i * 37 + 11) % 255 + 1 for i in range(0x100))
-    text = text[:0x10] + struct.pack('<Q', 0x1040) + text[0x18:]  # a pointer, relocated
+    # a pointer, relocated; no byte 0 (QEMU's record cannot tell a 0 byte
+    # from one not executed)
+    text = text[:0x10] + struct.pack('<Q', 0x1122334455661040) + text[0x18:]
     opt = struct.pack('<HBBIIIIIQIIHHHHHHIIIIHHQQQQII', 0x20b, 14, 0, 0x200, 0x200, 0, 0x1000,
                       0x1000, 0, 0x1000, 0x200, 0, 0, 0, 0, 0, 0, 0, 0x3000, 0x200, 0, 10, 0,
                       0x100000, 0x1000, 0x100000, 0x1000, 0, 16)
@@ -79,4 +84,7 @@ def main(out):
 
 
 if __name__ == '__main__':
-    main(sys.argv[1])
+    if sys.argv[1] == '--pe':
+        sys.stdout.buffer.write(pe_file()[0])
+    else:
+        main(sys.argv[1])

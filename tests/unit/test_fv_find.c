@@ -47,48 +47,17 @@ static int find(const uint8_t *bytes, uint64_t phys, uint64_t size, struct fv_fo
 }
 
 /* A PE32+ driver of 0x3000 bytes: .text (RVA 0x1000, 0x100 bytes of
- * nonzero code) holding a pointer at RVA 0x1010 that a DIR64 base
- * relocation (.reloc at 0x2000) moves; ImageBase 0. */
-static size_t reloc_pe(uint8_t *f)
+ * nonzero code, raw at 0x200) holding a pointer at RVA 0x1010 that a DIR64
+ * base relocation (.reloc at 0x2000) moves; ImageBase 0. Built by
+ * tests/fuzz/fv_seeds.py only, whose fuzz seeds hold it too. Its length,
+ * or 0. */
+static size_t reloc_pe(uint8_t *f, size_t cap)
 {
-	memset(f, 0, 0x600);
-	f[0] = 'M', f[1] = 'Z';
-	f[0x3c] = 0x40;
-	uint8_t *pe = f + 0x40, *coff = pe + 4, *opt = coff + 20;
-	memcpy(pe, "PE\0\0", 4);
-	coff[0] = 0x64, coff[1] = 0x86; /* x64 */
-	coff[2] = 2;			/* sections */
-	coff[16] = 240;			/* SizeOfOptionalHeader */
-	opt[0] = 0x0b, opt[1] = 0x02;	/* PE32+ */
-	opt[16] = 0x00, opt[17] = 0x10;	/* AddressOfEntryPoint 0x1000 */
-	opt[33] = 0x10;			/* SectionAlignment 0x1000 */
-	opt[37] = 0x02;			/* FileAlignment 0x200 */
-	opt[57] = 0x30;			/* SizeOfImage 0x3000 */
-	opt[61] = 0x02;			/* SizeOfHeaders 0x200 */
-	opt[108] = 16;			/* NumberOfRvaAndSizes */
-	opt[112 + 5 * 8 + 1] = 0x20;	/* base relocations: RVA 0x2000 */
-	opt[112 + 5 * 8 + 4] = 12;	/* 12 bytes */
-	uint8_t *sec = opt + 240;
-	memcpy(sec, ".text", 5);
-	sec[9] = 0x01;			/* VirtualSize 0x100 */
-	sec[13] = 0x10;			/* VirtualAddress 0x1000 */
-	sec[17] = 0x02, sec[21] = 0x02;	/* raw 0x200 bytes at 0x200 */
-	sec[36] = 0x20, sec[39] = 0x60;	/* code, execute, read */
-	memcpy(sec + 40, ".reloc", 6);
-	sec[48] = 12, sec[53] = 0x20;	/* 12 bytes at RVA 0x2000 */
-	sec[57] = 0x02, sec[61] = 0x04;	/* raw 0x200 bytes at 0x400 */
-	sec[76] = 0x40, sec[79] = 0x42;	/* initialized data, discardable, read */
-	for (unsigned i = 0; i < 0x100; i++)
-		f[0x200 + i] = (uint8_t)((i * 37 + 11) % 255 + 1);
-	/* the pointer: nonzero bytes (QEMU's record cannot tell a 0 byte
-	 * from one not executed) */
-	static const uint8_t ptr[8] = { 0x40, 0x10, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11 };
-	memcpy(f + 0x210, ptr, 8);
-	uint8_t *r = f + 0x400;
-	r[1] = 0x10;			/* page RVA 0x1000 */
-	r[4] = 12;			/* block size */
-	r[8] = 0x10, r[9] = 0xa0;	/* DIR64 at +0x10 */
-	return 0x600;
+	FILE *p = popen("python3 tests/fuzz/fv_seeds.py --pe", "r");
+	size_t n = p ? fread(f, 1, cap, p) : 0;
+	if (p && pclose(p))
+		n = 0;
+	return n;
 }
 
 /* The driver loaded at COPIES bases, one after another: found at each
@@ -122,7 +91,10 @@ static void check_many(const struct fv_modules *one, const uint8_t *f, size_t le
 static void check_relocated(void)
 {
 	static uint8_t f[0x600];
-	size_t len = reloc_pe(f);
+	size_t len = reloc_pe(f, sizeof(f));
+	CHECKF(len == sizeof(f), "fv_find: fv_seeds.py --pe writes the driver", "%zu bytes", len);
+	if (len != sizeof(f))
+		return;
 	static struct fv_module d;
 	memset(&d, 0, sizeof(d));
 	snprintf(d.name, sizeof(d.name), "Drv");
