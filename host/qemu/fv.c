@@ -139,8 +139,9 @@ static void parse_sections(struct scan *s, const uint8_t *p, size_t len, struct 
 			break;
 		}
 		case 0x10: /* PE32 */
+		case 0x12: /* TE */
 			if (!m->image_size) {
-				read_pe(d, dlen, m);
+				(type == 0x10 ? read_pe : read_te)(d, dlen, m);
 				/* kept: the volume's bytes may be an LZMA
 				 * section's, gone before the callback */
 				if (m->image_size && (m->pe = malloc(dlen))) {
@@ -148,10 +149,6 @@ static void parse_sections(struct scan *s, const uint8_t *p, size_t len, struct 
 					m->pe_len = dlen;
 				}
 			}
-			break;
-		case 0x12: /* TE */
-			if (!m->image_size)
-				read_te(d, dlen, m);
 			break;
 		case 0x17: /* FIRMWARE_VOLUME_IMAGE */
 			parse_fv(s, d, dlen, depth + 1);

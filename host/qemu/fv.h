@@ -21,7 +21,7 @@ struct fv_module {
 	uint64_t image_base;	/* PE/TE ImageBase where the headers give one, else 0 */
 	uint64_t image_size;	/* SizeOfImage (PE) or the end of the last section (TE) */
 	struct pe_code code;	/* its executable sections (RVAs from image_base) */
-	/* a PE32 image's file bytes (a copy, malloc'd: fv_scan() frees it
+	/* a PE32 or TE image's file bytes (a copy, malloc'd: fv_scan() frees it
 	 * after the callback unless the callback takes it, setting pe NULL;
 	 * fv_modules_load() takes it, fv_modules_free() frees it) */
 	uint8_t *pe;

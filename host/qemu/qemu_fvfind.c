@@ -50,7 +50,7 @@ static uint64_t match_at(const struct fv_module *m, uint64_t base,
 {
 	struct pe_mapped pm;
 	char err[200];
-	if (pe_map(m->pe, m->pe_len, base, true, &pm, err, sizeof(err)))
+	if (pe_map_any(m->pe, m->pe_len, base, true, &pm, err, sizeof(err)))
 		return 0;
 	uint64_t agree = 0, disagree = 0;
 	for (unsigned r = 0; r < m->code.n; r++) {
@@ -243,7 +243,7 @@ int fvfind_loaded(const struct fv_modules *ms, const struct rundir_snapshot *sna
 		struct pe_mapped pm;
 		char err[200];
 		if (!m->pe || !m->code.n || m->image_size > FVFIND_MAX_IMAGE ||
-		    pe_map(m->pe, m->pe_len, 0, false, &pm, err, sizeof(err)))
+		    pe_map_any(m->pe, m->pe_len, 0, false, &pm, err, sizeof(err)))
 			continue;
 		for (unsigned r = 0; r < m->code.n && !rc; r++) {
 			uint64_t lo = m->code.r[r].rva, hi = lo + m->code.r[r].size;
@@ -251,10 +251,13 @@ int fvfind_loaded(const struct fv_modules *ms, const struct rundir_snapshot *sna
 				hi = pm.size_of_image;
 			for (uint64_t rva = lo; rva + ANCHOR <= hi && !rc; rva++) {
 				const uint8_t *b = pm.img + rva;
-				for (size_t h = key_of(b, rva & (PAGE - 1)) & t.mask; t.slot[h].bytes;
+				/* the loader puts the image's first byte (PE
+				 * headers, a TE header) at a page's start */
+				uint64_t po = (rva - pm.hdr_rva) & (PAGE - 1);
+				for (size_t h = key_of(b, po) & t.mask; t.slot[h].bytes;
 				     h = (h + 1) & t.mask) {
 					const struct anchor *a = &t.slot[h];
-					if ((a->addr & (PAGE - 1)) != (rva & (PAGE - 1)) ||
+					if ((a->addr & (PAGE - 1)) != po ||
 					    memcmp(a->bytes, b, ANCHOR))
 						continue;
 					uint64_t base = a->addr - rva;

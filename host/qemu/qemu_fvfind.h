@@ -4,12 +4,14 @@
  * allocates pages, PEI copies its core and PEIMs to memory once memory is
  * up (and enters its core's copy past the entry point), so no header in
  * the flash says where they ran, and the plugin's snapshots hold the bytes
- * that executed (the rest is 0), not the PE headers. Every executed page
- * is searched for a few runs of executed bytes; where one equals a
- * module's code at the same page offset, the module may be loaded at the
- * page-aligned base that puts it there (the UEFI loader loads an image
- * into pages it allocates). It is found there when its code, laid out and
- * relocated for that base as the loader does (host/util/pe_map.h), equals
+ * that executed (the rest is 0), not the PE or TE headers. Every
+ * executed page is searched for a few runs of executed bytes; where one
+ * equals a module's code at the same page offset, the module may be loaded
+ * at the base that puts it there with its first byte at a page's start
+ * (the loaders load an image into pages they allocate; a TE image keeps
+ * its TE header there, its sections StrippedSize - 40 bytes before their
+ * RVAs from it). It is found there when its code, laid out and relocated
+ * for that base as the loader does (host/util/pe_map.h), equals
  * the snapshots' executed bytes, but for the few the firmware patches as
  * it runs and the pages another module ran in first.
  */
@@ -23,7 +25,8 @@
 
 struct fv_found {
 	unsigned module;	/* index in the module list */
-	uint64_t base;		/* where it was loaded */
+	uint64_t base;		/* where it was loaded: its RVA 0 (a TE
+				 * header is StrippedSize - 40 past it) */
 	uint64_t matched;	/* code bytes compared, all equal */
 };
 

@@ -1,4 +1,4 @@
-/* PE files laid out as loaded; see pe_map.h. */
+/* PE and TE files laid out as loaded; see pe_map.h. */
 #include "host/util/pe_map.h"
 
 #include <stdio.h>
@@ -141,4 +141,92 @@ int pe_map(const uint8_t *f, size_t len, uint64_t load, bool at_load, struct pe_
 	out->sect = f + sect;
 	out->nsec = nsec;
 	return 0;
+}
+
+/* A TE file's sections in img (of size bytes): a section's raw data is
+ * adj bytes before its PE file offset, adj the headers stripped less the
+ * TE header's 40. */
+static int te_sections(const uint8_t *f, size_t len, unsigned nsec, uint32_t adj, uint8_t *img,
+		       uint32_t size, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < nsec; i++) {
+		const uint8_t *h = f + 40 + (size_t)i * 40;
+		uint32_t vsz = efipt_le32(h + 8), va = efipt_le32(h + 12);
+		uint32_t rawsz = efipt_le32(h + 16), rawp = efipt_le32(h + 20);
+		uint64_t n = rawsz < vsz || !vsz ? rawsz : vsz;
+		if (n && (rawp < adj || !in_buf(len, rawp - adj, n) || !in_buf(size, va, n))) {
+			snprintf(err, errlen, "section %u outside the file or image", i);
+			return -1;
+		}
+		if (n)
+			memcpy(img + va, f + rawp - adj, n);
+	}
+	return 0;
+}
+
+int pe_map_te(const uint8_t *f, size_t len, uint64_t load, bool at_load, struct pe_mapped *out,
+	      char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	if (len < 40 || f[0] != 'V' || f[1] != 'Z') {
+		snprintf(err, errlen, "not a TE file (no VZ header)");
+		return -1;
+	}
+	unsigned nsec = f[4];
+	uint32_t stripped = efipt_le16(f + 6);
+	uint64_t hdrs = 40 + (uint64_t)nsec * 40;
+	if (!in_buf(len, 0, hdrs)) {
+		snprintf(err, errlen, "section table outside the file");
+		return -1;
+	}
+	if (stripped < 40) {
+		snprintf(err, errlen, "bad StrippedSize 0x%x", stripped);
+		return -1;
+	}
+	uint64_t end = 0;
+	for (unsigned i = 0; i < nsec; i++) {
+		const uint8_t *h = f + 40 + (size_t)i * 40;
+		uint64_t e = (uint64_t)efipt_le32(h + 12) + efipt_le32(h + 8);
+		end = e > end ? e : end;
+	}
+	if (!end || end > PE_MAP_MAX_IMAGE) {
+		snprintf(err, errlen, "bad image size 0x%llx", (unsigned long long)end);
+		return -1;
+	}
+	uint32_t size = (uint32_t)end, adj = stripped - 40;
+	uint8_t *img = calloc(1, size);
+	if (!img) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	/* the headers, where the loader keeps them */
+	if (in_buf(size, adj, hdrs))
+		memcpy(img + adj, f, hdrs);
+	uint64_t image_base = efipt_le64(f + 16);
+	if (!at_load)
+		load = image_base;
+	if (te_sections(f, len, nsec, adj, img, size, err, errlen) ||
+	    (load != image_base && efipt_le32(f + 28) &&
+	     relocate(img, size, efipt_le32(f + 24), efipt_le32(f + 28), load - image_base, err,
+		      errlen))) {
+		free(img);
+		return -1;
+	}
+	out->img = img;
+	out->size_of_image = size;
+	out->image_base = image_base;
+	out->load = load;
+	out->entry_rva = efipt_le32(f + 8);
+	out->sect = f + 40;
+	out->nsec = nsec;
+	out->hdr_rva = adj;
+	return 0;
+}
+
+int pe_map_any(const uint8_t *f, size_t len, uint64_t load, bool at_load, struct pe_mapped *out,
+	       char *err, size_t errlen)
+{
+	if (len >= 2 && f[0] == 'V' && f[1] == 'Z')
+		return pe_map_te(f, len, load, at_load, out, err, errlen);
+	return pe_map(f, len, load, at_load, out, err, errlen);
 }

@@ -3,8 +3,9 @@
  * out: headers and sections at their RVAs in SizeOfImage bytes, base
  * relocations applied for where it is loaded (Microsoft PE/COFF
  * specification: optional header, section table, base relocation blocks;
- * DIR64 and HIGHLOW, the types x64 and IA-32 images carry). The file is
- * untrusted: every offset and size is checked before use.
+ * DIR64 and HIGHLOW, the types x64 and IA-32 images carry), and so is a
+ * TE file (pe_map_te). The file is untrusted: every offset and size is
+ * checked before use.
  */
 #ifndef EFIPT_HOST_PE_MAP_H
 #define EFIPT_HOST_PE_MAP_H
@@ -24,6 +25,9 @@ struct pe_mapped {
 	/* the section table, in the file (valid while it is) */
 	const uint8_t *sect;
 	unsigned nsec;
+	/* where the image's first loaded byte is: 0 (PE headers), or a TE
+	 * header's RVA (StrippedSize - 40) */
+	uint32_t hdr_rva;
 };
 
 /*
@@ -33,6 +37,22 @@ struct pe_mapped {
  */
 int pe_map(const uint8_t *f, size_t len, uint64_t load, bool at_load, struct pe_mapped *out,
 	   char *err, size_t errlen);
+
+/*
+ * A TE file (PI spec vol. 1, the Terse Executable: a PE with its headers
+ * up to the section table stripped, StrippedSize bytes, and a 40-byte TE
+ * header in their place) as the PI loaders lay it out: the TE header kept
+ * at RVA StrippedSize - 40, sections at their RVAs, base relocations (the
+ * TE header's first data directory) applied for load - ImageBase. As for
+ * pe_map(), img is indexed by RVA, ImageBase is where RVA 0 is, and
+ * size_of_image is the end of the last section (TE has no SizeOfImage).
+ */
+int pe_map_te(const uint8_t *f, size_t len, uint64_t load, bool at_load, struct pe_mapped *out,
+	      char *err, size_t errlen);
+
+/* pe_map_te() for a file that starts with "VZ", else pe_map(). */
+int pe_map_any(const uint8_t *f, size_t len, uint64_t load, bool at_load, struct pe_mapped *out,
+	       char *err, size_t errlen);
 
 /* Section i's header (40 bytes) of a mapped file, and whether it is code
  * (IMAGE_SCN_MEM_EXECUTE or IMAGE_SCN_CNT_CODE). */

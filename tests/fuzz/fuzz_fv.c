@@ -1,6 +1,6 @@
 /*
  * libFuzzer target for a flash image's firmware volumes (host/qemu/fv.c:
- * volumes, FFS files, sections, LZMA), the PE images in them laid out and
+ * volumes, FFS files, sections, LZMA), the PE and TE images in them laid out and
  * relocated (host/util/pe_map.c), and the search for those modules in
  * code snapshots (host/qemu/qemu_fvfind.c), with the input itself as the
  * snapshot: all of it is untrusted, none may read outside its bytes.
@@ -36,8 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (unsigned i = 0; i < nmods; i++) {
 		struct pe_mapped pm;
 		char err[200];
-		if (mods[i].pe && !pe_map(mods[i].pe, mods[i].pe_len, 0x7ff000, true, &pm, err,
-					  sizeof(err)))
+		if (mods[i].pe && !pe_map_any(mods[i].pe, mods[i].pe_len, 0x7ff000, true, &pm,
+					      err, sizeof(err)))
 			free(pm.img);
 	}
 	struct fv_modules ms = { mods, nmods, st };

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Seed corpus for fuzz_fv: firmware volumes holding a small PE32+ driver
 (one code section, a DIR64 base relocation), as a file section, inside a
-nested volume and inside an LZMA section, each followed by the driver laid
-out and relocated at the page the input is searched as (fuzz_fv.c: the
-input is also the snapshot, at 0x100000), so that the search finds it.
+nested volume and inside an LZMA section, and the same driver as a TE
+image (its headers stripped up to the section table) in a PEIM, each
+followed by the driver laid out and relocated at the page the input is
+searched as (fuzz_fv.c: the input is also the snapshot, at 0x100000), so
+that the search finds it.
 
-The driver is built here only: "fv_seeds.py --pe" writes its file to
-standard output for tests/unit/test_fv_find.c."""
+The driver is built here only: "fv_seeds.py --pe" and "--te" write its
+file to standard output for tests/unit/test_fv_find.c."""
 import lzma
 import os
 import struct
@@ -36,6 +38,26 @@ def pe_file():
     return f, text
 
 
+def te_file(pe):
+    """The PE as a TE image: a TE header in place of the DOS, PE and
+    optional headers (StrippedSize of them), the section table and data
+    kept. Layout: Signature, Machine, NumberOfSections, Subsystem,
+    StrippedSize, AddressOfEntryPoint, BaseOfCode, ImageBase, then the
+    base relocation and debug data directories."""
+    pe_off = struct.unpack_from('<I', pe, 0x3c)[0]
+    machine, nsec = struct.unpack_from('<HH', pe, pe_off + 4)
+    optsz = struct.unpack_from('<H', pe, pe_off + 20)[0]
+    opt = pe_off + 24
+    entry, code = struct.unpack_from('<II', pe, opt + 16)
+    base = struct.unpack_from('<Q', pe, opt + 24)[0]
+    subsystem = struct.unpack_from('<H', pe, opt + 68)[0]
+    reloc = pe[opt + 112 + 5 * 8:opt + 112 + 6 * 8]
+    debug = pe[opt + 112 + 6 * 8:opt + 112 + 7 * 8]
+    stripped = opt + optsz
+    hdr = struct.pack('<2sHBBHIIQ', b'VZ', machine, nsec, subsystem, stripped, entry, code, base)
+    return hdr + reloc + debug + pe[stripped:]
+
+
 def section(kind, data):
     n = 4 + len(data)
     s = struct.pack('<I', n)[:3] + bytes([kind]) + data
@@ -57,12 +79,10 @@ def volume(files):
     return (hdr + body).ljust(n, b'\xff')
 
 
-def laid_out(text):
-    img = bytearray(0x3000)
-    img[0x1000:0x1100] = text
-    v = struct.unpack_from('<Q', img, 0x1010)[0] + SNAP + AT
-    struct.pack_into('<Q', img, 0x1010, v)
-    return bytes(img[0x1000:0x1100])
+def laid_out(text, base):
+    """.text relocated for RVA 0 at base"""
+    v = struct.unpack_from('<Q', text, 0x10)[0] + base
+    return text[:0x10] + struct.pack('<Q', v) + text[0x18:]
 
 
 def main(out):
@@ -75,16 +95,22 @@ def main(out):
     packed = packed[:5] + struct.pack('<Q', len(secs)) + packed[13:]
     guid = bytes.fromhex('98584eee14395942 9d6edc7bd79403cf'.replace(' ', ''))
     lz = volume([ffs(3, 7, section(0x02, guid + struct.pack('<HH', 24, 1) + packed))])
-    code = laid_out(text)
-    for name, fv in (('plain', plain), ('nested', nested), ('lzma', lz)):
-        # the driver's code where the search expects it: base AT, .text at 0x1000
-        data = bytes(fv.ljust(AT, b'\0')) + bytes(0x1000) + code
+    tef = te_file(pe)
+    te = volume([ffs(4, 6, section(0x15, 'Pei\0'.encode('utf-16-le')) + section(0x12, tef))])
+    te_hdr = struct.unpack_from('<H', tef, 6)[0] - 40  # the TE header's RVA
+    for name, fv, hdr in (('plain', plain, 0), ('nested', nested, 0), ('lzma', lz, 0),
+                          ('te', te, te_hdr)):
+        # the driver where the search expects it: its first byte (PE
+        # headers, TE header) at AT, so .text at AT + 0x1000 - hdr
+        code = laid_out(text, SNAP + AT - hdr)
+        data = bytes(fv.ljust(AT, b'\0')) + bytes(0x1000 - hdr) + code
         with open(os.path.join(out, name), 'wb') as f:
             f.write(data)
 
 
 if __name__ == '__main__':
-    if sys.argv[1] == '--pe':
-        sys.stdout.buffer.write(pe_file()[0])
+    if sys.argv[1] in ('--pe', '--te'):
+        pe = pe_file()[0]
+        sys.stdout.buffer.write(pe if sys.argv[1] == '--pe' else te_file(pe))
     else:
         main(sys.argv[1])

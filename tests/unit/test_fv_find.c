@@ -19,6 +19,7 @@
 #include "host/qemu/qemu_fvfind.h"
 #include "host/util/file_io.h"
 #include "host/util/pe_map.h"
+#include "lib/fv_build.h"
 
 #define BASE 0x1e7cf000ull
 
@@ -40,6 +41,14 @@ static uint8_t *snapshot(const struct pe_mapped *m, const struct pe_code *code, 
 	return s;
 }
 
+/* fv_scan's module, its file kept */
+static void take_module(void *ctx, struct fv_module *m)
+{
+	struct fv_module *to = ctx;
+	*to = *m;
+	m->pe = NULL;
+}
+
 static int find(const uint8_t *bytes, uint64_t phys, uint64_t size, struct fv_found *f)
 {
 	struct rundir_snapshot snap = { phys, size, bytes };
@@ -49,15 +58,92 @@ static int find(const uint8_t *bytes, uint64_t phys, uint64_t size, struct fv_fo
 /* A PE32+ driver of 0x3000 bytes: .text (RVA 0x1000, 0x100 bytes of
  * nonzero code, raw at 0x200) holding a pointer at RVA 0x1010 that a DIR64
  * base relocation (.reloc at 0x2000) moves; ImageBase 0. Built by
- * tests/fuzz/fv_seeds.py only, whose fuzz seeds hold it too. Its length,
- * or 0. */
-static size_t reloc_pe(uint8_t *f, size_t cap)
+ * tests/fuzz/fv_seeds.py only, whose fuzz seeds hold it too: kind "pe",
+ * or "te", the same as a TE image. Its length, or 0. */
+static size_t seed_image(const char *kind, uint8_t *f, size_t cap)
 {
-	FILE *p = popen("python3 tests/fuzz/fv_seeds.py --pe", "r");
+	char cmd[64];
+	snprintf(cmd, sizeof(cmd), "python3 tests/fuzz/fv_seeds.py --%s", kind);
+	FILE *p = popen(cmd, "r");
 	size_t n = p ? fread(f, 1, cap, p) : 0;
 	if (p && pclose(p))
 		n = 0;
 	return n;
+}
+
+/* The TE image as a firmware volume holds it, in a PEIM (host/qemu/fv.c
+ * keeps its file for the search). */
+static void te_module(const uint8_t *f, size_t len, struct fv_module *m)
+{
+	static struct fvb_buf fv, secs;
+	memset(&secs, 0, sizeof(secs));
+	fvb_ui(&secs, "TePeim");
+	fvb_section(&secs, 0x12, f, len);
+	fvb_begin(&fv);
+	fvb_file(&fv, 0x55, 0x06, &secs);
+	fvb_end(&fv);
+	struct fv_stats st;
+	memset(m, 0, sizeof(*m));
+	fv_scan(fv.b, fv.n, take_module, m, &st);
+}
+
+/* A snapshot of 0x3000 bytes at phys: the TE image laid out and relocated
+ * for RVA 0 at base, every 50th of its bytes changed when spoil. */
+static uint8_t *te_snapshot(const uint8_t *f, size_t len, uint64_t base, uint64_t phys,
+			    bool spoil)
+{
+	struct pe_mapped pm;
+	char err[200];
+	uint8_t *s = calloc(1, 0x3000);
+	if (!s || pe_map_te(f, len, base, true, &pm, err, sizeof(err)))
+		return s;
+	for (uint32_t i = 0; i < pm.size_of_image && base - phys + i < 0x3000; i++)
+		s[base - phys + i] = pm.img[i] ^ (spoil && i % 50 == 0 && pm.img[i] ? 0x5a : 0);
+	free(pm.img);
+	return s;
+}
+
+/* The driver as a TE image is loaded with its TE header at a page's start,
+ * its sections StrippedSize - 40 bytes before their RVAs from there. */
+static void check_te(void)
+{
+	static uint8_t f[0x600];
+	size_t len = seed_image("te", f, sizeof(f));
+	uint32_t hdr = len > 8 ? (uint32_t)(f[6] | f[7] << 8) - 40 : 0;
+	struct pe_mapped pm;
+	char err[200] = "no TE file";
+	uint64_t page = 0x2020202000ull;
+	int rc = hdr ? pe_map_te(f, len, page - hdr, true, &pm, err, sizeof(err)) : -1;
+	CHECKF(rc == 0 && pm.hdr_rva == hdr && !memcmp(pm.img + hdr, "VZ", 2) &&
+	       pm.img[0x1000] == f[0x200 - hdr] && pm.img[0x1010] != f[0x210 - hdr],
+	       "fv_find: a TE image laid out, its TE header kept, code at its RVA, relocated",
+	       "%s, %zu bytes, header at 0x%x", rc ? err : "laid out", len, hdr);
+	if (rc)
+		return;
+	free(pm.img);
+	struct fv_module m;
+	te_module(f, len, &m);
+	struct fv_modules one = { &m, 1, { 0 } };
+	struct fv_found got[4];
+	uint8_t *s = te_snapshot(f, len, page - hdr, page - 0x1000, false);
+	struct rundir_snapshot snap = { page - 0x1000, 0x3000, s };
+	int n = fvfind_loaded(&one, &snap, 1, got, 4);
+	CHECKF(n == 1 && got[0].base == page - hdr,
+	       "fv_find: a TE image found where its TE header starts a page", "n %d base 0x%llx",
+	       n, n > 0 ? (unsigned long long)got[0].base : 0ull);
+	free(s);
+	/* laid out as a PE would be, its RVA 0 at the page */
+	s = te_snapshot(f, len, page, page - 0x1000, false);
+	snap.bytes = s;
+	n = fvfind_loaded(&one, &snap, 1, got, 4);
+	CHECKF(n == 0, "fv_find: a TE image not found with its RVA 0 at a page's start", "n %d", n);
+	free(s);
+	s = te_snapshot(f, len, page - hdr, page - 0x1000, true);
+	snap.bytes = s;
+	n = fvfind_loaded(&one, &snap, 1, got, 4);
+	CHECKF(n == 0, "fv_find: a TE image not found where one byte in 50 differs", "n %d", n);
+	free(s);
+	free(m.pe);
 }
 
 /* The driver loaded at COPIES bases, one after another: found at each
@@ -91,7 +177,7 @@ static void check_many(const struct fv_modules *one, const uint8_t *f, size_t le
 static void check_relocated(void)
 {
 	static uint8_t f[0x600];
-	size_t len = reloc_pe(f, sizeof(f));
+	size_t len = seed_image("pe", f, sizeof(f));
 	CHECKF(len == sizeof(f), "fv_find: fv_seeds.py --pe writes the driver", "%zu bytes", len);
 	if (len != sizeof(f))
 		return;
@@ -135,6 +221,7 @@ static void check_relocated(void)
 int main(void)
 {
 	check_relocated();
+	check_te();
 	/* the plain build's, also under make SANITIZE=1 test (Makefile) */
 	size_t len;
 	uint8_t *pe = (uint8_t *)read_small_file("build/efipt.efi", 64u << 20, &len);
