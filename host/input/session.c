@@ -427,7 +427,7 @@ static void say_unplaced_loads(const struct session *s)
 static int read_images_file(struct session *s)
 {
 	size_t len;
-	char *text = read_small_file(s->images_file, 64u << 20, &len);
+	char *text = read_small_file(s->cmd, s->images_file, 64u << 20, &len);
 	if (!text)
 		return -1;
 	json_error_t je;

@@ -285,7 +285,7 @@ int fv_modules_load(const char *path, struct fv_modules *ms)
 {
 	memset(ms, 0, sizeof(*ms));
 	size_t len;
-	uint8_t *buf = (uint8_t *)read_small_file(path, 64u << 20, &len);
+	uint8_t *buf = (uint8_t *)read_small_file("qemu", path, 64u << 20, &len);
 	if (!buf)
 		return -1;
 	ms->m = calloc(FV_MODULES_MAX, sizeof(*ms->m));

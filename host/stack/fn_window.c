@@ -1,4 +1,6 @@
 /* A window of the flow by function: see fn_window.h. */
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +25,19 @@ int fnwin_parse(const char *v, struct fnwin_where *w)
 	if (!*v)
 		return -1;
 	w->set = true;
-	/* a function name never begins with a digit: digits are an index */
-	if (*v >= '0' && *v <= '9') {
+	/* a function name never begins with a digit, '-' or '+': those are
+	 * an index (decimal, or hex with 0x; never octal: 010 is ten), or
+	 * nothing; an image's name may (8254TimerDxe`TimerDriverInitialize) */
+	if (*v == '-' || *v == '+')
+		return -1;
+	if (*v >= '0' && *v <= '9' && !strchr(v, '`')) {
+		bool hex = v[0] == '0' && (v[1] == 'x' || v[1] == 'X');
+		if (hex && !isxdigit((unsigned char)v[2]))
+			return -1; /* strtoull would take a sign or a space */
 		char *end;
-		unsigned long long n = strtoull(v, &end, 0);
-		if (*end)
+		errno = 0;
+		unsigned long long n = strtoull(v + (hex ? 2 : 0), &end, hex ? 16 : 10);
+		if (*end || errno || end == v + (hex ? 2 : 0))
 			return -1;
 		w->index = n;
 		return 0;

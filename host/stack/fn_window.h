@@ -18,7 +18,8 @@
 /* Does spec ("f" or "image`f") name the function name of image? */
 bool fnwin_names(const char *image, const char *name, const char *spec);
 
-/* An option's WHERE: an instruction index (digits) or a function. */
+/* An option's WHERE: an instruction index (decimal, or hex with 0x) or a
+ * function. */
 struct fnwin_where {
 	bool set;
 	bool is_fn;
@@ -26,7 +27,9 @@ struct fnwin_where {
 	const char *fn;		/* is_fn: NAME or IMAGE`NAME */
 };
 
-/* v as a WHERE: 0, or -1 (empty, or digits with more after them). */
+/* v as a WHERE: 0, or -1 (empty; a sign; digits that are no index: more
+ * after them, past 2^64; a function's name never begins with a digit, an
+ * image's may: 8254TimerDxe`Foo is a function). */
 int fnwin_parse(const char *v, struct fnwin_where *w);
 
 /* An option table's setter (core/opt_table.h) of the struct fnwin_where

@@ -38,7 +38,7 @@ int kernsyms_read(struct kernsyms *k, const char *path, char *err, size_t errlen
 	memset(k, 0, sizeof(*k));
 	snprintf(k->path, sizeof(k->path), "%s", path);
 	size_t len;
-	char *text = read_small_file(path, MAP_MAX, &len);
+	char *text = read_small_file(NULL, path, MAP_MAX, &len);
 	if (!text) {
 		snprintf(err, errlen, "%s: cannot read it", path);
 		return -1;

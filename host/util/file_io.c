@@ -159,8 +159,7 @@ int input_each(const char *cmd, const char *const *files, unsigned n,
 	return 0;
 }
 
-/* read_small_file, with "efipt CMD:" before messages (cmd may be NULL) */
-static char *read_file_for(const char *cmd, const char *path, size_t max, size_t *len)
+char *read_small_file(const char *cmd, const char *path, size_t max, size_t *len)
 {
 	char err[4200];
 	int fd = open_regular(path, err, sizeof(err));
@@ -224,15 +223,10 @@ int parse_u64(const char *s, unsigned long long *v)
 	return (errno || *end) ? -1 : 0;
 }
 
-char *read_small_file(const char *path, size_t max, size_t *len)
-{
-	return read_file_for(NULL, path, max, len);
-}
-
 int read_cpuid_file(const char *cmd, const char *path, unsigned cpu, struct cpuid_set *set)
 {
 	size_t len;
-	char *text = read_file_for(cmd, path, 4u << 20, &len);
+	char *text = read_small_file(cmd, path, 4u << 20, &len);
 	if (!text)
 		return -1;
 	unsigned line;

@@ -10,10 +10,10 @@
 
 /*
  * Read a whole (small) file, up to max bytes, into a malloc'd buffer with a
- * NUL appended. On failure prints "efipt: PATH: reason" to stderr and
- * returns NULL.
+ * NUL appended. On failure prints "efipt CMD: PATH: reason" to stderr
+ * ("efipt: ..." when cmd is NULL) and returns NULL.
  */
-char *read_small_file(const char *path, size_t max, size_t *len);
+char *read_small_file(const char *cmd, const char *path, size_t max, size_t *len);
 
 /*
  * Open an input that must be a regular file, for reading. A directory, FIFO

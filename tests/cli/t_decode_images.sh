@@ -44,6 +44,10 @@ expect_rc "top --images: a numeric base refused" 2 $EFIPT top --pt "$D/trace.pt"
 	--raw "$TMP/code.bin:$base" --images "$TMP/num.json"
 contains "top --images: what a malformed image lacks named" "$TMP/err" \
 	"$TMP/num.json: image 0 is malformed (name, base \"0x...\", integer size)"
+expect_rc "top --images: a device refused" 2 $EFIPT top --pt "$D/trace.pt" \
+	--raw "$TMP/code.bin:$base" --images /dev/null
+contains "top --images: a device refused by the command's name" "$TMP/err" \
+	"efipt top: /dev/null: a device, not a regular file"
 
 run_dir -4096
 expect_rc "decode images: negative size refused" 1 timeout 20 $EFIPT decode "$D"

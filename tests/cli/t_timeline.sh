@@ -204,6 +204,12 @@ expect_rc "calls: --to a function that never runs" 2 $EFIPT calls --pt "$TMP/e.p
 contains "calls: the window that never closed said" "$TMP/err" "--to no_such_function: it never ran in the trace after the window opened (the window never closed)"
 expect_rc "calls: --from needs WHERE" 2 $EFIPT calls --pt "$TMP/e.pt" $PE --from 12x
 contains "calls: a bad WHERE said" "$TMP/err" "--from needs an instruction index or a function (NAME or IMAGE\`NAME), got '12x'"
+expect_rc "calls: --to -1 is no WHERE" 2 $EFIPT calls --pt "$TMP/e.pt" $PE --to -1
+contains "calls: --to -1 said at once, not after decoding" "$TMP/err" "--to needs an instruction index or a function (NAME or IMAGE\`NAME), got '-1'"
+$EFIPT calls --pt "$TMP/e.pt" $PE --symbols "$SO" --to 0100 >"$TMP/w010.txt" 2>/dev/null
+$EFIPT calls --pt "$TMP/e.pt" $PE --symbols "$SO" --to 100 >"$TMP/w10.txt" 2>/dev/null
+$EFIPT calls --pt "$TMP/e.pt" $PE --symbols "$SO" --to 0x64 >"$TMP/w0xa.txt" 2>/dev/null
+if [ -s "$TMP/w10.txt" ] && cmp -s "$TMP/w010.txt" "$TMP/w10.txt" && cmp -s "$TMP/w0xa.txt" "$TMP/w10.txt"; then ok "calls: --to 0100, 100 and 0x64 are one index (decimal, never octal)"; else nok "calls: --to 0100, 100 and 0x64 are one index" "$(wc -l "$TMP"/w010.txt "$TMP"/w10.txt "$TMP"/w0xa.txt)"; fi
 
 # a long trace path with a quote and invalid UTF-8: still valid JSON
 long="$TMP"

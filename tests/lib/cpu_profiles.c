@@ -26,7 +26,7 @@ int cpu_profiles_load(struct cpu_profile *p, unsigned max)
 		char path[512];
 		snprintf(path, sizeof(path), "%s/%s", CPU_PROFILES_DIR, de->d_name);
 		size_t size;
-		char *text = read_small_file(path, 1 << 20, &size);
+		char *text = read_small_file(NULL, path, 1 << 20, &size);
 		if (!text)
 			continue;
 		unsigned line;

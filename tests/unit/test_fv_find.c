@@ -224,7 +224,7 @@ int main(void)
 	check_te();
 	/* the plain build's, also under make SANITIZE=1 test (Makefile) */
 	size_t len;
-	uint8_t *pe = (uint8_t *)read_small_file("build/efipt.efi", 64u << 20, &len);
+	uint8_t *pe = (uint8_t *)read_small_file(NULL, "build/efipt.efi", 64u << 20, &len);
 	if (!pe) {
 		CHECK(0, "fv_find: efipt.efi to read (make all first)");
 		return 1;

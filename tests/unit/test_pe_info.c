@@ -86,7 +86,7 @@ int main(void)
 	CHECKF(!strcmp(dn, "Shell"), "debug name from Windows path", "'%s'", dn);
 
 	size_t len;
-	char *efi = read_small_file("build/efipt.efi", 64u << 20, &len);
+	char *efi = read_small_file(NULL, "build/efipt.efi", 64u << 20, &len);
 	if (CHECK(efi, "read build/efipt.efi")) {
 		int r = pe_read_info((uint8_t *)efi, len, false, &pi);
 		CHECKF(r == 0 && pi.pe32plus && pi.subsystem == 10 && pi.machine == 0x8664 &&

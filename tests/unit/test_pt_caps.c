@@ -185,7 +185,7 @@ static void check_emulate(void)
 	static struct cpuid_set prof;
 	size_t len;
 	unsigned line;
-	char *text = read_small_file(DIRPATH "/tiger-lake-up3-core-i7-1165g7.txt", 1 << 20, &len);
+	char *text = read_small_file(NULL, DIRPATH "/tiger-lake-up3-core-i7-1165g7.txt", 1 << 20, &len);
 	CHECK(text && !cpuidtxt_parse(&prof, text, len, 0, &line), "emulate: profile read");
 	free(text);
 	struct ptcaps want;
@@ -221,7 +221,7 @@ int main(void)
 		char path[600];
 		snprintf(path, sizeof(path), DIRPATH "/%s", e->d_name);
 		size_t len;
-		char *text = read_small_file(path, 1 << 20, &len);
+		char *text = read_small_file(NULL, path, 1 << 20, &len);
 		if (text) {
 			check_profile(e->d_name, text, len, all);
 			n++;

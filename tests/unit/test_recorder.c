@@ -39,7 +39,7 @@ static int load_caps(const char *file, struct cpuid_set *set, struct ptcaps *cap
 	char path[512];
 	snprintf(path, sizeof(path), PROFILES "%s", file);
 	size_t len;
-	char *text = read_small_file(path, 1 << 20, &len);
+	char *text = read_small_file(NULL, path, 1 << 20, &len);
 	unsigned line;
 	int rc = text && cpuidtxt_parse(set, text, len, 0, &line) == 0 ? 0 : -1;
 	free(text);
