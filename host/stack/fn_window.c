@@ -1,6 +1,4 @@
 /* A window of the flow by function: see fn_window.h. */
-#include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,13 +29,8 @@ int fnwin_parse(const char *v, struct fnwin_where *w)
 	if (*v == '-' || *v == '+')
 		return -1;
 	if (*v >= '0' && *v <= '9' && !strchr(v, '`')) {
-		bool hex = v[0] == '0' && (v[1] == 'x' || v[1] == 'X');
-		if (hex && !isxdigit((unsigned char)v[2]))
-			return -1; /* strtoull would take a sign or a space */
-		char *end;
-		errno = 0;
-		unsigned long long n = strtoull(v + (hex ? 2 : 0), &end, hex ? 16 : 10);
-		if (*end || errno || end == v + (hex ? 2 : 0))
+		unsigned long long n;
+		if (parse_u64(v, &n))
 			return -1;
 		w->index = n;
 		return 0;

@@ -1,5 +1,7 @@
 /* Host file helpers; see file_io.h. */
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,9 +219,13 @@ int parse_u64(const char *s, unsigned long long *v)
 	/* strtoull itself skips blanks and takes a sign: " -5" is 2^64-5 */
 	if (!s || *s < '0' || *s > '9')
 		return -1;
+	/* decimal or 0x hex, never octal: an engineer's 010 is ten */
+	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	if (hex && !isxdigit((unsigned char)s[2]))
+		return -1;
 	char *end;
 	errno = 0;
-	*v = strtoull(s, &end, 0);
+	*v = strtoull(s + (hex ? 2 : 0), &end, hex ? 16 : 10);
 	return (errno || *end) ? -1 : 0;
 }
 

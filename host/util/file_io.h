@@ -57,8 +57,9 @@ struct cpuid_set;
  */
 int read_cpuid_file(const char *cmd, const char *path, unsigned cpu, struct cpuid_set *set);
 
-/* Parse an unsigned number (decimal, or hex with 0x): digits only, no sign
- * or blanks. Returns 0 on success. */
+/* Parse an unsigned number (decimal, or hex with 0x; never octal: 010 is
+ * ten): digits only, no sign or blanks, at most 2^64 - 1. Returns 0 on
+ * success. */
 int parse_u64(const char *s, unsigned long long *v);
 
 /*
