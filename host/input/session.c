@@ -420,6 +420,30 @@ static void say_unplaced_loads(const struct session *s)
 	}
 }
 
+/* --symbols given, and no image got its symbols from them: said
+ * once (every function would be [unknown] without a word), with the first
+ * image's reason; 'efipt symbols' gives every image's. */
+static void say_no_symbols(const struct session *s)
+{
+	if (!s->so.npaths && !s->so.nbinds)
+		return;
+	const struct image *first = NULL;
+	for (unsigned i = 0; i < s->images.n; i++) {
+		if (s->images.v[i].sf)
+			return;
+		if (!first && s->images.v[i].size)
+			first = &s->images.v[i];
+	}
+	if (!first)
+		return;
+	char why[sizeof(first->notes)];
+	snprintf(why, sizeof(why), "%s", *first->notes ? first->notes : "no candidate file");
+	why[strcspn(why, "\n")] = 0;
+	fprintf(stderr, "%s: note: --symbols gave no image its symbols (%s: %s); every "
+			"function counts as [unknown] ('efipt symbols' says why for each image)\n",
+		s->prefixed, term_safe(first->name), term_safe(why));
+}
+
 /* say() for a command line that cannot work: -2. */
 #define usage(...) (say(__VA_ARGS__), -2)
 
@@ -622,6 +646,8 @@ int session_open(struct session *s, const char *positional, unsigned flags)
 		symmap_resolve(im, &s->so, image_loaded_read, &lc);
 		image_loaded_free(&lc);
 	}
+	if (flags & SESSION_TRACE) /* efipt symbols lists every image's */
+		say_no_symbols(s);
 	for (size_t b = 0; b < s->so.nbinds; b++) {
 		unsigned i = 0;
 		while (i < s->images.n && !symopts_names_image(s->images.v[i].name, s->so.bind_img[b]))

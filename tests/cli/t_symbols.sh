@@ -88,6 +88,10 @@ if grep -v '^image,' "$TMP/out" | grep -qv '"efipt.efi","\[unknown\]"'; then
 else
 	ok "top: no names from a mismatched file"
 fi
+contains "top: symbols given but none used: said, with the image's reason" "$TMP/err" \
+	"efipt top: note: --symbols gave no image its symbols (efipt.efi: $TMP/c/efipt.so: code differs from the image at .text+0x200"
+$EFIPT top --pt "$TMP/s.pt" $PE --symbols "$SO" >/dev/null 2>"$TMP/err"
+if grep -q "gave no image its symbols" "$TMP/err"; then nok "top: symbols used: no note" "$(cat "$TMP/err")"; else ok "top: symbols used: no note"; fi
 
 # another build whose changed byte is near a relocation but in no field a
 # loader rewrites: the EDK2 fixture's ELF (linked with --emit-relocs) has
