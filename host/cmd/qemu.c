@@ -59,7 +59,11 @@ static const char qemu_tail[] =
 	"QEMU-ARGS must give the firmware (-drive if=pflash,... or -bios FILE).\n"
 	"QEMU never outlives efipt qemu: SIGTERM, SIGINT and SIGHUP are passed on\n"
 	"to it, and it is ended when efipt qemu dies.\n"
-	"Markers: 0F 1F 84 00 45 50 54 31 (start), ... 54 30 (stop).\n";
+	"Markers: 0F 1F 84 00 45 50 54 31 (start), ... 54 30 (stop).\n\n"
+	"Exit status: 0, the run directory complete (efipt.efi's run merged with\n"
+	"--esp); 1 when QEMU or the trace failed, QEMU exited with an error status,\n"
+	"--timeout stopped it or the merge failed; 128+N when signal N stopped it\n"
+	"(Ctrl-C: 130); 2 on usage errors.\n";
 
 /* What the options fill. */
 struct qemu_opts {

@@ -27,3 +27,10 @@ expect "qemu: no run directory made by a refused command line" test ! -e "$R"
 expect_rc "qemu --help" 0 $EFIPT qemu --help
 contains "qemu --help: the options" "$TMP/out" "--cpuid FILE"
 contains "qemu --help: the trace options" "$TMP/out" "--filter image=NAME"
+# every command efipt --help lists says in its --help what its exit
+# status means
+cmds=$($EFIPT --help 2>&1 | sed -n '/^commands:/,/^$/s/^  \([a-z]*\) .*/\1/p')
+[ "$(echo $cmds | wc -w)" -ge 17 ] && ok "efipt --help lists the commands" || nok "efipt --help lists the commands" "$cmds"
+for c in $cmds; do
+	if $EFIPT "$c" --help 2>&1 | grep -q "^Exit status: 0"; then ok "$c --help: its exit status"; else nok "$c --help: its exit status" "no 'Exit status: 0...' line"; fi
+done
