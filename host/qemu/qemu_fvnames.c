@@ -31,15 +31,16 @@ static bool listed(json_t *imgs, size_t n, uint64_t base, uint64_t size)
 }
 
 /* Module m as an images.json entry at base, with its executable sections
- * (the plugin records no headers) and, from a PE file, its entry and
- * CodeView path. 0, or -1 out of memory. */
+ * (the plugin records no headers), its entry (PE or TE) and, from a PE
+ * file, its CodeView path. 0, or -1 out of memory. */
 static int add_image(json_t *imgs, const struct fv_module *m, uint64_t base, const char *type)
 {
 	char at[24], fvfile[48];
 	snprintf(at, sizeof(at), "0x%" PRIx64, base);
 	snprintf(fvfile, sizeof(fvfile), "FvFile(%s)", m->guid_text);
 	struct pe_info pi;
-	bool pe = m->pe && !pe_read_info(m->pe, m->pe_len, false, &pi);
+	bool pe = m->pe && (!pe_read_info(m->pe, m->pe_len, false, &pi) ||
+			    !pe_read_te(m->pe, m->pe_len, &pi)); /* a TE has no debug path */
 	json_t *e = json_pack("{s:s, s:s, s:I, s:s, s:s, s:s}", "name",
 			      m->name[0] ? m->name : fvfile, "base", at, "size",
 			      (json_int_t)m->image_size, "code_type", type, "path", fvfile, "pdb",

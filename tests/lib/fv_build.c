@@ -32,6 +32,7 @@ void fvb_te(struct fvb_buf *o, uint64_t base, uint32_t va, uint32_t vsize)
 {
 	uint8_t t[80] = { 'V', 'Z' };
 	t[4] = 1; /* one section */
+	fvb_w32(t + 8, va + 0x10); /* AddressOfEntryPoint: in the section */
 	fvb_w64(t + 16, base);
 	fvb_w32(t + 40 + 8, vsize);
 	fvb_w32(t + 40 + 12, va);

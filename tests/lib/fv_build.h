@@ -22,7 +22,8 @@ void fvb_w64(uint8_t *p, uint64_t v);
 size_t fvb_section(struct fvb_buf *o, uint8_t type, const void *data, size_t len);
 /* a UI section (UCS-2 name) */
 void fvb_ui(struct fvb_buf *o, const char *name);
-/* a TE image section: ImageBase base, one section at va of vsize bytes */
+/* a TE image section: ImageBase base, one section at va of vsize bytes,
+ * the entry point 16 bytes into it */
 void fvb_te(struct fvb_buf *o, uint64_t base, uint32_t va, uint32_t vsize);
 /* a PE32+ image section: ImageBase base, SizeOfImage size_of_image */
 void fvb_pe(struct fvb_buf *o, uint64_t base, uint32_t size_of_image);

@@ -87,6 +87,10 @@ static void check_images(const char *what)
 	       !strcmp(json_string_value(json_object_get(im, "name")) ?: "", "SecMain") &&
 	       !strcmp(json_string_value(json_object_get(im, "base")) ?: "", "0xfffcc000"),
 	       name, "%s", ij ? "not as expected" : "not JSON");
+	/* the TE header's AddressOfEntryPoint (fvb_te: 0x210) from its base */
+	snprintf(name, sizeof(name), "fv_names: %s: the TE image's entry", what);
+	CHECKF(!strcmp(json_string_value(json_object_get(im, "entry")) ?: "", "0xfffcc210"), name,
+	       "entry %s", json_string_value(json_object_get(im, "entry")) ?: "none");
 	json_decref(ij);
 	struct stat st;
 	snprintf(path, sizeof(path), "%s/manifest.json", run);
