@@ -202,8 +202,8 @@ int diff_run_decode(struct session *t, struct diff_run *r, const struct diff_wan
 	uint32_t pn = p.n;
 	if (windowed) {
 		struct profwin_at at;
-		char why[600]; /* diff's windows are functions: its own words, naming the run */
-		int wr = profwin_counts(&win, &cs, &wfn, &pn, &at, why, sizeof(why));
+		/* diff's windows are functions: its own words, naming the run */
+		int wr = profwin_counts(&win, &cs, &wfn, &pn, &at, NULL, 0);
 		if (wr < 0)
 			goto oom;
 		if (wr) {

@@ -120,9 +120,13 @@ int profwin_counts(struct profwin *w, const struct callstack *cs, struct profile
 	if (!r && w->close.insns < w->open.insns)
 		r = 3; /* --from's function first ran after --to's index */
 	if (r) {
-		if (!fnwin_why_empty(&w->from, &w->to, w->opened, w->open.insns,
-				     w->closed && w->to.is_fn, cs->insns, why, whycap))
-			snprintf(why, whycap, "the window is empty");
+		/* what r says, where fnwin_why_empty() has no more to say */
+		static const char *const plain[] = { "", "the window never opened",
+						     "the window never closed",
+						     "the window closed before it opened" };
+		if (why && !fnwin_why_empty(&w->from, &w->to, w->opened, w->open.insns,
+					    w->closed && w->to.is_fn, cs->insns, why, whycap))
+			snprintf(why, whycap, "%s", plain[r]);
 		return r;
 	}
 	if (w->oom || w->win.oom)

@@ -53,7 +53,8 @@ struct cs_listener profwin_listener(struct profwin *w, const struct fnwin_where 
  * its clocks (close less open). 0; -1 out of memory; 1 the window never
  * opened (--from never ran), 2 it never closed (--to never ran after it),
  * 3 it closed before it opened (--to an index before --from's function):
- * for 1-3 why says it as calls and timeline do (fnwin_why_empty()). */
+ * for 1-3 why (unless NULL) says it as calls and timeline do
+ * (fnwin_why_empty()). */
 int profwin_counts(struct profwin *w, const struct callstack *cs, struct profile_fn **out,
 		   uint32_t *n, struct profwin_at *at, char *why, size_t whycap);
 
