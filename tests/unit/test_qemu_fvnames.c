@@ -18,19 +18,11 @@
 #include "check.h"
 #include "host/qemu/qemu_merge.h"
 #include "lib/fv_build.h"
+#include "lib/test_files.h"
 
 #define SNAP "mem-0000000000100000.bin"
 
 static char dir[64], run[96], flash[96];
-
-static int write_text(const char *path, const char *s)
-{
-	FILE *f = fopen(path, "w");
-	int rc = !f || fputs(s, f) < 0;
-	if (f && fclose(f))
-		rc = 1;
-	return rc ? -1 : 0;
-}
 
 /* A flash with one volume: SecMain, a TE image in place at 0xfffcc000. */
 static int make_flash(void)
@@ -42,11 +34,7 @@ static int make_flash(void)
 	fvb_te(&secs, 0xfffcc000, 0x200, 0x2e00);
 	fvb_file(&fv, 0x11, 0x03, &secs);
 	fvb_end(&fv);
-	FILE *f = fopen(flash, "wb");
-	int rc = !f || fwrite(fv.b, 1, fv.n, f) != fv.n;
-	if (f && fclose(f))
-		rc = 1;
-	return rc ? -1 : 0;
+	return tf_write(NULL, flash, fv.b, fv.n);
 }
 
 /* A run directory that lists no image, whose memmap.json names one
@@ -54,12 +42,10 @@ static int make_flash(void)
 static int make_run(void)
 {
 	static const char images[] = "{\"images\":[]}\n";
-	char path[160], manifest[1024];
-	snprintf(path, sizeof(path), "%s/images.json", run);
-	if (mkdir(run, 0700) || write_text(path, images))
+	char manifest[1024];
+	if (mkdir(run, 0700) || tf_write_text(run, "images.json", images))
 		return -1;
-	snprintf(path, sizeof(path), "%s/memmap.json", run);
-	if (write_text(path, "{\"regions\":[{\"type\":\"QemuCode\",\"phys\":\"0x100000\","
+	if (tf_write_text(run, "memmap.json", "{\"regions\":[{\"type\":\"QemuCode\",\"phys\":\"0x100000\","
 			     "\"pages\":1,\"attr\":\"0xf\",\"snapshot\":\"" SNAP "\"}]}"))
 		return -1;
 	snprintf(manifest, sizeof(manifest),
@@ -70,8 +56,7 @@ static int make_run(void)
 		 "\"status\":\"written\"}],\"status\":{\"result\":\"ok\",\"efi_status\":"
 		 "\"EFI_SUCCESS\",\"message\":\"traced\"}}",
 		 strlen(images));
-	snprintf(path, sizeof(path), "%s/manifest.json", run);
-	return write_text(path, manifest);
+	return tf_write_text(run, "manifest.json", manifest);
 }
 
 /* images.json whole: it parses, holds SecMain in place, and is as long as
@@ -150,9 +135,7 @@ int main(void)
 	CHECK(!mkdir(path, 0700), "fv_names: the snapshot made a directory");
 	check_unsearched("a snapshot that is a directory", "not a regular file", 0);
 
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd))
+	if (tf_remove_tree(dir))
 		printf("# %s left behind\n", dir);
 	return check_exit();
 }

@@ -14,34 +14,20 @@
 
 #include "check.h"
 #include "host/qemu/qemu_merge.h"
+#include "lib/test_files.h"
 
 static char top[64] = "/tmp/efipt-merge-XXXXXX";
-
-static void put(const char *dir, const char *name, const char *text)
-{
-	char p[512];
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	FILE *f = fopen(p, "w");
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
 
 /* a plugin run directory: trace (guest: its WRMSR log) and no memory map */
 static void plugin_run(const char *name, const char *trace, const char *rtit)
 {
 	char d[256], m[512];
 	snprintf(d, sizeof(d), "%s/%s", top, name);
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s", d);
-	if (system(cmd))
-		return;
 	snprintf(m, sizeof(m), "{\"trace\": %s, \"files\": []}", trace);
-	put(d, "manifest.json", m);
-	put(d, "memmap.json", "{\"regions\": []}");
-	if (rtit)
-		put(d, "rtit.jsonl", rtit);
+	CHECK(!tf_mkdirs(d) && !tf_write_text(d, "manifest.json", m) &&
+		      !tf_write_text(d, "memmap.json", "{\"regions\": []}") &&
+		      (!rtit || !tf_write_text(d, "rtit.jsonl", rtit)),
+	      "the plugin's run directory");
 }
 
 /* the merged manifest's trace.marker_image ("" when there is none) */
@@ -67,13 +53,15 @@ int main(void)
 	 * timer's handler */
 	char g[256], cmd[1024];
 	snprintf(g, sizeof(g), "%s/efipt/20261127-120000", top);
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s", g);
-	CHECK(!system(cmd), "the guest run's directory");
-	put(g, "manifest.json", "{\"command\": \"trace\", \"trace\": {\"source\": \"qemu\"}}");
-	put(g, "memmap.json", "{\"regions\": []}");
-	put(g, "images.json", "{\"images\": [{\"name\": \"BOOTX64\", \"base\": \"0x100000\", "
-			      "\"size\": 4096}, {\"name\": \"CpuDxe\", \"base\": \"0x200000\", "
-			      "\"size\": 4096}]}");
+	CHECK(!tf_mkdirs(g) &&
+		      !tf_write_text(g, "manifest.json",
+				     "{\"command\": \"trace\", \"trace\": {\"source\": \"qemu\"}}") &&
+		      !tf_write_text(g, "memmap.json", "{\"regions\": []}") &&
+		      !tf_write_text(g, "images.json",
+				     "{\"images\": [{\"name\": \"BOOTX64\", \"base\": \"0x100000\", "
+				     "\"size\": 4096}, {\"name\": \"CpuDxe\", \"base\": "
+				     "\"0x200000\", \"size\": 4096}]}"),
+	      "the guest run's directory");
 	snprintf(cmd, sizeof(cmd),
 		 "cd %s && mkfs.vfat -C esp.img 4096 >/dev/null && MTOOLS_SKIP_CHECK=1 "
 		 "mcopy -s -i esp.img efipt ::/efipt",
@@ -139,8 +127,7 @@ int main(void)
 	       "start=guest: a WRMSR outside the run's images: not the run, said with the address",
 	       "rc %d: %s", rc, err);
 
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", top);
-	if (system(cmd))
-		perror("rm");
+	if (tf_remove_tree(top))
+		printf("# %s left behind\n", top);
 	return check_exit();
 }

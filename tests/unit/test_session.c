@@ -20,6 +20,7 @@
 #include "host/cmd/commands.h"
 #include "host/input/session.h"
 #include "host/util/opts.h"
+#include "lib/test_files.h"
 
 /* ---- counters ------------------------------------------------------------ */
 
@@ -88,22 +89,6 @@ static void reset(void)
 
 static char dir[64], run[128];
 
-static int write_file(const char *name, const void *data, size_t n)
-{
-	char p[256];
-	snprintf(p, sizeof(p), "%s/%s", run, name);
-	FILE *f = fopen(p, "wb");
-	if (!f)
-		return -1;
-	size_t w = fwrite(data, 1, n, f);
-	return fclose(f) || w != n ? -1 : 0;
-}
-
-static int write_text(const char *name, const char *text)
-{
-	return write_file(name, text, strlen(text));
-}
-
 /* Run a command with its standard output thrown away: its exit status. */
 static int quiet(int (*cmd)(int, char **), const char *const *args)
 {
@@ -136,7 +121,7 @@ static int make_run(void)
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(run, sizeof(run), "%s/run", dir);
-	if (mkdir(run, 0700) || write_file("mem-0000000000001000.bin", page, sizeof(page)))
+	if (mkdir(run, 0700) || tf_write(run, "mem-0000000000001000.bin", page, sizeof(page)))
 		return -1;
 	char raw[256], out[256];
 	snprintf(raw, sizeof(raw), "%s/mem-0000000000001000.bin:0x1000", run);
@@ -162,12 +147,12 @@ static int make_run(void)
 		 "\"files\":[{\"name\":\"trace.pt\",\"size\":%lld,\"status\":\"written\"}],"
 		 "\"status\":{\"result\":\"ok\",\"efi_status\":\"EFI_SUCCESS\",\"message\":\"traced\"}}",
 		 (long long)st.st_size);
-	return write_text("manifest.json", manifest) ||
-			       write_text("memmap.json",
+	return tf_write_text(run, "manifest.json", manifest) ||
+			       tf_write_text(run, "memmap.json",
 					  "{\"regions\":[{\"type\":\"LoaderCode\",\"phys\":\"0x1000\","
 					  "\"pages\":1,\"attr\":\"0xf\",\"snapshot\":"
 					  "\"mem-0000000000001000.bin\"}]}") ||
-			       write_text("images.json",
+			       tf_write_text(run, "images.json",
 					  "{\"images\":[{\"name\":\"loop.efi\",\"base\":\"0x1000\","
 					  "\"size\":4096,\"code_type\":\"LoaderCode\",\"path\":\"\","
 					  "\"pdb\":\"\",\"entry\":\"0x1000\"}]}")
@@ -345,9 +330,7 @@ int main(void)
 	}
 	test_api();
 	test_commands();
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd))
+	if (tf_remove_tree(dir))
 		printf("# %s left behind\n", dir);
 	return check_exit();
 }
