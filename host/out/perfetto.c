@@ -9,12 +9,24 @@
 enum {
 	TRACE_PACKET = 1,		/* Trace.packet */
 
-	PKT_TIMESTAMP = 8,		/* TracePacket */
+	PKT_CLOCK_SNAPSHOT = 6,		/* TracePacket */
+	PKT_TIMESTAMP = 8,
 	PKT_SEQUENCE_ID = 10,		/* trusted_packet_sequence_id */
 	PKT_TRACK_EVENT = 11,
 	PKT_INTERNED_DATA = 12,
 	PKT_SEQUENCE_FLAGS = 13,
+	PKT_TIMESTAMP_CLOCK_ID = 58,
+	PKT_DEFAULTS = 59,		/* trace_packet_defaults */
 	PKT_TRACK_DESCRIPTOR = 60,
+
+	CS_CLOCKS = 1,			/* ClockSnapshot */
+	CLK_ID = 1,			/* ClockSnapshot.Clock */
+	CLK_TIMESTAMP = 2,
+	CLK_INCREMENTAL = 3,
+
+	DEF_TRACK_EVENT = 11,		/* TracePacketDefaults */
+	DEF_TIMESTAMP_CLOCK_ID = 58,
+	TED_TRACK_UUID = 11,		/* TrackEventDefaults */
 
 	TD_UUID = 1,			/* TrackDescriptor */
 	TD_NAME = 2,
@@ -54,7 +66,10 @@ enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER 
 /* TracePacket.SequenceFlags */
 enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 
-enum { SEQUENCE = 1, PROCESS_UUID = 1, PID = 1 };
+/* BuiltinClocks.BOOTTIME, the default; 64: the first sequence-scoped id */
+enum { CLOCK_BOOTTIME = 6, CLOCK_DELTA = 64 };
+
+enum { PROCESS_SEQUENCE = 1, PROCESS_UUID = 1, PID = 1 };
 /* Counter tracks: uuids past every thread track's (tid + 1). */
 #define COUNTER_UUID0 0x100000000ull
 
@@ -112,57 +127,170 @@ static void emit(struct pft_writer *w)
 	w->out_len += (size_t)(q - p) + w->pkt.len;
 }
 
-/* Start a packet of the sequence; the first one clears its state. */
-static void start(struct pft_writer *w, uint32_t flags)
+static bool bits_has(const struct pft_bits *b, uint32_t i)
+{
+	return i / 64 < b->nw && (b->w[i / 64] >> (i % 64) & 1);
+}
+
+/* i into the set: false when out of memory. */
+static bool bits_add(struct pft_bits *b, uint32_t i)
+{
+	if (i / 64 >= b->nw) {
+		uint32_t n = b->nw ? b->nw : 4;
+		while (n <= i / 64)
+			n *= 2;
+		uint64_t *a = realloc(b->w, n * sizeof(*a));
+		if (!a)
+			return false;
+		memset(a + b->nw, 0, (n - b->nw) * sizeof(*a));
+		b->w = a;
+		b->nw = n;
+	}
+	b->w[i / 64] |= 1ull << (i % 64);
+	return true;
+}
+
+static void seq_free(struct pft_seq *q)
+{
+	free(q->names.w);
+	free(q->keys.w);
+	q->names = q->keys = (struct pft_bits){ NULL, 0 };
+}
+
+/* Start a packet of sequence q; its first packet clears its state. */
+static void start(struct pft_writer *w, struct pft_seq *q, uint32_t flags)
 {
 	pb_reset(&w->pkt);
-	pb_uint(&w->pkt, PKT_SEQUENCE_ID, SEQUENCE);
-	if (!w->started)
+	pb_uint(&w->pkt, PKT_SEQUENCE_ID, q->id);
+	if (!q->started)
 		flags |= SEQ_INCREMENTAL_STATE_CLEARED;
-	w->started = true;
+	q->started = true;
 	if (flags)
 		pb_uint(&w->pkt, PKT_SEQUENCE_FLAGS, flags);
 }
 
-/* The interned data gathered so far, in a packet of its own. */
-static void flush_interned(struct pft_writer *w)
+/* The interned data gathered so far, in a packet of its own on q. */
+static void flush_interned(struct pft_writer *w, struct pft_seq *q)
 {
 	if (!w->in.len)
 		return;
-	start(w, SEQ_NEEDS_INCREMENTAL_STATE);
+	start(w, q, SEQ_NEEDS_INCREMENTAL_STATE);
 	pb_msg(&w->pkt, PKT_INTERNED_DATA, &w->in);
 	emit(w);
 	pb_reset(&w->in);
 }
 
-/* An EventName / DebugAnnotationName entry into the interned data. */
-static void intern(struct pft_writer *w, uint32_t field, uint32_t iid, const char *name)
+/* An EventName / DebugAnnotationName entry into the interned data of q's
+ * next packet. */
+static void intern(struct pft_writer *w, struct pft_seq *q, uint32_t field, uint32_t iid,
+		   const char *name)
 {
 	pb_reset(&w->tmp);
 	pb_uint(&w->tmp, IN_IID, iid);
 	str_field(&w->tmp, IN_NAME, name);
 	if (w->in.len + w->tmp.len + 16 > w->in.cap)
-		flush_interned(w);
+		flush_interned(w, q);
 	pb_msg(&w->in, field, &w->tmp);
 }
 
-/* Every name not interned yet, for the packet about to be written. */
-static void intern_new(struct tl_sink *s)
+/* Event name handle `name`, interned on q unless it is: its iid. */
+static uint32_t use_name(struct tl_sink *s, struct pft_seq *q, uint32_t name)
 {
 	struct pft_writer *w = s->w;
-	for (; w->names_sent < s->names.n; w->names_sent++)
-		intern(w, ID_EVENT_NAMES, w->names_sent + 1, s->names.s[w->names_sent]);
-	for (; w->keys_sent < w->keys.n; w->keys_sent++)
-		intern(w, ID_DEBUG_ANNOTATION_NAMES, w->keys_sent + 1, w->keys.s[w->keys_sent]);
+	if (!bits_has(&q->names, name)) {
+		if (!bits_add(&q->names, name))
+			s->oom = true;
+		intern(w, q, ID_EVENT_NAMES, name + 1, tlsink_str(s, name));
+	}
+	return name + 1;
 }
 
-/* A TrackEvent packet of w->ev at ns, with the names it introduces. */
-static void event_packet(struct tl_sink *s, uint64_t ns)
+/* The same for a debug annotation name (key: its handle in w->keys). */
+static uint32_t use_key(struct tl_sink *s, struct pft_seq *q, uint32_t key)
 {
 	struct pft_writer *w = s->w;
-	intern_new(s);
-	start(w, SEQ_NEEDS_INCREMENTAL_STATE);
-	pb_uint(&w->pkt, PKT_TIMESTAMP, ns);
+	if (!bits_has(&q->keys, key)) {
+		if (!bits_add(&q->keys, key))
+			s->oom = true;
+		intern(w, q, ID_DEBUG_ANNOTATION_NAMES, key + 1, w->keys.s[key]);
+	}
+	return key + 1;
+}
+
+/*
+ * Thread track tid's sequence; made the first time, with its first packet:
+ * the state cleared, the defaults (the track, clock 64) and the snapshot
+ * that makes clock 64 count ns since the last event, from 0 where
+ * BOOTTIME is 0. NULL: out of memory (s->oom).
+ */
+static __attribute__((noinline)) struct pft_seq *seq_new(struct tl_sink *s, int tid)
+{
+	struct pft_writer *w = s->w;
+	if (w->nseq == w->seq_cap) {
+		uint32_t c = w->seq_cap ? w->seq_cap * 2 : 8;
+		struct pft_seq *a = realloc(w->seq, c * sizeof(*a));
+		if (!a) {
+			s->oom = true;
+			return NULL;
+		}
+		w->seq = a;
+		w->seq_cap = c;
+		w->cur = NULL; /* it moved */
+	}
+	struct pft_seq *q = &w->seq[w->nseq];
+	*q = (struct pft_seq){ .id = PROCESS_SEQUENCE + 1 + w->nseq, .tid = tid };
+	w->nseq++;
+	start(w, q, 0);
+	pb_uint(&w->pkt, PKT_TIMESTAMP, 0);
+	pb_uint(&w->pkt, PKT_TIMESTAMP_CLOCK_ID, CLOCK_BOOTTIME);
+	pb_reset(&w->ev); /* the ClockSnapshot */
+	pb_reset(&w->tmp);
+	pb_uint(&w->tmp, CLK_ID, CLOCK_DELTA);
+	pb_uint(&w->tmp, CLK_TIMESTAMP, 0);
+	pb_uint(&w->tmp, CLK_INCREMENTAL, 1);
+	pb_msg(&w->ev, CS_CLOCKS, &w->tmp);
+	pb_reset(&w->tmp);
+	pb_uint(&w->tmp, CLK_ID, CLOCK_BOOTTIME);
+	pb_uint(&w->tmp, CLK_TIMESTAMP, 0);
+	pb_msg(&w->ev, CS_CLOCKS, &w->tmp);
+	pb_msg(&w->pkt, PKT_CLOCK_SNAPSHOT, &w->ev);
+	pb_reset(&w->ev); /* the TracePacketDefaults */
+	pb_reset(&w->tmp);
+	pb_uint(&w->tmp, TED_TRACK_UUID, thread_uuid(tid));
+	pb_uint(&w->ev, DEF_TIMESTAMP_CLOCK_ID, CLOCK_DELTA);
+	pb_msg(&w->ev, DEF_TRACK_EVENT, &w->tmp);
+	pb_msg(&w->pkt, PKT_DEFAULTS, &w->ev);
+	emit(w);
+	return q;
+}
+
+/* Thread track tid's sequence (NULL: out of memory). */
+static inline struct pft_seq *seq_of(struct tl_sink *s, int tid)
+{
+	struct pft_writer *w = s->w;
+	if (w->cur && w->cur->tid == tid)
+		return w->cur;
+	for (uint32_t i = 0; i < w->nseq; i++)
+		if (w->seq[i].tid == tid)
+			return w->cur = &w->seq[i];
+	struct pft_seq *q = seq_new(s, tid);
+	return q ? (w->cur = q) : NULL;
+}
+
+/* A TrackEvent packet of w->ev on q at ns, with the names interned for it. */
+static void event_packet(struct tl_sink *s, struct pft_seq *q, uint64_t ns)
+{
+	struct pft_writer *w = s->w;
+	start(w, q, SEQ_NEEDS_INCREMENTAL_STATE);
+	if (q->id == PROCESS_SEQUENCE) {
+		pb_uint(&w->pkt, PKT_TIMESTAMP, ns); /* BOOTTIME, the default */
+	} else if (ns >= q->last_ns) {
+		pb_uint(&w->pkt, PKT_TIMESTAMP, ns - q->last_ns);
+		q->last_ns = ns;
+	} else { /* earlier than the last: whole, on BOOTTIME */
+		pb_uint(&w->pkt, PKT_TIMESTAMP, ns);
+		pb_uint(&w->pkt, PKT_TIMESTAMP_CLOCK_ID, CLOCK_BOOTTIME);
+	}
 	if (w->in.len)
 		pb_msg(&w->pkt, PKT_INTERNED_DATA, &w->in);
 	pb_msg(&w->pkt, PKT_TRACK_EVENT, &w->ev);
@@ -170,16 +298,18 @@ static void event_packet(struct tl_sink *s, uint64_t ns)
 	pb_reset(&w->in);
 }
 
-/* Start w->ev: an event of type on a track. */
+/* Start w->ev: an event of type (on the sequence's own track unless track
+ * is not 0). */
 static void event(struct pft_writer *w, int type, uint64_t track)
 {
 	pb_reset(&w->ev);
 	pb_uint(&w->ev, TE_TYPE, (uint64_t)type);
-	pb_uint(&w->ev, TE_TRACK_UUID, track);
+	if (track)
+		pb_uint(&w->ev, TE_TRACK_UUID, track);
 }
 
-/* The arguments as debug annotations of w->ev (names interned). */
-static void annotations(struct tl_sink *s, const struct tl_arg *a, size_t n)
+/* The arguments as debug annotations of w->ev (names interned on q). */
+static void annotations(struct tl_sink *s, struct pft_seq *q, const struct tl_arg *a, size_t n)
 {
 	struct pft_writer *w = s->w;
 	for (size_t i = 0; i < n; i++) {
@@ -188,8 +318,9 @@ static void annotations(struct tl_sink *s, const struct tl_arg *a, size_t n)
 			s->oom = true;
 			return;
 		}
+		uint32_t iid = use_key(s, q, key);
 		pb_reset(&w->tmp);
-		pb_uint(&w->tmp, DA_NAME_IID, key + 1);
+		pb_uint(&w->tmp, DA_NAME_IID, iid);
 		switch (a[i].kind) {
 		case TL_U64:
 			pb_uint(&w->tmp, DA_UINT_VALUE, a[i].u);
@@ -216,16 +347,26 @@ static int pft_open(struct tl_sink *s, const char *cmd, const char *path)
 	pb_init(&w->in, w->in_mem, sizeof(w->in_mem));
 	pb_init(&w->tmp, w->tmp_mem, sizeof(w->tmp_mem));
 	w->out_len = 0;
+	w->proc = (struct pft_seq){ .id = PROCESS_SEQUENCE };
 	return atomic_open(&w->af, cmd, path);
 }
 
 static void pft_info(struct tl_sink *s, const struct tl_arg *a, size_t n)
 {
 	struct pft_writer *w = s->w;
+	uint32_t iid = use_name(s, &w->proc, tlsink_name(s, "efipt timeline"));
 	event(w, TYPE_INSTANT, PROCESS_UUID);
-	pb_uint(&w->ev, TE_NAME_IID, tlsink_name(s, "efipt timeline") + 1);
-	annotations(s, a, n);
-	event_packet(s, 0);
+	pb_uint(&w->ev, TE_NAME_IID, iid);
+	annotations(s, &w->proc, a, n);
+	event_packet(s, &w->proc, 0);
+}
+
+/* A TrackDescriptor (in w->ev) on sequence 1. */
+static void descriptor_packet(struct pft_writer *w)
+{
+	start(w, &w->proc, 0);
+	pb_msg(&w->pkt, PKT_TRACK_DESCRIPTOR, &w->ev);
+	emit(w);
 }
 
 static void pft_process(struct tl_sink *s, const char *name)
@@ -237,9 +378,7 @@ static void pft_process(struct tl_sink *s, const char *name)
 	pb_reset(&w->ev);
 	pb_uint(&w->ev, TD_UUID, PROCESS_UUID);
 	pb_msg(&w->ev, TD_PROCESS, &w->tmp);
-	start(w, 0);
-	pb_msg(&w->pkt, PKT_TRACK_DESCRIPTOR, &w->ev);
-	emit(w);
+	descriptor_packet(w);
 }
 
 static void pft_track(struct tl_sink *s, int tid, const char *name)
@@ -252,79 +391,81 @@ static void pft_track(struct tl_sink *s, int tid, const char *name)
 	pb_reset(&w->ev);
 	pb_uint(&w->ev, TD_UUID, thread_uuid(tid));
 	pb_msg(&w->ev, TD_THREAD, &w->tmp);
-	start(w, 0);
-	pb_msg(&w->pkt, PKT_TRACK_DESCRIPTOR, &w->ev);
-	emit(w);
+	descriptor_packet(w);
 }
 
 /*
  * A slice's begin or end (iid: a begin's name) written straight into
  * out_mem, the same bytes event_packet() makes through its buffers: a
- * timeline is mostly these, tens of millions of them. Only when no name
- * is to be interned first, the sequence has started and out_mem has room;
+ * timeline is mostly these, tens of millions of them. Only when the
+ * sequence q has the name, time does not go back and out_mem has room;
  * false: not written (event_packet() does it).
  */
 static inline __attribute__((always_inline)) bool
-slice_packet(struct tl_sink *s, bool end, uint64_t track, uint32_t iid, uint64_t ns)
+slice_packet(struct pft_writer *w, struct pft_seq *q, bool end, uint32_t name, uint64_t ns)
 {
-	struct pft_writer *w = s->w;
-	/* the packet (at most 59 bytes, so one byte of length each), in
+	/* the packet (at most 30 bytes, so one byte of length each), in
 	 * place: sequence, flags, timestamp, the TrackEvent; no call, so
 	 * that it saves no registers (a full out_mem: event_packet()) */
-	if (w->names_sent < s->names.n || !w->started || w->keys_sent < w->keys.n ||
-	    w->in.len || w->pkt.full || 80 > sizeof(w->out_mem) - w->out_len)
+	if (!bits_has(&q->names, name) || ns < q->last_ns || w->pkt.full ||
+	    48 > sizeof(w->out_mem) - w->out_len)
 		return false;
-	uint8_t *o = w->out_mem + w->out_len, *q = o + 2;
-	*q++ = PKT_SEQUENCE_ID << 3 | PB_VARINT;
-	*q++ = SEQUENCE;
-	*q++ = PKT_SEQUENCE_FLAGS << 3 | PB_VARINT;
-	*q++ = SEQ_NEEDS_INCREMENTAL_STATE;
-	*q++ = PKT_TIMESTAMP << 3 | PB_VARINT;
-	q = pb_put_varint(q, ns);
-	*q++ = PKT_TRACK_EVENT << 3 | PB_LEN;
-	uint8_t *ev = q++; /* its length */
-	*q++ = TE_TYPE << 3 | PB_VARINT;
-	*q++ = end ? TYPE_SLICE_END : TYPE_SLICE_BEGIN;
-	*q++ = TE_TRACK_UUID << 3 | PB_VARINT;
-	q = pb_put_varint(q, track);
+	uint8_t *o = w->out_mem + w->out_len, *p = o + 2;
+	*p++ = PKT_SEQUENCE_ID << 3 | PB_VARINT;
+	p = pb_put_varint(p, q->id);
+	*p++ = PKT_SEQUENCE_FLAGS << 3 | PB_VARINT;
+	*p++ = SEQ_NEEDS_INCREMENTAL_STATE;
+	*p++ = PKT_TIMESTAMP << 3 | PB_VARINT; /* clock 64: since the last */
+	p = pb_put_varint(p, ns - q->last_ns);
+	q->last_ns = ns;
+	*p++ = PKT_TRACK_EVENT << 3 | PB_LEN;
+	uint8_t *ev = p++; /* its length */
+	*p++ = TE_TYPE << 3 | PB_VARINT;
+	*p++ = end ? TYPE_SLICE_END : TYPE_SLICE_BEGIN;
 	/* the name, written either way and kept for a begin (an end needs
 	 * none, TrackEvent.Type): no branch on which it is */
-	*q = TE_NAME_IID << 3 | PB_VARINT;
-	uint8_t *named = pb_put_varint(q + 1, iid);
-	q = end ? q : named;
-	*ev = (uint8_t)(q - ev - 1);
+	*p = TE_NAME_IID << 3 | PB_VARINT;
+	uint8_t *named = pb_put_varint(p + 1, (uint64_t)name + 1);
+	p = end ? p : named;
+	*ev = (uint8_t)(p - ev - 1);
 	o[0] = TRACE_PACKET << 3 | PB_LEN;
-	o[1] = (uint8_t)(q - o - 2);
-	w->out_len += (size_t)(q - o);
+	o[1] = (uint8_t)(p - o - 2);
+	w->out_len += (size_t)(p - o);
 	return true;
 }
 
 /* A slice's begin or end through the buffers, where slice_packet() does
  * not write it: out of line, so that the common case saves no registers. */
-static __attribute__((noinline)) void slice_event(struct tl_sink *s, int tid, uint64_t ns,
-						  uint32_t name, bool end)
+static __attribute__((noinline)) void slice_event(struct tl_sink *s, struct pft_seq *q,
+						  uint64_t ns, uint32_t name, bool end)
 {
 	struct pft_writer *w = s->w;
-	event(w, end ? TYPE_SLICE_END : TYPE_SLICE_BEGIN, thread_uuid(tid));
+	uint32_t iid = end ? 0 : use_name(s, q, name);
+	event(w, end ? TYPE_SLICE_END : TYPE_SLICE_BEGIN, 0);
 	if (!end) /* an end needs no name (TrackEvent.Type) */
-		pb_uint(&w->ev, TE_NAME_IID, name + 1);
-	event_packet(s, ns);
+		pb_uint(&w->ev, TE_NAME_IID, iid);
+	event_packet(s, q, ns);
 }
 
 static void pft_slice(struct tl_sink *s, int tid, uint64_t ns, uint32_t name, bool end)
 {
-	if (!slice_packet(s, end, thread_uuid(tid), name + 1, ns))
-		slice_event(s, tid, ns, name, end);
+	struct pft_seq *q = seq_of(s, tid);
+	if (q && !slice_packet(s->w, q, end, name, ns))
+		slice_event(s, q, ns, name, end);
 }
 
 static void pft_instant(struct tl_sink *s, int tid, uint64_t ns, uint32_t name,
 			const struct tl_arg *a, size_t n)
 {
 	struct pft_writer *w = s->w;
-	event(w, TYPE_INSTANT, thread_uuid(tid));
-	pb_uint(&w->ev, TE_NAME_IID, name + 1);
-	annotations(s, a, n);
-	event_packet(s, ns);
+	struct pft_seq *q = seq_of(s, tid);
+	if (!q)
+		return;
+	uint32_t iid = use_name(s, q, name);
+	event(w, TYPE_INSTANT, 0);
+	pb_uint(&w->ev, TE_NAME_IID, iid);
+	annotations(s, q, a, n);
+	event_packet(s, q, ns);
 }
 
 /* The counter track of (tid, name), described the first time. */
@@ -353,22 +494,22 @@ static uint64_t counter_track(struct tl_sink *s, int tid, uint32_t name, const c
 	pb_uint(&w->ev, TD_PARENT_UUID, thread_uuid(tid));
 	str_field(&w->ev, TD_NAME, full);
 	pb_bytes(&w->ev, TD_COUNTER, NULL, 0);
-	start(w, 0);
-	pb_msg(&w->pkt, PKT_TRACK_DESCRIPTOR, &w->ev);
-	emit(w);
+	descriptor_packet(w);
 	return uuid;
 }
 
+/* A sample on the sequence of its thread track tid, naming its own. */
 static void pft_counter(struct tl_sink *s, int tid, uint64_t ns, uint32_t name, const char *unit,
 			int64_t value)
 {
 	struct pft_writer *w = s->w;
 	uint64_t uuid = counter_track(s, tid, name, unit);
-	if (!uuid)
+	struct pft_seq *q = seq_of(s, tid);
+	if (!uuid || !q)
 		return;
 	event(w, TYPE_COUNTER, uuid);
 	pb_int(&w->ev, TE_COUNTER_VALUE, value);
-	event_packet(s, ns);
+	event_packet(s, q, ns);
 }
 
 static void release(struct pft_writer *w)
@@ -377,12 +518,17 @@ static void release(struct pft_writer *w)
 	free(w->ctr);
 	w->ctr = NULL;
 	w->nctr = w->ctr_cap = 0;
+	seq_free(&w->proc);
+	for (uint32_t i = 0; i < w->nseq; i++)
+		seq_free(&w->seq[i]);
+	free(w->seq);
+	w->seq = w->cur = NULL;
+	w->nseq = w->seq_cap = 0;
 }
 
 static int pft_close(struct tl_sink *s)
 {
 	struct pft_writer *w = s->w;
-	flush_interned(w);
 	flush_out(w);
 	release(w);
 	if (w->full) {

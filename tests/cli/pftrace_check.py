@@ -6,12 +6,18 @@ usage: pftrace_check.py TIMELINE.pftrace TIMELINE.json SCHEMA.proto
 
 The protobuf is decoded by Debian's protoc (--decode=perfetto.protos.Trace
 with SCHEMA, the subset of Perfetto's schema efipt writes) and checked:
-no field outside the schema; every packet on one sequence, the first
-clearing its incremental state, every TrackEvent packet needing it; every
-interned name (event names, debug annotation names) defined once, each
-string once, before any use; strings valid UTF-8; tracks described
-once (the process, a thread track per CPU, counter tracks under them);
-per track ts never goes back and slices nest. Then it must say what the
+no field outside the schema; the track descriptors and the file's
+description on sequence 1, each thread track's events on a sequence of
+its own (as the Perfetto SDK writes a thread's); each sequence's first
+packet, and no other, clearing its incremental state, every TrackEvent
+packet needing it; a thread track's sequence setting its defaults (its
+track, clock 64) and a clock snapshot making clock 64 incremental from 0
+where BOOTTIME is 0, each packet's time then that clock's value (the
+sum of the deltas) or, with timestamp_clock_id 6, whole; every interned
+name (event names, debug annotation names) defined once per sequence,
+each string once there, before any use there; strings valid UTF-8;
+tracks described once (the process, a thread track per CPU, counter
+tracks under them); per track ts never goes back and slices nest. Then it must say what the
 JSON says: the same tracks by name, on each the same slices (name, depth,
 begin and end in ns: JSON ts in us * 1000), the same instants with the same
 arguments, the same counter samples, and the file description equal to
@@ -181,24 +187,54 @@ def proto_view(trace, schema):
     packets = root.get("packet", [])
     if not packets:
         fail("no packets")
-    event_names, key_names = {}, {}
-    name_seen, key_seen = set(), set()
+    seqs = {}          # sequence id -> its state
     tracks = {}        # uuid -> ("process"|"thread"|"counter", name, parent)
     process = None
     per_track = {}     # uuid -> list of (ts, type, name, annotations, value)
     for n, p in enumerate(packets):
         where = "packet %d" % n
-        if one(p, "trusted_packet_sequence_id") != 1:
-            fail(where + ": not on sequence 1")
+        sid = one(p, "trusted_packet_sequence_id")
+        if not sid:
+            fail(where + ": on no sequence")
         flags = one(p, "sequence_flags", 0)
-        if n == 0 and not flags & 1:
-            fail(where + ": the first packet does not clear the incremental state")
-        if n > 0 and flags & 1:
-            fail(where + ": clears the incremental state again")
+        if sid not in seqs:
+            if not flags & 1:
+                fail(where + ": the first packet of sequence %d does not clear its state" % sid)
+            seqs[sid] = {"names": {}, "keys": {}, "name_seen": set(), "key_seen": set(),
+                         "track": None, "clock": None, "ts_clock": 6}
+        elif flags & 1:
+            fail(where + ": sequence %d cleared again" % sid)
+        sq = seqs[sid]
+        snap = one(p, "clock_snapshot")
+        if snap:
+            clocks = sorted((one(c, "clock_id"), one(c, "timestamp"),
+                             one(c, "is_incremental", "false")) for c in snap["clocks"])
+            if clocks != [(6, 0, "false"), (64, 0, "true")]:
+                fail(where + ": clock snapshot %s, not clock 64 incremental from "
+                     "BOOTTIME 0" % clocks)
+            sq["clock"] = 0
+        defaults = one(p, "trace_packet_defaults")
+        if defaults:
+            sq["ts_clock"] = one(defaults, "timestamp_clock_id", 6)
+            ted = one(defaults, "track_event_defaults")
+            sq["track"] = one(ted, "track_uuid") if ted else None
+            if sid == 1:
+                fail(where + ": defaults on sequence 1, the descriptors'")
+        # the packet's time: clock 64 adds to the sequence's, BOOTTIME is whole
+        ts = one(p, "timestamp")
+        clock = one(p, "timestamp_clock_id", sq["ts_clock"])
+        if clock == 64 and ts is not None:
+            if sq["clock"] is None:
+                fail(where + ": clock 64 without a snapshot on sequence %d" % sid)
+            sq["clock"] += ts
+            ts = sq["clock"]
+        elif clock != 6:
+            fail(where + ": timestamp on clock %s" % clock)
         interned = one(p, "interned_data")
         if interned:
-            for field, table, seen in (("event_names", event_names, name_seen),
-                                       ("debug_annotation_names", key_names, key_seen)):
+            for field, table, seen in (("event_names", sq["names"], sq["name_seen"]),
+                                       ("debug_annotation_names", sq["keys"],
+                                        sq["key_seen"])):
                 for e in interned.get(field, []):
                     iid, name = one(e, "iid"), one(e, "name")
                     if not iid or iid in table:
@@ -207,8 +243,11 @@ def proto_view(trace, schema):
                         fail(where + ": %s %r interned twice" % (field, name))
                     table[iid] = name
                     seen.add(name)
+        event_names, key_names = sq["names"], sq["keys"]
         td = one(p, "track_descriptor")
         if td:
+            if sid != 1:
+                fail(where + ": a track described on sequence %d, not 1" % sid)
             uuid = one(td, "uuid")
             if uuid in tracks:
                 fail(where + ": track %s described twice" % uuid)
@@ -234,12 +273,15 @@ def proto_view(trace, schema):
         if te:
             if not flags & 2:
                 fail(where + ": a TrackEvent without SEQ_NEEDS_INCREMENTAL_STATE")
-            ts = one(p, "timestamp")
             if ts is None:
                 fail(where + ": a TrackEvent without timestamp")
-            uuid = one(te, "track_uuid")
+            uuid = one(te, "track_uuid", sq["track"])
             if uuid not in tracks:
                 fail(where + ": track %s not described before" % uuid)
+            owner = uuid if tracks[uuid][0] != "counter" else tracks[uuid][2]
+            if sid != 1 and owner != sq["track"]:
+                fail(where + ": an event of track %s on sequence %d, track %s's" %
+                     (uuid, sid, sq["track"]))
             typ = one(te, "type")
             name = None
             if typ != "TYPE_SLICE_END" and typ != "TYPE_COUNTER":

@@ -1,5 +1,6 @@
 # efipt timeline as Perfetto's protobuf trace: the format chosen by the
-# output's name or --format; each name written once; bad outputs leave
+# output's name or --format; each name written once; times as deltas on
+# each track's sequence (the checker's sums); bad outputs leave
 # nothing; and the JSON that speedscope reads (tests/cli/speedscope_model.py,
 # a model of its importer's rules). That every slice of the protobuf equals
 # the JSON's is checked on every timeline of t_timeline.sh and t_time.sh
@@ -79,6 +80,25 @@ t = open(sys.argv[1]).read()
 print(t.replace("type: TYPE_SLICE_END", "type: TYPE_INSTANT\n    name_iid: 1", 1))
 '
 pf_rejects "an end turned into an instant" "never end"
+# each track's sequence counts time on clock 64, incremental from 0: the
+# checker sums the deltas as Perfetto does, and refuses a clock that is not
+# incremental, deltas read as whole times, an event on another sequence
+reencode '
+import sys
+print(open(sys.argv[1]).read().replace("is_incremental: true", "is_incremental: false", 1))
+'
+pf_rejects "clock 64 not incremental" "not clock 64 incremental"
+reencode '
+import sys
+print(open(sys.argv[1]).read().replace("    timestamp_clock_id: 64\n", ""))
+'
+pf_rejects "the deltas read as BOOTTIME" "goes back"
+reencode '
+import sys
+t = open(sys.argv[1]).read()
+print(t.replace("trusted_packet_sequence_id: 2\n  track_event", "trusted_packet_sequence_id: 1\n  track_event", 1))
+'
+pf_rejects "an event on the descriptors' sequence" "not described before"
 
 # --- bad outputs leave nothing --------------------------------------------------------
 expect_rc "perfetto: output directory missing" 2 run -o "$TMP/no/x.pftrace"
