@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "host/out/perfetto.h"
+#include "host/util/grow.h"
 
 /* Field numbers, from Perfetto's .proto files (perfetto.h). */
 enum {
@@ -226,17 +227,11 @@ static uint32_t use_key(struct tl_sink *s, struct pft_seq *q, uint32_t key)
 static __attribute__((noinline)) struct pft_seq *seq_new(struct tl_sink *s, int tid)
 {
 	struct pft_writer *w = s->w;
-	if (w->nseq == w->seq_cap) {
-		uint32_t c = w->seq_cap ? w->seq_cap * 2 : 8;
-		struct pft_seq *a = realloc(w->seq, c * sizeof(*a));
-		if (!a) {
-			s->oom = true;
-			return NULL;
-		}
-		w->seq = a;
-		w->seq_cap = c;
-		w->cur = NULL; /* it moved */
+	if (!grow_array((void **)&w->seq, &w->seq_cap, w->nseq, sizeof(*w->seq), 8)) {
+		s->oom = true;
+		return NULL;
 	}
+	w->cur = NULL; /* the array may have moved */
 	struct pft_seq *q = &w->seq[w->nseq];
 	*q = (struct pft_seq){ .id = PROCESS_SEQUENCE + 1 + w->nseq, .tid = tid };
 	w->nseq++;
@@ -434,27 +429,21 @@ slice_packet(struct pft_writer *w, struct pft_seq *q, bool end, uint32_t name, u
 	return true;
 }
 
-/* A slice's begin or end through the buffers, where slice_packet() does
- * not write it: out of line, so that the common case saves no registers. */
-static __attribute__((noinline)) void slice_event(struct tl_sink *s, struct pft_seq *q,
-						  uint64_t ns, uint32_t name, bool end)
+/* pft_slice() where slice_packet() cannot write it: the track's sequence
+ * found or made, and the packet through the buffers when slice_packet()
+ * still cannot (a name to intern, time going back, out_mem full). */
+static __attribute__((noinline)) void slice_slow(struct tl_sink *s, int tid, uint64_t ns,
+						 uint32_t name, bool end)
 {
 	struct pft_writer *w = s->w;
+	struct pft_seq *q = seq_of(s, tid);
+	if (!q || slice_packet(w, q, end, name, ns))
+		return;
 	uint32_t iid = end ? 0 : use_name(s, q, name);
 	event(w, end ? TYPE_SLICE_END : TYPE_SLICE_BEGIN, 0);
 	if (!end) /* an end needs no name (TrackEvent.Type) */
 		pb_uint(&w->ev, TE_NAME_IID, iid);
 	event_packet(s, q, ns);
-}
-
-/* pft_slice() where slice_packet() cannot write it: the track's sequence
- * found or made, the packet through the buffers. */
-static __attribute__((noinline)) void slice_slow(struct tl_sink *s, int tid, uint64_t ns,
-						 uint32_t name, bool end)
-{
-	struct pft_seq *q = seq_of(s, tid);
-	if (q && !slice_packet(s->w, q, end, name, ns))
-		slice_event(s, q, ns, name, end);
 }
 
 /* The common case, the same track as the last event's, without a call

@@ -75,7 +75,8 @@ struct pft_writer {
 	struct ntab keys;		/* debug annotation names */
 	struct pft_seq proc;		/* sequence 1 */
 	struct pft_seq *seq;		/* the thread tracks' */
-	uint32_t nseq, seq_cap;
+	uint32_t nseq;
+	size_t seq_cap;
 	struct pft_seq *cur;		/* the one used last */
 	struct pft_counter *ctr;	/* the counter tracks made */
 	uint32_t nctr, ctr_cap;
