@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -19,18 +18,7 @@
 #include "core/pe_info.h"
 #include "host/input/rundir.h"
 #include "host/qemu/qemu_merge.h"
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb, (void)flag, (void)ftw;
-	remove(path);
-	return 0;
-}
-
-static void rm_tree(const char *dir)
-{
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
+#include "host/util/file_io.h"
 
 /* the mtools image name: a GPT disk has its ESP at 1 MiB (ovmf/mkesp.sh) */
 static int mtools_image(const char *esp, char *img, size_t cap, char *err, size_t errlen)
@@ -363,7 +351,7 @@ int qemu_merge_esp(const char *rundir, const char *esp, const char *before,
 	char tmp[PATH_MAX], runs[PATH_MAX + 16], guest[PATH_MAX + 96];
 	snprintf(tmp, sizeof(tmp), "%s/esp.tmp", rundir);
 	snprintf(runs, sizeof(runs), "%s/efipt", tmp);
-	rm_tree(tmp);
+	remove_tree(tmp);
 	if (mkdir(tmp, 0777)) {
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
 		return -1;
@@ -505,6 +493,6 @@ out:
 	json_decref(gmap);
 	json_decref(pmap);
 	json_decref(gimg);
-	rm_tree(tmp);
+	remove_tree(tmp);
 	return rc;
 }

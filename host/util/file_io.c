@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -423,4 +424,24 @@ const char *term_safe(const char *s)
 	escape(s, false, emit_buf, &b);
 	b.p[b.n] = 0;
 	return b.p;
+}
+
+/* nftw() has no context argument: whether remove_tree() left anything */
+static bool remove_failed;
+
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st, (void)type, (void)ftw;
+	if (remove(path))
+		remove_failed = true;
+	return 0; /* on: what can go, goes */
+}
+
+int remove_tree(const char *path)
+{
+	remove_failed = false;
+	/* depth first, so that a directory is empty when it comes */
+	if (nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS))
+		return -1;
+	return remove_failed ? -1 : 0;
 }

@@ -96,6 +96,10 @@ int atomic_commit(struct atomic_file *af, const char *cmd);
 /* Give up: close and remove the temporary file (af->f may be NULL). */
 void atomic_abort(struct atomic_file *af);
 
+/* path and everything under it, links not followed (as rm -rf): 0, or -1
+ * when anything is left. */
+int remove_tree(const char *path);
+
 /*
  * Strings from a run directory (command line, image and file names) may hold
  * terminal escape sequences. Both show control characters (C0, DEL, C1) and

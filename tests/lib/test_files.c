@@ -1,6 +1,5 @@
 #define _XOPEN_SOURCE 700
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -47,18 +46,4 @@ int tf_mkdirs(const char *path)
 			return 0;
 		*s = c;
 	}
-}
-
-static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)type;
-	(void)ftw;
-	return remove(path) ? -1 : 0;
-}
-
-int tf_remove_tree(const char *path)
-{
-	/* depth first (FTW_DEPTH), not following links out of the tree */
-	return nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -1,7 +1,7 @@
 /*
- * Files the tests make and remove: small fixtures written whole (a
- * failed write is the caller's to check), directories made and removed
- * without a shell.
+ * Files the tests make: small fixtures written whole (a failed write is
+ * the caller's to check), directories made without a shell (removed by
+ * host/util/file_io.h's remove_tree()).
  */
 #ifndef EFIPT_TESTS_TEST_FILES_H
 #define EFIPT_TESTS_TEST_FILES_H
@@ -15,7 +15,5 @@ int tf_write(const char *dir, const char *name, const void *data, size_t n);
 int tf_write_text(const char *dir, const char *name, const char *text);
 /* path and every directory above it that is missing (as mkdir -p): 0 or -1. */
 int tf_mkdirs(const char *path);
-/* path and everything under it (as rm -rf): 0, or -1 when anything is left. */
-int tf_remove_tree(const char *path);
 
 #endif

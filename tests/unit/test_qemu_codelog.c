@@ -14,7 +14,7 @@
 #include "host/input/code_changes.h"
 #include "qemu-plugin/codelog.h"
 #include "qemu-plugin/codemap.h"
-#include "lib/test_files.h"
+#include "host/util/file_io.h"
 
 static const uint8_t up[] = { 0x31, 0xc0, 0xff, 0xc0, 0xc3 };		/* xor; inc; ret */
 static const uint8_t down[] = { 0xb8, 0x0a, 0x00, 0x00, 0x00 };	/* mov eax,10 */
@@ -209,7 +209,7 @@ int main(void)
 	      "no file where the manifest counts changes: refused");
 	several_cpus(dir);
 	fresh_memory(dir);
-	if (tf_remove_tree(dir))
+	if (remove_tree(dir))
 		printf("# %s left behind\n", dir);
 	return check_exit();
 }

@@ -18,6 +18,7 @@
 #include "check.h"
 #include "host/qemu/qemu_merge.h"
 #include "lib/fv_build.h"
+#include "host/util/file_io.h"
 #include "lib/test_files.h"
 
 #define SNAP "mem-0000000000100000.bin"
@@ -135,7 +136,7 @@ int main(void)
 	CHECK(!mkdir(path, 0700), "fv_names: the snapshot made a directory");
 	check_unsearched("a snapshot that is a directory", "not a regular file", 0);
 
-	if (tf_remove_tree(dir))
+	if (remove_tree(dir))
 		printf("# %s left behind\n", dir);
 	return check_exit();
 }

@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "host/qemu/qemu_merge.h"
+#include "host/util/file_io.h"
 #include "lib/test_files.h"
 
 static char top[64] = "/tmp/efipt-merge-XXXXXX";
@@ -127,7 +128,7 @@ int main(void)
 	       "start=guest: a WRMSR outside the run's images: not the run, said with the address",
 	       "rc %d: %s", rc, err);
 
-	if (tf_remove_tree(top))
+	if (remove_tree(top))
 		printf("# %s left behind\n", top);
 	return check_exit();
 }

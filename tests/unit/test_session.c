@@ -20,6 +20,7 @@
 #include "host/cmd/commands.h"
 #include "host/input/session.h"
 #include "host/util/opts.h"
+#include "host/util/file_io.h"
 #include "lib/test_files.h"
 
 /* ---- counters ------------------------------------------------------------ */
@@ -330,7 +331,7 @@ int main(void)
 	}
 	test_api();
 	test_commands();
-	if (tf_remove_tree(dir))
+	if (remove_tree(dir))
 		printf("# %s left behind\n", dir);
 	return check_exit();
 }
