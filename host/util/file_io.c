@@ -1,4 +1,7 @@
 /* Host file helpers; see file_io.h. */
+/* nftw() (XSI) also where the build does not ask for _GNU_SOURCE (fuzz) */
+#define _XOPEN_SOURCE 700
+#define _DEFAULT_SOURCE
 #include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
