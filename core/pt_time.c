@@ -6,18 +6,50 @@
 
 #include "core/mem.h"
 
+/* The MTC timing the configuration allows: a ratio, and MTCFreq at most
+ * 15 (the TMA's 16 CTC bits hold an MTC's at most). */
+static bool mtc_usable(const struct pttime_config *c)
+{
+	return c->cpuid15_eax && c->cpuid15_ebx && c->mtc_freq <= 15;
+}
+
 void pttime_init(struct pttime *t, const struct pttime_config *cfg)
 {
 	efipt_memset(t, 0, sizeof(*t));
 	t->cfg = *cfg;
+	if (mtc_usable(cfg)) {
+		/* below 2^47: the product needs no wider type */
+		uint64_t p = ((uint64_t)1 << cfg->mtc_freq) * cfg->cpuid15_ebx;
+		t->period_tsc = p / cfg->cpuid15_eax;
+		t->period_rem = p % cfg->cpuid15_eax;
+	}
 }
 
-/* Crystal clock ticks to TSC ticks: ctc * EBX / EAX (33.8.3), without
- * overflowing the product and without 128-bit division. */
-static uint64_t ctc_to_tsc(const struct pttime *t, uint64_t ctc)
+/*
+ * delta more crystal clock ticks since the TMA's edge, in TSC ticks:
+ * ctc * EBX / EAX (33.8.3), kept as a quotient and a remainder so that
+ * the sum is exact, as if converted whole. An MTC period (the usual
+ * delta) takes no division; delta is below 2^23 (255 periods of at most
+ * 2^15 ticks), so delta * EBX fits in 64 bits.
+ */
+static void ctc_add(struct pttime *t, uint64_t delta)
 {
-	uint64_t eax = t->cfg.cpuid15_eax, ebx = t->cfg.cpuid15_ebx;
-	return ctc / eax * ebx + ctc % eax * ebx / eax;
+	uint64_t eax = t->cfg.cpuid15_eax, q, r;
+	if (delta == (uint64_t)1 << t->cfg.mtc_freq) {
+		q = t->period_tsc;
+		r = t->period_rem;
+	} else {
+		uint64_t p = delta * t->cfg.cpuid15_ebx;
+		q = p / eax;
+		r = p % eax;
+	}
+	t->ctc += delta;
+	t->ctc_tsc += q;
+	t->ctc_rem += r;
+	if (t->ctc_rem >= eax) {
+		t->ctc_rem -= eax;
+		t->ctc_tsc++;
+	}
 }
 
 /* Core cycles to TSC ticks: the TSC runs at the nominal ratio, the core at
@@ -58,6 +90,8 @@ void pttime_tma(struct pttime *t, uint16_t ctc, uint16_t fc)
 	t->fine += fc;
 	t->edge = t->base;
 	t->ctc = 0;
+	t->ctc_tsc = 0;
+	t->ctc_rem = 0;
 	t->tma_ctc = ctc;
 	t->have_tma = true;
 	t->have_mtc = false;
@@ -76,7 +110,7 @@ void pttime_mtc(struct pttime *t, uint8_t payload)
 	unsigned n = t->cfg.mtc_freq;
 	uint64_t delta;
 
-	if (!t->have_tma || !t->cfg.cpuid15_eax || !t->cfg.cpuid15_ebx || n > 15) {
+	if (!t->have_tma || !mtc_usable(&t->cfg)) {
 		t->lost_mtc++; /* no CTC to count from, or no ratio */
 		return;
 	}
@@ -94,9 +128,9 @@ void pttime_mtc(struct pttime *t, uint8_t payload)
 	}
 	t->mtc = payload;
 	t->have_mtc = true;
-	/* one conversion from the TMA's edge: no rounding error adds up */
-	t->ctc += delta;
-	t->base = t->edge + ctc_to_tsc(t, t->ctc);
+	/* counted from the TMA's edge: no rounding error adds up */
+	ctc_add(t, delta);
+	t->base = t->edge + t->ctc_tsc;
 	t->fine = 0;
 	t->cyc = 0;
 	t->lost_cyc = 0; /* a fresh base: earlier CYC trouble no longer counts */

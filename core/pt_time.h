@@ -42,6 +42,10 @@ struct pttime {
 	uint64_t cyc;		/* core cycles since fine, all at ratio cbr */
 	uint64_t edge;		/* TSC at the crystal clock edge before the TMA */
 	uint64_t ctc;		/* crystal clock ticks from that edge to the last MTC */
+	/* ctc in TSC ticks, ctc * EBX = ctc_tsc * EAX + ctc_rem (0 <= ctc_rem
+	 * < EAX), kept up to date per MTC without a division; and an MTC
+	 * period's (2^MTCFreq crystal ticks) share of it, computed once */
+	uint64_t ctc_tsc, ctc_rem, period_tsc, period_rem;
 	uint32_t lost_mtc;	/* since the last TSC */
 	uint32_t lost_cyc;	/* since the last TSC or MTC */
 	uint16_t tma_ctc;	/* TMA's CTC[15:0] */

@@ -2,7 +2,8 @@
  * Time tracking (core/pt_time.h) against values worked out by hand from the
  * SDM's formulas (Vol. 3C 33.8.3): TSC only, TMA + MTC with the 8-bit
  * payload wrapping, lost MTCs, CYC converted at nominal : CBR, TMA's
- * FastCounter, MTCFreq above 8, and SKL168.
+ * FastCounter, MTCFreq above 8, and SKL168; and long MTC runs against
+ * the crystal clock converted whole (128-bit) for many CPUID.15H ratios.
  */
 #include <stdio.h>
 #include <string.h>
@@ -52,8 +53,66 @@ static uint32_t lost_cyc(void)
 	CHECKF((got) == (want), name, "got %llu, want %llu", (unsigned long long)(got), \
 	       (unsigned long long)(want))
 
+/* xorshift64: the same runs every time */
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+/*
+ * 33.8.3: after the TMA and every MTC the estimate is the TSC at the
+ * crystal clock edge plus every crystal tick since, times EBX / EAX, as
+ * one product (what the decoder keeps as a running quotient and
+ * remainder must never drift from it). Runs of MTCs, mostly one period
+ * apart, some with lost MTCs or none between, for ratios from 1:1 to
+ * 32-bit EAX and EBX.
+ */
+static void mtc_runs_exact(void)
+{
+	static const uint32_t ratios[][2] = {
+		{ 1, 1 }, { 2, 84 }, { 2, 168 }, { 3, 250 }, { 7, 1000 }, { 0xffffffffu, 1 },
+		{ 1, 0xffffffffu }, { 0xfffffffbu, 0xfffffffdu }, { 1000003, 999983 },
+	};
+	unsigned bad = 0, runs = 0, estimates = 0;
+	for (size_t r = 0; r < sizeof(ratios) / sizeof(ratios[0]) + 40; r++) {
+		uint32_t eax = r < sizeof(ratios) / sizeof(ratios[0]) ? ratios[r][0]
+								   : (uint32_t)rnd() | 1;
+		uint32_t ebx = r < sizeof(ratios) / sizeof(ratios[0]) ? ratios[r][1]
+								   : (uint32_t)(rnd() >> 32) | 1;
+		unsigned n = (unsigned)(r % 16), bits = n + 8 < 16 ? n + 8 : 16;
+		init(eax, ebx, (uint8_t)n, 0, false);
+		uint64_t tsc = rnd() >> 8;
+		uint16_t tma_ctc = (uint16_t)rnd(), fc = (uint16_t)(rnd() & 0x1ff);
+		pttime_tsc(&t, tsc);
+		pttime_tma(&t, tma_ctc, fc);
+		uint8_t payload = (uint8_t)rnd();
+		uint64_t ticks = (((uint32_t)payload << n) - tma_ctc) & ((1u << bits) - 1);
+		pttime_mtc(&t, payload);
+		for (unsigned i = 0; i < 20000; i++) {
+			unsigned __int128 want = (unsigned __int128)ticks * ebx / eax;
+			if (now() != tsc - fc + (uint64_t)want)
+				bad++;
+			estimates++;
+			uint64_t x = rnd() % 64;
+			unsigned periods = x < 60 ? 1 : x < 62 ? (unsigned)(rnd() % 256) : 255;
+			payload = (uint8_t)(payload + periods);
+			ticks += (uint64_t)(uint8_t)periods << n;
+			pttime_mtc(&t, payload);
+		}
+		runs++;
+	}
+	CHECKF(bad == 0, "mtc runs: the estimate is the whole crystal count times ebx/eax",
+	       "%u of %u estimates (%u runs) differ", bad, estimates, runs);
+}
+
 int main(void)
 {
+	mtc_runs_exact();
+
 	/* 33.4.2.11: no time before the first TSC, then the TSC itself */
 	init(2, 84, 3, 24, false);
 	EQ(now(), ~0ull, "no time before a tsc");
