@@ -473,6 +473,19 @@ static bool skd007_cut(struct ptflow_decoder *d, uint64_t off, const struct ptpk
 	return false;
 }
 
+/* See pt_flow_int.h. */
+void ptflow_read_mtc(struct ptflow_decoder *d)
+{
+	struct ptpkt p;
+	p.type = ptpkt_mtc;
+	p.size = PT_SIZE_MTC;
+	p.u.mtc.ctc = d->pk.pos[1];
+	d->pk.pos += PT_SIZE_MTC;
+	d->stat.packets++;
+	d->steps = 0;
+	timing(d, &p);
+}
+
 /*
  * Read packets until a TNT (bits loaded) or a packet that matters to the
  * flow (d->pend). IP packets are reconstructed against Last IP here, in
@@ -492,6 +505,10 @@ static int fetch_packets(struct ptflow_decoder *d)
 		if (d->pk.sync && !d->pk.block && d->pk.pos < d->pk.end &&
 		    (ip_packet(d) || mode_exec_packet(d)))
 			return 0;
+		if (mtc_next(d)) {
+			ptflow_read_mtc(d);
+			continue;
+		}
 		int r = ptpkt_next(&d->pk, &p);
 		if (r < 0)
 			return r;

@@ -263,6 +263,18 @@ static inline __attribute__((always_inline)) unsigned short_tnt(struct ptflow_de
 	return n;
 }
 
+/*
+ * MTC (33.4.2.12) at the read position, outside BBP blocks, with no
+ * fetch error waiting: a timed trace has about as many MTCs as TNTs, and
+ * their two bytes need nothing of the general decoder (ptflow_read_mtc()).
+ */
+static inline bool mtc_next(const struct ptflow_decoder *d)
+{
+	const uint8_t *q = d->pk.pos;
+	return d->pk.sync && !d->pk.block && !d->fetch_err && d->pk.end - q >= PT_SIZE_MTC &&
+	       q[0] == PT_OPC_MTC;
+}
+
 /* A packet of this type is pending. */
 static inline bool pend_is(const struct ptflow_decoder *d, int type)
 {
@@ -304,6 +316,9 @@ static inline bool plain_tip(const struct ptflow_decoder *d)
  * (-ptpkt_err_eos at the end of the trace).
  */
 int ptflow_fetch(struct ptflow_decoder *d);
+/* Read the MTC at the read position (mtc_next()) into the time estimate,
+ * handing over the blocks before it first (ptflow_blocks_timed()). */
+void ptflow_read_mtc(struct ptflow_decoder *d);
 /* An event without payload to the sink (counted only without one). */
 void ptflow_event(struct ptflow_decoder *d, int type, uint64_t off, bool has_ip, uint64_t ip);
 /* TIP.PGE: tracing starts at ip (off: the packet). */

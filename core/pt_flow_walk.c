@@ -191,6 +191,11 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 				steps = 0;
 			} else if (d->pk.sync && !d->pk.block && d->pk.pos < d->pk.end && ip_packet(d)) {
 				steps = 0;
+			} else if (mtc_next(d)) {
+				/* as ptflow_fetch() would, without leaving */
+				ptflow_read_mtc(d);
+				steps = 0;
+				continue;
 			} else {
 				d->tnt_n = 0;
 				d->steps = steps;
