@@ -252,9 +252,26 @@ void ptflow_hand_over(struct ptflow_decoder *d, const struct ptflow_blk *b, size
 	batch.b = b;
 	batch.n = n;
 	batch.tsc = 0;
-	/* counts hold no time */
-	batch.has_time = !execs && pttime_get(&d->time, &batch.tsc, NULL, NULL);
-	batch.cbr = execs ? 0 : d->time.cbr;
+	batch.cbr = 0;
+	batch.has_time = false;
+	batch.marks = NULL;
+	batch.nmarks = 0;
+	if (execs) {
+		/* counts hold no time */
+	} else if (d->blk_timed && b == d->blk) {
+		/* a mark at the end belongs to no block: the next batch's */
+		uint32_t k = d->blk_nmarks;
+		if (k && d->blk_marks[k - 1].at >= n)
+			k--;
+		batch.has_time = d->blk_time.has_time;
+		batch.tsc = d->blk_time.tsc;
+		batch.cbr = d->blk_time.cbr;
+		batch.marks = d->blk_marks;
+		batch.nmarks = k;
+	} else {
+		batch.has_time = pttime_get(&d->time, &batch.tsc, NULL, NULL);
+		batch.cbr = d->time.cbr;
+	}
 	batch.image = &d->cfg.image;
 	batch.execs = execs;
 	d->on_blocks(d->sink.ctx, &batch);
@@ -267,6 +284,10 @@ void ptflow_blk_flush(struct ptflow_decoder *d)
 		ptflow_hand_over(d, d->blk, n, NULL);
 		d->blk_waiting = d->blk_open;
 	}
+	if (d->blk_nmarks) { /* the time now: the next batch's */
+		d->blk_time = d->blk_marks[d->blk_nmarks - 1];
+		d->blk_nmarks = 0;
+	}
 	d->blk_cur = d->blk;
 	d->blk_open = false;
 	d->blk_merge = NULL;
@@ -275,6 +296,7 @@ void ptflow_blk_flush(struct ptflow_decoder *d)
 void ptflow_on_blocks(struct ptflow_decoder *d, ptflow_blocks_fn fn)
 {
 	d->on_blocks = fn;
+	d->blk_nmarks = 0;
 	d->blk_cur = d->blk;
 	d->blk_open = false;
 	d->blk_merge = NULL;
@@ -297,6 +319,10 @@ void ptflow_blocks_counted(struct ptflow_decoder *d, uint64_t *counts)
 void ptflow_blocks_timed(struct ptflow_decoder *d, bool on)
 {
 	d->blk_timed = on;
+	d->blk_nmarks = 0;
+	efipt_memset(&d->blk_time, 0, sizeof(d->blk_time));
+	d->blk_time.has_time = pttime_get(&d->time, &d->blk_time.tsc, NULL, NULL);
+	d->blk_time.cbr = d->time.cbr;
 }
 
 void ptflow_on_progress(struct ptflow_decoder *d, void (*fn)(void *ctx, uint64_t offset),
@@ -419,16 +445,24 @@ int ptflow_init(struct ptflow_decoder *d, const struct ptflow_config *cfg,
 
 /* ---- packets -------------------------------------------------------------- */
 
-/* A timing packet to the time estimate (33.8.3). */
+/* A timing packet to the time estimate (33.8.3); with
+ * ptflow_blocks_timed(), the blocks walked so far ran before it: the
+ * blocks from here on have the new time (a mark, or the batch's time). */
 static void timing(struct ptflow_decoder *d, const struct ptpkt *p)
 {
-	/* the blocks walked so far ran before this packet: hand them over
-	 * while ptflow_time() still gives their time */
-	if (d->blk_timed && d->blk_cur != d->blk &&
-	    (p->type == ptpkt_tsc || p->type == ptpkt_mtc || p->type == ptpkt_cyc ||
-	     p->type == ptpkt_tma || p->type == ptpkt_cbr))
-		ptflow_blk_flush(d);
 	pttime_packet(&d->time, p);
+	if (!d->blk_timed || !(p->type == ptpkt_tsc || p->type == ptpkt_mtc || p->type == ptpkt_cyc ||
+			       p->type == ptpkt_tma || p->type == ptpkt_cbr))
+		return;
+	/* no block before it takes what comes after (a quiet chain's) */
+	d->blk_merge = NULL;
+	uint32_t at = (uint32_t)(d->blk_cur - d->blk), k = d->blk_nmarks;
+	struct ptflow_time_mark *m = !at ? &d->blk_time
+				   : k && d->blk_marks[k - 1].at == at ? &d->blk_marks[k - 1]
+				   : &d->blk_marks[d->blk_nmarks++];
+	m->has_time = pttime_get(&d->time, &m->tsc, NULL, NULL);
+	m->cbr = d->time.cbr;
+	m->at = at;
 }
 
 /* The trace byte at stream offset off (inside the buffer). */

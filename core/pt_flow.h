@@ -207,14 +207,24 @@ struct ptflow_blk {
 };
 #define PTFLOW_BLK_BATCH 64	/* blocks per call, at most */
 
+/* ptflow_blocks_timed(): where the time moved inside a batch (a timing
+ * packet between two blocks): from block at on, the estimate is tsc
+ * (has_time: valid) and the core:bus ratio cbr. */
+struct ptflow_time_mark {
+	uint64_t tsc;
+	uint32_t at;
+	uint8_t cbr;
+	bool has_time;
+};
+
 /*
  * A batch of blocks as ptflow_on_blocks() hands it over, with what a
  * consumer needs of the decoder at that point, so that none holds the
  * decoder while it delivers: the blocks b[0..n) in the order they ran (an
  * event is delivered after the blocks before it), the time estimate and
- * core:bus ratio when the batch left the decoder (the time of each of its
- * blocks with ptflow_blocks_timed()), and the code they ran in, for
- * ptflow_blk_lens().
+ * core:bus ratio when the batch left the decoder (with
+ * ptflow_blocks_timed(): those of its first blocks, and marks where they
+ * change), and the code they ran in, for ptflow_blk_lens().
  */
 struct ptflow_batch {
 	const struct ptflow_blk *b;
@@ -228,7 +238,29 @@ struct ptflow_batch {
 	 * conditional branch (the way it went); the batch is in no order.
 	 * NULL: each block ran once, in the order given. */
 	const uint64_t *execs;
+	/* ptflow_blocks_timed(): the time of b[0] up to marks[0].at is the
+	 * one above, then each mark's; 0 < marks[k].at < n, increasing */
+	const struct ptflow_time_mark *marks;
+	size_t nmarks;
 };
+
+/* Part k (0..nmarks) of a batch: its blocks of one time, as a batch of
+ * their own (no marks; never empty). */
+static inline struct ptflow_batch ptflow_batch_part(const struct ptflow_batch *bt, size_t k)
+{
+	struct ptflow_batch p = *bt;
+	size_t from = k ? bt->marks[k - 1].at : 0, to = k < bt->nmarks ? bt->marks[k].at : bt->n;
+	if (k) {
+		p.has_time = bt->marks[k - 1].has_time;
+		p.tsc = bt->marks[k - 1].tsc;
+		p.cbr = bt->marks[k - 1].cbr;
+	}
+	p.b = bt->b + from;
+	p.n = to - from;
+	p.marks = 0;
+	p.nmarks = 0;
+	return p;
+}
 
 typedef void (*ptflow_blocks_fn)(void *ctx, const struct ptflow_batch *batch);
 
@@ -348,6 +380,9 @@ struct ptflow_decoder {
 					 * which takes the next one's counts */
 	bool blk_open;		/* the last buffered block waits for its next */
 	bool blk_timed;		/* ptflow_blocks_timed() */
+	/* with it: the time of blk[0] on, and where it changes in blk */
+	struct ptflow_time_mark blk_time, blk_marks[PTFLOW_BLK_BATCH];
+	uint32_t blk_nmarks;
 	bool blk_waiting;	/* the last block handed over waits for its next */
 	uint64_t *counts;	/* ptflow_blocks_counted() */
 	bool stop;		/* ptflow_stop() */
@@ -432,13 +467,14 @@ void ptflow_blk_regions(struct ptflow_decoder *d, uint64_t (*region)(void *ctx, 
 void ptflow_blocks_counted(struct ptflow_decoder *d, uint64_t *counts);
 
 /*
- * Deliver blocks before every timing packet (TSC, MTC, CYC, TMA, CBR), so
- * that ptflow_time() read when a batch arrives is the time of each of its
- * blocks: the estimate after the last timing packet read before the walk
- * reached the block's end (33.8.3; the decoder reads the packet that
- * steers a branch before walking to it, so a block counts as earlier than
- * the timing packets between that packet and its end). Costs nothing on a
- * trace without timing packets.
+ * Give each block its time: the estimate after the last timing packet
+ * (TSC, MTC, CYC, TMA, CBR) read before the walk reached the block's end
+ * (33.8.3; the decoder reads the packet that steers a branch before
+ * walking to it, so a block counts as earlier than the timing packets
+ * between that packet and its end). A batch's time is that of its first
+ * blocks; where it changes, a mark says so (struct ptflow_batch), so a
+ * timed trace (an MTC every few blocks) still comes in full batches.
+ * Costs nothing on a trace without timing packets.
  */
 void ptflow_blocks_timed(struct ptflow_decoder *d, bool on);
 

@@ -405,7 +405,8 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 	}
 	d->ip = ip;
 out:
-	if (open && !blocks) { /* none delivered: it still waits */
+	/* none delivered: it still waits (unless handed over meanwhile) */
+	if (open && !blocks && open == d->blk_cur - 1) {
 		open->next = 0;
 		d->blk_open = true;
 	}

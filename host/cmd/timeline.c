@@ -542,14 +542,19 @@ static const char *event_name(const struct ptflow_event *ev)
 	}
 }
 
-/* A batch of blocks through the model; the times of --from and --to;
- * what is known written. */
+/* A batch of blocks through the model, each part of one time
+ * (ptflow_batch_part()) with the times of --from and --to and the DEBUG
+ * lines it passed; then what is known written (when makes no difference
+ * to what: the queue's order is fixed as items come). */
 static void on_batch(void *ctx, const struct ptflow_batch *b)
 {
 	struct tl *l = ctx;
-	cs_on_blocks(l->cs, b);
-	window_times(l, l->cs);
-	place_debug_lines(l, l->cs);
+	for (size_t k = 0; k <= b->nmarks; k++) {
+		struct ptflow_batch part = ptflow_batch_part(b, k);
+		cs_on_blocks(l->cs, &part);
+		window_times(l, l->cs);
+		place_debug_lines(l, l->cs);
+	}
 	show_long(l);
 	flush_queue(l, false);
 }

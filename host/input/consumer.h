@@ -20,7 +20,7 @@ struct flow_consumer {
 	/* blocks merged inside regions (ptflow_blk_regions()): used when
 	 * every consumer of blocks has regions (the smallest region wins) */
 	uint64_t (*region)(void *ctx, uint64_t ip);
-	bool timed;			/* blocks before each timing packet */
+	bool timed;			/* each block's time (ptflow_blocks_timed()) */
 	uint64_t until;			/* enough after this many instructions
 					 * (0: the whole trace) */
 	bool counted;			/* takes blocks counted, in no order

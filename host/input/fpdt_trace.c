@@ -13,9 +13,9 @@ struct windows {
 	int overlap;
 };
 
-static void on_batch(void *ctx, const struct ptflow_batch *b)
+/* The blocks of one time (a batch's part, ptflow_batch_part()). */
+static void on_part(struct windows *x, const struct ptflow_batch *b)
 {
-	struct windows *x = ctx;
 	const struct image_list *l = &x->t->images;
 	uint64_t ns = b->has_time ? session_ns(x->t, b->tsc) : 0;
 	for (size_t i = 0; i < b->n; i++) {
@@ -31,6 +31,14 @@ static void on_batch(void *ctx, const struct ptflow_batch *b)
 		if (!w->timed || ns > w->last)
 			w->last = ns;
 		w->timed = true;
+	}
+}
+
+static void on_batch(void *ctx, const struct ptflow_batch *b)
+{
+	for (size_t k = 0; k <= b->nmarks; k++) {
+		struct ptflow_batch part = ptflow_batch_part(b, k);
+		on_part(ctx, &part);
 	}
 }
 

@@ -800,8 +800,7 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 	ptflow_blocks_fn batch = fan_batch;
 	if (n == 1 && !f.until && !f.some_done) {
 		/* one consumer with nothing to stop at: the decoder calls it
-		 * directly (with a timed consumer, a batch can be a few blocks
-		 * long: before each MTC) */
+		 * directly */
 		sink = (struct ptflow_sink){ c[0].ctx, c[0].run, c[0].event };
 		batch = c[0].batch;
 	}

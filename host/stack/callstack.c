@@ -471,35 +471,50 @@ void cs_on_blocks(void *ctx, const struct ptflow_batch *bt)
 	const struct ptflow_blk *b = bt->b, *e = b + bt->n, *prev = NULL;
 	bool plain = !cs->pend || plain_class(cs->pend_class);
 	uint64_t lo = cs->near_lo, hi = cs->near_hi, batch = cs->batch, insns = cs->insns;
-	for (; b < e; b++) {
-		if (!b->ninsn)
-			continue;
-		if (plain && b->ip - lo < hi - lo && (uint64_t)b->size - 1 < hi - b->ip) {
-			/* a jump or fall-through inside the range known to be the
-			 * top frame's function: counted whole, no lookup, and
-			 * no frame changes (near is forgotten when one does) */
-			batch += b->ninsn;
-			insns += b->ninsn;
-		} else {
-			/* a frame may change: the common ones, a return to the
-			 * caller and a call into a function, without arrive() */
+	for (size_t k = 0;; k++) {
+		/* the blocks up to where the time moves next (a mark) */
+		const struct ptflow_blk *to = k < bt->nmarks ? bt->b + bt->marks[k].at : e;
+		for (; b < to; b++) {
+			if (!b->ninsn)
+				continue;
+			if (plain && b->ip - lo < hi - lo && (uint64_t)b->size - 1 < hi - b->ip) {
+				/* a jump or fall-through inside the range known to
+				 * be the top frame's function: counted whole, no
+				 * lookup, and no frame changes (near is forgotten
+				 * when one does) */
+				batch += b->ninsn;
+				insns += b->ninsn;
+			} else {
+				/* a frame may change: the common ones, a return to
+				 * the caller and a call into a function, without
+				 * arrive() */
+				cs->batch = batch;
+				cs->insns = insns;
+				if (prev && is_return(prev->iclass) &&
+				    returns_to_caller(cs, b->ip, b->size)) {
+					return_to_caller(cs, b->ip);
+					add_insns(cs, b->ip, b->ninsn, cs->near_hi);
+				} else if (!(prev && call_into(cs, prev, b))) {
+					if (prev)
+						ended(cs, prev->iclass, prev->ip + prev->size);
+					slow_block(cs, b, bt->image);
+				}
+				lo = cs->near_lo;
+				hi = cs->near_hi;
+				batch = cs->batch;
+				insns = cs->insns;
+			}
+			plain = plain_class(b->iclass);
+			prev = b;
+		}
+		if (k == bt->nmarks)
+			break;
+		if (bt->marks[k].has_time) { /* the instructions before it first */
 			cs->batch = batch;
 			cs->insns = insns;
-			if (prev && is_return(prev->iclass) && returns_to_caller(cs, b->ip, b->size)) {
-				return_to_caller(cs, b->ip);
-				add_insns(cs, b->ip, b->ninsn, cs->near_hi);
-			} else if (!(prev && call_into(cs, prev, b))) {
-				if (prev)
-					ended(cs, prev->iclass, prev->ip + prev->size);
-				slow_block(cs, b, bt->image);
-			}
-			lo = cs->near_lo;
-			hi = cs->near_hi;
+			cs_time(cs, bt->marks[k].tsc, bt->marks[k].cbr);
 			batch = cs->batch;
-			insns = cs->insns;
 		}
-		plain = plain_class(b->iclass);
-		prev = b;
 	}
 	cs->batch = batch;
 	cs->insns = insns;

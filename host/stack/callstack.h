@@ -130,9 +130,9 @@ struct callstack {
 	 * function, one lookup range (empty after the top frame changes) */
 	uint64_t near_lo, near_hi;
 	/* Time (docs/symbols.md, "Time"): each batch of blocks brings the
-	 * decoder's estimate (TSC) when it was handed over (the decoder
-	 * delivers them before each timing packet: ptflow_blocks_timed()),
-	 * each event its own. The time a frame changes is the time of the
+	 * decoder's estimate (TSC) of its first blocks and a mark where it
+	 * moved on (ptflow_blocks_timed(), struct ptflow_time_mark), each
+	 * event its own. The time a frame changes is the time of the
 	 * block that changes it; time only moves on at timing packets, so
 	 * nothing is done per instruction. */
 	bool timed;		/* a time seen: now is valid */

@@ -130,9 +130,19 @@ static void on_run(void *ctx, const struct ptflow_run *r)
 	s->insns += r->ninsn;
 }
 
+/* A timed batch's marks lie inside it, in order (struct ptflow_batch). */
+static void check_marks(const struct ptflow_batch *b)
+{
+	for (size_t k = 0; k < b->nmarks; k++)
+		if (!b->marks[k].at || b->marks[k].at >= b->n ||
+		    (k && b->marks[k].at <= b->marks[k - 1].at))
+			__builtin_trap();
+}
+
 /* Blocks, expanded into the instructions on_run() would see. */
 static void on_blocks(void *ctx, const struct ptflow_batch *batch)
 {
+	check_marks(batch);
 	const struct ptflow_blk *b = batch->b;
 	size_t n = batch->n;
 	for (size_t i = 0; i < n; i++) {
@@ -159,6 +169,7 @@ static void on_region_blocks(void *ctx, const struct ptflow_batch *batch)
 	struct seen *s = ctx;
 	const struct ptflow_blk *b = batch->b;
 	size_t n = batch->n;
+	check_marks(batch);
 	for (size_t i = 0; i < n; i++) {
 		uint8_t lens[PTFLOW_BLOCK_MAX];
 		uint64_t end = region_end(NULL, b[i].ip);
@@ -222,6 +233,12 @@ static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
 		cfg.errata = ptflow_errata_for_cpu(6, 0x4e, -1);
 	if (data[0] & 8)
 		cfg.errata |= ptflow_errata_for_cpu(6, 0x5c, -1) | PTFLOW_ERRATUM_SKZ84;
+	/* MTCs and CYCs count (an estimate that moves: marks in timed
+	 * batches) */
+	cfg.cpuid15_eax = 2;
+	cfg.cpuid15_ebx = 168;
+	cfg.mtc_freq = 3;
+	cfg.nom_freq = 24;
 	struct ptflow_sink sink = { s, data[0] & 0x40 && !blocks ? on_run : NULL, on_event };
 	if (ptflow_init(&d, &cfg, &sink))
 		__builtin_trap();

@@ -98,20 +98,42 @@ static int nop_read(void *ctx, uint64_t addr, uint8_t *buf, size_t n)
 }
 static const struct ptimg nops = { nop_read, NULL };
 
-/* A decoder's time estimate, as each batch brings it (0: none yet). */
-static uint64_t fake_tsc;
+/* A decoder's time estimate, as each batch brings it (0: none yet);
+ * batched, as the decoder times them (ptflow_blocks_timed()): the time of
+ * the first pending blocks, and a mark where it moved. */
+static uint64_t fake_tsc, pending_tsc;
+static struct ptflow_time_mark marks[PTFLOW_BLK_BATCH];
+static size_t nmarks;
 
 static void blocks(const struct ptflow_blk *b, size_t n)
 {
-	struct ptflow_batch batch = { b, n, fake_tsc != 0, fake_tsc, 0, &nops, NULL };
+	struct ptflow_batch batch = { b, n, fake_tsc != 0, fake_tsc, 0, &nops, NULL, NULL, 0 };
 	cs_on_blocks(&cs, &batch);
 }
 
 static void flush_blocks(void)
 {
-	if (npending)
-		blocks(pending, npending);
+	if (npending) {
+		struct ptflow_batch batch = { pending, npending, pending_tsc != 0, pending_tsc, 0,
+					      &nops, NULL, marks, nmarks };
+		cs_on_blocks(&cs, &batch);
+	}
 	npending = 0;
+	nmarks = 0;
+}
+
+/* A block into the pending batch at the time now. */
+static void pend_block(const struct ptflow_blk *b)
+{
+	if (npending == PTFLOW_BLK_BATCH)
+		flush_blocks();
+	uint64_t last = nmarks ? marks[nmarks - 1].tsc : pending_tsc;
+	if (!npending)
+		pending_tsc = fake_tsc;
+	else if (fake_tsc != last)
+		marks[nmarks++] = (struct ptflow_time_mark){ fake_tsc, (uint32_t)npending, 0,
+							     fake_tsc != 0 };
+	pending[npending++] = *b;
 }
 
 static void start(void)
@@ -126,6 +148,8 @@ static void start(void)
 	img.sf = &sf;
 	memset(&lg, 0, sizeof(lg));
 	fake_tsc = 0;
+	npending = 0;
+	nmarks = 0;
 	lg.prof = profile_listener(&lg.p);
 	struct cs_listener ls = { &lg, on_enter, on_leave, on_insns, on_time };
 	symtab_init(&st, &img, 1);
@@ -142,9 +166,7 @@ static void run(uint64_t rva, uint32_t n, int last)
 			blocks(&b, 1);
 			return;
 		}
-		if (npending == PTFLOW_BLK_BATCH)
-			flush_blocks();
-		pending[npending++] = b;
+		pend_block(&b);
 		return;
 	}
 	struct ptflow_run r = { BASE + rva, ones, n, X86_MODE_64, (uint8_t)last };
@@ -421,10 +443,13 @@ static void time_case(void)
 	run(0x103, 2, X86_IC_OTHER);
 	fake_tsc = 1400;
 	run(0x105, 1, X86_IC_OTHER);		/* 100 on main's */
+	flush_blocks();
 	cs_finish(&cs);
 	CHECKF(prof("A")->excl_t == 300 && prof("A")->incl_t == 300 &&
 	       prof("main")->excl_t == 100 && prof("main")->incl_t == 400,
-	       via_blocks ? "time: blocks: exclusive and inclusive" : "time: runs: exclusive and inclusive",
+	       batched ? "time: batches with marks: exclusive and inclusive"
+	       : via_blocks ? "time: blocks: exclusive and inclusive"
+			    : "time: runs: exclusive and inclusive",
 	       "A %llu/%llu main %llu/%llu", (unsigned long long)prof("A")->excl_t,
 	       (unsigned long long)prof("A")->incl_t, (unsigned long long)prof("main")->excl_t,
 	       (unsigned long long)prof("main")->incl_t);
@@ -448,13 +473,15 @@ static void irq_time_case(void)
 	run(0x202, 2, X86_IC_RET_NEAR);		/* H still on top: 50 */
 	fake_tsc = 1300;
 	run(0x103, 1, X86_IC_OTHER);		/* A: 150 */
+	flush_blocks();
 	cs_finish(&cs);
 	const struct profile_fn *h = prof("H"), *a = prof("A"), *m = prof("main");
 	CHECKF(h->excl_t == 150 && h->excl_t_irq == 150 && h->incl_t_in_irq == 150 &&
 	       a->incl_t == 300 && a->incl_t_irq == 150 && a->excl_t_irq == 0 &&
 	       m->incl_t_irq == 150 && lg.p.irq_t_done == 150,
-	       via_blocks ? "time: blocks: an interrupt's time apart"
-			  : "time: runs: an interrupt's time apart",
+	       batched ? "time: batches with marks: an interrupt's time apart"
+	       : via_blocks ? "time: blocks: an interrupt's time apart"
+			    : "time: runs: an interrupt's time apart",
 	       "H %llu/%llu/%llu A %llu/%llu main %llu irq %llu", (unsigned long long)h->excl_t,
 	       (unsigned long long)h->excl_t_irq, (unsigned long long)h->incl_t_in_irq,
 	       (unsigned long long)a->incl_t, (unsigned long long)a->incl_t_irq,
@@ -510,6 +537,11 @@ int main(void)
 	via_blocks = true;
 	time_case();
 	irq_time_case();
+	/* the time moving inside a batch (ptflow_time_mark) */
+	batched = true;
+	time_case();
+	irq_time_case();
+	batched = false;
 	via_blocks = false;
 	cases();
 	inline_case();

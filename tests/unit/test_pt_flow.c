@@ -561,6 +561,118 @@ static void tally_free(struct tally *t)
 }
 
 static struct ptflow_block cache[1 << 12];
+static unsigned timed_traces;	/* traces whose blocks' times were checked */
+
+/*
+ * Each instruction's time, run-length coded: from timed blocks (a batch's
+ * parts, ptflow_batch_part()) or from runs, which the decoder delivers as
+ * it walks, so that ptflow_time() read then is their time.
+ */
+struct time_run {
+	uint64_t tsc;		/* UINT64_MAX: no time yet */
+	uint8_t cbr;
+	uint64_t n;
+};
+struct times {
+	struct ptflow_decoder *d;	/* runs: the decoder delivering them */
+	struct time_run *v;
+	size_t len, cap;
+	bool oom;
+	char bad_marks[120];
+};
+
+static void times_add(struct times *x, bool has_time, uint64_t tsc, uint8_t cbr, uint64_t n)
+{
+	tsc = has_time ? tsc : UINT64_MAX;
+	if (x->len && x->v[x->len - 1].tsc == tsc && x->v[x->len - 1].cbr == cbr) {
+		x->v[x->len - 1].n += n;
+		return;
+	}
+	if (x->len == x->cap) {
+		size_t c = x->cap ? 2 * x->cap : 1024;
+		struct time_run *v = realloc(x->v, c * sizeof(*v));
+		if (!v) {
+			x->oom = true;
+			return;
+		}
+		x->v = v;
+		x->cap = c;
+	}
+	x->v[x->len++] = (struct time_run){ tsc, cbr, n };
+}
+
+static void timed_run(void *ctx, const struct ptflow_run *r)
+{
+	struct times *x = ctx;
+	uint64_t tsc;
+	uint8_t cbr;
+	bool has = ptflow_time(x->d, &tsc, &cbr);
+	times_add(x, has, tsc, cbr, r->ninsn);
+}
+
+static void timed_blocks(void *ctx, const struct ptflow_batch *batch)
+{
+	struct times *x = ctx;
+	for (size_t k = 0; k < batch->nmarks; k++) {
+		uint32_t at = batch->marks[k].at;
+		if (!x->bad_marks[0] && (!at || at >= batch->n || (k && at <= batch->marks[k - 1].at)))
+			snprintf(x->bad_marks, sizeof(x->bad_marks),
+				 "mark %zu at block %u of %zu (the last at %u)", k, at, batch->n,
+				 k ? batch->marks[k - 1].at : 0);
+	}
+	for (size_t k = 0; k <= batch->nmarks; k++) {
+		struct ptflow_batch part = ptflow_batch_part(batch, k);
+		for (size_t i = 0; i < part.n; i++)
+			times_add(x, part.has_time, part.tsc, part.cbr, part.b[i].ninsn);
+	}
+}
+
+static void timed_event(void *ctx, const struct ptflow_event *ev)
+{
+	(void)ctx;
+	(void)ev;
+}
+
+/* Timed blocks give each instruction the time its run has (with regions
+ * too: a block merged across a timing packet would not); false and why. */
+static bool timed_blocks_match_runs(const struct ptflow_config *fc, const uint8_t *buf,
+				    size_t size, struct regions *rg, char *why, size_t whylen)
+{
+	static struct ptflow_decoder rd, bd;
+	struct times runs = { &rd, NULL, 0, 0, false, "" }, blocks = { &bd, NULL, 0, 0, false, "" };
+	struct ptflow_sink rs = { &runs, timed_run, timed_event }, bs = { &blocks, NULL, timed_event };
+	ptflow_init(&rd, fc, &rs);
+	ptflow_decode(&rd, buf, size, 0);
+	ptflow_init(&bd, fc, &bs);
+	ptflow_on_blocks(&bd, timed_blocks);
+	ptflow_blocks_timed(&bd, true);
+	if (rg)
+		ptflow_blk_regions(&bd, region_end, rg);
+	ptflow_decode(&bd, buf, size, 0);
+	bool ok = false;
+	size_t i = 0;
+	while (i < runs.len && i < blocks.len && runs.v[i].tsc == blocks.v[i].tsc &&
+	       runs.v[i].cbr == blocks.v[i].cbr && runs.v[i].n == blocks.v[i].n)
+		i++;
+	if (runs.oom || blocks.oom)
+		snprintf(why, whylen, "out of memory");
+	else if (blocks.bad_marks[0])
+		snprintf(why, whylen, "%s", blocks.bad_marks);
+	else if (i < runs.len || i < blocks.len)
+		snprintf(why, whylen, "time %zu of %zu/%zu: runs %llu insns at %llx, blocks %llu at %llx",
+			 i, runs.len, blocks.len,
+			 (unsigned long long)(i < runs.len ? runs.v[i].n : 0),
+			 (unsigned long long)(i < runs.len ? runs.v[i].tsc : 0),
+			 (unsigned long long)(i < blocks.len ? blocks.v[i].n : 0),
+			 (unsigned long long)(i < blocks.len ? blocks.v[i].tsc : 0));
+	else
+		ok = true;
+	if (ok && runs.len > 1) /* the time moved */
+		timed_traces++;
+	free(runs.v);
+	free(blocks.v);
+	return ok;
+}
 
 struct totals {
 	uint64_t insns, events, traces, bytes;
@@ -579,6 +691,9 @@ static void knobs(struct ptsynth_config *sc, uint64_t seed)
 	sc->p_disable = seed % 5 == 2 ? 500 : 0;
 	sc->disretc = seed % 6 == 5;
 	sc->tsc = seed & 1;
+	/* time from MTCs or CYCs between the TSCs, now and then both */
+	sc->mtc = sc->tsc && seed % 4 == 1;
+	sc->cyc = sc->tsc && (seed % 8 == 3 || seed % 8 == 5);
 	/* the same bytes as 32- and 16-bit code now and then (MODE.Exec) */
 	sc->bits = seed % 11 == 7 ? 32 : seed % 11 == 9 ? 16 : 64;
 	sc->p_tsx = seed % 4 == 3 ? 400 : 0;
@@ -623,6 +738,11 @@ static int run_one(const char *name, const struct ptsynth_config *base, uint64_t
 	fc.cache_size = seed % 8 == 3 ? 0 : (seed % 8 == 4 ? 16 : sizeof(cache) / sizeof(cache[0]));
 	fc.disretc = sc.disretc;
 	fc.distnt = sc.distnt;
+	/* what the synthesizer's MTCs and CYCs count in */
+	fc.cpuid15_eax = PTSYNTH_CPUID15_EAX;
+	fc.cpuid15_ebx = PTSYNTH_CPUID15_EBX;
+	fc.mtc_freq = PTSYNTH_MTC_FREQ;
+	fc.nom_freq = PTSYNTH_CBR;
 	struct ptflow_sink fs = { &got, got_run, got_event };
 	struct ptflow_decoder dec;
 	ptflow_init(&dec, &fc, &fs);
@@ -690,6 +810,13 @@ static int run_one(const char *name, const struct ptsynth_config *base, uint64_t
 		tot->counted_batches += counted.counted;
 		tally_free(&one);
 		tally_free(&counted);
+	}
+	/* each block's time, from timed batches (with regions or without) */
+	if (sc.tsc && blocks_ok &&
+	    !timed_blocks_match_runs(&fc, buf, res.size, seed % 4 == 1 ? &rg : NULL, whyr,
+				     sizeof(whyr))) {
+		blocks_ok = false;
+		snprintf(whyb, sizeof(whyb), "timed: %s", whyr);
 	}
 	tot->blocks += plain.n;
 	tot->region_blocks += merged.n;
@@ -1180,6 +1307,8 @@ int main(int argc, char **argv)
 	image_tests("pe", "/usr/lib/grub/x86_64-efi/monolithic/grubx64.efi:0x10000000", nseeds / 2);
 	/* regions make fewer blocks, or they are of no use (where the flow
 	 * changes functions at every block, as in grub's walk, none) */
+	CHECKF(timed_traces > 0, "flow: timed blocks checked", "no trace with time");
+	printf("# %u timed traces: each block had its runs' time\n", timed_traces);
 	CHECKF(all_region_blocks * 10 < all_blocks * 9, "flow: regions merge blocks",
 	       "%llu blocks, %llu with regions", (unsigned long long)all_blocks,
 	       (unsigned long long)all_region_blocks);

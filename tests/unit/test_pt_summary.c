@@ -115,7 +115,7 @@ static void check_nested_images(void)
 	};
 	for (unsigned k = 0; k < 4; k++)
 		img[k].insns = 0;
-	struct ptflow_batch batch = { b, 5, false, 0, 0, NULL, NULL };
+	struct ptflow_batch batch = { b, 5, false, 0, 0, NULL, NULL, NULL, 0 };
 	ptsum_on_blocks(&s, &batch);
 	CHECKF(img[0].insns == 10 && img[2].insns == 16 && img[1].insns == 13,
 	       "blocks: a nested image owns its range, the outer image the rest",
