@@ -154,6 +154,17 @@ static inline const struct ptflow_block *tip_entry(struct ptflow_decoder *d,
 	return t;
 }
 
+/* Where link k of b's chain leads (0: nowhere yet), in the chain's mode
+ * (as b_target()). Read only where the step needs it: each is a load of
+ * another entry. */
+static inline uint64_t chain_ip(const struct ptflow_decoder *d, const struct ptflow_block *b,
+				unsigned k, unsigned mode)
+{
+	uint32_t l = b->chain_link[k];
+	uint64_t ip = l ? linked(d, l)->ip : 0;
+	return mode == X86_MODE_64 ? ip : (uint32_t)ip;
+}
+
 /*
  * The hot loop. While the flow needs only TNT bits and plain TIPs, follow
  * conditional branches, direct jumps and calls, compressed RETs and
@@ -234,14 +245,12 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 		 * stops) */
 		unsigned cn, ci, nbr;
 		bool push;
-		uint64_t ft, tg;
+		uint64_t ft = 0, tg = 0; /* the chain's: chain_ip() where needed */
 		if (!pgd) {
 			cn = b->chain_ninsn;
 			ci = b->chain_class_end;
 			nbr = b->chain_branches;
 			push = chain_push(b);
-			ft = b->chain_link[0] ? linked(d, b->chain_link[0])->ip : 0;
-			tg = b->chain_link[1] ? linked(d, b->chain_link[1])->ip : 0;
 		} else {
 			cn = b_ninsn(b);
 			ci = b->class_end;
@@ -249,13 +258,13 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 			push = false;
 			ft = b_next(b);
 			tg = ft + (uint64_t)(int64_t)b->disp;
+			if (mode != X86_MODE_64) { /* as b_target(): the block has this mode */
+				ft = (uint32_t)ft;
+				tg = (uint32_t)tg;
+			}
 		}
 		if (steps + cn > max_steps)
 			break;
-		if (mode != X86_MODE_64) { /* as b_target(): the block has this mode */
-			ft = (uint32_t)ft;
-			tg = (uint32_t)tg;
-		}
 		uint64_t next;
 		unsigned ic = ci & 31, bend = (ci >> 5) & 3;
 		if (pgd && !b_wrmsr(b) &&
@@ -335,23 +344,23 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 		bool push_last = false;
 		int pop = 0; /* 1: RET with a TIP, 2: compressed RET */
 		unsigned nl = 2; /* the link to the next entry: 0, 1 or none */
-		if ((ci & 0x7f) == X86_IC_JCC) { /* bend BRANCH, the usual */
+		if ((ci & 0x7f) == X86_IC_JCC) { /* bend BRANCH, the usual (never pgd) */
 			if (!n || d->cfg.distnt)
 				break; /* DisTNT: do_block() loses the flow here */
 			n--;
 			nl = (tnt >> n) & 1;
-			next = nl ? tg : ft;
+			next = chain_ip(d, b, nl, mode);
 		} else if (bend == PTFLOW_BEND_SPLIT) {
-			next = ft;
+			next = pgd ? ft : chain_ip(d, b, 0, mode);
 			nl = 0;
 		} else if (bend != PTFLOW_BEND_BRANCH) {
 			break;
 		} else if (ic == X86_IC_JMP_DIRECT) {
-			next = tg;
+			next = pgd ? tg : chain_ip(d, b, 1, mode);
 			nl = 1;
 		} else if (ic == X86_IC_CALL_DIRECT) {
 			push_last = !(ci >> 7); /* not a zero-length CALL */
-			next = tg;
+			next = pgd ? tg : chain_ip(d, b, 1, mode);
 			nl = 1;
 		} else if (ic == X86_IC_RET_NEAR && n && !d->cfg.disretc) {
 			/* compressed RET: a taken bit, the target from the stack */
@@ -374,8 +383,8 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 		if (push) {
 			stack_push(d, linked(d, b->chain_ret_link)->ip, b->chain_ret_link);
 		}
-		if (push_last)
-			stack_push(d, ft, b->chain_link[0]);
+		if (push_last) /* the return address: the fall-through */
+			stack_push(d, pgd ? ft : chain_ip(d, b, 0, mode), b->chain_link[0]);
 		if (pop == 2) {
 			next = stack_take(d, mode, &e);
 		} else if (pop) {
