@@ -40,8 +40,9 @@ static inline uint64_t b_target(const struct ptflow_block *b)
 }
 
 /*
- * chain_hot: how the hot loop takes a chain (64-bit code only: the mode is part
- * of the value, so other modes fall through to the general walk):
+ * chain_hot: how the hot loop takes a chain (the mode is part of the value:
+ * the loop for 64-bit code takes only 64-bit chains, the one for 32-bit
+ * code only 32-bit ones; 16-bit code takes the general walk):
  * HK_JCC / HK_RET / HK_CALL the last branch is a Jcc / near RET / direct
  * CALL that pushes (with regions a chain ends there), anything else is
  * HK_OTHER; HK_PUSH a CALL in the chain pushes the return address chain_ret_link
@@ -55,9 +56,6 @@ enum { HK_OTHER = 0, HK_JCC = 1, HK_RET = 2, HK_CALL = 3, HK_REGION = 1 << 2, HK
        HK_CHAINED = 1 << 6, HK_QUIET = 1 << 7 };
 #define HK_MODE(m) ((unsigned)(m) << 3)
 #define HK_MARKS (HK_PUSH | HK_REGION | HK_QUIET) /* besides the kind and mode */
-#define HK_JCC64 (HK_JCC | HK_MODE(X86_MODE_64) | HK_CHAINED)
-#define HK_RET64 (HK_RET | HK_MODE(X86_MODE_64) | HK_CHAINED)
-#define HK_CALL64 (HK_CALL | HK_MODE(X86_MODE_64) | HK_CHAINED)
 static inline bool chain_push(const struct ptflow_block *b) { return b->chain_hot & HK_PUSH; }
 static inline bool chained(const struct ptflow_block *b) { return b->chain_hot & HK_CHAINED; }
 

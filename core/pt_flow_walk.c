@@ -1,5 +1,5 @@
 /*
- * The flow decoder's fast loops: lean_walk() for 64-bit code that needs
+ * The flow decoder's fast loops: lean_walk() for 64- and 32-bit code that needs
  * only TNT bits, walk() for the rest of the plain flow. Both stop before
  * anything else, which the state machine (pt_flow.c) handles; whatever
  * they do must be exactly what do_block() would do, which the tests check
@@ -13,7 +13,9 @@
 enum { OUT_RUNS = 1, OUT_BLOCKS = 2, OUT_COUNTED = 4 };
 
 /*
- * The common case as tight as it gets: 64-bit code, no packet pending, and
+ * The common case as tight as it gets: 64-bit or 32-bit code (mode, a
+ * constant: a loop for each; firmware runs PEI in 32-bit code on many
+ * platforms, OVMF among them), no packet pending, and
  * chains that end in a Jcc or a compressed RET, so that every step takes
  * one TNT bit, or in a direct CALL (with regions, ptflow_blk_regions(), a
  * chain ends at each); short TNT packets are read here. It stops before
@@ -25,8 +27,12 @@ enum { OUT_RUNS = 1, OUT_BLOCKS = 2, OUT_COUNTED = 4 };
 static inline __attribute__((always_inline)) void
 lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **ep, uint64_t *tntp,
 	  unsigned *np, uint64_t *stepsp, uint64_t *insnsp, uint64_t *branchesp, uint64_t *blocksp,
-	  const unsigned out)
+	  const unsigned out, const unsigned mode)
 {
+	/* the chains this loop takes (chain_hot without HK_MARKS) */
+	const unsigned hk_jcc = HK_JCC | HK_MODE(mode) | HK_CHAINED;
+	const unsigned hk_ret = HK_RET | HK_MODE(mode) | HK_CHAINED;
+	const unsigned hk_call = HK_CALL | HK_MODE(mode) | HK_CHAINED;
 	uint64_t ip = *ipp, tnt = *tntp, steps = *stepsp, insns = 0, since = 0;
 	uint64_t branches = 0, blocks = 0;
 	unsigned n = *np;
@@ -39,7 +45,7 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 	if (qopen)
 		qroom = 0xffffu - d->blk_cur[-1].ninsn;
 	/* the entry at ip: from here on the links lead the way */
-	const struct ptflow_block *e = *ep ? *ep : cache_find(d, ip, X86_MODE_64);
+	const struct ptflow_block *e = *ep ? *ep : cache_find(d, ip, mode);
 
 	*ep = e;
 	/* DisTNT: a Jcc takes no bit (do_block() loses the flow there) */
@@ -58,24 +64,24 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 		unsigned hk = cur->chain_hot; /* a stub's is HK_OTHER */
 		uint64_t to;
 		unsigned way = 0;
-		if ((hk & ~HK_MARKS) == HK_JCC64) {
+		if ((hk & ~HK_MARKS) == hk_jcc) {
 			if (hk & HK_PUSH)
 				stack_push(d, linked(d, cur->chain_ret_link)->ip, cur->chain_ret_link);
 			n--;
 			way = (tnt >> n) & 1;
 			e = linked(d, cur->chain_link[way]);
 			to = e->ip;
-		} else if ((hk & ~HK_MARKS) == HK_RET64 && (tnt >> (n - 1)) & 1 &&
+		} else if ((hk & ~HK_MARKS) == hk_ret && (tnt >> (n - 1)) & 1 &&
 			   (d->sn || hk & HK_PUSH) && !d->cfg.disretc) {
 			/* compressed RET: a taken bit, the target from the stack */
 			if (hk & HK_PUSH)
 				stack_push(d, linked(d, cur->chain_ret_link)->ip, cur->chain_ret_link);
 			n--;
-			ip = stack_take(d, X86_MODE_64, &e);
+			ip = stack_take(d, mode, &e);
 			if (!e)
-				e = cache_find(d, ip, X86_MODE_64);
+				e = cache_find(d, ip, mode);
 			to = ip;
-		} else if ((hk & ~HK_MARKS) == HK_CALL64 &&
+		} else if ((hk & ~HK_MARKS) == hk_call &&
 			   steps + (insns - since) + cur->chain_ninsn + 255u * n <= d->cfg.max_steps) {
 			/* a direct CALL takes no packet, so the step limit is
 			 * checked here, with room for the steps the bits left
@@ -220,8 +226,13 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 				tnt = d->tnt_bits;
 			}
 		}
-		if (mode == X86_MODE_64 && !d->have_pend && n) {
-			lean_walk(d, &ip, &e, &tnt, &n, &steps, &insns, &branches, &blocks, out);
+		if ((mode == X86_MODE_64 || mode == X86_MODE_32) && !d->have_pend && n) {
+			if (mode == X86_MODE_64)
+				lean_walk(d, &ip, &e, &tnt, &n, &steps, &insns, &branches, &blocks, out,
+					  X86_MODE_64);
+			else
+				lean_walk(d, &ip, &e, &tnt, &n, &steps, &insns, &branches, &blocks, out,
+					  X86_MODE_32);
 			if (!n && !d->have_pend)
 				continue; /* the next packet is not a short TNT */
 		}
