@@ -445,15 +445,11 @@ int ptflow_init(struct ptflow_decoder *d, const struct ptflow_config *cfg,
 
 /* ---- packets -------------------------------------------------------------- */
 
-/* A timing packet to the time estimate (33.8.3); with
- * ptflow_blocks_timed(), the blocks walked so far ran before it: the
- * blocks from here on have the new time (a mark, or the batch's time). */
-static void timing(struct ptflow_decoder *d, const struct ptpkt *p)
+/* With ptflow_blocks_timed(): the time estimate moved on at a timing
+ * packet. The blocks walked so far ran before it; those from here on have
+ * the new time (a mark, or the batch's time). */
+static void time_moved(struct ptflow_decoder *d)
 {
-	pttime_packet(&d->time, p);
-	if (!d->blk_timed || !(p->type == ptpkt_tsc || p->type == ptpkt_mtc || p->type == ptpkt_cyc ||
-			       p->type == ptpkt_tma || p->type == ptpkt_cbr))
-		return;
 	/* no block before it takes what comes after (a quiet chain's) */
 	d->blk_merge = NULL;
 	uint32_t at = (uint32_t)(d->blk_cur - d->blk), k = d->blk_nmarks;
@@ -463,6 +459,15 @@ static void timing(struct ptflow_decoder *d, const struct ptpkt *p)
 	m->has_time = pttime_get(&d->time, &m->tsc, NULL, NULL);
 	m->cbr = d->time.cbr;
 	m->at = at;
+}
+
+/* A timing packet to the time estimate (33.8.3). */
+static void timing(struct ptflow_decoder *d, const struct ptpkt *p)
+{
+	pttime_packet(&d->time, p);
+	if (d->blk_timed && (p->type == ptpkt_tsc || p->type == ptpkt_mtc || p->type == ptpkt_cyc ||
+			     p->type == ptpkt_tma || p->type == ptpkt_cbr))
+		time_moved(d);
 }
 
 /* The trace byte at stream offset off (inside the buffer). */
@@ -510,14 +515,13 @@ static bool skd007_cut(struct ptflow_decoder *d, uint64_t off, const struct ptpk
 /* See pt_flow_int.h. */
 void ptflow_read_mtc(struct ptflow_decoder *d)
 {
-	struct ptpkt p;
-	p.type = ptpkt_mtc;
-	p.size = PT_SIZE_MTC;
-	p.u.mtc.ctc = d->pk.pos[1];
+	uint8_t ctc = d->pk.pos[1];
 	d->pk.pos += PT_SIZE_MTC;
 	d->stat.packets++;
 	d->steps = 0;
-	timing(d, &p);
+	pttime_mtc(&d->time, ctc); /* as timing() */
+	if (d->blk_timed)
+		time_moved(d);
 }
 
 /*
