@@ -200,7 +200,7 @@ static uint32_t use_name(struct tl_sink *s, struct pft_seq *q, uint32_t name)
 	struct pft_writer *w = s->w;
 	if (!bits_has(&q->names, name)) {
 		if (!bits_add(&q->names, name))
-			s->oom = true;
+			tlsink_oom(s, "the names each track has interned");
 		intern(w, q, ID_EVENT_NAMES, name + 1, tlsink_str(s, name));
 	}
 	return name + 1;
@@ -212,7 +212,7 @@ static uint32_t use_key(struct tl_sink *s, struct pft_seq *q, uint32_t key)
 	struct pft_writer *w = s->w;
 	if (!bits_has(&q->keys, key)) {
 		if (!bits_add(&q->keys, key))
-			s->oom = true;
+			tlsink_oom(s, "the annotation names each track has interned");
 		intern(w, q, ID_DEBUG_ANNOTATION_NAMES, key + 1, w->keys.s[key]);
 	}
 	return key + 1;
@@ -222,13 +222,13 @@ static uint32_t use_key(struct tl_sink *s, struct pft_seq *q, uint32_t key)
  * Thread track tid's sequence; made the first time, with its first packet:
  * the state cleared, the defaults (the track, clock 64) and the snapshot
  * that makes clock 64 count ns since the last event, from 0 where
- * BOOTTIME is 0. NULL: out of memory (s->oom).
+ * BOOTTIME is 0. NULL: out of memory (tlsink_oom()).
  */
 static __attribute__((noinline)) struct pft_seq *seq_new(struct tl_sink *s, int tid)
 {
 	struct pft_writer *w = s->w;
 	if (!grow_array((void **)&w->seq, &w->seq_cap, w->nseq, sizeof(*w->seq), 8)) {
-		s->oom = true;
+		tlsink_oom(s, "the tracks' packet sequences");
 		return NULL;
 	}
 	w->cur = NULL; /* the array may have moved */
@@ -310,7 +310,7 @@ static void annotations(struct tl_sink *s, struct pft_seq *q, const struct tl_ar
 	for (size_t i = 0; i < n; i++) {
 		uint32_t key = ntab_add(&w->keys, a[i].key);
 		if (key == NTAB_NONE) {
-			s->oom = true;
+			tlsink_oom(s, "the annotation names");
 			return;
 		}
 		uint32_t iid = use_key(s, q, key);
@@ -481,7 +481,7 @@ static uint64_t counter_track(struct tl_sink *s, int tid, uint32_t name, const c
 		uint32_t c = w->ctr_cap ? w->ctr_cap * 2 : 16;
 		struct pft_counter *a = realloc(w->ctr, c * sizeof(*a));
 		if (!a) {
-			s->oom = true;
+			tlsink_oom(s, "the counter tracks");
 			return 0;
 		}
 		w->ctr = a;

@@ -49,7 +49,7 @@ uint32_t tlsink_name(struct tl_sink *s, const char *name)
 {
 	uint32_t h = ntab_add(&s->names, name);
 	if (h == NTAB_NONE) {
-		s->oom = true;
+		tlsink_oom(s, "the names");
 		return 0;
 	}
 	return h;
@@ -67,7 +67,8 @@ int tlsink_close(struct tl_sink *s)
 	int rc = -1;
 	if (s->oom) {
 		/* a handle would stand for a name it is not */
-		fprintf(stderr, "efipt %s: out of memory for the names\n", s->cmd);
+		fprintf(stderr, "efipt %s: out of memory for %s: the timeline is not written\n",
+			s->cmd, s->oom);
 		s->ops->abort(s);
 	} else {
 		rc = s->ops->close(s);

@@ -66,7 +66,8 @@ struct tl_sink {
 	void *w;		/* the writer's state (ops->size bytes) */
 	const char *cmd;	/* "timeline": for messages */
 	struct ntab names;	/* every name given: a handle each */
-	bool oom;		/* a name could not be kept (said at close) */
+	const char *oom;	/* what memory ran out for, the first time (said
+				 * at close, which then writes nothing) */
 	bool ns_precise;	/* times are ns to the ns (JSON writes us with
 				 * three decimals); else whole us */
 };
@@ -83,6 +84,13 @@ int tlsink_open(struct tl_sink *s, enum tl_format f, const char *cmd, const char
 uint32_t tlsink_name(struct tl_sink *s, const char *name);
 /* The name of a handle ("" for none). */
 const char *tlsink_str(const struct tl_sink *s, uint32_t name);
+/* Memory ran out for what (kept: the first reason); tlsink_close() says so
+ * and writes nothing. */
+static inline void tlsink_oom(struct tl_sink *s, const char *what)
+{
+	if (!s->oom)
+		s->oom = what;
+}
 /* 0, or -1 (printed; nothing left behind). Frees the writer either way. */
 int tlsink_close(struct tl_sink *s);
 void tlsink_abort(struct tl_sink *s);
