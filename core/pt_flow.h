@@ -257,7 +257,7 @@ static inline struct ptflow_batch ptflow_batch_part(const struct ptflow_batch *b
 	}
 	p.b = bt->b + from;
 	p.n = to - from;
-	p.marks = 0;
+	p.marks = NULL;
 	p.nmarks = 0;
 	return p;
 }

@@ -314,8 +314,8 @@ static inline bool plain_tip(const struct ptflow_decoder *d)
  * (-ptpkt_err_eos at the end of the trace).
  */
 int ptflow_fetch(struct ptflow_decoder *d);
-/* Read the MTC at the read position (mtc_next()) into the time estimate,
- * handing over the blocks before it first (ptflow_blocks_timed()). */
+/* Read the MTC at the read position (mtc_next()) into the time estimate
+ * (with ptflow_blocks_timed(), the blocks from here on have its time). */
 void ptflow_read_mtc(struct ptflow_decoder *d);
 /* An event without payload to the sink (counted only without one). */
 void ptflow_event(struct ptflow_decoder *d, int type, uint64_t off, bool has_ip, uint64_t ip);
