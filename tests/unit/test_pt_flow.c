@@ -23,6 +23,7 @@
 #include "core/mem.h"
 #include "core/x86_insn.h"
 #include "host/input/pt_sections.h"
+#include "host/util/grow.h"
 
 struct item {
 	uint8_t kind;	/* 0: instruction; else 1 + enum ptflow_ev; RESYNC */
@@ -588,15 +589,9 @@ static void times_add(struct times *x, bool has_time, uint64_t tsc, uint8_t cbr,
 		x->v[x->len - 1].n += n;
 		return;
 	}
-	if (x->len == x->cap) {
-		size_t c = x->cap ? 2 * x->cap : 1024;
-		struct time_run *v = realloc(x->v, c * sizeof(*v));
-		if (!v) {
-			x->oom = true;
-			return;
-		}
-		x->v = v;
-		x->cap = c;
+	if (!grow_array((void **)&x->v, &x->cap, x->len, sizeof(*x->v), 1024)) {
+		x->oom = true;
+		return;
 	}
 	x->v[x->len++] = (struct time_run){ tsc, cbr, n };
 }
