@@ -545,10 +545,18 @@ static const char *event_name(const struct ptflow_event *ev)
 /* A batch of blocks through the model, each part of one time
  * (ptflow_batch_part()) with the times of --from and --to and the DEBUG
  * lines it passed; then what is known written (when makes no difference
- * to what: the queue's order is fixed as items come). */
+ * to what: the queue's order is fixed as items come). Once both times are
+ * known and no line waits, the parts need nothing between them: the
+ * batch goes whole (the model takes the marks itself). */
 static void on_batch(void *ctx, const struct ptflow_batch *b)
 {
 	struct tl *l = ctx;
+	if (b->nmarks && l->from_set && (!l->w.to || l->to_set) && l->next_dbg >= l->ndbg) {
+		cs_on_blocks(l->cs, b);
+		show_long(l);
+		flush_queue(l, false);
+		return;
+	}
 	for (size_t k = 0; k <= b->nmarks; k++) {
 		struct ptflow_batch part = ptflow_batch_part(b, k);
 		cs_on_blocks(l->cs, &part);

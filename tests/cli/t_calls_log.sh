@@ -59,3 +59,39 @@ expect_rc "calls --no-log: the damaged file is not read" 0 $EFIPT calls --to 30 
 expect_rc "timeline: a damaged debugport.jsonl refused" 2 $EFIPT timeline --to 30 -o "$TMP/bad.json" "$TMP/bad"
 contains "timeline: the damaged record named by its line" "$TMP/err" "debugport.jsonl: line 6: not a debug port record"
 expect "timeline: nothing written on failure" test ! -e "$TMP/bad.json"
+
+# A timed trace (CYC: the time moves at nearly every packet, so a batch of
+# blocks has many times): each line's instant has the time of the blocks
+# that passed its instruction, the time at which a window --from the next
+# instruction opens and one --to it closes. A window's events are never
+# earlier than its opening nor later than its close, and mostly at them
+# (its first slice is cut where it opens, its last where it closes).
+cp -r "$D" "$TMP/timed"
+$EFIPT synth --raw "$D/mem-0000000000001000.bin:0x1000" --start 0x1000 --out "$TMP/timed/trace.pt" \
+	--insns 3000 --cyc --psb-period 256 2>/dev/null
+manifest "$TMP/timed"
+python3 -c "
+import json
+with open('$TMP/timed/debugport.jsonl', 'w') as f:
+    for x in range(7, 2900, 97):
+        f.write(json.dumps({'cpu': 0, 'insn': x, 'ip': '0x1014', 'bytes': 'line %d\n' % x}) + '\n')"
+expect_rc "timeline: DEBUG lines on a timed trace" 0 $EFIPT timeline --nom-freq 32 -o "$TMP/timed.json" "$TMP/timed"
+expect "timeline: each line at the time of the blocks that passed its instruction" python3 -c "
+import json, subprocess
+d = json.load(open('$TMP/timed.json'))
+lines = [(e['args']['insn'], e['ts']) for e in d['traceEvents']
+         if e.get('ph') == 'i' and 'debug_port' in e.get('args', {})]
+assert len(lines) == 30, lines
+def window(x, opt):
+    subprocess.run(['$EFIPT', 'timeline', '--nom-freq', '32', '--no-log', opt, str(x + 1),
+                    '-o', '$TMP/timed-w.json', '$TMP/timed'], check=True, capture_output=True)
+    w = json.load(open('$TMP/timed-w.json'))
+    return [e['ts'] for e in w['traceEvents'] if 'ts' in e and e.get('ph') != 'M']
+opened = closed = 0
+for x, ts in lines:
+    first, last = min(window(x, '--from')), max(window(x, '--to'))
+    assert first >= ts, ('line', x, 'at', ts, 'after the window from', x + 1, 'opened at', first)
+    assert last <= ts, ('line', x, 'at', ts, 'before the window to', x + 1, 'closed at', last)
+    opened += ts == first
+    closed += ts == last
+assert 4 * opened >= 3 * len(lines) and 4 * closed >= 3 * len(lines), (opened, closed, len(lines))"
