@@ -82,6 +82,7 @@ int cs_init(struct callstack *cs, struct symtab *st, const struct cs_listener *l
 	cs->nnode = 1;
 	child(cs, 0, SYMFN_UNKNOWN); /* node 1: where paths go when the tree is full */
 	cs->tree = true;
+	cs->block_time = true;
 	return 0;
 }
 
@@ -581,6 +582,7 @@ uint64_t cs_region(void *ctx, uint64_t ip)
 
 struct flow_consumer cs_consumer(struct callstack *cs)
 {
-	struct flow_consumer c = { cs, cs_on_blocks, cs_on_event, NULL, cs_region, true, 0, false, NULL };
+	struct flow_consumer c = { cs, cs_on_blocks, cs_on_event, NULL, cs_region, cs->block_time,
+				   0, false, NULL };
 	return c;
 }

@@ -120,6 +120,11 @@ struct callstack {
 	uint32_t node_hash_cap;
 	bool tree;		/* keep the call tree (cs_init: on; flame needs
 				 * it, top and calls do not) */
+	bool block_time;	/* each block's own time (cs_init: on): with it
+				 * off, cs_consumer() asks the decoder for none,
+				 * so its blocks merge across timing packets and
+				 * the time moves only at each batch and event,
+				 * for an analysis that shows no time */
 	uint64_t at;		/* the address control is arriving at */
 	bool pend;		/* the last run ended in pend_class at pend_end */
 	uint8_t pend_class;
