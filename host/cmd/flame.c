@@ -337,6 +337,18 @@ int cmd_flame(int argc, char **argv)
 		fprintf(stderr, "efipt flame: out of memory\n");
 		goto out;
 	}
+	/* the paths the model could not keep whole (top says so in its
+	 * summary); with a window, cuts outside it may be counted: not said */
+	if (cs.too_deep && !windowed)
+		fprintf(stderr,
+			"efipt flame: %" PRIu64 " stacks went deeper than %u frames: each was cut "
+			"there, its paths start again at the call that went deeper\n",
+			cs.too_deep, CS_MAX_DEPTH);
+	if (cs.tree_full && !windowed)
+		fprintf(stderr,
+			"efipt flame: the call tree is full (%u paths): %" PRIu64 " frames on paths "
+			"past it were counted for their caller's path\n",
+			CS_MAX_NODES, cs.tree_full);
 	rc = errs ? 1 : 0;
 out:
 	for (uint32_t i = 0; i < nm.n; i++)

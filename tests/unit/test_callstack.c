@@ -530,6 +530,29 @@ static void inline_case(void)
 	done();
 }
 
+/* A full call tree (CS_MAX_NODES): each frame on a path it has no room
+ * for counts for its deepest known node, and each such push is counted
+ * (flame says how many), a loop's second call too. */
+static void tree_full_case(void)
+{
+	start();
+	for (uint32_t fn = 1000; cs.nnode < CS_MAX_NODES && !cs.oom; fn++)
+		cs_tree_child(&cs, 0, fn);
+	CHECK(!cs.oom && cs.nnode == CS_MAX_NODES && cs.tree_full == 0, "tree full: filled");
+	run(0x100, 2, X86_IC_CALL_DIRECT);	/* main, a root: no room */
+	run(0x200, 1, X86_IC_RET_NEAR);	/* A under it: no room */
+	run(0x102, 2, X86_IC_CALL_DIRECT);
+	run(0x200, 1, X86_IC_RET_NEAR);	/* A again: still none */
+	run(0x104, 1, X86_IC_OTHER);
+	finish("tree full: the frames as ever",
+	       "+main(root) +A(call) -A(ret) +A(call) -A(ret) -main(end) ");
+	CHECKF(cs.tree_full == 3 && cs.nnode == CS_MAX_NODES, "tree full: each push counted",
+	       "%llu pushes counted, %u nodes", (unsigned long long)cs.tree_full, cs.nnode);
+	CHECKF(cs.node[1].insns == 7, "tree full: the instructions go to the deepest known node",
+	       "node 1 has %llu", (unsigned long long)cs.node[1].insns);
+	done();
+}
+
 int main(void)
 {
 	time_case();
@@ -575,5 +598,7 @@ int main(void)
 	CHECK(prof("A")->excl == 3 && prof("main")->excl == 3 && prof("main")->incl == 6,
 	      "stack: a batch's counts");
 	done();
+	ncase = 32;
+	tree_full_case();
 	return check_failures ? 1 : 0;
 }
