@@ -511,7 +511,7 @@ bool ptflow_time(const struct ptflow_decoder *d, uint64_t *tsc, uint8_t *cbr);
  * unless the code changed). */
 unsigned ptflow_blk_lens(const struct ptimg *img, const struct ptflow_blk *b, uint8_t *lens);
 
-/* Stop decoding: ptflow_decode() returns at its next step, after handing
+/* Stop decoding: ptflow_decode() returns at its next packet, after handing
  * over the blocks walked so far (the consumer has what it wanted, e.g. a
  * window of the trace). Safe to call while the decoder delivers. */
 void ptflow_stop(struct ptflow_decoder *d);

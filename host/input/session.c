@@ -688,6 +688,9 @@ struct fanout {
 	unsigned n;
 	struct ptflow_decoder *d;
 	uint64_t until;			/* stop after this many instructions (0: never) */
+	uint64_t in_blocks, in_runs;	/* with until: the instructions handed over
+					 * in blocks and in runs (the decoder's own
+					 * count lags while it walks) */
 	bool some_done;			/* a consumer may say it is done */
 	struct progress pg;
 	struct input_map *in;
@@ -699,8 +702,12 @@ static void fan_batch(void *ctx, const struct ptflow_batch *b)
 	for (unsigned i = 0; i < f->n; i++)
 		if (f->c[i].batch)
 			f->c[i].batch(f->c[i].ctx, b);
-	if (f->until && f->d->stat.insns >= f->until)
-		ptflow_stop(f->d);
+	if (f->until) {
+		for (size_t k = 0; k < b->n; k++)
+			f->in_blocks += b->b[k].ninsn;
+		if (f->in_blocks >= f->until)
+			ptflow_stop(f->d);
+	}
 	for (unsigned i = 0; f->some_done && i < f->n; i++)
 		if (f->c[i].done && *f->c[i].done)
 			ptflow_stop(f->d);
@@ -712,7 +719,7 @@ static void fan_run(void *ctx, const struct ptflow_run *r)
 	for (unsigned i = 0; i < f->n; i++)
 		if (f->c[i].run)
 			f->c[i].run(f->c[i].ctx, r);
-	if (f->until && f->d->stat.insns >= f->until)
+	if (f->until && (f->in_runs += r->ninsn) >= f->until)
 		ptflow_stop(f->d);
 }
 
