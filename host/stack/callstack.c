@@ -152,8 +152,8 @@ push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uint64_t ret)
 	uint32_t node = 0;
 	if (cs->tree) {
 		struct cs_frame *p = cs->depth ? &cs->f[cs->depth - 1] : NULL;
-		if (p && enter != CS_ENTER_UNKNOWN_CALLER && p->kid_fn == fn) {
-			node = p->kid_node; /* a loop's calls: the same callee */
+		if (p && p->kid && enter != CS_ENTER_UNKNOWN_CALLER && cs->node[p->kid].fn == fn) {
+			node = p->kid; /* a loop's calls: the same callee */
 		} else {
 			uint32_t parent = p ? p->node : 0;
 			if (enter == CS_ENTER_UNKNOWN_CALLER)
@@ -162,15 +162,13 @@ push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uint64_t ret)
 			/* kept only when found or made (a full tree counts
 			 * each path it drops) */
 			if (p && enter != CS_ENTER_UNKNOWN_CALLER && cs->node[node].parent == parent &&
-			    cs->node[node].fn == fn) {
-				p->kid_fn = fn;
-				p->kid_node = node;
-			}
+			    cs->node[node].fn == fn)
+				p->kid = node;
 		}
 	}
 	struct cs_frame *f = &cs->f[cs->depth++];
 	*f = (struct cs_frame){ cs->at, fn, node, ret, 0, 0, has_ret, (uint8_t)enter, cs->next_async,
-				UINT32_MAX, 0 };
+				0 };
 	cs->next_async = false;
 	if (has_ret)
 		cs->ret_count[ret_hash(ret)]++;

@@ -64,10 +64,10 @@ struct cs_frame {
 	 * interrupt or exception the code did not ask for; not INT n), or
 	 * replaced such a frame (the handler jumped on) */
 	bool async;
-	/* the last frame pushed on this one, when the call tree is kept:
-	 * its function and node (push() looks up no node when the next is
-	 * the same function; kid_fn UINT32_MAX: none yet) */
-	uint32_t kid_fn, kid_node;
+	/* the node of the last frame pushed on this one, when the call tree
+	 * is kept (0: none yet): push() looks up no node when the next is in
+	 * the same function (in the frame's padding: 48 bytes still) */
+	uint32_t kid;
 };
 
 /* Call tree: one node per distinct path of functions from a root. */

@@ -551,6 +551,30 @@ static void tree_full_case(void)
 	CHECKF(cs.node[1].insns == 7, "tree full: the instructions go to the deepest known node",
 	       "node 1 has %llu", (unsigned long long)cs.node[1].insns);
 	done();
+
+	/* the tree fills while A runs, then A calls A twice: each call's
+	 * path (main;A;A) has no room, and counts for main;A, a node of the
+	 * same function, which the node a frame keeps must not take for
+	 * the path itself */
+	start();
+	run(0x100, 2, X86_IC_CALL_DIRECT);	/* main calls A */
+	run(0x200, 2, X86_IC_CALL_DIRECT);	/* A (main;A made), calls A */
+	uint32_t a = cs.depth == 2 ? cs.f[1].node : 0;
+	for (uint32_t fn = 1000; cs.nnode < CS_MAX_NODES && !cs.oom; fn++)
+		cs_tree_child(&cs, 0, fn);
+	run(0x200, 1, X86_IC_RET_NEAR);	/* A in A: no room */
+	run(0x202, 2, X86_IC_CALL_DIRECT);
+	run(0x200, 1, X86_IC_RET_NEAR);	/* A in A again */
+	run(0x204, 1, X86_IC_RET_NEAR);
+	run(0x102, 1, X86_IC_OTHER);
+	finish("tree full: a recursion's frames as ever",
+	       "+main(root) +A(call) +A(call) -A(ret) +A(call) -A(ret) -A(ret) -main(end) ");
+	CHECKF(a > 1 && cs.tree_full == 2, "tree full: each recursive call counted",
+	       "%llu pushes counted (main;A is node %u)", (unsigned long long)cs.tree_full, a);
+	CHECKF(a > 1 && cs.node[a].insns == 2 + 2 + 1 + 1 + 1,
+	       "tree full: a recursion's instructions go to its caller's node",
+	       "main;A has %llu", (unsigned long long)cs.node[a].insns);
+	done();
 }
 
 int main(void)
