@@ -348,6 +348,10 @@ unsigned ptflow_blk_lens(const struct ptimg *img, const struct ptflow_blk *b, ui
 void ptflow_stop(struct ptflow_decoder *d)
 {
 	d->stop = true;
+	/* every packet reader, the fast loops' too, meets the end where it
+	 * is, as at a held position (pos_hold()): none checks d->stop */
+	if (d->pk.pos && d->pk.pos < d->pk.end)
+		d->pk.end = d->pk.pos;
 }
 
 /* The first n instructions of b to the run callback. */
@@ -622,7 +626,7 @@ static void pos_hold(struct ptflow_decoder *d)
  * applied and the reader may go on (true); false at the buffer's end. */
 static bool pos_reached(struct ptflow_decoder *d)
 {
-	if (d->pk.end == d->pk_end || !d->pos_fn)
+	if (d->stop || d->pk.end == d->pk_end || !d->pos_fn)
 		return false;
 	uint64_t off = d->pk.base + (uint64_t)(d->pk.end - d->pk.begin);
 	ptflow_blk_flush(d); /* walked in the code before */

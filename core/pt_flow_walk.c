@@ -53,7 +53,7 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 		return;
 	for (;;) {
 		if (!n) {
-			if (d->stop || !(n = short_tnt(d, &tnt)))
+			if (!(n = short_tnt(d, &tnt)))
 				break;
 			steps = 0;
 			since = insns;
@@ -203,10 +203,6 @@ static inline __attribute__((always_inline)) void walk(struct ptflow_decoder *d,
 	}
 	for (;;) {
 		if (!n && !d->have_pend) {
-			/* a consumer has what it wanted (ptflow_stop(), from a
-			 * batch handed over while walking) */
-			if (d->stop)
-				break;
 			/* the next packet: a short TNT or a TIP right here */
 			if ((n = short_tnt(d, &tnt))) {
 				steps = 0;
