@@ -279,6 +279,13 @@ int finish_stdout(const char *cmd, int rc)
 	return 2;
 }
 
+/* Under /dev/ or /proc/: a device, or a stream's name (/dev/stdout,
+ * /proc/self/fd/N). */
+static bool in_dev_or_proc(const char *path)
+{
+	return !strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6);
+}
+
 int atomic_open(struct atomic_file *af, const char *cmd, const char *path)
 {
 	af->f = NULL;
@@ -288,10 +295,18 @@ int atomic_open(struct atomic_file *af, const char *cmd, const char *path)
 		return -1;
 	}
 	strcpy(af->path, path);
+	strcpy(af->dest, path);
 	af->tmp[0] = 0;
-	struct stat st;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		/* /dev/null, a FIFO: written in place, never renamed over */
+	struct stat st, lst;
+	char link[4096];
+	ssize_t ln = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)
+			     ? readlink(path, link, sizeof(link) - 1) : -1;
+	if (ln >= 0)
+		link[ln] = 0;
+	if (stat(path, &st) == 0 &&
+	    (!S_ISREG(st.st_mode) || in_dev_or_proc(path) || (ln >= 0 && in_dev_or_proc(link)))) {
+		/* /dev/null, a FIFO, /dev/stdout: written in place, never
+		 * renamed over */
 		af->f = S_ISDIR(st.st_mode) ? NULL : fopen(path, "wb");
 		if (!af->f) {
 			fprintf(stderr, "%s: %s: %s\n", who(cmd), path,
@@ -300,7 +315,12 @@ int atomic_open(struct atomic_file *af, const char *cmd, const char *path)
 		}
 		return 0;
 	}
-	snprintf(af->tmp, sizeof(af->tmp), "%s.tmp-XXXXXX", path);
+	/* a link stays a link: the file it leads to is replaced */
+	char *real = ln >= 0 ? realpath(path, NULL) : NULL;
+	if (real && strlen(real) < sizeof(af->dest))
+		strcpy(af->dest, real);
+	free(real);
+	snprintf(af->tmp, sizeof(af->tmp), "%s.tmp-XXXXXX", af->dest);
 	int fd = mkstemp(af->tmp);
 	if (fd < 0) {
 		fprintf(stderr, "%s: %s: cannot create a temporary file next to it: %s\n",
@@ -337,7 +357,7 @@ int atomic_commit(struct atomic_file *af, const char *cmd)
 	if (fclose(af->f) && !err)
 		err = errno;
 	af->f = NULL;
-	if (!err && af->tmp[0] && rename(af->tmp, af->path))
+	if (!err && af->tmp[0] && rename(af->tmp, af->dest))
 		err = errno;
 	if (!err)
 		return 0;

@@ -77,13 +77,18 @@ void flush_stdout(void);
  *
  * A file written under a temporary name in its directory and renamed over
  * PATH only when everything was written: a failed or interrupted command
- * never leaves a partial or empty file under the real name. A PATH that
- * exists and is not a regular file (/dev/null, a FIFO) is written in place.
+ * never leaves a partial or empty file under the real name. Written in
+ * place instead: a PATH that exists and is not a regular file (/dev/null, a
+ * FIFO, a terminal), and a stream's name (under /dev/ or /proc/, or a link
+ * there: /dev/stdout with standard output redirected to a file), which a
+ * rename would replace rather than write. A symbolic link to a file stays:
+ * the file it leads to is the one replaced.
  */
 struct atomic_file {
 	FILE *f;
 	int err;		/* errno of the first failed atomic_write() */
-	char path[4096];
+	char path[4096];	/* as given (messages) */
+	char dest[4096];	/* what the rename replaces: path, links resolved */
 	char tmp[4112];
 };
 /* Create the temporary file. On failure prints "efipt CMD: PATH: reason". */
