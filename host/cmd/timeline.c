@@ -551,17 +551,15 @@ static const char *event_name(const struct ptflow_event *ev)
 static void on_batch(void *ctx, const struct ptflow_batch *b)
 {
 	struct tl *l = ctx;
-	if (b->nmarks && l->from_set && (!l->w.to || l->to_set) && l->next_dbg >= l->ndbg) {
+	if (l->from_set && (!l->w.to || l->to_set) && l->next_dbg >= l->ndbg) {
 		cs_on_blocks(l->cs, b);
-		show_long(l);
-		flush_queue(l, false);
-		return;
-	}
-	for (size_t k = 0; k <= b->nmarks; k++) {
-		struct ptflow_batch part = ptflow_batch_part(b, k);
-		cs_on_blocks(l->cs, &part);
-		window_times(l, l->cs);
-		place_debug_lines(l, l->cs);
+	} else {
+		for (size_t k = 0; k <= b->nmarks; k++) {
+			struct ptflow_batch part = ptflow_batch_part(b, k);
+			cs_on_blocks(l->cs, &part);
+			window_times(l, l->cs);
+			place_debug_lines(l, l->cs);
+		}
 	}
 	show_long(l);
 	flush_queue(l, false);

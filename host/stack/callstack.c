@@ -151,18 +151,20 @@ push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uint64_t ret)
 	}
 	uint32_t node = 0;
 	if (cs->tree) {
-		struct cs_frame *p = cs->depth ? &cs->f[cs->depth - 1] : NULL;
-		if (p && p->kid && enter != CS_ENTER_UNKNOWN_CALLER && cs->node[p->kid].fn == fn) {
+		/* the caller's frame, whose node is the parent (none for a
+		 * root or an unknown caller) */
+		struct cs_frame *p = cs->depth && enter != CS_ENTER_UNKNOWN_CALLER
+					     ? &cs->f[cs->depth - 1] : NULL;
+		if (p && p->kid && cs->node[p->kid].fn == fn) {
 			node = p->kid; /* a loop's calls: the same callee */
 		} else {
-			uint32_t parent = p ? p->node : 0;
-			if (enter == CS_ENTER_UNKNOWN_CALLER)
-				parent = child(cs, 0, SYMFN_UNKNOWN_CALLER);
+			uint32_t parent = p ? p->node
+				        : enter == CS_ENTER_UNKNOWN_CALLER ? child(cs, 0, SYMFN_UNKNOWN_CALLER)
+									   : 0;
 			node = child(cs, parent, fn);
 			/* kept only when found or made (a full tree counts
 			 * each path it drops) */
-			if (p && enter != CS_ENTER_UNKNOWN_CALLER && cs->node[node].parent == parent &&
-			    cs->node[node].fn == fn)
+			if (p && cs->node[node].parent == parent && cs->node[node].fn == fn)
 				p->kid = node;
 		}
 	}
