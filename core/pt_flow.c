@@ -316,9 +316,9 @@ void ptflow_blocks_counted(struct ptflow_decoder *d, uint64_t *counts)
 	d->counts = counts;
 }
 
-void ptflow_blocks_timed(struct ptflow_decoder *d, bool on)
+void ptflow_blocks_timed(struct ptflow_decoder *d, enum ptflow_timing how)
 {
-	d->blk_timed = on;
+	d->blk_timed = (uint8_t)how;
 	d->blk_nmarks = 0;
 	efipt_memset(&d->blk_time, 0, sizeof(d->blk_time));
 	d->blk_time.has_time = pttime_get(&d->time, &d->blk_time.tsc, NULL, NULL);
@@ -454,8 +454,10 @@ int ptflow_init(struct ptflow_decoder *d, const struct ptflow_config *cfg,
  * the new time (a mark, or the batch's time). */
 static void time_moved(struct ptflow_decoder *d)
 {
-	/* no block before it takes what comes after (a quiet chain's) */
-	d->blk_merge = NULL;
+	/* no block before it takes what comes after (a quiet chain's),
+	 * unless only where the flow may leave a region needs the time */
+	if (d->blk_timed == PTFLOW_TIME_BLOCKS)
+		d->blk_merge = NULL;
 	uint32_t at = (uint32_t)(d->blk_cur - d->blk), k = d->blk_nmarks;
 	struct ptflow_time_mark *m = !at ? &d->blk_time
 				   : k && d->blk_marks[k - 1].at == at ? &d->blk_marks[k - 1]

@@ -379,7 +379,7 @@ struct ptflow_decoder {
 	struct ptflow_blk *blk_merge;	/* blk_cur after a quiet chain's block,
 					 * which takes the next one's counts */
 	bool blk_open;		/* the last buffered block waits for its next */
-	bool blk_timed;		/* ptflow_blocks_timed() */
+	uint8_t blk_timed;	/* ptflow_blocks_timed(): enum ptflow_timing */
 	/* with it: the time of blk[0] on, and where it changes in blk */
 	struct ptflow_time_mark blk_time, blk_marks[PTFLOW_BLK_BATCH];
 	uint32_t blk_nmarks;
@@ -442,7 +442,7 @@ void ptflow_on_blocks(struct ptflow_decoder *d, ptflow_blocks_fn fn);
  *   quiet chains are added.
  * Nothing is added across a batch, an event or any other block, so every
  * point where the flow can leave a region or where time moves on
- * (ptflow_blocks_timed()) still ends a block. Set after ptflow_on_blocks()
+ * (ptflow_blocks_timed(), unless PTFLOW_TIME_REGIONS) still ends a block. Set after ptflow_on_blocks()
  * and before decoding (the cache is emptied: chains are marked as they are
  * made); NULL: blocks as without.
  */
@@ -466,17 +466,33 @@ void ptflow_blk_regions(struct ptflow_decoder *d, uint64_t (*region)(void *ctx, 
  */
 void ptflow_blocks_counted(struct ptflow_decoder *d, uint64_t *counts);
 
+/* How closely ptflow_blocks_timed() times the blocks (in increasing order
+ * of detail: a decoder serving several consumers takes the most any asks). */
+enum ptflow_timing {
+	PTFLOW_TIME_NONE,	/* the batch's time only */
+	PTFLOW_TIME_REGIONS,	/* exact at each block where the flow may
+				 * leave a region: a quiet chain joins the
+				 * open block across timing packets */
+	PTFLOW_TIME_BLOCKS,	/* each block's own time */
+};
+
 /*
- * Give each block its time: the estimate after the last timing packet
- * (TSC, MTC, CYC, TMA, CBR) read before the walk reached the block's end
- * (33.8.3; the decoder reads the packet that steers a branch before
- * walking to it, so a block counts as earlier than the timing packets
- * between that packet and its end). A batch's time is that of its first
- * blocks; where it changes, a mark says so (struct ptflow_batch), so a
- * timed trace (an MTC every few blocks) still comes in full batches.
- * Costs nothing on a trace without timing packets.
+ * Give each block its time (how: PTFLOW_TIME_BLOCKS): the estimate after
+ * the last timing packet (TSC, MTC, CYC, TMA, CBR) read before the walk
+ * reached the block's end (33.8.3; the decoder reads the packet that
+ * steers a branch before walking to it, so a block counts as earlier than
+ * the timing packets between that packet and its end). A batch's time is
+ * that of its first blocks; where it changes, a mark says so (struct
+ * ptflow_batch), so a timed trace (an MTC every few blocks) still comes in
+ * full batches. With PTFLOW_TIME_REGIONS a timing packet ends no block
+ * merged inside a region (ptflow_blk_regions()): such a block keeps the
+ * time it began with and the mark comes with the next block, so the time
+ * is exact at every block where the flow may have left a region (a
+ * consumer that looks at time only where the function changes loses
+ * nothing, and gets far fewer blocks and marks on a trace with an MTC
+ * every few blocks). Costs nothing on a trace without timing packets.
  */
-void ptflow_blocks_timed(struct ptflow_decoder *d, bool on);
+void ptflow_blocks_timed(struct ptflow_decoder *d, enum ptflow_timing how);
 
 /* Have fn(ctx, offset) called at each PSB the decoder reaches (its stream
  * offset), for a progress display (NULL: none). */

@@ -173,6 +173,7 @@ int cmd_decode(int argc, char **argv)
 			goto out;
 		}
 		cs.tree = false;
+		cs.timing = PTFLOW_TIME_REGIONS; /* a profile: time where frames change */
 	}
 	if (symbols && !same_images(&sum, &s.st)) {
 		fprintf(stderr, "efipt decode: internal error: the summary's images are not the "
@@ -182,7 +183,7 @@ int cmd_decode(int argc, char **argv)
 	/* blocks from the fast loops: no instruction decoded twice; the
 	 * summary alone needs no order, so they come counted */
 	struct both x = { &sum, &cs };
-	struct flow_consumer c = { &sum, ptsum_on_blocks, ptsum_on_event, NULL, NULL, false, 0,
+	struct flow_consumer c = { &sum, ptsum_on_blocks, ptsum_on_event, NULL, NULL, PTFLOW_TIME_NONE, 0,
 				   true, NULL };
 	if (symbols) {
 		/* the model's consumer, with the summary's events */

@@ -300,7 +300,9 @@ int cmd_flame(int argc, char **argv)
 		cs.ls = inline_frames ? inl_frames_listener(&x) : ls;
 		cs.tree = false; /* the listener builds it */
 	}
-	cs.block_time = by_time; /* weighed by instructions, nothing shows the time */
+	/* weighed by instructions, nothing shows the time; by time, each
+	 * frame's ticks, but a window's ends need each block's */
+	cs.timing = !by_time ? PTFLOW_TIME_NONE : windowed ? PTFLOW_TIME_BLOCKS : PTFLOW_TIME_REGIONS;
 	/* a window stops decoding where it closes */
 	long errs = analysis_decode(&t, 0, &cs, win.to, win.by_fn ? &win.done : NULL);
 	if (errs < 0)

@@ -169,7 +169,7 @@ int cmd_insn(int argc, char **argv)
 	static char outbuf[1 << 16];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	struct flow_consumer c = { &o, NULL, o.stat ? NULL : print_event, o.stat ? NULL : print_run,
-				   NULL, false, 0, false, NULL };
+				   NULL, PTFLOW_TIME_NONE, 0, false, NULL };
 	long errs = session_decode(&s, 0, &c, 1);
 	if (errs < 0)
 		goto out;

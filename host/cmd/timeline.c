@@ -857,7 +857,7 @@ int cmd_timeline(int argc, char **argv)
 		cs.tree = false;
 		/* the model's blocks, and the events as instants; decoding
 		 * stops at --to */
-		struct flow_consumer c = { m, on_batch, on_event, NULL, tl_region, true, m->w.to,
+		struct flow_consumer c = { m, on_batch, on_event, NULL, tl_region, PTFLOW_TIME_BLOCKS, m->w.to,
 					   false, by_fn ? &m->w.done : NULL };
 		long e = session_decode(&t, (unsigned)i, &c, 1);
 		if (e < 0)

@@ -60,7 +60,7 @@ static void on_blocks(void *ctx, const struct ptflow_batch *batch)
 
 struct flow_consumer cov_blocks_consumer(struct cov_blocks *c)
 {
-	struct flow_consumer f = { c, on_blocks, NULL, NULL, NULL, false, 0, true, NULL };
+	struct flow_consumer f = { c, on_blocks, NULL, NULL, NULL, PTFLOW_TIME_NONE, 0, true, NULL };
 	return f;
 }
 

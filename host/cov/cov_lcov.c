@@ -1030,7 +1030,8 @@ int cov_lcov_run(struct session *t, const char *out, const struct srcmap *sm)
 	if (l.nbr)
 		qsort(l.br, l.nbr, sizeof(*l.br), br_by_addr);
 	l.pending = -1;
-	struct flow_consumer c = { &l, on_batch, on_event, NULL, NULL, false, 0, true, NULL };
+	struct flow_consumer c = { &l, on_batch, on_event, NULL, NULL, PTFLOW_TIME_NONE, 0, true,
+				   NULL };
 	long errs = session_decode(t, 0, &c, 1);
 	if (errs < 0)
 		goto out;

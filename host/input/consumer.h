@@ -20,7 +20,9 @@ struct flow_consumer {
 	/* blocks merged inside regions (ptflow_blk_regions()): used when
 	 * every consumer of blocks has regions (the smallest region wins) */
 	uint64_t (*region)(void *ctx, uint64_t ip);
-	bool timed;			/* each block's time (ptflow_blocks_timed()) */
+	uint8_t timed;			/* how closely its blocks are timed
+					 * (enum ptflow_timing: the most any
+					 * consumer asks for is used) */
 	uint64_t until;			/* enough after this many instructions
 					 * (0: the whole trace) */
 	bool counted;			/* takes blocks counted, in no order

@@ -46,6 +46,7 @@ long fpdttrace_windows(struct session *t, unsigned i, struct fpdt_window *w)
 {
 	memset(w, 0, t->images.n * sizeof(*w));
 	struct windows x = { t, w, ~0u, t->overlap };
-	struct flow_consumer c = { &x, on_batch, NULL, NULL, NULL, true, 0, false, NULL };
+	struct flow_consumer c = { &x, on_batch, NULL, NULL, NULL, PTFLOW_TIME_BLOCKS, 0, false,
+				   NULL };
 	return session_decode(t, i, &c, 1);
 }

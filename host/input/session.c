@@ -784,14 +784,16 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 	f.n = n;
 	f.d = malloc(sizeof(*f.d));
 	f.in = &in;
-	bool blocks = false, runs = false, events = false, regions = true, timed = false;
+	bool blocks = false, runs = false, events = false, regions = true;
+	unsigned timed = PTFLOW_TIME_NONE;
 	bool counted = true;
 	uint64_t until = 0;
 	for (unsigned k = 0; k < n; k++) {
 		blocks |= c[k].batch != NULL;
 		runs |= c[k].run != NULL;
 		events |= c[k].event != NULL;
-		timed |= c[k].batch && c[k].timed;
+		if (c[k].batch && c[k].timed > timed)
+			timed = c[k].timed;
 		if (c[k].batch && !c[k].region)
 			regions = false;
 		if (c[k].batch && !c[k].counted)
@@ -824,7 +826,7 @@ long session_decode(struct session *s, unsigned i, const struct flow_consumer *c
 			ptflow_on_blocks(f.d, batch);
 			if (regions)
 				ptflow_blk_regions(f.d, fan_region, &f);
-			ptflow_blocks_timed(f.d, timed);
+			ptflow_blocks_timed(f.d, (enum ptflow_timing)timed);
 			ptflow_blocks_counted(f.d, counts);
 		}
 		codechanges_attach(&chg, f.d);

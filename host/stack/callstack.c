@@ -82,7 +82,7 @@ int cs_init(struct callstack *cs, struct symtab *st, const struct cs_listener *l
 	cs->nnode = 1;
 	child(cs, 0, SYMFN_UNKNOWN); /* node 1: where paths go when the tree is full */
 	cs->tree = true;
-	cs->block_time = true;
+	cs->timing = PTFLOW_TIME_BLOCKS;
 	return 0;
 }
 
@@ -423,6 +423,35 @@ void cs_time(struct callstack *cs, uint64_t tsc, uint8_t cbr)
 	}
 }
 
+/* PTFLOW_TIME_REGIONS: a timing mark's estimate noted (counted when it
+ * steps back, as cs_time() does); now moves on to it at catch_up(). The
+ * first time and a new CBR are given at once. */
+static inline void time_later(struct callstack *cs, uint64_t tsc, uint8_t cbr)
+{
+	if (!cs->timed || cbr != cs->cbr) {
+		cs_time(cs, tsc, cbr);
+		return;
+	}
+	if (tsc < cs->last_est)
+		cs->time_back++;
+	cs->last_est = tsc;
+	if (tsc > cs->later)
+		cs->later = tsc;
+}
+
+/* The time noted by time_later() given, before a frame may change. */
+static inline void catch_up(struct callstack *cs)
+{
+	if (cs->later <= cs->now)
+		return;
+	uint64_t ticks = cs->later - cs->now;
+	cs->now = cs->later;
+	if (cs->ls.time) {
+		flush(cs); /* the instructions before it first */
+		cs->ls.time(cs->ls.ctx, cs, ticks);
+	}
+}
+
 /* After a last instruction of these classes control goes on in the same
  * frame unless it lands in another function (arrive()'s default case). */
 static bool plain_class(unsigned iclass)
@@ -479,7 +508,10 @@ static inline bool call_into(struct callstack *cs, const struct ptflow_blk *prev
 void cs_on_blocks(void *ctx, const struct ptflow_batch *bt)
 {
 	struct callstack *cs = ctx;
-	if (bt->has_time)
+	bool later = cs->timing == PTFLOW_TIME_REGIONS;
+	if (bt->has_time && later)
+		time_later(cs, bt->tsc, bt->cbr);
+	else if (bt->has_time)
 		cs_time(cs, bt->tsc, bt->cbr);
 	const struct ptflow_blk *b = bt->b, *e = b + bt->n, *prev = NULL;
 	bool plain = !cs->pend || plain_class(cs->pend_class);
@@ -503,6 +535,8 @@ void cs_on_blocks(void *ctx, const struct ptflow_batch *bt)
 				 * arrive() */
 				cs->batch = batch;
 				cs->insns = insns;
+				if (later)
+					catch_up(cs);
 				if (prev && is_return(prev->iclass) &&
 				    returns_to_caller(cs, b->ip, b->size)) {
 					return_to_caller(cs, b->ip);
@@ -522,15 +556,20 @@ void cs_on_blocks(void *ctx, const struct ptflow_batch *bt)
 		}
 		if (k == bt->nmarks)
 			break;
-		if (bt->marks[k].has_time) { /* the instructions before it first */
+		const struct ptflow_time_mark *m = &bt->marks[k];
+		if (m->has_time && later && cs->timed && m->cbr == cs->cbr) {
+			time_later(cs, m->tsc, m->cbr); /* noted: nothing to hand over */
+		} else if (m->has_time) { /* the instructions before it first */
 			cs->batch = batch;
 			cs->insns = insns;
-			cs_time(cs, bt->marks[k].tsc, bt->marks[k].cbr);
+			cs_time(cs, m->tsc, m->cbr);
 			batch = cs->batch;
 		}
 	}
 	cs->batch = batch;
 	cs->insns = insns;
+	if (later)
+		catch_up(cs);
 	if (prev)
 		ended(cs, prev->iclass, prev->ip + prev->size);
 }
@@ -594,7 +633,7 @@ uint64_t cs_region(void *ctx, uint64_t ip)
 
 struct flow_consumer cs_consumer(struct callstack *cs)
 {
-	struct flow_consumer c = { cs, cs_on_blocks, cs_on_event, NULL, cs_region, cs->block_time,
+	struct flow_consumer c = { cs, cs_on_blocks, cs_on_event, NULL, cs_region, cs->timing,
 				   0, false, NULL };
 	return c;
 }

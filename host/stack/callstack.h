@@ -124,11 +124,20 @@ struct callstack {
 	uint32_t node_hash_cap;
 	bool tree;		/* keep the call tree (cs_init: on; flame needs
 				 * it, top and calls do not) */
-	bool block_time;	/* each block's own time (cs_init: on): with it
-				 * off, cs_consumer() asks the decoder for none,
-				 * so its blocks merge across timing packets and
-				 * the time moves only at each batch and event,
-				 * for an analysis that shows no time */
+	/* How closely cs_consumer() asks the decoder to time its blocks
+	 * (enum ptflow_timing; cs_init: PTFLOW_TIME_BLOCKS, each block's
+	 * own time). PTFLOW_TIME_NONE: the time moves only at each batch
+	 * and event, for an analysis that shows no time.
+	 * PTFLOW_TIME_REGIONS: exact where a frame may change, and there
+	 * only: the time moves on (the listener's time()) just before a
+	 * block that may change a frame, at the end of a batch and at an
+	 * event, with the ticks of every timing packet since, so a
+	 * listener must credit them to the top frame (or its range) and
+	 * look at the time only when a frame changes (a profile, a flame
+	 * graph by time; not a window at an instruction count) */
+	uint8_t timing;
+	uint64_t later;		/* PTFLOW_TIME_REGIONS: the time now moves on
+				 * to (when above it) where a frame may change */
 	uint64_t at;		/* the address control is arriving at */
 	bool pend;		/* the last run ended in pend_class at pend_end */
 	uint8_t pend_class;

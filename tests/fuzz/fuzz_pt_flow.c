@@ -251,8 +251,12 @@ static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
 				     : blocks == 3 ? on_counted_blocks : on_blocks);
 		if (blocks == 3)
 			ptflow_blocks_counted(&d, counts);
-		/* handed over before each timing packet: the same blocks */
-		ptflow_blocks_timed(&d, data[0] & 0x80);
+		/* handed over before each timing packet (in regions, on odd
+		 * sizes, only where the flow may leave one): the same blocks */
+		enum ptflow_timing how = PTFLOW_TIME_NONE;
+		if (data[0] & 0x80)
+			how = blocks == 2 && size & 1 ? PTFLOW_TIME_REGIONS : PTFLOW_TIME_BLOCKS;
+		ptflow_blocks_timed(&d, how);
 		if (blocks == 2)
 			ptflow_blk_regions(&d, region_end, NULL);
 	}
@@ -272,7 +276,8 @@ static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
  * Input byte 0: bit 0 DisTNT, 1 DisRETC, 2 and 3 errata, 4 max_steps 2048,
  * 5 the smallest cache (8: emptied again and again), 6 instructions to the
  * sink (as runs; always also as blocks), 7 blocks handed over before each
- * timing packet (ptflow_blocks_timed()). Every input is decoded with the
+ * timing packet (ptflow_blocks_timed(); in regions PTFLOW_TIME_REGIONS
+ * when the input's size is odd). Every input is decoded with the
  * cache and without (cache 0: block by block, none of the fast loops), and
  * both must deliver the same; so must the cache's blocks, and the blocks
  * merged in regions (ptflow_blk_regions()) and the blocks counted

@@ -80,6 +80,8 @@ static const uint8_t ones[64] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
  * one at a time, or (batched) as the decoder hands them over, up to an
  * event, so that the model's paths within a batch are taken too. */
 static bool via_blocks, batched;
+static bool by_regions;	/* the model's time moves where frames may change
+			 * (PTFLOW_TIME_REGIONS) */
 static struct ptflow_blk pending[PTFLOW_BLK_BATCH];
 static size_t npending;
 
@@ -154,6 +156,8 @@ static void start(void)
 	struct cs_listener ls = { &lg, on_enter, on_leave, on_insns, on_time };
 	symtab_init(&st, &img, 1);
 	cs_init(&cs, &st, &ls);
+	if (by_regions)
+		cs.timing = PTFLOW_TIME_REGIONS;
 }
 
 /* n one-byte instructions from RVA rva, the last of class last */
@@ -447,7 +451,8 @@ static void time_case(void)
 	cs_finish(&cs);
 	CHECKF(prof("A")->excl_t == 300 && prof("A")->incl_t == 300 &&
 	       prof("main")->excl_t == 100 && prof("main")->incl_t == 400,
-	       batched ? "time: batches with marks: exclusive and inclusive"
+	       by_regions ? "time: where frames change: exclusive and inclusive"
+	       : batched ? "time: batches with marks: exclusive and inclusive"
 	       : via_blocks ? "time: blocks: exclusive and inclusive"
 			    : "time: runs: exclusive and inclusive",
 	       "A %llu/%llu main %llu/%llu", (unsigned long long)prof("A")->excl_t,
@@ -479,7 +484,8 @@ static void irq_time_case(void)
 	CHECKF(h->excl_t == 150 && h->excl_t_irq == 150 && h->incl_t_in_irq == 150 &&
 	       a->incl_t == 300 && a->incl_t_irq == 150 && a->excl_t_irq == 0 &&
 	       m->incl_t_irq == 150 && lg.p.irq_t_done == 150,
-	       batched ? "time: batches with marks: an interrupt's time apart"
+	       by_regions ? "time: where frames change: an interrupt's time apart"
+	       : batched ? "time: batches with marks: an interrupt's time apart"
 	       : via_blocks ? "time: blocks: an interrupt's time apart"
 			    : "time: runs: an interrupt's time apart",
 	       "H %llu/%llu/%llu A %llu/%llu main %llu irq %llu", (unsigned long long)h->excl_t,
@@ -588,6 +594,11 @@ int main(void)
 	batched = true;
 	time_case();
 	irq_time_case();
+	/* the same, the time given only where a frame may change */
+	by_regions = true;
+	time_case();
+	irq_time_case();
+	by_regions = false;
 	batched = false;
 	via_blocks = false;
 	cases();

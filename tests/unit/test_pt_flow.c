@@ -563,6 +563,7 @@ static void tally_free(struct tally *t)
 
 static struct ptflow_block cache[1 << 12];
 static unsigned timed_traces;	/* traces whose blocks' times were checked */
+static unsigned region_timed_fewer;	/* ... PTFLOW_TIME_REGIONS gave fewer blocks */
 
 /*
  * Each instruction's time, run-length coded: from timed blocks (a batch's
@@ -628,10 +629,87 @@ static void timed_event(void *ctx, const struct ptflow_event *ev)
 	(void)ev;
 }
 
-/* Timed blocks give each instruction the time its run has (with regions
- * too: a block merged across a timing packet would not); false and why. */
+/* Blocks timed PTFLOW_TIME_REGIONS, one entry per block (times_add()
+ * would join blocks of one time). */
+static void region_timed_blocks(void *ctx, const struct ptflow_batch *batch)
+{
+	struct times *x = ctx;
+	for (size_t k = 0; k <= batch->nmarks; k++) {
+		struct ptflow_batch part = ptflow_batch_part(batch, k);
+		for (size_t i = 0; i < part.n; i++) {
+			if (!grow_array((void **)&x->v, &x->cap, x->len, sizeof(*x->v), 1024)) {
+				x->oom = true;
+				return;
+			}
+			x->v[x->len++] = (struct time_run){ part.has_time ? part.tsc : UINT64_MAX,
+							    part.cbr, part.b[i].ninsn };
+		}
+	}
+}
+
+/* With PTFLOW_TIME_REGIONS each block has the time its first instruction
+ * has in runs (a block merged across a timing packet keeps the time it
+ * began with, the next block has the new one), and they hold the same
+ * instructions; false and why. */
+static bool region_times_match_runs(const struct ptflow_config *fc, const uint8_t *buf,
+				    size_t size, const struct times *runs, struct regions *rg,
+				    char *why, size_t whylen)
+{
+	static struct ptflow_decoder bd;
+	struct times blocks = { &bd, NULL, 0, 0, false, "" };
+	struct ptflow_sink bs = { &blocks, NULL, timed_event };
+	ptflow_init(&bd, fc, &bs);
+	ptflow_on_blocks(&bd, region_timed_blocks);
+	ptflow_blocks_timed(&bd, PTFLOW_TIME_REGIONS);
+	ptflow_blk_regions(&bd, region_end, rg);
+	ptflow_decode(&bd, buf, size, 0);
+	/* each block timed: no fewer blocks (on an MTC trace, many more) */
+	struct times each = { &bd, NULL, 0, 0, false, "" };
+	bs.ctx = &each;
+	ptflow_init(&bd, fc, &bs);
+	ptflow_on_blocks(&bd, region_timed_blocks);
+	ptflow_blocks_timed(&bd, PTFLOW_TIME_BLOCKS);
+	ptflow_blk_regions(&bd, region_end, rg);
+	ptflow_decode(&bd, buf, size, 0);
+	if (blocks.len < each.len)
+		region_timed_fewer++;
+	free(each.v);
+	uint64_t at = 0, run_end = 0; /* the block's first instruction; the run's end */
+	size_t r = 0, i = 0;
+	for (; i < blocks.len && !blocks.oom; i++) {
+		while (r < runs->len && run_end + runs->v[r].n <= at)
+			run_end += runs->v[r++].n;
+		if (r == runs->len || runs->v[r].tsc != blocks.v[i].tsc ||
+		    runs->v[r].cbr != blocks.v[i].cbr)
+			break;
+		at += blocks.v[i].n;
+	}
+	uint64_t total = 0;
+	for (size_t k = 0; k < runs->len; k++)
+		total += runs->v[k].n;
+	bool ok = false;
+	if (blocks.oom)
+		snprintf(why, whylen, "out of memory");
+	else if (i < blocks.len)
+		snprintf(why, whylen, "time regions: block %zu of %zu (insn %llu) at %llx, its run's %llx",
+			 i, blocks.len, (unsigned long long)at, (unsigned long long)blocks.v[i].tsc,
+			 (unsigned long long)(r < runs->len ? runs->v[r].tsc : 0));
+	else if (at != total)
+		snprintf(why, whylen, "time regions: %llu instructions, runs %llu",
+			 (unsigned long long)at, (unsigned long long)total);
+	else
+		ok = true;
+	free(blocks.v);
+	return ok;
+}
+
+/* Timed blocks give each instruction the time its run has (with regions rg
+ * too: a block merged across a timing packet would not; with
+ * PTFLOW_TIME_REGIONS and regions rg_coarse, each block the time of its
+ * start); false and why. */
 static bool timed_blocks_match_runs(const struct ptflow_config *fc, const uint8_t *buf,
-				    size_t size, struct regions *rg, char *why, size_t whylen)
+				    size_t size, struct regions *rg, struct regions *rg_coarse,
+				    char *why, size_t whylen)
 {
 	static struct ptflow_decoder rd, bd;
 	struct times runs = { &rd, NULL, 0, 0, false, "" }, blocks = { &bd, NULL, 0, 0, false, "" };
@@ -640,7 +718,7 @@ static bool timed_blocks_match_runs(const struct ptflow_config *fc, const uint8_
 	ptflow_decode(&rd, buf, size, 0);
 	ptflow_init(&bd, fc, &bs);
 	ptflow_on_blocks(&bd, timed_blocks);
-	ptflow_blocks_timed(&bd, true);
+	ptflow_blocks_timed(&bd, PTFLOW_TIME_BLOCKS);
 	if (rg)
 		ptflow_blk_regions(&bd, region_end, rg);
 	ptflow_decode(&bd, buf, size, 0);
@@ -661,7 +739,7 @@ static bool timed_blocks_match_runs(const struct ptflow_config *fc, const uint8_
 			 (unsigned long long)(i < blocks.len ? blocks.v[i].n : 0),
 			 (unsigned long long)(i < blocks.len ? blocks.v[i].tsc : 0));
 	else
-		ok = true;
+		ok = region_times_match_runs(fc, buf, size, &runs, rg_coarse, why, whylen);
 	if (ok && runs.len > 1) /* the time moved */
 		timed_traces++;
 	free(runs.v);
@@ -773,11 +851,11 @@ static int run_one(const char *name, const struct ptsynth_config *base, uint64_t
 	struct ptflow_sink ps = { &plain, NULL, rec_event }, ms = { &merged, NULL, rec_event };
 	ptflow_init(&blk_dec, &fc, &ps);
 	ptflow_on_blocks(&blk_dec, rec_blocks);
-	ptflow_blocks_timed(&blk_dec, seed % 3 == 0);
+	ptflow_blocks_timed(&blk_dec, seed % 3 == 0 ? PTFLOW_TIME_BLOCKS : PTFLOW_TIME_NONE);
 	ptflow_decode(&blk_dec, buf, res.size, 0);
 	ptflow_init(&blk_dec, &fc, &ms);
 	ptflow_on_blocks(&blk_dec, rec_blocks);
-	ptflow_blocks_timed(&blk_dec, seed % 3 == 0);
+	ptflow_blocks_timed(&blk_dec, seed % 3 == 0 ? PTFLOW_TIME_BLOCKS : PTFLOW_TIME_NONE);
 	ptflow_blk_regions(&blk_dec, region_end, &rg);
 	ptflow_decode(&blk_dec, buf, res.size, 0);
 	char whyr[300] = "";
@@ -808,7 +886,7 @@ static int run_one(const char *name, const struct ptsynth_config *base, uint64_t
 	}
 	/* each block's time, from timed batches (with regions or without) */
 	if (sc.tsc && blocks_ok &&
-	    !timed_blocks_match_runs(&fc, buf, res.size, seed % 4 == 1 ? &rg : NULL, whyr,
+	    !timed_blocks_match_runs(&fc, buf, res.size, seed % 4 == 1 ? &rg : NULL, &rg, whyr,
 				     sizeof(whyr))) {
 		blocks_ok = false;
 		snprintf(whyb, sizeof(whyb), "timed: %s", whyr);
@@ -1304,6 +1382,9 @@ int main(int argc, char **argv)
 	 * changes functions at every block, as in grub's walk, none) */
 	CHECKF(timed_traces > 0, "flow: timed blocks checked", "no trace with time");
 	printf("# %u timed traces: each block had its runs' time\n", timed_traces);
+	CHECKF(region_timed_fewer > 0, "flow: PTFLOW_TIME_REGIONS merges across timing packets",
+	       "no trace gave fewer blocks than with each block timed");
+	printf("# %u timed traces gave fewer blocks timed by regions\n", region_timed_fewer);
 	CHECKF(all_region_blocks * 10 < all_blocks * 9, "flow: regions merge blocks",
 	       "%llu blocks, %llu with regions", (unsigned long long)all_blocks,
 	       (unsigned long long)all_region_blocks);

@@ -207,8 +207,8 @@ static void test_api(void)
 		      s.images.v[0].base == 0x1000,
 	      "session_open: the image of images.json");
 	struct counts a = { 0 }, b = { 0 };
-	struct flow_consumer c[2] = { { &a, on_batch, on_event, NULL, NULL, false, 0, false, NULL },
-				      { &b, on_batch, NULL, NULL, NULL, false, 0, false, NULL } };
+	struct flow_consumer c[2] = { { &a, on_batch, on_event, NULL, NULL, PTFLOW_TIME_NONE, 0, false, NULL },
+				      { &b, on_batch, NULL, NULL, NULL, PTFLOW_TIME_NONE, 0, false, NULL } };
 	long e = session_decode(&s, 0, c, 2);
 	CHECK(e == 0, "session_decode: no decode errors");
 	CHECK(decodes == 1, "session_decode: two consumers, one decode");
@@ -217,15 +217,15 @@ static void test_api(void)
 	CHECK(a.events > 0 && b.events == 0, "session_decode: events to who asks");
 	/* until: enough after 1000 instructions */
 	struct counts u = { 0 };
-	struct flow_consumer cu = { &u, on_batch, NULL, NULL, NULL, false, 1000, false, NULL };
+	struct flow_consumer cu = { &u, on_batch, NULL, NULL, NULL, PTFLOW_TIME_NONE, 1000, false, NULL };
 	e = session_decode(&s, 0, &cu, 1);
 	CHECK(e == 0 && u.insns >= 1000 && u.insns < 50000,
 	      "session_decode: until stops decoding after its instructions");
 	/* done: the consumer says when it has what it wanted (a window a
 	 * function closed); one beside it that wants everything stops too */
 	struct counts d = { .done_at = 2000 }, all = { 0 };
-	struct flow_consumer cd[2] = { { &d, on_batch, NULL, NULL, NULL, false, 0, false, &d.done },
-				       { &all, on_batch, NULL, NULL, NULL, false, 0, false, NULL } };
+	struct flow_consumer cd[2] = { { &d, on_batch, NULL, NULL, NULL, PTFLOW_TIME_NONE, 0, false, &d.done },
+				       { &all, on_batch, NULL, NULL, NULL, PTFLOW_TIME_NONE, 0, false, NULL } };
 	e = session_decode(&s, 0, cd, 2);
 	CHECK(e == 0 && d.done && d.insns >= 2000 && d.insns < 50000 && all.insns == d.insns,
 	      "session_decode: done stops decoding, for every consumer");
