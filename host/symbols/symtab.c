@@ -152,8 +152,14 @@ const struct symtab_cache *symtab_resolve(struct symtab *st, uint64_t ip)
 	bool e;
 	uint32_t fn = resolve(st, ip, &h, &e);
 	c->ip = ip + 1;
-	/* a shorter range than the real one is still a right answer */
-	c->span = h - ip > UINT32_MAX ? UINT32_MAX : (uint32_t)(h - ip);
+	/* a shorter range than the real one is still a right answer: a
+	 * longer one than a span holds (the space above the last image) ends
+	 * at the next 2 GiB boundary, the same end for each address up to
+	 * it, so that the model's regions (cs_region()) are not one per
+	 * address there */
+	if (h - ip > UINT32_MAX)
+		h = (ip | 0x7fffffffu) + 1;
+	c->span = (uint32_t)(h - ip);
 	c->fn_entry = fn << 1 | e;
 	return c;
 }

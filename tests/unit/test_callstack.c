@@ -633,6 +633,19 @@ int main(void)
 	CHECK(prof("A")->excl == 3 && prof("main")->excl == 3 && prof("main")->incl == 6,
 	      "stack: a batch's counts");
 	done();
+	/* the space above the last image: one range end for its addresses,
+	 * so that the model's regions there are not one per address */
+	start();
+	uint64_t h1, h2, h3;
+	bool e;
+	uint32_t f1 = symtab_lookup(&st, BASE + 0x100000, &h1, &e);
+	uint32_t f2 = symtab_lookup(&st, BASE + 0x2000000, &h2, &e);
+	symtab_lookup(&st, 0xffffffff80001000ull, &h3, &e);
+	CHECKF(f1 == SYMFN_UNKNOWN && f2 == SYMFN_UNKNOWN && h1 == h2 && h1 > BASE + 0x2000000 &&
+		       h3 > 0xffffffff80001000ull,
+	       "symbols: one range end above the last image", "ends %llx %llx %llx",
+	       (unsigned long long)h1, (unsigned long long)h2, (unsigned long long)h3);
+	done();
 	ncase = 32;
 	tree_full_case();
 	return check_failures ? 1 : 0;
