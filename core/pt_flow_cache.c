@@ -301,6 +301,20 @@ static struct ptflow_blk *chain_blocks(struct ptflow_decoder *d, const struct pt
 /* See pt_flow_int.h. */
 void ptflow_blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next)
 {
+	/* two blocks, the second the entry the chain names, as
+	 * chain_blocks() finds it (on the boot, most of these: a loop's
+	 * jump back to a block that calls, which regions cannot take as one
+	 * block, the return coming back below where it starts) */
+	unsigned n = b_ninsn(b), mode = b_mode(b), left = b->chain_ninsn - n;
+	uint32_t member = chain_member(b);
+	const struct ptflow_block *m = member ? linked(d, member) : NULL;
+	uint64_t to = b_bend(b) == PTFLOW_BEND_SPLIT ? b_next(b) : b_target(b);
+	if (m && b >= d->ents && m < d->ents + d->used && m->ip == to && b_mode(m) == mode &&
+	    !b_stub(m) && b_ninsn(m) >= left) {
+		blk_put_walk(d, b->ip, n, b_size(b), mode, b_iclass(b), b_bend(b), to);
+		blk_put_walk(d, m->ip, left, b_size(m), mode, b_iclass(m), b_bend(m), next);
+		return;
+	}
 	if (d->blk_cur > d->blk + PTFLOW_BLK_BATCH - PTFLOW_CHAIN_MAX)
 		ptflow_blk_flush(d); /* room for the whole chain */
 	d->blk_cur = chain_blocks(d, b, next, d->blk_cur);
