@@ -450,13 +450,14 @@ int ptflow_init(struct ptflow_decoder *d, const struct ptflow_config *cfg,
 /* ---- packets -------------------------------------------------------------- */
 
 /* With ptflow_blocks_timed(): the time estimate moved on at a timing
- * packet. The blocks walked so far ran before it; those from here on have
- * the new time (a mark, or the batch's time). */
-static void time_moved(struct ptflow_decoder *d)
+ * packet (cbr: a CBR). The blocks walked so far ran before it; those from
+ * here on have the new time (a mark, or the batch's time). */
+static void time_moved(struct ptflow_decoder *d, bool cbr)
 {
 	/* no block before it takes what comes after (a quiet chain's),
-	 * unless only where the flow may leave a region needs the time */
-	if (d->blk_timed == PTFLOW_TIME_BLOCKS)
+	 * unless only where the flow may leave a region needs the time
+	 * (a CBR still ends it: a frequency change shows where it was) */
+	if (d->blk_timed == PTFLOW_TIME_BLOCKS || cbr)
 		d->blk_merge = NULL;
 	uint32_t at = (uint32_t)(d->blk_cur - d->blk), k = d->blk_nmarks;
 	struct ptflow_time_mark *m = !at ? &d->blk_time
@@ -473,7 +474,7 @@ static void timing(struct ptflow_decoder *d, const struct ptpkt *p)
 	pttime_packet(&d->time, p);
 	if (d->blk_timed && (p->type == ptpkt_tsc || p->type == ptpkt_mtc || p->type == ptpkt_cyc ||
 			     p->type == ptpkt_tma || p->type == ptpkt_cbr))
-		time_moved(d);
+		time_moved(d, p->type == ptpkt_cbr);
 }
 
 /* The trace byte at stream offset off (inside the buffer). */
@@ -527,7 +528,7 @@ void ptflow_read_mtc(struct ptflow_decoder *d)
 	d->steps = 0;
 	pttime_mtc(&d->time, ctc); /* as timing() */
 	if (d->blk_timed)
-		time_moved(d);
+		time_moved(d, false);
 }
 
 /*

@@ -484,10 +484,11 @@ enum ptflow_timing {
  * the timing packets between that packet and its end). A batch's time is
  * that of its first blocks; where it changes, a mark says so (struct
  * ptflow_batch), so a timed trace (an MTC every few blocks) still comes in
- * full batches. With PTFLOW_TIME_REGIONS a timing packet ends no block
- * merged inside a region (ptflow_blk_regions()): such a block keeps the
- * time it began with and the mark comes with the next block, so the time
- * is exact at every block where the flow may have left a region (a
+ * full batches. With PTFLOW_TIME_REGIONS a timing packet other than CBR
+ * ends no block merged inside a region (ptflow_blk_regions()): such a
+ * block keeps the time it began with and the mark comes with the next
+ * block, so the time is exact at every block where the flow may have left
+ * a region, and the core:bus ratio at every block (a
  * consumer that looks at time only where the function changes loses
  * nothing, and gets far fewer blocks and marks on a trace with an MTC
  * every few blocks). Costs nothing on a trace without timing packets.

@@ -855,9 +855,13 @@ int cmd_timeline(int argc, char **argv)
 			goto out;
 		}
 		cs.tree = false;
+		/* slices need the time where frames change; a window's ends
+		 * and a DEBUG line need it at an instruction */
+		if (!opt.from.set && !opt.to.set && !m->ndbg)
+			cs.timing = PTFLOW_TIME_REGIONS;
 		/* the model's blocks, and the events as instants; decoding
 		 * stops at --to */
-		struct flow_consumer c = { m, on_batch, on_event, NULL, tl_region, PTFLOW_TIME_BLOCKS, m->w.to,
+		struct flow_consumer c = { m, on_batch, on_event, NULL, tl_region, cs.timing, m->w.to,
 					   false, by_fn ? &m->w.done : NULL };
 		long e = session_decode(&t, (unsigned)i, &c, 1);
 		if (e < 0)

@@ -125,6 +125,17 @@ if [ -s "$TMP/all.folded" ] && cmp -s "$TMP/all.folded" "$TMP/w0.folded" && [ -s
 else
 	nok "flame --from 0: the whole trace's stacks (instructions and time)" "$(diff "$TMP/all.folded" "$TMP/w0.folded" | head -3)"
 fi
+# and so is the timeline's (without a window it takes the time only where
+# frames change, with one at each block)
+$EFIPT timeline --pt "$TMP/y.pt" $PE --symbols "$SO" -o "$TMP/yall.json" 2>/dev/null
+$EFIPT timeline --pt "$TMP/y.pt" $PE --symbols "$SO" --from 0 -o "$TMP/yw0.json" 2>/dev/null
+grep -v '"otherData"' "$TMP/yall.json" >"$TMP/yall.ev"
+grep -v '"otherData"' "$TMP/yw0.json" >"$TMP/yw0.ev"
+if [ "$(grep -c '"ph":"B"' "$TMP/yall.ev")" -gt 100 ] && cmp -s "$TMP/yall.ev" "$TMP/yw0.ev"; then
+	ok "timeline --from 0: the whole trace's slices, at the same times"
+else
+	nok "timeline --from 0: the whole trace's slices, at the same times" "$(diff "$TMP/yall.ev" "$TMP/yw0.ev" | head -3 | cut -c1-200)"
+fi
 expect_rc "top: --from a function that never runs" 2 $EFIPT top --pt "$TMP/e.pt" $PE --symbols "$SO" --from no_such_function
 contains "top: the window that never opened said" "$TMP/err" "--from no_such_function: it never ran in the trace (the window never opened)"
 expect_rc "top: an empty window" 2 $EFIPT top --pt "$TMP/e.pt" $PE --symbols "$SO" --from 20 --to 20

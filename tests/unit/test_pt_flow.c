@@ -1298,6 +1298,89 @@ static void long_loop_test(void)
 }
 
 
+/* Timed blocks (one time per part of a batch) in instructions: where each
+ * time and ratio begins. */
+struct time_starts {
+	uint64_t insns, blocks, cbr_at; /* cbr_at: where the ratio first was 30 */
+};
+
+static void time_starts(void *ctx, const struct ptflow_batch *batch)
+{
+	struct time_starts *t = ctx;
+	for (size_t k = 0; k <= batch->nmarks; k++) {
+		struct ptflow_batch part = ptflow_batch_part(batch, k);
+		if (part.cbr == 30 && !t->cbr_at)
+			t->cbr_at = t->insns + 1; /* + 1: 0 is none */
+		for (size_t i = 0; i < part.n; i++)
+			t->insns += part.b[i].ninsn;
+		t->blocks += part.n;
+	}
+}
+
+/*
+ * PTFLOW_TIME_REGIONS on the loop of long_loop_test(), a TSC after every
+ * fourth TNT and a CBR with a new ratio halfway: the TSCs end no merged
+ * block (far fewer blocks than with each block timed), the CBR does (the
+ * new ratio begins at the same instruction either way).
+ */
+static void region_time_test(void)
+{
+	static const uint8_t code[] = { 0x90, 0x90, 0x90, 0x90, 0x75, 0xfa, 0xff, 0xe0 };
+	static uint8_t trace[64 + 4000 * 3];
+	struct ptimg_flat flat = { code, 0x1000, sizeof(code) };
+	size_t n = 0;
+	for (int i = 0; i < 8; i++) { /* PSB */
+		trace[n++] = 0x02;
+		trace[n++] = 0x82;
+	}
+	/* PSBEND, MODE.Exec 64-bit, TIP.PGE 1000 */
+	static const uint8_t start[] = { 0x02, 0x23, 0x99, 0x01, 0x71, 0x00, 0x10, 0, 0, 0, 0 };
+	memcpy(trace + n, start, sizeof(start));
+	n += sizeof(start);
+	uint64_t tsc = 1000;
+	for (int i = 0; i < 2000; i++) {
+		trace[n++] = 0xfe; /* six taken */
+		if (i == 1000) { /* CBR 30 */
+			static const uint8_t cbr[] = { 0x02, 0x03, 30, 0x00 };
+			memcpy(trace + n, cbr, sizeof(cbr));
+			n += sizeof(cbr);
+		} else if (i % 4 == 3) {
+			trace[n++] = 0x19; /* TSC */
+			tsc += 100;
+			for (int b = 0; b < 7; b++)
+				trace[n++] = (uint8_t)(tsc >> (8 * b));
+		}
+	}
+	trace[n++] = 0x04; /* one not taken */
+	trace[n++] = 0x01; /* TIP.PGD, no IP */
+	struct ptflow_config fc;
+	memset(&fc, 0, sizeof(fc));
+	fc.image = (struct ptimg){ ptimg_flat_read, &flat };
+	fc.cache = cache;
+	fc.cache_size = sizeof(cache) / sizeof(cache[0]);
+	static struct ptflow_decoder d;
+	struct time_starts each = { 0 }, regions = { 0 };
+	struct ptflow_sink se = { &each, NULL, NULL }, sr = { &regions, NULL, NULL };
+	ptflow_init(&d, &fc, &se);
+	ptflow_on_blocks(&d, time_starts);
+	ptflow_blk_regions(&d, page_region, NULL);
+	ptflow_blocks_timed(&d, PTFLOW_TIME_BLOCKS);
+	long errs = ptflow_decode(&d, trace, n, 0);
+	ptflow_init(&d, &fc, &sr);
+	ptflow_on_blocks(&d, time_starts);
+	ptflow_blk_regions(&d, page_region, NULL);
+	ptflow_blocks_timed(&d, PTFLOW_TIME_REGIONS);
+	errs += ptflow_decode(&d, trace, n, 0);
+	CHECKF(!errs && each.insns == regions.insns && each.cbr_at && each.cbr_at == regions.cbr_at &&
+		       each.blocks >= 400 && regions.blocks <= 8,
+	       "flow: PTFLOW_TIME_REGIONS: timing packets end no merged block, a CBR does",
+	       "%ld errors; each block timed: %llu instructions, %llu blocks, ratio 30 from %llu; "
+	       "regions: %llu, %llu, from %llu",
+	       errs, (unsigned long long)each.insns, (unsigned long long)each.blocks,
+	       (unsigned long long)each.cbr_at, (unsigned long long)regions.insns,
+	       (unsigned long long)regions.blocks, (unsigned long long)regions.cbr_at);
+}
+
 /* ptflow_on_position(): code that changes at a trace position. At 0x1000
  * two calls of 0x2000, then JMP RAX; 0x2000 holds RET for the first call
  * and NOP; RET for the second. The writer flushes its TNT bits where the
@@ -1366,6 +1449,7 @@ int main(int argc, char **argv)
 	int nseeds = argc > 1 ? atoi(argv[1]) : 24;
 	CHECK(ptflow_selfcheck() == 0, "flow: selfcheck");
 	long_loop_test();
+	region_time_test();
 	code_change_test();
 	ptwrite_tests(nseeds * 4);
 	distnt_end_tests(nseeds);
