@@ -324,6 +324,10 @@ int cmd_calls(int argc, char **argv)
 		goto out;
 	}
 	cs.tree = false;
+	/* the time of each call; a window's ends and a DEBUG line need it at
+	 * an instruction */
+	if (!o->from.set && !o->to.set && !o->ndbg)
+		cs.timing = PTFLOW_TIME_REGIONS;
 	long errs = analysis_decode(&t, 0, &cs, o->w.to, o->w.by_fn ? &o->w.done : NULL);
 	show_debug_lines(o, &cs, 0); /* after the last frame ended */
 	if (errs < 0)
