@@ -383,6 +383,8 @@ struct ptflow_decoder {
 	/* with it: the time of blk[0] on, and where it changes in blk */
 	struct ptflow_time_mark blk_time, blk_marks[PTFLOW_BLK_BATCH];
 	uint32_t blk_nmarks;
+	struct ptflow_time_mark *blk_due;	/* its tsc and cbr: the estimate now */
+	struct ptflow_blk *blk_due_cur;		/* blk_cur when it was made */
 	bool blk_waiting;	/* the last block handed over waits for its next */
 	uint64_t *counts;	/* ptflow_blocks_counted() */
 	bool stop;		/* ptflow_stop() */
