@@ -508,7 +508,8 @@ static inline bool call_into(struct callstack *cs, const struct ptflow_blk *prev
 void cs_on_blocks(void *ctx, const struct ptflow_batch *bt)
 {
 	struct callstack *cs = ctx;
-	bool later = cs->timing == PTFLOW_TIME_REGIONS;
+	/* a batch without marks has one time: given at once */
+	bool later = cs->timing == PTFLOW_TIME_REGIONS && bt->nmarks;
 	if (bt->has_time && later)
 		time_later(cs, bt->tsc, bt->cbr);
 	else if (bt->has_time)
