@@ -1247,36 +1247,52 @@ static uint64_t page_region(void *ctx, uint64_t ip)
 }
 
 /*
- * A loop run far more often than a block can count (ninsn is 16 bits):
- * with regions its blocks are merged up to that and no further.
+ * A loop (long_loop_test(), region_time_test()):
  *   1000 90 x4   nop
  *   1004 75 fa   jne 1000
  *   1006 ff e0   jmp rax   (tracing stops there: TIP.PGD)
  * (The fall-through is 6 bytes on: 3 would share the cache's index slot.)
  */
-static void long_loop_test(void)
+static const uint8_t loop_code[] = { 0x90, 0x90, 0x90, 0x90, 0x75, 0xfa, 0xff, 0xe0 };
+static struct ptimg_flat loop_flat = { loop_code, 0x1000, sizeof(loop_code) };
+
+/* The loop's trace up to tracing on at 1000 into trace; its length. */
+static size_t loop_trace_start(uint8_t *trace)
 {
-	static const uint8_t code[] = { 0x90, 0x90, 0x90, 0x90, 0x75, 0xfa, 0xff, 0xe0 };
-	static uint8_t trace[32 + 20000 + 8];
-	struct ptimg_flat flat = { code, 0x1000, sizeof(code) };
 	size_t n = 0;
-	for (int i = 0; i < 8; i++) { /* PSB, PSBEND, MODE.Exec 64-bit, TIP.PGE 1000 */
+	for (int i = 0; i < 8; i++) { /* PSB */
 		trace[n++] = 0x02;
 		trace[n++] = 0x82;
 	}
+	/* PSBEND, MODE.Exec 64-bit, TIP.PGE 1000 */
 	static const uint8_t start[] = { 0x02, 0x23, 0x99, 0x01, 0x71, 0x00, 0x10, 0, 0, 0, 0 };
 	memcpy(trace + n, start, sizeof(start));
-	n += sizeof(start);
+	return n + sizeof(start);
+}
+
+/* A decoder's configuration for the loop (with the cache). */
+static struct ptflow_config loop_config(void)
+{
+	struct ptflow_config fc;
+	memset(&fc, 0, sizeof(fc));
+	fc.image = (struct ptimg){ ptimg_flat_read, &loop_flat };
+	fc.cache = cache;
+	fc.cache_size = sizeof(cache) / sizeof(cache[0]);
+	return fc;
+}
+
+/* The loop run far more often than a block can count (ninsn is 16 bits):
+ * with regions its blocks are merged up to that and no further. */
+static void long_loop_test(void)
+{
+	static uint8_t trace[32 + 20000 + 8];
+	size_t n = loop_trace_start(trace);
 	for (int i = 0; i < 20000; i++)
 		trace[n++] = 0xfe; /* six taken */
 	trace[n++] = 0x04;	   /* one not taken */
 	trace[n++] = 0x01;	   /* TIP.PGD, no IP */
 	struct blk_count with = { 0 }, without = { 0 };
-	struct ptflow_config fc;
-	memset(&fc, 0, sizeof(fc));
-	fc.image = (struct ptimg){ ptimg_flat_read, &flat };
-	fc.cache = cache;
-	fc.cache_size = sizeof(cache) / sizeof(cache[0]);
+	struct ptflow_config fc = loop_config();
 	static struct ptflow_decoder d;
 	struct ptflow_sink none = { &without, NULL, NULL };
 	ptflow_init(&d, &fc, &none);
@@ -1325,18 +1341,8 @@ static void time_starts(void *ctx, const struct ptflow_batch *batch)
  */
 static void region_time_test(void)
 {
-	static const uint8_t code[] = { 0x90, 0x90, 0x90, 0x90, 0x75, 0xfa, 0xff, 0xe0 };
 	static uint8_t trace[64 + 4000 * 3];
-	struct ptimg_flat flat = { code, 0x1000, sizeof(code) };
-	size_t n = 0;
-	for (int i = 0; i < 8; i++) { /* PSB */
-		trace[n++] = 0x02;
-		trace[n++] = 0x82;
-	}
-	/* PSBEND, MODE.Exec 64-bit, TIP.PGE 1000 */
-	static const uint8_t start[] = { 0x02, 0x23, 0x99, 0x01, 0x71, 0x00, 0x10, 0, 0, 0, 0 };
-	memcpy(trace + n, start, sizeof(start));
-	n += sizeof(start);
+	size_t n = loop_trace_start(trace);
 	uint64_t tsc = 1000;
 	for (int i = 0; i < 2000; i++) {
 		trace[n++] = 0xfe; /* six taken */
@@ -1353,11 +1359,7 @@ static void region_time_test(void)
 	}
 	trace[n++] = 0x04; /* one not taken */
 	trace[n++] = 0x01; /* TIP.PGD, no IP */
-	struct ptflow_config fc;
-	memset(&fc, 0, sizeof(fc));
-	fc.image = (struct ptimg){ ptimg_flat_read, &flat };
-	fc.cache = cache;
-	fc.cache_size = sizeof(cache) / sizeof(cache[0]);
+	struct ptflow_config fc = loop_config();
 	static struct ptflow_decoder d;
 	struct time_starts each = { 0 }, regions = { 0 };
 	struct ptflow_sink se = { &each, NULL, NULL }, sr = { &regions, NULL, NULL };
