@@ -563,6 +563,8 @@ void cs_on_blocks(void *ctx, const struct ptflow_batch *bt)
 		} else if (m->has_time) { /* the instructions before it first */
 			cs->batch = batch;
 			cs->insns = insns;
+			if (later) /* (a new CBR) the time noted before it */
+				catch_up(cs);
 			cs_time(cs, m->tsc, m->cbr);
 			batch = cs->batch;
 		}
