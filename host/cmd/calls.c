@@ -311,7 +311,10 @@ int cmd_calls(int argc, char **argv)
 	o->cpu = t.trace[0].cpu;
 	if (t.have_run && irqlog_read(&o->irq, t.rd.path, "calls") < 0)
 		goto out;
-	struct cs_listener ls = { o, on_enter, on_leave, NULL, NULL };
+	/* the time of each call; a window's ends and a DEBUG line need it at
+	 * an instruction */
+	struct cs_listener ls = { o, on_enter, on_leave, NULL, NULL,
+				  o->from.set || o->to.set || o->ndbg };
 	if (inline_frames) {
 		if (symtab_use_inline(&t.st) || inl_frames_init(&x, &ls)) {
 			fprintf(stderr, "efipt calls: out of memory\n");
@@ -324,10 +327,6 @@ int cmd_calls(int argc, char **argv)
 		goto out;
 	}
 	cs.tree = false;
-	/* the time of each call; a window's ends and a DEBUG line need it at
-	 * an instruction */
-	if (!o->from.set && !o->to.set && !o->ndbg)
-		cs.timing = PTFLOW_TIME_REGIONS;
 	long errs = analysis_decode(&t, 0, &cs, o->w.to, o->w.by_fn ? &o->w.done : NULL);
 	show_debug_lines(o, &cs, 0); /* after the last frame ended */
 	if (errs < 0)

@@ -173,7 +173,6 @@ int cmd_decode(int argc, char **argv)
 			goto out;
 		}
 		cs.tree = false;
-		cs.timing = PTFLOW_TIME_REGIONS; /* a profile: time where frames change */
 	}
 	if (symbols && !same_images(&sum, &s.st)) {
 		fprintf(stderr, "efipt decode: internal error: the summary's images are not the "

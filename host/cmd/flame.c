@@ -288,21 +288,27 @@ int cmd_flame(int argc, char **argv)
 		fnwin_span_init(&win, &o.from, &o.to, &t.st);
 		it.win = &win;
 	}
+	/* a window's ends need the time at an instruction */
 	struct cs_listener ls = { &it, tree_enter, windowed ? tree_leave : NULL, tree_insns,
-				  by_time ? tree_time : NULL };
-	struct cs_listener tl = { &nt, NULL, NULL, NULL, on_time };
-	if ((inline_frames && (symtab_use_inline(&t.st) || inl_frames_init(&x, &ls))) ||
-	    cs_init(&cs, &t.st, by_time && !inline_frames && !windowed ? &tl : NULL)) {
+				  by_time ? tree_time : NULL, windowed };
+	struct cs_listener tl = { &nt, NULL, NULL, NULL, on_time, false };
+	if (inline_frames) {
+		if (symtab_use_inline(&t.st) || inl_frames_init(&x, &ls)) {
+			fprintf(stderr, "efipt flame: out of memory\n");
+			goto out;
+		}
+		ls = inl_frames_listener(&x);
+	}
+	/* the model keeps the tree unless a listener builds it (inline
+	 * frames, a window) */
+	bool own_tree = inline_frames || windowed;
+	if (cs_init(&cs, &t.st, own_tree ? &ls : by_time ? &tl : NULL)) {
 		fprintf(stderr, "efipt flame: out of memory\n");
 		goto out;
 	}
-	if (inline_frames || windowed) {
-		cs.ls = inline_frames ? inl_frames_listener(&x) : ls;
-		cs.tree = false; /* the listener builds it */
-	}
-	/* weighed by instructions, nothing shows the time; by time, each
-	 * frame's ticks, but a window's ends need each block's */
-	cs.timing = !by_time ? PTFLOW_TIME_NONE : windowed ? PTFLOW_TIME_BLOCKS : PTFLOW_TIME_REGIONS;
+	cs.tree = !own_tree;
+	if (!by_time) /* weighed by instructions: nothing shows the time */
+		cs.timing = PTFLOW_TIME_NONE;
 	/* a window stops decoding where it closes */
 	long errs = analysis_decode(&t, 0, &cs, win.to, win.by_fn ? &win.done : NULL);
 	if (errs < 0)

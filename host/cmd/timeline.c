@@ -493,7 +493,9 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 	fr->state = FR_HIDDEN;
 }
 
-/* --from/--to: the time where the window opens and closes. */
+/* --from/--to: the time where the window opens and closes. Called after
+ * each part of a batch: the model's time is the part's end's (it catches
+ * up at each batch's end, PTFLOW_TIME_REGIONS too). */
 static void window_times(struct tl *l, const struct callstack *cs)
 {
 	if (!cs->timed)
@@ -849,16 +851,15 @@ int cmd_timeline(int argc, char **argv)
 		char tn[32];
 		snprintf(tn, sizeof(tn), "CPU %u", m->cpu);
 		tw.ops->track(&tw, (int)m->cpu + 1, tn);
-		struct cs_listener ls = { m, on_enter, on_leave, NULL, on_time };
+		/* slices need the time where frames change; a window's ends
+		 * and a DEBUG line need it at an instruction */
+		struct cs_listener ls = { m, on_enter, on_leave, NULL, on_time,
+					  opt.from.set || opt.to.set || m->ndbg };
 		if (cs_init(&cs, &t.st, &ls)) {
 			fprintf(stderr, "efipt timeline: out of memory\n");
 			goto out;
 		}
 		cs.tree = false;
-		/* slices need the time where frames change; a window's ends
-		 * and a DEBUG line need it at an instruction */
-		if (!opt.from.set && !opt.to.set && !m->ndbg)
-			cs.timing = PTFLOW_TIME_REGIONS;
 		/* the model's blocks, and the events as instants; decoding
 		 * stops at --to */
 		struct flow_consumer c = { m, on_batch, on_event, NULL, tl_region, cs.timing, m->w.to,

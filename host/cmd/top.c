@@ -114,10 +114,6 @@ int cmd_top(int argc, char **argv)
 		goto out;
 	}
 	cs.tree = false;
-	/* the profile looks at the time where frames change; a window's ends
-	 * need each block's */
-	if (!windowed)
-		cs.timing = PTFLOW_TIME_REGIONS;
 	/* a window stops decoding where it closes */
 	long errs = analysis_decode(&t, 0, &cs, o.to.set && !o.to.is_fn ? o.to.index : 0,
 				    windowed ? &win.done : NULL);

@@ -178,8 +178,6 @@ int diff_run_decode(struct session *t, struct diff_run *r, const struct diff_wan
 		goto out;
 	}
 	cs.tree = want_stacks;
-	if (!windowed) /* a profile: time where frames change (a window's ends: each block's) */
-		cs.timing = PTFLOW_TIME_REGIONS;
 	struct flow_consumer more = cov ? cov_blocks_consumer(&cb) : (struct flow_consumer){ 0 };
 	r->errs = analysis_decode_with(t, 0, &cs, 0, NULL, &more, cov);
 	if (r->errs < 0)

@@ -82,7 +82,7 @@ int cs_init(struct callstack *cs, struct symtab *st, const struct cs_listener *l
 	cs->nnode = 1;
 	child(cs, 0, SYMFN_UNKNOWN); /* node 1: where paths go when the tree is full */
 	cs->tree = true;
-	cs->timing = PTFLOW_TIME_BLOCKS;
+	cs->timing = cs->ls.time_at_insn ? PTFLOW_TIME_BLOCKS : PTFLOW_TIME_REGIONS;
 	return 0;
 }
 

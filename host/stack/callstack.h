@@ -92,6 +92,11 @@ struct cs_listener {
 	 * CBR changed (ticks 0); the first time (cs->now == cs->time_first,
 	 * ticks 0) says the trace has time from here on. May be NULL. */
 	void (*time)(void *ctx, const struct callstack *cs, uint64_t ticks);
+	/* The listener looks at the time at an instruction count, not only
+	 * where a frame changes (a window's ends, a line placed by its
+	 * instruction): cs_init() then has each block timed. A listener
+	 * that wraps another passes this on. */
+	bool time_at_insn;
 };
 
 /* A stack deeper than this is cut: every frame is closed (unknown end) and
@@ -125,16 +130,16 @@ struct callstack {
 	bool tree;		/* keep the call tree (cs_init: on; flame needs
 				 * it, top and calls do not) */
 	/* How closely cs_consumer() asks the decoder to time its blocks
-	 * (enum ptflow_timing; cs_init: PTFLOW_TIME_BLOCKS, each block's
-	 * own time). PTFLOW_TIME_NONE: the time moves only at each batch
-	 * and event, for an analysis that shows no time.
+	 * (enum ptflow_timing). cs_init() sets PTFLOW_TIME_BLOCKS (each
+	 * block's own time) for a listener with time_at_insn, otherwise
 	 * PTFLOW_TIME_REGIONS: exact where a frame may change, and there
 	 * only: the time moves on (the listener's time()) just before a
 	 * block that may change a frame, at the end of a batch and at an
 	 * event, with the ticks of every timing packet since, so a
-	 * listener must credit them to the top frame (or its range) and
-	 * look at the time only when a frame changes (a profile, a flame
-	 * graph by time; not a window at an instruction count) */
+	 * listener credits them to the top frame (or its range) and looks
+	 * at the time only when a frame changes. An analysis that shows
+	 * no time may set PTFLOW_TIME_NONE after cs_init(): the time then
+	 * moves only at each batch and event. */
 	uint8_t timing;
 	uint64_t later;		/* PTFLOW_TIME_REGIONS: the time now moves on
 				 * to (when above it) where a frame may change */

@@ -125,6 +125,6 @@ static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 
 struct cs_listener inl_frames_listener(struct inl_frames *x)
 {
-	struct cs_listener l = { x, on_enter, on_leave, on_insns, on_time };
+	struct cs_listener l = { x, on_enter, on_leave, on_insns, on_time, x->out.time_at_insn };
 	return l;
 }

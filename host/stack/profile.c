@@ -33,9 +33,9 @@ uint64_t profile_irq_insns(const struct profile *p, const struct callstack *cs)
 	return p->irq_done + (p->irq_base ? cs->insns - p->irq_start : 0);
 }
 
-uint64_t profile_irq_ticks(const struct profile *p, const struct callstack *cs)
+uint64_t profile_irq_ticks(const struct profile *p, uint64_t now)
 {
-	return p->irq_t_done + (p->irq_base ? cs->now - p->irq_t_start : 0);
+	return p->irq_t_done + (p->irq_base ? now - p->irq_t_start : 0);
 }
 
 /* The instructions since the last frame change were those of frame i
@@ -78,7 +78,7 @@ static void on_enter(void *ctx, const struct callstack *cs, const struct cs_fram
 		e->since = cs->insns;
 		e->since_t = cs->now;
 		e->since_irq = profile_irq_insns(p, cs);
-		e->since_t_irq = profile_irq_ticks(p, cs);
+		e->since_t_irq = profile_irq_ticks(p, cs->now);
 	}
 	if (p->irq_base && !e->in_irq++) {
 		e->since_in_irq = cs->insns;
@@ -100,7 +100,7 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 			e->incl += cs->insns - e->since;
 			e->incl_t += cs->now - e->since_t;
 			e->incl_irq += profile_irq_insns(p, cs) - e->since_irq;
-			e->incl_t_irq += profile_irq_ticks(p, cs) - e->since_t_irq;
+			e->incl_t_irq += profile_irq_ticks(p, cs->now) - e->since_t_irq;
 		}
 		/* all instructions since it entered the interrupt were the
 		 * interrupt's */
@@ -143,35 +143,35 @@ static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 
 struct cs_listener profile_listener(struct profile *p)
 {
-	struct cs_listener l = { p, on_enter, on_leave, NULL, on_time };
+	struct cs_listener l = { p, on_enter, on_leave, NULL, on_time, false };
 	return l;
 }
 
 struct profile_fn *profile_snapshot(const struct profile *p, const struct callstack *cs)
 {
-	return profile_snapshot_at(p, cs, cs->insns, (int64_t)cs->depth - 1);
+	return profile_snapshot_at(p, cs, cs->insns, cs->now, (int64_t)cs->depth - 1);
 }
 
 struct profile_fn *profile_snapshot_at(const struct profile *p, const struct callstack *cs,
-				       uint64_t insns, int64_t top)
+				       uint64_t insns, uint64_t now, int64_t top)
 {
 	struct profile_fn *o = malloc((p->n ? p->n : 1) * sizeof(*o));
 	if (!o)
 		return NULL;
 	uint64_t irq = p->irq_done + (p->irq_base ? insns - p->irq_start : 0);
-	uint64_t irq_t = profile_irq_ticks(p, cs);
+	uint64_t irq_t = profile_irq_ticks(p, now);
 	for (uint32_t i = 0; i < p->n; i++) {
 		struct profile_fn *e = &o[i];
 		*e = p->fn[i];
 		if (e->on_stack) {
 			e->incl += insns - e->since;
-			e->incl_t += cs->now - e->since_t;
+			e->incl_t += now - e->since_t;
 			e->incl_irq += irq - e->since_irq;
 			e->incl_t_irq += irq_t - e->since_t_irq;
 		}
 		if (e->in_irq) {
 			e->incl_in_irq += insns - e->since_in_irq;
-			e->incl_t_in_irq += cs->now - e->since_t_in_irq;
+			e->incl_t_in_irq += now - e->since_t_in_irq;
 		}
 	}
 	/* the top frame's instructions since the last change */

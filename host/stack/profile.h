@@ -53,8 +53,9 @@ struct profile {
 
 /* The instructions run in interrupts so far (cs->insns the clock). */
 uint64_t profile_irq_insns(const struct profile *p, const struct callstack *cs);
-/* The time (TSC ticks) in interrupts so far (cs->now the clock). */
-uint64_t profile_irq_ticks(const struct profile *p, const struct callstack *cs);
+/* The time (TSC ticks) in interrupts up to now (a TSC, cs->now or before
+ * it since the last frame change). */
+uint64_t profile_irq_ticks(const struct profile *p, uint64_t now);
 
 /* The listener to give cs_init (ctx: the profile). It needs no insns
  * callback: the instructions between two frame changes are the top
@@ -67,10 +68,11 @@ void profile_free(struct profile *p);
  * profile is not changed): out[0..p->n), malloc'd, or NULL out of memory.
  * Two of them subtract to the counts between the two moments. */
 struct profile_fn *profile_snapshot(const struct profile *p, const struct callstack *cs);
-/* The same at instruction insns, between the last frame change (its mark)
- * and cs->insns, frame top (-1: none) on top since that change: the counts
- * as they were at insns (time: as now). */
+/* The same at instruction insns and time now, between the last frame
+ * change (its mark) and cs->insns, cs->now, frame top (-1: none) on top
+ * since that change: the counts as they were at insns, the inclusive
+ * times of the frames on the stack up to now. */
 struct profile_fn *profile_snapshot_at(const struct profile *p, const struct callstack *cs,
-				       uint64_t insns, int64_t top);
+				       uint64_t insns, uint64_t now, int64_t top);
 
 #endif

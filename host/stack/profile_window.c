@@ -5,19 +5,19 @@
 
 #include "host/stack/profile_window.h"
 
-/* The profile at instruction insns, frame top (-1: none) on top since
- * the last frame change. */
+/* The profile at instruction insns and time now, frame top (-1: none) on
+ * top since the last frame change. */
 static void take_at(struct profwin *w, const struct callstack *cs, struct profwin_at *at,
-		    uint64_t insns, int64_t top)
+		    uint64_t insns, uint64_t now, int64_t top)
 {
 	const struct profile *p = w->p;
-	at->fn = profile_snapshot_at(p, cs, insns, top);
+	at->fn = profile_snapshot_at(p, cs, insns, now, top);
 	at->n = p->n;
 	at->insns = insns;
 	at->irqs = p->irqs;
 	at->irq_insns = p->irq_done + (p->irq_base ? insns - p->irq_start : 0);
-	at->now = cs->now;
-	at->irq_ticks = profile_irq_ticks(p, cs);
+	at->now = now;
+	at->irq_ticks = profile_irq_ticks(p, now);
 	at->timed = cs->timed;
 	if (!at->fn)
 		w->oom = true;
@@ -25,25 +25,27 @@ static void take_at(struct profwin *w, const struct callstack *cs, struct profwi
 
 static void take(struct profwin *w, const struct callstack *cs, struct profwin_at *at)
 {
-	take_at(w, cs, at, cs->insns, (int64_t)cs->depth - 1);
+	take_at(w, cs, at, cs->insns, cs->now, (int64_t)cs->depth - 1);
 }
 
-static void close_at(struct profwin *w, const struct callstack *cs, uint64_t insns, int64_t top)
+static void close_at(struct profwin *w, const struct callstack *cs, uint64_t insns,
+		     uint64_t now, int64_t top)
 {
-	take_at(w, cs, &w->close, insns, top);
+	take_at(w, cs, &w->close, insns, now, top);
 	w->closed = w->done = true;
 }
 
 /* Before the profile sees a change: frame top has been on top since the
- * last one; an index the window opens or closes at that it has passed. */
-static void index_due(struct profwin *w, const struct callstack *cs, int64_t top)
+ * last one, at time now (before the time moved on at a time step); an
+ * index the window opens or closes at that it has passed. */
+static void index_due(struct profwin *w, const struct callstack *cs, int64_t top, uint64_t now)
 {
 	if (!w->opened && w->from.set && !w->from.is_fn && cs->insns >= w->from.index) {
-		take_at(w, cs, &w->open, w->from.index, top);
+		take_at(w, cs, &w->open, w->from.index, now, top);
 		w->opened = true;
 	}
 	if (w->opened && !w->closed && w->to.set && !w->to.is_fn && cs->insns >= w->to.index)
-		close_at(w, cs, w->to.index, top);
+		close_at(w, cs, w->to.index, now, top);
 }
 
 /* Before the profile sees a change (frame top on top since the last):
@@ -57,10 +59,10 @@ static void now_in(struct profwin *w, const struct callstack *cs, uint32_t fn, i
 		return;
 	int r = fnwin_at(&w->win, fn);
 	if (r == FNWIN_OPEN && !w->opened) {
-		take_at(w, cs, &w->open, cs->insns, top);
+		take_at(w, cs, &w->open, cs->insns, cs->now, top);
 		w->opened = true;
 	} else if (r == FNWIN_CLOSED) {
-		close_at(w, cs, cs->insns, top);
+		close_at(w, cs, cs->insns, cs->now, top);
 	}
 }
 
@@ -68,7 +70,7 @@ static void on_enter(void *ctx, const struct callstack *cs, const struct cs_fram
 {
 	struct profwin *w = ctx;
 	int64_t below = (int64_t)cs->depth - 2; /* f is pushed: the one below */
-	index_due(w, cs, below);
+	index_due(w, cs, below, cs->now);
 	now_in(w, cs, f->fn, below);
 	w->inner.enter(w->inner.ctx, cs, f);
 }
@@ -78,7 +80,7 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 {
 	struct profwin *w = ctx;
 	int64_t top = (int64_t)cs->depth - 1;
-	index_due(w, cs, top);
+	index_due(w, cs, top, cs->now);
 	uint32_t to = fnwin_leave_to(cs, why);
 	if (to != UINT32_MAX)
 		now_in(w, cs, to, top);
@@ -88,7 +90,8 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 {
 	struct profwin *w = ctx;
-	index_due(w, cs, (int64_t)cs->depth - 1);
+	/* cs->now has moved on by ticks: the index was passed before */
+	index_due(w, cs, (int64_t)cs->depth - 1, cs->now - ticks);
 	w->inner.time(w->inner.ctx, cs, ticks);
 }
 
@@ -103,7 +106,8 @@ struct cs_listener profwin_listener(struct profwin *w, const struct fnwin_where 
 	w->opened = !from->set;
 	w->inner = *ls;
 	w->p = p;
-	struct cs_listener l = { w, on_enter, on_leave, NULL, on_time };
+	/* the window opens and closes at an instruction count */
+	struct cs_listener l = { w, on_enter, on_leave, NULL, on_time, true };
 	return l;
 }
 

@@ -9,7 +9,10 @@
  * function on the stack when the window opens counts from there on. An
  * index falls between two frame changes, where the stack is the one of the
  * last: the snapshot is taken at the next change (or time step), before
- * the profile sees it, with the instructions counted up to the index.
+ * the profile sees it, with the instructions counted up to the index and
+ * the time before the step. The listener needs each block's time
+ * (cs_listener.time_at_insn): the next step comes at the block after the
+ * index, not only where a frame changes.
  */
 #ifndef EFIPT_HOST_PROFILE_WINDOW_H
 #define EFIPT_HOST_PROFILE_WINDOW_H

@@ -28,13 +28,20 @@ TSC at the crystal clock edge it reports, counted from the TMA after the
 last TSC (TSC - FastCounter at CTC[15:0]) at EBX / EAX TSC ticks per
 crystal tick (SDM 33.8.3.2).
 
+With from=F and/or to=T, OUT_TOP_CSV holds the window of instruction
+indexes [F, T) (top --from F --to T): each count and time at T less the
+one at F, taken before anything of instruction F (or T) happens, the
+events that come before it and its time included; a function on the
+stack counts its inclusive part from F on.
+
 With --inline, each frame is followed by the inline chain of the last
 instruction it ran, from binutils `addr2line -i -f` ("name [inlined]",
 outermost first), and counts go to the innermost frame.
 
 
 usage: stack_ref.py ELF BASE IMAGE_NAME TRUTH OUT_TOP_CSV OUT_FOLDED
-                    [--inline | PACKETS TSC_HZ [OUT_FOLDED_NS [nom=N] [mtc=FREQ,EAX,EBX]]]
+                    [--inline | PACKETS TSC_HZ [OUT_FOLDED_NS [nom=N] [mtc=FREQ,EAX,EBX]
+                     [from=F] [to=T]]]
 """
 import json
 import bisect
@@ -49,6 +56,8 @@ out_folded_ns = sys.argv[9] if len(sys.argv) > 9 and sys.argv[9] != "-" else Non
 opts = dict(a.split("=", 1) for a in sys.argv[10:])
 nom_freq = int(opts.get("nom", 0))
 mtc_freq, ctc_eax, ctc_ebx = (int(x) for x in opts.get("mtc", "0,0,0").split(","))
+win_from = int(opts.get("from", 0))
+win_to = int(opts["to"]) if "to" in opts else None
 base = int(base, 0)
 inline = sys.argv[7:] == ["--inline"]
 
@@ -401,11 +410,28 @@ def arrive(ip):
     set_top(fn, entry)
 
 
+def snapshot():
+    """Every function's counts and times so far (open frames' inclusive
+    ones up to now)."""
+    snap = {}
+    for fn in set(excl) | set(incl) | set(on):
+        open_ = on.get(fn, 0) > 0
+        snap[fn] = (excl.get(fn, 0), incl.get(fn, 0) + (T - since[fn] if open_ else 0),
+                    calls.get(fn, 0), excl_t.get(fn, 0),
+                    incl_t.get(fn, 0) + (NOW - since_t[fn] if open_ and timed else 0))
+    return snap
+
+
+win_open = win_close = None
 # TRUTH: the synthesizer's addresses, or a listing with events in brackets
 # ("[interrupt, from: X, to: Y]", "[overflow...]", "[disabled...]")
 ev_re = re.compile(r"^\[(?:[0-9a-f]+ )?([a-z. ]+)(?:, from: ([0-9a-f]+), to: ([0-9a-f]+))?")
 with open(truth) as t:
     for line in t:
+        if win_open is None and T >= win_from:
+            win_open = snapshot()
+        if win_close is None and win_to is not None and T >= win_to:
+            win_close = snapshot()
         if line.startswith("["):
             m = ev_re.match(line)
             what = m.group(1) if m else "error"
@@ -451,17 +477,23 @@ with open(truth) as t:
         prev_end = ip + length.get(prev_rva, 0)
         if pk and prev_rva in decide:
             pk.branch(decide[prev_rva])
+if win_open is None:
+    win_open = snapshot()
 while stack:
     leave()
+if win_close is None:
+    win_close = snapshot()
 
 with open(out_top, "w") as o:
     o.write("image,function,excl,incl,calls%s\n" % (",excl_ns,incl_ns" if pk else ""))
-    for fn in sorted(set(excl) | set(incl)):
-        o.write('"%s","%s",%d,%d,%d' % (fn[0], fn[1], excl.get(fn, 0), incl.get(fn, 0),
-                                       calls.get(fn, 0)))
+    for fn in sorted(win_close):
+        a, b = win_open.get(fn, (0,) * 5), win_close[fn]
+        d = [y - x for x, y in zip(a, b)]
+        if not any(d[:3]):
+            continue
+        o.write('"%s","%s",%d,%d,%d' % (fn[0], fn[1], d[0], d[1], d[2]))
         if pk:
-            o.write(",%d,%d" % (excl_t.get(fn, 0) * 10**9 // tsc_hz,
-                                incl_t.get(fn, 0) * 10**9 // tsc_hz))
+            o.write(",%d,%d" % (d[3] * 10**9 // tsc_hz, d[4] * 10**9 // tsc_hz))
         o.write("\n")
 
 

@@ -37,7 +37,26 @@ check_top() {
 		nok "$name: flame --weight time equals the reference" "$(diff "$TMP/ref.fns" "$TMP/flame" | head -3 | cut -c1-200)"
 	fi
 }
+# check_window NAME [from=F] [to=T]: top --from F --to T on check_top's
+# last trace against the reference's window. A window's ends fall at an
+# instruction, so each block has its time there, not only where frames change.
+check_window() {
+	name=$1
+	shift
+	wopt=""
+	for a in "$@"; do wopt="$wopt --${a%%=*} ${a#*=}"; done
+	python3 tests/cli/stack_ref.py "$SO" $BASE efipt.efi "$TMP/t.lst" "$TMP/wref.csv" \
+		"$TMP/wref.folded" "$TMP/t.pk" $HZ - ${nom:+nom=32} "$@"
+	$EFIPT top --pt "$TMP/t.pt" $PE --symbols "$SO" --format csv --tsc-hz $HZ $nom $wopt >"$TMP/wtop.csv"
+	if [ "$(tail -n +2 "$TMP/wtop.csv" | sort)" = "$(tail -n +2 "$TMP/wref.csv" | sort)" ] &&
+	   awk -F, 'NR > 1 && $6 > 0 { n++ } END { exit !(n > 1) }' "$TMP/wtop.csv"; then
+		ok "$name: top$wopt: the window's times equal the reference"
+	else
+		nok "$name: top$wopt: the window's times equal the reference" "$(diff "$TMP/wref.csv" "$TMP/wtop.csv" | head -5)"
+	fi
+}
 check_top "time: plain" --seed 3 --psb-period 256
+check_window "time: plain" from=5000 to=30000
 check_top "time: PSB+ every 64 bytes" --seed 13 --psb-period 64
 check_top "time: interrupts" --seed 4 --interrupts 300 --psb-period 256
 check_top "time: many interrupts" --seed 12 --interrupts 1000 --psb-period 100
@@ -71,6 +90,9 @@ contains "time: flame bad --weight named" "$TMP/err" "--weight takes insns or ti
 
 check_top "time: CYC" --seed 3 --cyc --psb-period 256
 check_top "time: CYC, interrupts" --seed 4 --cyc --interrupts 300
+check_window "time: CYC, interrupts" from=5000 to=30000
+check_window "time: CYC, interrupts" from=12345
+check_window "time: CYC, interrupts" to=40001
 check_top "time: CYC, disables" --seed 6 --cyc --disable 2000
 check_top "time: CYC, few PSBs" --seed 9 --cyc
 cp "$TMP/t.pt" "$TMP/cyc.pt"

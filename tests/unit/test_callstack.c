@@ -153,11 +153,14 @@ static void start(void)
 	npending = 0;
 	nmarks = 0;
 	lg.prof = profile_listener(&lg.p);
-	struct cs_listener ls = { &lg, on_enter, on_leave, on_insns, on_time };
+	/* a listener that needs the time at an instruction has each block
+	 * timed; any other, only where frames may change */
+	struct cs_listener ls = { &lg, on_enter, on_leave, on_insns, on_time, !by_regions };
 	symtab_init(&st, &img, 1);
 	cs_init(&cs, &st, &ls);
-	if (by_regions)
-		cs.timing = PTFLOW_TIME_REGIONS;
+	CHECK(cs.timing == (by_regions ? PTFLOW_TIME_REGIONS : PTFLOW_TIME_BLOCKS) &&
+	      cs_consumer(&cs).timed == cs.timing,
+	      "the listener's need of time at an instruction sets the decoder's timing");
 }
 
 /* n one-byte instructions from RVA rva, the last of class last */
@@ -511,9 +514,10 @@ static void inline_case(void)
 	sf.segs = segs;
 	sf.nsegs = 3;
 	CHECK(symtab_use_inline(&st) == 0, "inline: set up");
-	struct cs_listener out = { &lg, on_enter, on_leave, on_insns, NULL };
+	struct cs_listener out = { &lg, on_enter, on_leave, on_insns, NULL, true };
 	CHECK(inl_frames_init(&ix, &out) == 0, "inline: listener");
 	cs.ls = inl_frames_listener(&ix);
+	CHECK(cs.ls.time_at_insn, "inline: the listener's need of time at an instruction passed on");
 	lens_asked = 0;
 	run(0x100, 0x10, X86_IC_OTHER);		/* main */
 	run(0x110, 0x0c, X86_IC_CALL_DIRECT);	/* I, then I;J: the call at 0x11b */
