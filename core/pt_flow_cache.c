@@ -256,6 +256,20 @@ const struct ptflow_block *ptflow_block_get(struct ptflow_decoder *d, uint64_t i
 	return b;
 }
 
+/* The entry nb as the block after b in b's chain, which goes on to `to`,
+ * or NULL to look it up: b is a cache entry and nb one in use, of that
+ * address and mode, decoded. */
+static inline const struct ptflow_block *chain_next(const struct ptflow_decoder *d,
+						    const struct ptflow_block *b,
+						    const struct ptflow_block *nb, uint64_t to,
+						    unsigned mode)
+{
+	if (b < d->ents || nb >= d->ents + d->used || nb->ip != to || b_mode(nb) != mode ||
+	    b_stub(nb))
+		return NULL;
+	return nb;
+}
+
 /* The blocks of b's chain into o (room for PTFLOW_CHAIN_MAX), the last
  * going on to next; returns the end. The blocks after the first are mostly
  * in the cache (chain_build() put them there), right after the first. */
@@ -264,7 +278,6 @@ static struct ptflow_blk *chain_blocks(struct ptflow_decoder *d, const struct pt
 {
 	struct ptflow_block tmp;
 	unsigned mode = b_mode(b), left = b->chain_ninsn;
-	const struct ptflow_block *ents = d->ents, *used = d->ents + d->used;
 	uint32_t member = chain_member(b);
 
 	for (unsigned k = 1;; k++, o++) {
@@ -286,9 +299,10 @@ static struct ptflow_blk *chain_blocks(struct ptflow_decoder *d, const struct pt
 		/* the second block: the entry the chain names; the next ones:
 		 * a chain built in one go has its blocks in the entries after
 		 * each other; else the index */
-		const struct ptflow_block *nb = member ? linked(d, member) : b + 1;
+		const struct ptflow_block *nb =
+			chain_next(d, b, member ? linked(d, member) : b + 1, to, mode);
 		member = 0;
-		if (b < ents || nb >= used || nb->ip != to || b_mode(nb) != mode || b_stub(nb))
+		if (!nb)
 			nb = cache_find(d, to, mode);
 		if (!nb || b_stub(nb)) {
 			ptflow_block_decode(&d->cfg.image, to, (uint8_t)mode, &tmp, NULL);
@@ -307,10 +321,9 @@ void ptflow_blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, ui
 	 * block, the return coming back below where it starts) */
 	unsigned n = b_ninsn(b), mode = b_mode(b), left = b->chain_ninsn - n;
 	uint32_t member = chain_member(b);
-	const struct ptflow_block *m = member ? linked(d, member) : NULL;
 	uint64_t to = b_bend(b) == PTFLOW_BEND_SPLIT ? b_next(b) : b_target(b);
-	if (m && b >= d->ents && m < d->ents + d->used && m->ip == to && b_mode(m) == mode &&
-	    !b_stub(m) && b_ninsn(m) >= left) {
+	const struct ptflow_block *m = member ? chain_next(d, b, linked(d, member), to, mode) : NULL;
+	if (m && b_ninsn(m) >= left) {
 		blk_put_walk(d, b->ip, n, b_size(b), mode, b_iclass(b), b_bend(b), to);
 		blk_put_walk(d, m->ip, left, b_size(m), mode, b_iclass(m), b_bend(m), next);
 		return;
