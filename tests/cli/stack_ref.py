@@ -28,11 +28,11 @@ TSC at the crystal clock edge it reports, counted from the TMA after the
 last TSC (TSC - FastCounter at CTC[15:0]) at EBX / EAX TSC ticks per
 crystal tick (SDM 33.8.3.2).
 
-With from=F and/or to=T, OUT_TOP_CSV holds the window of instruction
-indexes [F, T) (top --from F --to T): each count and time at T less the
-one at F, taken before anything of instruction F (or T) happens, the
-events that come before it and its time included; a function on the
-stack counts its inclusive part from F on.
+With from=F and/or to=T, OUT_TOP_CSV and the folded stacks hold the
+window of instruction indexes [F, T) (top and flame --from F --to T):
+each count and time at T less the one at F, taken before anything of
+instruction F (or T) happens, the events that come before it and its time
+included; a function on the stack counts its inclusive part from F on.
 
 With --inline, each frame is followed by the inline chain of the last
 instruction it ran, from binutils `addr2line -i -f` ("name [inlined]",
@@ -419,7 +419,7 @@ def snapshot():
         snap[fn] = (excl.get(fn, 0), incl.get(fn, 0) + (T - since[fn] if open_ else 0),
                     calls.get(fn, 0), excl_t.get(fn, 0),
                     incl_t.get(fn, 0) + (NOW - since_t[fn] if open_ and timed else 0))
-    return snap
+    return snap, list(node_count), dict(node_ticks)
 
 
 win_open = win_close = None
@@ -486,8 +486,8 @@ if win_close is None:
 
 with open(out_top, "w") as o:
     o.write("image,function,excl,incl,calls%s\n" % (",excl_ns,incl_ns" if pk else ""))
-    for fn in sorted(win_close):
-        a, b = win_open.get(fn, (0,) * 5), win_close[fn]
+    for fn in sorted(win_close[0]):
+        a, b = win_open[0].get(fn, (0,) * 5), win_close[0][fn]
         d = [y - x for x, y in zip(a, b)]
         if not any(d[:3]):
             continue
@@ -519,6 +519,16 @@ def write_folded(path, weight):
             o.write("%s %d\n" % (";".join(reversed(frames)), w))
 
 
-write_folded(out_folded, lambda n: node_count[n])
+def in_window(n):
+    """Node n's instructions in the window."""
+    at = lambda counts: counts[n] if n < len(counts) else 0  # noqa: E731
+    return at(win_close[1]) - at(win_open[1])
+
+
+def ticks_in_window(n):
+    return win_close[2].get(n, 0) - win_open[2].get(n, 0)
+
+
+write_folded(out_folded, in_window)
 if out_folded_ns:
-    write_folded(out_folded_ns, lambda n: node_ticks.get(n, 0) * 10**9 // tsc_hz)
+    write_folded(out_folded_ns, lambda n: ticks_in_window(n) * 10**9 // tsc_hz)

@@ -46,13 +46,22 @@ check_window() {
 	wopt=""
 	for a in "$@"; do wopt="$wopt --${a%%=*} ${a#*=}"; done
 	python3 tests/cli/stack_ref.py "$SO" $BASE efipt.efi "$TMP/t.lst" "$TMP/wref.csv" \
-		"$TMP/wref.folded" "$TMP/t.pk" $HZ - ${nom:+nom=32} "$@"
+		"$TMP/wref.folded" "$TMP/t.pk" $HZ "$TMP/wref.fns" ${nom:+nom=32} "$@"
 	$EFIPT top --pt "$TMP/t.pt" $PE --symbols "$SO" --format csv --tsc-hz $HZ $nom $wopt >"$TMP/wtop.csv"
 	if [ "$(tail -n +2 "$TMP/wtop.csv" | sort)" = "$(tail -n +2 "$TMP/wref.csv" | sort)" ] &&
 	   awk -F, 'NR > 1 && $6 > 0 { n++ } END { exit !(n > 1) }' "$TMP/wtop.csv"; then
 		ok "$name: top$wopt: the window's times equal the reference"
 	else
 		nok "$name: top$wopt: the window's times equal the reference" "$(diff "$TMP/wref.csv" "$TMP/wtop.csv" | head -5)"
+	fi
+	$EFIPT flame --pt "$TMP/t.pt" $PE --symbols "$SO" --tsc-hz $HZ $nom $wopt >"$TMP/wflame"
+	$EFIPT flame --pt "$TMP/t.pt" $PE --symbols "$SO" --tsc-hz $HZ $nom $wopt --weight time >"$TMP/wflame.t"
+	if [ -s "$TMP/wflame" ] && [ "$(sort "$TMP/wflame")" = "$(sort "$TMP/wref.folded")" ] &&
+	   [ -s "$TMP/wflame.t" ] && [ "$(sort "$TMP/wflame.t")" = "$(sort "$TMP/wref.fns")" ]; then
+		ok "$name: flame$wopt: the window's stacks and times equal the reference"
+	else
+		nok "$name: flame$wopt: the window's stacks and times equal the reference" \
+			"$(diff "$TMP/wref.folded" "$TMP/wflame" | head -3 | cut -c1-200; diff "$TMP/wref.fns" "$TMP/wflame.t" | head -3 | cut -c1-200)"
 	fi
 }
 check_top "time: plain" --seed 3 --psb-period 256
