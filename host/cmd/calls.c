@@ -311,10 +311,10 @@ int cmd_calls(int argc, char **argv)
 	o->cpu = t.trace[0].cpu;
 	if (t.have_run && irqlog_read(&o->irq, t.rd.path, "calls") < 0)
 		goto out;
-	/* the time of each call; a window's ends and a DEBUG line need it at
-	 * an instruction */
-	struct cs_listener ls = { o, on_enter, on_leave, NULL, NULL,
-				  o->from.set || o->to.set || o->ndbg };
+	/* the time is read where a frame changes only (a DEBUG line too is
+	 * shown at the next change, with the time there): a window's ends
+	 * show no time */
+	struct cs_listener ls = { o, on_enter, on_leave, NULL, NULL, false };
 	if (inline_frames) {
 		if (symtab_use_inline(&t.st) || inl_frames_init(&x, &ls)) {
 			fprintf(stderr, "efipt calls: out of memory\n");
