@@ -185,8 +185,9 @@ idx = [int(l.split()[0]) for l in i]
 assert idx == sorted(idx) and idx[-1] > 1000
 ' "$TMP/calls.t" "$TMP/calls.i"; then ok "time: calls shows us since the first timing packet, --index the index"; else nok "time: calls shows us since the first timing packet, --index the index" "$(head -3 "$TMP/calls.t")"; fi
 if [ -s "$TMP/calls.n" ] && cmp -s "$TMP/calls.n" "$TMP/calls.ni"; then ok "time: calls without timing packets shows the index"; else nok "time: calls without timing packets shows the index" "differs"; fi
-# without a window the time is taken where frames change, with one at each
-# block: the same times
+# a window from the start changes no time (calls reads the time where
+# frames change, window or not; test_callstack compares that time with
+# each block's)
 $EFIPT calls --pt "$TMP/t.pt" $PE --symbols "$SO" --tsc-hz $HZ --from 0 >"$TMP/calls.w0"
 if [ -s "$TMP/calls.t" ] && cmp -s "$TMP/calls.t" "$TMP/calls.w0"; then ok "time: calls --from 0 gives the same times"; else nok "time: calls --from 0 gives the same times" "$(diff "$TMP/calls.t" "$TMP/calls.w0" | head -3)"; fi
 
