@@ -39,11 +39,11 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 	/* Quiet chains that blk_step() would add to the open block (the last
 	 * delivered, a quiet chain's) are summed here, up to the room it has
 	 * left, and added once: when anything else comes or the loop ends. */
-	unsigned qn = 0, qroom = 0, qlast = 0; /* qlast: the last one's chain_class_end */
+	unsigned qn = 0, qleft = 0; /* qleft: the room the open block has left (0: none open) */
+	const struct ptflow_block *qlast = NULL; /* the last one summed */
 	uint64_t qto = 0;
-	bool qopen = (out & OUT_BLOCKS) && !(out & OUT_COUNTED) && d->blk_merge == d->blk_cur;
-	if (qopen)
-		qroom = 0xffffu - d->blk_cur[-1].ninsn;
+	if ((out & OUT_BLOCKS) && !(out & OUT_COUNTED) && d->blk_merge == d->blk_cur)
+		qleft = 0xffffu - d->blk_cur[-1].ninsn;
 	/* the entry at ip: from here on the links lead the way */
 	const struct ptflow_block *e = *ep ? *ep : cache_find(d, ip, mode);
 
@@ -101,19 +101,17 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 			ptflow_deliver_chain(d, cur, (uint8_t)(cur->chain_class_end & 31));
 		if (out & OUT_COUNTED) {
 			count_step(d, cur, way, to);
-		} else if ((out & OUT_BLOCKS) && (hk & HK_QUIET) && qopen &&
-			   cur->chain_ninsn <= qroom - qn) {
+		} else if ((out & OUT_BLOCKS) && (hk & HK_QUIET) && cur->chain_ninsn - 1u < qleft) {
 			qn += cur->chain_ninsn;
-			qlast = cur->chain_class_end;
+			qleft -= cur->chain_ninsn;
+			qlast = cur;
 			qto = to;
 		} else if (out & OUT_BLOCKS) {
 			if (qn)
-				blk_add_quiet(d, qn, qlast, qto);
+				blk_add_quiet(d, qn, qlast->chain_class_end, qto);
 			qn = 0;
 			blk_step(d, cur, to);
-			qopen = d->blk_merge == d->blk_cur;
-			if (qopen)
-				qroom = 0xffffu - d->blk_cur[-1].ninsn;
+			qleft = d->blk_merge == d->blk_cur ? 0xffffu - d->blk_cur[-1].ninsn : 0;
 		}
 		if (!e)
 			goto out; /* returned to code not in the cache */
@@ -121,7 +119,7 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 	ip = e->ip;
 out:
 	if (qn)
-		blk_add_quiet(d, qn, qlast, qto);
+		blk_add_quiet(d, qn, qlast->chain_class_end, qto);
 	*ep = e;
 	*ipp = ip;
 	*tntp = tnt;
