@@ -122,6 +122,7 @@ static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 	struct profile *p = ctx;
 	if (!ticks && cs->now == cs->time_first) {
 		/* the first time: what is on the stack starts here */
+		p->timed = 1;
 		p->irq_t_start = cs->now;
 		for (uint32_t i = 0; i < cs->depth; i++) {
 			struct profile_fn *e = get(p, cs->f[i].fn);
@@ -159,19 +160,23 @@ struct profile_fn *profile_snapshot_at(const struct profile *p, const struct cal
 	if (!o)
 		return NULL;
 	uint64_t irq = p->irq_done + (p->irq_base ? insns - p->irq_start : 0);
-	uint64_t irq_t = profile_irq_ticks(p, now);
+	/* before the time begins no clock has started: nothing to add */
+	uint64_t irq_t = p->timed ? profile_irq_ticks(p, now) : 0;
 	for (uint32_t i = 0; i < p->n; i++) {
 		struct profile_fn *e = &o[i];
 		*e = p->fn[i];
 		if (e->on_stack) {
 			e->incl += insns - e->since;
-			e->incl_t += now - e->since_t;
 			e->incl_irq += irq - e->since_irq;
-			e->incl_t_irq += irq_t - e->since_t_irq;
+			if (p->timed) {
+				e->incl_t += now - e->since_t;
+				e->incl_t_irq += irq_t - e->since_t_irq;
+			}
 		}
 		if (e->in_irq) {
 			e->incl_in_irq += insns - e->since_in_irq;
-			e->incl_t_in_irq += now - e->since_t_in_irq;
+			if (p->timed)
+				e->incl_t_in_irq += now - e->since_t_in_irq;
 		}
 	}
 	/* the top frame's instructions since the last change */

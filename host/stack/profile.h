@@ -49,6 +49,9 @@ struct profile {
 	uint32_t irq_base;
 	uint64_t irq_start, irq_done, irqs;
 	uint64_t irq_t_start, irq_t_done;	/* the same in time */
+	/* the time has begun (the first on_time): before it, no frame on
+	 * the stack holds a start time, and a snapshot counts no time */
+	int timed;
 };
 
 /* The instructions run in interrupts so far (cs->insns the clock). */

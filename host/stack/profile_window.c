@@ -90,17 +90,9 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 {
 	struct profwin *w = ctx;
-	int64_t top = (int64_t)cs->depth - 1;
-	if (!ticks && cs->now == cs->time_first) {
-		/* the time begins: the profile starts the clocks of the frames
-		 * on the stack here first, so that an index passed before
-		 * counts no time before it */
-		w->inner.time(w->inner.ctx, cs, ticks);
-		index_due(w, cs, top, cs->now);
-		return;
-	}
-	/* cs->now has moved on by ticks: the index was passed before */
-	index_due(w, cs, top, cs->now - ticks);
+	/* cs->now has moved on by ticks: the index was passed before (where
+	 * the time begins, the profile's snapshot counts no time) */
+	index_due(w, cs, (int64_t)cs->depth - 1, cs->now - ticks);
 	w->inner.time(w->inner.ctx, cs, ticks);
 }
 

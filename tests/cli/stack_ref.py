@@ -519,10 +519,14 @@ def write_folded(path, weight):
             o.write("%s %d\n" % (";".join(reversed(frames)), w))
 
 
+def node_count(counts, n):
+    """Node n's count in a list of them (0: the node came later)."""
+    return counts[n] if n < len(counts) else 0
+
+
 def in_window(n):
     """Node n's instructions in the window."""
-    at = lambda counts: counts[n] if n < len(counts) else 0  # noqa: E731
-    return at(win_close[1]) - at(win_open[1])
+    return node_count(win_close[1], n) - node_count(win_open[1], n)
 
 
 def ticks_in_window(n):

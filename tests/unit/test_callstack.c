@@ -4,6 +4,7 @@
  * with the frames it must open and close and the counts it must give.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -29,6 +30,9 @@ struct log {
 	char s[4096];
 	struct profile p;
 	struct cs_listener prof;
+	/* a snapshot taken where the time begins, before the profile hears
+	 * of it (as a window's listener may take one) */
+	struct profile_fn *at_first_time;
 };
 
 static const char *fname(const struct callstack *cs, uint32_t fn)
@@ -64,6 +68,8 @@ static void on_insns(void *ctx, const struct callstack *cs, uint64_t ip, uint64_
 static void on_time(void *ctx, const struct callstack *cs, uint64_t ticks)
 {
 	struct log *l = ctx;
+	if (!ticks && cs->now == cs->time_first && !l->at_first_time)
+		l->at_first_time = profile_snapshot(&l->p, cs);
 	l->prof.time(l->prof.ctx, cs, ticks);
 }
 
@@ -463,6 +469,16 @@ static void time_case(void)
 	       (unsigned long long)prof("main")->incl_t);
 	CHECK(cs.timed && cs.time_first == 1000 && cs.now == 1400 && cs.time_back == 1,
 	      "time: never back, the step back counted");
+	/* main was on the stack when the time began at 1000: a snapshot
+	 * there, whoever takes it first, has no time for it */
+	const struct profile_fn *s = lg.at_first_time;
+	uint32_t main_fn = (uint32_t)(prof("main") - lg.p.fn);
+	CHECKF(s && main_fn < lg.p.n && s[main_fn].incl == 1 && s[main_fn].incl_t == 0 &&
+		       s[main_fn].incl_t_irq == 0,
+	       "time: a snapshot where the time begins counts no time before it",
+	       "main incl %llu incl_t %llu", s ? (unsigned long long)s[main_fn].incl : 0,
+	       s ? (unsigned long long)s[main_fn].incl_t : 0);
+	free(lg.at_first_time);
 	done();
 }
 
