@@ -224,6 +224,8 @@ static void finish(const char *name, const char *want)
 
 static void done(void)
 {
+	free(lg.at_first_time);
+	lg.at_first_time = NULL;
 	cs_free(&cs);
 	symtab_free(&st);
 	profile_free(&lg.p);
@@ -478,7 +480,6 @@ static void time_case(void)
 	       "time: a snapshot where the time begins counts no time before it",
 	       "main incl %llu incl_t %llu", s ? (unsigned long long)s[main_fn].incl : 0,
 	       s ? (unsigned long long)s[main_fn].incl_t : 0);
-	free(lg.at_first_time);
 	done();
 }
 
