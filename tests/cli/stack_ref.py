@@ -519,14 +519,14 @@ def write_folded(path, weight):
             o.write("%s %d\n" % (";".join(reversed(frames)), w))
 
 
-def node_count(counts, n):
-    """Node n's count in a list of them (0: the node came later)."""
+def count_at(counts, n):
+    """Node n's count in a snapshot's list (0: the node came later)."""
     return counts[n] if n < len(counts) else 0
 
 
 def in_window(n):
     """Node n's instructions in the window."""
-    return node_count(win_close[1], n) - node_count(win_open[1], n)
+    return count_at(win_close[1], n) - count_at(win_open[1], n)
 
 
 def ticks_in_window(n):

@@ -200,13 +200,20 @@ static void event(int type, uint64_t rva, uint64_t target_rva)
 	cs_on_event(&cs, &e);
 }
 
-static const struct profile_fn *prof(const char *name)
+/* The profile's id of function name (UINT32_MAX: none counted). */
+static uint32_t fn_id(const char *name)
 {
 	for (uint32_t i = 0; i < st.nfn && i < lg.p.n; i++)
 		if (st.fn[i].image == 0 && !strcmp(st.fn[i].name, name))
-			return &lg.p.fn[i];
+			return i;
+	return UINT32_MAX;
+}
+
+static const struct profile_fn *prof(const char *name)
+{
 	static const struct profile_fn none;
-	return &none;
+	uint32_t i = fn_id(name);
+	return i != UINT32_MAX ? &lg.p.fn[i] : &none;
 }
 
 static void finish(const char *name, const char *want)
@@ -474,7 +481,7 @@ static void time_case(void)
 	/* main was on the stack when the time began at 1000: a snapshot
 	 * there, whoever takes it first, has no time for it */
 	const struct profile_fn *s = lg.at_first_time;
-	uint32_t main_fn = (uint32_t)(prof("main") - lg.p.fn);
+	uint32_t main_fn = fn_id("main");
 	CHECKF(s && main_fn < lg.p.n && s[main_fn].incl == 1 && s[main_fn].incl_t == 0 &&
 		       s[main_fn].incl_t_irq == 0,
 	       "time: a snapshot where the time begins counts no time before it",
