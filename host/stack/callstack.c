@@ -128,6 +128,10 @@ static void forget_near(struct callstack *cs)
  * of symtab_lookup(): they join the pending ones if those are in it. */
 static inline void add_insns(struct callstack *cs, uint64_t ip, uint64_t k, uint64_t hi)
 {
+	if (!cs->batching) {
+		cs->insns += k;
+		return;
+	}
 	if (cs->batch && cs->batch_hi != hi)
 		flush(cs);
 	if (!cs->batch) {
@@ -381,6 +385,7 @@ void cs_on_run(void *ctx, const struct ptflow_run *r)
 	uint64_t hi;
 	if (!r->ninsn)
 		return;
+	cs->batching = cs->tree || cs->ls.insns;
 	arrive(cs, r->ip, &hi);
 	ended(cs, r->last_iclass, count_insns(cs, r->ip, r->lens, r->ninsn, 0));
 }
@@ -508,6 +513,7 @@ static inline bool call_into(struct callstack *cs, const struct ptflow_blk *prev
 void cs_on_blocks(void *ctx, const struct ptflow_batch *bt)
 {
 	struct callstack *cs = ctx;
+	cs->batching = cs->tree || cs->ls.insns;
 	/* a batch without marks has one time: given at once */
 	bool later = cs->timing == PTFLOW_TIME_REGIONS && bt->nmarks;
 	if (bt->has_time && later)

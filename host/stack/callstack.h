@@ -122,6 +122,7 @@ struct callstack {
 				 * to the listener or its node: from batch_ip,
 				 * in the lookup range that ends at batch_hi */
 	uint64_t batch_ip, batch_hi;
+	bool batching;		/* a listener or the tree takes the batches */
 	uint64_t gaps, unmatched_rets, too_deep, tree_full;
 	struct cs_node *node;	/* call tree */
 	uint32_t nnode, node_cap;
