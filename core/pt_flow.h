@@ -204,6 +204,9 @@ struct ptflow_blk {
 	uint8_t mode;		/* enum x86_mode */
 	uint8_t iclass;		/* class of the last insn (OTHER if cut short) */
 	uint8_t end;		/* enum ptflow_bend: how the block ended */
+	/* where the last instruction ends (where a CALL returns): ip + size,
+	 * except in a block of several with regions (ptflow_blk_regions()) */
+	uint64_t after;
 };
 #define PTFLOW_BLK_BATCH 64	/* blocks per call, at most */
 
@@ -431,16 +434,17 @@ void ptflow_on_blocks(struct ptflow_decoder *d, ptflow_blocks_fn fn);
  * - a chain of blocks whose code lies in one region (with regions, a chain
  *   ends at every CALL that pushes) comes as one block: ip its first
  *   instruction, ninsn all its instructions, iclass, end and next those of
- *   its last; ip + size is the address after its last instruction when a
- *   return comes back there (x86_returns_after()), else some address in
- *   the region past ip;
+ *   its last; after is the address after its last instruction when a
+ *   return comes back there (x86_returns_after()), which may lie below ip
+ *   (a loop's jump back to the code that calls); ip + size is some address
+ *   in the region past ip;
  * - a quiet chain, one that also cannot take the flow out of its region
  *   (it ends in a Jcc, a direct JMP or a split, and every place that goes
  *   is in the region), leaves the block it came as open: the next chain,
  *   if it lies in the same region (it starts there), is added to that
  *   block (ninsn grows; iclass, end, next and, when a return comes back
- *   after its last instruction, size become its own, if size can hold it)
- *   instead of coming as blocks of its own; the block stays open while
+ *   after its last instruction, after become its own) instead of coming
+ *   as blocks of its own; the block stays open while
  *   quiet chains are added.
  * Nothing is added across a batch, an event or any other block, so every
  * point where the flow can leave a region or where time moves on

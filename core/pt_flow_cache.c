@@ -219,13 +219,14 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 		     (jmp || goes_in_region(d, b_next(&last), region)) &&
 		     (!(jcc || jmp) || goes_in_region(d, b_target(&last), region));
 	/* a region chain: its code in the region, delivered as one block
-	 * whose ip + size is its end when it returns there (a CALL) */
+	 * whose after is its end when a return comes back there (a CALL) */
+	int64_t off = (int64_t)(b_next(&last) - b->ip);
 	bool in = region && !push && (lbend == PTFLOW_BEND_SPLIT || branch) &&
-		  (!x86_returns_after(lic) || b_next(&last) - b->ip - 1 < 0xffff);
+		  (!x86_returns_after(lic) || (off > -(int64_t)REGION_END_BIAS && off < REGION_END_BIAS));
 	/* a region chain comes as one block (blk_region()), which needs no
 	 * second block's entry: the offset of that end instead, once */
 	if (in && !quiet)
-		b->chain_ret_link = x86_returns_after(lic) ? (uint32_t)(b_next(&last) - b->ip) : 0;
+		b->chain_ret_link = x86_returns_after(lic) ? (uint32_t)(off + REGION_END_BIAS) : 0;
 	b->chain_hot = (uint8_t)(hk | HK_MODE(mode) | (push ? HK_PUSH : 0) | HK_CHAINED |
 				 (quiet ? HK_QUIET : in ? HK_REGION : 0));
 }
@@ -284,6 +285,7 @@ static struct ptflow_blk *chain_blocks(struct ptflow_decoder *d, const struct pt
 		unsigned n = b_ninsn(b);
 		o->ip = b->ip;
 		o->size = (uint16_t)b_size(b);
+		o->after = b->ip + b_size(b);
 		o->mode = (uint8_t)mode;
 		o->iclass = (uint8_t)b_iclass(b);
 		o->end = (uint8_t)b_bend(b);

@@ -357,6 +357,7 @@ blk_put_walk(struct ptflow_decoder *d, uint64_t ip, unsigned ninsn, unsigned siz
 	}
 	o->ip = ip;
 	o->next = next;
+	o->after = ip + size;
 	o->ninsn = (uint16_t)ninsn;
 	o->size = (uint16_t)size;
 	o->mode = (uint8_t)mode;
@@ -378,6 +379,11 @@ static inline void blk_put(struct ptflow_decoder *d, uint64_t ip, unsigned ninsn
 	blk_put_walk(d, ip, ninsn, size, mode, iclass, end, next);
 	d->blk_open = open;
 }
+
+/* A region chain's chain_ret_link: where its last instruction ends, less
+ * its ip (below it when the chain jumps back), plus this; 0 when no return
+ * comes back there */
+#define REGION_END_BIAS 0x80000000u
 
 /*
  * The entry of the second block of b's chain, or 0: chain_build() keeps it
@@ -424,31 +430,31 @@ blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next)
 
 /* b's chain lies in one region and its last branch may leave it
  * (HK_REGION): added to the open block (the last delivered, a quiet
- * chain's) when there is one and its ip + size can still give the end,
- * else a block of its own; either way the flow may leave the region here,
- * so no block is open after it. */
+ * chain's) when there is one and its count can hold it, else a block of
+ * its own; either way the flow may leave the region here, so no block is
+ * open after it. */
 static inline __attribute__((always_inline)) void
 blk_region(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next)
 {
 	unsigned n = b->chain_ninsn, last = b->chain_class_end, ic = last & 31;
 	/* where the last instruction ends, if a return goes there (its
-	 * offset from ip: chain_build() keeps it in a region chain's
-	 * chain_ret_link) */
+	 * offset from ip, REGION_END_BIAS) */
 	uint32_t off = b->chain_ret_link;
-	uint64_t end = off ? b->ip + off : 0;
+	uint64_t end = b->ip + (int64_t)off - REGION_END_BIAS;
 	struct ptflow_blk *m = d->blk_merge;
 	d->blk_merge = NULL;
-	if (m == d->blk_cur && m[-1].ninsn <= 0xffff - n &&
-	    (!end || end - m[-1].ip - 1 < 0xffff)) {
+	if (m == d->blk_cur && m[-1].ninsn <= 0xffff - n) {
 		m[-1].ninsn = (uint16_t)(m[-1].ninsn + n);
-		if (end)
-			m[-1].size = (uint16_t)(end - m[-1].ip);
+		if (off)
+			m[-1].after = end;
 		m[-1].iclass = (uint8_t)ic;
 		m[-1].end = (uint8_t)((last >> 5) & 3);
 		m[-1].next = next;
 		return;
 	}
-	blk_put_walk(d, b->ip, n, off ? off : b_size(b), b_mode(b), ic, (last >> 5) & 3, next);
+	blk_put_walk(d, b->ip, n, b_size(b), b_mode(b), ic, (last >> 5) & 3, next);
+	if (off)
+		d->blk_cur[-1].after = end;
 }
 
 /* n instructions of quiet chains added to the open block, the last chain

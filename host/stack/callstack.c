@@ -400,7 +400,7 @@ static void split_block(struct callstack *cs, const struct ptflow_blk *b, const 
 	uint64_t at = count_insns(cs, b->ip, lens, k < b->ninsn ? k : b->ninsn, 0);
 	if (k < b->ninsn) /* the code changed: the rest where it ended */
 		count_insns(cs, at, NULL, b->ninsn - k, (uint32_t)(end - at));
-	ended(cs, b->iclass, end);
+	ended(cs, b->iclass, b->after);
 }
 
 /* The time is tsc (cbr the core:bus ratio): move now on, never back (a
@@ -483,7 +483,7 @@ static void slow_block(struct callstack *cs, const struct ptflow_blk *b, const s
 		cs->near_lo = b->ip;
 		cs->near_hi = hi;
 	}
-	ended(cs, b->iclass, end);
+	ended(cs, b->iclass, b->after);
 }
 
 /* The usual call: prev's near CALL (not to the next instruction) went to
@@ -492,7 +492,7 @@ static void slow_block(struct callstack *cs, const struct ptflow_blk *b, const s
 static inline bool call_into(struct callstack *cs, const struct ptflow_blk *prev,
 			     const struct ptflow_blk *b)
 {
-	uint64_t ret = prev->ip + prev->size, hi;
+	uint64_t ret = prev->after, hi;
 	bool entry;
 	if (!(prev->iclass == X86_IC_CALL_INDIRECT ||
 	      (prev->iclass == X86_IC_CALL_DIRECT && b->ip != ret)) ||
@@ -550,7 +550,7 @@ void cs_on_blocks(void *ctx, const struct ptflow_batch *bt)
 					add_insns(cs, b->ip, b->ninsn, cs->near_hi);
 				} else if (!(prev && call_into(cs, prev, b))) {
 					if (prev)
-						ended(cs, prev->iclass, prev->ip + prev->size);
+						ended(cs, prev->iclass, prev->after);
 					slow_block(cs, b, bt->image);
 				}
 				lo = cs->near_lo;
@@ -580,7 +580,7 @@ void cs_on_blocks(void *ctx, const struct ptflow_batch *bt)
 	if (later)
 		catch_up(cs);
 	if (prev)
-		ended(cs, prev->iclass, prev->ip + prev->size);
+		ended(cs, prev->iclass, prev->after);
 }
 
 void cs_on_event(void *ctx, const struct ptflow_event *ev)

@@ -174,7 +174,8 @@ static void run(uint64_t rva, uint32_t n, int last)
 {
 	if (via_blocks) {
 		struct ptflow_blk b = { .ip = BASE + rva, .ninsn = (uint16_t)n, .size = (uint16_t)n,
-					.mode = X86_MODE_64, .iclass = (uint8_t)last };
+					.mode = X86_MODE_64, .iclass = (uint8_t)last,
+					.after = BASE + rva + n };
 		if (!batched) {
 			blocks(&b, 1);
 			return;
@@ -651,9 +652,12 @@ int main(void)
 	/* a batch of blocks is the same as one block at a time */
 	start();
 	struct ptflow_blk b[3] = {
-		{ .ip = BASE + 0x100, .ninsn = 2, .size = 2, .iclass = X86_IC_CALL_DIRECT },
-		{ .ip = BASE + 0x200, .ninsn = 3, .size = 5, .iclass = X86_IC_RET_NEAR },
-		{ .ip = BASE + 0x102, .ninsn = 1, .size = 1, .iclass = X86_IC_OTHER },
+		{ .ip = BASE + 0x100, .ninsn = 2, .size = 2, .iclass = X86_IC_CALL_DIRECT,
+		  .after = BASE + 0x102 },
+		{ .ip = BASE + 0x200, .ninsn = 3, .size = 5, .iclass = X86_IC_RET_NEAR,
+		  .after = BASE + 0x205 },
+		{ .ip = BASE + 0x102, .ninsn = 1, .size = 1, .iclass = X86_IC_OTHER,
+		  .after = BASE + 0x103 },
 	};
 	blocks(b, 3);
 	ncase = 32;

@@ -118,6 +118,7 @@ static void got_blocks(void *ctx, const struct ptflow_batch *batch)
 		}
 		const char *bad = k != b[i].ninsn ? "lengths for fewer instructions"
 				  : size != b[i].size ? "size is not the sum of the lengths"
+				  : b[i].after != b[i].ip + b[i].size ? "after is not ip + size"
 				  : g->want_next && b[i].ip != g->want_next ? "not where the last block went"
 				  : b[i].end > PTFLOW_BEND_CUT ? "end out of range" : NULL;
 		if (bad && !g->bad_blocks++)
@@ -161,7 +162,7 @@ static void got_event(void *ctx, const struct ptflow_event *ev)
 
 /* A block or an event as delivered, in order. */
 struct rec {
-	uint64_t ip;
+	uint64_t ip, after;
 	uint16_t ninsn, size;
 	uint8_t iclass, end;
 	uint8_t ev;		/* 0: a block; else 1 + enum ptflow_ev */
@@ -189,7 +190,8 @@ static void rec_blocks(void *ctx, const struct ptflow_batch *batch)
 	const struct ptflow_blk *b = batch->b;
 	size_t n = batch->n;
 	for (size_t i = 0; i < n; i++)
-		*rec_add(ctx) = (struct rec){ b[i].ip, b[i].ninsn, b[i].size, b[i].iclass, b[i].end, 0 };
+		*rec_add(ctx) = (struct rec){ b[i].ip,	   b[i].after, b[i].ninsn, b[i].size,
+					      b[i].iclass, b[i].end, 0 };
 }
 
 static void rec_event(void *ctx, const struct ptflow_event *ev)
@@ -262,17 +264,18 @@ static bool regions_match(const struct recs *a, const struct recs *b, struct reg
 			uint64_t end = region_end(rg, x->ip);
 			if (sum != x->ninsn)
 				bad = "not a sum of whole blocks";
-			else if (k == j && (x->size != last->size || x->iclass != last->iclass ||
-					    x->end != last->end))
+			else if (k == j && (x->size != last->size || x->after != last->after ||
+					    x->iclass != last->iclass || x->end != last->end))
 				bad = "a block of its own changed";
 			else if (k > j && !end)
 				bad = "merged outside every region";
 			else if (x->iclass != last->iclass || x->end != last->end)
 				bad = "not the last block's class";
-			else if (k > j && (comes_back_after(x->iclass)
-					       ? x->ip + x->size != last->ip + last->size
-					       : x->ip + x->size <= x->ip || x->ip + x->size > end))
-				bad = "ip + size is wrong";
+			else if (k > j && comes_back_after(x->iclass) &&
+				 x->after != last->ip + last->size)
+				bad = "after is not where the last instruction ends";
+			else if (k > j && (x->ip + x->size <= x->ip || x->ip + x->size > end))
+				bad = "ip + size is not in the region past ip";
 			for (size_t m = j; m < k && !bad; m++) {
 				const struct rec *y = &a->v[m], *z = &a->v[m + 1];
 				if (region_end(rg, y->ip) != end || y->ip + y->size > end ||
