@@ -19,6 +19,7 @@
 
 #include "core/pt_flow.h"
 #include "core/pt_synth.h"
+#include "core/x86_insn.h"
 
 static uint8_t image[8192];
 static const uint8_t head[] = {
@@ -107,15 +108,29 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 /* What a decode delivered, folded into a hash: every instruction (address
- * and length) and every event, in order. */
+ * and length) and every event, in order; with blocks, where each call
+ * returns (rets: the after of every block ending in a CALL or INT that
+ * goes elsewhere than the next instruction), in order. */
 struct seen {
-	uint64_t hash, insns, events;
+	uint64_t hash, insns, events, rets;
 };
+
+static void mix_into(uint64_t *h, uint64_t v)
+{
+	*h = (*h ^ v) * 0x100000001b3ull;
+	*h ^= *h >> 29;
+}
 
 static void mix(struct seen *s, uint64_t v)
 {
-	s->hash = (s->hash ^ v) * 0x100000001b3ull;
-	s->hash ^= s->hash >> 29;
+	mix_into(&s->hash, v);
+}
+
+/* A block that ends in a call: where it returns, to s->rets. */
+static void mix_ret(struct seen *s, const struct ptflow_blk *b)
+{
+	if (x86_returns_after(b->iclass) && b->end == PTFLOW_BEND_BRANCH && b->next != b->after)
+		mix_into(&s->rets, b->after);
 }
 
 static void on_run(void *ctx, const struct ptflow_run *r)
@@ -149,8 +164,9 @@ static void on_blocks(void *ctx, const struct ptflow_batch *batch)
 		uint8_t lens[PTFLOW_BLOCK_MAX];
 		struct ptflow_run r = { b[i].ip, lens, 0, b[i].mode, b[i].iclass };
 		r.ninsn = ptflow_blk_lens(batch->image, &b[i], lens);
-		if (r.ninsn != b[i].ninsn)
+		if (r.ninsn != b[i].ninsn || b[i].after != b[i].ip + b[i].size)
 			__builtin_trap();
+		mix_ret(ctx, &b[i]);
 		on_run(ctx, &r);
 	}
 }
@@ -163,7 +179,9 @@ static uint64_t region_end(void *ctx, uint64_t ip)
 }
 
 /* Blocks with regions: a block that holds more instructions than the code
- * at its ip (merged, or a chain) must lie in one region; counted only. */
+ * at its ip (merged, or a chain) must lie in one region, and so must the
+ * end of its last instruction when a return comes back there; counted
+ * only. */
 static void on_region_blocks(void *ctx, const struct ptflow_batch *batch)
 {
 	struct seen *s = ctx;
@@ -174,8 +192,10 @@ static void on_region_blocks(void *ctx, const struct ptflow_batch *batch)
 		uint8_t lens[PTFLOW_BLOCK_MAX];
 		uint64_t end = region_end(NULL, b[i].ip);
 		if (ptflow_blk_lens(batch->image, &b[i], lens) != b[i].ninsn &&
-		    (!end || !b[i].size || b[i].ip + b[i].size > end))
+		    (!end || !b[i].size || b[i].ip + b[i].size > end ||
+		     (x86_returns_after(b[i].iclass) && region_end(NULL, b[i].after - 1) != end)))
 			__builtin_trap();
+		mix_ret(s, &b[i]);
 		s->insns += b[i].ninsn;
 	}
 }
@@ -281,7 +301,8 @@ static void decode(const uint8_t *data, size_t size, struct ptflow_block *cache,
  * cache and without (cache 0: block by block, none of the fast loops), and
  * both must deliver the same; so must the cache's blocks, and the blocks
  * merged in regions (ptflow_blk_regions()) and the blocks counted
- * (ptflow_blocks_counted()) count the same instructions.
+ * (ptflow_blocks_counted()) count the same instructions; the blocks merged
+ * in regions return where the blocks do.
  */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -299,7 +320,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct seen merged;
 	struct ptflow_stat sm;
 	decode(data, size, cache, data[0] & 0x20 ? 8 : 64, 2, &merged, &sm);
-	if (merged.insns != so.insns || merged.events != without.events || sm.errors != so.errors)
+	if (merged.insns != so.insns || merged.events != without.events ||
+	    merged.rets != blocks.rets || sm.errors != so.errors)
 		__builtin_trap();
 	struct seen counted;
 	struct ptflow_stat sc;
