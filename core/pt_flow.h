@@ -205,7 +205,8 @@ struct ptflow_blk {
 	uint8_t iclass;		/* class of the last insn (OTHER if cut short) */
 	uint8_t end;		/* enum ptflow_bend: how the block ended */
 	/* where the last instruction ends (where a CALL returns): ip + size,
-	 * except in a block of several with regions (ptflow_blk_regions()) */
+	 * except in a block of several with regions (ptflow_blk_regions()),
+	 * which says it only when a return comes back there */
 	uint64_t after;
 };
 #define PTFLOW_BLK_BATCH 64	/* blocks per call, at most */
