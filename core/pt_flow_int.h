@@ -429,6 +429,26 @@ blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next)
 }
 
 /* b's chain lies in one region and its last branch may leave it
+ * (HK_REGION): added to the open block, with n instructions in all (the
+ * quiet chains lean_walk() summed before it too), which it closes. */
+static inline __attribute__((always_inline)) void
+blk_add_region(struct ptflow_decoder *d, unsigned n, const struct ptflow_block *b, uint64_t next)
+{
+	struct ptflow_blk *m = d->blk_cur - 1;
+	unsigned last = b->chain_class_end;
+	/* where the last instruction ends, if a return goes there (its
+	 * offset from ip, REGION_END_BIAS) */
+	uint32_t off = b->chain_ret_link;
+	m->ninsn = (uint16_t)(m->ninsn + n);
+	if (off)
+		m->after = b->ip + (int64_t)off - REGION_END_BIAS;
+	m->iclass = (uint8_t)(last & 31);
+	m->end = (uint8_t)((last >> 5) & 3);
+	m->next = next;
+	d->blk_merge = NULL;
+}
+
+/* b's chain lies in one region and its last branch may leave it
  * (HK_REGION): added to the open block (the last delivered, a quiet
  * chain's) when there is one and its count can hold it, else a block of
  * its own; either way the flow may leave the region here, so no block is
@@ -436,25 +456,16 @@ blk_chain(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next)
 static inline __attribute__((always_inline)) void
 blk_region(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next)
 {
-	unsigned n = b->chain_ninsn, last = b->chain_class_end, ic = last & 31;
-	/* where the last instruction ends, if a return goes there (its
-	 * offset from ip, REGION_END_BIAS) */
-	uint32_t off = b->chain_ret_link;
-	uint64_t end = b->ip + (int64_t)off - REGION_END_BIAS;
+	unsigned n = b->chain_ninsn, last = b->chain_class_end;
 	struct ptflow_blk *m = d->blk_merge;
-	d->blk_merge = NULL;
 	if (m == d->blk_cur && m[-1].ninsn <= 0xffff - n) {
-		m[-1].ninsn = (uint16_t)(m[-1].ninsn + n);
-		if (off)
-			m[-1].after = end;
-		m[-1].iclass = (uint8_t)ic;
-		m[-1].end = (uint8_t)((last >> 5) & 3);
-		m[-1].next = next;
+		blk_add_region(d, n, b, next);
 		return;
 	}
-	blk_put_walk(d, b->ip, n, b_size(b), b_mode(b), ic, (last >> 5) & 3, next);
-	if (off)
-		d->blk_cur[-1].after = end;
+	d->blk_merge = NULL;
+	blk_put_walk(d, b->ip, n, b_size(b), b_mode(b), last & 31, (last >> 5) & 3, next);
+	if (b->chain_ret_link) /* where the last instruction ends (blk_add_region()) */
+		d->blk_cur[-1].after = b->ip + (int64_t)b->chain_ret_link - REGION_END_BIAS;
 }
 
 /* n instructions of quiet chains added to the open block, the last chain

@@ -106,6 +106,12 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 			qleft -= cur->chain_ninsn;
 			qlast = cur;
 			qto = to;
+		} else if ((out & OUT_BLOCKS) && (hk & HK_REGION) && cur->chain_ninsn - 1u < qleft) {
+			/* a region chain closes the open block: added with
+			 * the quiet chains summed before it, at once */
+			blk_add_region(d, qn + cur->chain_ninsn, cur, to);
+			qn = 0;
+			qleft = 0;
 		} else if (out & OUT_BLOCKS) {
 			if (qn)
 				blk_add_quiet(d, qn, qlast->chain_class_end, qto);
