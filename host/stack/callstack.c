@@ -523,57 +523,55 @@ void cs_on_blocks(void *ctx, const struct ptflow_batch *bt)
 	const struct ptflow_blk *b = bt->b, *e = b + bt->n, *prev = NULL;
 	bool plain = !cs->pend || plain_class(cs->pend_class);
 	uint64_t lo = cs->near_lo, hi = cs->near_hi, batch = cs->batch, insns = cs->insns;
-	for (size_t k = 0;; k++) {
-		/* the blocks up to where the time moves next (a mark) */
-		const struct ptflow_blk *to = k < bt->nmarks ? bt->b + bt->marks[k].at : e;
-		for (; b < to; b++) {
-			if (!b->ninsn)
-				continue;
-			if (plain && b->ip - lo < hi - lo && (uint64_t)b->size - 1 < hi - b->ip) {
-				/* a jump or fall-through inside the range known to
-				 * be the top frame's function: counted whole, no
-				 * lookup, and no frame changes (near is forgotten
-				 * when one does) */
-				batch += b->ninsn;
-				insns += b->ninsn;
-			} else {
-				/* a frame may change: the common ones, a return to
-				 * the caller and a call into a function, without
-				 * arrive() */
+	/* where the time moves next: the block of mark k (none: e) */
+	size_t k = 0;
+	const struct ptflow_blk *mark = bt->nmarks ? bt->b + bt->marks[0].at : e;
+	for (; b < e; b++) {
+		if (b == mark) {
+			const struct ptflow_time_mark *m = &bt->marks[k++];
+			mark = k < bt->nmarks ? bt->b + bt->marks[k].at : e;
+			if (m->has_time && later && cs->timed && m->cbr == cs->cbr) {
+				time_later(cs, m->tsc, m->cbr); /* noted: nothing to hand over */
+			} else if (m->has_time) { /* the instructions before it first */
 				cs->batch = batch;
 				cs->insns = insns;
-				if (later)
+				if (later) /* (a new CBR) the time noted before it */
 					catch_up(cs);
-				if (prev && is_return(prev->iclass) &&
-				    returns_to_caller(cs, b->ip, b->size)) {
-					return_to_caller(cs, b->ip);
-					add_insns(cs, b->ip, b->ninsn, cs->near_hi);
-				} else if (!(prev && call_into(cs, prev, b))) {
-					if (prev)
-						ended(cs, prev->iclass, prev->after);
-					slow_block(cs, b, bt->image);
-				}
-				lo = cs->near_lo;
-				hi = cs->near_hi;
+				cs_time(cs, m->tsc, m->cbr);
 				batch = cs->batch;
-				insns = cs->insns;
 			}
-			plain = plain_class(b->iclass);
-			prev = b;
 		}
-		if (k == bt->nmarks)
-			break;
-		const struct ptflow_time_mark *m = &bt->marks[k];
-		if (m->has_time && later && cs->timed && m->cbr == cs->cbr) {
-			time_later(cs, m->tsc, m->cbr); /* noted: nothing to hand over */
-		} else if (m->has_time) { /* the instructions before it first */
+		if (!b->ninsn)
+			continue;
+		if (plain && b->ip - lo < hi - lo && (uint64_t)b->size - 1 < hi - b->ip) {
+			/* a jump or fall-through inside the range known to be
+			 * the top frame's function: counted whole, no lookup,
+			 * and no frame changes (near is forgotten when one
+			 * does) */
+			batch += b->ninsn;
+			insns += b->ninsn;
+		} else {
+			/* a frame may change: the common ones, a return to the
+			 * caller and a call into a function, without arrive() */
 			cs->batch = batch;
 			cs->insns = insns;
-			if (later) /* (a new CBR) the time noted before it */
+			if (later)
 				catch_up(cs);
-			cs_time(cs, m->tsc, m->cbr);
+			if (prev && is_return(prev->iclass) && returns_to_caller(cs, b->ip, b->size)) {
+				return_to_caller(cs, b->ip);
+				add_insns(cs, b->ip, b->ninsn, cs->near_hi);
+			} else if (!(prev && call_into(cs, prev, b))) {
+				if (prev)
+					ended(cs, prev->iclass, prev->after);
+				slow_block(cs, b, bt->image);
+			}
+			lo = cs->near_lo;
+			hi = cs->near_hi;
 			batch = cs->batch;
+			insns = cs->insns;
 		}
+		plain = plain_class(b->iclass);
+		prev = b;
 	}
 	cs->batch = batch;
 	cs->insns = insns;
