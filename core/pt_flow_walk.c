@@ -64,6 +64,24 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 		unsigned hk = cur->chain_hot; /* a stub's is HK_OTHER */
 		uint64_t to;
 		unsigned way = 0;
+		if ((out & OUT_BLOCKS) && !(out & OUT_COUNTED) && hk == (hk_jcc | HK_QUIET) &&
+		    cur->chain_ninsn - 1u < qleft) {
+			/* the usual step with blocks, on its own path: a quiet
+			 * chain (this loop takes none but those ending in a
+			 * Jcc) summed for the open block */
+			n--;
+			e = linked(d, cur->chain_link[(tnt >> n) & 1]);
+			insns += cur->chain_ninsn;
+			branches += cur->chain_branches;
+			blocks++;
+			if (out & OUT_RUNS)
+				ptflow_deliver_chain(d, cur, X86_IC_JCC);
+			qn += cur->chain_ninsn;
+			qleft -= cur->chain_ninsn;
+			qlast = cur;
+			qto = e->ip;
+			continue;
+		}
 		if ((hk & ~HK_MARKS) == hk_jcc) {
 			if (hk & HK_PUSH)
 				stack_push(d, linked(d, cur->chain_ret_link)->ip, cur->chain_ret_link);
@@ -101,11 +119,6 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 			ptflow_deliver_chain(d, cur, (uint8_t)(cur->chain_class_end & 31));
 		if (out & OUT_COUNTED) {
 			count_step(d, cur, way, to);
-		} else if ((out & OUT_BLOCKS) && (hk & HK_QUIET) && cur->chain_ninsn - 1u < qleft) {
-			qn += cur->chain_ninsn;
-			qleft -= cur->chain_ninsn;
-			qlast = cur;
-			qto = to;
 		} else if ((out & OUT_BLOCKS) && (hk & HK_REGION) && cur->chain_ninsn - 1u < qleft) {
 			/* a region chain closes the open block: added with
 			 * the quiet chains summed before it, at once */
