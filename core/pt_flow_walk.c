@@ -119,10 +119,17 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 			ptflow_deliver_chain(d, cur, (uint8_t)(cur->chain_class_end & 31));
 		if (out & OUT_COUNTED) {
 			count_step(d, cur, way, to);
-		} else if ((out & OUT_BLOCKS) && (hk & HK_REGION) && cur->chain_ninsn - 1u < qleft) {
+		} else if ((out & OUT_BLOCKS) && (hk & HK_REGION)) {
 			/* a region chain closes the open block: added with
-			 * the quiet chains summed before it, at once */
-			blk_add_region(d, qn + cur->chain_ninsn, cur, to);
+			 * the quiet chains summed before it, at once, if it
+			 * has room, else a block of its own (blk_region()) */
+			if (cur->chain_ninsn - 1u < qleft) {
+				blk_add_region(d, qn + cur->chain_ninsn, cur, to);
+			} else {
+				if (qn)
+					blk_add_quiet(d, qn, qlast->chain_class_end, qto);
+				blk_region(d, cur, to);
+			}
 			qn = 0;
 			qleft = 0;
 		} else if (out & OUT_BLOCKS) {
