@@ -522,7 +522,6 @@ void cs_on_blocks(void *ctx, const struct ptflow_batch *bt)
 		cs_time(cs, bt->tsc, bt->cbr);
 	const struct ptflow_blk *b = bt->b, *e = b + bt->n, *prev = NULL;
 	bool plain = !cs->pend || plain_class(cs->pend_class);
-	uint64_t lo = cs->near_lo, hi = cs->near_hi, batch = cs->batch, insns = cs->insns;
 	/* where the time moves next: the block of mark k (none: e) */
 	size_t k = 0;
 	const struct ptflow_blk *mark = bt->nmarks ? bt->b + bt->marks[0].at : e;
@@ -533,28 +532,23 @@ void cs_on_blocks(void *ctx, const struct ptflow_batch *bt)
 			if (m->has_time && later && cs->timed && m->cbr == cs->cbr) {
 				time_later(cs, m->tsc, m->cbr); /* noted: nothing to hand over */
 			} else if (m->has_time) { /* the instructions before it first */
-				cs->batch = batch;
-				cs->insns = insns;
 				if (later) /* (a new CBR) the time noted before it */
 					catch_up(cs);
 				cs_time(cs, m->tsc, m->cbr);
-				batch = cs->batch;
 			}
 		}
 		if (!b->ninsn)
 			continue;
-		if (plain && b->ip - lo < hi - lo && (uint64_t)b->size - 1 < hi - b->ip) {
+		if (plain && b->ip - cs->near_lo < cs->near_hi - cs->near_lo &&
+		    (uint64_t)b->size - 1 < cs->near_hi - b->ip) {
 			/* a jump or fall-through inside the range known to be
 			 * the top frame's function: counted whole, no lookup,
 			 * and no frame changes (near is forgotten when one
 			 * does) */
-			batch += b->ninsn;
-			insns += b->ninsn;
+			add_insns(cs, b->ip, b->ninsn, cs->near_hi);
 		} else {
 			/* a frame may change: the common ones, a return to the
 			 * caller and a call into a function, without arrive() */
-			cs->batch = batch;
-			cs->insns = insns;
 			if (later)
 				catch_up(cs);
 			if (prev && is_return(prev->iclass) && returns_to_caller(cs, b->ip, b->size)) {
@@ -565,16 +559,10 @@ void cs_on_blocks(void *ctx, const struct ptflow_batch *bt)
 					ended(cs, prev->iclass, prev->after);
 				slow_block(cs, b, bt->image);
 			}
-			lo = cs->near_lo;
-			hi = cs->near_hi;
-			batch = cs->batch;
-			insns = cs->insns;
 		}
 		plain = plain_class(b->iclass);
 		prev = b;
 	}
-	cs->batch = batch;
-	cs->insns = insns;
 	if (later)
 		catch_up(cs);
 	if (prev)
