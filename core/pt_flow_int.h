@@ -385,6 +385,12 @@ static inline void blk_put(struct ptflow_decoder *d, uint64_t ip, unsigned ninsn
  * comes back there */
 #define REGION_END_BIAS 0x80000000u
 
+/* Where region chain b's last instruction ends (chain_ret_link not 0). */
+static inline uint64_t region_after(const struct ptflow_block *b)
+{
+	return b->ip + (int64_t)b->chain_ret_link - REGION_END_BIAS;
+}
+
 /*
  * The entry of the second block of b's chain, or 0: chain_build() keeps it
  * in chain_ret_link when the chain pushes nothing, else in chain_link[1]
@@ -436,12 +442,9 @@ blk_add_region(struct ptflow_decoder *d, unsigned n, const struct ptflow_block *
 {
 	struct ptflow_blk *m = d->blk_cur - 1;
 	unsigned last = b->chain_class_end;
-	/* where the last instruction ends, if a return goes there (its
-	 * offset from ip, REGION_END_BIAS) */
-	uint32_t off = b->chain_ret_link;
 	m->ninsn = (uint16_t)(m->ninsn + n);
-	if (off)
-		m->after = b->ip + (int64_t)off - REGION_END_BIAS;
+	if (b->chain_ret_link) /* a return comes back after its last instruction */
+		m->after = region_after(b);
 	m->iclass = (uint8_t)(last & 31);
 	m->end = (uint8_t)((last >> 5) & 3);
 	m->next = next;
@@ -464,8 +467,8 @@ blk_region(struct ptflow_decoder *d, const struct ptflow_block *b, uint64_t next
 	}
 	d->blk_merge = NULL;
 	blk_put_walk(d, b->ip, n, b_size(b), b_mode(b), last & 31, (last >> 5) & 3, next);
-	if (b->chain_ret_link) /* where the last instruction ends (blk_add_region()) */
-		d->blk_cur[-1].after = b->ip + (int64_t)b->chain_ret_link - REGION_END_BIAS;
+	if (b->chain_ret_link)
+		d->blk_cur[-1].after = region_after(b);
 }
 
 /* n instructions of quiet chains added to the open block, the last chain
