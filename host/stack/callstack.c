@@ -142,10 +142,13 @@ static inline void add_insns(struct callstack *cs, uint64_t ip, uint64_t k, uint
 	cs->insns += k;
 }
 
-/* push(), pop() and push_call() are inline: the frame changes of
- * cs_on_blocks()'s common cases are most of the model's work. */
+/* push_known(), pop() and push_call() are inline: the frame changes of
+ * cs_on_blocks()'s common cases are most of the model's work. A frame for
+ * fn, returning to ret (has_ret); [ret_lo, ret_hi): a lookup range of the
+ * frame below known to hold ret (empty: none, returns_to_caller()). */
 static inline __attribute__((always_inline)) void
-push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uint64_t ret)
+push_known(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uint64_t ret,
+	   uint64_t ret_lo, uint64_t ret_hi)
 {
 	flush(cs);
 	forget_near(cs);
@@ -173,13 +176,20 @@ push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uint64_t ret)
 		}
 	}
 	struct cs_frame *f = &cs->f[cs->depth++];
-	*f = (struct cs_frame){ cs->at, fn, node, ret, 0, 0, has_ret, (uint8_t)enter, cs->next_async,
-				0 };
+	*f = (struct cs_frame){ cs->at, fn, node, ret, ret_lo, ret_hi, has_ret, (uint8_t)enter,
+				cs->next_async, 0 };
 	cs->next_async = false;
 	if (has_ret)
 		cs->ret_count[ret_hash(ret)]++;
 	if (cs->ls.enter)
 		cs->ls.enter(cs->ls.ctx, cs, f);
+}
+
+/* A frame for fn pushed, nothing known about its caller's range. */
+static inline __attribute__((always_inline)) void
+push(struct callstack *cs, uint32_t fn, int enter, bool has_ret, uint64_t ret)
+{
+	push_known(cs, fn, enter, has_ret, ret, 0, 0);
 }
 
 static inline __attribute__((always_inline)) void pop(struct callstack *cs, int why)
@@ -212,9 +222,8 @@ static void set_top(struct callstack *cs, uint32_t fn, bool entry)
 		  : keep.enter == CS_ENTER_ROOT && cs->depth == 0 ? CS_ENTER_ROOT
 		  : entry ? CS_ENTER_TAIL : CS_ENTER_JUMP;
 	cs->next_async = keep.async; /* still the handler's code */
-	push(cs, fn, enter, keep.has_ret, keep.ret);
-	cs->f[cs->depth - 1].ret_lo = keep.ret_lo; /* the same frame below */
-	cs->f[cs->depth - 1].ret_hi = keep.ret_hi;
+	/* the same frame below */
+	push_known(cs, fn, enter, keep.has_ret, keep.ret, keep.ret_lo, keep.ret_hi);
 }
 
 /* The youngest frame that returns to ip, or depth. */
@@ -257,11 +266,8 @@ static inline __attribute__((always_inline)) void
 push_call(struct callstack *cs, uint32_t fn, int enter, uint64_t ret)
 {
 	uint64_t lo = cs->near_lo, hi = cs->near_hi;
-	push(cs, fn, enter, true, ret);
-	if (ret - lo < hi - lo) {
-		cs->f[cs->depth - 1].ret_lo = lo;
-		cs->f[cs->depth - 1].ret_hi = hi;
-	}
+	bool known = ret - lo < hi - lo;
+	push_known(cs, fn, enter, true, ret, known ? lo : 0, known ? hi : 0);
 }
 
 static bool is_return(unsigned iclass)
