@@ -278,15 +278,16 @@ static bool is_return(unsigned iclass)
 
 /*
  * The usual return: the top frame returns to ip, and [ip, ip + size) lies
- * in the caller's range known at the call (ret_lo, ret_hi). Then what
- * do_return() and set_top() would do needs no lookup: return_to_caller().
+ * in the caller's range known at the call (ret_lo, ret_hi; only a frame
+ * with a return address has one). Then what do_return() and set_top()
+ * would do needs no lookup: return_to_caller().
  */
 static inline bool returns_to_caller(const struct callstack *cs, uint64_t ip, uint64_t size)
 {
 	if (cs->depth < 2)
 		return false;
 	const struct cs_frame *t = &cs->f[cs->depth - 1];
-	return t->has_ret && t->ret == ip && ip - t->ret_lo < t->ret_hi - t->ret_lo &&
+	return t->ret == ip && ip - t->ret_lo < t->ret_hi - t->ret_lo &&
 	       size - 1 < t->ret_hi - ip;
 }
 
