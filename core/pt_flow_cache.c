@@ -222,7 +222,8 @@ static void chain_build(struct ptflow_decoder *d, struct ptflow_block *b)
 	 * whose after is its end when a return comes back there (a CALL) */
 	int64_t off = (int64_t)(b_next(&last) - b->ip);
 	bool in = region && !push && (lbend == PTFLOW_BEND_SPLIT || branch) &&
-		  (!x86_returns_after(lic) || (off > -(int64_t)REGION_END_BIAS && off < REGION_END_BIAS));
+		  (!x86_returns_after(lic) ||
+		   (off > -(int64_t)REGION_END_BIAS && off < REGION_END_BIAS));
 	/* a region chain comes as one block (blk_region()), which needs no
 	 * second block's entry: the offset of that end instead, once */
 	if (in && !quiet)

@@ -558,7 +558,8 @@ void cs_on_blocks(void *ctx, const struct ptflow_batch *bt)
 			 * caller and a call into a function, without arrive() */
 			if (later)
 				catch_up(cs);
-			if (prev && is_return(prev->iclass) && returns_to_caller(cs, b->ip, b->size)) {
+			if (prev && is_return(prev->iclass) &&
+			    returns_to_caller(cs, b->ip, b->size)) {
 				return_to_caller(cs, b->ip);
 				add_insns(cs, b->ip, b->ninsn, cs->near_hi);
 			} else if (!(prev && call_into(cs, prev, b))) {
