@@ -162,7 +162,7 @@ static void got_event(void *ctx, const struct ptflow_event *ev)
 
 /* A block or an event as delivered, in order. */
 struct rec {
-	uint64_t ip, after;
+	uint64_t ip, after, next;
 	uint16_t ninsn, size;
 	uint8_t iclass, end;
 	uint8_t ev;		/* 0: a block; else 1 + enum ptflow_ev */
@@ -190,8 +190,8 @@ static void rec_blocks(void *ctx, const struct ptflow_batch *batch)
 	const struct ptflow_blk *b = batch->b;
 	size_t n = batch->n;
 	for (size_t i = 0; i < n; i++)
-		*rec_add(ctx) = (struct rec){ b[i].ip,	   b[i].after, b[i].ninsn, b[i].size,
-					      b[i].iclass, b[i].end, 0 };
+		*rec_add(ctx) = (struct rec){ b[i].ip, b[i].after, b[i].next, b[i].ninsn,
+					      b[i].size, b[i].iclass, b[i].end, 0 };
 }
 
 static void rec_event(void *ctx, const struct ptflow_event *ev)
@@ -271,6 +271,9 @@ static bool regions_match(const struct recs *a, const struct recs *b, struct reg
 				bad = "merged outside every region";
 			else if (x->iclass != last->iclass || x->end != last->end)
 				bad = "not the last block's class";
+			/* (a block handed over before the flow went on has none) */
+			else if (x->next && last->next && x->next != last->next)
+				bad = "not where the last block went";
 			else if (k > j && comes_back_after(x->iclass) &&
 				 x->after != last->ip + last->size)
 				bad = "after is not where the last instruction ends";
