@@ -246,26 +246,35 @@ static size_t instant_args(const struct tl_item *it, const struct instant *in, s
 	return n;
 }
 
+/* The sink's time of what is at instruction x, TSC estimate t. */
+static inline uint64_t item_ns(struct tl *l, uint64_t x, uint64_t t)
+{
+	if (!l->timed)
+		return sink_ns(l->sink, x);
+	if (l->ns_known && t == l->ns_t)
+		return l->ns; /* time moves only at timing packets */
+	l->ns_known = true;
+	l->ns_t = t;
+	l->ns = sink_ns(l->sink, ts_of(l, t));
+	return l->ns;
+}
+
+/* The same of item it. */
+static inline uint64_t slice_ns(struct tl *l, const struct tl_item *it)
+{
+	uint64_t t = it->t;
+	if (it->cut && l->from_set && t < l->from_t)
+		t = l->from_t; /* the time of --from's block */
+	return item_ns(l, it->x, t);
+}
+
 /* One item onto the CPU's track (tid CPU + 1); an instant's details are
  * the first that wait. */
 static void write_item(struct tl *l, const struct tl_item *it)
 {
 	struct tl_sink *sink = l->sink;
 	const int TID = (int)l->cpu + 1;
-	uint64_t t = it->t;
-	if (it->cut && l->from_set && t < l->from_t)
-		t = l->from_t; /* the time of --from's block */
-	uint64_t ns;
-	if (!l->timed) {
-		ns = sink_ns(sink, it->x);
-	} else if (l->ns_known && t == l->ns_t) {
-		ns = l->ns; /* time moves only at timing packets */
-	} else {
-		ns = sink_ns(sink, ts_of(l, t));
-		l->ns_known = true;
-		l->ns_t = t;
-		l->ns = ns;
-	}
+	uint64_t ns = slice_ns(l, it);
 	if (it->kind != Q_INSTANT) {
 		sink->ops->slice(sink, TID, ns, fn_name(l, it->fn), it->kind == Q_END);
 	} else {
@@ -302,6 +311,13 @@ static void flush_queue(struct tl *l, bool all)
 	}
 	if (l->qh == l->qn)
 		l->qh = l->qn = 0;
+}
+
+/* May what is known be written before the batch ends? Not while a begin
+ * cut at --from waits for --from's time (write_item()). */
+static inline bool write_early(const struct tl *l)
+{
+	return !l->w.from || l->from_set;
 }
 
 /* Room for one more item at the queue's end: 0, or -1 (out of memory). */
@@ -403,23 +419,28 @@ static bool long_enough(const struct tl *l, const struct tl_frame *f, uint64_t e
 	return e > b && e - b >= l->min_dur;
 }
 
+/* Pending frame f is a slice: its begin as it is to be written. */
+static inline struct tl_item *show_frame(struct tl *l, struct tl_frame *f)
+{
+	struct tl_item *it = &l->q[f->qi];
+	/* cut at --from: its time is that of --from's block, known when the
+	 * batch that reaches it ends (write_item()) */
+	it->x = f->b < l->w.from ? l->w.from : f->b;
+	it->t = f->tb;
+	it->cut = f->b < l->w.from;
+	it->pending = false;
+	f->state = FR_SHOWN;
+	return it;
+}
+
 /* Frames shown+1..d are slices (an outer frame is at least as long as
  * one it holds): their begins can be written. */
 static void show(struct tl *l, uint32_t d)
 {
-	for (uint32_t k = l->shown + 1; k <= d; k++) {
-		struct tl_frame *f = &l->fr[k];
-		if (f->state != FR_PENDING)
-			continue; /* not queued (out of memory: said at the end) */
-		struct tl_item *it = &l->q[f->qi];
-		/* cut at --from: its time is that of --from's block, known
-		 * when the batch that reaches it ends (write_item()) */
-		it->x = f->b < l->w.from ? l->w.from : f->b;
-		it->t = f->tb;
-		it->cut = f->b < l->w.from;
-		it->pending = false;
-		f->state = FR_SHOWN;
-	}
+	for (uint32_t k = l->shown + 1; k <= d; k++)
+		if (l->fr[k].state == FR_PENDING) /* else not queued (out of
+						   * memory: said at the end) */
+			show_frame(l, &l->fr[k]);
 	l->shown = d;
 }
 
@@ -440,12 +461,25 @@ static void on_enter(void *ctx, const struct callstack *cs, const struct cs_fram
 {
 	struct tl *l = ctx;
 	uint32_t d = cs->depth;
-	fnwin_span_at(&l->w, cs, f->fn);
+	if (l->w.by_fn)
+		fnwin_span_at(&l->w, cs, f->fn);
 	place_debug_lines(l, cs);
 	if (d > CS_MAX_DEPTH + 1)
 		return;
+	/* the frame below has run up to here: a slice once long enough, its
+	 * begin (and what waited for it) written now, so that the queue
+	 * stays short and the end of a frame without children goes out at
+	 * once (on_leave()) */
+	if (d - 1 > l->shown && l->fr[d - 1].state == FR_PENDING &&
+	    long_enough(l, &l->fr[d - 1], cs->insns) && write_early(l)) {
+		show(l, d - 1);
+		flush_queue(l, false);
+	}
 	struct tl_frame *fr = &l->fr[d];
-	*fr = (struct tl_frame){ .b = cs->insns, .tb = cs->now, .fn = f->fn, .state = FR_HIDDEN };
+	fr->b = cs->insns; /* field by field: a whole struct is zeroed first */
+	fr->tb = cs->now;
+	fr->fn = f->fn;
+	fr->state = FR_HIDDEN;
 	if (l->depth && d > l->depth)
 		return;
 	size_t qi = queue(l, Q_BEGIN, true, f->fn, cs->insns < l->w.from ? l->w.from : cs->insns,
@@ -461,9 +495,11 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 	struct tl *l = ctx;
 	(void)f;
 	uint32_t d = cs->depth;
-	uint32_t back = fnwin_leave_to(cs, why);
-	if (back != UINT32_MAX)
-		fnwin_span_at(&l->w, cs, back);
+	if (l->w.by_fn) {
+		uint32_t back = fnwin_leave_to(cs, why);
+		if (back != UINT32_MAX)
+			fnwin_span_at(&l->w, cs, back);
+	}
 	place_debug_lines(l, cs);
 	if (d > CS_MAX_DEPTH + 1)
 		return;
@@ -471,6 +507,7 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 	if (fr->state == FR_HIDDEN)
 		return;
 	uint64_t e = cs->insns, te = cs->now;
+	uint32_t name = UINT32_MAX; /* the sink's, once asked */
 	if (fr->state == FR_PENDING) {
 		if (!long_enough(l, fr, e)) {
 			/* no slice: its begin goes (the last begin queued) */
@@ -481,13 +518,32 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 			fr->state = FR_HIDDEN;
 			return;
 		}
-		show(l, d);
+		if (fr->qi == l->qh && l->qn == l->qh + 1 && write_early(l)) {
+			/* the usual slice, a frame without children: nothing
+			 * else waits, its begin goes out at once (show()) */
+			const struct tl_item *it = show_frame(l, fr);
+			name = fn_name(l, fr->fn);
+			l->sink->ops->slice(l->sink, (int)l->cpu + 1, slice_ns(l, it), name, false);
+			l->qh = l->qn = 0;
+		} else {
+			show(l, d);
+		}
 	}
 	if (l->w.to && e > l->w.to)
 		e = l->w.to;
 	if (l->to_set && e == l->w.to && te > l->to_t)
 		te = l->to_t;
-	queue(l, Q_END, false, fr->fn, e, te);
+	if (write_early(l)) {
+		if (l->qh < l->qn)
+			flush_queue(l, false);
+		if (l->qh == l->qn) /* nothing waits to go before it */
+			l->sink->ops->slice(l->sink, (int)l->cpu + 1, item_ns(l, e, te),
+					    name != UINT32_MAX ? name : fn_name(l, fr->fn), true);
+		else
+			queue(l, Q_END, false, fr->fn, e, te);
+	} else {
+		queue(l, Q_END, false, fr->fn, e, te);
+	}
 	l->nslices++;
 	l->shown = d - 1;
 	fr->state = FR_HIDDEN;
