@@ -130,6 +130,14 @@ def main():
     for track, st in stack.items():
         if st:
             fail("track %s: %d slices never end" % (track, len(st)))
+    # nothing the trace made is lost on the way out: the CPUs' tracks
+    # (tid under 100000; the firmware's FPDT records are past it) hold as
+    # many slices and instants as otherData counted when they came
+    cpu = [e for e in doc["traceEvents"] if e.get("tid", 0) < 100000]
+    for key, ph in (("slices", ("B",)), ("instants", ("i", "I"))):
+        n = sum(1 for e in cpu if e.get("ph") in ph)
+        if isinstance(other.get(key), int) and n != other[key]:
+            fail("%d %s written, otherData counted %d" % (n, key, other[key]))
     if "--flame" in opt:
         want = set()
         with open(opt["--flame"]) as f:
