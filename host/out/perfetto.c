@@ -402,7 +402,7 @@ slice_packet(struct pft_writer *w, struct pft_seq *q, bool end, uint32_t name, u
 	/* the packet (at most 30 bytes, so one byte of length each), in
 	 * place: sequence, flags, timestamp, the TrackEvent; no call, so
 	 * that it saves no registers (a full out_mem: event_packet()) */
-	if (!bits_has(&q->names, name) || ns < q->last_ns || w->pkt.full ||
+	if ((!end && !bits_has(&q->names, name)) || ns < q->last_ns || w->pkt.full ||
 	    48 > sizeof(w->out_mem) - w->out_len)
 		return false;
 	uint8_t *o = w->out_mem + w->out_len, *p = o + 2;
