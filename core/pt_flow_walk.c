@@ -40,8 +40,9 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 	 * delivered, a quiet chain's) are summed here, up to the room it has
 	 * left, and added once: when anything else comes or the loop ends. */
 	unsigned qn = 0, qleft = 0; /* qleft: the room the open block has left (0: none open) */
-	const struct ptflow_block *qlast = NULL; /* the last one summed */
-	uint64_t qto = 0;
+	/* the last one summed (the chain after it, where they went, is the
+	 * one at hand when they are added) */
+	const struct ptflow_block *qlast = NULL;
 	if ((out & OUT_BLOCKS) && !(out & OUT_COUNTED) && d->blk_merge == d->blk_cur)
 		qleft = 0xffffu - d->blk_cur[-1].ninsn;
 	/* the entry at ip: from here on the links lead the way */
@@ -79,7 +80,6 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 			qn += cur->chain_ninsn;
 			qleft -= cur->chain_ninsn;
 			qlast = cur;
-			qto = e->ip;
 			continue;
 		}
 		if ((hk & ~HK_MARKS) == hk_jcc) {
@@ -127,14 +127,14 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 				blk_add_region(d, qn + cur->chain_ninsn, cur, to);
 			} else {
 				if (qn)
-					blk_add_quiet(d, qn, qlast->chain_class_end, qto);
+					blk_add_quiet(d, qn, qlast->chain_class_end, cur->ip);
 				blk_region(d, cur, to);
 			}
 			qn = 0;
 			qleft = 0;
 		} else if (out & OUT_BLOCKS) {
 			if (qn)
-				blk_add_quiet(d, qn, qlast->chain_class_end, qto);
+				blk_add_quiet(d, qn, qlast->chain_class_end, cur->ip);
 			qn = 0;
 			blk_step(d, cur, to);
 			qleft = d->blk_merge == d->blk_cur ? 0xffffu - d->blk_cur[-1].ninsn : 0;
@@ -144,8 +144,8 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 	}
 	ip = e->ip;
 out:
-	if (qn)
-		blk_add_quiet(d, qn, qlast->chain_class_end, qto);
+	if (qn) /* (a step that ends here added them: e is the next chain) */
+		blk_add_quiet(d, qn, qlast->chain_class_end, e->ip);
 	*ep = e;
 	*ipp = ip;
 	*tntp = tnt;
