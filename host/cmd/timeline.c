@@ -15,7 +15,9 @@
  * comes after a begin not yet known to be a slice waits in a queue (the
  * open frames, and the instants of at most --min-dur instructions). So a
  * slice dropped by --min-dur never leaves a B without its E, and ts never
- * goes back. The time base (ts 0: the earliest first TSC of every CPU's
+ * goes back. Mostly the queue is empty: a call into a child frame or the
+ * frame's end tells that a frame is a slice, and a frame without children
+ * writes its begin and end as it ends. The time base (ts 0: the earliest first TSC of every CPU's
  * trace) is read from the traces' packets before decoding.
  */
 #include <errno.h>
@@ -259,7 +261,7 @@ static inline uint64_t item_ns(struct tl *l, uint64_t x, uint64_t t)
 	return l->ns;
 }
 
-/* The same of item it. */
+/* item_ns() of a begin or end; a begin cut at --from is at --from's time. */
 static inline uint64_t slice_ns(struct tl *l, const struct tl_item *it)
 {
 	uint64_t t = it->t;
