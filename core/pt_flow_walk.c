@@ -54,8 +54,25 @@ lean_walk(struct ptflow_decoder *d, uint64_t *ipp, const struct ptflow_block **e
 		return;
 	for (;;) {
 		if (!n) {
-			if (!(n = short_tnt(d, &tnt)))
-				break;
+			if (!(n = short_tnt(d, &tnt))) {
+				if (!mtc_next(d))
+					break;
+				/* an MTC between TNTs (as many as TNTs in a
+				 * timed trace), read as walk() reads it, the
+				 * quiet chains before it added first (it may
+				 * close the open block) */
+				if (qn) {
+					blk_add_quiet(d, qn, qlast->chain_class_end, e->ip);
+					qn = 0;
+				}
+				ptflow_read_mtc(d);
+				if ((out & OUT_BLOCKS) && !(out & OUT_COUNTED))
+					qleft = d->blk_merge == d->blk_cur
+							? 0xffffu - d->blk_cur[-1].ninsn : 0;
+				steps = 0;
+				since = insns;
+				continue;
+			}
 			steps = 0;
 			since = insns;
 			if (255u * n > d->cfg.max_steps)

@@ -49,6 +49,7 @@
  *   ffffff09 eb fe        jmp ffffff09
  *   ffffff0b c3           ret
  * 0x4000: 60 nops, c3 ret (straight code longer than a block)
+ * 0x7000: 60 nops, 75 c2 jne 7000 (703c), e8 bd ef ff ff call 6000 (703e)
  * 16-bit code with CS base 0: IP wraps at the end of the segment.
  *   fff0 eb 0e            jmp 0000 (IP 0x10000 wraps to 0)
  *   0000 90 90            nop x2
@@ -66,6 +67,7 @@ static const uint8_t reset_code[] = { 0x90, 0x74, 0x02, 0x90, 0x90, 0xe8, 0x03, 
 				      0x90, 0xeb, 0xfe, 0xc3 };
 static const uint8_t call_self[] = { 0xe8, 0xfb, 0xff, 0xff, 0xff };
 static uint8_t nops[61];
+static uint8_t nop_loop[67];
 static const uint8_t seg_end[] = { 0xeb, 0x0e };
 static const uint8_t seg_start[] = { 0x90, 0x90 };
 
@@ -79,6 +81,7 @@ static const struct {
 	{ 0x3000, code3, sizeof(code3) },
 	{ 0x4000, nops, sizeof(nops) },
 	{ 0x6000, call_self, sizeof(call_self) },
+	{ 0x7000, nop_loop, sizeof(nop_loop) },
 	{ 0xfffffff0, reset_vec, sizeof(reset_vec) },
 	{ 0xffffff00, reset_code, sizeof(reset_code) },
 	{ 0xfff0, seg_end, sizeof(seg_end) },
@@ -658,6 +661,8 @@ int main(void)
 {
 	memset(nops, 0x90, sizeof(nops) - 1);
 	nops[sizeof(nops) - 1] = 0xc3;
+	memset(nop_loop, 0x90, 60);
+	memcpy(nop_loop + 60, "\x75\xc2\xe8\xbd\xef\xff\xff", 7);
 	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
 		const struct scenario *sc = &scenarios[i];
 		memset(&cfg, 0, sizeof(cfg));
@@ -685,6 +690,22 @@ int main(void)
 		ncalls++;
 	CHECKF(ncalls == 300 && strstr(out, "[error 6000: too many instructions without a packet]"),
 	       "error: bounded work through calls without packets", "%u calls: %s", ncalls, out);
+
+	/* The same with an MTC that the fast loop reads between two TNTs:
+	 * two bits through the 61-instruction loop at 7000, the MTC, a bit
+	 * for the calls: 703e calls 6000, which calls itself, 600 steps from
+	 * the last packet (max_steps 600: the fast loop takes two bits, 2 *
+	 * 255 steps at most) */
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.max_steps = 600;
+	build("start:7000 tnt:!. mtc:1 tnt:!");
+	decode("error: the step limit after an MTC amid the fast loop, cache 0 decodes the same");
+	ncalls = 0;
+	for (const char *p = out; (p = strstr(p, " 6000 ")); p++)
+		ncalls++;
+	CHECKF(ncalls == 599 && strstr(out, "[error 6000: too many instructions without a packet]"),
+	       "error: the step limit counts from the last packet after an MTC", "%u calls: %s", ncalls,
+	       out);
 
 	/* Timing: TSC, then CYC with CBR, and TMA+MTC (33.8.3); decimal: TSC
 	 * 1000, CBR 10, CYC 5, TSC 2000, TMA CTC 0x100, MTC 0x22 */
