@@ -18,8 +18,8 @@ enum { OUT_RUNS = 1, OUT_BLOCKS = 2, OUT_COUNTED = 4 };
  * platforms, OVMF among them), no packet pending, and
  * chains that end in a Jcc or a compressed RET, so that every step takes
  * one TNT bit, or in a direct CALL (with regions, ptflow_blk_regions(), a
- * chain ends at each); short TNT packets are read here. It stops before
- * the first chain it cannot take as it is (walk() goes on from there). As
+ * chain ends at each); short TNT packets, and MTCs between them, are read
+ * here. It stops before the first chain it cannot take as it is (walk() goes on from there). As
  * a step takes at most 255 instructions, the step limit is checked per TNT
  * packet, and at a CALL. Returns nothing: the walk's state is in the caller's
  * variables (*ipp ... *blocksp), updated in place.
