@@ -270,6 +270,12 @@ static inline uint64_t slice_ns(struct tl *l, const struct tl_item *it)
 	return item_ns(l, it->x, t);
 }
 
+/* A slice's begin or end onto the CPU's track (tid CPU + 1). */
+static inline void put_slice(struct tl *l, uint64_t ns, uint32_t name, bool end)
+{
+	l->sink->ops->slice(l->sink, (int)l->cpu + 1, ns, name, end);
+}
+
 /* One item onto the CPU's track (tid CPU + 1); an instant's details are
  * the first that wait. */
 static void write_item(struct tl *l, const struct tl_item *it)
@@ -278,7 +284,7 @@ static void write_item(struct tl *l, const struct tl_item *it)
 	const int TID = (int)l->cpu + 1;
 	uint64_t ns = slice_ns(l, it);
 	if (it->kind != Q_INSTANT) {
-		sink->ops->slice(sink, TID, ns, fn_name(l, it->fn), it->kind == Q_END);
+		put_slice(l, ns, fn_name(l, it->fn), it->kind == Q_END);
 	} else {
 		const struct instant *in = &l->iq[l->ih++];
 		if (l->ih == l->in)
@@ -525,7 +531,7 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 			 * else waits, its begin goes out at once (show()) */
 			const struct tl_item *it = show_frame(l, fr);
 			name = fn_name(l, fr->fn);
-			l->sink->ops->slice(l->sink, (int)l->cpu + 1, slice_ns(l, it), name, false);
+			put_slice(l, slice_ns(l, it), name, false);
 			l->qh = l->qn = 0;
 		} else {
 			show(l, d);
@@ -539,8 +545,8 @@ static void on_leave(void *ctx, const struct callstack *cs, const struct cs_fram
 		if (l->qh < l->qn)
 			flush_queue(l, false);
 		if (l->qh == l->qn) /* nothing waits to go before it */
-			l->sink->ops->slice(l->sink, (int)l->cpu + 1, item_ns(l, e, te),
-					    name != UINT32_MAX ? name : fn_name(l, fr->fn), true);
+			put_slice(l, item_ns(l, e, te),
+				  name != UINT32_MAX ? name : fn_name(l, fr->fn), true);
 		else
 			queue(l, Q_END, false, fr->fn, e, te);
 	} else {
